@@ -1,0 +1,48 @@
+# Two commands do all set-up: `make demo` and `make test`. Both build .venv from
+# requirements.lock on first use.
+SHELL := /bin/bash
+PYTHON ?= $(shell for p in python3.11 python3.12 python3; do command -v $$p >/dev/null 2>&1 && { echo $$p; break; }; done)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+export AIRFLOW_HOME ?= $(CURDIR)/.airflow
+export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
+export NO_ALBUMENTATIONS_UPDATE := 1
+
+.PHONY: demo test venv java lock clean bench
+
+java:
+	@scripts/check-java.sh
+
+$(STAMP): pyproject.toml requirements.lock
+	@test -n "$(PYTHON)" || { echo "error: no python3 found; install CPython 3.11" >&2; exit 1; }
+	@echo ">> creating $(VENV) with $(PYTHON) from requirements.lock (first run takes ~2 minutes)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip
+	@$(BIN)/python -m pip install -q -r requirements.lock
+	@$(BIN)/python -m pip install -q --no-deps -e .
+	@touch $@
+
+venv: $(STAMP)
+
+demo: java $(STAMP)
+	@scripts/demo.sh
+
+test: java $(STAMP)
+	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: java $(STAMP)
+	@$(BIN)/python benchmarks/planner.py
+
+# Re-resolve the pins from pyproject.toml into a scratch venv (needs the network).
+lock:
+	rm -rf /tmp/kafka-rebalance-lock && $(PYTHON) -m venv /tmp/kafka-rebalance-lock
+	/tmp/kafka-rebalance-lock/bin/pip install -q '.[dev]'
+	{ echo "# Pinned, resolved dependency set (pip freeze of a clean install on CPython 3.11)."; \
+	  echo "# Regenerate with: make lock"; \
+	  /tmp/kafka-rebalance-lock/bin/pip freeze --exclude kafka-rebalance; } > requirements.lock
+
+clean:
+	rm -rf $(VENV) .airflow .pytest_cache build *.egg-info spark-warehouse

@@ -1,0 +1,3 @@
+"""kafka_rebalance: minimal-movement, throttled, verified rebalancing for Apache Kafka."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from kafka_rebalance.cli import main
+
+main()

@@ -1,0 +1,130 @@
+"""``describe``, ``generate-cluster`` and ``import-describe``: getting a snapshot and reading it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from kafka_rebalance.cli._app import app, emit_json, fail, stderr, stdout
+from kafka_rebalance.generate import ClusterSpec, generate
+from kafka_rebalance.metrics import broker_loads, threshold_percentage
+from kafka_rebalance.snapshot import load_snapshot, write_snapshot
+from kafka_rebalance.topics_describe import parse_rack_map, parse_topics_describe
+
+
+def _human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} PiB"
+
+
+@app.command()
+def describe(
+    snapshot: Annotated[Path, typer.Option(help="Cluster snapshot (.json or .parquet)")],
+    threshold_percentage_setting: Annotated[
+        Optional[float], typer.Option("--threshold-percentage", help="Used when the cluster does not report one")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
+) -> None:
+    """Per-broker table: replicas, leaders, preferred leaders, leader imbalance, bytes, rack."""
+    snap = load_snapshot(snapshot)
+    loads = broker_loads(snap)
+    threshold, source = threshold_percentage(snap, threshold_percentage_setting)
+    if as_json:
+        emit_json(
+            {
+                "cluster_id": snap.cluster_id,
+                "threshold_percentage": threshold,
+                "threshold_source": source,
+                "brokers": [
+                    {
+                        "broker_id": b.broker_id, "rack": b.rack, "alive": b.alive, "replicas": b.replicas,
+                        "leaders": b.leaders, "preferred_partitions": b.preferred_partitions,
+                        "preferred_not_led": b.preferred_not_led, "imbalance_ratio": b.imbalance_ratio,
+                        "size_bytes": b.size_bytes,
+                    }
+                    for b in loads
+                ],
+            }
+        )
+        return
+    table = Table(
+        title=f"{snap.cluster_id}: {len(snap.brokers)} brokers, {len(snap.partitions):,} partitions "
+        f"(threshold {threshold:g}% from {source})"
+    )
+    for col in ("broker", "rack", "alive", "replicas", "leaders", "preferred", "not led", "imbalance", "bytes"):
+        table.add_column(col, justify="left" if col in ("rack", "alive") else "right")
+    for b in loads:
+        ratio = b.imbalance_ratio
+        over = ratio is not None and ratio > threshold / 100
+        table.add_row(
+            str(b.broker_id), b.rack or "-", "yes" if b.alive else "[red]NO[/]", f"{b.replicas:,}", f"{b.leaders:,}",
+            f"{b.preferred_partitions:,}", f"{b.preferred_not_led:,}",
+            "-" if ratio is None else (f"[red]{ratio:.1%}[/]" if over else f"{ratio:.1%}"),
+            _human_bytes(b.size_bytes),
+        )
+    stdout.print(table)
+
+
+@app.command("generate-cluster")
+def generate_cluster(
+    out: Annotated[Path, typer.Option(help="Output file: .parquet (large) or .json (small)")],
+    cluster_id: Annotated[str, typer.Option(help="cluster_id to write")] = "synthetic",
+    brokers: Annotated[int, typer.Option(help="Brokers in all, new ones included")] = 6,
+    racks: Annotated[int, typer.Option(help="Racks (0 = no rack information)")] = 3,
+    topics: Annotated[int, typer.Option(help="Topics")] = 10,
+    partitions: Annotated[int, typer.Option(help="Partitions in all")] = 120,
+    replication_factor: Annotated[int, typer.Option(help="Replication factor")] = 3,
+    replica_skew: Annotated[float, typer.Option(help="0 = even; 1 = first brokers get ~2x the replicas")] = 0.0,
+    leader_skew: Annotated[float, typer.Option(help="Share of partitions led by a non-preferred replica")] = 0.0,
+    new_brokers: Annotated[int, typer.Option(help="Brokers (highest ids) that hold nothing yet")] = 0,
+    dead_brokers: Annotated[int, typer.Option(help="Existing brokers marked not alive")] = 0,
+    under_replicated: Annotated[float, typer.Option(help="Share of partitions with one replica out of ISR")] = 0.0,
+    mean_partition_mb: Annotated[float, typer.Option(help="Typical partition size in MiB")] = 256.0,
+    controller: Annotated[str, typer.Option(help="kraft or zookeeper")] = "kraft",
+    threshold_percentage: Annotated[
+        Optional[int], typer.Option(help="Write leader.imbalance.per.broker.percentage into the snapshot")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Random seed: same seed, same file")] = 0,
+) -> None:
+    """Make a realistic synthetic cluster snapshot for demos, tests and benchmarks."""
+    spec = ClusterSpec(
+        cluster_id=cluster_id, brokers=brokers, racks=racks, topics=topics, partitions=partitions,
+        replication_factor=replication_factor, replica_skew=replica_skew, leader_skew=leader_skew,
+        new_brokers=new_brokers, dead_brokers=dead_brokers, under_replicated=under_replicated,
+        mean_partition_mb=mean_partition_mb, controller=controller,
+        threshold_percentage=threshold_percentage, seed=seed,
+    )
+    started = time.perf_counter()
+    path = generate(spec, out)
+    stderr.print(
+        f"wrote {path}: {brokers} brokers, {partitions:,} partitions, "
+        f"{partitions * replication_factor:,} replicas in {time.perf_counter() - started:.2f}s"
+    )
+
+
+@app.command("import-describe")
+def import_describe(
+    input: Annotated[Path, typer.Option("--input", help="Saved `kafka-topics.sh --describe` output, or - for stdin")],
+    cluster_id: Annotated[str, typer.Option(help="cluster_id to record")],
+    out: Annotated[Path, typer.Option(help="Snapshot to write (.json or .parquet)")],
+    rack_map: Annotated[Optional[Path], typer.Option(help="Broker racks: JSON {\"0\": \"rack-a\"} or '0 rack-a' lines")] = None,
+) -> None:
+    """Turn `kafka-topics.sh --describe` output into a snapshot."""
+    if str(input) == "-":
+        text, source = sys.stdin.read(), "<stdin>"
+    else:
+        if not input.exists():
+            fail(f"{input}: file does not exist")
+        text, source = input.read_text(encoding="utf-8"), str(input)
+    racks = parse_rack_map(rack_map) if rack_map else None
+    snap = parse_topics_describe(text, cluster_id, racks, source)
+    write_snapshot(snap, out)
+    stderr.print(f"wrote {out}: {len(snap.brokers)} brokers, {len(snap.partitions)} partitions")

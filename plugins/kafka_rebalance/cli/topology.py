@@ -1,0 +1,96 @@
+"""``assign`` and ``add-partitions``: Kafka's own placement, reproducible."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kafka_rebalance.assignment import (
+    BrokerMetadata,
+    assign_replicas_to_brokers,
+    create_new_partitions_assignment,
+)
+from kafka_rebalance.cli._app import app, emit_json, fail
+from kafka_rebalance.snapshot import load_snapshot
+
+
+def parse_brokers(text: str) -> list[BrokerMetadata]:
+    """``0,1,2`` or ``0:rack1,1:rack3``; sorted by id, as Kafka's getBrokerMetadatas returns them."""
+    brokers: dict[int, BrokerMetadata] = {}
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        bid_txt, _, rack = item.partition(":")
+        if not bid_txt.strip().isdigit():
+            fail(f"--brokers: '{item}' is not a broker id (expected 0,1,2 or 0:rack-a,1:rack-b)")
+        bid = int(bid_txt)
+        if bid in brokers:
+            fail(f"--brokers: broker {bid} is listed twice")
+        if ":" in item and not rack.strip():
+            fail(f"--brokers: '{item}' has an empty rack")
+        brokers[bid] = BrokerMetadata(bid, rack.strip() or None)
+    if not brokers:
+        fail("--brokers: no broker ids given")
+    return [brokers[b] for b in sorted(brokers)]
+
+
+def reassignment_json(topic: str, assignment: dict[int, list[int]]) -> dict:
+    return {
+        "version": 1,
+        "partitions": [
+            {"topic": topic, "partition": p, "replicas": r, "log_dirs": ["any"] * len(r)}
+            for p, r in sorted(assignment.items())
+        ],
+    }
+
+
+@app.command()
+def assign(
+    brokers: Annotated[str, typer.Option(help="Broker ids, optionally with racks: 0,1,2 or 0:rack1,1:rack3")],
+    partitions: Annotated[int, typer.Option(help="Number of partitions to place")],
+    replication_factor: Annotated[int, typer.Option(help="Replicas per partition")],
+    start_index: Annotated[Optional[int], typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift")] = None,
+    replica_shift: Annotated[Optional[int], typer.Option(help="nextReplicaShift, independently of --start-index")] = None,
+    start_partition_id: Annotated[int, typer.Option(help="First partition id (adding partitions)")] = -1,
+    seed: Annotated[Optional[int], typer.Option(help="Seed for the random start index / shift")] = None,
+    disable_rack_aware: Annotated[bool, typer.Option(help="Ignore racks, as kafka-topics.sh --disable-rack-aware")] = False,
+    topic: Annotated[Optional[str], typer.Option(help="Print kafka-reassign-partitions JSON for this topic")] = None,
+) -> None:
+    """Place partitions exactly as Kafka's AdminUtils.assignReplicasToBrokers does."""
+    metas = parse_brokers(brokers)
+    if disable_rack_aware:
+        metas = [BrokerMetadata(b.id) for b in metas]
+    if start_index is not None and not 0 <= start_index:
+        fail(f"--start-index must be >= 0, got {start_index}")
+    if replica_shift is not None and not 0 <= replica_shift:
+        fail(f"--replica-shift must be >= 0, got {replica_shift}")
+    result = assign_replicas_to_brokers(
+        metas,
+        partitions,
+        replication_factor,
+        start_index=start_index,
+        replica_shift=replica_shift,
+        start_partition_id=start_partition_id,
+        rng=random.Random(seed),
+    )
+    emit_json(reassignment_json(topic, result) if topic else {str(p): r for p, r in sorted(result.items())})
+
+
+@app.command("add-partitions")
+def add_partitions(
+    snapshot: Annotated[Path, typer.Option(help="Cluster snapshot (.json or .parquet)")],
+    topic: Annotated[str, typer.Option(help="Existing topic to grow")],
+    partitions: Annotated[int, typer.Option(help="New TOTAL partition count, as kafka-topics.sh --alter --partitions")],
+    disable_rack_aware: Annotated[bool, typer.Option(help="Ignore racks")] = False,
+) -> None:
+    """Print the placement Kafka would give the NEW partitions of a topic (existing ones never move)."""
+    snap = load_snapshot(snapshot)
+    existing = {p.partition: list(p.replicas) for p in snap.partitions if p.topic == topic}
+    if not existing:
+        fail(f"{snapshot}: topic '{topic}' does not exist in the snapshot")
+    live = [BrokerMetadata(b.id, None if disable_rack_aware else b.rack) for b in snap.brokers if b.alive]
+    result = create_new_partitions_assignment(topic, existing, live, partitions)
+    emit_json({str(p): r for p, r in sorted(result.items())})
