@@ -111,12 +111,17 @@ def _arrays(spec: ClusterSpec) -> dict[str, Any]:
     pos = np.arange(existing, dtype=np.float64)
     w = 1.0 + spec.replica_skew * (1.0 - pos / max(existing - 1, 1))
     first = rng.choice(existing, size=n_p, p=w / w.sum())
+    # Followers: same rack slot as "first + j" (so racks differ), in a group of brokers
+    # drawn with the same skew, so replica counts are skewed too, not just leaders.
     step = max(spec.racks, 1)
-    hops = rng.integers(0, max(existing // step, 1), size=(n_p, rf)) * step
-    hops[:, 0] = 0
-    idx = (first[:, None] + np.arange(rf)[None, :] + hops) % existing
-    # Consecutive-plus-rack-multiple positions can collide when racks do not divide the
-    # broker count; fall back to plain consecutive positions for those rows.
+    groups = max(existing // step, 1)
+    gpos = np.arange(groups, dtype=np.float64)
+    gw = 1.0 + spec.replica_skew * (1.0 - gpos / max(groups - 1, 1))
+    group = rng.choice(groups, size=(n_p, rf), p=gw / gw.sum())
+    idx = group * step + (first[:, None] + np.arange(rf)[None, :]) % step
+    idx[:, 0] = first
+    idx = np.where(idx < existing, idx, (first[:, None] + np.arange(rf)[None, :]) % existing)
+    # More replicas than racks can land two on one broker: use consecutive positions there.
     collide = np.zeros(n_p, dtype=bool)
     for a in range(rf):
         for b in range(a + 1, rf):
