@@ -1,0 +1,54 @@
+"""config/clusters.yaml parsing: good file, and typos named by file, cluster and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.clusters_config import load_clusters
+from kafka_rebalance.errors import RebalanceError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bundled_clusters_file() -> None:
+    cfg = load_clusters(ROOT / "config" / "clusters.yaml")
+    demo = cfg.clusters[0]
+    assert demo.cluster_id == "demo-eu-1" and demo.simulated and demo.dag_id == "kafka_rebalance_demo_eu_1"
+    assert cfg.simulated_snapshot(demo) == (ROOT / "samples" / "sample-cluster.json").resolve()
+    assert cfg.effective_defaults(demo).max_moves_per_broker == 5
+
+
+def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "defaults: {throttle_mb_per_sec: 20, max_moves_per_broker: 3}\n"
+        "clusters:\n  - {cluster_id: a, source: kafka_a, defaults: {throttle_mb_per_sec: 100}}\n"
+    )
+    cfg = load_clusters(f)
+    eff = cfg.effective_defaults(cfg.clusters[0])
+    assert (eff.throttle_mb_per_sec, eff.max_moves_per_broker) == (100, 3)
+    assert cfg.clusters[0].schedule == "*/30 * * * *"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("clusters:\n  - {cluster_id: 'a b', source: x}\n", "clusters.0.cluster_id (cluster a b): Value error, must be letters"),
+        ("clusters:\n  - {cluster_id: a, source: 'simulated:'}\n", "clusters.0.source (cluster a): Value error, simulated: needs a snapshot path"),
+        ("clusters:\n  - {cluster_id: a, source: x, shedule: '@daily'}\n", "clusters.0.shedule (cluster a): Extra inputs are not permitted"),
+        ("defaults: {ordering: random}\nclusters: []\n", "defaults.ordering: Input should be 'small-first'"),
+        ("defaults: {throttle_mb_per_sec: 0}\nclusters: []\n", "defaults.throttle_mb_per_sec: Input should be greater than 0"),
+        ("clusters:\n  - {cluster_id: a, source: x}\n  - {cluster_id: a, source: y}\n", "cluster_id a listed more than once"),
+        ("- just a list\n", "must be a mapping with a 'clusters' list"),
+        ("clusters: [\n", "not valid YAML"),
+    ],
+)
+def test_bad_clusters_files_name_the_field(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "clusters.yaml"
+    f.write_text(text)
+    with pytest.raises(RebalanceError) as err:
+        load_clusters(f)
+    assert str(err.value).startswith(f"{f}: ")
+    assert message in str(err.value)
