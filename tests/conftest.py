@@ -1,7 +1,16 @@
-"""Session-wide fixtures. Heavy components (Spark, Airflow DB) are started once per session."""
+"""Session-wide fixtures. Heavy components (Spark, Airflow DB) are started once per session.
+
+Airflow reads its configuration from the environment at import time, so the
+test session's Airflow home (a fresh SQLite database, this checkout's dags/ and
+plugins/) is set here, before anything imports airflow.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -9,7 +18,34 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
 
+_AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="kafka-rebalance-airflow-"))
+os.environ.update(
+    {
+        "AIRFLOW_HOME": str(_AIRFLOW_HOME),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        "KAFKA_REBALANCE_HOME": str(_AIRFLOW_HOME / "data"),
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        # spark-submit (from pyspark) lives beside this interpreter.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+)
+
 
 @pytest.fixture(scope="session")
 def sample_snapshot_path() -> Path:
     return SAMPLE
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> Path:
+    """One Airflow metadata DB (SQLite) for the whole session."""
+    from airflow.utils import db
+
+    db.initdb()
+    return _AIRFLOW_HOME

@@ -1,0 +1,174 @@
+"""One rebalance DAG per cluster in config/clusters.yaml.
+
+gather -> snapshot gate -> Spark analysis -> balanced? -> plan -> validate -> stage
+-> [execute mode] approval -> execute batches (throttles always restored) -> elections
+-> final verify -> report.
+
+This file only wires tasks; every step is a function in ``kafka_rebalance.pipeline``.
+Scheduled (and asset-triggered) runs are dry runs: they stage a plan and stop.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pendulum
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.operators.hitl import ApprovalOperator
+from airflow.sdk import Asset, Param, dag, task
+from airflow.sdk.definitions.trigger_rule import TriggerRule
+
+from kafka_rebalance import pipeline
+from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, load_clusters
+
+PROJECT = Path(__file__).resolve().parents[1]
+CLUSTERS_FILE = Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT / "config" / "clusters.yaml"))
+SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
+
+
+def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
+    d = cfg.effective_defaults(cluster)
+    return {
+        "mode": Param("dry-run", enum=["dry-run", "execute"], description="dry-run stages a plan; execute runs it after approval"),
+        "threshold_percentage": Param(
+            d.threshold_percentage, type=["null", "number"], minimum=0, maximum=100,
+            description="leader.imbalance.per.broker.percentage to apply when the cluster does not report one (KRaft). Empty = 10",
+        ),
+        "max_partitions_per_batch": Param(d.max_partitions_per_batch, type="integer", minimum=1, maximum=100_000, description="Partitions per reassignment batch"),
+        "max_moves_per_broker": Param(d.max_moves_per_broker, type="integer", minimum=1, maximum=10_000, description="Replica moves into or out of one broker per batch"),
+        "throttle_mb_per_sec": Param(d.throttle_mb_per_sec, type="number", exclusiveMinimum=0, maximum=100_000, description="Replication throttle per broker, MB/s (KIP-73)"),
+        "ordering": Param(d.ordering, enum=["small-first", "large-first", "under-replicated-first"], description="Which partitions move first"),
+        "exclude_topics": Param(list(d.exclude_topics), type="array", items={"type": "string"}, description="Topics never touched"),
+        "decommission_brokers": Param([], type="array", items={"type": "integer", "minimum": 0}, description="Broker ids to empty"),
+    }  # fmt: skip
+
+
+def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns an Airflow DAG
+    staged_asset = Asset(f"kafka-rebalance://plans/{cluster.cluster_id}")
+    needs_plan = Asset(f"kafka-rebalance://needs-plan/{cluster.cluster_id}")
+
+    @dag(
+        dag_id=cluster.dag_id,
+        description=f"Rebalance Kafka cluster {cluster.cluster_id} ({cluster.source})",
+        schedule=pipeline.cluster_schedule(cluster.schedule, needs_plan),
+        start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+        catchup=False,
+        max_active_runs=1,
+        tags=["kafka", "rebalance", cluster.cluster_id],
+        default_args={"retries": 0},
+        params=trigger_form(cfg, cluster),
+        doc_md=__doc__,
+    )
+    def rebalance():
+        @task
+        def gather(**ctx) -> dict:
+            return pipeline.gather(cfg, cluster, ctx["run_id"])
+
+        @task
+        def snapshot_gate(run: dict) -> str:
+            return pipeline.snapshot_gate(run)
+
+        run = gather()
+        gate = snapshot_gate(run)
+        analyze = SparkSubmitOperator(
+            task_id="analyze",
+            conn_id="spark_default",
+            application=str(SPARK_JOB),
+            application_args=[
+                "--snapshot", run["snapshot"], "--out", run["analysis"],
+                "--threshold-percentage", "{{ params.threshold_percentage if params.threshold_percentage is not none else 10 }}",
+            ],
+            env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
+            name=f"kafka-rebalance-{cluster.cluster_id}",
+        )  # fmt: skip
+
+        @task.branch
+        def balanced(run: dict) -> str:
+            return "record_balanced" if pipeline.is_balanced(run) else "plan"
+
+        @task
+        def record_balanced(run: dict) -> str:
+            return pipeline.record_balanced(run)
+
+        @task
+        def plan(run: dict, **ctx) -> str:
+            return pipeline.make_plan(run, ctx["params"])
+
+        @task
+        def validate(run: dict, plan_dir: str) -> str:
+            return pipeline.validate_plan(run, plan_dir)
+
+        @task(outlets=[staged_asset])
+        def stage(plan_dir: str, **ctx) -> dict:
+            return pipeline.stage(cluster.cluster_id, plan_dir, outlet_events=ctx["outlet_events"][staged_asset])
+
+        @task.branch
+        def mode(**ctx) -> str:
+            return "approve" if pipeline.wants_execution(ctx["dag_run"].run_type, ctx["params"]) else "dry_run_done"
+
+        @task
+        def dry_run_done(staged: dict) -> str:
+            return staged["dir"]
+
+        approve = ApprovalOperator(
+            task_id="approve",
+            subject=f"Rebalance {cluster.cluster_id}: approve the staged plan?",
+            body="{{ ti.xcom_pull(task_ids='stage')['body'] }}",
+        )
+
+        @task
+        def execute(staged: dict) -> str:
+            return pipeline.execute(cfg, cluster, staged["dir"])
+
+        # ALL_DONE tasks may run after `stage` was skipped (balanced cluster), so they read
+        # its result with xcom_pull, which gives None, instead of an XComArg that would fail.
+        @task(trigger_rule=TriggerRule.ALL_DONE)
+        def restore_throttles(**ctx) -> str | None:
+            staged = ctx["ti"].xcom_pull(task_ids="stage")
+            return pipeline.restore_throttles(cfg, cluster, staged["dir"]) if staged else None
+
+        @task
+        def elections(staged: dict) -> str:
+            return pipeline.elections(cfg, cluster, staged["dir"])
+
+        @task
+        def final_verify(run: dict, staged: dict) -> str:
+            return pipeline.final_verify(cfg, cluster, run, staged["dir"])
+
+        @task(trigger_rule=TriggerRule.ALL_DONE)
+        def report(run: dict, **ctx) -> dict:
+            ti = ctx["ti"]
+            staged = ti.xcom_pull(task_ids="stage")
+            return pipeline.finish(run, staged["dir"] if staged else None, ti.xcom_pull(task_ids="approve"))
+
+        branch = balanced(run)
+        gate >> analyze >> branch
+        done_balanced = record_balanced(run)
+        branch >> done_balanced
+        plan_dir = plan(run)
+        branch >> plan_dir
+        staged = stage(validate(run, plan_dir))
+        chooser = mode()
+        staged >> chooser
+        done_dry = dry_run_done(staged)
+        chooser >> [done_dry, approve]
+        executed = execute(staged)
+        approve >> executed
+        restore = restore_throttles()
+        executed >> restore.as_teardown(setups=executed)
+        elected = elections(staged)
+        [executed, restore] >> elected
+        verified = final_verify(run, staged)
+        elected >> verified
+        # Not a direct child of `approve`, so a Reject does not skip it: the decision and the
+        # report are always written, and a rejected plan stays on disk marked rejected.
+        [done_balanced, done_dry, verified] >> report(run)
+
+    return rebalance()
+
+
+_config = load_clusters(CLUSTERS_FILE)
+for _cluster in _config.clusters:
+    globals()[_cluster.dag_id] = build(_config, _cluster)
