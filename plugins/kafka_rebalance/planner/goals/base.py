@@ -1,0 +1,86 @@
+"""What every goal looks like, and the size-ordered replica index goals pick moves from."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+
+import numpy as np
+
+from kafka_rebalance.planner.state import ClusterState
+
+# Candidates examined per search before a (donor, receiver) pair counts as exhausted.
+SEARCH_LIMIT = 256
+
+
+class Goal:
+    name = "goal"
+    hard = False  # hard goals veto every move, even those of goals optimised before them
+    count_goal = False  # a count-neutral swap need not ask a count goal
+
+    def optimize(self, state: ClusterState) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        return True
+
+
+class DonorIndex:
+    """A broker's movable replicas sorted by size, to find the one closest to a wanted size."""
+
+    __slots__ = ("parts", "sizes", "taken", "n_taken", "state")
+
+    def __init__(self, state: ClusterState, broker: int) -> None:
+        self.state = state
+        ps = state.broker_parts(broker)
+        ps = ps[~state.frozen[ps] & ~state.hot[ps]]
+        order = np.lexsort((ps, state.sizes[ps]))
+        self.parts: list[int] = ps[order].tolist()
+        self.sizes: list[int] = state.sizes[ps][order].tolist()
+        self.taken = bytearray(len(self.parts))
+        self.n_taken = 0
+
+    def _compact(self) -> None:
+        keep = [i for i, t in enumerate(self.taken) if not t]
+        self.parts = [self.parts[i] for i in keep]
+        self.sizes = [self.sizes[i] for i in keep]
+        self.taken = bytearray(len(keep))
+        self.n_taken = 0
+
+    def find(self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT) -> int | None:
+        """The untouched replica closest in size to ``desired`` that ``ok`` accepts; it is taken."""
+        if self.n_taken * 2 > len(self.parts) and self.n_taken > 64:
+            self._compact()
+        sizes, parts, taken, touched = self.sizes, self.parts, self.taken, self.state.touched
+        n = len(parts)
+        i = bisect_left(sizes, desired)
+        lo, hi = i - 1, i
+        checks = 0
+        while (lo >= 0 or hi < n) and checks < limit:
+            if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
+                j = lo
+                lo -= 1
+            else:
+                j = hi
+                hi += 1
+            if taken[j]:
+                continue
+            p = parts[j]
+            if touched[p]:  # moved already (by a forced repair, or another goal): never twice
+                taken[j] = 1
+                self.n_taken += 1
+                continue
+            checks += 1
+            if ok(p):
+                taken[j] = 1
+                self.n_taken += 1
+                return p
+        return None
+
+
+def donor_index(state: ClusterState, broker: int) -> DonorIndex:
+    cache = state.__dict__.setdefault("_donor_indexes", {})
+    idx = cache.get(broker)
+    if idx is None:
+        idx = cache[broker] = DonorIndex(state, broker)
+    return idx
