@@ -58,7 +58,7 @@ def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOpt
 
 def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[Batch]:
     cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.throttle_bytes_per_sec
-    window = max(1000, 20 * cap)
+    window = 4 * cap + 100
     following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
     queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
     out: list[Batch] = []
@@ -71,10 +71,14 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
         refusals = 0
         while queue and len(taken) < cap and refusals < window:
             s = queue.popleft()
-            involved = list(s.adds) + list(s.removes[: len(s.adds)])
-            fits = all(load[b] + involved.count(b) <= per_broker for b in set(involved))
             n_new = len(s.adds)
-            if fits and n_new:
+            involved = s.adds + s.removes[:n_new]  # distinct brokers: one move each
+            fits = True
+            for b in involved:
+                if load[b] >= per_broker:
+                    fits = False
+                    break
+            if fits and n_new and s.rate:
                 fits = all(inflow[b] + s.rate < rate for b in s.adds) and outflow[s.leader] + s.rate * n_new < rate
             if not fits and taken:
                 skipped.append(s)

@@ -120,7 +120,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             moves.append(chain)
     # Elections: every changeable partition whose final first replica can lead and does not (or might not) yet.
     changeable = ~state.frozen
-    need = changeable & electable_pref & ((state.leader != pref) | state.touched | (col != 0))
+    need = changeable & electable_pref & (state.leader != pref)
     for p in np.flatnonzero(need).tolist():
         part = state.parts[p]
         elections.append((part.topic, part.partition))

@@ -26,36 +26,39 @@ class Goal:
 
 
 class DonorIndex:
-    """A broker's movable replicas sorted by size, to find the one closest to a wanted size."""
+    """A broker's movable replicas sorted by (size, partition), to find the one closest to a wanted size.
 
-    __slots__ = ("parts", "sizes", "taken", "n_taken", "state")
+    Entries leave the lists as soon as they are taken or found touched, so a search
+    never walks over replicas that already moved.
+    """
+
+    __slots__ = ("parts", "sizes", "state")
 
     def __init__(self, state: ClusterState, broker: int) -> None:
         self.state = state
         ps = state.broker_parts(broker)
-        ps = ps[~state.frozen[ps] & ~state.hot[ps]]
+        ps = ps[~state.frozen[ps] & ~state.hot[ps] & ~state.touched[ps]]
         order = np.lexsort((ps, state.sizes[ps]))
         self.parts: list[int] = ps[order].tolist()
         self.sizes: list[int] = state.sizes[ps][order].tolist()
-        self.taken = bytearray(len(self.parts))
-        self.n_taken = 0
 
-    def _compact(self) -> None:
-        keep = [i for i, t in enumerate(self.taken) if not t]
-        self.parts = [self.parts[i] for i in keep]
-        self.sizes = [self.sizes[i] for i in keep]
-        self.taken = bytearray(len(keep))
-        self.n_taken = 0
+    def put_back(self, p: int) -> None:
+        size = int(self.state.sizes[p])
+        k = bisect_left(self.sizes, size)
+        while k < len(self.parts) and self.sizes[k] == size and self.parts[k] < p:
+            k += 1
+        self.parts.insert(k, p)
+        self.sizes.insert(k, size)
 
     def find(self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT) -> int | None:
-        """The untouched replica closest in size to ``desired`` that ``ok`` accepts; it is taken."""
-        if self.n_taken * 2 > len(self.parts) and self.n_taken > 64:
-            self._compact()
-        sizes, parts, taken, touched = self.sizes, self.parts, self.taken, self.state.touched
+        """The untouched replica closest in size to ``desired`` that ``ok`` accepts; it leaves the index."""
+        sizes, parts, touched = self.sizes, self.parts, self.state.touched
         n = len(parts)
         i = bisect_left(sizes, desired)
         lo, hi = i - 1, i
         checks = 0
+        dead: list[int] = []
+        found = None
         while (lo >= 0 or hi < n) and checks < limit:
             if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
                 j = lo
@@ -63,19 +66,19 @@ class DonorIndex:
             else:
                 j = hi
                 hi += 1
-            if taken[j]:
-                continue
             p = parts[j]
             if touched[p]:  # moved already (by a forced repair, or another goal): never twice
-                taken[j] = 1
-                self.n_taken += 1
+                dead.append(j)
                 continue
             checks += 1
             if ok(p):
-                taken[j] = 1
-                self.n_taken += 1
-                return p
-        return None
+                dead.append(j)
+                found = p
+                break
+        for j in sorted(dead, reverse=True):
+            del parts[j]
+            del sizes[j]
+        return found
 
 
 def donor_index(state: ClusterState, broker: int) -> DonorIndex:

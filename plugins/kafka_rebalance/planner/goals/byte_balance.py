@@ -89,8 +89,7 @@ class ByteBalanceGoal(Goal):
             limit=64,
         )
         if p is None:
-            back.taken[back.parts.index(q)] = 0  # put the small one back for later searches
-            back.n_taken -= 1
+            back.put_back(q)  # the small one stays available for later searches
             return False
         state.move(p, h, r)
         state.move(q, r, h)

@@ -81,6 +81,88 @@ class PreferredLeaderGoal(Goal):
             self._take(state, elig, by_replica, changeable, bound=lo)
             if (pc == before).all() or ((pc[elig] >= lo) & (pc[elig] <= hi)).all():
                 break
+        if not ((pc[elig] >= lo) & (pc[elig] <= hi)).all():
+            self._augment(state, elig, changeable)
+
+    def _augment(self, state: ClusterState, elig: np.ndarray, changeable: np.ndarray) -> None:
+        """Shift leadership along chains a -> b -> c when no direct hand-over exists (e.g. racks == RF).
+
+        W[(a, b)] holds partitions preferred on a in which b could lead; C counts them.
+        Each augmenting path found by BFS moves one preferred leadership per edge, so
+        only the path's ends change their counts.
+        """
+        F, E, pref, pc = self.F, self.E, self.pref, self.pc
+        n_b = state.n_brokers
+        eligible = state.eligible_arr
+        W: dict[tuple[int, int], list[int]] = {}
+        C = np.zeros((n_b, n_b), dtype=np.int64)
+        rows = np.flatnonzero(changeable)
+        for j in range(F.shape[1]):
+            ok = E[rows, j] & (F[rows, j] != pref[rows]) & (F[rows, j] >= 0)
+            ps = rows[ok]
+            a, b = pref[ps], F[ps, j].astype(np.int64)
+            np.add.at(C, (a, b), 1)
+            keys = a * n_b + b
+            order = np.argsort(keys, kind="stable")
+            keys, ps = keys[order], ps[order]
+            cuts = np.flatnonzero(np.diff(keys)) + 1
+            for chunk_k, chunk_p in zip(np.split(keys, cuts), np.split(ps, cuts)):
+                if len(chunk_k):
+                    k = int(chunk_k[0])
+                    W.setdefault((k // n_b, k % n_b), []).extend(chunk_p.tolist())
+
+        def shift(p: int, a: int, b: int) -> None:
+            row, er = F[p].tolist(), E[p].tolist()
+            for x, e in zip(row, er):
+                if x >= 0 and e and x != a:
+                    C[a, x] -= 1
+                if x >= 0 and e and x != b:
+                    C[b, x] += 1
+                    W.setdefault((b, x), []).append(p)
+            self._switch(p, row.index(b))
+
+        def pop(a: int, b: int) -> int | None:
+            lst = W.get((a, b), [])
+            while lst:
+                p = lst.pop()
+                if pref[p] == a and b in F[p].tolist():
+                    return p
+            return None
+
+        def paths(src_ok: np.ndarray, dst_ok: np.ndarray) -> bool:
+            parent = np.full(n_b, -1, dtype=np.int64)
+            seen = np.zeros(n_b, dtype=bool)
+            frontier = [int(x) for x in np.flatnonzero(src_ok & eligible)]
+            seen[frontier] = True
+            while frontier:
+                nxt = []
+                for a in frontier:
+                    for b in np.flatnonzero((C[a] > 0) & ~seen & eligible).tolist():
+                        seen[b] = True
+                        parent[b] = a
+                        if dst_ok[b]:
+                            chain = [b]
+                            while parent[chain[-1]] >= 0:
+                                chain.append(int(parent[chain[-1]]))
+                            chain.reverse()
+                            for x, y in zip(chain, chain[1:]):
+                                p = pop(x, y)
+                                if p is None:  # stale count: repair it and retry
+                                    C[x, y] = 0
+                                    return True
+                                shift(p, x, y)
+                            return True
+                        nxt.append(b)
+                frontier = nxt
+            return False
+
+        lo, hi = self.floor, self.ceil
+        for src_bound, dst_bound in ((hi, lo), (hi, hi), (lo, lo)):
+            for _ in range(int(np.abs(pc[elig] - (lo + hi) / 2).sum()) + 1):
+                src_ok = pc > src_bound
+                dst_ok = (pc < dst_bound) & eligible
+                if not src_ok.any() or not dst_ok.any() or not paths(src_ok, dst_ok):
+                    break
 
     @staticmethod
     def _lists(M: np.ndarray, n_p: int) -> tuple[np.ndarray, np.ndarray]:
