@@ -154,6 +154,10 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     after_pref = np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before_pref
     fl = final_leader[final_leader >= 0]
     after_leaders = np.bincount(fl, minlength=state.n_brokers)
+    from kafka_rebalance.balance import Tolerances, bytes_balanced
+
+    balanced_bytes = bytes_balanced([int(state.bytes[b]) for b in state.eligible_idx], Tolerances(options.byte_tolerance))
+    bounds = lower_bounds.finish(bounds, balanced_bytes)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)

@@ -90,6 +90,7 @@ class ClusterState:
             self.R[valid], weights=np.broadcast_to(self.sizes[:, None], self.R.shape)[valid], minlength=n_b
         ).astype(np.int64)
         self.cur: dict[int, list[int]] = {}
+        self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
         self.touched = np.zeros(n_p, dtype=bool)
         self._broker_parts: list[np.ndarray] | None = None
         self.lo = np.zeros(n_b, dtype=np.int64)
@@ -142,6 +143,7 @@ class ClusterState:
         self.bytes[src] -= size
         self.bytes[dst] += size
         self.touched[p] = True
+        self.arrivals.setdefault(dst, []).append(p)
 
     def add(self, p: int, dst: int) -> None:
         row = list(self.row(p))

@@ -67,9 +67,25 @@ class ByteBalanceGoal(Goal):
                 return True
         return False
 
+    @staticmethod
+    def _arrival(state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
+        """A replica that moved ONTO x during planning: moving it on again changes its
+        destination, not the number of moves (and moving it home cancels a move)."""
+        lst = [p for p in dict.fromkeys(state.arrivals.get(x, ())) if x in state.row(p)]
+        lst.sort(key=lambda p: (abs(float(state.sizes[p]) - desired), p))
+        for p in lst[:64]:
+            if ok(p):
+                return p
+        return None
+
+    def _pick(self, state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
+        p = donor_index(state, x).find(desired, ok, limit=64)
+        if p is None:
+            p = self._arrival(state, x, desired, ok)
+        return p
+
     def _single(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001
-        idx = donor_index(state, h)
-        p = idx.find(desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r), limit=64)
+        p = self._pick(state, h, desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r))
         if p is None:
             return False
         state.move(p, h, r)
@@ -77,19 +93,17 @@ class ByteBalanceGoal(Goal):
 
     def _swap(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001
         """Move a replica from h to r and a smaller one from r to h: counts unchanged."""
-        back = donor_index(state, r)
-        q = back.find(0.0, lambda q: state.accepts(q, r, h, count_neutral=True), limit=64)
+        q = self._pick(state, r, 0.0, lambda q: state.accepts(q, r, h, count_neutral=True))
         if q is None:
             return False
         sq = float(state.sizes[q])
-        idx = donor_index(state, h)
-        p = idx.find(
-            desired + sq,
+        p = self._pick(
+            state, h, desired + sq,
             lambda p: p != q and better(float(state.sizes[p]) - sq) and state.accepts(p, h, r, count_neutral=True),
-            limit=64,
         )
         if p is None:
-            back.put_back(q)  # the small one stays available for later searches
+            if not state.touched[q]:
+                donor_index(state, r).put_back(q)  # the small one stays available for later searches
             return False
         state.move(p, h, r)
         state.move(q, r, h)
