@@ -214,3 +214,26 @@ def test_kafka_generate_baseline_counts_only_new_replicas() -> None:
     # One partition on broker 0 only, brokers 0..2, RF 1, start index drawn: moves are 0 or 1 per partition.
     res = generate_moves(snapshot([0, 1, 2], [part("u", i, [0]) for i in range(3)]), seed=0)
     assert res["replica_moves"] == 2  # round-robin puts exactly one of the 3 partitions on broker 0
+
+
+def test_fast_reassignment_writer_matches_json_dumps() -> None:
+    from kafka_rebalance.planner.files import _entries, dump, reassignment_bytes
+    from kafka_rebalance.planner.steps import partition_steps
+
+    steps = partition_steps(0, 'we"ird\u00e9', 3, [1, 2, 3], [4, 2, 3], 1, 10, 0.0, 1) + partition_steps(
+        1, "orders", 12, [7], [8], 7, 5, 0.0, 1
+    )
+    for which in ("before", "after"):
+        assert reassignment_bytes(steps, which) == dump(_entries(steps, which))
+    assert reassignment_bytes([], "after") == dump(_entries([], "after"))
+
+
+def test_fast_json_layout_matches_json_dumps_on_a_whole_plan(skewed, tmp_path: Path) -> None:  # noqa: ANN001
+    plan_dir(skewed, tmp_path / "p")
+    for f in sorted((tmp_path / "p").rglob("*.json")):
+        value = json.loads(f.read_text())
+        assert f.read_text() == json.dumps(value, sort_keys=True, indent=2) + "\n", f
+    odd = {"b": [1.5, None, True, {}, [], "é\"\n"], "a": {"z": 1e16, "y": -0.0}, "c": []}
+    from kafka_rebalance.planner.files import dump
+
+    assert dump(odd).decode() == json.dumps(odd, sort_keys=True, indent=2) + "\n"
