@@ -191,6 +191,8 @@ class KafkaTestServer:
                 response.with_header(correlation_id=cid)
                 sock.sendall(response.encode(header=True, framed=True))
                 if api_key == SASL_AUTHENTICATE and not authenticated:
+                    # Like Kafka's connection.failed.authentication.delay.ms: close after the client read the error.
+                    time.sleep(0.1)
                     return
         except (ConnectionError, OSError):
             return
