@@ -120,8 +120,14 @@ class LiveAdmin:
         for t in topics:
             for p in t["partitions"]:
                 all_ids.update(p["replica_nodes"])
-        with self._call("describe log dirs"):
-            log_dirs = self.client.describe_log_dirs(brokers=live_ids) if live_ids else []
+        try:
+            with self._call("describe log dirs"):
+                log_dirs = self.client.describe_log_dirs(brokers=live_ids) if live_ids else []
+        except ClusterError as exc:
+            # A broker without DescribeLogDirs (e.g. tansu): sizes stay unknown (None), never guessed.
+            if "IncompatibleBrokerVersion" not in str(exc):
+                raise
+            log_dirs = []
         sizes: dict[tuple[str, int, int], int] = {}
         for entry in log_dirs:
             for d in entry["log_dirs"]:
@@ -182,7 +188,8 @@ class LiveAdmin:
         keys = list(keys)
         kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
         with self._call(f"describe {resource_type} {name} configs"):
-            found = self.client.describe_configs([ConfigResource(kind, str(name), keys)], config_filter="all")
+            # All keys, filtered here: some Kafka-compatible brokers (tansu) drop the connection on a key list.
+            found = self.client.describe_configs([ConfigResource(kind, str(name))], config_filter="all")
         cfg = found.get(resource_type, {}).get(str(name), {})
         return {k: (cfg[k]["value"] if k in cfg and cfg[k].get("config_source") in DYNAMIC_SOURCES else None) for k in keys}
 
