@@ -1,0 +1,98 @@
+"""Write contract-conforming plan directories (docs/PLAN_FORMAT.md) for executor tests.
+
+Stands in for the planner: the throttles follow the contract's rules, the hashes are
+computed by ``kafka_rebalance.plan_manifest`` exactly as the contract states.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kafka_rebalance.kafka.admin import TP
+from kafka_rebalance.plan_manifest import batch_dir_name, compute_plan_hash, dump_json, file_sha256
+from kafka_rebalance.snapshot import Snapshot
+
+
+def _assignment_json(parts: dict[TP, tuple[int, ...]]) -> dict:
+    return {"version": 1, "partitions": [
+        {"topic": tp.topic, "partition": tp.partition, "replicas": list(r), "log_dirs": ["any"] * len(r)}
+        for tp, r in sorted(parts.items())]}
+
+
+def throttles_for(before: dict[TP, tuple[int, ...]], after: dict[TP, tuple[int, ...]], rate: int) -> dict:
+    brokers: set[int] = set()
+    leader: dict[str, set[tuple[int, int]]] = {}
+    follower: dict[str, set[tuple[int, int]]] = {}
+    for tp, old in before.items():
+        new = after[tp]
+        if set(new) == set(old):
+            continue
+        brokers.update(old)
+        brokers.update(new)
+        leader.setdefault(tp.topic, set()).update((tp.partition, b) for b in old)
+        follower.setdefault(tp.topic, set()).update((tp.partition, b) for b in new if b not in old)
+    fmt = lambda s: ",".join(f"{p}:{b}" for p, b in sorted(s))  # noqa: E731
+    return {
+        "rate_bytes_per_sec": rate,
+        "brokers": {str(b): {"follower.replication.throttled.rate": str(rate), "leader.replication.throttled.rate": str(rate)}
+                    for b in sorted(brokers)},
+        "topics": {t: {"follower.replication.throttled.replicas": fmt(follower.get(t, set())),
+                       "leader.replication.throttled.replicas": fmt(leader[t])} for t in sorted(leader)},
+    }
+
+
+def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int, ...]]], *, rate: int = 52428800,
+               status: str = "passed", election_batch_size: int = 1000) -> Path:
+    plan_dir.mkdir(parents=True, exist_ok=True)
+    current = {TP(p.topic, p.partition): tuple(p.replicas) for p in snap.partitions}
+    sizes = {TP(p.topic, p.partition): p.size_bytes or 0 for p in snap.partitions}
+    files: dict[str, str] = {}
+    meta = []
+    for i, targets in enumerate(batches, start=1):
+        bid = batch_dir_name(i, len(batches))
+        before = {tp: current[tp] for tp in targets}
+        throttles = throttles_for(before, targets, rate)
+        moved = sum(sizes[tp] * len(set(t) - set(before[tp])) for tp, t in targets.items())
+        d = plan_dir / "batches" / bid
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "reassignment.json").write_text(dump_json(_assignment_json(targets)))
+        (d / "rollback.json").write_text(dump_json(_assignment_json(before)))
+        (d / "throttles.json").write_text(dump_json(throttles))
+        for name in ("reassignment", "rollback", "throttles"):
+            files[f"batches/{bid}/{name}.json"] = file_sha256(d / f"{name}.json")
+        kind = "reorder" if all(set(t) == set(before[tp]) for tp, t in targets.items()) else "move"
+        moves = sum(len(set(t) - set(before[tp])) for tp, t in targets.items())
+        meta.append({"id": bid, "kind": kind, "partitions": len(targets), "replica_moves": moves, "bytes": moved,
+                     "estimated_seconds": round(moved / rate, 1)})
+        current.update(targets)
+    elect = sorted({tp for b in batches for tp in b})
+    (plan_dir / "election.json").write_text(dump_json({"partitions": [{"topic": t.topic, "partition": t.partition} for t in elect]}))
+    (plan_dir / "RUNBOOK.md").write_text("# Runbook\n\nkafka-rebalance execute --plan .\n")
+    for name in ("election.json", "RUNBOOK.md"):
+        files[name] = file_sha256(plan_dir / name)
+    options = {"throttle_bytes_per_sec": rate, "election_batch_size": election_batch_size, "ordering": "small-first"}
+    snap_sha = snap.fingerprint()
+    plan_hash = compute_plan_hash(snap_sha, options, files)
+    manifest = {
+        "format_version": 1, "tool_version": "0.1.0", "cluster_id": snap.cluster_id, "plan_hash": plan_hash,
+        "snapshot": {"sha256": snap_sha, "captured_at": snap.captured_at, "path": "snapshot.json"},
+        "options": options, "files": files, "batches": meta, "summary": {},
+        "validation": {"status": status, "plan_hash": plan_hash, "result": "validation/result.json"},
+    }
+    (plan_dir / "plan.json").write_text(dump_json(manifest))
+    return plan_dir
+
+
+def move_one_replica(snap: Snapshot, count: int, skip: int = 0) -> dict[TP, tuple[int, ...]]:
+    """Targets that replace each partition's last replica by a broker outside its replica set."""
+    out: dict[TP, tuple[int, ...]] = {}
+    ids = [b.id for b in snap.brokers if b.alive]
+    for p in snap.partitions[skip:skip + count]:
+        spare = [b for b in ids if b not in p.replicas]
+        out[TP(p.topic, p.partition)] = tuple(p.replicas[:-1]) + (spare[(p.partition) % len(spare)],)
+    return out
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text())
