@@ -110,14 +110,20 @@ ORDERS_BEFORE = [(0, 1), (1, 2), (2, 1), (1, 0), (0, 1), (1, 0), (2, 1), (1, 2)]
 ORDERS_AFTER = [(0, 1), (1, 2), (2, 3), (3, 0), (0, 3), (1, 0), (2, 1), (3, 2)]
 AUDIT = [(0, 3), (1, 2), (2, 1), (3, 0)]
 SIZE = 1_000_000
+# Sizes chosen so that the plan leaves every broker at exactly the mean (7 units): orders-6
+# and audit-0 are twice the others. Swapping orders-0 and orders-6 between brokers 0 and 2
+# keeps every count but not the bytes (see test_bytes_not_worse_off).
+UNITS = {("orders", 6): 2, ("audit", 0): 2}
 
 
 def small_snapshot() -> dict[str, Any]:
     parts = []
     for topic, layout in (("audit", AUDIT), ("orders", ORDERS_BEFORE)):
         for i, reps in enumerate(layout):
-            parts.append({"topic": topic, "partition": i, "replicas": list(reps), "leader": reps[0], "isr": list(reps),
-                          "size_bytes": SIZE, "bytes_in_per_sec": 100.0})
+            # audit partitions are led by their second replica: the plan's election fixes that
+            leader = reps[1] if topic == "audit" else reps[0]
+            parts.append({"topic": topic, "partition": i, "replicas": list(reps), "leader": leader, "isr": list(reps),
+                          "size_bytes": SIZE * UNITS.get((topic, i), 1), "bytes_in_per_sec": 100.0})
     return {
         "cluster_id": "test-1", "captured_at": "2026-01-01T00:00:00Z", "controller": "kraft", "configs": {},
         "brokers": [{"id": b, "rack": r, "alive": True, "configs": {}} for b, r in RACKS.items()],
@@ -131,9 +137,10 @@ def small_plan_moves() -> list[list[Move]]:
     return [moves[:2], moves[2:]]
 
 
-def small_plan(tmp: Path) -> tuple[Path, Path]:
-    snapshot = tmp / "snapshot.json"
-    dump(snapshot, small_snapshot())
-    moves = small_plan_moves()
-    election = [(t, p) for batch in moves for t, p, _ in batch]
-    return write_plan(tmp / "plan", snapshot, moves, election, exclude_topics=["audit"]), snapshot
+def small_plan(tmp: Path, snapshot: dict[str, Any] | None = None, moves: list[list[Move]] | None = None,
+               **options: Any) -> tuple[Path, Path]:
+    path = tmp / "snapshot.json"
+    dump(path, snapshot or small_snapshot())
+    moves = small_plan_moves() if moves is None else moves
+    election = sorted({(t, p) for batch in moves for t, p, _ in batch} | {("audit", i) for i in range(len(AUDIT))})
+    return write_plan(tmp / "plan", path, moves, election, **{"exclude_topics": ["audit"], **options}), path

@@ -45,7 +45,12 @@ def build_suite(name: str, directory: Path | None = None) -> Any:
 
     raw = load_suite_dict(name, directory)
     expectations = [
-        ExpectationConfiguration(type=e["type"], kwargs=e.get("kwargs", {}), meta=e["meta"]).to_domain_obj()
+        # Data Docs show an expectation's description: lead with its name so the page and
+        # the CLI report speak of the same expectation.
+        ExpectationConfiguration(
+            type=e["type"], kwargs=e.get("kwargs", {}), meta=e["meta"],
+            description=f"{e['type']}: {e['meta']['description']}",
+        ).to_domain_obj()
         for e in raw["expectations"]
     ]
     return gx.ExpectationSuite(name=name, expectations=expectations, meta=raw.get("meta") or {})
