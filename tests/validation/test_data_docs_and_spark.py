@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from kafka_rebalance.validation import validate_plan
 from kafka_rebalance.validation.suites import SUITE_NAMES
 from tests.validation.plan_helper import dump, restamp, small_plan
@@ -36,6 +38,8 @@ def test_second_run_docs_show_only_this_plan(tmp_path: Path) -> None:
     assert len(pages) == len(SUITE_NAMES)
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_spark_engine_same_verdicts(tmp_path: Path, spark) -> None:
     plan, snapshot = small_plan(tmp_path)
     passed = validate_plan(plan, snapshot, engine="spark", spark=spark)
