@@ -1,0 +1,161 @@
+"""Planner benchmark: generated skewed clusters with new brokers, planned and measured.
+
+    python benchmarks/planner.py                 # all four sizes (the 1M one takes minutes)
+    python benchmarks/planner.py --sizes 12/2000,50/50000
+
+Each size runs in its own process so peak memory (ru_maxrss) is that size's alone.
+Prints, per cluster: snapshot load seconds, planning seconds, writing seconds, peak
+memory, replica moves and bytes against their lower bounds, final spreads (replicas,
+preferred leaders, bytes), rack violations before/after, and as a baseline from the
+same run, the replica moves Kafka's --generate would make.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "plugins"))
+
+# brokers/partitions -> (racks, new brokers): racks divide the existing broker count
+# so the generator places every partition on distinct racks.
+SIZES = {
+    (12, 2_000): (3, 3),
+    (50, 50_000): (5, 5),
+    (200, 200_000): (5, 10),
+    (400, 1_000_000): (5, 20),
+}
+
+
+def spec_for(brokers: int, partitions: int):  # noqa: ANN201
+    from kafka_rebalance.generate import ClusterSpec
+
+    racks, new = SIZES.get((brokers, partitions), (3, max(1, brokers // 20)))
+    return ClusterSpec(
+        cluster_id=f"bench-{brokers}-{partitions}", brokers=brokers, racks=racks, topics=max(10, partitions // 1000),
+        partitions=partitions, replication_factor=3, replica_skew=0.5, leader_skew=0.1, new_brokers=new,
+        under_replicated=0.01, mean_partition_mb=64.0, seed=7,
+    )
+
+
+def rack_violations(snapshot, rows_by_partition) -> int:  # noqa: ANN001
+    rack = snapshot.rack_of
+    n_racks = len({r for r in rack.values()})
+    bad = 0
+    for reps in rows_by_partition:
+        cap = -(-len(reps) // n_racks)
+        racks = [rack[b] for b in reps]
+        if max(racks.count(r) for r in set(racks)) > cap:
+            bad += 1
+    return bad
+
+
+def run_one(brokers: int, partitions: int, workdir: Path) -> dict:
+    from kafka_rebalance.balance import byte_deviation, count_spread
+    from kafka_rebalance.generate import generate
+    from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
+    from kafka_rebalance.planner.kafka_generate import generate_moves
+    from kafka_rebalance.snapshot import load_snapshot
+
+    spec = spec_for(brokers, partitions)
+    path = workdir / f"bench-{brokers}-{partitions}.parquet"
+    if not path.exists():
+        generate(spec, path)
+    t0 = time.perf_counter()
+    snap = load_snapshot(path)
+    t1 = time.perf_counter()
+    plan = make_plan(snap, PlanOptions())
+    t2 = time.perf_counter()
+    out = Path(tempfile.mkdtemp(dir=workdir)) / "plan"
+    write_plan(plan, out, str(path))
+    t3 = time.perf_counter()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    s = plan.summary
+    final = {}
+    for batch in plan.batches:
+        for step in batch.steps:
+            final[(step.topic, step.partition)] = step.after
+    after_rows = [final.get((p.topic, p.partition), p.replicas) for p in snap.partitions]
+    before_v = rack_violations(snap, [p.replicas for p in snap.partitions])
+    after_v = rack_violations(snap, after_rows)
+    proj = s["projected"]
+    live = [r for r in proj if r["broker_id"] in set(snap.live_broker_ids)]
+    t4 = time.perf_counter()
+    baseline = generate_moves(snap)
+    t5 = time.perf_counter()
+    return {
+        "cluster": f"{brokers} brokers / {partitions:,} partitions ({spec.racks} racks, {spec.new_brokers} new)",
+        "load_s": round(t1 - t0, 2),
+        "plan_s": round(t2 - t1, 2),
+        "write_s": round(t3 - t2, 2),
+        "peak_mb": round(peak_mb),
+        "batches": len(plan.batches),
+        "replica_moves": s["replica_moves"],
+        "moves_lower_bound": s["lower_bounds"]["replica_moves"],
+        "moves_ratio": s["ratio_to_lower_bound"]["replica_moves"],
+        "bytes_moved": s["bytes_moved"],
+        "bytes_lower_bound": s["lower_bounds"]["bytes_moved"],
+        "bytes_ratio": s["ratio_to_lower_bound"]["bytes_moved"],
+        "reorders": s["reorders"],
+        "elections": s["leader_elections"],
+        "estimated_hours": round(s["estimated_seconds"] / 3600, 1),
+        "replicas_before": count_spread([r["replicas"] for r in s["before"] if r in s["before"]]),
+        "replicas_after": count_spread([r["replicas"] for r in live]),
+        "preferred_after": count_spread([r["preferred_leaders"] for r in live]),
+        "bytes_dev_before": round(byte_deviation([r["size_bytes"] for r in s["before"]]), 3),
+        "bytes_dev_after": round(byte_deviation([r["size_bytes"] for r in live]), 3),
+        "rack_violations_before": before_v,
+        "rack_violations_after": after_v,
+        "kafka_generate_moves": baseline["replica_moves"],
+        "kafka_generate_bytes": baseline["bytes_moved"],
+        "kafka_generate_s": round(t5 - t4, 2),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default=",".join(f"{b}/{p}" for b, p in SIZES), help="brokers/partitions,...")
+    ap.add_argument("--workdir", default=str(ROOT / ".bench"), help="where snapshots and plans go")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    if args.one:
+        b, p = (int(x) for x in args.one.split("/"))
+        print(json.dumps(run_one(b, p, workdir)))
+        return
+    for item in args.sizes.split(","):
+        res = subprocess.run(
+            [sys.executable, __file__, "--one", item, "--workdir", str(workdir)], capture_output=True, text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        if res.returncode != 0:
+            print(f"{item}: FAILED\n{res.stderr}", file=sys.stderr)
+            continue
+        r = json.loads(res.stdout.strip().splitlines()[-1])
+        ra, pa = r["replicas_after"], r["preferred_after"]
+        print(f"== {r['cluster']}")
+        print(f"   load {r['load_s']}s  plan {r['plan_s']}s  write {r['write_s']}s  peak {r['peak_mb']} MB  batches {r['batches']}")
+        print(f"   moves {r['replica_moves']:,} / lower bound {r['moves_lower_bound']:,} = {r['moves_ratio']}x   "
+              f"Kafka --generate: {r['kafka_generate_moves']:,} moves ({r['kafka_generate_s']}s)")
+        print(f"   bytes {r['bytes_moved']:,} / lower bound {r['bytes_lower_bound']:,} = {r['bytes_ratio']}x   "
+              f"Kafka --generate: {r['kafka_generate_bytes']:,}")
+        print(f"   replicas per broker {r['replicas_before']['min']}..{r['replicas_before']['max']} -> {ra['min']}..{ra['max']} "
+              f"(ideal {ra['ideal']:.1f}, outside [floor, ceil]: {ra['brokers_outside']}); preferred leaders -> "
+              f"{pa['min']}..{pa['max']} (outside: {pa['brokers_outside']})")
+        print(f"   byte deviation {r['bytes_dev_before']:.1%} -> {r['bytes_dev_after']:.1%}; rack violations "
+              f"{r['rack_violations_before']} -> {r['rack_violations_after']}; reorders {r['reorders']:,}, "
+              f"elections {r['elections']:,}, est. {r['estimated_hours']} h at 50 MiB/s")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

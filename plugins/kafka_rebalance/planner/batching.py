@@ -1,0 +1,99 @@
+"""Grouping steps into batches that run one after another.
+
+Reorders (metadata only) come first, in batches of ``max_partitions_per_batch``.
+Data moves follow; a batch takes steps in the ordering strategy's order while:
+* it holds at most ``max_partitions_per_batch`` partitions;
+* no broker has more than ``max_moves_per_broker`` replica moves into or out of it
+  (a new replica counts on its destination, a leaving one on its source);
+* the produce rates of the partitions a broker receives (or, as leader, sends) stay
+  below the throttle, so the batch can finish;
+* a partition's next step waits for a later batch than its previous one.
+A step that does not fit stays at its place in the queue for the next batch. To
+keep planning linear, a batch stops looking after a window of refusals.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kafka_rebalance.planner.options import PlanOptions
+from kafka_rebalance.planner.steps import Step
+
+
+@dataclass(slots=True)
+class Batch:
+    kind: str  # "reorder" | "move"
+    steps: list[Step]
+    seconds: float = 0.0
+
+    @property
+    def replica_moves(self) -> int:
+        return sum(len(s.adds) for s in self.steps)
+
+    @property
+    def bytes(self) -> int:
+        return sum(len(s.adds) * s.size for s in self.steps)
+
+
+def order_key(options: PlanOptions, under_replicated: Callable[[int], bool]) -> Callable[[Step], tuple]:
+    if options.ordering == "large-first":
+        return lambda s: (-s.size, s.topic, s.partition, s.seq)
+    if options.ordering == "under-replicated-first":
+        return lambda s: (not under_replicated(s.p), s.size, s.topic, s.partition, s.seq)
+    return lambda s: (s.size, s.topic, s.partition, s.seq)
+
+
+def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[Batch]:
+    cap = options.max_partitions_per_batch
+    batches: list[Batch] = []
+    reorders = sorted(reorders, key=key)
+    for i in range(0, len(reorders), cap):
+        batches.append(Batch("reorder", reorders[i : i + cap]))
+    batches.extend(_move_batches(moves, options, key))
+    return batches
+
+
+def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[Batch]:
+    cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.throttle_bytes_per_sec
+    window = 4 * cap + 100
+    following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
+    queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
+    out: list[Batch] = []
+    while queue:
+        taken: list[Step] = []
+        skipped: list[Step] = []
+        load: dict[int, int] = defaultdict(int)
+        inflow: dict[int, float] = defaultdict(float)
+        outflow: dict[int, float] = defaultdict(float)
+        refusals = 0
+        while queue and len(taken) < cap and refusals < window:
+            s = queue.popleft()
+            n_new = len(s.adds)
+            involved = s.adds + s.removes[:n_new]  # distinct brokers: one move each
+            fits = True
+            for b in involved:
+                if load[b] >= per_broker:
+                    fits = False
+                    break
+            if fits and n_new and s.rate:
+                fits = all(inflow[b] + s.rate < rate for b in s.adds) and outflow[s.leader] + s.rate * n_new < rate
+            if not fits and taken:
+                skipped.append(s)
+                refusals += 1
+                continue
+            # An empty batch takes the head even if it alone breaks a limit: otherwise it could never run.
+            taken.append(s)
+            for b in involved:
+                load[b] += 1
+            for b in s.adds:
+                inflow[b] += s.rate
+            outflow[s.leader] += s.rate * n_new
+        queue.extendleft(reversed(skipped))
+        successors = [following[(s.p, s.seq)] for s in taken if (s.p, s.seq) in following]
+        if successors:
+            queue = deque(heapq.merge(queue, sorted(successors, key=key), key=key))
+        out.append(Batch("move", sorted(taken, key=key)))
+    return out

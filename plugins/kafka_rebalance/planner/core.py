@@ -1,0 +1,193 @@
+"""The planner: snapshot + options -> Plan, a pure function (files.py writes it out).
+
+Order of work: targets and lower bounds from the untouched snapshot; the hard goals
+(placement, rack safety); replica counts; bytes; preferred leaders on the final
+replica sets; then steps, batches, throttles, estimates and the summary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from kafka_rebalance.metrics import threshold_percentage
+from kafka_rebalance.planner import lower_bounds
+from kafka_rebalance.planner.batching import Batch, make_batches, order_key
+from kafka_rebalance.planner.errors import PlanError
+from kafka_rebalance.planner.estimate import batch_seconds
+from kafka_rebalance.planner.goals import (
+    ByteBalanceGoal,
+    Goal,
+    PlacementGoal,
+    PreferredLeaderGoal,
+    RackSafetyGoal,
+    ReplicaCountGoal,
+)
+from kafka_rebalance.planner.options import PlanOptions
+from kafka_rebalance.planner.state import ClusterState
+from kafka_rebalance.planner.steps import Step, partition_steps
+from kafka_rebalance.planner.targets import set_targets
+from kafka_rebalance.planner.throttles import batch_throttles
+from kafka_rebalance.snapshot import Snapshot
+
+
+@dataclass
+class Plan:
+    snapshot: Snapshot
+    options: PlanOptions
+    batches: list[Batch]
+    elections: list[tuple[str, int]]
+    summary: dict[str, Any]
+    throttles: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _broker_rows(state: ClusterState, replicas: np.ndarray, leaders: np.ndarray, preferred: np.ndarray, size: np.ndarray) -> list[dict[str, int]]:
+    return [
+        {
+            "broker_id": state.bid(b),
+            "replicas": int(replicas[b]),
+            "leaders": int(leaders[b]),
+            "preferred_leaders": int(preferred[b]),
+            "size_bytes": int(size[b]),
+        }
+        for b in range(state.n_brokers)
+    ]
+
+
+def _ratio(value: int, bound: int) -> float | None:
+    if bound == 0:
+        return 1.0 if value == 0 else None
+    return round(value / bound, 4)
+
+
+def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
+    options.check()
+    options.check_against(snapshot)
+    if options.threshold_percentage is None:
+        value, source = threshold_percentage(snapshot)
+        options = replace(options, threshold_percentage=value, threshold_source=source)
+    state = ClusterState(snapshot, options)
+    set_targets(state)
+    bounds = lower_bounds.compute(state)
+
+    before_counts = state.counts.copy()
+    before_bytes = state.bytes.copy()
+    before_pref = np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts else np.zeros(state.n_brokers, int)
+    lead = state.leader[state.leader >= 0]
+    before_leaders = np.bincount(lead, minlength=state.n_brokers)
+
+    placement, rack, count, byte, leaders = (
+        PlacementGoal(), RackSafetyGoal(), ReplicaCountGoal(), ByteBalanceGoal(), PreferredLeaderGoal(),
+    )
+    goals: list[Goal] = [placement, rack, count, byte, leaders]
+    state.vetoes = [g for g in goals if g.hard]
+    for goal in goals:
+        goal.optimize(state)
+        if not goal.hard:
+            state.vetoes.append(goal)
+
+    pref, col, F, E = leaders.pref, leaders.col, leaders.F, leaders.E
+    ids = state.broker_ids
+    changed = np.flatnonzero(state.touched | (col != 0)).tolist()
+    reorders: list[Step] = []
+    moves: list[list[Step]] = []
+    final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
+    elections: list[tuple[str, int]] = []
+    electable_pref = E[np.arange(state.n_parts), col] if state.n_parts else np.zeros(0, bool)
+    for p in changed:
+        part = state.parts[p]
+        base = state.row(p)
+        b = int(pref[p])
+        final_idx = [b] + [x for x in base if x != b]
+        original = list(part.replicas)
+        final = [ids[x] for x in final_idx]
+        rate = part.bytes_in_per_sec or 0.0
+        chain = partition_steps(
+            p, part.topic, part.partition, original, final, part.leader, part.size_bytes or 0, rate,
+            options.max_new_replicas_per_partition,
+        )
+        if rate >= options.throttle_bytes_per_sec and not chain[0].reorder:
+            raise PlanError(
+                f"partition {part.name} would move but its produce rate {rate:,.0f} B/s is at or above the throttle "
+                f"{options.throttle_bytes_per_sec:,} B/s, so it could never catch up; raise --throttle"
+            )
+        if chain[0].reorder:
+            reorders.extend(chain)
+        else:
+            moves.append(chain)
+    # Elections: every changeable partition whose final first replica can lead and does not (or might not) yet.
+    changeable = ~state.frozen
+    need = changeable & electable_pref & (state.leader != pref)
+    for p in np.flatnonzero(need).tolist():
+        part = state.parts[p]
+        elections.append((part.topic, part.partition))
+    final_leader[need] = pref[need]
+    # Partitions not elected keep their leader if it is still a live replica, else the first live one.
+    for p in np.flatnonzero(state.touched & ~need).tolist():
+        row = F[p]
+        if final_leader[p] < 0 or final_leader[p] not in row.tolist() or not state.alive[final_leader[p]]:
+            live = [x for x in row.tolist() if x >= 0 and state.alive[x]]
+            final_leader[p] = live[0] if live else -1
+    elections.sort()
+
+    urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
+    key = order_key(options, lambda p: bool(urp[p]))
+    batches = make_batches(reorders, moves, options, key)
+    throttles = []
+    for batch in batches:
+        if batch.kind == "move":
+            batch.seconds = batch_seconds(batch.steps, options.throttle_bytes_per_sec)
+            if math.isinf(batch.seconds):
+                s = max(batch.steps, key=lambda s: s.rate)
+                raise PlanError(
+                    f"a batch cannot finish: produce traffic into moving partitions (e.g. {s.topic}-{s.partition} "
+                    f"at {s.rate:,.0f} B/s) reaches the throttle {options.throttle_bytes_per_sec:,} B/s on one broker; "
+                    "raise --throttle or lower --max-moves-per-broker"
+                )
+            throttles.append(batch_throttles(batch.steps, options.throttle_bytes_per_sec))
+        else:
+            throttles.append(batch_throttles([], options.throttle_bytes_per_sec))
+
+    after_pref = np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before_pref
+    fl = final_leader[final_leader >= 0]
+    after_leaders = np.bincount(fl, minlength=state.n_brokers)
+    from kafka_rebalance.balance import Tolerances, bytes_balanced
+
+    balanced_bytes = bytes_balanced([int(state.bytes[b]) for b in state.eligible_idx], Tolerances(options.byte_tolerance))
+    bounds = lower_bounds.finish(bounds, balanced_bytes)
+    replica_moves = sum(b.replica_moves for b in batches)
+    bytes_moved = sum(b.bytes for b in batches)
+    threshold = float(options.threshold_percentage or 0.0)
+    not_led = np.bincount(pref[final_leader != pref], minlength=state.n_brokers) if state.n_parts else after_pref
+    over_threshold = [
+        ids[b] for b in range(state.n_brokers) if after_pref[b] and not_led[b] / after_pref[b] > threshold / 100
+    ]
+    summary: dict[str, Any] = {
+        "replica_moves": replica_moves,
+        "bytes_moved": bytes_moved,
+        "reorders": len(reorders),
+        "leader_elections": len(elections),
+        "lower_bounds": bounds,
+        "ratio_to_lower_bound": {
+            "replica_moves": _ratio(replica_moves, bounds["replica_moves"]),
+            "bytes_moved": _ratio(bytes_moved, bounds["bytes_moved"]),
+        },
+        "estimated_seconds": round(sum(b.seconds for b in batches), 1),
+        "before": _broker_rows(state, before_counts, before_leaders, before_pref, before_bytes),
+        "projected": _broker_rows(state, state.counts, after_leaders, after_pref, state.bytes),
+        "targets": {
+            "replicas": {str(ids[b]): [int(state.lo[b]), int(state.hi[b])] for b in state.eligible_idx},
+            "preferred_leaders": [leaders.floor, leaders.ceil],
+            "byte_mean": round(state.byte_mean, 1),
+            "byte_tolerance": options.byte_tolerance,
+        },
+        "leader_imbalance": {
+            "threshold_percentage": threshold,
+            "brokers_over_threshold_after_election": over_threshold,
+        },
+        "rack_violations_unrepaired": sorted(rack.unrepaired),
+    }
+    return Plan(snapshot, options, batches, elections, summary, throttles)

@@ -1,0 +1,37 @@
+"""How long a batch takes under the throttle.
+
+Each broker receives its new replicas' bytes through its follower throttle and each
+leader sends them through its leader throttle, both at ``rate`` bytes/s. While a
+replica catches up, the partition keeps receiving produce traffic at
+``bytes_in_per_sec``, which the new replica must also copy: a broker receiving S
+bytes of partitions whose produce rates sum to P needs S / (rate - P) seconds
+(never, when P >= rate). The batch lasts as long as its slowest broker.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from kafka_rebalance.planner.steps import Step
+
+
+def batch_seconds(steps: Iterable[Step], rate: int) -> float:
+    recv: dict[int, float] = defaultdict(float)
+    recv_rate: dict[int, float] = defaultdict(float)
+    send: dict[int, float] = defaultdict(float)
+    send_rate: dict[int, float] = defaultdict(float)
+    for s in steps:
+        for b in s.adds:
+            recv[b] += s.size
+            recv_rate[b] += s.rate
+            send[s.leader] += s.size
+            send_rate[s.leader] += s.rate
+    worst = 0.0
+    for side, flow in ((recv, recv_rate), (send, send_rate)):
+        for b, size in side.items():
+            headroom = rate - flow[b]
+            if headroom <= 0:
+                return float("inf")
+            worst = max(worst, size / headroom)
+    return worst

@@ -1,0 +1,110 @@
+"""Bytes: every eligible broker within ``byte_tolerance`` of the mean.
+
+Runs after the count goal, which vetoes any single move that would push a broker
+out of its count range; where counts leave no slack, a swap (a large replica one
+way, a small one back) keeps both counts and evens the bytes. Every accepted
+action strictly lowers the total deviation beyond the tolerance band, so it ends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_rebalance.planner.goals.base import Goal, donor_index
+from kafka_rebalance.planner.state import ClusterState
+
+PARTNERS = 8  # lightest (or heaviest) brokers tried per step
+
+
+class ByteBalanceGoal(Goal):
+    name = "bytes"
+
+    def optimize(self, state: ClusterState) -> None:
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        mean = state.byte_mean
+        tol = state.options.byte_tolerance
+        upper, lower = mean * (1 + tol), mean * (1 - tol)
+        self.upper, self.lower = upper, lower
+        stuck = np.zeros(state.n_brokers, dtype=bool)
+        for _ in range(20 * len(elig) + 1000):
+            b = state.bytes[elig].astype(np.float64)
+            live = ~stuck[elig]
+            hi = np.where(live, b - upper, 0.0)
+            lo = np.where(live, lower - b, 0.0)
+            ih, il = int(np.argmax(hi)), int(np.argmax(lo))
+            if hi[ih] <= 0 and lo[il] <= 0:
+                return
+            if hi[ih] >= lo[il]:
+                h = int(elig[ih])
+                partners = elig[np.lexsort((elig, b))][: PARTNERS + 1]
+                if not self._improve(state, h, [int(x) for x in partners if x != h], heavy=True):
+                    stuck[h] = True
+            else:
+                light = int(elig[il])
+                partners = elig[np.lexsort((elig, -b))][: PARTNERS + 1]
+                if not self._improve(state, light, [int(x) for x in partners if x != light], heavy=False):
+                    stuck[light] = True
+
+    def _viol(self, x: float) -> float:
+        return max(0.0, x - self.upper) + max(0.0, self.lower - x)
+
+    def _improve(self, state: ClusterState, focus: int, partners: list[int], heavy: bool) -> bool:
+        mean = state.byte_mean
+        for other in partners:
+            h, r = (focus, other) if heavy else (other, focus)
+            bh, br = float(state.bytes[h]), float(state.bytes[r])
+            if bh <= br:
+                continue
+            before = self._viol(bh) + self._viol(br)
+            desired = max(0.0, min(bh - mean, mean - br)) or (bh - br) / 2
+
+            def better(s: float) -> bool:
+                return self._viol(bh - s) + self._viol(br + s) < before - 1e-9
+
+            if self._single(state, h, r, desired, better):
+                return True
+            if self._swap(state, h, r, desired, better):
+                return True
+        return False
+
+    @staticmethod
+    def _arrival(state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
+        """A replica that moved ONTO x during planning: moving it on again changes its
+        destination, not the number of moves (and moving it home cancels a move)."""
+        lst = [p for p in dict.fromkeys(state.arrivals.get(x, ())) if x in state.row(p)]
+        lst.sort(key=lambda p: (abs(float(state.sizes[p]) - desired), p))
+        for p in lst[:64]:
+            if ok(p):
+                return p
+        return None
+
+    def _pick(self, state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
+        p = donor_index(state, x).find(desired, ok, limit=64)
+        if p is None:
+            p = self._arrival(state, x, desired, ok)
+        return p
+
+    def _single(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001
+        p = self._pick(state, h, desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r))
+        if p is None:
+            return False
+        state.move(p, h, r)
+        return True
+
+    def _swap(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001
+        """Move a replica from h to r and a smaller one from r to h: counts unchanged."""
+        q = self._pick(state, r, 0.0, lambda q: state.accepts(q, r, h, count_neutral=True))
+        if q is None:
+            return False
+        sq = float(state.sizes[q])
+        p = self._pick(
+            state, h, desired + sq,
+            lambda p: p != q and better(float(state.sizes[p]) - sq) and state.accepts(p, h, r, count_neutral=True),
+        )
+        if p is None:
+            if not state.touched[q]:
+                donor_index(state, r).put_back(q)  # the small one stays available for later searches
+            return False
+        state.move(p, h, r)
+        state.move(q, r, h)
+        return True

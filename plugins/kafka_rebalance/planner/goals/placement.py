@@ -1,0 +1,162 @@
+"""Hard goals: where a replica may live (placement) and rack safety.
+
+PlacementGoal empties dead and decommissioned brokers and applies a replication
+factor change; RackSafetyGoal repairs partitions with too many replicas in one
+rack. Both veto any later move to a dead, decommissioned or already-used broker,
+or one that would put too many replicas of a partition in one rack.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_rebalance.planner.errors import PlanError
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.state import ClusterState
+
+
+def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
+    rate = state.rates[p]
+    throttle = state.options.throttle_bytes_per_sec
+    return PlanError(
+        f"partition {state.name(p)} must move ({why}) but its produce rate {rate:,.0f} B/s is at or above "
+        f"the throttle {throttle:,} B/s, so its new replica could never catch up; raise --throttle above {rate:,.0f}"
+    )
+
+
+def best_destination(state: ClusterState, p: int, row: list[int], src: int | None, rf: int, other_rack: bool = False) -> int | None:
+    """The least-loaded eligible broker that may take a replica of ``p`` (replacing ``src``)."""
+    elig = state.__dict__.get("_elig_arr")
+    if elig is None:
+        elig = state.__dict__["_elig_arr"] = np.asarray(state.eligible_idx, dtype=np.int64)
+    order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
+    rack = state.rack
+    for b in order.tolist():
+        if b in row:
+            continue
+        if other_rack and src is not None and rack[b] == rack[src]:
+            continue
+        if state.rack_ok(row, src, b, rf):
+            return b
+    return None
+
+
+class PlacementGoal(Goal):
+    name = "placement"
+    hard = True
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        return state.eligible[dst] and not state.frozen[p] and not state.hot[p] and dst not in state.row(p)
+
+    def optimize(self, state: ClusterState) -> None:
+        R = state.R
+        valid = R >= 0
+        on_inelig = (~state.eligible_arr[np.maximum(R, 0)]) & valid
+        needs = (on_inelig.any(axis=1) | (state.rf_target != state.rf)) & ~state.frozen
+        self._check_frozen(state, on_inelig)
+        self.warnings: list[str] = []
+        for p in np.flatnonzero(needs).tolist():
+            self._fix(state, p)
+
+    def _check_frozen(self, state: ClusterState, on_inelig: np.ndarray) -> None:
+        stuck = np.flatnonzero(on_inelig.any(axis=1) & state.frozen)
+        for p in stuck.tolist():
+            for b in state.row(p):
+                if state.decommissioned[b]:
+                    why = "its topic is in --exclude-topics" if state.excluded[p] else "it has no leader to copy from"
+                    raise PlanError(
+                        f"cannot decommission broker {state.bid(b)}: partition {state.name(p)} has a replica there "
+                        f"and cannot move ({why})"
+                    )
+
+    def _fix(self, state: ClusterState, p: int) -> None:
+        target = int(state.rf_target[p])
+        leader = int(state.leader[p])
+        row = state.row(p)
+        while len(row) > target:  # replication factor decrease: drop the replicas we would move anyway
+            victim = max(
+                row,
+                key=lambda b: (not state.eligible[b], int(state.counts[b] - state.hi[b]), b != leader, -b),
+            )
+            state.remove(p, victim)
+            row = state.row(p)
+        for b in [x for x in row if not state.eligible[x]]:
+            if state.hot[p]:
+                raise _hot_error(state, p, f"broker {state.bid(b)} is {'decommissioned' if state.decommissioned[b] else 'dead'}")
+            dst = best_destination(state, p, row, b, target)
+            if dst is None:
+                raise PlanError(
+                    f"partition {state.name(p)}: no eligible broker can take its replica from broker {state.bid(b)} "
+                    f"without breaking rack safety or doubling a replica ({len(state.eligible_idx)} eligible brokers, "
+                    f"replication factor {target})"
+                )
+            state.move(p, b, dst)
+            row = state.row(p)
+        while len(row) < target:
+            if state.hot[p]:
+                raise _hot_error(state, p, f"--replication-factor {target}")
+            dst = best_destination(state, p, row, None, target)
+            if dst is None:
+                raise PlanError(
+                    f"--replication-factor {target}: partition {state.name(p)} cannot get another rack-safe replica "
+                    f"({len(state.eligible_idx)} eligible brokers)"
+                )
+            state.add(p, dst)
+            row = state.row(p)
+
+
+class RackSafetyGoal(Goal):
+    name = "rack-safety"
+    hard = True
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        row = state.row(p)
+        return state.rack_ok(row, src, dst, len(row))
+
+    def violations(self, state: ClusterState) -> np.ndarray:
+        """Partitions (indices) whose replicas crowd one rack beyond the cap."""
+        if not state.has_racks:
+            return np.zeros(0, dtype=np.int64)
+        F = state.final_rows()
+        rack_arr = np.asarray(state.rack + [-2], dtype=np.int64)  # index -1 (padding) -> rack -2
+        RK = rack_arr[F]
+        width = F.shape[1]
+        mult = np.zeros(F.shape, dtype=np.int64)
+        for i in range(width):
+            for j in range(width):
+                mult[:, i] += (RK[:, i] == RK[:, j]) & (F[:, j] >= 0)
+        rf = (F >= 0).sum(axis=1)
+        caps = -(-rf // max(state.n_racks, 1))
+        bad = ((mult > caps[:, None]) & (F >= 0)).any(axis=1)
+        return np.flatnonzero(bad)
+
+    def optimize(self, state: ClusterState) -> None:
+        self.unrepaired: list[str] = []
+        if not state.has_racks:
+            return
+        for p in self.violations(state).tolist():
+            if state.frozen[p]:
+                self.unrepaired.append(state.name(p))
+                continue
+            self._repair(state, p)
+
+    def _repair(self, state: ClusterState, p: int) -> None:
+        rack = state.rack
+        leader = int(state.leader[p])
+        while True:
+            row = state.row(p)
+            cap = state.rack_cap(len(row))
+            per: dict[int, int] = {}
+            for b in row:
+                per[rack[b]] = per.get(rack[b], 0) + 1
+            crowded = [b for b in row if per[rack[b]] > cap]
+            if not crowded:
+                return
+            victim = max(crowded, key=lambda b: (int(state.counts[b] - state.hi[b]), b != leader, -b))
+            if state.hot[p]:
+                raise _hot_error(state, p, "rack-safety repair")
+            dst = best_destination(state, p, row, victim, len(row), other_rack=True)
+            if dst is None:
+                self.unrepaired.append(state.name(p))
+                return
+            state.move(p, victim, dst)

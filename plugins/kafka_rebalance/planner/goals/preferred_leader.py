@@ -1,0 +1,231 @@
+"""Preferred leaders: who is FIRST in each replica list, and so who leads after an election.
+
+Runs on the assignment the replica goals produced. A partition's first replica
+may only become a broker that is eligible and in the ISR (or a new replica, which
+is in the ISR once its move completes), so the election after the plan succeeds.
+Steps: (1) partitions whose first replica could not lead get one that can;
+(2) brokers above ceil give preferred leadership to fellow replicas below floor
+(then below ceil), and brokers below floor take it from ones above ceil (then
+above floor). Among candidates it prefers the partition's current leader (no
+election needed) and partitions that move anyway (no extra reassignment).
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.state import ClusterState
+
+
+def electable_matrix(state: ClusterState, F: np.ndarray) -> np.ndarray:
+    """E[p, j]: could broker F[p, j] win a preferred election once the plan has run?"""
+    parts = state.parts
+    n_p = state.n_parts
+    valid = F >= 0
+    isr_len = np.fromiter((len(p.isr) for p in parts), dtype=np.int64, count=n_p)
+    iw = int(isr_len.max()) if n_p else 0
+    in_isr = np.zeros(F.shape, dtype=bool)
+    if iw:
+        ids = np.asarray(state.broker_ids, dtype=np.int64)
+        flat = np.fromiter(chain.from_iterable(p.isr for p in parts), dtype=np.int64, count=int(isr_len.sum()))
+        flat = np.searchsorted(ids, flat)
+        rows = np.repeat(np.arange(n_p), isr_len)
+        cols = np.arange(len(flat)) - np.repeat(np.cumsum(isr_len) - isr_len, isr_len)
+        I = np.full((n_p, iw), -2, dtype=np.int64)
+        I[rows, cols] = flat
+        for k in range(iw):
+            in_isr |= F == I[:, k : k + 1]
+    is_new = valid.copy()
+    for k in range(state.rf_max):
+        is_new &= F != state.R[:, k : k + 1]
+    return valid & state.eligible_arr[np.maximum(F, 0)] & (in_isr | is_new)
+
+
+class PreferredLeaderGoal(Goal):
+    name = "preferred-leader"
+
+    def optimize(self, state: ClusterState) -> None:
+        F = state.final_rows()
+        E = electable_matrix(state, F)
+        n_p, width = F.shape
+        pref = F[:, 0].astype(np.int64).copy() if n_p else np.zeros(0, dtype=np.int64)
+        col = np.zeros(n_p, dtype=np.int64)
+        changeable = ~state.frozen
+        pc = np.bincount(pref, minlength=state.n_brokers).astype(np.int64)
+        leader = state.leader
+        self.F, self.E, self.pref, self.col, self.pc = F, E, pref, col, pc
+
+        # (1) a first replica that cannot lead gets replaced by one that can
+        for p in np.flatnonzero(~E[:, 0] & changeable).tolist():
+            row, er = F[p].tolist(), E[p].tolist()
+            options = [(int(pc[row[j]]), j) for j in range(1, width) if row[j] >= 0 and er[j]]
+            if options:
+                self._switch(p, min(options)[1])
+
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        on_elig = int(state.eligible_arr[pref].sum()) if n_p else 0
+        self.floor, self.ceil = count_bounds(on_elig, len(elig))
+        lo, hi = self.floor, self.ceil
+        by_pref = self._lists(pref[None, :].T, n_p)
+        by_replica = self._lists(F, n_p)
+        tier = (leader == pref).astype(np.int64) * 2 + (~state.touched).astype(np.int64)
+        for _ in range(3):
+            before = pc.copy()
+            self._give(state, elig, by_pref, tier, changeable, bound=lo)
+            self._give(state, elig, by_pref, tier, changeable, bound=hi)
+            self._take(state, elig, by_replica, changeable, bound=hi)
+            self._take(state, elig, by_replica, changeable, bound=lo)
+            if (pc == before).all() or ((pc[elig] >= lo) & (pc[elig] <= hi)).all():
+                break
+        if not ((pc[elig] >= lo) & (pc[elig] <= hi)).all():
+            self._augment(state, elig, changeable)
+
+    def _augment(self, state: ClusterState, elig: np.ndarray, changeable: np.ndarray) -> None:
+        """Shift leadership along chains a -> b -> c when no direct hand-over exists (e.g. racks == RF).
+
+        W[(a, b)] holds partitions preferred on a in which b could lead; C counts them.
+        Each augmenting path found by BFS moves one preferred leadership per edge, so
+        only the path's ends change their counts.
+        """
+        F, E, pref, pc = self.F, self.E, self.pref, self.pc
+        n_b = state.n_brokers
+        eligible = state.eligible_arr
+        W: dict[tuple[int, int], list[int]] = {}
+        C = np.zeros((n_b, n_b), dtype=np.int64)
+        rows = np.flatnonzero(changeable)
+        for j in range(F.shape[1]):
+            ok = E[rows, j] & (F[rows, j] != pref[rows]) & (F[rows, j] >= 0)
+            ps = rows[ok]
+            a, b = pref[ps], F[ps, j].astype(np.int64)
+            np.add.at(C, (a, b), 1)
+            keys = a * n_b + b
+            order = np.argsort(keys, kind="stable")
+            keys, ps = keys[order], ps[order]
+            cuts = np.flatnonzero(np.diff(keys)) + 1
+            for chunk_k, chunk_p in zip(np.split(keys, cuts), np.split(ps, cuts)):
+                if len(chunk_k):
+                    k = int(chunk_k[0])
+                    W.setdefault((k // n_b, k % n_b), []).extend(chunk_p.tolist())
+
+        def shift(p: int, a: int, b: int) -> None:
+            row, er = F[p].tolist(), E[p].tolist()
+            for x, e in zip(row, er):
+                if x >= 0 and e and x != a:
+                    C[a, x] -= 1
+                if x >= 0 and e and x != b:
+                    C[b, x] += 1
+                    W.setdefault((b, x), []).append(p)
+            self._switch(p, row.index(b))
+
+        def pop(a: int, b: int) -> int | None:
+            lst = W.get((a, b), [])
+            while lst:
+                p = lst.pop()
+                if pref[p] == a and b in F[p].tolist():
+                    return p
+            return None
+
+        def paths(src_ok: np.ndarray, dst_ok: np.ndarray) -> bool:
+            parent = np.full(n_b, -1, dtype=np.int64)
+            seen = np.zeros(n_b, dtype=bool)
+            frontier = [int(x) for x in np.flatnonzero(src_ok & eligible)]
+            seen[frontier] = True
+            while frontier:
+                nxt = []
+                for a in frontier:
+                    for b in np.flatnonzero((C[a] > 0) & ~seen & eligible).tolist():
+                        seen[b] = True
+                        parent[b] = a
+                        if dst_ok[b]:
+                            chain = [b]
+                            while parent[chain[-1]] >= 0:
+                                chain.append(int(parent[chain[-1]]))
+                            chain.reverse()
+                            for x, y in zip(chain, chain[1:]):
+                                p = pop(x, y)
+                                if p is None:  # stale count: repair it and retry
+                                    C[x, y] = 0
+                                    return True
+                                shift(p, x, y)
+                            return True
+                        nxt.append(b)
+                frontier = nxt
+            return False
+
+        lo, hi = self.floor, self.ceil
+        for src_bound, dst_bound in ((hi, lo), (hi, hi), (lo, lo)):
+            for _ in range(int(np.abs(pc[elig] - (lo + hi) / 2).sum()) + 1):
+                src_ok = pc > src_bound
+                dst_ok = (pc < dst_bound) & eligible
+                if not src_ok.any() or not dst_ok.any() or not paths(src_ok, dst_ok):
+                    break
+
+    @staticmethod
+    def _lists(M: np.ndarray, n_p: int) -> tuple[np.ndarray, np.ndarray]:
+        flat = M.ravel()
+        order = np.argsort(flat, kind="stable")
+        order = order[flat[order] >= 0]
+        owners = flat[order]
+        return (order // M.shape[1]).astype(np.int64), owners
+
+    def _switch(self, p: int, j: int) -> None:
+        b = int(self.F[p, j])
+        d = int(self.pref[p])
+        self.pref[p] = b
+        self.col[p] = j
+        self.pc[d] -= 1
+        self.pc[b] += 1
+
+    def _give(self, state, elig, by_pref, tier, changeable, bound: int) -> None:  # noqa: ANN001
+        """Brokers above ceil hand partitions to a fellow replica below ``bound``."""
+        pc, pref, F, E, leader = self.pc, self.pref, self.F, self.E, state.leader
+        parts, owners = by_pref
+        for d in elig.tolist():
+            if pc[d] <= self.ceil:
+                continue
+            a, b = np.searchsorted(owners, [d, d + 1])
+            mine = parts[a:b]
+            mine = mine[changeable[mine]]
+            mine = mine[np.argsort(tier[mine], kind="stable")]
+            for p in mine.tolist():
+                if pc[d] <= self.ceil:
+                    break
+                if pref[p] != d:
+                    continue
+                row, er, lp = F[p].tolist(), E[p].tolist(), int(leader[p])
+                best = None
+                for j in range(len(row)):
+                    x = row[j]
+                    if x < 0 or x == d or not er[j] or pc[x] >= bound:
+                        continue
+                    key = (x != lp, int(pc[x]), j)
+                    if best is None or key < best:
+                        best = key
+                if best is not None:
+                    self._switch(p, best[2])
+
+    def _take(self, state, elig, by_replica, changeable, bound: int) -> None:  # noqa: ANN001
+        """Brokers below floor take partitions they replicate from a preferred leader above ``bound``."""
+        pc, pref, F, E, leader = self.pc, self.pref, self.F, self.E, state.leader
+        parts, owners = by_replica
+        for r in elig.tolist():
+            if pc[r] >= self.floor:
+                continue
+            a, b = np.searchsorted(owners, [r, r + 1])
+            mine = parts[a:b]
+            mine = mine[changeable[mine] & (pref[mine] != r)]
+            mine = mine[np.argsort((leader[mine] != r).astype(np.int64), kind="stable")]
+            for p in mine.tolist():
+                if pc[r] >= self.floor:
+                    break
+                d = int(pref[p])
+                if pc[d] <= bound or d == r:
+                    continue
+                row = F[p].tolist()
+                j = row.index(r)
+                if self.E[p, j]:
+                    self._switch(p, j)

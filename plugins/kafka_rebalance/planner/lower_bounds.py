@@ -1,0 +1,104 @@
+"""Sound lower bounds on replica moves and bytes moved, from the snapshot and the targets alone.
+
+A "move" is one new replica (a data copy). Any plan that reaches the targets needs at least:
+
+* per partition, the replicas it cannot keep: its target RF minus the most replicas
+  it could keep on eligible brokers without crowding a rack (dead/decommissioned
+  brokers and rack-violation repairs);
+* the moves INTO brokers below target: sum over eligible brokers of
+  max(count deficit, ceil(byte deficit / largest movable replica)), since every copy
+  lands on one broker;
+* the moves OUT of brokers above target (unless the RF shrinks, when dropping a
+  replica needs no copy): max(count excess, ceil(byte excess / its largest movable
+  replica)) per eligible broker, plus every movable replica on an ineligible broker.
+
+The move bound is the largest of the three. Bytes: the largest of the forced copies'
+sizes, the total byte excess over mean*(1+tolerance) (all movable bytes of ineligible
+brokers), and the total deficit under mean*(1-tolerance).
+
+The byte terms only bind a plan that actually reaches the byte tolerance (some
+clusters cannot: 8 equal partitions over 3 brokers). ``finish`` therefore keeps
+them only when the plan's projected state is within tolerance, so the bounds hold
+for every plan that achieves what this one achieves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kafka_rebalance.planner.state import ClusterState
+
+
+def forced_copies(state: ClusterState) -> np.ndarray:
+    """Per partition: replicas that must be created whatever else the plan does."""
+    R = state.R
+    valid = R >= 0
+    elig = valid & state.eligible_arr[np.maximum(R, 0)]
+    target = state.rf_target
+    if not state.has_racks:
+        keep = elig.sum(axis=1)
+    else:
+        rack_arr = np.asarray(state.rack, dtype=np.int64)
+        # Ineligible and padding entries get distinct sentinel racks so they never "share".
+        RK = np.where(elig, rack_arr[np.maximum(R, 0)], -1 - np.arange(R.shape[1])[None, :])
+        caps = -(-target // max(state.n_racks, 1))
+        rank = np.zeros(R.shape, dtype=np.int64)
+        for j in range(R.shape[1]):
+            for k in range(j):
+                rank[:, j] += RK[:, k] == RK[:, j]
+        keep = ((rank < caps[:, None]) & elig).sum(axis=1)
+    copies = np.maximum(0, target - np.minimum(keep, target))
+    copies[state.frozen] = 0
+    return copies
+
+
+def compute(state: ClusterState) -> dict[str, dict[str, int]]:
+    """Call after targets are set and before any goal changes the state."""
+    copies = forced_copies(state)
+    movable = ~state.frozen
+    tol = state.options.byte_tolerance
+    upper, lower = state.byte_mean * (1 + tol), state.byte_mean * (1 - tol)
+    elig = np.asarray(state.eligible_idx, dtype=np.int64)
+    inelig = np.asarray([b for b in range(state.n_brokers) if not state.eligible[b]], dtype=np.int64)
+
+    R = state.R
+    valid = R >= 0
+    mov_rows = valid & movable[:, None]
+    owners = R[mov_rows]
+    sizes_rep = np.broadcast_to(state.sizes[:, None], R.shape)[mov_rows]
+    movable_count = np.bincount(owners, minlength=state.n_brokers)
+    movable_bytes = np.bincount(owners, weights=sizes_rep, minlength=state.n_brokers)
+    max_size = np.zeros(state.n_brokers, dtype=np.float64)
+    if len(owners):
+        np.maximum.at(max_size, owners, sizes_rep.astype(np.float64))
+    biggest = float(max_size.max()) if len(owners) else 0.0
+
+    counts = state.counts
+    byte = state.bytes.astype(np.float64)
+    deficit_bytes = np.maximum(0.0, lower - byte[elig])
+    count_deficit = np.maximum(0, state.lo[elig] - counts[elig])
+    byte_deficit_moves = np.ceil(deficit_bytes / biggest) if biggest > 0 else np.zeros(len(elig))
+    excess_bytes = np.maximum(0.0, byte[elig] - upper)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        byte_moves = np.where(max_size[elig] > 0, np.ceil(excess_bytes / np.maximum(max_size[elig], 1)), 0)
+    count_excess = np.maximum(0, counts[elig] - state.hi[elig])
+    leaving = int(movable_count[inelig].sum())
+    shrinking = bool((state.rf_target < state.rf).any())
+    forced = int(copies.sum())
+    counts_only = max(forced, int(count_deficit.sum()), 0 if shrinking else int(count_excess.sum()) + leaving)
+    with_bytes = max(
+        forced,
+        int(np.maximum(count_deficit, byte_deficit_moves).sum()),
+        0 if shrinking else int(np.maximum(count_excess, byte_moves).sum()) + leaving,
+    )
+    forced_bytes = int((copies * state.sizes).sum())
+    excess_total = float(excess_bytes.sum()) + float(movable_bytes[inelig].sum())
+    bytes_with = max(forced_bytes, int(np.ceil(deficit_bytes.sum())), 0 if shrinking else int(np.ceil(excess_total)))
+    return {
+        "counts_only": {"replica_moves": counts_only, "bytes_moved": forced_bytes},
+        "with_bytes": {"replica_moves": with_bytes, "bytes_moved": bytes_with},
+    }
+
+
+def finish(bounds: dict[str, dict[str, int]], bytes_balanced: bool) -> dict[str, int]:
+    return dict(bounds["with_bytes"] if bytes_balanced else bounds["counts_only"])

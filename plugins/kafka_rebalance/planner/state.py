@@ -1,0 +1,209 @@
+"""The cluster as the planner sees it: arrays indexed by partition and by broker.
+
+Brokers are addressed by their index in id order (``0..n-1``), partitions by their
+index in the snapshot's (topic, partition) order. The original assignment lives in
+one padded NumPy matrix; only partitions the planner changes get a Python list in
+``cur``, so a million untouched partitions cost no Python objects beyond the
+snapshot's own.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import chain
+
+import numpy as np
+
+from kafka_rebalance.planner.errors import PlanError
+from kafka_rebalance.planner.options import PlanOptions
+from kafka_rebalance.snapshot import Snapshot
+
+
+class ClusterState:
+    def __init__(self, snapshot: Snapshot, options: PlanOptions) -> None:
+        self.snapshot = snapshot
+        self.options = options
+        parts = snapshot.partitions
+        self.parts = parts
+        self.n_parts = n_p = len(parts)
+        brokers = snapshot.brokers
+        self.broker_ids = [b.id for b in brokers]
+        self.n_brokers = n_b = len(brokers)
+        if n_b == 0:
+            raise PlanError(f"snapshot of {snapshot.cluster_id} lists no brokers; nothing to plan")
+        self.index_of = {bid: i for i, bid in enumerate(self.broker_ids)}
+        rack_names = sorted({b.rack for b in brokers if b.rack is not None})
+        self.rack_names = rack_names
+        code = {r: i for i, r in enumerate(rack_names)}
+        self.rack = [code[b.rack] if b.rack is not None else -1 for b in brokers]
+        self.has_racks = bool(rack_names)
+        self.alive = [b.alive for b in brokers]
+        decommission = set(options.decommission_brokers)
+        self.decommissioned = [b.id in decommission for b in brokers]
+        self.eligible = [b.alive and b.id not in decommission for b in brokers]
+        self.eligible_idx = [i for i in range(n_b) if self.eligible[i]]
+        if not self.eligible_idx:
+            raise PlanError(
+                f"no eligible broker left: every broker of {snapshot.cluster_id} is dead or in --decommission-brokers"
+            )
+        self.eligible_arr = np.asarray(self.eligible, dtype=bool)
+        self.n_racks = len({self.rack[i] for i in self.eligible_idx}) if self.has_racks else 0
+
+        # Replica matrix, padded with -1 where replication factors differ.
+        rf = np.fromiter((len(p.replicas) for p in parts), dtype=np.int64, count=n_p)
+        self.rf = rf
+        self.rf_max = rf_max = int(rf.max()) if n_p else 1
+        total = int(rf.sum())
+        flat_ids = np.fromiter(chain.from_iterable(p.replicas for p in parts), dtype=np.int64, count=total)
+        ids_arr = np.asarray(self.broker_ids, dtype=np.int64)
+        flat = np.searchsorted(ids_arr, flat_ids).astype(np.int32)
+        self.uniform = bool(n_p == 0 or (rf == rf_max).all())
+        if self.uniform:
+            self.R = flat.reshape(n_p, rf_max)
+        else:
+            self.R = np.full((n_p, rf_max), -1, dtype=np.int32)
+            starts = np.repeat(np.cumsum(rf) - rf, rf)
+            cols = np.arange(total) - starts
+            self.R[np.repeat(np.arange(n_p), rf), cols] = flat
+        self.sizes = np.fromiter((p.size_bytes or 0 for p in parts), dtype=np.int64, count=n_p)
+        self.rates = np.fromiter(
+            (p.bytes_in_per_sec if p.bytes_in_per_sec is not None else math.nan for p in parts),
+            dtype=np.float64,
+            count=n_p,
+        )
+        leaders = np.fromiter((p.leader for p in parts), dtype=np.int64, count=n_p)
+        self.leader = np.where(leaders >= 0, np.searchsorted(ids_arr, leaders), -1).astype(np.int32)
+        excluded_topics = set(options.exclude_topics)
+        self.excluded = np.fromiter((p.topic in excluded_topics for p in parts), dtype=bool, count=n_p)
+        # A partition without a leader cannot be copied from; it stays where it is.
+        self.frozen = self.excluded | (self.leader < 0)
+        # A partition whose produce rate is at or above the throttle could never catch up.
+        self.hot = np.nan_to_num(self.rates, nan=0.0) >= options.throttle_bytes_per_sec
+        if options.replication_factor is not None:
+            self.rf_target = np.where(self.frozen, rf, options.replication_factor)
+        else:
+            self.rf_target = rf.copy()
+
+        valid = self.R >= 0
+        self.counts = np.bincount(self.R[valid], minlength=n_b).astype(np.int64)
+        self.bytes = np.bincount(
+            self.R[valid], weights=np.broadcast_to(self.sizes[:, None], self.R.shape)[valid], minlength=n_b
+        ).astype(np.int64)
+        self.cur: dict[int, list[int]] = {}
+        self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
+        self.touched = np.zeros(n_p, dtype=bool)
+        self._broker_parts: list[np.ndarray] | None = None
+        self.lo = np.zeros(n_b, dtype=np.int64)
+        self.hi = np.zeros(n_b, dtype=np.int64)
+        self.byte_mean = 0.0
+        self.vetoes: list = []  # goals already optimised: they may veto later goals' moves
+
+    # ------------------------------------------------------------------ access
+
+    def row(self, p: int) -> list[int]:
+        r = self.cur.get(p)
+        if r is not None:
+            return r
+        if self.uniform:
+            return self.R[p].tolist()
+        return [b for b in self.R[p].tolist() if b >= 0]
+
+    def original_row(self, p: int) -> list[int]:
+        if self.uniform:
+            return self.R[p].tolist()
+        return [b for b in self.R[p].tolist() if b >= 0]
+
+    def rack_cap(self, rf: int) -> int:
+        """Most replicas of one partition a rack may hold: spread over as many racks as exist."""
+        if not self.has_racks or self.n_racks == 0:
+            return rf
+        return -(-rf // self.n_racks)
+
+    def broker_parts(self, b: int) -> np.ndarray:
+        """Partitions with a replica on broker ``b`` in the ORIGINAL assignment, in partition order."""
+        if self._broker_parts is None:
+            flat = self.R.ravel()
+            order = np.argsort(flat, kind="stable")
+            keep = order[flat[order] >= 0]
+            owners = flat[keep]
+            bounds = np.searchsorted(owners, np.arange(self.n_brokers + 1))
+            pidx = (keep // self.rf_max).astype(np.int64)
+            self._broker_parts = [pidx[bounds[i] : bounds[i + 1]] for i in range(self.n_brokers)]
+        return self._broker_parts[b]
+
+    # ------------------------------------------------------------------ changes
+
+    def move(self, p: int, src: int, dst: int) -> None:
+        row = list(self.row(p))
+        row[row.index(src)] = dst
+        self.cur[p] = row
+        size = int(self.sizes[p])
+        self.counts[src] -= 1
+        self.counts[dst] += 1
+        self.bytes[src] -= size
+        self.bytes[dst] += size
+        self.touched[p] = True
+        self.arrivals.setdefault(dst, []).append(p)
+
+    def add(self, p: int, dst: int) -> None:
+        row = list(self.row(p))
+        row.append(dst)
+        self.cur[p] = row
+        self.counts[dst] += 1
+        self.bytes[dst] += int(self.sizes[p])
+        self.touched[p] = True
+
+    def remove(self, p: int, src: int) -> None:
+        row = list(self.row(p))
+        row.remove(src)
+        self.cur[p] = row
+        self.counts[src] -= 1
+        self.bytes[src] -= int(self.sizes[p])
+        self.touched[p] = True
+
+    # ------------------------------------------------------------------ vetoes
+
+    def rack_ok(self, row: list[int], src: int | None, dst: int, rf: int) -> bool:
+        """Would ``dst`` joining (in place of ``src``) keep the partition rack-safe?"""
+        if not self.has_racks:
+            return True
+        rack = self.rack
+        target = rack[dst]
+        if src is not None and rack[src] == target:
+            return True
+        same = 0
+        for b in row:
+            if b != src and rack[b] == target:
+                same += 1
+        return same < self.rack_cap(rf)
+
+    def accepts(self, p: int, src: int, dst: int, count_neutral: bool = False) -> bool:
+        """May replica ``src`` of partition ``p`` move to ``dst``? Every optimised goal may veto.
+
+        ``count_neutral``: the move is half of a swap that leaves every count as it was.
+        """
+        for goal in self.vetoes:
+            if count_neutral and goal.count_goal:
+                continue
+            if not goal.accept_move(self, p, src, dst):
+                return False
+        return True
+
+    def final_rows(self) -> np.ndarray:
+        """Padded matrix of the assignment after the replica goals (order as moved, before reorders)."""
+        width = max(self.rf_max, int(self.rf_target.max()) if self.n_parts else 1)
+        if width == self.rf_max:
+            out = self.R.copy()
+        else:
+            out = np.full((self.n_parts, width), -1, dtype=np.int32)
+            out[:, : self.rf_max] = self.R
+        for p, row in self.cur.items():
+            out[p, :] = -1
+            out[p, : len(row)] = row
+        return out
+
+    def name(self, p: int) -> str:
+        return self.parts[p].name
+
+    def bid(self, b: int) -> int:
+        return self.broker_ids[b]
