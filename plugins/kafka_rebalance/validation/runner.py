@@ -146,7 +146,7 @@ def mark_plan(plan_dir: Path, status: str, plan_hash: Any, reason: str | None = 
 
 def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str = "pandas", spark: Any = None) -> Outcome:
     """Validate a staged plan against the snapshot it was made from (see module doc)."""
-    d = Path(plan_dir)
+    d = Path(plan_dir).resolve()  # GX's file store wants an absolute Data Docs directory
     snap = read_raw_snapshot(snapshot_path)
     try:
         plan = read_plan(d)
