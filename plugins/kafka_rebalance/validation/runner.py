@@ -46,7 +46,10 @@ class Outcome:
 def _spark_session() -> Any:
     from pyspark.sql import SparkSession
 
-    return SparkSession.builder.getOrCreate()
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    return SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
 
 
 def _run_suite(table: Table, engine: str, spark: Any, extra: dict[str, Any]) -> tuple[dict[str, Any], list[Failure], Any]:
