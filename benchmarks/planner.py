@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def run_one(brokers: int, partitions: int, workdir: Path) -> dict:
     out = Path(tempfile.mkdtemp(dir=workdir)) / "plan"
     write_plan(plan, out, str(path))
     t3 = time.perf_counter()
+    shutil.rmtree(out.parent)  # the figures are what we keep, not 1000s of batch files
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     s = plan.summary
     final = {}

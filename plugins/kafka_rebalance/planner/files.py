@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import tempfile
+from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,63 @@ FORMAT_VERSION = 1
 
 
 def dump(value: Any) -> bytes:
-    return (json.dumps(value, sort_keys=True, indent=2) + "\n").encode("utf-8")
+    """``json.dumps(value, sort_keys=True, indent=2) + "\\n"``, byte for byte, but faster.
+
+    json's indenting encoder is pure Python; this one hands every scalar to json's C
+    encoder and only does the layout itself (tests compare both on whole plans).
+    """
+    out: list[str] = []
+    _layout(value, "", out)
+    out.append("\n")
+    return "".join(out).encode("utf-8")
+
+
+_float = json.JSONEncoder().encode
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, str):
+        return encode_basestring_ascii(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return int.__repr__(v)
+    return _float(v)
+
+
+def _layout(value: Any, pad: str, out: list[str]) -> None:
+    if isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = pad + "  "
+        out.append("{")
+        first = True
+        for key in sorted(value):
+            out.append("\n" + inner if first else ",\n" + inner)
+            first = False
+            out.append(_scalar(key if isinstance(key, str) else str(key)))
+            out.append(": ")
+            _layout(value[key], inner, out)
+        out.append("\n" + pad + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = pad + "  "
+        out.append("[")
+        first = True
+        for item in value:
+            out.append("\n" + inner if first else ",\n" + inner)
+            first = False
+            _layout(item, inner, out)
+        out.append("\n" + pad + "]")
+    else:
+        out.append(_scalar(value))
 
 
 def canonical(value: Any) -> bytes:
@@ -55,6 +112,27 @@ def _entries(steps, which: str) -> dict[str, Any]:  # noqa: ANN001
     }
 
 
+def reassignment_bytes(steps, which: str) -> bytes:  # noqa: ANN001
+    """``dump(_entries(steps, which))``, byte for byte, without json's slow indenting encoder.
+
+    Thousands of batch files at a million partitions made the generic encoder the
+    slowest part of planning; tests compare this against ``dump`` to keep them equal.
+    """
+    if not steps:
+        return dump(_entries(steps, which))
+    out = []
+    for s in steps:
+        reps = getattr(s, which)
+        out.append(
+            '    {\n      "log_dirs": [\n'
+            + ",\n".join(['        "any"'] * len(reps))
+            + f'\n      ],\n      "partition": {int(s.partition)},\n      "replicas": [\n'
+            + ",\n".join(f"        {int(b)}" for b in reps)
+            + f"\n      ],\n      \"topic\": {encode_basestring_ascii(s.topic)}\n    }}"
+        )
+    return ('{\n  "partitions": [\n' + ",\n".join(out) + '\n  ],\n  "version": 1\n}\n').encode("utf-8")
+
+
 def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, Any]]:
     """All files of the plan directory (relative path -> bytes) and the manifest."""
     files: dict[str, bytes] = {}
@@ -62,8 +140,8 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
     batch_rows = []
     for n, (batch, throttles) in enumerate(zip(plan.batches, plan.throttles), start=1):
         bid = f"{n:0{width}d}"
-        files[f"batches/{bid}/reassignment.json"] = dump(_entries(batch.steps, "after"))
-        files[f"batches/{bid}/rollback.json"] = dump(_entries(batch.steps, "before"))
+        files[f"batches/{bid}/reassignment.json"] = reassignment_bytes(batch.steps, "after")
+        files[f"batches/{bid}/rollback.json"] = reassignment_bytes(batch.steps, "before")
         files[f"batches/{bid}/throttles.json"] = dump(throttles)
         batch_rows.append(
             {

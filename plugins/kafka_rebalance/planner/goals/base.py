@@ -28,16 +28,17 @@ class Goal:
 class DonorIndex:
     """A broker's movable replicas sorted by (size, partition), to find the one closest to a wanted size.
 
-    Entries leave the lists as soon as they are taken or found touched, so a search
+    Entries leave the lists as soon as they are taken or found gone, so a search
     never walks over replicas that already moved.
     """
 
-    __slots__ = ("parts", "sizes", "state")
+    __slots__ = ("parts", "sizes", "state", "broker")
 
     def __init__(self, state: ClusterState, broker: int) -> None:
         self.state = state
+        self.broker = broker
         ps = state.broker_parts(broker)
-        ps = ps[~state.frozen[ps] & ~state.hot[ps] & ~state.touched[ps]]
+        ps = ps[~state.frozen[ps] & ~state.hot[ps]]
         order = np.lexsort((ps, state.sizes[ps]))
         self.parts: list[int] = ps[order].tolist()
         self.sizes: list[int] = state.sizes[ps][order].tolist()
@@ -50,9 +51,17 @@ class DonorIndex:
         self.parts.insert(k, p)
         self.sizes.insert(k, size)
 
-    def find(self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT) -> int | None:
-        """The untouched replica closest in size to ``desired`` that ``ok`` accepts; it leaves the index."""
+    def find(
+        self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT, allow_touched: bool = False
+    ) -> int | None:
+        """The replica closest in size to ``desired`` that ``ok`` accepts; it leaves the index.
+
+        Partitions already changed by the plan are skipped unless ``allow_touched``:
+        moving a second replica of one partition costs no extra move, but it needs a
+        second step when only one new replica per partition may be added per batch.
+        """
         sizes, parts, touched = self.sizes, self.parts, self.state.touched
+        row, broker = self.state.row, self.broker
         n = len(parts)
         i = bisect_left(sizes, desired)
         lo, hi = i - 1, i
@@ -67,9 +76,12 @@ class DonorIndex:
                 j = hi
                 hi += 1
             p = parts[j]
-            if touched[p]:  # moved already (by a forced repair, or another goal): never twice
-                dead.append(j)
-                continue
+            if touched[p]:
+                if not allow_touched:
+                    continue
+                if broker not in row(p):  # this very replica has moved already
+                    dead.append(j)
+                    continue
             checks += 1
             if ok(p):
                 dead.append(j)

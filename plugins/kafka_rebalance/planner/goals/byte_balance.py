@@ -79,9 +79,12 @@ class ByteBalanceGoal(Goal):
         return None
 
     def _pick(self, state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
-        p = donor_index(state, x).find(desired, ok, limit=64)
+        idx = donor_index(state, x)
+        p = idx.find(desired, ok, limit=64)
         if p is None:
             p = self._arrival(state, x, desired, ok)
+        if p is None:
+            p = idx.find(desired, ok, limit=64, allow_touched=True)
         return p
 
     def _single(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001

@@ -83,7 +83,10 @@ class ReplicaCountGoal(Goal):
         idx = donor_index(state, d)
         moved = 0
         while moved < amount:
-            p = idx.find(desired_size(state, d, r), lambda p: state.accepts(p, d, r))
+            want = desired_size(state, d, r)
+            p = idx.find(want, lambda p: state.accepts(p, d, r))
+            if p is None:
+                p = idx.find(want, lambda p: state.accepts(p, d, r), allow_touched=True)
             if p is None:
                 break
             state.move(p, d, r)
