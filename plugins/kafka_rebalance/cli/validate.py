@@ -1,0 +1,35 @@
+"""``validate``: the quality gate a staged plan must pass before anyone can approve or execute it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kafka_rebalance.cli._app import app, fail, stderr
+from kafka_rebalance.errors import RebalanceError
+
+
+@app.command()
+def validate(
+    plan: Annotated[Path, typer.Option("--plan", help="Staged plan directory (holds plan.json and batches/)")],
+    snapshot: Annotated[Path, typer.Option("--snapshot", help="The snapshot the plan was made from (.json or .parquet)")],
+    engine: Annotated[str, typer.Option("--engine", help="pandas (default) or spark (local SparkSession)")] = "pandas",
+) -> None:
+    """Run the snapshot, reassignment_plan and projected_balance suites; exit 0 pass, 1 fail, 2 unusable input.
+
+    Writes PLAN/validation/result.json and Data Docs under PLAN/validation/data_docs/,
+    and records the verdict in plan.json (a failed plan can never be executed).
+    """
+    from kafka_rebalance.validation import validate_plan
+
+    try:
+        outcome = validate_plan(plan, snapshot, engine=engine)
+    except RebalanceError as exc:
+        fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - a gate that crashes must still say so in one line
+        fail(f"validation could not run ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); plan not approved")
+    print(outcome.report())
+    stderr.print(f"wrote {outcome.result_path} and {outcome.docs_index}")
+    raise typer.Exit(outcome.exit_code)

@@ -1,0 +1,262 @@
+"""Reading the validator's inputs as raw as possible.
+
+The quality gate must see what is really on disk, so nothing here repairs or
+rejects content: a snapshot is read without the strict loader (whose rejections
+the ``snapshot`` suite re-checks and reports row by row), and plan files are read
+byte for byte. Only input that cannot be turned into rows at all (a missing file,
+text that is not JSON, a field of the wrong type) raises ``ValidationInputError``,
+which the CLI prints as one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.snapshot import PARQUET_META_KEY
+
+
+class ValidationInputError(RebalanceError):
+    """The snapshot or plan cannot be read into rows; ``plan_unusable`` says whose fault."""
+
+    def __init__(self, message: str, plan_unusable: bool = False) -> None:
+        super().__init__(message)
+        self.plan_unusable = plan_unusable
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def read_json(path: Path, plan_file: bool = False) -> Any:
+    if not path.is_file():
+        raise ValidationInputError(f"{path}: file does not exist", plan_file)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValidationInputError(f"{path}: not UTF-8 text ({exc.reason})", plan_file) from None
+    except json.JSONDecodeError as exc:
+        raise ValidationInputError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", plan_file) from None
+
+
+def sha256_file(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --------------------------------------------------------------------------- snapshot
+
+
+@dataclass(frozen=True)
+class RawBroker:
+    id: int
+    rack: str | None
+    alive: bool
+
+
+@dataclass(frozen=True)
+class RawPartition:
+    index: int  # position in the file, for messages
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    leader: int
+    isr: tuple[int, ...]
+    size_bytes: int | float | None
+    bytes_in_per_sec: float | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass
+class RawSnapshot:
+    source: str
+    cluster_id: str
+    configs: dict[str, str]
+    brokers: list[RawBroker]
+    partitions: list[RawPartition]
+    fingerprint: str | None = None  # Snapshot.fingerprint() when the strict loader accepts the file
+    header: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def broker_ids(self) -> set[int]:
+        return {b.id for b in self.brokers}
+
+    @property
+    def rack_of(self) -> dict[int, str | None]:
+        return {b.id: b.rack for b in self.brokers}
+
+    @property
+    def alive_ids(self) -> set[int]:
+        return {b.id for b in self.brokers if b.alive}
+
+
+def _int_list(value: Any, where: str, what: str, plan_file: bool = False) -> tuple[int, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(_is_int(x) for x in value):
+        raise ValidationInputError(
+            f"{where}: {what} must be a list of broker ids, got {json.dumps(value, default=str)[:80]}", plan_file
+        )
+    return tuple(value)
+
+
+def _partition(i: int, p: Any, source: str) -> RawPartition:
+    where = f"{source}: partitions[{i}]"
+    if not isinstance(p, dict):
+        raise ValidationInputError(f"{where}: must be an object, got {json.dumps(p, default=str)[:60]}")
+    topic, part = p.get("topic"), p.get("partition")
+    if not isinstance(topic, str) or not topic:
+        raise ValidationInputError(f"{where}: topic must be a non-empty string, got {json.dumps(topic)}")
+    if not _is_int(part):
+        raise ValidationInputError(f"{where} {topic}: partition must be an integer, got {json.dumps(part)}")
+    where = f"{where} {topic}-{part}"
+    if "replicas" not in p:
+        raise ValidationInputError(f"{where}: missing field 'replicas'")
+    leader = p.get("leader", -1)
+    leader = -1 if leader is None else leader
+    if not _is_int(leader):
+        raise ValidationInputError(f"{where}: leader must be a broker id or -1, got {json.dumps(leader)}")
+    size = p.get("size_bytes")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, float))):
+        raise ValidationInputError(f"{where}: size_bytes must be a number, got {json.dumps(size)}")
+    rate = p.get("bytes_in_per_sec")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float))):
+        raise ValidationInputError(f"{where}: bytes_in_per_sec must be a number, got {json.dumps(rate)}")
+    return RawPartition(
+        i, topic, part, _int_list(p["replicas"], where, "replicas"), leader, _int_list(p.get("isr"), where, "isr"),
+        size, None if rate is None else float(rate),
+    )
+
+
+def _brokers(raw: Any, source: str) -> list[RawBroker]:
+    if not isinstance(raw, list):
+        raise ValidationInputError(f"{source}: brokers must be a list, got {type(raw).__name__}")
+    out = []
+    for i, b in enumerate(raw):
+        if not isinstance(b, dict) or not _is_int(b.get("id")):
+            raise ValidationInputError(f"{source}: brokers[{i}]: must be an object with an integer 'id'")
+        rack = b.get("rack")
+        out.append(RawBroker(b["id"], rack if isinstance(rack, str) and rack else None, b.get("alive", True) is not False))
+    return out
+
+
+def read_raw_snapshot(path: str | Path) -> RawSnapshot:
+    """The snapshot's header and partition rows, typed but not judged."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValidationInputError(f"{p}: snapshot file does not exist")
+    with p.open("rb") as fh:
+        parquet = fh.read(4) == b"PAR1"
+    if parquet:
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.read_schema(p).metadata or {}
+            table = pq.read_table(p)
+        except Exception as exc:  # pyarrow raises many types for a damaged file
+            raise ValidationInputError(f"{p}: unreadable Parquet: {exc}") from None
+        if PARQUET_META_KEY not in meta:
+            raise ValidationInputError(f"{p}: Parquet file has no '{PARQUET_META_KEY.decode()}' metadata")
+        header = json.loads(meta[PARQUET_META_KEY])
+        rows: list[Any] = table.to_pylist()
+    else:
+        raw = read_json(p)
+        if not isinstance(raw, dict):
+            raise ValidationInputError(f"{p}: top level must be a JSON object, got {type(raw).__name__}")
+        rows = raw.get("partitions")  # type: ignore[assignment]
+        if not isinstance(rows, list):
+            raise ValidationInputError(f"{p}: partitions must be a list, got {type(rows).__name__}")
+        header = {k: v for k, v in raw.items() if k != "partitions"}
+    configs = header.get("configs") or {}
+    snap = RawSnapshot(
+        source=str(p),
+        cluster_id=str(header.get("cluster_id", "?")),
+        configs={str(k): str(v) for k, v in configs.items()} if isinstance(configs, dict) else {},
+        brokers=_brokers(header.get("brokers"), str(p)),
+        partitions=[_partition(i, r, str(p)) for i, r in enumerate(rows)],
+        header=header,
+    )
+    snap.fingerprint = _strict_fingerprint(p)
+    return snap
+
+
+def _strict_fingerprint(p: Path) -> str | None:
+    from kafka_rebalance.snapshot import load_snapshot
+
+    try:
+        return load_snapshot(p).fingerprint()
+    except RebalanceError:
+        return None  # the snapshot suite says why, row by row
+
+
+# --------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class Batch:
+    id: str
+    moves: list[dict[str, Any]]  # reassignment.json "partitions", as written
+    throttles: dict[str, Any]
+
+
+@dataclass
+class RawPlan:
+    dir: Path
+    manifest: dict[str, Any]
+    batches: list[Batch]
+    election: list[tuple[str, int]]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.manifest.get("options") or {}
+
+
+def _batch_ids(plan_dir: Path, manifest: dict[str, Any]) -> list[str]:
+    on_disk = {d.name for d in (plan_dir / "batches").iterdir() if d.is_dir()} if (plan_dir / "batches").is_dir() else set()
+    listed = {str(b.get("id")) for b in manifest.get("batches") or [] if isinstance(b, dict)}
+    bad = sorted(i for i in on_disk | listed if not i.isdigit())
+    if bad:
+        raise ValidationInputError(f"{plan_dir}/batches: batch id {bad[0]!r} is not a number", True)
+    return sorted(on_disk | listed, key=lambda i: (int(i), i))
+
+
+def read_plan(plan_dir: str | Path) -> RawPlan:
+    d = Path(plan_dir)
+    if not d.is_dir():
+        raise ValidationInputError(f"{d}: plan directory does not exist")
+    manifest = read_json(d / "plan.json", plan_file=True)
+    if not isinstance(manifest, dict):
+        raise ValidationInputError(f"{d / 'plan.json'}: top level must be a JSON object", True)
+    for key, kind in (("options", dict), ("files", dict), ("batches", list)):
+        if not isinstance(manifest.get(key), kind):
+            raise ValidationInputError(f"{d / 'plan.json'}: field '{key}' must be a JSON {kind.__name__.replace('dict', 'object')}", True)
+    batches = []
+    for bid in _batch_ids(d, manifest):
+        base = d / "batches" / bid
+        reassignment = read_json(base / "reassignment.json", plan_file=True)
+        moves = reassignment.get("partitions") if isinstance(reassignment, dict) else None
+        if not isinstance(moves, list) or not all(isinstance(m, dict) for m in moves):
+            raise ValidationInputError(f"{base / 'reassignment.json'}: field 'partitions' must be a list of objects", True)
+        for i, m in enumerate(moves):
+            if not isinstance(m.get("topic"), str) or not _is_int(m.get("partition")):
+                raise ValidationInputError(f"{base / 'reassignment.json'}: partitions[{i}] needs a string 'topic' and an integer 'partition'", True)
+            if not isinstance(m.get("replicas"), list):
+                raise ValidationInputError(f"{base / 'reassignment.json'}: partitions[{i}]: missing field 'replicas'", True)
+            _int_list(m["replicas"], f"{base / 'reassignment.json'}: partitions[{i}]", "replicas", plan_file=True)
+        throttles = read_json(base / "throttles.json", plan_file=True)
+        if not isinstance(throttles, dict):
+            raise ValidationInputError(f"{base / 'throttles.json'}: top level must be a JSON object", True)
+        batches.append(Batch(bid, moves, throttles))
+    election_raw = read_json(d / "election.json", plan_file=True)
+    parts = election_raw.get("partitions") if isinstance(election_raw, dict) else None
+    if not isinstance(parts, list) or not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and _is_int(p.get("partition")) for p in parts):
+        raise ValidationInputError(f"{d / 'election.json'}: 'partitions' must be a list of {{\"topic\", \"partition\"}}", True)
+    return RawPlan(d, manifest, batches, [(p["topic"], p["partition"]) for p in parts])

@@ -1,0 +1,304 @@
+"""Row extraction: snapshot and plan files -> one table of typed rows per suite.
+
+A GX suite runs on one batch, so each suite gets one table whose rows have a
+``kind`` (``partition``/``broker`` for the snapshot; ``move``/``batch``/
+``broker_batch``/``throttle``/``file`` for the plan; ``broker`` for the projected
+balance). Columns belong to one kind and are null on the others, and GX's column
+expectations skip nulls, so each expectation sees exactly its rows. ``row`` is a
+unique id (GX reports offending rows by it) and ``where`` names the row for an
+operator (``batch 002 orders-3``).
+
+The columns hold facts (``racks_spanned``, ``broker_moves``, ``actual_sha256``);
+the verdicts (``>= racks_required``, ``<= max_moves_per_broker``, ``== recorded``)
+live in the suites.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
+from kafka_rebalance.snapshot import THRESHOLD_CONFIG
+from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, sha256_file
+
+# Column -> Spark SQL type; pandas dtypes follow from it (see ``to_pandas``).
+COLUMN_TYPES: dict[str, str] = {
+    "row": "bigint", "kind": "string", "where": "string",
+    # snapshot
+    "topic": "string", "partition": "bigint", "replicas": "array<bigint>", "leader": "bigint", "isr": "array<bigint>",
+    "replicas_nonempty": "boolean", "replicas_distinct": "boolean", "replicas_known": "boolean",
+    "leader_ok": "boolean", "isr_subset": "boolean", "size_bytes": "double", "bytes_in_per_sec": "double",
+    "broker_id": "bigint",
+    # plan
+    "batch": "string", "replicas_before": "array<bigint>", "replica_count": "bigint", "rf_expected": "bigint",
+    "in_snapshot": "boolean", "targets_eligible": "boolean", "racks_spanned": "bigint", "racks_required": "bigint",
+    "moved_topic": "string", "batch_partitions": "bigint", "broker_moves": "bigint", "throttle_rate": "double",
+    "throttle_field": "string", "path": "string", "recorded_sha256": "string", "actual_sha256": "string",
+    # projected balance
+    "replicas_after": "bigint", "preferred_after": "bigint", "leaders_after": "bigint",
+    "replica_count_before": "bigint", "preferred_before": "bigint", "imbalance_ratio_after": "double",
+    "size_before": "bigint", "size_after": "bigint", "byte_deviation_before": "double",
+    "byte_deviation_after": "double", "byte_deviation_allowed": "double",
+}
+
+_PANDAS = {"bigint": "Int64", "double": "float64", "boolean": "boolean", "string": "object"}
+
+
+@dataclass
+class Table:
+    """Rows for one suite plus the values its ``$PARAMETER`` references resolve to."""
+
+    suite: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, kind: str, where: str, **values: Any) -> None:
+        unknown = set(values) - set(COLUMN_TYPES)
+        if unknown:  # a typo here would silently make an expectation see only nulls
+            raise KeyError(f"undeclared row column(s): {sorted(unknown)}")
+        self.rows.append({"row": len(self.rows), "kind": kind, "where": where, **values})
+
+    @property
+    def columns(self) -> list[str]:
+        present = {k for r in self.rows for k in r}
+        return [c for c in COLUMN_TYPES if c in present or c in ("row", "kind", "where")]
+
+    def to_pandas(self) -> pd.DataFrame:
+        cols = self.columns
+        data = {c: [r.get(c) for r in self.rows] for c in cols}
+        frame = pd.DataFrame({c: pd.Series(data[c], dtype=_PANDAS.get(COLUMN_TYPES[c], "object")) for c in cols})
+        return frame
+
+    def spark_schema(self) -> str:
+        return ", ".join(f"`{c}` {COLUMN_TYPES[c]}" for c in self.columns)
+
+    def to_spark(self, spark: Any) -> Any:
+        cols = self.columns
+        tuples = [tuple(_spark_value(r.get(c), COLUMN_TYPES[c]) for c in cols) for r in self.rows]
+        return spark.createDataFrame(tuples, schema=self.spark_schema())
+
+
+def _spark_value(v: Any, kind: str) -> Any:
+    if v is None:
+        return None
+    if kind == "double":
+        return float(v)
+    if kind.startswith("array"):
+        return [int(x) for x in v]
+    return v
+
+
+# --------------------------------------------------------------------------- snapshot suite
+
+
+def snapshot_table(snap: RawSnapshot) -> Table:
+    t = Table("snapshot")
+    known = snap.broker_ids
+    for p in snap.partitions:
+        t.add(
+            "partition", p.name, topic=p.topic, partition=p.partition, replicas=list(p.replicas), leader=p.leader,
+            isr=list(p.isr), replicas_nonempty=bool(p.replicas), replicas_distinct=len(set(p.replicas)) == len(p.replicas),
+            replicas_known=all(r in known for r in p.replicas), leader_ok=p.leader == -1 or p.leader in p.replicas,
+            isr_subset=set(p.isr) <= set(p.replicas) and len(set(p.isr)) == len(p.isr),
+            size_bytes=p.size_bytes, bytes_in_per_sec=p.bytes_in_per_sec,
+        )
+    for b in snap.brokers:
+        t.add("broker", f"broker {b.id}", broker_id=b.id)
+    return t
+
+
+# --------------------------------------------------------------------------- plan facts
+
+
+@dataclass
+class PartitionState:
+    replicas: tuple[int, ...]
+    leader: int
+    isr: tuple[int, ...]
+
+
+def plan_eligible(snap: RawSnapshot, plan: RawPlan) -> set[int]:
+    decommission = set(plan.options.get("decommission_brokers") or [])
+    return {b.id for b in snap.brokers if b.alive and b.id not in decommission}
+
+
+def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
+    opts = plan.options
+    t = Table("reassignment_plan")
+    t.parameters = {
+        "max_partitions_per_batch": opts.get("max_partitions_per_batch"),
+        "max_moves_per_broker": opts.get("max_moves_per_broker"),
+        "throttle_max_bytes_per_sec": opts.get("throttle_bytes_per_sec"),
+        "exclude_topics": list(opts.get("exclude_topics") or []),
+    }
+    eligible = plan_eligible(snap, plan)
+    rack_of = snap.rack_of
+    racks = {r for r in rack_of.values() if r is not None}
+    wanted_rf = opts.get("replication_factor")
+    state = {(p.topic, p.partition): p.replicas for p in snap.partitions}
+    for batch in plan.batches:
+        label = f"batch {batch.id}"
+        moves: Counter[int] = Counter()
+        for m in batch.moves:
+            key = (m["topic"], m["partition"])
+            new = list(m["replicas"])
+            before = state.get(key)
+            rf_expected = wanted_rf if wanted_rf is not None else (len(before) if before is not None else None)
+            t.add(
+                "move", f"{label} {m['topic']}-{m['partition']}", batch=batch.id, topic=m["topic"],
+                partition=m["partition"], replicas=new, replicas_before=None if before is None else list(before),
+                replica_count=len(new), rf_expected=rf_expected, in_snapshot=before is not None,
+                replicas_distinct=len(set(new)) == len(new), targets_eligible=all(b in eligible for b in new),
+                racks_spanned=len({rack_of.get(b) for b in new if rack_of.get(b) is not None}) if racks else None,
+                racks_required=min(len(set(new)), len(racks)) if racks else None, moved_topic=m["topic"],
+            )
+            if before is not None:
+                for b in set(new) ^ set(before):  # a replica arriving on or leaving b
+                    moves[b] += 1
+                state[key] = tuple(new)
+        t.add("batch", label, batch=batch.id, batch_partitions=len(batch.moves))
+        for b in sorted(moves):
+            t.add("broker_batch", f"{label} broker {b}", batch=batch.id, broker_id=b, broker_moves=moves[b])
+        for name, value in _throttle_rates(batch.throttles):
+            t.add("throttle", f"{label} throttles.json {name}", batch=batch.id, throttle_field=name, throttle_rate=value)
+    for path, recorded, actual in _file_hashes(snap, plan):
+        t.add("file", path, path=path, recorded_sha256=recorded, actual_sha256=actual)
+    return t
+
+
+def _rate(value: Any) -> float:
+    try:
+        return float(int(str(value)))
+    except ValueError:
+        return -1.0  # not a number of bytes: below any sane minimum, so it is reported
+
+
+def _throttle_rates(throttles: dict[str, Any]) -> list[tuple[str, float]]:
+    out: list[tuple[str, float]] = []
+    if "rate_bytes_per_sec" in throttles:
+        out.append(("rate_bytes_per_sec", _rate(throttles["rate_bytes_per_sec"])))
+    brokers = throttles.get("brokers") or {}
+    for broker in sorted(brokers, key=lambda b: (len(str(b)), str(b))):
+        cfg = brokers[broker] or {}
+        for key in sorted(cfg):
+            if key.endswith("throttled.rate"):
+                out.append((f"broker {broker} {key}", _rate(cfg[key])))
+    return out
+
+
+def plan_hash(manifest: dict[str, Any]) -> str:
+    import hashlib
+
+    body = {"snapshot_sha256": (manifest.get("snapshot") or {}).get("sha256"), "options": manifest.get("options"),
+            "files": manifest.get("files")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _file_hashes(snap: RawSnapshot, plan: RawPlan) -> list[tuple[str, str | None, str | None]]:
+    recorded: dict[str, Any] = plan.manifest["files"]
+    on_disk = {"election.json"} if (plan.dir / "election.json").is_file() else set()
+    if (plan.dir / "batches").is_dir():
+        on_disk |= {f.relative_to(plan.dir).as_posix() for f in (plan.dir / "batches").rglob("*") if f.is_file()}
+    out = [(path, recorded.get(path), sha256_file(plan.dir / path)) for path in sorted(set(recorded) | on_disk)]
+    out.append(("plan.json plan_hash", plan.manifest.get("plan_hash"), plan_hash(plan.manifest)))
+    out.append(("snapshot fingerprint", (plan.manifest.get("snapshot") or {}).get("sha256"), snap.fingerprint))
+    return [(p, r if isinstance(r, str) else None if r is None else str(r), a) for p, r, a in out]
+
+
+# --------------------------------------------------------------------------- projected balance
+
+
+def project(snap: RawSnapshot, plan: RawPlan) -> dict[tuple[str, int], PartitionState]:
+    """The cluster after every batch and the preferred election, as Kafka would leave it.
+
+    A moved partition's new replicas are in sync once the move completes; if its
+    leader left, Kafka's controller picks the first live in-sync replica of the new
+    list. The election then moves leadership to the preferred (first) replica where
+    that broker is alive and in sync (KIP-460).
+    """
+    alive = snap.alive_ids
+    state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
+    for batch in plan.batches:
+        for m in batch.moves:
+            key = (m["topic"], m["partition"])
+            cur = state.get(key)
+            if cur is None:
+                continue  # reported by expect_partition_in_snapshot
+            new = tuple(m["replicas"])
+            if set(new) == set(cur.replicas):
+                state[key] = PartitionState(new, cur.leader, cur.isr)
+                continue
+            isr = tuple(b for b in new if b in alive)
+            leader = cur.leader if cur.leader in new and cur.leader in alive else (isr[0] if isr else -1)
+            state[key] = PartitionState(new, leader, isr)
+    for key in plan.election:
+        cur = state.get(key)
+        if cur is not None and cur.replicas and cur.replicas[0] in alive and cur.replicas[0] in cur.isr:
+            state[key] = PartitionState(cur.replicas, cur.replicas[0], cur.isr)
+    return state
+
+
+def _per_broker(state: dict[tuple[str, int], PartitionState], sizes: dict[tuple[str, int], float]) -> dict[str, Counter[int]]:
+    c: dict[str, Counter[int]] = {k: Counter() for k in ("replicas", "preferred", "preferred_not_led", "leaders", "bytes")}
+    for key, s in state.items():
+        for b in s.replicas:
+            c["replicas"][b] += 1
+            c["bytes"][b] += int(sizes.get(key) or 0)
+        if s.replicas:
+            c["preferred"][s.replicas[0]] += 1
+            if s.leader != s.replicas[0]:
+                c["preferred_not_led"][s.replicas[0]] += 1
+        if s.leader >= 0:
+            c["leaders"][s.leader] += 1
+    return c
+
+
+def threshold(snap: RawSnapshot, plan: RawPlan) -> float:
+    pct = plan.options.get("threshold_percentage")
+    if pct is None:
+        pct = snap.configs.get(THRESHOLD_CONFIG, DEFAULT_THRESHOLD_PERCENTAGE)
+    return float(pct)
+
+
+def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
+    eligible = sorted(plan_eligible(snap, plan))
+    sizes = {(p.topic, p.partition): float(p.size_bytes or 0) for p in snap.partitions}
+    before_state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
+    after_state = project(snap, plan)
+    before, after = _per_broker(before_state, sizes), _per_broker(after_state, sizes)
+    n = len(eligible)
+    tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
+    rep_lo, rep_hi = count_bounds(sum(after["replicas"].values()), n)
+    pref_lo, pref_hi = count_bounds(sum(after["preferred"].values()), n)
+    t = Table("projected_balance")
+    t.parameters = {
+        "threshold_ratio": threshold(snap, plan) / 100,
+        "replica_floor": rep_lo, "replica_ceil": rep_hi,
+        "preferred_floor": pref_lo, "preferred_ceil": pref_hi,
+    }
+    mean_before = sum(before["bytes"][b] for b in eligible) / n if n else 0.0
+    mean_after = sum(after["bytes"].values()) / n if n else 0.0
+
+    def dev(value: float, mean: float) -> float:
+        return abs(value - mean) / mean if mean else 0.0
+
+    for b in eligible:
+        pref = after["preferred"][b]
+        dev_before = dev(before["bytes"][b], mean_before)
+        t.add(
+            "broker", f"broker {b}", broker_id=b, replicas_after=after["replicas"][b], preferred_after=pref,
+            leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
+            preferred_before=before["preferred"][b],
+            imbalance_ratio_after=after["preferred_not_led"][b] / pref if pref else None,
+            size_before=before["bytes"][b], size_after=after["bytes"][b], byte_deviation_before=dev_before,
+            byte_deviation_after=dev(after["bytes"][b], mean_after),
+            # 1e-9: the same bytes must compare equal whatever the float rounding
+            byte_deviation_allowed=max(dev_before, tolerance) + 1e-9,
+        )
+    return t

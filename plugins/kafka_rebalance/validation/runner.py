@@ -1,0 +1,188 @@
+"""Run the three suites on a plan directory, record the verdict, build Data Docs.
+
+``validate_plan`` is what both ``kafka-rebalance validate`` and the DAG call. It
+returns an outcome with the exit code the CLI uses: 0 every expectation holds,
+1 some fail, 2 the input cannot be read (``ValidationInputError`` is raised for
+that; the plan is then marked failed if its own files are at fault).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka_rebalance.validation import gx_context
+from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_json, read_plan, read_raw_snapshot
+from kafka_rebalance.validation.report import Failure, format_report, row_message
+from kafka_rebalance.validation.rows import Table, balance_table, plan_eligible, plan_table, snapshot_table
+from kafka_rebalance.validation.suites import SUITE_NAMES, build_suite
+
+ENGINES = ("pandas", "spark")
+RESULT_FILE = "validation/result.json"
+DOCS_DIR = "validation/data_docs"
+
+
+@dataclass
+class Outcome:
+    status: str  # passed | failed
+    suites: list[dict[str, Any]]
+    failures: list[Failure] = field(default_factory=list)
+    result_path: Path | None = None
+    docs_index: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status == "passed" else 1
+
+    def report(self) -> str:
+        return format_report(self.status, self.suites, self.failures)
+
+    def failed_expectations(self) -> set[str]:
+        return {f"{f.suite}.{f.expectation}" for f in self.failures}
+
+
+def _spark_session() -> Any:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    return SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+
+
+def _run_suite(table: Table, engine: str, spark: Any, extra: dict[str, Any]) -> tuple[dict[str, Any], list[Failure], Any]:
+    suite = build_suite(table.suite)
+    vd = gx_context.validation_definition(engine, suite)
+    frame = table.to_spark(spark or _spark_session()) if engine == "spark" else table.to_pandas()
+    result = vd.run(
+        batch_parameters={"dataframe": frame},
+        expectation_parameters=table.parameters,
+        result_format={"result_format": "COMPLETE", "unexpected_index_column_names": ["row"],
+                       "partial_unexpected_count": 0, "return_unexpected_index_query": False},
+    )
+    failures: list[Failure] = []
+    expectations = []
+    for r in result.results:
+        cfg = r.expectation_config
+        meta = cfg.meta or {}
+        rows: list[str] = []
+        count = 0
+        if not r.success:
+            indices = (r.result or {}).get("unexpected_index_list") or []
+            count = int((r.result or {}).get("unexpected_count") or len(indices))
+            column = cfg.kwargs.get("column")
+            for idx in indices:
+                row = dict(table.rows[int(idx["row"])])
+                row.update(extra, _p=table.parameters, _column=column)
+                rows.append(row_message(cfg.type, row))
+            failures.append(Failure(table.suite, cfg.type, meta.get("description", ""), count, rows))
+        expectations.append({
+            "type": cfg.type,
+            "kwargs": {k: v for k, v in cfg.kwargs.items() if k != "batch_id"},
+            "description": meta.get("description", ""),
+            "success": bool(r.success),
+            "unexpected_count": count,
+            "offending_rows": rows,
+        })
+    summary = {
+        "suite": table.suite,
+        "success": bool(result.success),
+        "evaluated": len(expectations),
+        "passed": sum(1 for e in expectations if e["success"]),
+        "rows": len(table.rows),
+        "parameters": table.parameters,
+        "expectations": expectations,
+    }
+    return summary, failures, result
+
+
+def _why_ineligible(snap: RawSnapshot, plan: RawPlan) -> Any:
+    known, alive = snap.broker_ids, snap.alive_ids
+    decommission = set(plan.options.get("decommission_brokers") or [])
+
+    def why(b: int) -> str:
+        if b not in known:
+            return "not a known broker"
+        if b not in alive:
+            return "not alive"
+        if b in decommission:
+            return "being decommissioned"
+        return ""
+
+    return why
+
+
+def run_suites(tables: list[Table], engine: str = "pandas", spark: Any = None, extra: dict[str, Any] | None = None,
+               docs_dir: Path | None = None) -> Outcome:
+    if engine not in ENGINES:
+        raise ValidationInputError(f"--engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
+    ctx = gx_context.reset_for_run(docs_dir) if docs_dir else gx_context.context()
+    suites, failures = [], []
+    for table in tables:
+        summary, fails, _ = _run_suite(table, engine, spark, extra or {})
+        suites.append(summary)
+        failures.extend(fails)
+    outcome = Outcome("passed" if all(s["success"] for s in suites) else "failed", suites, failures)
+    if docs_dir:
+        ctx.build_data_docs(site_names=[gx_context.SITE])
+        outcome.docs_index = docs_dir / "index.html"
+    return outcome
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+
+
+def mark_plan(plan_dir: Path, status: str, plan_hash: Any, reason: str | None = None) -> None:
+    """Record the verdict in plan.json; the executor runs only a 'passed' plan with this hash."""
+    path = plan_dir / "plan.json"
+    manifest = read_json(path, plan_file=True)
+    verdict: dict[str, Any] = {"status": status, "plan_hash": plan_hash, "result": RESULT_FILE}
+    if reason:
+        verdict["reason"] = reason
+    manifest["validation"] = verdict
+    _write_json(path, manifest)
+
+
+def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str = "pandas", spark: Any = None) -> Outcome:
+    """Validate a staged plan against the snapshot it was made from (see module doc)."""
+    d = Path(plan_dir).resolve()  # GX's file store wants an absolute Data Docs directory
+    snap = read_raw_snapshot(snapshot_path)
+    try:
+        plan = read_plan(d)
+    except ValidationInputError as exc:
+        if exc.plan_unusable and (d / "plan.json").is_file():
+            try:
+                mark_plan(d, "failed", None, reason=str(exc))
+            except ValidationInputError:
+                pass  # plan.json itself is unreadable: nothing can execute it anyway
+        raise
+    tables = [snapshot_table(snap), plan_table(snap, plan), balance_table(snap, plan)]
+    extra = {"_known": snap.broker_ids, "_why": _why_ineligible(snap, plan)}
+    outcome = run_suites(tables, engine, spark, extra, docs_dir=d / DOCS_DIR)
+    recorded_hash = plan.manifest.get("plan_hash")
+    result = {
+        "status": outcome.status,
+        "plan_hash": recorded_hash,
+        "snapshot": str(snapshot_path),
+        "engine": engine,
+        "eligible_brokers": sorted(plan_eligible(snap, plan)),
+        "suites": outcome.suites,
+        "data_docs": f"{DOCS_DIR}/index.html",
+    }
+    outcome.result_path = d / RESULT_FILE
+    _write_json(outcome.result_path, result)
+    mark_plan(d, outcome.status, recorded_hash)
+    return outcome
+
+
+def validate_snapshot(snapshot_path: str | Path, engine: str = "pandas", spark: Any = None) -> Outcome:
+    """The ``snapshot`` suite alone, e.g. right after gathering, before planning."""
+    snap = read_raw_snapshot(snapshot_path)
+    return run_suites([snapshot_table(snap)], engine, spark, {"_known": snap.broker_ids})
+
+
+__all__ = ["Outcome", "SUITE_NAMES", "validate_plan", "validate_snapshot", "mark_plan"]

@@ -1,0 +1,218 @@
+"""`reassignment_plan` and `projected_balance`: each corruption of a plan trips its expectation, by name.
+
+Corruptions edit the staged files as an operator or a bug would, then re-record the
+hashes (``restamp``) so that only the rule under test is broken; the hash tests do not.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_rebalance.validation import validate_plan
+from tests.validation.plan_helper import dump, restamp, small_plan, small_plan_moves, small_snapshot
+
+RP = "reassignment_plan."
+PB = "projected_balance."
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def edit_batch(plan: Path, batch: str, fn, name: str = "reassignment.json", stamp: bool = True) -> None:
+    path = plan / "batches" / batch / name
+    doc = load(path)
+    fn(doc)
+    dump(path, doc)
+    if stamp:
+        restamp(plan)
+
+
+def set_replicas(index: int, replicas: list[int]):
+    def fn(doc):
+        doc["partitions"][index]["replicas"] = replicas
+        doc["partitions"][index]["log_dirs"] = ["any"] * len(replicas)
+    return fn
+
+
+def failed(plan: Path, snapshot: Path) -> set[str]:
+    outcome = validate_plan(plan, snapshot)
+    assert outcome.status == "failed"
+    assert load(plan / "plan.json")["validation"]["status"] == "failed"
+    return outcome.failed_expectations()
+
+
+def rows_of(plan: Path, snapshot: Path, expectation: str) -> list[str]:
+    outcome = validate_plan(plan, snapshot)
+    return [r for f in outcome.failures if f"{f.suite}.{f.expectation}" == expectation for r in f.rows]
+
+
+def test_untouched_plan_passes_and_is_marked(good_plan) -> None:
+    plan, snapshot = good_plan
+    outcome = validate_plan(plan, snapshot)
+    assert outcome.status == "passed", outcome.report()
+    assert outcome.exit_code == 0
+    assert [s["suite"] for s in outcome.suites] == ["snapshot", "reassignment_plan", "projected_balance"]
+    manifest = load(plan / "plan.json")
+    assert manifest["validation"] == {"status": "passed", "plan_hash": manifest["plan_hash"], "result": "validation/result.json"}
+    result = load(plan / "validation" / "result.json")
+    assert result["status"] == "passed"
+    assert all(e["success"] for s in result["suites"] for e in s["expectations"])
+
+
+# --------------------------------------------------------------------------- reassignment_plan
+
+
+def test_partition_not_in_snapshot(good_plan) -> None:
+    plan, snapshot = good_plan
+    edit_batch(plan, "001", lambda d: d["partitions"][0].update(topic="ghost"))
+    assert RP + "expect_partition_in_snapshot" in failed(plan, snapshot)
+    assert rows_of(plan, snapshot, RP + "expect_partition_in_snapshot") == [
+        "batch 001 ghost-2: is not a partition of the snapshot"]
+
+
+def test_partition_twice_in_a_batch(tmp_path) -> None:
+    moves = small_plan_moves()
+    moves[0].append(moves[0][0])
+    plan, snapshot = small_plan(tmp_path, moves=moves, max_partitions_per_batch=3)
+    assert failed(plan, snapshot) == {RP + "expect_compound_columns_to_be_unique"}
+
+
+def test_replica_list_repeats_broker(good_plan) -> None:
+    plan, snapshot = good_plan
+    edit_batch(plan, "002", set_replicas(0, [0, 0]))
+    assert RP + "expect_replica_list_without_repeats" in failed(plan, snapshot)
+    assert "batch 002 orders-4: replicas [0, 0] repeat broker 0" in rows_of(plan, snapshot, RP + "expect_replica_list_without_repeats")
+
+
+def test_replication_factor_changed(good_plan) -> None:
+    plan, snapshot = good_plan
+    edit_batch(plan, "001", set_replicas(0, [2, 3, 1]))
+    assert RP + "expect_replication_factor_unchanged" in failed(plan, snapshot)
+
+
+def test_replication_factor_change_asked_for_is_accepted(tmp_path) -> None:
+    """With options.replication_factor = 3 the same RF-3 list is what was asked."""
+    moves = [[("audit", 1, [1, 2, 3])]]
+    plan, snapshot = small_plan(tmp_path, moves=moves, replication_factor=3, exclude_topics=[])
+    assert RP + "expect_replication_factor_unchanged" not in validate_plan(plan, snapshot).failed_expectations()
+    plan2, snapshot2 = small_plan(tmp_path / "b", moves=moves, exclude_topics=[])
+    assert RP + "expect_replication_factor_unchanged" in validate_plan(plan2, snapshot2).failed_expectations()
+
+
+@pytest.mark.parametrize("case", ["unknown", "dead", "decommissioned"])
+def test_target_broker_not_eligible(tmp_path, case: str) -> None:
+    snap = small_snapshot()
+    options: dict[str, Any] = {}
+    moves = small_plan_moves()
+    if case == "unknown":
+        moves[0][0] = ("orders", 2, [2, 9])
+    elif case == "dead":
+        snap["brokers"][3]["alive"] = False
+    else:
+        options["decommission_brokers"] = [3]
+    plan, snapshot = small_plan(tmp_path, snapshot=snap, moves=moves, **options)
+    assert RP + "expect_target_brokers_eligible" in failed(plan, snapshot)
+    why = {"unknown": "broker 9 is not a known broker", "dead": "broker 3 is not alive",
+           "decommissioned": "broker 3 is being decommissioned"}[case]
+    assert any(why in r for r in rows_of(plan, snapshot, RP + "expect_target_brokers_eligible"))
+
+
+def test_partition_on_one_rack(good_plan) -> None:
+    plan, snapshot = good_plan
+    edit_batch(plan, "001", set_replicas(0, [2, 0]))  # brokers 0 and 2 are both rack-a
+    assert RP + "expect_partition_spread_over_min_rf_racks" in failed(plan, snapshot)
+    assert rows_of(plan, snapshot, RP + "expect_partition_spread_over_min_rf_racks") == [
+        "batch 001 orders-2: replicas [2, 0] span 1 rack(s), need 2"]
+
+
+def test_batch_over_partition_limit(tmp_path) -> None:
+    moves = small_plan_moves()
+    plan, snapshot = small_plan(tmp_path, moves=[moves[0] + moves[1]])
+    assert failed(plan, snapshot) == {RP + "expect_batch_partition_count_within_limit"}
+
+
+def test_broker_over_moves_per_batch(tmp_path) -> None:
+    plan, snapshot = small_plan(tmp_path, max_moves_per_broker=1)
+    assert failed(plan, snapshot) == {RP + "expect_broker_moves_per_batch_within_limit"}
+    assert "batch 001 broker 1: 2 replica moves in or out, limit 1" in rows_of(
+        plan, snapshot, RP + "expect_broker_moves_per_batch_within_limit")
+
+
+@pytest.mark.parametrize("rate", [512, 52428801, "fast"])
+def test_throttle_rate_out_of_bounds(good_plan, rate) -> None:
+    plan, snapshot = good_plan
+    edit_batch(plan, "002", lambda d: d["brokers"]["1"].update({"leader.replication.throttled.rate": str(rate)}),
+               name="throttles.json")
+    assert failed(plan, snapshot) == {RP + "expect_throttle_rate_within_bounds"}
+
+
+def test_excluded_topic_reassigned(tmp_path) -> None:
+    moves = small_plan_moves() + [[("audit", 1, [2, 1])]]  # a reorder of an excluded topic
+    plan, snapshot = small_plan(tmp_path, moves=moves)
+    assert RP + "expect_excluded_topics_untouched" in failed(plan, snapshot)
+
+
+def test_staged_file_changed_after_planning(good_plan) -> None:
+    plan, snapshot = good_plan
+    edit_batch(plan, "002", set_replicas(1, [2, 3]), stamp=False)  # hand-edited after planning
+    assert RP + "expect_plan_files_match_manifest" in failed(plan, snapshot)
+    assert any(r.startswith("batches/002/reassignment.json: sha256") for r in
+               rows_of(plan, snapshot, RP + "expect_plan_files_match_manifest"))
+
+
+def test_unlisted_file_and_forged_plan_hash(good_plan) -> None:
+    plan, snapshot = good_plan
+    dump(plan / "batches" / "002" / "extra.json", {"version": 1, "partitions": []})
+    manifest = load(plan / "plan.json")
+    manifest["options"]["max_moves_per_broker"] = 50  # loosen a limit without re-planning
+    dump(plan / "plan.json", manifest)
+    rows = rows_of(plan, snapshot, RP + "expect_plan_files_match_manifest")
+    assert [r.split(":")[0] for r in rows] == ["batches/002/extra.json", "plan.json plan_hash"]
+
+
+def test_plan_checked_against_another_snapshot(good_plan, tmp_path) -> None:
+    plan, _ = good_plan
+    other = small_snapshot()
+    other["captured_at"] = "2026-02-01T00:00:00Z"
+    dump(tmp_path / "other.json", other)
+    rows = rows_of(plan, tmp_path / "other.json", RP + "expect_plan_files_match_manifest")
+    assert [r.split(":")[0] for r in rows] == ["snapshot fingerprint"]
+
+
+# --------------------------------------------------------------------------- projected_balance
+
+
+def test_election_missing_leaves_leader_imbalance(good_plan) -> None:
+    plan, snapshot = good_plan
+    election = load(plan / "election.json")
+    election["partitions"] = [p for p in election["partitions"] if p["topic"] != "audit"]
+    dump(plan / "election.json", election)
+    restamp(plan)
+    assert failed(plan, snapshot) == {PB + "expect_broker_leader_imbalance_within_threshold"}
+    assert "broker 0: leader imbalance 33.3% after the election, threshold 10.0%" in rows_of(
+        plan, snapshot, PB + "expect_broker_leader_imbalance_within_threshold")
+
+
+def test_unfinished_plan_leaves_replica_counts_out_of_bounds(tmp_path) -> None:
+    plan, snapshot = small_plan(tmp_path, moves=small_plan_moves()[:1])
+    assert PB + "expect_broker_replica_count_within_bounds" in failed(plan, snapshot)
+    assert "broker 1: 8 replicas after the plan (was 10), bounds 6..6" in rows_of(
+        plan, snapshot, PB + "expect_broker_replica_count_within_bounds")
+
+
+def test_reorder_skews_preferred_leaders(tmp_path) -> None:
+    moves = small_plan_moves() + [[("orders", 1, [2, 1])]]  # broker 2 becomes preferred of one more
+    plan, snapshot = small_plan(tmp_path, moves=moves)
+    assert failed(plan, snapshot) == {PB + "expect_broker_preferred_leader_count_within_bounds"}
+
+
+def test_swap_leaves_broker_bytes_worse_off(tmp_path) -> None:
+    # orders-0 (1 unit) and orders-6 (2 units) trade brokers 0 and 2: every count stays, bytes do not.
+    moves = small_plan_moves() + [[("orders", 0, [2, 1]), ("orders", 6, [0, 1])]]
+    plan, snapshot = small_plan(tmp_path, moves=moves)
+    assert failed(plan, snapshot) == {PB + "expect_broker_bytes_not_worse_off"}
