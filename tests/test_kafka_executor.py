@@ -123,7 +123,12 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
 
 
 def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, snap, backend):
-    batch = move_one_replica(snap, 6)
+    from dataclasses import replace
+
+    # Move the largest partitions, so the copies are still running when the broker dies
+    # (small ones can finish between two polls of the real-time protocol server).
+    largest_first = replace(snap, partitions=tuple(sorted(snap.partitions, key=lambda p: (-(p.size_bytes or 0), p.name))))
+    batch = move_one_replica(largest_first, 6)
     victim = next(iter(batch.values()))[-1]  # destination of the first move
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before_configs = _configs(backend.sim)
@@ -137,7 +142,9 @@ def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, 
     admin = backend.admin()
     report = Executor(plan, admin, backend.settings(), progress=progress).run()
     admin.close()
-    assert report["status"] == "failed"
+    # Moves to the dead broker stall and are cancelled; the run goes on (on_stall=continue) and
+    # cannot end "complete". Whether the batch counts as failed or incomplete depends on timing.
+    assert report["status"] in ("failed", "incomplete")
     result = report["batches"][0]
     moving_to_victim = sorted(str(tp) for tp, t in batch.items() if victim in t and victim not in snap.partitions[0].replicas
                               and victim not in next(p for p in snap.partitions if (p.topic, p.partition) == tp).replicas)
