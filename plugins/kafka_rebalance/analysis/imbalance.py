@@ -26,9 +26,11 @@ from pyspark.sql import functions as F
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-# Produce rates are summed as fixed-point decimals: exact, so the total does not depend on
-# how Spark split the rows into tasks (a double sum does, in its last bits).
-RATE_DECIMAL = "decimal(30,6)"
+# Produce rates are summed as integer micro-bytes/s: exact, so the total does not depend on
+# how Spark split the rows into tasks (a double sum does, in its last bits), and far
+# cheaper than a decimal sum.
+RATE_SCALE = 1_000_000
+MAX_RATE = 1e12  # bytes/s per partition; beyond this the micro-unit sum could overflow
 
 # Malformed-row counters carried in the aggregate; name -> what the operator is told.
 PROBLEM_FLAGS = {
@@ -36,7 +38,7 @@ PROBLEM_FLAGS = {
     "bad_replicas": "replicas must be a non-empty list of distinct broker ids",
     "bad_leader": "leader is neither -1 nor one of the replicas",
     "bad_isr": "isr must be distinct brokers among the replicas",
-    "bad_size": "size_bytes must be >= 0 and bytes_in_per_sec a number >= 0",
+    "bad_size": "size_bytes must be >= 0 and bytes_in_per_sec a number within 0..1e12",
 }
 
 
@@ -65,7 +67,7 @@ def partition_flags(partitions: DataFrame, settings: DataFrame) -> DataFrame:
         leader.alias("leader"),
         isr.alias("isr"),
         F.coalesce(F.col("size_bytes"), F.lit(0)).cast("bigint").alias("size"),
-        F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)).cast(RATE_DECIMAL).alias("rate"),
+        F.round(F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)) * RATE_SCALE).try_cast("bigint").alias("rate"),
         (leader != F.coalesce(preferred, F.lit(-2))).alias("not_led"),
         (leader == -1).alias("offline"),
         (F.size(isr) < n).alias("under_replicated"),
@@ -89,6 +91,7 @@ def partition_flags(partitions: DataFrame, settings: DataFrame) -> DataFrame:
             (F.coalesce(F.col("size_bytes"), F.lit(0)) < 0)
             | F.isnan(F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)))
             | (F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)) < 0)
+            | (F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)) > MAX_RATE)
         ).alias("bad_size"),
     )
 
@@ -100,7 +103,9 @@ def broker_aggregates(flagged: DataFrame) -> DataFrame:
     A partition without replicas yields one row with a null broker_id, so it is counted
     (as malformed) rather than silently dropped by the explode.
     """
-    rows = flagged.select("*", F.posexplode_outer("replicas").alias("pos", "broker_id"))
+    scalars = [c for c in flagged.columns if c not in ("topic", "partition", "replicas", "isr")]
+    # Only scalar columns ride along the explode: copying the arrays per replica costs more than the rest.
+    rows = flagged.select(*scalars, F.posexplode_outer("replicas").alias("pos", "broker_id"))
     is_leader = F.col("broker_id") == F.col("leader")
     first = F.coalesce(F.col("pos"), F.lit(0)) == 0
     preferred = F.col("pos") == 0
@@ -108,7 +113,7 @@ def broker_aggregates(flagged: DataFrame) -> DataFrame:
         F.count("broker_id").alias("replicas"),
         _count(is_leader).alias("leaders"),
         F.sum("size").cast("bigint").alias("size_bytes"),
-        F.sum(F.when(is_leader, F.col("rate")).otherwise(F.lit(0).cast(RATE_DECIMAL))).alias("leader_rate"),
+        F.sum(F.when(is_leader, F.col("rate")).otherwise(F.lit(0))).cast("bigint").alias("leader_rate"),
         _count(preferred).alias("preferred_partitions"),
         _count(preferred & F.col("not_led")).alias("preferred_not_led"),
         _count(preferred & F.col("preferred_in_isr")).alias("preferred_in_isr"),
@@ -150,7 +155,7 @@ def broker_metrics(aggregates: DataFrame, brokers: DataFrame, settings: DataFram
         n("replicas").alias("replicas"),
         n("leaders").alias("leaders"),
         n("size_bytes").alias("size_bytes"),
-        F.coalesce(F.col("leader_rate"), F.lit(0).cast(RATE_DECIMAL)).cast("double").alias("leader_bytes_in_per_sec"),
+        (F.coalesce(F.col("leader_rate"), zero).cast("double") / RATE_SCALE).alias("leader_bytes_in_per_sec"),
         n("under_replicated_partitions").alias("under_replicated_partitions"),
         F.when(F.col("alive"), n("preferred_in_isr")).otherwise(zero).alias("could_lead_after_election"),
     ).orderBy("cluster_id", "broker_id")
