@@ -161,13 +161,24 @@ def broker_metrics(aggregates: DataFrame, brokers: DataFrame, settings: DataFram
     ).orderBy("cluster_id", "broker_id")
 
 
-def cluster_partition_stats(aggregates: DataFrame) -> DataFrame:
-    """Per cluster: partition-level counts, summed from the preferred-replica rows."""
-    sums = [c for c in aggregates.columns if c.startswith("p_")]
+def cluster_partition_stats(aggregates: DataFrame, brokers: DataFrame) -> DataFrame:
+    """Per cluster: partition-level counts, summed from the preferred-replica rows.
+
+    ``electable`` (not led by the preferred replica, which is in the ISR) also needs the
+    preferred broker alive: a preferred election only succeeds then.
+    """
+    sums = [c for c in aggregates.columns if c.startswith("p_") and c != "p_electable"]
+    alive = F.coalesce(F.col("alive"), F.lit(False))
     return (
-        aggregates.groupBy("cluster_id")
+        aggregates.join(brokers.select("cluster_id", "broker_id", "alive"), ["cluster_id", "broker_id"], "left")
+        .groupBy("cluster_id")
         .agg(
             F.sum("replicas").cast("bigint").alias("replicas"),
+            F.sum(F.when(alive, F.col("p_electable")).otherwise(0)).cast("bigint").alias("electable"),
+            # Replica entries naming a broker the header does not list (a malformed snapshot).
+            F.sum(F.when(F.col("alive").isNull() & F.col("broker_id").isNotNull(), F.col("replicas")).otherwise(0))
+            .cast("bigint")
+            .alias("unknown_broker_replicas"),
             *[F.sum(c).cast("bigint").alias(c[2:]) for c in sums],
         )
         .orderBy("cluster_id")

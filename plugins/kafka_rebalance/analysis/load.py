@@ -62,6 +62,7 @@ class ClusterInfo:
     brokers: tuple[Broker, ...]
     threshold_percentage: float
     threshold_source: str
+    source_format: str = "json"
 
     @property
     def rack_count(self) -> int:
@@ -76,6 +77,11 @@ class Fleet:
     partitions: DataFrame
     brokers: DataFrame
     settings: DataFrame
+
+    @property
+    def parquet_cluster_ids(self) -> list[str]:
+        """Clusters whose partition rows Spark read unvalidated (JSON ones went through load_snapshot)."""
+        return [c.cluster_id for c in self.clusters if c.source_format == "parquet"]
 
     def source_of(self, cluster_id: str) -> str:
         for c in self.clusters:
@@ -216,16 +222,18 @@ def load_fleet(spark: SparkSession, path: str | Path, threshold_setting: float |
             snap = _header_snapshot(header, f)
             names = _check_parquet_schema(f)
             parquet.append((f, snap.cluster_id, names))
+            fmt = "parquet"
         else:
             snap = load_snapshot(f)
             json_snaps.append(snap)
+            fmt = "json"
         if snap.cluster_id in seen:
             raise SnapshotError(
                 str(f), [f"cluster_id: '{snap.cluster_id}' is also the cluster of {seen[snap.cluster_id]}; one file per cluster"]
             )
         seen[snap.cluster_id] = f
         pct, source = threshold_percentage(snap, threshold_setting)
-        infos.append(ClusterInfo(snap.cluster_id, str(f), snap.controller, snap.brokers, pct, source))
+        infos.append(ClusterInfo(snap.cluster_id, str(f), snap.controller, snap.brokers, pct, source, fmt))
 
     infos.sort(key=lambda c: c.cluster_id)
     frames = [_read_parquet_rows(spark, f, cid, names) for f, cid, names in parquet]
