@@ -144,7 +144,10 @@ def analyze(
 
     fleet = load_fleet(spark, snapshot, threshold_setting)
     flagged = imbalance.partition_flags(fleet.partitions, fleet.settings)
-    aggregates = imbalance.broker_aggregates(flagged).persist(StorageLevel.MEMORY_AND_DISK)
+    # The aggregate has one row per broker: a few partitions are plenty, and cached data keeps its
+    # partitioning (AQE does not coalesce it), so 200 shuffle partitions would mean 200 tasks per query.
+    parts = max(1, spark.sparkContext.defaultParallelism)
+    aggregates = imbalance.broker_aggregates(flagged).coalesce(parts).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         stats = [r.asDict() for r in imbalance.cluster_partition_stats(aggregates, fleet.brokers).collect()]
         _check_problems(fleet, flagged, stats, aggregates)
