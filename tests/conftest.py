@@ -49,3 +49,17 @@ def airflow_db() -> Path:
 
     db.initdb()
     return _AIRFLOW_HOME
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """ONE local SparkSession for the whole test session: a JVM start costs seconds."""
+    from kafka_rebalance.analysis.job import build_session
+
+    session = build_session(
+        "local[2]",
+        app_name="kafka-rebalance-tests",
+        conf={"spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2", "spark.ui.enabled": "false"},
+    )
+    yield session
+    session.stop()

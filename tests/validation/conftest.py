@@ -1,4 +1,4 @@
-"""Fixtures for the quality-gate tests: a known-good small plan, and one local SparkSession."""
+"""Fixtures for the quality-gate tests: a known-good small plan."""
 
 from __future__ import annotations
 
@@ -14,16 +14,4 @@ def good_plan(tmp_path: Path) -> tuple[Path, Path]:
     """(plan dir, snapshot path) of a hand-built plan that passes every expectation."""
     return small_plan(tmp_path)
 
-
-@pytest.fixture(scope="session")
-def spark():
-    from pyspark.sql import SparkSession
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("kafka-rebalance-validation-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+# The Spark engine test uses the session-wide `spark` fixture of tests/conftest.py (one JVM per test session).

@@ -1,0 +1,123 @@
+"""``summary.json``: per-cluster verdicts built on the driver from Spark's small aggregates.
+
+The spreads use the planner's own definition of balanced (``kafka_rebalance.balance``),
+over the eligible brokers = the live ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kafka_rebalance.analysis.load import ClusterInfo
+from kafka_rebalance.balance import (
+    Tolerances,
+    byte_deviation,
+    bytes_balanced,
+    count_spread,
+    counts_balanced,
+)
+
+STAT_FIELDS = (
+    "partitions",
+    "replicas",
+    "offline",
+    "under_replicated",
+    "non_preferred_leaders",
+    "electable",
+    "rack_violations",
+)
+
+
+def _spread(counts: Sequence[int]) -> dict[str, Any]:
+    return {**count_spread(counts), "balanced": counts_balanced(counts)}
+
+
+def _byte_spread(sizes: Sequence[int], tolerances: Tolerances) -> dict[str, Any]:
+    return {
+        "mean": sum(sizes) / len(sizes) if sizes else 0.0,
+        "min": min(sizes) if sizes else 0,
+        "max": max(sizes) if sizes else 0,
+        "deviation": byte_deviation(sizes),
+        "tolerance": tolerances.byte_tolerance,
+        "balanced": bytes_balanced(sizes, tolerances),
+    }
+
+
+def cluster_summary(
+    info: ClusterInfo,
+    brokers: Sequence[Mapping[str, Any]],
+    stats: Mapping[str, Any] | None,
+    tolerances: Tolerances = Tolerances(),
+) -> dict[str, Any]:
+    """One cluster's entry of summary.json. ``brokers`` are its broker_metrics rows."""
+    stats = stats or {}
+    live = [b for b in brokers if b["alive"]]
+    over = [b["broker_id"] for b in brokers if b["exceeds_threshold"]]
+    ratios = [b["imbalance_ratio"] for b in brokers if b["imbalance_ratio"] is not None]
+    replicas = _spread([b["replicas"] for b in live])
+    preferred = _spread([b["preferred_partitions"] for b in live])
+    byte_spread = _byte_spread([b["size_bytes"] for b in live], tolerances)
+    return {
+        "cluster_id": info.cluster_id,
+        "source": info.source,
+        "controller": info.controller,
+        "brokers": len(brokers),
+        "live_brokers": len(live),
+        "dead_brokers": [b["broker_id"] for b in brokers if not b["alive"]],
+        "racks": info.rack_count,
+        "partitions": int(stats.get("partitions", 0)),
+        "replicas": int(stats.get("replicas", 0)),
+        "threshold_percentage": info.threshold_percentage,
+        "threshold_source": info.threshold_source,
+        "brokers_over_threshold": over,
+        "max_imbalance_ratio": max(ratios) if ratios else None,
+        "non_preferred_leaders": int(stats.get("non_preferred_leaders", 0)),
+        "electable_non_preferred_leaders": int(stats.get("electable", 0)),
+        "offline_partitions": int(stats.get("offline", 0)),
+        "under_replicated_partitions": int(stats.get("under_replicated", 0)),
+        "rack_violations": int(stats.get("rack_violations", 0)),
+        "replica_spread": replicas,
+        "leader_spread": _spread([b["leaders"] for b in live]),
+        "preferred_leader_spread": preferred,
+        "byte_spread": byte_spread,
+        "balanced": not over and replicas["balanced"] and preferred["balanced"] and byte_spread["balanced"],
+    }
+
+
+def fleet_summary(
+    clusters: Sequence[ClusterInfo],
+    broker_rows: Sequence[Mapping[str, Any]],
+    stats_rows: Sequence[Mapping[str, Any]],
+    tolerances: Tolerances = Tolerances(),
+) -> dict[str, Any]:
+    by_cluster: dict[str, list[Mapping[str, Any]]] = {c.cluster_id: [] for c in clusters}
+    for row in broker_rows:
+        by_cluster[row["cluster_id"]].append(row)
+    stats = {s["cluster_id"]: s for s in stats_rows}
+    return {
+        "clusters": [
+            cluster_summary(c, by_cluster[c.cluster_id], stats.get(c.cluster_id), tolerances)
+            for c in sorted(clusters, key=lambda c: c.cluster_id)
+        ]
+    }
+
+
+def describe_cluster(entry: Mapping[str, Any]) -> str:
+    """One line for stderr."""
+    ratio = entry["max_imbalance_ratio"]
+    over = entry["brokers_over_threshold"]
+    parts = [
+        f"{entry['cluster_id']}: {entry['brokers']} brokers ({entry['live_brokers']} live), "
+        f"{entry['partitions']:,} partitions",
+        f"threshold {entry['threshold_percentage']:g}% ({entry['threshold_source']})",
+        f"max ratio {'-' if ratio is None else f'{ratio:.1%}'}",
+        f"over threshold: {', '.join(map(str, over)) if over else 'none'}",
+        f"non-preferred leaders {entry['non_preferred_leaders']:,}",
+    ]
+    if entry["offline_partitions"]:
+        parts.append(f"OFFLINE {entry['offline_partitions']:,}")
+    if entry["rack_violations"]:
+        parts.append(f"rack violations {entry['rack_violations']:,}")
+    parts.append("balanced" if entry["balanced"] else "NOT balanced")
+    return "; ".join(parts)

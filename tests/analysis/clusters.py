@@ -1,0 +1,61 @@
+"""Hand-built clusters for the analysis tests: each one small enough to compute by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kafka_rebalance.snapshot import snapshot_from_dict, write_snapshot
+
+
+def part(topic: str, p: int, replicas: list[int], leader: int, isr: list[int] | None = None,
+         size: int | None = None, rate: float | None = None) -> dict[str, Any]:
+    return {"topic": topic, "partition": p, "replicas": replicas, "leader": leader,
+            "isr": list(replicas) if isr is None else isr, "size_bytes": size, "bytes_in_per_sec": rate}
+
+
+def cluster(cluster_id: str, brokers: list[dict[str, Any]], partitions: list[dict[str, Any]],
+            configs: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"cluster_id": cluster_id, "controller": "kraft", "configs": configs or {},
+            "brokers": brokers, "partitions": partitions}
+
+
+def brokers(*ids: int, racks: list[str] | None = None, dead: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+    return [{"id": b, "rack": racks[i] if racks else None, "alive": b not in dead} for i, b in enumerate(ids)]
+
+
+def thresholds_cluster(cluster_id: str = "thresholds", configs: dict[str, str] | None = None) -> dict[str, Any]:
+    """Broker 0: 1 of 10 preferred not led (exactly 10 %); broker 1: 1 of 9 (11.1 %);
+    broker 2: 1 of 4, that one with no leader and an empty ISR (25 %); broker 3: no
+    preferred partitions, but a follower of all 23."""
+    parts = [part("t0", i, [0, 3], 3 if i == 9 else 0, size=100, rate=1.5) for i in range(10)]
+    parts += [part("t1", i, [1, 3], 3 if i == 8 else 1, size=200, rate=2.0) for i in range(9)]
+    parts += [part("t2", i, [2, 3], -1 if i == 3 else 2, isr=[] if i == 3 else None, size=300, rate=0.25)
+              for i in range(4)]
+    return cluster(cluster_id, brokers(0, 1, 2, 3), parts, configs)
+
+
+def dead_broker_cluster(cluster_id: str = "dead-broker") -> dict[str, Any]:
+    """Broker 2 is dead; its two preferred partitions are led elsewhere."""
+    return cluster(cluster_id, brokers(0, 1, 2, racks=["a", "b", "c"], dead=(2,)), [
+        part("p", 0, [2, 0], 0, isr=[0], size=10),
+        part("p", 1, [0, 1], 0, size=20),
+        part("p", 2, [1, 2], 1, isr=[1], size=30),
+        part("p", 3, [2, 1], 1, isr=[1], size=40),
+    ])
+
+
+def rack_cluster(cluster_id: str = "racks") -> dict[str, Any]:
+    """Two racks: [0,1] and [2,3] put both replicas in one rack (violations); [0,2] is fine;
+    RF 3 > 2 racks cannot be spread, so [0,2,1] is no violation; RF 1 never is."""
+    return cluster(cluster_id, brokers(0, 1, 2, 3, racks=["r1", "r1", "r2", "r2"]), [
+        part("a", 0, [0, 1], 0), part("a", 1, [0, 2], 0), part("a", 2, [2, 3], 2),
+        part("b", 0, [0, 2, 1], 0), part("c", 0, [3], 3),
+    ])
+
+
+def write(raw: dict[str, Any], path: Path) -> Path:
+    """Write a hand-built cluster as JSON or Parquet (by suffix), through the strict loader."""
+    return write_snapshot(snapshot_from_dict(raw, str(path)), path)
+
+
