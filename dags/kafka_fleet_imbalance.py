@@ -21,6 +21,9 @@ from kafka_rebalance.clusters_config import load_clusters
 PROJECT = Path(__file__).resolve().parents[1]
 CLUSTERS_FILE = Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT / "config" / "clusters.yaml"))
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
+# The job's driver imports kafka_rebalance: point it at this deployment's copy, and run
+# Python workers on the same interpreter as Airflow's tasks.
+SPARK_ENV = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(PROJECT / "plugins")}
 
 _config = load_clusters(CLUSTERS_FILE)
 
@@ -47,7 +50,7 @@ def kafka_fleet_imbalance():
         conn_id="spark_default",
         application=str(SPARK_JOB),
         application_args=["--snapshot", fleet["snapshots"], "--out", fleet["analysis"]],
-        env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
+        env_vars=SPARK_ENV,
         name="kafka-rebalance-fleet",
     )
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.standard.operators.hitl import ApprovalOperator
-from airflow.sdk import Asset, Param, dag, task
-from airflow.sdk.definitions.trigger_rule import TriggerRule
+from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, TriggerRule, dag, task
 
 from kafka_rebalance import pipeline
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, load_clusters
@@ -26,6 +25,9 @@ from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, load_cl
 PROJECT = Path(__file__).resolve().parents[1]
 CLUSTERS_FILE = Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT / "config" / "clusters.yaml"))
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
+# The job's driver imports kafka_rebalance: point it at this deployment's copy, and run
+# Python workers on the same interpreter as Airflow's tasks.
+SPARK_ENV = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(PROJECT / "plugins")}
 
 
 def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
@@ -52,7 +54,12 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
     @dag(
         dag_id=cluster.dag_id,
         description=f"Rebalance Kafka cluster {cluster.cluster_id} ({cluster.source})",
-        schedule=pipeline.cluster_schedule(cluster.schedule, needs_plan),
+        # The cron schedule, or the fleet DAG's "needs a plan" asset event, whichever comes first.
+        schedule=(
+            AssetOrTimeSchedule(timetable=CronTriggerTimetable(cluster.schedule, timezone="UTC"), assets=needs_plan)
+            if cluster.schedule
+            else [needs_plan]
+        ),
         start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
         catchup=False,
         max_active_runs=1,
@@ -80,7 +87,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
                 "--snapshot", run["snapshot"], "--out", run["analysis"],
                 "--threshold-percentage", "{{ params.threshold_percentage if params.threshold_percentage is not none else 10 }}",
             ],
-            env_vars={"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable},
+            env_vars=SPARK_ENV,
             name=f"kafka-rebalance-{cluster.cluster_id}",
         )  # fmt: skip
 
@@ -119,8 +126,8 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
         )
 
         @task
-        def execute(staged: dict) -> str:
-            return pipeline.execute(cfg, cluster, staged["dir"])
+        def execute(staged: dict, **ctx) -> str:
+            return pipeline.execute(cfg, cluster, staged["dir"], ctx["ti"].xcom_pull(task_ids="approve"))
 
         # ALL_DONE tasks may run after `stage` was skipped (balanced cluster), so they read
         # its result with xcom_pull, which gives None, instead of an XComArg that would fail.

@@ -29,12 +29,39 @@ os.environ.update(
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
         "KAFKA_REBALANCE_HOME": str(_AIRFLOW_HOME / "data"),
+        "KAFKA_REBALANCE_CLUSTERS": str(_AIRFLOW_HOME / "clusters.yaml"),
         "PYSPARK_PYTHON": sys.executable,
         "PYSPARK_DRIVER_PYTHON": sys.executable,
         # spark-submit (from pyspark) lives beside this interpreter.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 )
+
+
+
+def _write_test_clusters(home: Path) -> None:
+    """The DAGs under test: one cluster per scenario, so simulated clusters never share state."""
+    from kafka_rebalance.assignment import BrokerMetadata, assign_replicas_to_brokers
+
+    racks = {b: f"rack-{b % 3}" for b in range(6)}
+    placement = assign_replicas_to_brokers([BrokerMetadata(b, r) for b, r in racks.items()], 12, 3, start_index=0)
+    balanced = {
+        "cluster_id": "balanced",
+        "brokers": [{"id": b, "rack": r} for b, r in racks.items()],
+        "partitions": [
+            {"topic": "orders", "partition": p, "replicas": r, "leader": r[0], "isr": r, "size_bytes": 1 << 30}
+            for p, r in placement.items()
+        ],
+    }
+    (home / "balanced-cluster.json").write_text(json.dumps(balanced))
+    scenarios = ["demo-dry", "demo-exec", "demo-reject", "demo-fail"]
+    lines = ["clusters:", f"  - {{cluster_id: balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null}}"]
+    lines += [f"  - {{cluster_id: {c}, source: 'simulated:{SAMPLE}', schedule: null}}" for c in scenarios]
+    lines += [f"  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}'}}"]
+    (home / "clusters.yaml").write_text("\n".join(lines) + "\n")
+
+
+_write_test_clusters(_AIRFLOW_HOME)
 
 
 @pytest.fixture(scope="session")

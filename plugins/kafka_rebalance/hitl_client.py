@@ -1,0 +1,69 @@
+"""Answer a pending Airflow approval (human-in-the-loop) through Airflow's own REST API.
+
+Used by ``make demo`` (which must reach final verification without a person at the
+keyboard) and by the DAG tests. The API app runs in-process against the same metadata
+database, and the call is exactly the one the UI's Required Actions page makes:
+``PATCH /api/v2/dags/{dag}/dagRuns/{run}/taskInstances/{task}/{map_index}/hitlDetails``.
+It needs an auth manager that lets the caller in (the simple auth manager with
+``simple_auth_manager_all_admins``, as the demo and the tests configure).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def _client():  # noqa: ANN202
+    from airflow.api_fastapi.app import create_app
+    from fastapi.testclient import TestClient
+
+    return TestClient(create_app())
+
+
+def pending_requests(client: Any, dag_id: str) -> list[dict[str, Any]]:
+    r = client.get(f"/api/v2/dags/{dag_id}/dagRuns/~/hitlDetails")
+    r.raise_for_status()
+    return [d for d in r.json().get("hitl_details", []) if not d.get("response_received")]
+
+
+def answer(client: Any, detail: dict[str, Any], choice: str) -> dict[str, Any]:
+    ti = detail["task_instance"]
+    url = (f"/api/v2/dags/{ti['dag_id']}/dagRuns/{ti['dag_run_id']}/taskInstances/"
+           f"{ti['task_id']}/{ti['map_index']}/hitlDetails")  # fmt: skip
+    resp = client.patch(url, json={"chosen_options": [choice]})
+    resp.raise_for_status()
+    return resp.json()
+
+
+class Approver(threading.Thread):
+    """Waits for the DAG's approval request and answers it with ``choice`` (Approve or Reject)."""
+
+    def __init__(self, dag_id: str, choice: str, before_answer: Callable[[dict[str, Any]], None] | None = None,
+                 timeout: float = 900, log: Callable[[str], None] | None = None) -> None:  # fmt: skip
+        super().__init__(daemon=True, name=f"approver-{dag_id}")
+        self.dag_id, self.choice, self.before_answer, self.timeout = dag_id, choice, before_answer, timeout
+        self.log = log or (lambda line: None)
+        self.response: dict[str, Any] | None = None
+        self.detail: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            client = _client()
+            deadline = time.monotonic() + self.timeout
+            while time.monotonic() < deadline:
+                pending = pending_requests(client, self.dag_id)
+                if pending:
+                    self.detail = pending[0]
+                    if self.before_answer:
+                        self.before_answer(self.detail)
+                    self.response = answer(client, self.detail, self.choice)
+                    self.log(f"answered '{self.detail.get('subject')}' with {self.choice} through the REST API")
+                    return
+                time.sleep(0.5)
+            raise TimeoutError(f"no approval request for {self.dag_id} within {self.timeout:.0f}s")
+        except BaseException as exc:  # reported by the caller, which runs the DAG in the main thread
+            self.error = exc

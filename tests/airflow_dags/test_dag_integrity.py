@@ -1,0 +1,51 @@
+"""Every DAG file parses with no import errors, and every DAG has tags, an owner's retries and a form."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def dagbag(airflow_db):  # noqa: ANN001, ANN201
+    from airflow.dag_processing.dagbag import DagBag
+
+    return DagBag(dag_folder=str(ROOT / "dags"))
+
+
+def test_no_import_errors(dagbag) -> None:  # noqa: ANN001
+    assert dagbag.import_errors == {}
+
+
+def test_expected_dags(dagbag) -> None:  # noqa: ANN001
+    assert {"kafka_rebalance_demo_eu_1", "kafka_fleet_imbalance"} <= set(dagbag.dag_ids)
+
+
+def test_every_dag_has_tags_and_one_active_run(dagbag) -> None:  # noqa: ANN001
+    for dag_id in dagbag.dag_ids:
+        dag = dagbag.get_dag(dag_id)
+        assert dag.tags, dag_id
+        assert dag.max_active_runs == 1, dag_id
+        assert all(t.retries is not None for t in dag.tasks), dag_id
+
+
+def test_cluster_dag_trigger_form(dagbag) -> None:  # noqa: ANN001
+    dag = dagbag.get_dag("kafka_rebalance_demo_eu_1")
+    params = dag.params
+    assert set(params.keys()) == {
+        "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle_mb_per_sec",
+        "ordering", "exclude_topics", "decommission_brokers",
+    }  # fmt: skip
+    assert params.get_param("mode").schema["enum"] == ["dry-run", "execute"]
+    # Each field refuses bad values (the REST trigger test shows the API refusing them too).
+    from airflow.sdk.exceptions import ParamValidationError
+
+    for name, bad in [("max_moves_per_broker", 0), ("mode", "yolo"), ("throttle_mb_per_sec", -5),
+                      ("ordering", "random"), ("decommission_brokers", ["x"]), ("threshold_percentage", 150)]:
+        with pytest.raises(ParamValidationError):
+            params.get_param(name).resolve(bad)
+    assert params.get_param("throttle_mb_per_sec").resolve(75) == 75
+    assert params.get_param("threshold_percentage").resolve(None) is None

@@ -1,0 +1,182 @@
+"""The real per-cluster DAG, run end to end with dag.test() on SQLite, Spark local and the simulator."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.metrics import broker_loads
+from kafka_rebalance.snapshot import load_snapshot
+
+from kafka_rebalance.hitl_client import Approver
+
+ROOT = Path(__file__).resolve().parents[2]
+THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                 "leader.replication.throttled.replicas", "follower.replication.throttled.replicas")  # fmt: skip
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def dagbag(airflow_db):  # noqa: ANN001, ANN201
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(ROOT / "dags"))
+    assert bag.import_errors == {}
+    return bag
+
+
+def run(dagbag, dag_id: str, **conf):  # noqa: ANN001, ANN201
+    dr = dagbag.get_dag(dag_id).test(run_conf=conf or None)
+    return dr, {ti.task_id: str(getattr(ti.state, "value", ti.state)) for ti in dr.get_task_instances()}
+
+
+def data_root() -> Path:
+    return Path(os.environ["KAFKA_REBALANCE_HOME"])
+
+
+def sim_state(cluster: str) -> dict:
+    return json.loads((data_root() / "simulated" / cluster / "state.json").read_text())
+
+
+def throttles_left(state: dict) -> list[str]:
+    """Every throttle config still set anywhere in the simulated cluster."""
+    found = []
+    text = json.dumps(state)
+    for key in THROTTLE_KEYS:
+        if f'"{key}"' in text:
+            found.append(key)
+    return found
+
+
+def current_snapshot(cluster: str):  # noqa: ANN201
+    from kafka_rebalance.kafka.simulator import read_state
+
+    return read_state(data_root() / "simulated" / cluster / "state.json").describe()
+
+
+def assignment(snapshot) -> dict:  # noqa: ANN001
+    return {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+
+
+def staged_dirs(cluster: str) -> list[Path]:
+    root = data_root() / "plans" / cluster
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.exists() else []
+
+
+def test_balanced_cluster_stops_after_analysis(dagbag) -> None:  # noqa: ANN001
+    dr, states = run(dagbag, "kafka_rebalance_balanced")
+    assert str(dr.state) in ("success", "DagRunState.SUCCESS")
+    assert states["analyze"] == "success" and states["record_balanced"] == "success"
+    assert states["plan"] == "skipped" and states["stage"] == "skipped"
+    assert staged_dirs("balanced") == []
+
+
+def test_dry_run_stages_a_validated_plan(dagbag) -> None:  # noqa: ANN001
+    dr, states = run(dagbag, "kafka_rebalance_demo_dry")
+    assert states["stage"] == "success" and states["dry_run_done"] == "success"
+    assert states["approve"] == "skipped" and states["execute"] == "skipped"
+    [staged] = staged_dirs("demo-dry")
+    manifest = json.loads((staged / "plan.json").read_text())
+    assert manifest["validation"]["status"] == "passed"
+    assert json.loads((staged / "validation" / "result.json").read_text())["status"] == "passed"
+    assert (staged / "batches" / "001" / "reassignment.json").exists() and (staged / "RUNBOOK.md").exists()
+    assert not (staged / "ledger.json").exists()
+    # Nothing was executed: the simulated cluster still has its original assignment.
+    assert assignment(current_snapshot("demo-dry")) == assignment(load_snapshot(ROOT / "samples" / "sample-cluster.json"))
+
+
+def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:  # noqa: ANN001
+    before = load_snapshot(ROOT / "samples" / "sample-cluster.json")
+    approver = Approver("kafka_rebalance_demo_exec", "Approve")
+    approver.start()
+    dr, states = run(dagbag, "kafka_rebalance_demo_exec", mode="execute", throttle_mb_per_sec=80)
+    approver.join(5)
+    assert approver.error is None and approver.response["chosen_options"] == ["Approve"]
+    assert "replica moves" in approver.detail["body"]
+    for task in ("approve", "execute", "restore_throttles", "elections", "final_verify", "report"):
+        assert states[task] == "success", (task, states)
+    [staged] = staged_dirs("demo-exec")
+    verification = json.loads((staged / "verification.json").read_text())
+    assert verification["status"] == "complete" and verification["brokers_over_threshold"] == []
+    assert verification["replicas_balanced"] is True
+    assert json.loads((staged / "approval.json").read_text())["decision"] == "approved"
+    assert throttles_left(sim_state("demo-exec")) == []
+    after = load_snapshot(verification["final_snapshot"])
+    spread = lambda s: max(b.replicas for b in broker_loads(s)) - min(b.replicas for b in broker_loads(s))  # noqa: E731
+    assert spread(after) < spread(before)
+    assert json.loads((staged / "plan.json").read_text())["options"]["throttle_bytes_per_sec"] == 80 * 1024 * 1024
+
+
+def test_rejected_approval_executes_nothing(dagbag) -> None:  # noqa: ANN001
+    approver = Approver("kafka_rebalance_demo_reject", "Reject")
+    approver.start()
+    dr, states = run(dagbag, "kafka_rebalance_demo_reject", mode="execute")
+    approver.join(5)
+    assert approver.error is None
+    assert states["execute"] == "skipped" and states["report"] == "success"
+    [staged] = staged_dirs("demo-reject")
+    assert json.loads((staged / "approval.json").read_text())["decision"] == "rejected"
+    assert not (staged / "ledger.json").exists()
+    assert throttles_left(sim_state("demo-reject")) == []
+    assert assignment(current_snapshot("demo-reject")) == assignment(load_snapshot(ROOT / "samples" / "sample-cluster.json"))
+
+
+def test_failing_batch_still_restores_throttles(dagbag) -> None:  # noqa: ANN001
+    def kill_a_destination(detail: dict) -> None:
+        # Just before approving, kill a broker that batch 001 copies data to.
+        [staged] = staged_dirs("demo-fail")
+        plan = json.loads((staged / "batches" / "001" / "reassignment.json").read_text())
+        before = json.loads((staged / "batches" / "001" / "rollback.json").read_text())
+        old = {(p["topic"], p["partition"]): set(p["replicas"]) for p in before["partitions"]}
+        victim = next(b for p in plan["partitions"] for b in p["replicas"] if b not in old[(p["topic"], p["partition"])])
+        from kafka_rebalance.kafka.simulator import read_state, write_state
+
+        path = data_root() / "simulated" / "demo-fail" / "state.json"
+        sim = read_state(path)
+        sim.kill_broker(victim)
+        write_state(sim, path)
+
+    approver = Approver("kafka_rebalance_demo_fail", "Approve", before_answer=kill_a_destination)
+    approver.start()
+    dr, states = run(dagbag, "kafka_rebalance_demo_fail", mode="execute")
+    approver.join(5)
+    assert approver.error is None
+    assert states["execute"] == "failed"
+    assert states["restore_throttles"] == "success"
+    assert states["elections"] in ("upstream_failed", "skipped")
+    [staged] = staged_dirs("demo-fail")
+    ledger = json.loads((staged / "ledger.json").read_text())
+    assert all(b.get("throttles_restored") for b in ledger["batches"].values() if b.get("throttles_before") is not None)
+    assert throttles_left(sim_state("demo-fail")) == []
+
+
+def test_rest_api_refuses_bad_trigger_values(dagbag) -> None:  # noqa: ANN001
+    from airflow.api_fastapi.app import create_app
+    from fastapi.testclient import TestClient
+
+    client = TestClient(create_app())
+    url = "/api/v2/dags/kafka_rebalance_demo_dry/dagRuns"
+    bad = client.post(url, json={"logical_date": None, "conf": {"max_moves_per_broker": 0}})
+    assert bad.status_code == 400, bad.text
+    assert "max_moves_per_broker" in bad.text
+
+
+def test_fleet_dag_runs_one_spark_job_and_flags_unbalanced_clusters(dagbag) -> None:  # noqa: ANN001
+    dr, states = run(dagbag, "kafka_fleet_imbalance")
+    assert states["gather_fleet"] == "success" and states["analyze_fleet"] == "success"
+    summary_files = sorted((data_root() / "runs" / "_fleet").glob("*/fleet_summary.json"))
+    fleet = json.loads(summary_files[-1].read_text())
+    by_id = {c["cluster_id"]: c for c in fleet["clusters"]}
+    assert by_id["balanced"]["balanced"] is True
+    # Only unbalanced clusters get their "needs a plan" asset event (their task runs, the rest are skipped).
+    assert states["needs_plan_balanced"] == "skipped"
+    assert "balanced" not in fleet["need_plan"]
+    for cluster in fleet["need_plan"]:
+        assert states[f"needs_plan_{cluster}"] == "success"
+    # One Spark job over all clusters: one broker_metrics output covering every cluster.
+    analysis = summary_files[-1].parent / "analysis" / "summary.json"
+    assert {c["cluster_id"] for c in json.loads(analysis.read_text())["clusters"]} == set(by_id)
