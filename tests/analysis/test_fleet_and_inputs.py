@@ -204,3 +204,16 @@ def _empty_dir(tmp_path: Path) -> Path:
     d = tmp_path / "empty-dir"
     d.mkdir()
     return d
+
+
+def test_value_spark_cannot_read_is_one_line_naming_the_file(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    # int64 broker ids pass the column check but overflow Spark's int: caught mid-scan.
+    table = pa.table({"topic": ["t"], "partition": [0], "replicas": pa.array([[5_000_000_000]], pa.list_(pa.int64())),
+                      "leader": [0], "isr": pa.array([[0]], pa.list_(pa.int32()))})
+    path = tmp_path / "wide.parquet"
+    write_parquet(table, {"cluster_id": "wide", "brokers": [{"id": 0}]}, path)
+    with pytest.raises(RebalanceError) as err:
+        analyze(spark, path)
+    message = str(err.value)
+    assert "wide.parquet" in message and "Spark failed reading" in message
+    assert "\n" not in message and "at org.apache" not in message

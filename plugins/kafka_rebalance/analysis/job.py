@@ -140,7 +140,9 @@ def analyze(
     tolerances: Tolerances = Tolerances(),
 ) -> AnalysisResult:
     """Run the analysis on one snapshot file or a fleet directory; nothing is written."""
+    from py4j.protocol import Py4JJavaError
     from pyspark import StorageLevel
+    from pyspark.errors import PySparkException
 
     fleet = load_fleet(spark, snapshot, threshold_setting)
     flagged = imbalance.partition_flags(fleet.partitions, fleet.settings)
@@ -154,7 +156,7 @@ def analyze(
         rows = [r.asDict() for r in imbalance.broker_metrics(aggregates, fleet.brokers, fleet.settings).collect()]
     except RebalanceError:
         raise
-    except Exception as exc:  # a file Spark cannot decode mid-scan: one line, not a JVM trace
+    except (PySparkException, Py4JJavaError) as exc:  # e.g. a value Spark cannot read mid-scan: one line, no JVM trace
         sources = ", ".join(c.source for c in fleet.clusters)
         raise RebalanceError(f"{snapshot}: Spark failed reading the snapshot(s) ({sources}): {_first_line(exc)}") from None
     finally:
