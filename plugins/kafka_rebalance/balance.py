@@ -12,8 +12,9 @@ Eligible brokers are the live ones that are not being decommissioned.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 DEFAULT_BYTE_TOLERANCE = 0.10
 
@@ -65,3 +66,127 @@ def byte_deviation(sizes: Sequence[int]) -> float:
 
 def bytes_balanced(sizes: Sequence[int], tolerances: Tolerances = Tolerances()) -> bool:
     return byte_deviation(sizes) <= tolerances.byte_tolerance
+
+
+# --------------------------------------------------------------------------- rack-aware targets
+#
+# Rack safety (at most ceil(RF / racks) replicas of a partition per rack, over min(RF, racks)
+# racks) can force rack totals apart: RF 3 over 3 racks of 4, 4 and 3 brokers puts exactly one
+# replica of every partition in each rack, so a broker of the small rack must hold 4/3 of what
+# one of a big rack holds. The planner aims at, and the quality gate checks, the same targets:
+# one common level for every broker, except that a rack whose total rack safety bounds is
+# clamped to the bound and its brokers share that total evenly.
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementTargets:
+    replicas: dict[int, tuple[int, int]]  # eligible broker -> [lo, hi] replica count
+    byte_mean: dict[int, float]  # eligible broker -> bytes it should hold
+    clamped_racks: tuple[str, ...]  # racks rack safety holds off the common level (empty: even targets)
+
+
+def partition_rack_bounds(rf: int, rack_sizes: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """Fewest and most replicas of one partition of ``rf`` replicas each rack may hold when rack-safe."""
+    nr = len(rack_sizes)
+    cap = -(-rf // nr)
+    caps = {g: min(cap, n) for g, n in rack_sizes.items()}
+    room = sum(caps.values())
+    if rf > room:
+        raise ValueError(
+            f"replication factor {rf} cannot be rack-safe: eligible brokers over {nr} rack(s) "
+            f"({', '.join(f'{g}: {n}' for g, n in sorted(rack_sizes.items()))}) allow at most {room} replicas "
+            f"per partition with at most {cap} per rack"
+        )
+    least = {g: max(1 if rf >= nr else 0, rf - (room - caps[g])) for g in rack_sizes}
+    floor_sum = sum(least.values())
+    return {g: (least[g], min(caps[g], rf - (floor_sum - least[g]))) for g in rack_sizes}
+
+
+def _fill(floors: list[int], v: Fraction) -> Fraction:
+    """The level y with sum(max(y, f) for f in floors) == v (for v >= sum(floors))."""
+    fs = sorted(floors, reverse=True)
+    for k in range(len(fs)):  # the k highest floors stay above the level, the rest sit at it
+        y = (v - sum(fs[:k])) / (len(fs) - k)
+        if y >= fs[k]:
+            return y
+    return Fraction(fs[-1])
+
+
+def _levels(
+    floors: dict[str, list[int]], lo: dict[str, int], hi: dict[str, int], total: int
+) -> tuple[dict[str, Fraction], list[str]]:
+    """Per-rack level: brokers sit at max(level, their fixed load); one common level x, except that
+    a rack whose total leaves [lo, hi] is clamped there."""
+    def rack_total(g: str, x: Fraction) -> Fraction:
+        return min(max(sum((max(x, Fraction(f)) for f in floors[g]), Fraction(0)), Fraction(lo[g])), Fraction(hi[g]))
+
+    def filled(x: Fraction) -> Fraction:
+        return sum((rack_total(g, x) for g in floors), Fraction(0))
+
+    points = {Fraction(f) for fs in floors.values() for f in fs}
+    for g, fs in floors.items():
+        for v in (lo[g], hi[g]):
+            if v >= sum(fs):
+                points.add(_fill(fs, Fraction(v)))
+    pts = sorted(points)
+    x = pts[-1]
+    if filled(pts[0]) >= total:
+        x = pts[0]
+    else:
+        for a, b in zip(pts, pts[1:]):
+            fb = filled(b)
+            if fb >= total:
+                fa = filled(a)
+                x = a + (total - fa) * (b - a) / (fb - fa) if fb > fa else a
+                break
+    levels = {g: _fill(floors[g], rack_total(g, x)) for g in floors}
+    even = _fill([f for fs in floors.values() for f in fs], Fraction(total))  # the level without racks
+    return levels, sorted(g for g in floors if levels[g] != even)
+
+
+def placement_targets(
+    eligible: Mapping[int, str | None],
+    by_rf: Mapping[int, tuple[int, int]],
+    fixed: Mapping[int, tuple[int, int]] | None = None,
+) -> PlacementTargets:
+    """Rack-aware per-broker targets.
+
+    ``eligible``: broker id -> rack (None: no rack information); ``by_rf``: replication
+    factor -> (partitions that may move, their total bytes); ``fixed``: eligible broker ->
+    (replicas, bytes) of partitions that stay where they are. Raises ValueError when a
+    replication factor cannot be rack-safe (or exceeds the eligible brokers).
+    """
+    fixed = fixed or {}
+    racked = any(r is not None for r in eligible.values())
+    rack_of = {b: (r if r is not None else "") if racked else "" for b, r in eligible.items()}
+    sizes: dict[str, int] = {}
+    count_floor: dict[str, list[int]] = {}
+    byte_floor: dict[str, list[int]] = {}
+    for b, g in sorted(rack_of.items()):
+        sizes[g] = sizes.get(g, 0) + 1
+        n, size = fixed.get(b, (0, 0))
+        count_floor.setdefault(g, []).append(n)
+        byte_floor.setdefault(g, []).append(size)
+    count_lo = {g: sum(v) for g, v in count_floor.items()}
+    byte_lo = {g: sum(v) for g, v in byte_floor.items()}
+    count_hi, byte_hi = dict(count_lo), dict(byte_lo)
+    total, byte_total = sum(count_lo.values()), sum(byte_lo.values())
+    for rf, (n, size) in sorted(by_rf.items()):
+        if not racked and rf > len(eligible):
+            raise ValueError(f"replication factor {rf} needs {rf} eligible brokers, only {len(eligible)} are live and not decommissioned")
+        for g, (least, most) in partition_rack_bounds(rf, sizes).items():
+            count_lo[g] += n * least
+            count_hi[g] += n * most
+            byte_lo[g] += size * least
+            byte_hi[g] += size * most
+        total += n * rf
+        byte_total += size * rf
+    level, clamped = _levels(count_floor, count_lo, count_hi, total)
+    byte_level, _ = _levels(byte_floor, byte_lo, byte_hi, byte_total)
+    share = {b: max(level[g], Fraction(fixed.get(b, (0, 0))[0])) for b, g in rack_of.items()}
+    byte_share = {b: max(byte_level[g], Fraction(fixed.get(b, (0, 0))[1])) for b, g in rack_of.items()}
+    return PlacementTargets(
+        replicas={b: (math.floor(share[b]), math.ceil(share[b])) for b in sorted(rack_of)},
+        byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
+        clamped_racks=tuple(clamped),
+    )

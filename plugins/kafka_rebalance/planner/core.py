@@ -8,6 +8,7 @@ replica sets; then steps, batches, throttles, estimates and the summary.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,6 +64,25 @@ def _ratio(value: int, bound: int) -> float | None:
     return round(value / bound, 4)
 
 
+def step_rules(state: ClusterState, original: list[int], final_idx: list[int]) -> Callable[[Sequence[int]], bool]:
+    """Which intermediate replica lists (broker ids) a partition may pass through (see steps.py):
+    live brokers only; rack-safe if its final list is; no decommissioned broker either, unless
+    the partition has more replicas on decommissioned brokers than one step may replace (then
+    they leave one step at a time: they are alive and in sync, so each step can complete)."""
+    index_of = state.index_of
+    ok = state.alive
+    leaving = sum(1 for b in original if state.decommissioned[index_of[b]])
+    if leaving <= state.options.max_new_replicas_per_partition:
+        ok = state.eligible
+    racks = state.has_racks and state.rack_safe(final_idx)
+
+    def valid(row: Sequence[int]) -> bool:
+        idx = [index_of[b] for b in row]
+        return all(ok[i] for i in idx) and (not racks or state.rack_safe(idx))
+
+    return valid
+
+
 def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     options.check()
     options.check_against(snapshot)
@@ -97,6 +117,9 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
     elections: list[tuple[str, int]] = []
     electable_pref = E[np.arange(state.n_parts), col] if state.n_parts else np.zeros(0, bool)
+    def leave_rank(bid: int) -> int:
+        return 1 if state.eligible[state.index_of[bid]] else 0
+
     for p in changed:
         part = state.parts[p]
         base = state.row(p)
@@ -107,7 +130,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         rate = part.bytes_in_per_sec or 0.0
         chain = partition_steps(
             p, part.topic, part.partition, original, final, part.leader, part.size_bytes or 0, rate,
-            options.max_new_replicas_per_partition,
+            options.max_new_replicas_per_partition, valid=step_rules(state, original, final_idx), leave_first=leave_rank,
         )
         if rate >= options.throttle_bytes_per_sec and not chain[0].reorder:
             raise PlanError(
@@ -154,10 +177,15 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     after_pref = np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before_pref
     fl = final_leader[final_leader >= 0]
     after_leaders = np.bincount(fl, minlength=state.n_brokers)
-    from kafka_rebalance.balance import Tolerances, bytes_balanced
-
-    balanced_bytes = bytes_balanced([int(state.bytes[b]) for b in state.eligible_idx], Tolerances(options.byte_tolerance))
-    bounds = lower_bounds.finish(bounds, balanced_bytes)
+    tol = options.byte_tolerance
+    balanced_bytes = all(
+        abs(state.bytes[b] - state.byte_target[b]) <= tol * state.byte_target[b] + 1e-6 for b in state.eligible_idx
+    )
+    elig_idx = np.asarray(state.eligible_idx, dtype=np.int64)
+    counts_reached = bool(
+        ((state.counts[elig_idx] >= state.lo[elig_idx]) & (state.counts[elig_idx] <= state.hi[elig_idx])).all()
+    )
+    bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)
@@ -182,6 +210,10 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             "replicas": {str(ids[b]): [int(state.lo[b]), int(state.hi[b])] for b in state.eligible_idx},
             "preferred_leaders": [leaders.floor, leaders.ceil],
             "byte_mean": round(state.byte_mean, 1),
+            "byte_targets": {str(ids[b]): round(float(state.byte_target[b]), 1) for b in state.eligible_idx},
+            "clamped_racks": state.clamped_racks,
+            "replicas_reached": counts_reached,
+            "bytes_reached": bool(balanced_bytes),
             "byte_tolerance": options.byte_tolerance,
         },
         "leader_imbalance": {
@@ -189,5 +221,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             "brokers_over_threshold_after_election": over_threshold,
         },
         "rack_violations_unrepaired": sorted(rack.unrepaired),
+        "steps_beyond_max_new_replicas": sum(
+            1 for b in batches for s in b.steps if len(s.adds) > options.max_new_replicas_per_partition
+        ),
     }
     return Plan(snapshot, options, batches, elections, summary, throttles)

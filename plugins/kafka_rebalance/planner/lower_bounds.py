@@ -16,10 +16,11 @@ The move bound is the largest of the three. Bytes: the largest of the forced cop
 sizes, the total byte excess over mean*(1+tolerance) (all movable bytes of ineligible
 brokers), and the total deficit under mean*(1-tolerance).
 
-The byte terms only bind a plan that actually reaches the byte tolerance (some
-clusters cannot: 8 equal partitions over 3 brokers). ``finish`` therefore keeps
-them only when the plan's projected state is within tolerance, so the bounds hold
-for every plan that achieves what this one achieves.
+The count terms only bind a plan that reaches the count targets, the byte terms one
+that reaches the byte tolerance (some clusters cannot: 8 equal partitions over 3
+brokers). ``finish`` keeps each only when this plan's projected state reaches that
+goal, so the bounds hold for every plan that achieves what this one achieves, and
+never exceed this plan's own moves.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
     copies = forced_copies(state)
     movable = ~state.frozen
     tol = state.options.byte_tolerance
-    upper, lower = state.byte_mean * (1 + tol), state.byte_mean * (1 - tol)
+    upper, lower = state.byte_target * (1 + tol), state.byte_target * (1 - tol)
     elig = np.asarray(state.eligible_idx, dtype=np.int64)
     inelig = np.asarray([b for b in range(state.n_brokers) if not state.eligible[b]], dtype=np.int64)
 
@@ -75,30 +76,44 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
 
     counts = state.counts
     byte = state.bytes.astype(np.float64)
-    deficit_bytes = np.maximum(0.0, lower - byte[elig])
+    deficit_bytes = np.maximum(0.0, lower[elig] - byte[elig])
     count_deficit = np.maximum(0, state.lo[elig] - counts[elig])
     byte_deficit_moves = np.ceil(deficit_bytes / biggest) if biggest > 0 else np.zeros(len(elig))
-    excess_bytes = np.maximum(0.0, byte[elig] - upper)
+    excess_bytes = np.maximum(0.0, byte[elig] - upper[elig])
     with np.errstate(divide="ignore", invalid="ignore"):
         byte_moves = np.where(max_size[elig] > 0, np.ceil(excess_bytes / np.maximum(max_size[elig], 1)), 0)
     count_excess = np.maximum(0, counts[elig] - state.hi[elig])
     leaving = int(movable_count[inelig].sum())
     shrinking = bool((state.rf_target < state.rf).any())
     forced = int(copies.sum())
-    counts_only = max(forced, int(count_deficit.sum()), 0 if shrinking else int(count_excess.sum()) + leaving)
-    with_bytes = max(
-        forced,
-        int(np.maximum(count_deficit, byte_deficit_moves).sum()),
-        0 if shrinking else int(np.maximum(count_excess, byte_moves).sum()) + leaving,
-    )
+    leave = 0 if shrinking else leaving
     forced_bytes = int((copies * state.sizes).sum())
     excess_total = float(excess_bytes.sum()) + float(movable_bytes[inelig].sum())
-    bytes_with = max(forced_bytes, int(np.ceil(deficit_bytes.sum())), 0 if shrinking else int(np.ceil(excess_total)))
     return {
-        "counts_only": {"replica_moves": counts_only, "bytes_moved": forced_bytes},
-        "with_bytes": {"replica_moves": with_bytes, "bytes_moved": bytes_with},
+        "forced": {"replica_moves": forced, "bytes_moved": forced_bytes},
+        # each term binds only plans that reach the goal it comes from (see ``finish``)
+        "counts": {"replica_moves": max(int(count_deficit.sum()), 0 if shrinking else int(count_excess.sum()) + leave)},
+        "bytes": {
+            "replica_moves": max(int(byte_deficit_moves.sum()), 0 if shrinking else int(byte_moves.sum()) + leave),
+            "bytes_moved": max(int(np.ceil(deficit_bytes.sum())), 0 if shrinking else int(np.ceil(excess_total))),
+        },
+        "both": {
+            "replica_moves": max(
+                int(np.maximum(count_deficit, byte_deficit_moves).sum()),
+                0 if shrinking else int(np.maximum(count_excess, byte_moves).sum()) + leave,
+            )
+        },
     }
 
 
-def finish(bounds: dict[str, dict[str, int]], bytes_balanced: bool) -> dict[str, int]:
-    return dict(bounds["with_bytes"] if bytes_balanced else bounds["counts_only"])
+def finish(bounds: dict[str, dict[str, int]], counts_reached: bool, bytes_reached: bool) -> dict[str, int]:
+    """The bounds that hold for every plan reaching what this plan reaches (counts, bytes, both)."""
+    moves, moved = bounds["forced"]["replica_moves"], bounds["forced"]["bytes_moved"]
+    if counts_reached:
+        moves = max(moves, bounds["counts"]["replica_moves"])
+    if bytes_reached:
+        moves = max(moves, bounds["bytes"]["replica_moves"])
+        moved = max(moved, bounds["bytes"]["bytes_moved"])
+    if counts_reached and bytes_reached:
+        moves = max(moves, bounds["both"]["replica_moves"])
+    return {"replica_moves": moves, "bytes_moved": moved}

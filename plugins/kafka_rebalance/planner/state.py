@@ -95,7 +95,11 @@ class ClusterState:
         self._broker_parts: list[np.ndarray] | None = None
         self.lo = np.zeros(n_b, dtype=np.int64)
         self.hi = np.zeros(n_b, dtype=np.int64)
-        self.byte_mean = 0.0
+        self.byte_mean = 0.0  # mean of the eligible brokers' byte targets (reported)
+        self.byte_target = np.zeros(n_b, dtype=np.float64)  # bytes each eligible broker should hold
+        self.clamped_racks: list[str] = []
+        self.byte_allowed_hi = np.zeros(n_b, dtype=np.float64)  # beyond these a broker ends worse off than before
+        self.byte_allowed_lo = np.zeros(n_b, dtype=np.float64)
         self.vetoes: list = []  # goals already optimised: they may veto later goals' moves
 
     # ------------------------------------------------------------------ access
@@ -175,7 +179,23 @@ class ClusterState:
         for b in row:
             if b != src and rack[b] == target:
                 same += 1
-        return same < self.rack_cap(rf)
+        if same >= self.rack_cap(rf):
+            return False
+        if rf > self.n_racks and src is not None:  # two or more per rack: src must not leave its rack empty
+            return any(b != src and rack[b] == rack[src] for b in row)
+        return True
+
+    def rack_safe(self, row: list[int]) -> bool:
+        """At most ceil(RF / racks) replicas in one rack, and over min(RF, racks) racks (what the gate checks)."""
+        if not self.has_racks:
+            return True
+        per: dict[int, int] = {}
+        for b in row:
+            g = self.rack[b]
+            per[g] = per.get(g, 0) + 1
+        if max(per.values(), default=0) > self.rack_cap(len(row)):
+            return False
+        return sum(1 for g in per if g >= 0) >= min(len(row), self.n_racks)
 
     def accepts(self, p: int, src: int, dst: int, count_neutral: bool = False) -> bool:
         """May replica ``src`` of partition ``p`` move to ``dst``? Every optimised goal may veto.

@@ -2,13 +2,26 @@
 
 A partition whose replica SET is unchanged needs one metadata-only reorder. One
 whose set changes gets as many steps as ``--max-new-replicas-per-partition``
-requires: each step adds at most that many new replicas in place of leaving ones
-(the leader leaves last), and the last step lands on the final order.
+requires. Batches run in order, so every step's target is a state the cluster
+really passes through; each must therefore be safe on its own (``valid``):
+
+* no dead broker in it (Kafka would wait forever for it to join the ISR);
+* rack-safe whenever the final list is (the gate checks every batch's target);
+* the final replication factor from the first step on.
+
+A step adds at most ``max_new`` new replicas, except the first one when fewer
+cannot reach a safe state (a partition that starts on a dead broker, crowded into
+one rack, or with another replication factor is made safe in its first step).
+Among the orders with the fewest steps, replicas on ineligible brokers leave first
+and the leader leaves last; the last step lands on the final order.
 """
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +43,9 @@ class Step:
         return not self.adds and not self.removes
 
 
+Valid = Callable[[Sequence[int]], bool]
+
+
 def partition_steps(
     p: int,
     topic: str,
@@ -40,33 +56,88 @@ def partition_steps(
     size: int,
     rate: float,
     max_new: int,
+    valid: Valid | None = None,
+    leave_first: Callable[[int], int] | None = None,
 ) -> list[Step]:
+    """``valid(list)``: may the cluster pass through this replica list? ``leave_first(b)``: a
+    smaller value makes replica ``b`` leave earlier (e.g. 0 for a dead or decommissioned broker)."""
     adds = [b for b in final if b not in original]
     removes = [b for b in original if b not in final]
-    removes.sort(key=lambda b: b == leader)  # stable: the leader leaves last
+    rank = leave_first or (lambda b: 1)
+    removes.sort(key=lambda b: (rank(b), b == leader))  # stable: the leader leaves last
     if not adds and not removes:
         return [Step(p, topic, partition, tuple(original), tuple(final), (), (), 0, leader, size, rate)]
+    if len(adds) <= max_new:
+        path = [(tuple(adds), tuple(removes))]
+    else:
+        path = _safe_path(original, final, adds, removes, max_new, valid or (lambda row: True))
     steps: list[Step] = []
     cur = list(original)
-    seq = 0
-    while True:
-        take_adds = adds[:max_new]
-        adds = adds[max_new:]
-        last = not adds
-        take_removes = removes if last else removes[: len(take_adds)]
-        removes = [] if last else removes[len(take_adds) :]
-        if last:
-            nxt = list(final)
-        else:
-            nxt = list(cur)
-            for a, r in zip(take_adds, take_removes):
-                nxt[nxt.index(r)] = a
-            nxt.extend(take_adds[len(take_removes) :])
-        steps.append(Step(p, topic, partition, tuple(cur), tuple(nxt), tuple(take_adds), tuple(take_removes), seq, leader, size, rate))
+    for seq, (take_adds, take_removes) in enumerate(path):
+        last = seq == len(path) - 1
+        nxt = list(final) if last else _apply(cur, take_adds, take_removes)
+        steps.append(Step(p, topic, partition, tuple(cur), tuple(nxt), take_adds, take_removes, seq, leader, size, rate))
         if leader not in nxt:  # the controller hands leadership to the first surviving replica
             kept = [b for b in nxt if b in cur]
             leader = kept[0] if kept else nxt[0]
         cur = nxt
-        seq += 1
-        if last:
-            return steps
+    return steps
+
+
+def _apply(cur: list[int], adds: Sequence[int], removes: Sequence[int]) -> list[int]:
+    nxt = list(cur)
+    for a, r in zip(adds, removes):
+        nxt[nxt.index(r)] = a
+    for r in removes[len(adds) :]:
+        nxt.remove(r)
+    nxt.extend(adds[len(removes) :])
+    return nxt
+
+
+def _safe_path(
+    original: list[int], final: list[int], adds: list[int], removes: list[int], max_new: int, valid: Valid
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The fewest steps whose every intermediate list is ``valid``; the first step grows
+    beyond ``max_new`` only as far as needed (at worst it is the whole change)."""
+    delta = len(adds) - len(removes)  # replication factor change, done in the first step
+    for first_cap in range(max_new, len(adds) + 1):
+        path = _bfs(original, adds, removes, delta, max_new, first_cap, valid)
+        if path is not None:
+            return path
+    return [(tuple(adds), tuple(removes))]  # unreachable: one step straight to the final list
+
+
+def _bfs(
+    original: list[int], adds: list[int], removes: list[int], delta: int, max_new: int, first_cap: int, valid: Valid
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]] | None:
+    n_a, n_r = len(adds), len(removes)
+    full = ((1 << n_a) - 1, (1 << n_r) - 1)
+    start = (0, 0)
+    queue: deque[tuple[tuple[int, int], list[int], list[tuple[tuple[int, ...], tuple[int, ...]]]]] = deque()
+    queue.append((start, list(original), []))
+    seen = {start}
+    while queue:
+        (am, rm), cur, path = queue.popleft()
+        first = not path
+        cap = first_cap if first else max_new
+        free_a = [i for i in range(n_a) if not am >> i & 1]
+        free_r = [i for i in range(n_r) if not rm >> i & 1]
+        for k in range(min(cap, len(free_a)), -1, -1):  # big steps first: fewest steps
+            j = k - delta if first else k
+            if j < 0 or j > len(free_r) or (k == 0 and j == 0):
+                continue
+            for ai in combinations(free_a, k):
+                for ri in combinations(free_r, j):
+                    nam = am | sum(1 << i for i in ai)
+                    nrm = rm | sum(1 << i for i in ri)
+                    if (nam, nrm) in seen:
+                        continue
+                    step = (tuple(adds[i] for i in ai), tuple(removes[i] for i in ri))
+                    if (nam, nrm) == full:
+                        return path + [step]
+                    nxt = _apply(cur, *step)
+                    if not valid(nxt):
+                        continue
+                    seen.add((nam, nrm))
+                    queue.append(((nam, nrm), nxt, path + [step]))
+    return None

@@ -148,9 +148,9 @@ class ExpectBrokerLeaderImbalanceWithinThreshold(gxe.ExpectColumnValuesToBeBetwe
 
 
 class ExpectBrokerReplicaCountWithinBounds(gxe.ExpectColumnValuesToBeBetween):
-    """Replica count after the plan within [floor, ceil] of the ideal."""
+    """Replica count after the plan within the broker's rack-aware [lo, hi] (0 replicas off target)."""
 
-    column: str = "replicas_after"
+    column: str = "replicas_off_target"
     description: str | None = "After the plan every eligible broker holds floor..ceil of the ideal replica count."
 
 

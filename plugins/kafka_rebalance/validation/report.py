@@ -73,7 +73,7 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
     ),
     "expect_broker_replica_count_within_bounds": lambda r: (
         f"{r['replicas_after']} replicas after the plan (was {r['replica_count_before']}), "
-        f"bounds {r['_p']['replica_floor']}..{r['_p']['replica_ceil']}"
+        f"bounds {r['replica_lo']}..{r['replica_hi']}"
     ),
     "expect_broker_preferred_leader_count_within_bounds": lambda r: (
         f"preferred leader of {r['preferred_after']} partitions after the plan (was {r['preferred_before']}), "

@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.balance import count_bounds, placement_targets
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, sha256_file
@@ -41,7 +41,8 @@ COLUMN_TYPES: dict[str, str] = {
     "moved_topic": "string", "batch_partitions": "bigint", "broker_moves": "bigint", "throttle_rate": "double",
     "throttle_field": "string", "path": "string", "recorded_sha256": "string", "actual_sha256": "string",
     # projected balance
-    "replicas_after": "bigint", "preferred_after": "bigint", "leaders_after": "bigint",
+    "replicas_after": "bigint", "replica_lo": "bigint", "replica_hi": "bigint", "replicas_off_target": "bigint",
+    "byte_target": "double", "preferred_after": "bigint", "leaders_after": "bigint",
     "replica_count_before": "bigint", "preferred_before": "bigint", "imbalance_ratio_after": "double",
     "size_before": "bigint", "size_after": "bigint", "byte_deviation_before": "double",
     "byte_deviation_after": "double", "byte_deviation_allowed": "double",
@@ -266,39 +267,105 @@ def threshold(snap: RawSnapshot, plan: RawPlan) -> float:
     return float(pct)
 
 
+def _stuck(snap: RawSnapshot, plan: RawPlan) -> set[tuple[str, int]]:
+    """Partitions no plan may move: excluded topics and partitions without a leader to copy from."""
+    excluded = set(plan.options.get("exclude_topics") or [])
+    return {(p.topic, p.partition) for p in snap.partitions if p.topic in excluded or p.leader < 0}
+
+
+def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
+    """Rack-aware replica ranges and byte targets per eligible broker (kafka_rebalance.balance), or
+    None when no plan could be rack-safe (the planner refuses such input)."""
+    eligible = plan_eligible(snap, plan)
+    if not eligible:
+        return None
+    rack_of = snap.rack_of
+    stuck = _stuck(snap, plan)
+    wanted_rf = plan.options.get("replication_factor")
+    by_rf: dict[int, tuple[int, int]] = {}
+    fixed: dict[int, tuple[int, int]] = {}
+    for p in snap.partitions:
+        size = int(p.size_bytes or 0)
+        if (p.topic, p.partition) in stuck:
+            for b in p.replicas:
+                if b in eligible:
+                    n, total = fixed.get(b, (0, 0))
+                    fixed[b] = (n + 1, total + size)
+            continue
+        rf = int(wanted_rf) if wanted_rf is not None else len(p.replicas)
+        n, total = by_rf.get(rf, (0, 0))
+        by_rf[rf] = (n + 1, total + size)
+    try:
+        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed)
+    except ValueError:
+        return None
+    return t.replicas, t.byte_mean
+
+
 def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
+    """One row per eligible broker after the plan.
+
+    Replica counts must lie within the rack-aware targets of ``kafka_rebalance.balance``
+    (plain [floor, ceil] of the ideal unless rack safety forces rack totals apart), and
+    bytes are measured against the same per-broker byte targets. Replicas of partitions
+    no plan can move (excluded topics, no leader) that sit on dead or decommissioned
+    brokers are load no eligible broker can take, so they count in no total.
+    """
     eligible = sorted(plan_eligible(snap, plan))
     sizes = {(p.topic, p.partition): float(p.size_bytes or 0) for p in snap.partitions}
     before_state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
     after_state = project(snap, plan)
     before, after = _per_broker(before_state, sizes), _per_broker(after_state, sizes)
+    stuck = _stuck(snap, plan)
+    elig_set = set(eligible)
+    stuck_away = _per_broker({k: s for k, s in after_state.items() if k in stuck}, sizes)
     n = len(eligible)
     tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
-    rep_lo, rep_hi = count_bounds(sum(after["replicas"].values()), n)
-    pref_lo, pref_hi = count_bounds(sum(after["preferred"].values()), n)
+
+    def movable_total(kind: str) -> int:
+        return sum(after[kind].values()) - sum(v for b, v in stuck_away[kind].items() if b not in elig_set)
+
+    rep_total = movable_total("replicas")
+    pref_total = movable_total("preferred")
+    rep_lo, rep_hi = count_bounds(rep_total, n)
+    pref_lo, pref_hi = count_bounds(pref_total, n)
+    aimed = targets(snap, plan)
+    if aimed is not None and sum(lo for lo, _ in aimed[0].values()) <= rep_total <= sum(hi for _, hi in aimed[0].values()):
+        ranges, byte_target = aimed
+    else:  # RF or totals differ from what the options ask: plain bounds around the mean
+        ranges = {b: (rep_lo, rep_hi) for b in eligible}
+        mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
+        byte_target = {b: mean for b in eligible}
     t = Table("projected_balance")
     t.parameters = {
         "threshold_ratio": threshold(snap, plan) / 100,
-        "replica_floor": rep_lo, "replica_ceil": rep_hi,
+        "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
+        "replica_ceil": max((hi for _, hi in ranges.values()), default=rep_hi),
         "preferred_floor": pref_lo, "preferred_ceil": pref_hi,
     }
-    mean_before = sum(before["bytes"][b] for b in eligible) / n if n else 0.0
-    mean_after = sum(after["bytes"].values()) / n if n else 0.0
+    # The before state is measured against the same shape of targets, scaled to the bytes
+    # the eligible brokers held then (dead brokers' data not yet re-created).
+    aimed_total = sum(byte_target.values())
+    scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
 
     def dev(value: float, mean: float) -> float:
         return abs(value - mean) / mean if mean else 0.0
 
     for b in eligible:
         pref = after["preferred"][b]
-        dev_before = dev(before["bytes"][b], mean_before)
+        lo, hi = ranges[b]
+        replicas = after["replicas"][b]
+        dev_before = dev(before["bytes"][b], byte_target[b] * scale)
         t.add(
-            "broker", f"broker {b}", broker_id=b, replicas_after=after["replicas"][b], preferred_after=pref,
-            leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
+            "broker", f"broker {b}", broker_id=b, replicas_after=replicas, replica_lo=lo, replica_hi=hi,
+            replicas_off_target=max(0, lo - replicas, replicas - hi), byte_target=byte_target[b],
+            preferred_after=pref, leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
             preferred_before=before["preferred"][b],
             imbalance_ratio_after=after["preferred_not_led"][b] / pref if pref else None,
             size_before=before["bytes"][b], size_after=after["bytes"][b], byte_deviation_before=dev_before,
-            byte_deviation_after=dev(after["bytes"][b], mean_after),
+            byte_deviation_after=dev(after["bytes"][b], byte_target[b]),
             # 1e-9: the same bytes must compare equal whatever the float rounding
             byte_deviation_allowed=max(dev_before, tolerance) + 1e-9,
         )
     return t
+

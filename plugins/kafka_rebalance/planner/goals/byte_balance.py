@@ -21,10 +21,17 @@ class ByteBalanceGoal(Goal):
 
     def optimize(self, state: ClusterState) -> None:
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
-        mean = state.byte_mean
         tol = state.options.byte_tolerance
-        upper, lower = mean * (1 + tol), mean * (1 - tol)
-        self.upper, self.lower = upper, lower
+        target = state.byte_target
+        # First the tolerance band; then, for brokers it could not bring in, at least the band
+        # the quality gate allows (no broker worse off than before).
+        self._run(state, elig, target * (1 + tol), target * (1 - tol))
+        self._run(state, elig, state.byte_allowed_hi, state.byte_allowed_lo)
+
+    def _run(self, state: ClusterState, elig: np.ndarray, upper_all: np.ndarray, lower_all: np.ndarray) -> None:
+        target = state.byte_target
+        self.upper, self.lower = upper_all, lower_all
+        upper, lower = upper_all[elig], lower_all[elig]
         stuck = np.zeros(state.n_brokers, dtype=bool)
         for _ in range(20 * len(elig) + 1000):
             b = state.bytes[elig].astype(np.float64)
@@ -34,32 +41,34 @@ class ByteBalanceGoal(Goal):
             ih, il = int(np.argmax(hi)), int(np.argmax(lo))
             if hi[ih] <= 0 and lo[il] <= 0:
                 return
+            rel = b - target[elig]  # above (+) or below (-) its own target
             if hi[ih] >= lo[il]:
                 h = int(elig[ih])
-                partners = elig[np.lexsort((elig, b))][: PARTNERS + 1]
+                partners = elig[np.lexsort((elig, rel))][: PARTNERS + 1]
                 if not self._improve(state, h, [int(x) for x in partners if x != h], heavy=True):
                     stuck[h] = True
             else:
                 light = int(elig[il])
-                partners = elig[np.lexsort((elig, -b))][: PARTNERS + 1]
+                partners = elig[np.lexsort((elig, -rel))][: PARTNERS + 1]
                 if not self._improve(state, light, [int(x) for x in partners if x != light], heavy=False):
                     stuck[light] = True
 
-    def _viol(self, x: float) -> float:
-        return max(0.0, x - self.upper) + max(0.0, self.lower - x)
+    def _viol(self, b: int, x: float) -> float:
+        return max(0.0, x - self.upper[b]) + max(0.0, self.lower[b] - x)
 
     def _improve(self, state: ClusterState, focus: int, partners: list[int], heavy: bool) -> bool:
-        mean = state.byte_mean
+        target = state.byte_target
         for other in partners:
             h, r = (focus, other) if heavy else (other, focus)
             bh, br = float(state.bytes[h]), float(state.bytes[r])
-            if bh <= br:
+            th, tr = float(target[h]), float(target[r])
+            if bh - th <= br - tr:
                 continue
-            before = self._viol(bh) + self._viol(br)
-            desired = max(0.0, min(bh - mean, mean - br)) or (bh - br) / 2
+            before = self._viol(h, bh) + self._viol(r, br)
+            desired = max(0.0, min(bh - th, tr - br)) or ((bh - th) - (br - tr)) / 2
 
             def better(s: float) -> bool:
-                return self._viol(bh - s) + self._viol(br + s) < before - 1e-9
+                return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9
 
             if self._single(state, h, r, desired, better):
                 return True

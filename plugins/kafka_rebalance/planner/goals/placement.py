@@ -128,6 +128,13 @@ class RackSafetyGoal(Goal):
         rf = (F >= 0).sum(axis=1)
         caps = -(-rf // max(state.n_racks, 1))
         bad = ((mult > caps[:, None]) & (F >= 0)).any(axis=1)
+        # Under-spread (RF above the rack count, e.g. 4 replicas as 2+2 over 3 racks): count distinct racks.
+        first = np.ones(F.shape, dtype=bool)
+        for i in range(width):
+            for j in range(i):
+                first[:, i] &= ~((RK[:, i] == RK[:, j]) & (F[:, j] >= 0))
+        spans = (first & (F >= 0) & (RK >= 0)).sum(axis=1)
+        bad |= spans < np.minimum(rf, state.n_racks)
         return np.flatnonzero(bad)
 
     def optimize(self, state: ClusterState) -> None:
@@ -145,18 +152,33 @@ class RackSafetyGoal(Goal):
         leader = int(state.leader[p])
         while True:
             row = state.row(p)
+            if state.rack_safe(row):
+                return
             cap = state.rack_cap(len(row))
             per: dict[int, int] = {}
             for b in row:
                 per[rack[b]] = per.get(rack[b], 0) + 1
             crowded = [b for b in row if per[rack[b]] > cap]
-            if not crowded:
-                return
+            spread = not crowded  # too few racks: a rack holding two gives one to a missing rack
+            if spread:
+                crowded = [b for b in row if per[rack[b]] > 1]
             victim = max(crowded, key=lambda b: (int(state.counts[b] - state.hi[b]), b != leader, -b))
             if state.hot[p]:
                 raise _hot_error(state, p, "rack-safety repair")
-            dst = best_destination(state, p, row, victim, len(row), other_rack=True)
+            dst = self._destination(state, row, victim, per, cap, spread)
             if dst is None:
                 self.unrepaired.append(state.name(p))
                 return
             state.move(p, victim, dst)
+
+    @staticmethod
+    def _destination(state: ClusterState, row: list[int], victim: int, per: dict[int, int], cap: int, spread: bool) -> int | None:
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
+        rack = state.rack
+        for b in order.tolist():
+            g = rack[b]
+            if b in row or g == rack[victim] or per.get(g, 0) >= (1 if spread else cap):
+                continue
+            return b
+        return None

@@ -16,11 +16,10 @@ from kafka_rebalance.planner.state import ClusterState
 
 def desired_size(state: ClusterState, d: int, r: int) -> float:
     """Replica size that moves both brokers' bytes toward the mean over their remaining moves."""
-    mean = state.byte_mean
     mid_d = (state.lo[d] + state.hi[d]) / 2
     mid_r = (state.lo[r] + state.hi[r]) / 2
-    want_d = (state.bytes[d] - mean) / max(1.0, state.counts[d] - mid_d)
-    want_r = (mean - state.bytes[r]) / max(1.0, mid_r - state.counts[r])
+    want_d = (state.bytes[d] - state.byte_target[d]) / max(1.0, state.counts[d] - mid_d)
+    want_r = (state.byte_target[r] - state.bytes[r]) / max(1.0, mid_r - state.counts[r])
     return max(0.0, (want_d + want_r) / 2)
 
 
@@ -82,11 +81,21 @@ class ReplicaCountGoal(Goal):
     def _transfer(self, state: ClusterState, d: int, r: int, amount: int) -> int:
         idx = donor_index(state, d)
         moved = 0
+        hi_r, lo_d = state.byte_allowed_hi[r], state.byte_allowed_lo[d]
+
+        def keeps_bytes(p: int) -> bool:  # neither broker ends worse off in bytes than it started
+            size = state.sizes[p]
+            return state.bytes[r] + size <= hi_r and (not state.eligible[d] or state.bytes[d] - size >= lo_d)
+
         while moved < amount:
             want = desired_size(state, d, r)
-            p = idx.find(want, lambda p: state.accepts(p, d, r))
-            if p is None:
-                p = idx.find(want, lambda p: state.accepts(p, d, r), allow_touched=True)
+            p = None
+            for ok in (lambda p: keeps_bytes(p) and state.accepts(p, d, r), lambda p: state.accepts(p, d, r)):
+                p = idx.find(want, ok)
+                if p is None:
+                    p = idx.find(want, ok, allow_touched=True)
+                if p is not None:
+                    break
             if p is None:
                 break
             state.move(p, d, r)
