@@ -11,7 +11,7 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test venv java lock clean bench
+.PHONY: demo test ui venv java lock clean bench
 
 java:
 	@scripts/check-java.sh
@@ -32,6 +32,9 @@ demo: java $(STAMP)
 
 test: java $(STAMP)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+ui: java $(STAMP)
+	@scripts/ui.sh
 
 bench: java $(STAMP)
 	@$(BIN)/python benchmarks/planner.py

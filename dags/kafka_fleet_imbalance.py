@@ -7,7 +7,6 @@ cluster that needs a plan, which triggers that cluster's DAG (as a dry run).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -16,16 +15,15 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, dag, task
 
 from kafka_rebalance import pipeline
-from kafka_rebalance.clusters_config import load_clusters
+from kafka_rebalance.clusters_config import clusters_file, load_clusters
 
 PROJECT = Path(__file__).resolve().parents[1]
-CLUSTERS_FILE = Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT / "config" / "clusters.yaml"))
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
 # The job's driver imports kafka_rebalance: point it at this deployment's copy, and run
 # Python workers on the same interpreter as Airflow's tasks.
 SPARK_ENV = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(PROJECT / "plugins")}
 
-_config = load_clusters(CLUSTERS_FILE)
+_config = load_clusters(clusters_file())
 
 
 @dag(

@@ -10,20 +10,18 @@ Scheduled (and asset-triggered) runs are dry runs: they stage a plan and stop.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.providers.standard.operators.hitl import ApprovalOperator
 from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, TriggerRule, dag, task
 
 from kafka_rebalance import pipeline
-from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, load_clusters
+from kafka_rebalance.approval import PlanApprovalOperator
+from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
 
 PROJECT = Path(__file__).resolve().parents[1]
-CLUSTERS_FILE = Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT / "config" / "clusters.yaml"))
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
 # The job's driver imports kafka_rebalance: point it at this deployment's copy, and run
 # Python workers on the same interpreter as Airflow's tasks.
@@ -119,15 +117,19 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
         def dry_run_done(staged: dict) -> str:
             return staged["dir"]
 
-        approve = ApprovalOperator(
+        approve = PlanApprovalOperator(
             task_id="approve",
             subject=f"Rebalance {cluster.cluster_id}: approve the staged plan?",
             body="{{ ti.xcom_pull(task_ids='stage')['body'] }}",
         )
 
         @task
-        def execute(staged: dict, **ctx) -> str:
-            return pipeline.execute(cfg, cluster, staged["dir"], ctx["ti"].xcom_pull(task_ids="approve"))
+        def preflight(staged: dict, **ctx) -> dict:
+            return pipeline.preflight(cfg, cluster, staged["dir"], ctx["ti"].xcom_pull(task_ids="approve", key="decision"))
+
+        @task
+        def execute(staged: dict) -> str:
+            return pipeline.execute(cfg, cluster, staged["dir"])
 
         # ALL_DONE tasks may run after `stage` was skipped (balanced cluster), so they read
         # its result with xcom_pull, which gives None, instead of an XComArg that would fail.
@@ -148,7 +150,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
         def report(run: dict, **ctx) -> dict:
             ti = ctx["ti"]
             staged = ti.xcom_pull(task_ids="stage")
-            return pipeline.finish(run, staged["dir"] if staged else None, ti.xcom_pull(task_ids="approve"))
+            return pipeline.finish(run, staged["dir"] if staged else None, ti.xcom_pull(task_ids="approve", key="decision"))
 
         branch = balanced(run)
         gate >> analyze >> branch
@@ -161,10 +163,15 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
         staged >> chooser
         done_dry = dry_run_done(staged)
         chooser >> [done_dry, approve]
+        # preflight (setup) -> execute -> restore_throttles (teardown): the teardown runs whenever
+        # the setup succeeded, so throttles are restored even when a batch fails.
+        armed = preflight(staged)
+        approve >> armed
         executed = execute(staged)
-        approve >> executed
+        armed >> executed
         restore = restore_throttles()
-        executed >> restore.as_teardown(setups=executed)
+        executed >> restore
+        armed >> restore.as_teardown(setups=armed)
         elected = elections(staged)
         [executed, restore] >> elected
         verified = final_verify(run, staged)
@@ -176,6 +183,6 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
     return rebalance()
 
 
-_config = load_clusters(CLUSTERS_FILE)
+_config = load_clusters(clusters_file())
 for _cluster in _config.clusters:
     globals()[_cluster.dag_id] = build(_config, _cluster)

@@ -11,6 +11,7 @@ Validation uses pydantic so a typo names the file, the cluster and the field.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kafka_rebalance.errors import RebalanceError
 
 SIMULATED_PREFIX = "simulated:"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def clusters_file() -> Path:
+    """``$KAFKA_REBALANCE_CLUSTERS``, else the project's ``config/clusters.yaml``."""
+    return Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT_ROOT / "config" / "clusters.yaml"))
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 
 

@@ -58,9 +58,14 @@ class Approver(threading.Thread):
                 pending = pending_requests(client, self.dag_id)
                 if pending:
                     self.detail = pending[0]
+                    choice = self.choice
                     if self.before_answer:
-                        self.before_answer(self.detail)
-                    self.response = answer(client, self.detail, self.choice)
+                        try:
+                            self.before_answer(self.detail)
+                        except BaseException as exc:
+                            # Never leave the run parked forever: reject it, and report the error.
+                            self.error, choice = exc, "Reject"
+                    self.response = answer(client, self.detail, choice)
                     self.log(f"answered '{self.detail.get('subject')}' with {self.choice} through the REST API")
                     return
                 time.sleep(0.5)

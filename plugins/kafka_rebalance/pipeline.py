@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,9 @@ def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, 
     finally:
         admin.close()
     if snapshot.cluster_id != cluster.cluster_id:
-        log.warning("cluster reports id %r; clusters.yaml calls it %r", snapshot.cluster_id, cluster.cluster_id)
+        # Everything downstream (analysis, plans, staging) is keyed by the configured id.
+        log.info("cluster reports id %r; recording it as %r from clusters.yaml", snapshot.cluster_id, cluster.cluster_id)
+        snapshot = replace(snapshot, cluster_id=cluster.cluster_id)
     path = _write_cluster_snapshot(snapshot, directory)
     log.info("gathered %s: %d brokers, %d partitions -> %s", cluster.cluster_id, len(snapshot.brokers),
              len(snapshot.partitions), path)
@@ -127,8 +130,6 @@ def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
             log.error("cluster %s: cannot gather: %s", cluster.cluster_id, exc)
             failed.append({"cluster_id": cluster.cluster_id, "error": str(exc)})
             continue
-        from dataclasses import replace
-
         # The fleet summary is keyed by the configured id, whatever the cluster calls itself.
         _write_cluster_snapshot(replace(snap, cluster_id=cluster.cluster_id), snapshots, cluster.cluster_id)
     (directory / "gather_errors.json").write_text(json.dumps(failed, indent=2) + "\n", encoding="utf-8")
@@ -228,6 +229,8 @@ def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None) -> dict[str
     manifest = read_manifest(staged)
     if outlet_events is not None:
         outlet_events.extra = {"plan_dir": str(staged), "plan_hash": manifest["plan_hash"]}
+    # The run remembers what it staged (the run's "Rebalance report" view in the UI reads this).
+    (Path(plan_dir).parent / "staged.json").write_text(json.dumps({"dir": str(staged)}) + "\n", encoding="utf-8")
     log.info("staged plan %s at %s", manifest["plan_hash"][:16], staged)
     return {"dir": str(staged), "plan_hash": manifest["plan_hash"], "body": approval_body(staged, manifest)}
 
@@ -249,11 +252,23 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
     return Executor(plan, open_admin(cfg, cluster), ExecSettings(), progress=log.info)
 
 
-def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None) -> str:
+def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None) -> dict:
+    """Record the approval; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
+    record_decision(Path(staged_dir), "approved", _responder(approval))
+    ex = _executor(cfg, cluster, staged_dir)
+    try:
+        checked = ex.preflight()
+    finally:
+        ex.admin.close()
+    log.info("preflight: batches to run %s; restored throttles left by an earlier run: %s",
+             checked["batches_to_run"], checked["restored_throttles_of"] or "none")  # fmt: skip
+    return checked
+
+
+def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
     """Run every batch not yet finished, in order; a finished batch is never resubmitted."""
     from kafka_rebalance.kafka.ledger import FINISHED
 
-    record_decision(Path(staged_dir), "approved", _responder(approval))
     ex = _executor(cfg, cluster, staged_dir)
     try:
         todo = ex.preflight()["batches_to_run"]
@@ -337,7 +352,7 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
 def _responder(decision: Mapping[str, Any] | None) -> str:
     if not decision:
         return "unknown"
-    user = decision.get("responded_by_user") or decision.get("responded_by") or {}
+    user = decision.get("responded_by") or {}
     if isinstance(user, Mapping):
         return str(user.get("name") or user.get("id") or "unknown")
     return str(user)

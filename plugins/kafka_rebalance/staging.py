@@ -30,9 +30,13 @@ def data_root() -> Path:
     return Path(root).resolve() if root else PROJECT_ROOT / "var"
 
 
-def run_dir(cluster_id: str, run_id: str, root: Path | None = None) -> Path:
+def run_dir_path(cluster_id: str, run_id: str, root: Path | None = None) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id)
-    path = (root or data_root()) / "runs" / cluster_id / safe
+    return (root or data_root()) / "runs" / cluster_id / safe
+
+
+def run_dir(cluster_id: str, run_id: str, root: Path | None = None) -> Path:
+    path = run_dir_path(cluster_id, run_id, root)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -97,7 +97,7 @@ def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:
     approver.join(5)
     assert approver.error is None and approver.response["chosen_options"] == ["Approve"]
     assert "replica moves" in approver.detail["body"]
-    for task in ("approve", "execute", "restore_throttles", "elections", "final_verify", "report"):
+    for task in ("approve", "preflight", "execute", "restore_throttles", "elections", "final_verify", "report"):
         assert states[task] == "success", (task, states)
     [staged] = staged_dirs("demo-exec")
     verification = json.loads((staged / "verification.json").read_text())
@@ -119,7 +119,8 @@ def test_rejected_approval_executes_nothing(dagbag) -> None:  # noqa: ANN001
     assert approver.error is None
     assert states["execute"] == "skipped" and states["report"] == "success"
     [staged] = staged_dirs("demo-reject")
-    assert json.loads((staged / "approval.json").read_text())["decision"] == "rejected"
+    decision = json.loads((staged / "approval.json").read_text())
+    assert decision["decision"] == "rejected" and decision["by"] == "Anonymous"  # the all-admins test user
     assert not (staged / "ledger.json").exists()
     assert throttles_left(sim_state("demo-reject")) == []
     assert assignment(current_snapshot("demo-reject")) == assignment(load_snapshot(ROOT / "samples" / "sample-cluster.json"))
@@ -127,10 +128,11 @@ def test_rejected_approval_executes_nothing(dagbag) -> None:  # noqa: ANN001
 
 def test_failing_batch_still_restores_throttles(dagbag) -> None:  # noqa: ANN001
     def kill_a_destination(detail: dict) -> None:
-        # Just before approving, kill a broker that batch 001 copies data to.
+        # Just before approving, kill a broker that the first data-moving batch copies to.
         [staged] = staged_dirs("demo-fail")
-        plan = json.loads((staged / "batches" / "001" / "reassignment.json").read_text())
-        before = json.loads((staged / "batches" / "001" / "rollback.json").read_text())
+        first_move = next(b["id"] for b in json.loads((staged / "plan.json").read_text())["batches"] if b["kind"] == "move")
+        plan = json.loads((staged / "batches" / first_move / "reassignment.json").read_text())
+        before = json.loads((staged / "batches" / first_move / "rollback.json").read_text())
         old = {(p["topic"], p["partition"]): set(p["replicas"]) for p in before["partitions"]}
         victim = next(b for p in plan["partitions"] for b in p["replicas"] if b not in old[(p["topic"], p["partition"])])
         from kafka_rebalance.kafka.simulator import read_state, write_state
@@ -145,8 +147,8 @@ def test_failing_batch_still_restores_throttles(dagbag) -> None:  # noqa: ANN001
     dr, states = run(dagbag, "kafka_rebalance_demo_fail", mode="execute")
     approver.join(5)
     assert approver.error is None
-    assert states["execute"] == "failed"
-    assert states["restore_throttles"] == "success"
+    assert states["preflight"] == "success" and states["execute"] == "failed"
+    assert states["restore_throttles"] == "success"  # the teardown ran although the batch failed
     assert states["elections"] in ("upstream_failed", "skipped")
     [staged] = staged_dirs("demo-fail")
     ledger = json.loads((staged / "ledger.json").read_text())

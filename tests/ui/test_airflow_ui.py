@@ -1,0 +1,199 @@
+"""The operator's flow in a real browser: log in, trigger with the form, approve, see it verified.
+
+`airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor, triggerer)
+runs on 127.0.0.1 with this project's DAGs, as `make ui` starts it; Debian's chromium is
+driven by Playwright (never a browser download). Screenshots of the trigger form and the
+approval page are saved under test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+DAG_ID = "kafka_rebalance_ui_demo"
+SUBJECT = "Rebalance ui-demo: approve the staged plan?"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+pytestmark = pytest.mark.slow
+
+
+def _ensure_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    # The test installs what it needs; on Debian, chromium is one apt package.
+    subprocess.run(["apt-get", "install", "-y", "chromium"], check=True, capture_output=True, timeout=900)
+    assert CHROMIUM.exists(), "apt-get install chromium did not provide /usr/bin/chromium"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Airflow:
+    def __init__(self, base: str, home: Path, user: str, password: str) -> None:
+        self.base, self.home, self.user, self.password = base, home, user, password
+        self._token: str | None = None
+
+    def api(self, method: str, path: str, **kw) -> httpx.Response:  # noqa: ANN003
+        if self._token is None:
+            r = httpx.post(f"{self.base}/auth/token", json={"username": self.user, "password": self.password}, timeout=30)
+            r.raise_for_status()
+            self._token = r.json()["access_token"]
+        return httpx.request(method, f"{self.base}{path}", headers={"Authorization": f"Bearer {self._token}"},
+                             timeout=30, **kw)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory):  # noqa: ANN201
+    _ensure_chromium()
+    home = tmp_path_factory.mktemp("airflow-ui")
+    port = _free_port()
+    (home / "clusters.yaml").write_text(
+        f"clusters:\n  - {{cluster_id: ui-demo, source: 'simulated:{ROOT / 'samples' / 'sample-cluster.json'}', schedule: null}}\n"
+    )
+    venv_bin = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
+        "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
+        "AIRFLOW__API__HOST": "127.0.0.1",
+        "AIRFLOW__API__PORT": str(port),
+        "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+        "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+        "KAFKA_REBALANCE_HOME": str(home / "data"),
+        "KAFKA_REBALANCE_CLUSTERS": str(home / "clusters.yaml"),
+        "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    log = (home / "standalone.log").open("w")
+    proc = subprocess.Popen([str(venv_bin / "airflow"), "standalone"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        passwords = home / "simple_auth_manager_passwords.json.generated"
+        deadline = time.monotonic() + 300
+        while True:
+            assert proc.poll() is None, f"airflow standalone exited; see {home / 'standalone.log'}"
+            assert time.monotonic() < deadline, f"airflow standalone did not come up; see {home / 'standalone.log'}"
+            try:
+                if passwords.exists() and httpx.get(f"{base}/api/v2/version", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(2)
+        user, password = next(iter(json.loads(passwords.read_text()).items()))
+        af = Airflow(base, home, user, password)
+        while af.api("GET", f"/api/v2/dags/{DAG_ID}").status_code != 200:  # the dag-processor has parsed it
+            assert time.monotonic() < deadline + 120, f"{DAG_ID} never appeared; see {home / 'standalone.log'}"
+            time.sleep(2)
+        yield af
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _wait(predicate, timeout: float, what: str, every: float = 3.0):  # noqa: ANN001, ANN202
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: ANN001
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(60_000)
+
+        page.goto(f"{airflow.base}/")
+        page.get_by_label("Username").fill(airflow.user)
+        page.get_by_label("Password").fill(airflow.password)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(lambda url: "/auth/login" not in url)
+
+        # The trigger form: execute mode and a changed throttle.
+        page.goto(f"{airflow.base}/dags/{DAG_ID}")
+        page.get_by_role("button", name="Trigger").click()
+        dialog = page.get_by_role("dialog")
+        dialog.get_by_text("max_moves_per_broker").wait_for()
+        dialog.get_by_role("combobox").first.click()
+        page.get_by_role("option", name="execute").click()
+        dialog.locator("input[name=element_throttle_mb_per_sec]").fill("80")
+        page.screenshot(path=str(ARTIFACTS / "ui-trigger-form.png"), full_page=True)
+        dialog.get_by_role("button", name="Trigger").click()
+
+        runs = _wait(lambda: airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns").json().get("dag_runs"), 60, "the run")
+        run_id = runs[0]["dag_run_id"]
+        assert runs[0]["conf"]["mode"] == "execute" and runs[0]["conf"]["throttle_mb_per_sec"] == 80
+
+        # The approval, in the UI's Required Actions view.
+        def approval_listed() -> bool:
+            page.goto(f"{airflow.base}/required_actions")
+            try:
+                page.get_by_role("link", name=SUBJECT).first.wait_for(timeout=5_000)
+                return True
+            except Exception:  # not there yet (or the run failed: checked below)
+                state = airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}").json()["state"]
+                assert state in ("queued", "running"), f"run ended {state} before asking for approval"
+                return False
+
+        _wait(approval_listed, 600, "the approval request", every=1)
+        page.get_by_role("link", name=SUBJECT).first.click()
+        approve = page.get_by_role("button", name="Approve")
+        approve.wait_for()
+        page.get_by_text("replica moves").first.wait_for()  # the plan summary is in the request's body
+        page.screenshot(path=str(ARTIFACTS / "ui-approval.png"), full_page=True)
+        approve.click()
+
+        def finished() -> str | None:
+            state = airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}").json()["state"]
+            return state if state in ("success", "failed") else None
+
+        final = _wait(finished, 900, "the run to finish", every=5)
+        page.goto(f"{airflow.base}/dags/{DAG_ID}/runs/{run_id}")
+        page.screenshot(path=str(ARTIFACTS / "ui-run-finished.png"), full_page=True)
+        browser.close()
+
+    tis = airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances").json()["task_instances"]
+    states = {t["task_id"]: t["state"] for t in tis}
+    assert final == "success", states
+    assert states["approve"] == "success" and states["execute"] == "success" and states["final_verify"] == "success"
+    [verification] = list((airflow.home / "data" / "plans" / "ui-demo").glob("*/verification.json"))
+    verdict = json.loads(verification.read_text())
+    assert verdict["status"] == "complete" and verdict["throttles_left"] == []
+    plan = json.loads((verification.parent / "plan.json").read_text())
+    assert plan["options"]["throttle_bytes_per_sec"] == 80 * 1024 * 1024
+    for shot in ("ui-trigger-form.png", "ui-approval.png"):
+        assert (ARTIFACTS / shot).stat().st_size > 20_000
+    shutil.copy(verification, ARTIFACTS / "ui-verification.json")
