@@ -39,7 +39,9 @@ if ! airflow dags test "$DAG" --conf '{"mode": "execute"}' >> "$LOG" 2>&1; then
   exit 1
 fi
 wait "$APPROVER" || { echo "error: the approval was not answered" >&2; exit 1; }
-grep -E "kafka_rebalance\.pipeline|kafka-rebalance" "$LOG" | grep -vE "DEBUG" | sed -E 's/^.*\] //' | cut -c1-200 | tail -25 || true
+# What the pipeline and the executor said, without Airflow's own chatter.
+grep -E "\[kafka_rebalance\.(pipeline|kafka\.executor)\]|\[DAG TEST\] end task" "$LOG" \
+  | sed -E 's/^[0-9T:.-]+Z \[[a-z ]+\] //; s/ +\[(kafka_rebalance|airflow)[^]]*\].*$//' | cut -c1-160 || true
 echo "== DAG run finished in $(( $(date +%s) - started ))s"
 python - "$KAFKA_REBALANCE_HOME" <<'PY'
 import json, sys
