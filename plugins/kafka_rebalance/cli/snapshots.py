@@ -15,14 +15,7 @@ from kafka_rebalance.generate import ClusterSpec, generate
 from kafka_rebalance.metrics import broker_loads, threshold_percentage
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.topics_describe import parse_rack_map, parse_topics_describe
-
-
-def _human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} PiB"
+from kafka_rebalance.units import human_bytes
 
 
 @app.command()
@@ -68,7 +61,7 @@ def describe(
             str(b.broker_id), b.rack or "-", "yes" if b.alive else "[red]NO[/]", f"{b.replicas:,}", f"{b.leaders:,}",
             f"{b.preferred_partitions:,}", f"{b.preferred_not_led:,}",
             "-" if ratio is None else (f"[red]{ratio:.1%}[/]" if over else f"{ratio:.1%}"),
-            _human_bytes(b.size_bytes),
+            human_bytes(b.size_bytes),
         )
     stdout.print(table)
 

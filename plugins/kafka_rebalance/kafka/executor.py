@@ -46,6 +46,7 @@ from kafka_rebalance.kafka.ledger import (
 )
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.snapshot import Snapshot, write_snapshot
+from kafka_rebalance.units import human_bytes, human_seconds
 
 ON_STALL = ("continue", "stop")
 
@@ -90,25 +91,6 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024
-    return f"{n:,.1f} TiB"
-
-
-def human_seconds(s: float | None) -> str:
-    if s is None:
-        return "unknown"
-    s = int(round(s))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
 def merge_throttle(key: str, planned: str, existing: str | None) -> str:
