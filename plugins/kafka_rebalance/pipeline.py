@@ -18,7 +18,14 @@ from typing import Any
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
-from kafka_rebalance.staging import read_manifest, record_decision, run_dir, simulated_state_dir, stage_plan
+from kafka_rebalance.staging import (
+    REPORTS_URL_PREFIX,
+    read_manifest,
+    record_decision,
+    run_dir,
+    simulated_state_dir,
+    stage_plan,
+)
 
 log = logging.getLogger("kafka_rebalance.pipeline")
 
@@ -218,7 +225,10 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
         f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
         f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
-        f"- Plan files: `{staged}` (RUNBOOK.md, validation/result.json, report.html)\n\n"
+        f"- Report: [report.html]({REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}/report.html) · "
+        f"[Data Docs]({REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}/validation/data_docs/index.html) · "
+        f"[RUNBOOK.md]({REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}/RUNBOOK.md)\n"
+        f"- Plan files: `{staged}`\n\n"
         f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
         "Approve to execute batch by batch (throttles are always restored); Reject keeps the plan as rejected."
     )

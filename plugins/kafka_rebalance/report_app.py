@@ -17,10 +17,10 @@ from pathlib import Path
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 
-from kafka_rebalance.staging import data_root, run_dir_path
+from kafka_rebalance.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
 
 app = FastAPI(title="kafka-rebalance plans and reports", docs_url=None, redoc_url=None)
-PREFIX = "/kafka-rebalance"
+PREFIX = REPORTS_URL_PREFIX
 
 
 def _plans_root() -> Path:

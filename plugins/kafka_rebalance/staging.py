@@ -23,6 +23,8 @@ from pathlib import Path
 from kafka_rebalance.errors import RebalanceError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# Where the Airflow plugin serves staged plans in the API server (report_app).
+REPORTS_URL_PREFIX = "/kafka-rebalance"
 
 
 def data_root() -> Path:
