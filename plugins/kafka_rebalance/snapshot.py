@@ -115,8 +115,13 @@ class Snapshot:
         """sha256 of the canonical JSON form: equal for equal content, whatever the file format."""
         digest = hashlib.sha256()
         digest.update(json.dumps(self.header_dict(), sort_keys=True, separators=(",", ":")).encode())
-        for p in self.partitions:
-            digest.update(json.dumps(_partition_dict(p), sort_keys=True, separators=(",", ":")).encode())
+        # One JSON array of fixed-order rows: the C encoder does it in one call (10x faster
+        # than a document per partition at a million partitions).
+        rows = [
+            [p.topic, p.partition, p.replicas, p.leader, p.isr, p.size_bytes, p.bytes_in_per_sec, p.offline_replicas]
+            for p in self.partitions
+        ]
+        digest.update(json.dumps(rows, separators=(",", ":")).encode())
         return digest.hexdigest()
 
 
@@ -220,11 +225,15 @@ def validate_partitions(
     known_brokers: set[int],
     problems: list[str],
     row_numbers: Sequence[int] | None = None,
+    typed: bool = False,
 ) -> list[Partition]:
     """Check partition rows given as columns (so JSON and Parquet share one path).
 
     ``row_numbers`` maps column positions back to the rows of the source file, so
-    messages point at the row the operator sees.
+    messages point at the row the operator sees. ``typed`` says the column types are
+    already guaranteed (a Parquet file with our schema): then a row that passes every
+    check in one cheap test is taken as it is, and only a suspect row goes through the
+    detailed checks that name its problems. A million rows load in seconds that way.
     """
     n = len(columns["topic"])
     get = {k: columns.get(k) for k in ("size_bytes", "bytes_in_per_sec", "offline_replicas")}
@@ -232,9 +241,28 @@ def validate_partitions(
     out: list[Partition] = []
     topics, parts = columns["topic"], columns["partition"]
     replicas_col, leaders, isrs = columns["replicas"], columns["leader"], columns["isr"]
+    sizes, rates, offlines = get["size_bytes"], get["bytes_in_per_sec"], get["offline_replicas"]
     for i in range(n):
         row = row_numbers[i] if row_numbers is not None else i
         topic, part = topics[i], parts[i]
+        if typed:
+            rep, leader, isr = replicas_col[i], leaders[i], isrs[i] or ()
+            size = sizes[i] if sizes is not None else None
+            rate = rates[i] if rates is not None else None
+            off = (offlines[i] if offlines is not None else None) or ()
+            rep_set = set(rep or ())
+            if (
+                topic and part is not None and part >= 0 and (topic, part) not in seen
+                and rep and len(rep_set) == len(rep) and known_brokers.issuperset(rep_set)
+                and (leader is None or leader == -1 or leader in rep_set)
+                and rep_set.issuperset(isr) and len(set(isr)) == len(isr)
+                and (size is None or size >= 0) and (rate is None or rate >= 0)  # NaN fails `>= 0`
+                and rep_set.issuperset(off)
+            ):  # fmt: skip
+                seen[(topic, part)] = row
+                out.append(Partition(topic, part, tuple(rep), -1 if leader is None else leader, tuple(isr), size,
+                                     rate, tuple(off)))  # fmt: skip
+                continue
         if not isinstance(topic, str) or not topic:
             problems.append(f"partitions[{row}]: topic must be a non-empty string, got {json.dumps(topic)}")
             continue
@@ -498,6 +526,24 @@ def read_parquet_header(path: str | Path) -> dict[str, Any]:
     return json.loads(meta[PARQUET_META_KEY])
 
 
+def _compatible(actual, expected) -> bool:  # noqa: ANN001 - pyarrow types
+    """Same kind of column: integers of any width for integers, strings for strings, and so on."""
+    import pyarrow as pa
+
+    def kind(t) -> str:  # noqa: ANN001
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            return "list<" + kind(t.value_type) + ">"
+        if pa.types.is_integer(t):
+            return "int"
+        if pa.types.is_floating(t):
+            return "float"
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t):
+            return "string"
+        return str(t)
+
+    return kind(actual) == kind(expected) or (kind(expected) == "float" and kind(actual) == "int")
+
+
 def _load_parquet(p: Path) -> Snapshot:
     import pyarrow.parquet as pq
 
@@ -511,8 +557,16 @@ def _load_parquet(p: Path) -> Snapshot:
     missing = [c for c in required if c not in table.column_names]
     if missing:
         raise SnapshotError(str(p), [f"Parquet partition rows lack column(s) {', '.join(missing)}"])
+    expected = partition_schema()
+    wrong = [
+        f"column {f.name} is {table.schema.field(f.name).type}, expected {f.type}"
+        for f in expected
+        if f.name in table.column_names and not _compatible(table.schema.field(f.name).type, f.type)
+    ]
+    if wrong:
+        raise SnapshotError(str(p), wrong)
     columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    partitions = validate_partitions(columns, {b.id for b in head["brokers"]}, problems)
+    partitions = validate_partitions(columns, {b.id for b in head["brokers"]}, problems, typed=True)
     if problems:
         raise SnapshotError(str(p), problems)
     return Snapshot(partitions=tuple(partitions), **{**head, "brokers": tuple(head["brokers"])})

@@ -190,3 +190,38 @@ def test_bundled_sample_is_valid(sample_snapshot_path: Path) -> None:
     snap = load_snapshot(sample_snapshot_path)
     assert snap.cluster_id == "demo-eu-1" and len(snap.brokers) == 6
     assert json.loads(sample_snapshot_path.read_text())["cluster_id"] == "demo-eu-1"
+
+
+def test_parquet_with_wrong_column_types_is_refused(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from kafka_rebalance.snapshot import write_parquet
+
+    snap = snapshot_from_dict(GOOD)
+    table = pa.table({"topic": ["t"], "partition": [0], "replicas": [["0", "1"]], "leader": [0], "isr": [[0]]})
+    write_parquet(table, snap.header_dict(), tmp_path / "typed.parquet")
+    with pytest.raises(SnapshotError, match=r"column replicas is list<\w+: string>, expected list<item: int32>"):
+        load_snapshot(tmp_path / "typed.parquet")
+
+
+def test_parquet_fast_path_still_names_bad_values(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from kafka_rebalance.snapshot import partition_schema, write_parquet
+
+    snap = snapshot_from_dict(GOOD)
+    table = pa.table(
+        {"topic": ["t", "t", "t"], "partition": [0, 1, 2], "replicas": [[0, 1], [1, 0], [2, 2]], "leader": [1, 2, 2],
+         "isr": [[0, 1], [1], [2]], "size_bytes": [1, -5, 1], "bytes_in_per_sec": [float("nan"), 1.0, None],
+         "offline_replicas": [[], [], []]},
+        schema=partition_schema(),
+    )  # fmt: skip
+    write_parquet(table, snap.header_dict(), tmp_path / "bad.parquet")
+    with pytest.raises(SnapshotError) as err:
+        load_snapshot(tmp_path / "bad.parquet")
+    assert err.value.problems == [
+        "partitions[0] t-0: bytes_in_per_sec must be a non-negative number, got NaN",
+        "partitions[1] t-1: leader 2 is not among replicas [1, 0]",
+        "partitions[1] t-1: size_bytes must be a non-negative integer, got -5",
+        "partitions[2] t-2: replicas [2, 2] repeat broker 2",
+    ]
