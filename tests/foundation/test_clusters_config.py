@@ -52,3 +52,9 @@ def test_bad_clusters_files_name_the_field(tmp_path: Path, text: str, message: s
         load_clusters(f)
     assert str(err.value).startswith(f"{f}: ")
     assert message in str(err.value)
+
+
+def test_docker_clusters_file_is_valid() -> None:
+    cfg = load_clusters(ROOT / "config" / "clusters.docker.yaml")
+    live = next(c for c in cfg.clusters if not c.simulated)
+    assert live.source == "kafka_demo"  # the connection docker-compose.yml defines
