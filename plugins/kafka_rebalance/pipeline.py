@@ -234,9 +234,20 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
     )
 
 
+def write_plan_report(staged: Path, final_snapshot: Path | None = None) -> Path:
+    """report.html beside the plan: projected before execution, with the final state and batch times after."""
+    from kafka_rebalance.cli.report import ledger_times
+    from kafka_rebalance.report import write_report
+
+    snapshot = read_manifest(staged)["snapshot"]["path"]
+    return write_report(staged, snapshot, final_snapshot_path=final_snapshot,
+                        ledger=ledger_times(staged) if final_snapshot else None)  # fmt: skip
+
+
 def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None) -> dict[str, str]:
     staged = stage_plan(Path(plan_dir), cluster_id)
     manifest = read_manifest(staged)
+    write_plan_report(staged)
     if outlet_events is not None:
         outlet_events.extra = {"plan_dir": str(staged), "plan_hash": manifest["plan_hash"]}
     # The run remembers what it staged (the run's "Rebalance report" view in the UI reads this).
@@ -384,6 +395,9 @@ def finish(run: Mapping[str, str], staged_dir: str | None, decision: Mapping[str
         verified = staged / "verification.json"
         out["outcome"] = "executed" if verified.exists() else "approved, execution did not finish"
         out["verification"] = str(verified) if verified.exists() else None
+        if verified.exists():
+            final = json.loads(verified.read_text(encoding="utf-8"))["final_snapshot"]
+            out["report"] = str(write_plan_report(staged, Path(final)))
     else:
         out["outcome"] = "staged (dry run)"
     log.info("run finished: %s", out)

@@ -85,6 +85,7 @@ def test_dry_run_stages_a_validated_plan(dagbag) -> None:  # noqa: ANN001
     assert json.loads((staged / "validation" / "result.json").read_text())["status"] == "passed"
     assert (staged / "batches" / "001" / "reassignment.json").exists() and (staged / "RUNBOOK.md").exists()
     assert not (staged / "ledger.json").exists()
+    assert 'id="validation-status">passed<' in (staged / "report.html").read_text()
     # Nothing was executed: the simulated cluster still has its original assignment.
     assert assignment(current_snapshot("demo-dry")) == assignment(load_snapshot(ROOT / "samples" / "sample-cluster.json"))
 
@@ -104,6 +105,8 @@ def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:
     assert verification["status"] == "complete" and verification["brokers_over_threshold"] == []
     assert verification["replicas_balanced"] is True
     assert json.loads((staged / "approval.json").read_text())["decision"] == "approved"
+    report = (staged / "report.html").read_text()
+    assert "final snapshot captured" in report and report.count("<svg") >= 7
     assert throttles_left(sim_state("demo-exec")) == []
     after = load_snapshot(verification["final_snapshot"])
     spread = lambda s: max(b.replicas for b in broker_loads(s)) - min(b.replicas for b in broker_loads(s))  # noqa: E731

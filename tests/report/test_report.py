@@ -1,0 +1,100 @@
+"""report.html on a real plan: one SVG per chart, the threshold drawn, values matching the inputs,
+escaped names, and a render in Debian's chromium (screenshot kept in test-artifacts/)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
+from kafka_rebalance.report import write_report
+from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def planned(tmp_path: Path, snapshot_path: Path) -> Path:
+    snap = load_snapshot(snapshot_path)
+    plan_dir = tmp_path / "plan"
+    write_plan(make_plan(snap, PlanOptions(threshold_percentage=10.0, threshold_source="setting")), plan_dir,
+               str(snapshot_path))  # fmt: skip
+    return plan_dir
+
+
+def test_report_charts_threshold_and_numbers(tmp_path: Path, sample_snapshot_path: Path) -> None:
+    plan_dir = planned(tmp_path, sample_snapshot_path)
+    html = write_report(plan_dir, sample_snapshot_path).read_text()
+    # Replicas, leaders, preferred leaders, bytes, imbalance ratio, batch timeline, lower bounds.
+    assert html.count("<svg") == 7
+    assert "threshold 10%" in html
+    # Offline: nothing loaded from the network, no scripts (SVG namespace URIs are not fetches).
+    assert "<script" not in html and not re.search(r'(src|href)="https?://', html)
+    # Per-broker "before" counts, computed here straight from the snapshot file.
+    raw = json.loads(sample_snapshot_path.read_text())
+    replicas = Counter(b for p in raw["partitions"] for b in p["replicas"])
+    leaders = Counter(p["leader"] for p in raw["partitions"])
+    sizes = Counter()
+    for p in raw["partitions"]:
+        for b in p["replicas"]:
+            sizes[b] += p["size_bytes"]
+    for broker in raw["brokers"]:
+        b = broker["id"]
+        row = re.search(rf'<tr data-broker="{b}">(.*?)</tr>', html, re.S)
+        assert row, f"no row for broker {b}"
+        values = dict(re.findall(r'data-col="([\w-]+)" data-value="([^"]*)"', row.group(1)))
+        assert int(values["replicas-before"]) == replicas[b]
+        assert int(values["leaders-before"]) == leaders[b]
+        assert int(values["size_bytes-before"]) == sizes[b]
+    # Without a final snapshot or ledger there is no "final" series and no actual timeline.
+    assert "final snapshot captured" not in html
+
+
+def test_hostile_names_are_escaped(tmp_path: Path) -> None:
+    hostile = "<img src=x onerror=alert(1)>"
+    raw = {
+        "cluster_id": "c<b>1</b>",
+        "brokers": [{"id": i} for i in range(3)],
+        "partitions": [{"topic": hostile, "partition": p, "replicas": [0, 1], "leader": 0, "isr": [0, 1], "size_bytes": 10}
+                       for p in range(6)],
+    }  # fmt: skip
+    snap_path = write_snapshot(snapshot_from_dict(raw), tmp_path / "s.json")
+    html = write_report(planned(tmp_path, snap_path), snap_path).read_text()
+    assert hostile not in html and "c<b>1</b>" not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html or "&lt;b&gt;" in html
+
+
+def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_snapshot_path: Path) -> None:
+    from kafka_rebalance.cli.report import ledger_times
+    from kafka_rebalance.kafka.executor import Executor
+    from kafka_rebalance.kafka.simulator import SimAdmin
+    from kafka_rebalance.plan_manifest import load_plan
+    from kafka_rebalance.validation import validate_plan
+
+    plan_dir = planned(tmp_path, sample_snapshot_path)
+    assert validate_plan(plan_dir, sample_snapshot_path).status == "passed"
+    admin = SimAdmin.open(load_snapshot(sample_snapshot_path), tmp_path / "sim.json")
+    result = Executor(load_plan(plan_dir), admin).run(final_snapshot=tmp_path / "final.json")
+    assert result["status"] == "complete"
+    report = write_report(plan_dir, sample_snapshot_path, final_snapshot_path=tmp_path / "final.json",
+                          ledger=ledger_times(plan_dir))  # fmt: skip
+    html = report.read_text()
+    assert "final snapshot captured" in html and "actual" in html
+    if not CHROMIUM.exists():
+        subprocess.run(["apt-get", "install", "-y", "chromium"], check=True, capture_output=True, timeout=900)
+    shot = ROOT / "test-artifacts" / "report.png"
+    shot.parent.mkdir(exist_ok=True)
+    shot.unlink(missing_ok=True)
+    subprocess.run(
+        [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'chromium'}", f"--screenshot={shot}", "--window-size=1400,3000",
+         f"file://{report}"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert shot.stat().st_size > 50_000  # a blank page is a few KB; charts make it large
