@@ -13,7 +13,10 @@ export AIRFLOW__CORE__PLUGINS_FOLDER="$ROOT/plugins"
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS=True
 export AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[*]"}'
-export KAFKA_REBALANCE_HOME="${KAFKA_REBALANCE_HOME:-$ROOT/var}"
+# Each demo gets its own data directory: a fresh simulated cluster from the sample, and no
+# earlier demo's staged plan, approval or ledger is touched (a repeated plan would otherwise
+# resume from that ledger with every batch already finished).
+export KAFKA_REBALANCE_HOME="${KAFKA_REBALANCE_HOME:-$ROOT/var/demo-$(date -u +%Y%m%dT%H%M%SZ)}"
 export PYSPARK_PYTHON="$ROOT/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$ROOT/.venv/bin/python"
 DAG=kafka_rebalance_demo_eu_1
 LOG="$KAFKA_REBALANCE_HOME/demo.log"
@@ -22,14 +25,13 @@ mkdir -p "$KAFKA_REBALANCE_HOME"
 echo "== The sample cluster (samples/sample-cluster.json) before rebalancing"
 kafka-rebalance describe --snapshot samples/sample-cluster.json
 
-# The simulated cluster restarts from the sample each demo; staged plans from earlier demos are kept.
-rm -rf "$KAFKA_REBALANCE_HOME/simulated/demo-eu-1"
 echo
 echo "== Preparing Airflow's metadata DB in $AIRFLOW_HOME (SQLite)"
 airflow db migrate > "$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
 
 echo "== Running DAG $DAG in execute mode (airflow dags test; full log: $LOG)"
-python scripts/demo_approve.py "$DAG" &
+# The approver's in-process API server logs every poll: keep that in the log file.
+AIRFLOW__LOGGING__LOGGING_LEVEL=WARNING python scripts/demo_approve.py "$DAG" 2>>"$LOG" &
 APPROVER=$!
 started=$(date +%s)
 if ! airflow dags test "$DAG" --conf '{"mode": "execute"}' >> "$LOG" 2>&1; then
