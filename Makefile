@@ -11,10 +11,15 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test ui venv java lock clean bench
+.PHONY: demo test ui venv java kafka lock clean bench
 
 java:
 	@scripts/check-java.sh
+
+# Real Apache Kafka (broker + Kafka's own tools) from Maven Central, resolved once into
+# .kafka/<version>/lib/ (git-ignored); later runs are offline and instant.
+kafka: java
+	@scripts/kafka-classpath.sh
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -n "$(PYTHON)" || { echo "error: no python3 found; install CPython 3.11" >&2; exit 1; }
@@ -27,13 +32,13 @@ $(STAMP): pyproject.toml requirements.lock
 
 venv: $(STAMP)
 
-demo: java $(STAMP)
+demo: java kafka $(STAMP)
 	@scripts/demo.sh
 
-test: java $(STAMP)
+test: java kafka $(STAMP)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-ui: java $(STAMP)
+ui: java kafka $(STAMP)
 	@scripts/ui.sh
 
 bench: java $(STAMP)
@@ -48,4 +53,4 @@ lock:
 	  /tmp/kafka-rebalance-lock/bin/pip freeze --exclude kafka-rebalance; } > requirements.lock
 
 clean:
-	rm -rf $(VENV) .airflow .pytest_cache build *.egg-info spark-warehouse
+	rm -rf $(VENV) .kafka .airflow .pytest_cache build *.egg-info spark-warehouse
