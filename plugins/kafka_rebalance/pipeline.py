@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import replace
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.kafka.gather import gather_snapshot
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.staging import (
     REPORTS_URL_PREFIX,
@@ -61,13 +61,10 @@ def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, 
     directory = run_dir(cluster.cluster_id, run_id)
     admin = open_admin(cfg, cluster)
     try:
-        snapshot = admin.describe()
+        # Everything downstream (analysis, plans, staging) is keyed by the configured id.
+        snapshot = gather_snapshot(admin, cluster.cluster_id)
     finally:
         admin.close()
-    if snapshot.cluster_id != cluster.cluster_id:
-        # Everything downstream (analysis, plans, staging) is keyed by the configured id.
-        log.info("cluster reports id %r; recording it as %r from clusters.yaml", snapshot.cluster_id, cluster.cluster_id)
-        snapshot = replace(snapshot, cluster_id=cluster.cluster_id)
     path = _write_cluster_snapshot(snapshot, directory)
     log.info("gathered %s: %d brokers, %d partitions -> %s", cluster.cluster_id, len(snapshot.brokers),
              len(snapshot.partitions), path)
@@ -129,7 +126,8 @@ def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
         try:
             admin = open_admin(cfg, cluster)
             try:
-                snap = admin.describe()
+                # The fleet summary is keyed by the configured id, whatever the cluster calls itself.
+                snap = gather_snapshot(admin, cluster.cluster_id)
             finally:
                 admin.close()
         except RebalanceError as exc:
@@ -137,8 +135,7 @@ def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
             log.error("cluster %s: cannot gather: %s", cluster.cluster_id, exc)
             failed.append({"cluster_id": cluster.cluster_id, "error": str(exc)})
             continue
-        # The fleet summary is keyed by the configured id, whatever the cluster calls itself.
-        _write_cluster_snapshot(replace(snap, cluster_id=cluster.cluster_id), snapshots, cluster.cluster_id)
+        _write_cluster_snapshot(snap, snapshots, cluster.cluster_id)
     (directory / "gather_errors.json").write_text(json.dumps(failed, indent=2) + "\n", encoding="utf-8")
     if len(failed) == len(cfg.clusters):
         raise RebalanceError(f"no cluster could be gathered: {failed}")

@@ -8,7 +8,7 @@ from kafka_rebalance.cli._app import EXIT_USAGE, app
 from kafka_rebalance.errors import RebalanceError
 
 # Command modules register themselves on `app` when imported.
-from kafka_rebalance.cli import analyze, execute, plan, report, snapshots, topology, validate  # noqa: E402,F401  isort: skip
+from kafka_rebalance.cli import analyze, execute, gather, plan, report, sandbox, snapshots, topology, validate  # noqa: E402,F401  isort: skip
 
 
 def main() -> None:

@@ -1,0 +1,47 @@
+"""``gather``: a snapshot of a live cluster through the Admin API, the same code path as the DAG's gather step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from kafka_rebalance.cli._app import app, fail, stderr
+from kafka_rebalance.kafka.gather import gather_snapshot
+from kafka_rebalance.snapshot import write_snapshot
+from kafka_rebalance.units import human_bytes
+
+
+@app.command()
+def gather(
+    bootstrap_server: Annotated[str, typer.Option("--bootstrap-server", help="HOST:PORT[,HOST:PORT...] of the cluster")],
+    cluster_id: Annotated[str, typer.Option(help="Your name for the cluster (plans and reports are keyed by it)")],
+    out: Annotated[Path, typer.Option(help="Snapshot to write: .json, or .parquet for large clusters")],
+    command_config: Annotated[
+        Optional[Path], typer.Option("--command-config", help="Client properties file (security.protocol, sasl.*, ssl.*)")
+    ] = None,
+    connect_timeout: Annotated[float, typer.Option(help="Seconds to wait for the first broker connection", min=0.1, max=600)] = 15.0,
+) -> None:
+    """Snapshot a live cluster: brokers, racks, liveness, partitions, leaders, ISR, replica sizes, dynamic configs."""
+    from kafka_rebalance.kafka.connection import ConnectionSettings, settings_from_properties
+    from kafka_rebalance.kafka.live import LiveAdmin
+
+    if out.suffix not in (".json", ".parquet"):
+        fail(f"--out {out}: the snapshot must end in .json or .parquet")
+    if out.exists() and out.is_dir():
+        fail(f"--out {out}: is a directory")
+    if not cluster_id.strip():
+        fail("--cluster-id: must not be empty")
+    settings = (settings_from_properties(command_config, bootstrap_server) if command_config
+                else ConnectionSettings(bootstrap_server, source="--bootstrap-server"))
+    admin = LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)
+    try:
+        snap = gather_snapshot(admin, cluster_id)
+    finally:
+        admin.close()
+    write_snapshot(snap, out)
+    alive = sum(b.alive for b in snap.brokers)
+    size = sum(p.size_bytes or 0 for p in snap.partitions)
+    stderr.print(f"wrote {out}: {len(snap.brokers)} brokers ({alive} alive), {len(snap.partitions)} partitions, "
+                 f"{human_bytes(size)} (leader replicas)")

@@ -1,0 +1,85 @@
+"""``sandbox up|seed|status|down``: a real local Apache Kafka cluster (KRaft, from Maven Central jars)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from kafka_rebalance.cli._app import app, stderr, stdout
+from kafka_rebalance.sandbox import cluster as sandbox_cluster
+from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
+from kafka_rebalance.sandbox.seed import SeedSpec, seed
+from kafka_rebalance.units import human_bytes
+
+sandbox_app = typer.Typer(help="A real local Apache Kafka cluster for demos and tests.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+DirOpt = Annotated[Path, typer.Option("--dir", help="The sandbox's directory (sandbox.json, node data and logs)")]
+
+
+def _say(line: str) -> None:
+    stderr.print(line)
+
+
+@sandbox_app.command()
+def up(
+    dir: DirOpt,
+    brokers: Annotated[int, typer.Option(help="Combined broker+controller KRaft nodes", min=1, max=9)] = 3,
+    racks: Annotated[int, typer.Option(help="Racks the brokers are spread over (0 = no broker.rack)", min=0, max=9)] = 3,
+    kafka_version: Annotated[str, typer.Option(help="Apache Kafka release (resolved from Maven Central once)")] = DEFAULT_KAFKA_VERSION,
+    auto_leader_rebalance: Annotated[bool, typer.Option("--auto-leader-rebalance", help="Let the controller move leaders back itself")] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for every broker to register", min=5, max=900)] = 120.0,
+) -> None:
+    """Start N KRaft nodes on 127.0.0.1 (free ports) and wait until every broker is registered."""
+    sb = sandbox_cluster.up(dir, brokers, racks, kafka_version, auto_leader_rebalance, timeout, progress=_say)
+    nodes = ", ".join(f"{n.node_id}@{n.bootstrap} ({n.rack or 'no rack'})" for n in sb.nodes)
+    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version}, nodes {nodes}")
+    stdout.print(sb.bootstrap_servers)
+
+
+@sandbox_app.command("seed")
+def seed_cmd(
+    dir: DirOpt,
+    topics: Annotated[int, typer.Option(help="Topics to create", min=1, max=1000)] = 6,
+    partitions: Annotated[int, typer.Option(help="Partitions per topic", min=1, max=1000)] = 12,
+    mb_per_partition: Annotated[float, typer.Option(help="MiB of records produced into each partition", min=0, max=1024)] = 8.0,
+    skew: Annotated[float, typer.Option(help="Share of partitions packed onto the first brokers (0..1)", min=0.0, max=1.0)] = 0.8,
+    seed_: Annotated[int, typer.Option("--seed", help="Random seed: same seed, same layout", min=0, max=2**63 - 1)] = 1,
+    replication_factor: Annotated[int, typer.Option(help="Replicas per partition", min=1, max=9)] = 2,
+) -> None:
+    """Create deliberately unbalanced topics (explicit assignments) and fill them with real data."""
+    sb = sandbox_cluster.read_sandbox(dir)
+    result = seed(sb, SeedSpec(topics, partitions, mb_per_partition, skew, seed_, replication_factor), progress=_say)
+    stderr.print(f"seeded {len(result.topics)} topics, {result.partitions} partitions "
+                 f"({result.off_preferred} led off their preferred replica), {human_bytes(result.bytes_produced)} "
+                 f"produced in {result.seconds:.1f}s")
+
+
+@sandbox_app.command()
+def status(dir: DirOpt, as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False) -> None:
+    """Nodes, racks, ports, pids, and whether each is alive and registered."""
+    sb, nodes = sandbox_cluster.status(dir)
+    if as_json:
+        out = sb.to_json()
+        out["status"] = [{"node_id": s.node.node_id, "alive": s.alive, "registered": s.registered} for s in nodes]
+        stdout.print_json(json.dumps(out))
+        return
+    table = Table(title=f"sandbox {sb.directory} (Kafka {sb.kafka_version}, started in {sb.start_seconds:.1f}s)")
+    for col in ("node", "rack", "listener", "pid", "process", "registered", "log"):
+        table.add_column(col)
+    for s in nodes:
+        table.add_row(str(s.node.node_id), s.node.rack or "-", s.node.bootstrap, str(s.node.pid),
+                      "live" if s.alive else "[red]dead[/red]",
+                      "?" if s.registered is None else ("yes" if s.registered else "[red]no[/red]"), s.node.log_file)
+    stdout.print(table)
+
+
+@sandbox_app.command()
+def down(dir: DirOpt) -> None:
+    """Stop exactly the processes `up` started (clean shutdown first), then remove DIR."""
+    pids = sandbox_cluster.down(dir)
+    stderr.print(f"stopped pids {pids}; removed {dir}")

@@ -1,0 +1,436 @@
+"""A real local KRaft cluster: N combined broker+controller nodes of Apache Kafka on 127.0.0.1.
+
+``up`` formats and starts the nodes (static quorum, free ports, ``broker.rack`` spread over the
+racks, small heaps so that 3 nodes, Spark and Airflow fit on 2 cores), waits until every broker is
+registered and unfenced, and records everything in ``DIR/sandbox.json``. ``down`` stops exactly
+the processes ``up`` started (by pid; SIGTERM for a clean shutdown first, SIGKILL after a grace
+period), then removes DIR. Nothing here ever looks a process up by name.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, resolve_runtime
+
+SANDBOX_FILE = "sandbox.json"
+STARTED_MARK = "Kafka Server started"
+
+# Per node: the heap the bin/ scripts would give (1 GiB) is more than 3 nodes on a small machine
+# need; C1-only JIT and the serial GC keep CPU for the replication the tests measure.
+NODE_JVM_OPTS = ("-Xms128m", "-Xmx448m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                 "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true")
+
+
+class SandboxError(RebalanceError):
+    """The sandbox could not be started, read or stopped; the message says which node and why."""
+
+
+@dataclass(frozen=True)
+class Node:
+    node_id: int
+    rack: str | None
+    port: int
+    controller_port: int
+    pid: int
+    directory: str
+    log_file: str
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    directory: str
+    kafka_version: str
+    cluster_uuid: str
+    auto_leader_rebalance: bool
+    nodes: tuple[Node, ...]
+    started_at: str
+    start_seconds: float
+    java_opts: tuple[str, ...] = field(default=NODE_JVM_OPTS)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(n.bootstrap for n in self.nodes)
+
+    def node(self, node_id: int) -> Node:
+        for n in self.nodes:
+            if n.node_id == node_id:
+                return n
+        raise SandboxError(f"{self.directory}: no node {node_id} (nodes: {[n.node_id for n in self.nodes]})")
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["bootstrap_servers"] = self.bootstrap_servers
+        out["node_ids"] = [n.node_id for n in self.nodes]
+        out["racks"] = {str(n.node_id): n.rack for n in self.nodes}
+        return out
+
+    @staticmethod
+    def from_json(data: dict, source: str) -> Sandbox:
+        try:
+            nodes = tuple(Node(**{k: n[k] for k in Node.__dataclass_fields__}) for n in data["nodes"])
+            return Sandbox(directory=data["directory"], kafka_version=data["kafka_version"],
+                           cluster_uuid=data["cluster_uuid"], auto_leader_rebalance=bool(data["auto_leader_rebalance"]),
+                           nodes=nodes, started_at=data["started_at"], start_seconds=float(data["start_seconds"]),
+                           java_opts=tuple(data.get("java_opts") or NODE_JVM_OPTS))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SandboxError(f"{source}: not a sandbox description ({type(exc).__name__}: {exc})") from None
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports the kernel hands out now; held open together so that they are distinct."""
+    socks = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def kafka_uuid() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (what StorageTool's random-uuid prints)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def rack_of(index: int, racks: int) -> str | None:
+    return None if racks == 0 else f"rack-{index % racks + 1}"
+
+
+def server_properties(node_id: int, port: int, controller_port: int, voters: str, data_dir: Path, rack: str | None,
+                      brokers: int, auto_leader_rebalance: bool) -> str:
+    rf = min(3, brokers)
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": node_id,
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        "offsets.topic.replication.factor": rf,
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": min(2, rf),
+        "share.coordinator.state.topic.replication.factor": rf,
+        "share.coordinator.state.topic.min.isr": min(2, rf),
+        "auto.leader.rebalance.enable": str(auto_leader_rebalance).lower(),
+        # Small machine: few threads, small buffers.
+        "num.network.threads": 2,
+        "num.io.threads": 2,
+        "background.threads": 2,
+        "num.replica.fetchers": 1,
+        "num.recovery.threads.per.data.dir": 1,
+        "log.cleaner.threads": 1,
+        "log.cleaner.dedupe.buffer.size": 8 * 1024 * 1024,
+        "group.initial.rebalance.delay.ms": 0,
+        "log.segment.bytes": 64 * 1024 * 1024,
+        # A killed broker is fenced within seconds, as in production defaults.
+        "broker.session.timeout.ms": 9000,
+        "broker.heartbeat.interval.ms": 2000,
+    }
+    if rack:
+        props["broker.rack"] = rack
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def log4j_properties(log_file: Path) -> str:
+    return (
+        "status = warn\n"
+        "appender.f.type = File\nappender.f.name = F\n"
+        f"appender.f.fileName = {log_file}\n"
+        "appender.f.layout.type = PatternLayout\nappender.f.layout.pattern = [%d] %p %m (%c)%n\n"
+        "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
+        # The state-change and request loggers are the chatty ones.
+        "logger.sc.name = state.change.logger\nlogger.sc.level = WARN\n"
+        "logger.req.name = kafka.request.logger\nlogger.req.level = WARN\n"
+    )
+
+
+def read_sandbox(directory: Path) -> Sandbox:
+    path = Path(directory) / SANDBOX_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise SandboxError(f"{path}: no sandbox here (start one with `kafka-rebalance sandbox up --dir {directory}`)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SandboxError(f"{path}: unreadable sandbox description ({exc})") from None
+    if not isinstance(data, dict):
+        raise SandboxError(f"{path}: not a sandbox description (expected a JSON object)")
+    return Sandbox.from_json(data, str(path))
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:])
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours counts as dead.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][:1] != "Z"
+    except OSError:
+        return True
+
+
+def _is_our_process(pid: int, node_dir: str) -> bool:
+    """Never signal a pid that was reused by something else: it must still run our node's config."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return str(Path(node_dir) / "server.properties").encode() in cmdline
+
+
+def start_node(runtime: KafkaRuntime, node_dir: Path, jvm_opts: tuple[str, ...] = NODE_JVM_OPTS) -> int:
+    """Start one formatted node in its own session (so a Ctrl-C to us does not kill it half-way)."""
+    log_file = node_dir / "logs" / "server.log"
+    cmd = runtime.command("kafka.Kafka", [str(node_dir / "server.properties")],
+                          (*jvm_opts, f"-Dlog4j2.configurationFile={node_dir / 'log4j2.properties'}",
+                           f"-Dkafka.logs.dir={log_file.parent}"))
+    with open(node_dir / "logs" / "stdout.log", "ab") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, cwd=node_dir)
+    return proc.pid
+
+
+def _registered_brokers(bootstrap: str) -> set[int]:
+    from kafka.admin import KafkaAdminClient
+
+    client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000, bootstrap_timeout_ms=3000)
+    try:
+        cluster = client.describe_cluster()
+        return {b["broker_id"] for b in cluster["brokers"] if not b.get("is_fenced")}
+    finally:
+        client.close()
+
+
+def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | None = None) -> None:
+    """Every node logged that it started and the controller lists every broker unfenced."""
+    deadline = time.monotonic() + timeout
+    expect = expect if expect is not None else {n.node_id for n in nodes}
+    pending = list(nodes)
+    while pending:
+        for n in list(pending):
+            if not pid_alive(n.pid):
+                raise SandboxError(f"node {n.node_id} exited during start-up; last lines of {n.log_file}:\n"
+                                   f"{_tail(Path(n.log_file))}\n{_tail(Path(n.directory) / 'logs' / 'stdout.log', 5)}")
+            try:
+                if STARTED_MARK in Path(n.log_file).read_text(errors="replace"):
+                    pending.remove(n)
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            n = pending[0]
+            raise SandboxError(f"node {n.node_id} did not start within {timeout:.0f}s; last lines of {n.log_file}:\n"
+                               f"{_tail(Path(n.log_file))}")
+        if pending:
+            time.sleep(0.3)
+    import logging
+
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)
+    last: set[int] = set()
+    while time.monotonic() < deadline:
+        try:
+            last = _registered_brokers(",".join(n.bootstrap for n in nodes))
+            if expect <= last:
+                return
+        except Exception:  # noqa: BLE001 - not ready yet; the deadline decides
+            pass
+        time.sleep(0.5)
+    raise SandboxError(f"brokers {sorted(expect - last)} did not register with the controller within {timeout:.0f}s")
+
+
+def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = DEFAULT_KAFKA_VERSION,
+       auto_leader_rebalance: bool = False, timeout: float = 120.0,
+       progress: Callable[[str], None] = lambda _: None) -> Sandbox:
+    """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started."""
+    if not 1 <= brokers <= 9:
+        raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
+    if not 0 <= racks <= brokers:
+        raise SandboxError(f"--racks: {racks} is outside 0..{brokers} (0 = no broker.rack)")
+    directory = Path(directory).resolve()
+    if (directory / SANDBOX_FILE).exists():
+        raise SandboxError(f"{directory / SANDBOX_FILE}: a sandbox already lives here; "
+                           f"`kafka-rebalance sandbox down --dir {directory}` first, or pick another --dir")
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise SandboxError(f"--dir {directory}: exists and is not an empty directory; `down` removes DIR, so give a new one")
+    runtime = resolve_runtime(kafka_version)
+    started = time.monotonic()
+    directory.mkdir(parents=True, exist_ok=True)
+    ports = _free_ports(2 * brokers)
+    ids = list(range(1, brokers + 1))
+    voters = ",".join(f"{i}@127.0.0.1:{ports[2 * k + 1]}" for k, i in enumerate(ids))
+    cluster_uuid = kafka_uuid()
+    layout = []
+    for k, node_id in enumerate(ids):
+        node_dir = directory / f"node-{node_id}"
+        (node_dir / "logs").mkdir(parents=True)
+        rack = rack_of(k, racks)
+        (node_dir / "server.properties").write_text(server_properties(
+            node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance))
+        (node_dir / "log4j2.properties").write_text(log4j_properties(node_dir / "logs" / "server.log"))
+        layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir))
+    progress(f"formatting {brokers} KRaft node(s) for Kafka {runtime.version} in {directory}")
+    # Formatting is a JVM start per node: run them side by side.
+    formats = [subprocess.Popen(runtime.command("kafka.tools.StorageTool",
+                                                ["format", "-t", cluster_uuid, "-c", str(d / "server.properties")]),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for *_, d in layout]
+    for (node_id, *_), proc in zip(layout, formats):
+        out, _ = proc.communicate(timeout=120)
+        if proc.returncode != 0:
+            raise SandboxError(f"formatting node {node_id} failed: {out.strip().splitlines()[-1] if out.strip() else 'no output'}")
+    nodes: list[Node] = []
+    try:
+        for node_id, rack, port, cport, node_dir in layout:
+            pid = start_node(runtime, node_dir)
+            nodes.append(Node(node_id, rack, port, cport, pid, str(node_dir), str(node_dir / "logs" / "server.log")))
+        sandbox = Sandbox(str(directory), runtime.version, cluster_uuid, auto_leader_rebalance, tuple(nodes),
+                          time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), 0.0)
+        # Written before the wait, so that even an interrupted start can be brought down by pid.
+        _write_json(directory / SANDBOX_FILE, sandbox.to_json())
+        progress(f"started nodes {[n.node_id for n in nodes]} (pids {[n.pid for n in nodes]}); waiting for registration")
+        wait_until_registered(nodes, timeout)
+    except BaseException:
+        _stop_pids(nodes, grace=10.0)
+        raise
+    sandbox = Sandbox(sandbox.directory, sandbox.kafka_version, sandbox.cluster_uuid, sandbox.auto_leader_rebalance,
+                      sandbox.nodes, sandbox.started_at, round(time.monotonic() - started, 1))
+    _write_json(directory / SANDBOX_FILE, sandbox.to_json())
+    return sandbox
+
+
+def _stop_pids(nodes: list[Node] | tuple[Node, ...], grace: float) -> list[int]:
+    """SIGTERM (Kafka's clean shutdown), then SIGKILL what is left after ``grace`` seconds."""
+    ours = [n for n in nodes if pid_alive(n.pid) and _is_our_process(n.pid, n.directory)]
+    for n in ours:
+        try:
+            os.kill(n.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and any(pid_alive(n.pid) for n in ours):
+        _reap()
+        time.sleep(0.2)
+    for n in ours:
+        if pid_alive(n.pid):
+            try:
+                os.kill(n.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for _ in range(50):
+        _reap()
+        if not any(pid_alive(n.pid) for n in ours):
+            break
+        time.sleep(0.1)
+    return [n.pid for n in ours]
+
+
+def _reap() -> None:
+    """Collect exited children of ours (nodes started in this process) so they do not linger as zombies."""
+    try:
+        while True:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                return
+    except ChildProcessError:
+        return
+
+
+def kill_node(sandbox: Sandbox, node_id: int) -> None:
+    """``kill -9`` one node: a crash, for fault tests."""
+    n = sandbox.node(node_id)
+    if pid_alive(n.pid) and _is_our_process(n.pid, n.directory):
+        os.kill(n.pid, signal.SIGKILL)
+        for _ in range(100):
+            _reap()
+            if not pid_alive(n.pid):
+                return
+            time.sleep(0.05)
+
+
+def restart_node(sandbox: Sandbox, node_id: int, timeout: float = 90.0) -> Sandbox:
+    """Start a stopped node again with its own config and data; sandbox.json gets the new pid."""
+    n = sandbox.node(node_id)
+    if pid_alive(n.pid) and _is_our_process(n.pid, n.directory):
+        raise SandboxError(f"node {node_id} is still running (pid {n.pid})")
+    runtime = resolve_runtime(sandbox.kafka_version, fetch=False)
+    log = Path(n.log_file)
+    # Start-up is detected from the log: move the old one aside.
+    if log.exists():
+        log.rename(log.with_name(f"server.log.{int(time.time() * 1000)}"))
+    pid = start_node(runtime, Path(n.directory), sandbox.java_opts)
+    fresh = Node(n.node_id, n.rack, n.port, n.controller_port, pid, n.directory, n.log_file)
+    nodes = tuple(fresh if m.node_id == node_id else m for m in sandbox.nodes)
+    updated = Sandbox(sandbox.directory, sandbox.kafka_version, sandbox.cluster_uuid, sandbox.auto_leader_rebalance,
+                      nodes, sandbox.started_at, sandbox.start_seconds, sandbox.java_opts)
+    _write_json(Path(sandbox.directory) / SANDBOX_FILE, updated.to_json())
+    wait_until_registered([fresh], timeout, expect={m.node_id for m in nodes})
+    return updated
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    node: Node
+    alive: bool
+    registered: bool | None
+
+
+def status(directory: Path) -> tuple[Sandbox, list[NodeStatus]]:
+    sandbox = read_sandbox(directory)
+    registered: set[int] | None
+    try:
+        registered = _registered_brokers(sandbox.bootstrap_servers) if any(pid_alive(n.pid) for n in sandbox.nodes) else set()
+    except Exception:  # noqa: BLE001 - status reports what it can
+        registered = None
+    return sandbox, [NodeStatus(n, pid_alive(n.pid) and _is_our_process(n.pid, n.directory),
+                                None if registered is None else n.node_id in registered) for n in sandbox.nodes]
+
+
+def down(directory: Path, grace: float = 30.0) -> list[int]:
+    """Stop exactly the nodes recorded in DIR/sandbox.json, then remove DIR. Returns the pids stopped."""
+    import shutil
+
+    sandbox = read_sandbox(directory)
+    stopped = _stop_pids(sandbox.nodes, grace)
+    still = [n.pid for n in sandbox.nodes if pid_alive(n.pid) and _is_our_process(n.pid, n.directory)]
+    if still:
+        raise SandboxError(f"pids {still} did not stop; {directory} is kept")
+    shutil.rmtree(directory)
+    return stopped

@@ -1,0 +1,112 @@
+"""Real Apache Kafka from Maven Central jars: where the classpath lives and how to run Kafka's tools.
+
+There is no Kafka tarball on our machines (only registries are reachable), so the broker and
+Kafka's own command-line tools run as ``java -cp '.kafka/<version>/lib/*' <main class>``.
+``scripts/kafka-classpath.sh`` (run by ``make``) resolves that folder once from ``kafka/pom.xml``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.staging import PROJECT_ROOT
+
+DEFAULT_KAFKA_VERSION = "4.1.1"
+
+# Kafka's own tools by the name of their bin/ script, as operators know them.
+TOOLS: dict[str, str] = {
+    "kafka-server": "kafka.Kafka",
+    "kafka-storage": "kafka.tools.StorageTool",
+    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+    "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-topics": "org.apache.kafka.tools.TopicCommand",
+    "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
+    "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+}
+
+# Tools are short-lived clients: a small heap and the C1 compiler start them in about 2 s.
+TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto")
+
+
+class KafkaRuntimeError(RebalanceError):
+    """Java, Maven or the Kafka jars are missing, or a Kafka tool failed."""
+
+
+def kafka_home() -> Path:
+    """Where resolved Kafka versions live (``.kafka/`` in the checkout unless overridden)."""
+    return Path(os.environ.get("KAFKA_REBALANCE_KAFKA_DIR", PROJECT_ROOT / ".kafka"))
+
+
+def java_binary() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    found = shutil.which("java")
+    if not found:
+        raise KafkaRuntimeError("Java 17+ is required to run Apache Kafka and no 'java' is on PATH "
+                                "(Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless)")
+    return found
+
+
+@dataclass(frozen=True)
+class KafkaRuntime:
+    """One resolved Kafka version: its classpath folder and how to start its main classes."""
+
+    version: str
+    lib: Path
+
+    @property
+    def classpath(self) -> str:
+        return str(self.lib / "*")
+
+    def command(self, main_class: str, args: Sequence[str], jvm_opts: Sequence[str] = TOOL_JVM_OPTS) -> list[str]:
+        return [java_binary(), *jvm_opts, "-cp", self.classpath, main_class, *args]
+
+    def tool(self, name: str, args: Sequence[str], *, timeout: float = 120.0, check: bool = True,
+             stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run one of Kafka's own command-line tools (by its bin/ script name) and capture its output."""
+        main_class = TOOLS.get(name, name)
+        log_config = self.lib.parent / "tools-log4j2.properties"
+        if not log_config.exists():
+            # Tools log warnings to stderr only; their stdout stays the tool's own output.
+            log_config.write_text("rootLogger.level = WARN\nrootLogger.appenderRef.e.ref = E\n"
+                                  "appender.e.type = Console\nappender.e.name = E\nappender.e.target = SYSTEM_ERR\n"
+                                  "appender.e.layout.type = PatternLayout\nappender.e.layout.pattern = %p %m%n\n")
+        cmd = self.command(main_class, args, (*TOOL_JVM_OPTS, f"-Dlog4j2.configurationFile={log_config}"))
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=stdin,
+                                  stdin=None if stdin is not None else subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise KafkaRuntimeError(f"{name} did not finish within {timeout:.0f}s: {' '.join(args)}") from None
+        if check and done.returncode != 0:
+            detail = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            raise KafkaRuntimeError(f"{name} {' '.join(args)} exited {done.returncode}: "
+                                    f"{detail[-1] if detail else 'no output'}")
+        return done
+
+
+def resolve_runtime(version: str = DEFAULT_KAFKA_VERSION, *, fetch: bool = True) -> KafkaRuntime:
+    """The classpath of Kafka ``version``, resolving it from Maven Central once if it is missing."""
+    if not version or any(c not in "0123456789." for c in version) or version.count(".") != 2:
+        raise KafkaRuntimeError(f"--kafka-version: {version!r} is not a Kafka release such as {DEFAULT_KAFKA_VERSION}")
+    home = kafka_home()
+    lib = home / version / "lib"
+    if (home / version / ".resolved").exists() and lib.is_dir():
+        return KafkaRuntime(version, lib)
+    script = PROJECT_ROOT / "scripts" / "kafka-classpath.sh"
+    if not fetch or not script.exists():
+        raise KafkaRuntimeError(f"Apache Kafka {version} is not resolved in {lib}; run `scripts/kafka-classpath.sh {version}` "
+                                "(needs Maven and access to Maven Central)")
+    done = subprocess.run([str(script), version], capture_output=True, text=True,
+                          env={**os.environ, "KAFKA_REBALANCE_KAFKA_DIR": str(home)})
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise KafkaRuntimeError(lines[0].removeprefix("error: ") if lines else f"could not resolve Apache Kafka {version}")
+    return KafkaRuntime(version, lib)
