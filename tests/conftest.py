@@ -58,6 +58,9 @@ def _write_test_clusters(home: Path) -> None:
     lines = ["clusters:", f"  - {{cluster_id: balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null}}"]
     lines += [f"  - {{cluster_id: {c}, source: 'simulated:{SAMPLE}', schedule: null}}" for c in scenarios]
     lines += [f"  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}'}}"]
+    # The real Kafka sandbox (fixture kafka_sandbox sets the connection); polls fast for tests.
+    lines += ["  - {cluster_id: real-kafka, source: kafka_sandbox, schedule: null, "
+              "executor: {poll_interval_seconds: 1, stall_seconds: 60}}"]
     (home / "clusters.yaml").write_text("\n".join(lines) + "\n")
 
 
@@ -90,3 +93,34 @@ def spark():
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_sandbox(tmp_path_factory):
+    """ONE real Apache Kafka cluster for the session: 3 combined KRaft nodes on 3 racks, on 127.0.0.1.
+
+    Started with `kafka-rebalance sandbox`'s own code and stopped by pid at the end. The DAG under
+    test reaches it through the Airflow connection `kafka_sandbox` (cluster `real-kafka`).
+    """
+    from kafka_rebalance.sandbox import cluster
+
+    directory = tmp_path_factory.mktemp("kafka") / "sandbox"
+    sandbox = cluster.up(directory, brokers=3, racks=3)
+    print(f"\nkafka sandbox: Kafka {sandbox.kafka_version}, 3 nodes up in {sandbox.start_seconds:.1f}s "
+          f"({sandbox.bootstrap_servers})", file=sys.stderr)
+    os.environ["AIRFLOW_CONN_KAFKA_SANDBOX"] = json.dumps(
+        {"conn_type": "kafka", "extra": {"bootstrap.servers": sandbox.bootstrap_servers}})
+    yield sandbox
+    # Tests may have restarted a node: stop what sandbox.json records now.
+    cluster.down(directory)
+
+
+@pytest.fixture
+def topic_prefix(request, kafka_sandbox):
+    """A topic prefix of this test's own; its topics are deleted afterwards."""
+    from tests.support.kafka import delete_topics
+
+    prefix = "".join(c if c.isalnum() else "-" for c in request.node.name.removeprefix("test_"))[:40].strip("-")
+    delete_topics(kafka_sandbox, prefix)
+    yield prefix
+    delete_topics(kafka_sandbox, prefix)

@@ -43,6 +43,15 @@ class PlannerDefaults(BaseModel):
     byte_tolerance: float = Field(default=0.10, ge=0, le=10)
 
 
+class ExecutorConfig(BaseModel):
+    """How the executor watches a running plan on this cluster (``ExecSettings``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    poll_interval_seconds: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
+    stall_seconds: float = Field(default=300.0, gt=0, le=7 * 24 * 3600, allow_inf_nan=False)
+
+
 class ClusterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -50,6 +59,7 @@ class ClusterConfig(BaseModel):
     source: str
     schedule: str | None = "*/30 * * * *"
     defaults: PlannerDefaults | None = None
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
 
     @field_validator("cluster_id")
     @classmethod

@@ -267,7 +267,8 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
     from kafka_rebalance.plan_manifest import load_plan
 
     plan = load_plan(Path(staged_dir), require_passed=require_passed)
-    return Executor(plan, open_admin(cfg, cluster), ExecSettings(), progress=log.info)
+    settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds)
+    return Executor(plan, open_admin(cfg, cluster), settings, progress=log.info)
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None) -> dict:

@@ -395,7 +395,10 @@ class Executor:
         return out
 
     def final_snapshot(self, path: Path | None) -> Snapshot:
-        snap = self.admin.describe()
+        from kafka_rebalance.kafka.gather import gather_snapshot
+
+        # Recorded under the plan's cluster name, so the final snapshot compares with the gathered one.
+        snap = gather_snapshot(self.admin, self.plan.cluster_id)
         if path is not None:
             write_snapshot(snap, path)
         return snap

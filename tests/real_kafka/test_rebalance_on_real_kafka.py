@@ -1,0 +1,337 @@
+"""What the product promises about Kafka, proven on real Apache Kafka brokers (the session sandbox).
+
+Kafka's own tools are the oracles: TopicCommand's describe, ConfigCommand, ReassignPartitionsCommand
+--verify / --execute, and LeaderElectionCommand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.sandbox import cluster as sandbox_cluster
+from kafka_rebalance.sandbox.seed import SeedSpec, seed
+from kafka_rebalance.snapshot import load_snapshot
+from tests.support.kafka import (
+    ROOT,
+    admin,
+    cli,
+    config_describe,
+    describe_partitions,
+    gather,
+    plan_and_validate,
+    throttles_anywhere,
+    tool,
+)
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+MIB = 1024 * 1024
+
+
+def _final_targets(plan_dir: Path) -> dict[tuple[str, int], tuple[int, ...]]:
+    """The replica list each partition ends with: the last batch that names it wins."""
+    manifest = json.loads((plan_dir / "plan.json").read_text())
+    targets = {}
+    for b in manifest["batches"]:
+        doc = json.loads((plan_dir / "batches" / b["id"] / "reassignment.json").read_text())
+        for p in doc["partitions"]:
+            targets[(p["topic"], p["partition"])] = tuple(p["replicas"])
+    return targets
+
+
+def _wait_for(predicate, timeout: float, what: str, poll: float = 0.3) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def test_gather_agrees_with_kafka_topics_describe(kafka_sandbox, topic_prefix, tmp_path):
+    seed(kafka_sandbox, SeedSpec(topics=3, partitions=8, mb_per_partition=0.25, skew=0.8, seed=7, topic_prefix=topic_prefix))
+    snap = load_snapshot(gather(kafka_sandbox, tmp_path / "gathered.json", topic_prefix))
+
+    described = tool(kafka_sandbox, "kafka-topics", "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--describe").stdout
+    (tmp_path / "describe.txt").write_text(described)
+    racks = {str(n.node_id): n.rack for n in kafka_sandbox.nodes}
+    (tmp_path / "racks.json").write_text(json.dumps(racks))
+    cli("import-describe", "--input", str(tmp_path / "describe.txt"), "--cluster-id", "sandbox",
+        "--rack-map", str(tmp_path / "racks.json"), "--out", str(tmp_path / "imported.json"), check=True)
+    imported = load_snapshot(tmp_path / "imported.json")
+
+    def view(s):  # noqa: ANN001, ANN202
+        return {(p.topic, p.partition): (p.replicas, p.leader, tuple(sorted(p.isr)))
+                for p in s.partitions if p.topic.startswith(topic_prefix)}
+
+    assert len(view(snap)) == 24
+    assert view(snap) == view(imported)
+    # Racks: gather reads them from the brokers; the expectation comes from each node's server.properties.
+    configured = {}
+    for n in kafka_sandbox.nodes:
+        props = (Path(n.directory) / "server.properties").read_text().splitlines()
+        configured[n.node_id] = next(line.split("=", 1)[1] for line in props if line.startswith("broker.rack="))
+    assert {b.id: b.rack for b in snap.brokers} == configured
+    assert all(b.alive for b in snap.brokers)
+    # Replica sizes come from DescribeLogDirs: every partition holds the 256 KiB produced into it.
+    assert all(p.size_bytes is not None and p.size_bytes >= 256 * 1024 for p in snap.partitions)
+
+
+def test_real_rebalance_reaches_targets_and_restores_prior_throttles(kafka_sandbox, topic_prefix, tmp_path):
+    seed(kafka_sandbox, SeedSpec(topics=2, partitions=9, mb_per_partition=0.5, skew=0.9, seed=3, topic_prefix=topic_prefix))
+    topic = f"{topic_prefix}-0"
+    # Values an operator had set before the run: they must come back exactly, not be deleted.
+    tool(kafka_sandbox, "kafka-configs", "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--alter",
+         "--entity-type", "brokers", "--entity-name", "2", "--add-config", "leader.replication.throttled.rate=987654321")
+    tool(kafka_sandbox, "kafka-configs", "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--alter",
+         "--entity-type", "topics", "--entity-name", topic, "--add-config", "follower.replication.throttled.replicas=[0:3]")
+    try:
+        before = throttles_anywhere(kafka_sandbox, topic_prefix)
+        assert before == {"broker 2": {"leader.replication.throttled.rate": "987654321"},
+                          f"topic {topic}": {"follower.replication.throttled.replicas": "0:3"}}
+        snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+        plan_dir = tmp_path / "plan"
+        manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(20 * MIB), "--max-moves-per-broker", "10")
+        assert manifest["summary"]["replica_moves"] > 0
+
+        done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+                   "--poll-interval", "1", "--final-snapshot", str(tmp_path / "after.json"))
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["status"] == "complete"
+
+        now = describe_partitions(kafka_sandbox, topic_prefix)
+        for tp, target in _final_targets(plan_dir).items():
+            assert now[tp]["replicas"] == target, tp
+        for tp, p in now.items():
+            assert sorted(p["isr"]) == sorted(p["replicas"]), f"{tp} ISR {p['isr']} is not full"
+            assert p["leader"] == p["replicas"][0], f"{tp} led by {p['leader']}, preferred {p['replicas'][0]}"
+        # Kafka's ConfigCommand: exactly the operator's values, nothing of ours left behind.
+        assert throttles_anywhere(kafka_sandbox, topic_prefix) == before
+    finally:
+        tool(kafka_sandbox, "kafka-configs", "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--alter",
+             "--entity-type", "brokers", "--entity-name", "2", "--delete-config", "leader.replication.throttled.rate")
+
+
+def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix, tmp_path):
+    size, rate = 16 * MIB, 1 * MIB
+    client = admin(kafka_sandbox)
+    topic = f"{topic_prefix}-big"
+    try:
+        from kafka.admin import NewTopic
+
+        client.create_topics([NewTopic(topic, replica_assignments={0: [1]})])
+        _wait_for(lambda: client.describe_topics([topic])[0]["partitions"][0]["leader_id"] == 1, 30, "a leader")
+    finally:
+        client.close()
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=kafka_sandbox.bootstrap_servers, acks=1, batch_size=300_000,
+                             max_request_size=400_000)
+    payload = os.urandom(256 * 1024)
+    for _ in range(size // len(payload)):
+        producer.send(topic, payload, partition=0)
+    producer.flush()
+    producer.close()
+
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    snap = load_snapshot(snap_path)
+    # Move the one replica from broker 1 to broker 2: a plan with exactly that move, through the planner.
+    cli("plan", "--snapshot", str(snap_path), "--out", str(tmp_path / "plan"), "--throttle", str(rate),
+        "--decommission-brokers", "1", check=True)
+    cli("validate", "--plan", str(tmp_path / "plan"), "--snapshot", str(snap_path), check=True)
+    manifest = json.loads((tmp_path / "plan" / "plan.json").read_text())
+    assert manifest["summary"]["replica_moves"] == 1
+    actual_bytes = snap.partitions[0].size_bytes
+    estimate = manifest["summary"]["estimated_seconds"]
+
+    started = time.monotonic()
+    done = cli("execute", "--plan", str(tmp_path / "plan"), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+               "--poll-interval", "0.5")
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    moved = describe_partitions(kafka_sandbox, topic_prefix)[(topic, 0)]["replicas"]
+    assert moved != (1,)
+    print(f"\nthrottled move: {actual_bytes / MIB:.1f} MiB at {rate / MIB:.0f} MiB/s: "
+          f"physics {actual_bytes / rate:.1f}s, our estimate {estimate:.1f}s, actual {elapsed:.1f}s", file=sys.stderr)
+    # Kafka's replication quota averages over 11 one-second windows: allow that much slack below size/rate.
+    assert elapsed >= actual_bytes / rate - 11, "the move finished faster than the throttle allows"
+    assert abs(estimate - elapsed) <= 0.30 * elapsed, f"estimate {estimate:.1f}s vs actual {elapsed:.1f}s"
+
+
+def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
+    seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=0.25, skew=0.9, seed=11, topic_prefix=topic_prefix))
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_dir = tmp_path / "plan"
+    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(20 * MIB), "--max-moves-per-broker", "4")
+    batch_ids = [b["id"] for b in manifest["batches"]]
+    assert len(batch_ids) >= 2
+    bs = kafka_sandbox.bootstrap_servers
+
+    # Batch 1 by Kafka's own tool (--execute --throttle, then --verify until complete) ...
+    first = plan_dir / "batches" / batch_ids[0] / "reassignment.json"
+    tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", bs, "--reassignment-json-file", str(first),
+         "--execute", "--throttle", str(20 * MIB))
+
+    def verified() -> bool:
+        out = tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", bs,
+                   "--reassignment-json-file", str(first), "--verify").stdout
+        return "is still in progress" not in out and "is complete" in out
+
+    _wait_for(verified, 120, "Kafka's tool to finish batch 1", poll=1)
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    for p in json.loads(first.read_text())["partitions"]:
+        assert now[(p["topic"], p["partition"])]["replicas"] == tuple(p["replicas"])
+
+    # ... the rest by our executor; after each batch Kafka's --verify calls every partition complete.
+    for batch in batch_ids[1:]:
+        done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", bs, "--poll-interval", "1", "--batches", batch)
+        assert done.returncode == 0, done.stderr[-3000:]
+        out = tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", bs, "--reassignment-json-file",
+                   str(plan_dir / "batches" / batch / "reassignment.json"), "--verify", "--preserve-throttles").stdout
+        lines = [line for line in out.splitlines() if line.startswith("Status of partition reassignment")
+                 or "Reassignment of partition" in line]
+        assert lines and all("is complete" in line for line in lines if "Reassignment of partition" in line), out
+        parts = json.loads((plan_dir / "batches" / batch / "reassignment.json").read_text())["partitions"]
+        assert sum("is complete" in line for line in lines) == len(parts), out
+
+    # Kafka's LeaderElectionCommand takes our election.json as it is.
+    elected = tool(kafka_sandbox, "kafka-leader-election", "--bootstrap-server", bs, "--election-type", "PREFERRED",
+                   "--path-to-json-file", str(plan_dir / "election.json"), check=False)
+    assert elected.returncode == 0, elected.stderr
+    assert "Successfully completed leader election" in elected.stdout or "Valid replica already elected" in elected.stdout
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    assert all(p["leader"] == p["replicas"][0] for p in now.values())
+
+
+def test_foreign_reassignment_is_refused_unless_additional(kafka_sandbox, topic_prefix, tmp_path):
+    seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=2, skew=1.0, seed=5, topic_prefix=topic_prefix))
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_and_validate(snap_path, tmp_path / "plan", "--throttle", str(20 * MIB))
+    bs = kafka_sandbox.bootstrap_servers
+    topic = f"{topic_prefix}-0"
+    current = describe_partitions(kafka_sandbox, topic_prefix)[(topic, 0)]["replicas"]
+    spare = next(b for b in (1, 2, 3) if b not in current)
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic, "partition": 0, "replicas": [current[0], spare]}]}))
+    # A crawl (1 KiB/s) keeps the foreign move in flight for the whole test.
+    tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", bs, "--reassignment-json-file", str(foreign),
+         "--execute", "--throttle", "1024")
+    try:
+        done = cli("execute", "--plan", str(tmp_path / "plan"), "--bootstrap-server", bs, "--poll-interval", "1")
+        assert done.returncode == 2
+        assert "in flight" in done.stderr and f"{topic}-0" in done.stderr and "--additional" in done.stderr, done.stderr
+        assert not (tmp_path / "plan" / "ledger.json").exists() or "finished" not in (tmp_path / "plan" / "ledger.json").read_text()
+    finally:
+        tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", bs, "--reassignment-json-file",
+             str(foreign), "--cancel")
+
+
+def test_killed_executor_resumes_without_resubmitting_finished_batches(kafka_sandbox, topic_prefix, tmp_path):
+    seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=1, skew=0.9, seed=21, topic_prefix=topic_prefix))
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_dir = tmp_path / "plan"
+    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "2",
+                                 "--ordering", "large-first")
+    moving = [b["id"] for b in manifest["batches"] if b["bytes"] > 0]
+    assert len(moving) >= 2
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir),
+                             "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "0.5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ledger_path = plan_dir / "ledger.json"
+
+    def mid_batch_after_one_finished() -> bool:
+        if not ledger_path.exists():
+            return False
+        ledger = json.loads(ledger_path.read_text())
+        states = {b: v.get("state") for b, v in ledger.get("batches", {}).items()}
+        return "finished" in states.values() and "running" in states.values()
+
+    try:
+        _wait_for(mid_batch_after_one_finished, 180, "a finished batch and one in flight", poll=0.2)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    ledger = json.loads(ledger_path.read_text())
+    finished_before = {b for b, v in ledger["batches"].items() if v.get("state") == "finished"}
+    finished_at = {b: json.dumps(ledger["batches"][b], sort_keys=True) for b in finished_before}
+    assert throttles_anywhere(kafka_sandbox, topic_prefix), "the killed run should have left its throttles set"
+
+    again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "1")
+    assert again.returncode == 0, again.stderr[-3000:]
+    ledger = json.loads(ledger_path.read_text())
+    for b in finished_before:
+        # Not submitted again: its ledger entry is exactly what the killed run wrote.
+        assert json.dumps(ledger["batches"][b], sort_keys=True) == finished_at[b]
+    assert all(v.get("state") == "finished" for v in ledger["batches"].values())
+    assert throttles_anywhere(kafka_sandbox, topic_prefix) == {}
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    for tp, target in _final_targets(plan_dir).items():
+        assert now[tp]["replicas"] == target
+
+
+def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_path):
+    """kill -9 of a destination broker: stall detected, moves cancelled, throttles restored, ledger says so;
+    after the broker is back, a re-run completes the plan."""
+    seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=4, skew=1.0, seed=9, topic_prefix=topic_prefix))
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_dir = tmp_path / "plan"
+    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(256 * 1024), "--ordering", "large-first")
+    first = json.loads((plan_dir / "batches" / manifest["batches"][0]["id"] / "reassignment.json").read_text())
+    before = {(p.topic, p.partition): p.replicas for p in load_snapshot(snap_path).partitions}
+    victim = next(b for p in first["partitions"] for b in p["replicas"] if b not in before[(p["topic"], p["partition"])])
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    proc = subprocess.Popen([sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir),
+                             "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "0.5",
+                             "--stall-seconds", "8", "--on-stall", "stop"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    client = admin(kafka_sandbox)
+    try:
+        _wait_for(lambda: bool(client.list_partition_reassignments()), 60, "the first moves to be in flight", poll=0.2)
+        sandbox_cluster.kill_node(kafka_sandbox, victim)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        client.close()
+        if proc.poll() is None:
+            proc.kill()
+    try:
+        assert proc.returncode != 0, err[-2000:]
+        ledger = json.loads((plan_dir / "ledger.json").read_text())
+        text = json.dumps(ledger)
+        assert "cancel" in text or "stall" in text, text[:2000]
+        assert not throttles_anywhere_live(kafka_sandbox, topic_prefix, skip=victim)
+    finally:
+        restarted = sandbox_cluster.restart_node(sandbox_cluster.read_sandbox(Path(kafka_sandbox.directory)), victim)
+    assert restarted.node(victim).pid != kafka_sandbox.node(victim).pid
+    again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+                "--poll-interval", "1")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert throttles_anywhere(kafka_sandbox, topic_prefix) == {}
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    for tp, target in _final_targets(plan_dir).items():
+        assert now[tp]["replicas"] == target
+
+
+def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:  # noqa: ANN001
+    """Throttles on the live brokers and on the topics (the killed broker cannot be asked)."""
+    left = {}
+    for n in sandbox.nodes:
+        if n.node_id == skip:
+            continue
+        cfg = config_describe(sandbox, "brokers", str(n.node_id)).get(str(n.node_id), {})
+        hits = {k: v for k, v in cfg.items() if "throttled" in k}
+        if hits:
+            left[f"broker {n.node_id}"] = hits
+    for topic, cfg in config_describe(sandbox, "topics").items():
+        hits = {k: v for k, v in cfg.items() if "throttled" in k}
+        if topic.startswith(prefix) and hits:
+            left[f"topic {topic}"] = hits
+    return left

@@ -1,0 +1,132 @@
+"""Helpers for tests against the session's real Apache Kafka sandbox (see tests/conftest.py).
+
+Each test works on its own topics (a unique prefix) and deletes them afterwards, so that every
+test sees a cluster holding only what it created. Kafka's own tools are the oracles: what they
+print is parsed here, never what our code prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from kafka_rebalance.sandbox.cluster import Sandbox
+from kafka_rebalance.sandbox.runtime import resolve_runtime
+from kafka_rebalance.snapshot import Snapshot, load_snapshot, write_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                 "leader.replication.throttled.replicas", "follower.replication.throttled.replicas")  # fmt: skip
+
+
+def cli(*args: str, timeout: float = 600, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """Our command line, as an operator runs it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    done = subprocess.run([sys.executable, "-m", "kafka_rebalance.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if check and done.returncode != 0:
+        raise AssertionError(f"kafka-rebalance {' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return done
+
+
+def tool(sandbox: Sandbox, name: str, *args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """One of Kafka's own command-line tools, from the sandbox's Kafka version."""
+    return resolve_runtime(sandbox.kafka_version, fetch=False).tool(name, list(args), check=check, timeout=timeout)
+
+
+def admin(sandbox: Sandbox):  # noqa: ANN201
+    from kafka.admin import KafkaAdminClient
+
+    return KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=30000)
+
+
+def delete_topics(sandbox: Sandbox, prefix: str) -> None:
+    client = admin(sandbox)
+    try:
+        mine = [t for t in client.list_topics() if t.startswith(prefix)]
+        if mine:
+            client.delete_topics(mine)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and any(t.startswith(prefix) for t in client.list_topics()):
+            time.sleep(0.3)
+    finally:
+        client.close()
+
+
+def gather(sandbox: Sandbox, out: Path, prefix: str, cluster_id: str = "sandbox") -> Path:
+    """`kafka-rebalance gather`, narrowed to this test's topics (other tests' topics may come and go)."""
+    cli("gather", "--bootstrap-server", sandbox.bootstrap_servers, "--cluster-id", cluster_id, "--out", str(out), check=True)
+    snap = load_snapshot(out)
+    mine = replace(snap, partitions=tuple(p for p in snap.partitions if p.topic.startswith(prefix)),
+                   topics={t: v for t, v in snap.topics.items() if t.startswith(prefix)})
+    write_snapshot(mine, out)
+    return out
+
+
+def plan_and_validate(snapshot: Path, plan_dir: Path, *extra: str) -> dict:
+    cli("plan", "--snapshot", str(snapshot), "--out", str(plan_dir), *extra, check=True)
+    cli("validate", "--plan", str(plan_dir), "--snapshot", str(snapshot), check=True)
+    return json.loads((plan_dir / "plan.json").read_text())
+
+
+def describe_partitions(sandbox: Sandbox, prefix: str) -> dict[tuple[str, int], dict]:
+    """Kafka's own `kafka-topics --describe`, parsed: replicas, leader and ISR per partition."""
+    out = tool(sandbox, "kafka-topics", "--bootstrap-server", sandbox.bootstrap_servers, "--describe").stdout
+    parts: dict[tuple[str, int], dict] = {}
+    for line in out.splitlines():
+        if "Partition:" not in line:
+            continue
+        fields = {}
+        for chunk in line.strip().split("\t"):
+            key, _, value = chunk.partition(":")
+            fields[key.strip()] = value.strip()
+        if not fields["Topic"].startswith(prefix):
+            continue
+        ints = lambda v: tuple(int(x) for x in v.split(",") if x)  # noqa: E731
+        parts[(fields["Topic"], int(fields["Partition"]))] = {
+            "replicas": ints(fields["Replicas"]), "leader": int(fields["Leader"]), "isr": ints(fields["Isr"])}
+    return parts
+
+
+def config_describe(sandbox: Sandbox, entity_type: str, name: str | None = None) -> dict[str, dict[str, str]]:
+    """Kafka's own `kafka-configs --describe`: dynamic configs per entity (brokers or topics)."""
+    args = ["--bootstrap-server", sandbox.bootstrap_servers, "--describe", "--entity-type", entity_type]
+    if name is not None:
+        args += ["--entity-name", name]
+    out = tool(sandbox, "kafka-configs", *args).stdout
+    found: dict[str, dict[str, str]] = {}
+    current = None
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("Dynamic configs for") or line.startswith("Default configs for"):
+            # "Dynamic configs for broker 1 are:" / "Dynamic configs for topic t are:"
+            current = line.split(" for ", 1)[1].rsplit(" are:", 1)[0].split(" ", 1)[1]
+            found.setdefault(current, {})
+        elif current is not None and "=" in line:
+            key, _, rest = line.partition("=")
+            found[current][key.strip()] = rest.split(" sensitive=")[0].strip()
+    return found
+
+
+def throttles_anywhere(sandbox: Sandbox, prefix: str) -> dict[str, dict[str, str]]:
+    """Every throttle config Kafka's ConfigCommand shows on any broker or on this test's topics."""
+    left: dict[str, dict[str, str]] = {}
+    for n in sandbox.nodes:
+        cfg = config_describe(sandbox, "brokers", str(n.node_id)).get(str(n.node_id), {})
+        hits = {k: v for k, v in cfg.items() if k in THROTTLE_KEYS}
+        if hits:
+            left[f"broker {n.node_id}"] = hits
+    for topic, cfg in config_describe(sandbox, "topics").items():
+        hits = {k: v for k, v in cfg.items() if k in THROTTLE_KEYS}
+        if topic.startswith(prefix) and hits:
+            left[f"topic {topic}"] = hits
+    return left
+
+
+def snapshot_partitions(snapshot: Snapshot) -> dict[tuple[str, int], tuple[int, ...]]:
+    return {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
