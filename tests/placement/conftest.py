@@ -1,26 +1,36 @@
-"""Compiled Java oracles, once per session (each javac run takes a second or two)."""
+"""Kafka's own placement code and java.util.Random as oracles, compiled once per session."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.placement.oracle import Oracle, compile_oracle, resolve_kafka_lib
+from tests.placement.oracle import Oracle, compile_oracles, resolve_kafka_lib
 
 
 @pytest.fixture(scope="session")
-def java_random_oracle(tmp_path_factory: pytest.TempPathFactory) -> Oracle:
-    return compile_oracle("JavaRandomOracle", tmp_path_factory.mktemp("java-random-oracle"), None)
+def oracles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Oracle]:
+    # AdminUtils: Kafka 4.0.x (kafka-server-common), resolved once by scripts/kafka-oracle-classpath.sh.
+    # StripedReplicaPlacer: kafka-metadata of the pinned runtime (.kafka/<version>/lib).
+    return compile_oracles(
+        tmp_path_factory.mktemp("placement-oracles"),
+        {
+            "AdminUtilsOracle": resolve_kafka_lib("kafka-oracle-classpath.sh"),
+            "StripedOracle": resolve_kafka_lib("kafka-classpath.sh"),
+            "JavaRandomOracle": None,
+        },
+    )
 
 
 @pytest.fixture(scope="session")
-def adminutils_oracle(tmp_path_factory: pytest.TempPathFactory) -> Oracle:
-    """Kafka 4.0.x's AdminUtils (kafka-server-common), resolved once by scripts/kafka-oracle-classpath.sh."""
-    lib = resolve_kafka_lib("kafka-oracle-classpath.sh")
-    return compile_oracle("AdminUtilsOracle", tmp_path_factory.mktemp("adminutils-oracle"), lib)
+def java_random_oracle(oracles: dict[str, Oracle]) -> Oracle:
+    return oracles["JavaRandomOracle"]
 
 
 @pytest.fixture(scope="session")
-def striped_oracle(tmp_path_factory: pytest.TempPathFactory) -> Oracle:
-    """kafka-metadata's StripedReplicaPlacer from the pinned Kafka runtime (.kafka/<version>/lib)."""
-    lib = resolve_kafka_lib("kafka-classpath.sh")
-    return compile_oracle("StripedOracle", tmp_path_factory.mktemp("striped-oracle"), lib)
+def adminutils_oracle(oracles: dict[str, Oracle]) -> Oracle:
+    return oracles["AdminUtilsOracle"]
+
+
+@pytest.fixture(scope="session")
+def striped_oracle(oracles: dict[str, Oracle]) -> Oracle:
+    return oracles["StripedOracle"]

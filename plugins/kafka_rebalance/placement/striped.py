@@ -114,11 +114,13 @@ class _RackList:
             self._racks[name].fenced.initialize(rnd)
             self._racks[name].unfenced.initialize(rnd)
         self._names = sorted_like_java(list(self._racks))
+        self._by_name_order = [self._racks[name] for name in self._names]
         self._epoch = 0
         self._offset = rnd.next_int(len(self._names)) if self._names else 0
 
     def _shuffle(self) -> None:
         java_shuffle(self._names, self._rnd)
+        self._by_name_order = [self._racks[name] for name in self._names]
         for name in self._map_order:
             java_shuffle(self._racks[name].fenced.brokers, self._rnd)
             java_shuffle(self._racks[name].unfenced.brokers, self._rnd)
@@ -142,11 +144,13 @@ class _RackList:
             self._epoch = 0
         if self._offset == len(self._names):
             self._offset = 0
-        n = len(self._names)
+        racks = self._by_name_order
+        epoch = self._epoch
+        n = len(racks)
         first_rack = self._offset
         misses = 0
         while True:
-            leader = self._racks[self._names[first_rack]].unfenced.next(self._epoch)
+            leader = racks[first_rack].unfenced.next(epoch)
             if leader >= 0:
                 break
             misses += 1
@@ -163,7 +167,7 @@ class _RackList:
                     # The leader's rack is passed over once, so followers start on other racks.
                     first_rack = -1
                 else:
-                    result = self._racks[self._names[rack_index]].next(self._epoch)
+                    result = racks[rack_index].next(epoch)
                 rack_index = (rack_index + 1) % n
                 if result >= 0:
                     break
