@@ -12,6 +12,8 @@ import random
 import re
 from dataclasses import dataclass
 
+import pytest
+
 from kafka_rebalance.errors import AssignmentError
 from kafka_rebalance.placement import JavaRandom, UsableBroker, place_striped
 from kafka_rebalance.placement.striped import NON_TERMINATION
@@ -149,3 +151,35 @@ def test_cli_striped_equals_kafka(striped_oracle: Oracle) -> None:
     assert not mismatches, f"{len(mismatches)} of {len(cases)} CLI runs differ; first: {mismatches[0]}"
     print(f"\nStripedReplicaPlacer differential through the CLI: {len(cases)} cases")
     assert len(cases) > 200
+
+
+def _colliding_names(count: int) -> list[str]:
+    # Concatenations of "Aa" and "BB" all share one String.hashCode, so they share a HashMap bucket.
+    return ["".join("Aa" if (i >> bit) & 1 else "BB" for bit in range(4)) for i in range(count)]
+
+
+def test_racks_sharing_a_bucket_equal_kafka(striped_oracle: Oracle) -> None:
+    """9 and 10 rack names in one bucket make the HashMap grow instead of building a tree; order still Java's."""
+    cases = []
+    for count in (2, 5, 9, 10):
+        names = _colliding_names(count)
+        for seed in range(25):
+            rng = random.Random(seed)
+            brokers = [UsableBroker(i, names[i % count], rng.random() < 0.2) for i in range(2 * count)]
+            rng.shuffle(brokers)  # insertion order decides the order inside the bucket
+            cases.append(Case(len(cases), seed * 7919 - 3, tuple(brokers), ((rng.randint(1, 60), 3), (7, 2))))
+    kafka: dict[int, list[str]] = {c.id: [] for c in cases}
+    for line in striped_oracle.ask(c.line() for c in cases):
+        case_id, _k, answer = line.split(" ", 2)
+        kafka[int(case_id)].append(answer)
+    mismatches = [(c, kafka[c.id], c.ours()) for c in cases if kafka[c.id] != c.ours()]
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} differ; first: {mismatches[0]}"
+    assert all(answer.startswith("OK [[") for c in cases for answer in kafka[c.id])
+
+
+def test_racks_in_a_tree_bucket_are_refused() -> None:
+    # 11 names in one bucket of a 64-bucket table: Java orders them through a red-black tree keyed
+    # on identity hash codes (Optional is not Comparable), which no other run could reproduce.
+    brokers = [UsableBroker(i, name) for i, name in enumerate(_colliding_names(11))]
+    with pytest.raises(AssignmentError, match="red-black tree"):
+        place_striped(brokers, 3, 2, JavaRandom(1))

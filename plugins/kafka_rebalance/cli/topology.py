@@ -128,13 +128,13 @@ def _assign_striped(
     if partitions <= 0:
         # What the controller answers before it calls the placer.
         fail(f"--partitions must be at least 1, got {partitions}")
+    fenced_ids = parse_fenced(fenced, metas) if fenced is not None else set()
     if seed is None:
         # Kafka seeds its Random from the clock; we draw one and say which, so the run can be repeated.
         seed = random.SystemRandom().randint(*_JAVA_LONG)
         print(f"striped placer: --seed {seed}", file=sys.stderr)
     elif not _JAVA_LONG[0] <= seed <= _JAVA_LONG[1]:
         fail(f"--seed must fit a Java long (-2^63 .. 2^63-1), got {seed}")
-    fenced_ids = parse_fenced(fenced, metas) if fenced is not None else set()
     # Brokers by id: the order a controller's HashMap of (small) broker ids iterates in.
     usable = [UsableBroker(b.id, b.rack, b.id in fenced_ids) for b in metas]
     placed = place_striped(usable, partitions, replication_factor, JavaRandom(seed))
