@@ -17,9 +17,11 @@ java:
 	@scripts/check-java.sh
 
 # Real Apache Kafka (broker + Kafka's own tools) from Maven Central, resolved once into
-# .kafka/<version>/lib/ (git-ignored); later runs are offline and instant.
+# .kafka/<version>/lib/ (git-ignored); later runs are offline and instant. The second script
+# resolves Kafka 4.0.x's AdminUtils, the oracle of the placement differential test.
 kafka: java
 	@scripts/kafka-classpath.sh
+	@scripts/kafka-oracle-classpath.sh >/dev/null
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -n "$(PYTHON)" || { echo "error: no python3 found; install CPython 3.11" >&2; exit 1; }

@@ -21,6 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kafka_rebalance.errors import AssignmentError
+from kafka_rebalance.placement.java_collections import java_string_sort_key
+
+_INVALID_PARTITIONS = "InvalidPartitionsException"
+_INVALID_RF = "InvalidReplicationFactorException"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +39,15 @@ def _replica_index(first_replica_index: int, second_replica_shift: int, replica_
 
 
 def rack_alternated_broker_list(broker_rack: Mapping[int, str]) -> list[int]:
-    """Kafka's getRackAlternatedBrokerList: racks sorted by name, brokers by id, round-robin over racks."""
+    """Kafka's getRackAlternatedBrokerList: racks sorted by name, brokers by id, round-robin over racks.
+
+    Names sort as Java's ``String.compareTo`` does (UTF-16 code units), which differs from
+    Python's code-point order once a name has characters outside the Basic Multilingual Plane.
+    """
     by_rack: dict[str, list[int]] = {}
     for broker, rack in broker_rack.items():
         by_rack.setdefault(rack, []).append(broker)
-    racks = sorted(by_rack)
+    racks = sorted(by_rack, key=java_string_sort_key)
     iterators = {rack: iter(sorted(by_rack[rack])) for rack in racks}
     result: list[int] = []
     rack_index = 0
@@ -80,12 +88,13 @@ def assign_replicas_to_brokers(
 ) -> dict[int, list[int]]:
     """AdminUtils.assignReplicasToBrokers. Broker order matters, as in Kafka (callers sort by id)."""
     if n_partitions <= 0:
-        raise AssignmentError("Number of partitions must be larger than 0.")
+        raise AssignmentError("Number of partitions must be larger than 0.", kafka_exception=_INVALID_PARTITIONS)
     if replication_factor <= 0:
-        raise AssignmentError("Replication factor must be larger than 0.")
+        raise AssignmentError("Replication factor must be larger than 0.", kafka_exception=_INVALID_RF)
     if replication_factor > len(brokers):
         raise AssignmentError(
-            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}."
+            f"Replication factor: {replication_factor} larger than available brokers: {len(brokers)}.",
+            kafka_exception=_INVALID_RF,
         )
     if all(b.rack is None for b in brokers):
         return _assign_rack_unaware(
@@ -188,7 +197,8 @@ def create_new_partitions_assignment(
     if to_add <= 0:
         raise AssignmentError(
             f"The number of partitions for a topic can only be increased. Topic {topic} currently has "
-            f"{len(existing)} partitions, {num_partitions} would not be an increase."
+            f"{len(existing)} partitions, {num_partitions} would not be an increase.",
+            kafka_exception=_INVALID_PARTITIONS,
         )
     if replica_assignment is not None:
         validate_replica_assignment(replica_assignment, len(partition0), {b.id for b in all_brokers})

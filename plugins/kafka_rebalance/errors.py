@@ -24,4 +24,12 @@ class SnapshotError(RebalanceError):
 
 
 class AssignmentError(RebalanceError):
-    """Kafka's AdminOperationException / InvalidReplicationFactorException / InvalidPartitionsException."""
+    """Kafka's AdminOperationException / InvalidReplicationFactorException / InvalidPartitionsException.
+
+    ``kafka_exception`` names the Java exception Kafka's own code throws with the same message, so
+    differential tests compare the kind of error as well as its text.
+    """
+
+    def __init__(self, message: str, *, kafka_exception: str = "AdminOperationException") -> None:
+        super().__init__(message)
+        self.kafka_exception = kafka_exception

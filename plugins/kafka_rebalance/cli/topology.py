@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 import random
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -14,6 +16,7 @@ from kafka_rebalance.assignment import (
     create_new_partitions_assignment,
 )
 from kafka_rebalance.cli._app import app, emit_json, fail
+from kafka_rebalance.placement import JavaRandom, UsableBroker, place_striped
 from kafka_rebalance.snapshot import load_snapshot
 
 
@@ -37,6 +40,28 @@ def parse_brokers(text: str) -> list[BrokerMetadata]:
     return [brokers[b] for b in sorted(brokers)]
 
 
+class Placer(str, enum.Enum):
+    adminutils = "adminutils"
+    striped = "striped"
+
+
+_JAVA_LONG = (-(1 << 63), (1 << 63) - 1)
+
+
+def parse_fenced(text: str, brokers: list[BrokerMetadata]) -> set[int]:
+    known = {b.id for b in brokers}
+    fenced: set[int] = set()
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        if not item.isdigit():
+            fail(f"--fenced: '{item}' is not a broker id")
+        if int(item) not in known:
+            fail(f"--fenced: broker {item} is not in --brokers")
+        fenced.add(int(item))
+    return fenced
+
+
 def reassignment_json(topic: str, assignment: dict[int, list[int]]) -> dict:
     return {
         "version": 1,
@@ -52,31 +77,69 @@ def assign(
     brokers: Annotated[str, typer.Option(help="Broker ids, optionally with racks: 0,1,2 or 0:rack1,1:rack3")],
     partitions: Annotated[int, typer.Option(help="Number of partitions to place")],
     replication_factor: Annotated[int, typer.Option(help="Replicas per partition")],
-    start_index: Annotated[Optional[int], typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift")] = None,
-    replica_shift: Annotated[Optional[int], typer.Option(help="nextReplicaShift, independently of --start-index")] = None,
+    start_index: Annotated[Optional[int], typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift (adminutils)")] = None,
+    replica_shift: Annotated[Optional[int], typer.Option(help="nextReplicaShift, independently of --start-index (adminutils)")] = None,
     start_partition_id: Annotated[int, typer.Option(help="First partition id (adding partitions)")] = -1,
-    seed: Annotated[Optional[int], typer.Option(help="Seed for the random start index / shift")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="adminutils: seed for the random start index / shift; striped: the java.util.Random seed")] = None,
     disable_rack_aware: Annotated[bool, typer.Option(help="Ignore racks, as kafka-topics.sh --disable-rack-aware")] = False,
     topic: Annotated[Optional[str], typer.Option(help="Print kafka-reassign-partitions JSON for this topic")] = None,
+    placer: Annotated[Placer, typer.Option(help="adminutils: AdminUtils (ZooKeeper-era, --generate before 4.1); striped: the KRaft controller's StripedReplicaPlacer")] = Placer.adminutils,
+    fenced: Annotated[Optional[str], typer.Option(help="Fenced broker ids, e.g. 3,4 (striped only: never leaders, used last)")] = None,
 ) -> None:
-    """Place partitions exactly as Kafka's AdminUtils.assignReplicasToBrokers does."""
+    """Place partitions exactly as Kafka does: AdminUtils.assignReplicasToBrokers, or the KRaft StripedReplicaPlacer."""
     metas = parse_brokers(brokers)
     if disable_rack_aware:
         metas = [BrokerMetadata(b.id) for b in metas]
-    if start_index is not None and not 0 <= start_index:
-        fail(f"--start-index must be >= 0, got {start_index}")
-    if replica_shift is not None and not 0 <= replica_shift:
-        fail(f"--replica-shift must be >= 0, got {replica_shift}")
-    result = assign_replicas_to_brokers(
-        metas,
-        partitions,
-        replication_factor,
-        start_index=start_index,
-        replica_shift=replica_shift,
-        start_partition_id=start_partition_id,
-        rng=random.Random(seed),
-    )
+    if placer is Placer.striped:
+        result = _assign_striped(metas, partitions, replication_factor, start_index, replica_shift,
+                                 start_partition_id, seed, fenced)
+    else:
+        if fenced is not None:
+            fail("--fenced applies only to --placer striped (AdminUtils places on every broker it is given)")
+        if start_index is not None and not 0 <= start_index:
+            fail(f"--start-index must be >= 0, got {start_index}")
+        if replica_shift is not None and not 0 <= replica_shift:
+            fail(f"--replica-shift must be >= 0, got {replica_shift}")
+        result = assign_replicas_to_brokers(
+            metas,
+            partitions,
+            replication_factor,
+            start_index=start_index,
+            replica_shift=replica_shift,
+            start_partition_id=start_partition_id,
+            rng=random.Random(seed),
+        )
     emit_json(reassignment_json(topic, result) if topic else {str(p): r for p, r in sorted(result.items())})
+
+
+def _assign_striped(
+    metas: list[BrokerMetadata],
+    partitions: int,
+    replication_factor: int,
+    start_index: int | None,
+    replica_shift: int | None,
+    start_partition_id: int,
+    seed: int | None,
+    fenced: str | None,
+) -> dict[int, list[int]]:
+    for flag, value in (("--start-index", start_index), ("--replica-shift", replica_shift)):
+        if value is not None:
+            fail(f"{flag} does not apply to --placer striped: StripedReplicaPlacer draws its starting points from --seed")
+    if partitions <= 0:
+        # What the controller answers before it calls the placer.
+        fail(f"--partitions must be at least 1, got {partitions}")
+    fenced_ids = parse_fenced(fenced, metas) if fenced is not None else set()
+    if seed is None:
+        # Kafka seeds its Random from the clock; we draw one and say which, so the run can be repeated.
+        seed = random.SystemRandom().randint(*_JAVA_LONG)
+        print(f"striped placer: --seed {seed}", file=sys.stderr)
+    elif not _JAVA_LONG[0] <= seed <= _JAVA_LONG[1]:
+        fail(f"--seed must fit a Java long (-2^63 .. 2^63-1), got {seed}")
+    # Brokers by id: the order a controller's HashMap of (small) broker ids iterates in.
+    usable = [UsableBroker(b.id, b.rack, b.id in fenced_ids) for b in metas]
+    placed = place_striped(usable, partitions, replication_factor, JavaRandom(seed))
+    first = max(0, start_partition_id)
+    return {first + i: replicas for i, replicas in enumerate(placed)}
 
 
 @app.command("add-partitions")
