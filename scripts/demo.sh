@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# `make demo`: the whole rebalance DAG, end to end, on the bundled sample cluster.
-# Airflow on SQLite in a project-local AIRFLOW_HOME, Spark in local mode, Great
-# Expectations, and the embedded Kafka simulator (no Kafka anywhere). The approval is
-# answered through Airflow's REST API by a demo-only helper.
+# `make demo`: the rebalance DAG end to end against a REAL Apache Kafka cluster.
+#   1. `kafka-rebalance sandbox up` (3 KRaft nodes on 3 racks, from Maven Central jars) and `seed`
+#      (deliberately unbalanced topics, real bytes in them);
+#   2. the rebalance DAG through `airflow dags test` in execute mode, reaching the cluster through an
+#      Airflow connection of type `kafka`: gather -> snapshot gate -> Spark -> plan -> GX gate ->
+#      stage -> approval (answered through Airflow's REST API by a demo helper) -> throttled
+#      execution -> elections -> final verification -> report;
+#   3. the cluster before and after, as Kafka's own `kafka-topics --describe` and as our table;
+#   4. `sandbox down` (always, also when something fails).
+# `make demo SIMULATED=1` runs the same DAG on the embedded simulator instead (scripts/demo-simulated.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
+DEMO_STARTED=${DEMO_STARTED:-$(date +%s)}
 export PATH="$ROOT/.venv/bin:$PATH"
 export AIRFLOW_HOME="$ROOT/.airflow"
 export AIRFLOW__CORE__DAGS_FOLDER="$ROOT/dags"
@@ -13,61 +20,79 @@ export AIRFLOW__CORE__PLUGINS_FOLDER="$ROOT/plugins"
 export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS=True
 export AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[*]"}'
-# Each demo gets its own data directory: a fresh simulated cluster from the sample, and no
-# earlier demo's staged plan, approval or ledger is touched (a repeated plan would otherwise
-# resume from that ledger with every batch already finished).
+# Each demo gets its own data directory and its own cluster: nothing of an earlier demo is touched.
 export KAFKA_REBALANCE_HOME="${KAFKA_REBALANCE_HOME:-$ROOT/var/demo-$(date -u +%Y%m%dT%H%M%SZ)}"
 export PYSPARK_PYTHON="$ROOT/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$ROOT/.venv/bin/python"
-DAG=kafka_rebalance_demo_eu_1
+SANDBOX="$KAFKA_REBALANCE_HOME/sandbox"
+CLUSTER=sandbox-demo
+DAG=kafka_rebalance_sandbox_demo
 LOG="$KAFKA_REBALANCE_HOME/demo.log"
 mkdir -p "$KAFKA_REBALANCE_HOME"
 
-echo "== The sample cluster (samples/sample-cluster.json) before rebalancing"
-kafka-rebalance describe --snapshot samples/sample-cluster.json
+cleanup() {
+  if [ -f "$SANDBOX/sandbox.json" ]; then
+    echo "== kafka-rebalance sandbox down"
+    kafka-rebalance sandbox down --dir "$SANDBOX" || true
+  fi
+}
+trap cleanup EXIT
+
+echo "== kafka-rebalance sandbox up: 3 KRaft nodes, 3 racks, Apache Kafka from Maven Central"
+BOOTSTRAP=$(kafka-rebalance sandbox up --dir "$SANDBOX" --brokers 3 --racks 3)
+echo "== kafka-rebalance sandbox seed: skewed topics with real data"
+kafka-rebalance sandbox seed --dir "$SANDBOX" --topics 6 --partitions 12 --mb-per-partition "${DEMO_MB_PER_PARTITION:-2}" --skew 0.8 --seed 1
+
+show_cluster() {
+  echo "-- Kafka's own view (kafka-topics --describe), first topic of $(grep -c 'PartitionCount' "$1"):"
+  awk '/^Topic: skewed-0\t/,0' "$1" | grep -E "^\s*Topic: skewed-0\b" | cut -f1-5
+  echo "-- per broker (kafka-rebalance gather + describe):"
+  kafka-rebalance describe --snapshot "$2"
+}
+
+scripts/kafka-tool kafka-topics --bootstrap-server "$BOOTSTRAP" --describe > "$KAFKA_REBALANCE_HOME/describe-before.txt"
+kafka-rebalance gather --bootstrap-server "$BOOTSTRAP" --cluster-id "$CLUSTER" --out "$KAFKA_REBALANCE_HOME/before.json"
+echo
+echo "== The cluster before rebalancing"
+show_cluster "$KAFKA_REBALANCE_HOME/describe-before.txt" "$KAFKA_REBALANCE_HOME/before.json"
+
+# The DAG reaches the sandbox through an Airflow connection of type `kafka`, like any real cluster.
+export AIRFLOW_CONN_KAFKA_SANDBOX="{\"conn_type\": \"kafka\", \"extra\": {\"bootstrap.servers\": \"$BOOTSTRAP\"}}"
+export KAFKA_REBALANCE_CLUSTERS="$KAFKA_REBALANCE_HOME/clusters.yaml"
+cat > "$KAFKA_REBALANCE_CLUSTERS" <<EOF
+clusters:
+  - cluster_id: $CLUSTER
+    source: kafka_sandbox
+    schedule: null
+    executor: {poll_interval_seconds: 1, stall_seconds: 120}
+EOF
 
 echo
 echo "== Preparing Airflow's metadata DB in $AIRFLOW_HOME (SQLite)"
 airflow db migrate > "$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
-
-echo "== Running DAG $DAG in execute mode (airflow dags test; full log: $LOG)"
-# The approver's in-process API server logs every poll: keep that in the log file.
+echo "== Running DAG $DAG in execute mode against the sandbox (airflow dags test; full log: $LOG)"
 AIRFLOW__LOGGING__LOGGING_LEVEL=WARNING python scripts/demo_approve.py "$DAG" 2>>"$LOG" &
 APPROVER=$!
 started=$(date +%s)
-if ! airflow dags test "$DAG" --conf '{"mode": "execute"}' >> "$LOG" 2>&1; then
+if ! airflow dags test "$DAG" --conf '{"mode": "execute", "throttle_mb_per_sec": 40, "max_moves_per_broker": 12}' >> "$LOG" 2>&1; then
   kill "$APPROVER" 2>/dev/null || true
   echo "error: the DAG run failed; last lines of $LOG:" >&2
   tail -30 "$LOG" >&2
   exit 1
 fi
 wait "$APPROVER" || { echo "error: the approval was not answered" >&2; exit 1; }
-# What the pipeline and the executor said, without Airflow's own chatter.
 grep -E "\[kafka_rebalance\.(pipeline|kafka\.executor)\]|\[DAG TEST\] end task" "$LOG" \
   | sed -E 's/^[0-9T:.-]+Z \[[a-z ]+\] //; s/ +\[(kafka_rebalance|airflow)[^]]*\].*$//' | cut -c1-160 || true
 echo "== DAG run finished in $(( $(date +%s) - started ))s"
-python - "$KAFKA_REBALANCE_HOME" <<'PY'
-import json, sys
-from pathlib import Path
-root = Path(sys.argv[1])
-plans = sorted((root / "plans" / "demo-eu-1").glob("*/plan.json"), key=lambda p: p.stat().st_mtime)
-if not plans:
-    sys.exit("error: no staged plan found")
-staged = plans[-1].parent
-m = json.loads((staged / "plan.json").read_text())
-s = m["summary"]
-v = json.loads((staged / "verification.json").read_text())
-print(f"plan            {staged}")
-print(f"                {s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}), "
-      f"{s['bytes_moved'] / 2**20:,.0f} MiB, {len(m['batches'])} batches, estimated {s['estimated_seconds']:,.0f}s")
-print(f"validation      {m['validation']['status']}  -> {staged / 'validation' / 'result.json'}")
-print(f"                Data Docs: {staged / 'validation' / 'data_docs' / 'index.html'}")
-print(f"verification    {v['status']}; brokers over threshold: {v['brokers_over_threshold'] or 'none'}; "
-      f"throttles left: {v['throttles_left'] or 'none'}  -> {staged / 'verification.json'}")
-report = staged / "report.html"
-if report.exists():
-    print(f"report          {report}")
-print(f"final snapshot  {v['final_snapshot']}")
-PY
+python scripts/demo_summary.py "$KAFKA_REBALANCE_HOME" "$CLUSTER"
+
+scripts/kafka-tool kafka-topics --bootstrap-server "$BOOTSTRAP" --describe > "$KAFKA_REBALANCE_HOME/describe-after.txt"
+kafka-rebalance gather --bootstrap-server "$BOOTSTRAP" --cluster-id "$CLUSTER" --out "$KAFKA_REBALANCE_HOME/after.json"
 echo
-echo "== The simulated cluster after the rebalance"
-kafka-rebalance describe --snapshot "$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['final_snapshot'])" "$(ls -t "$KAFKA_REBALANCE_HOME"/plans/demo-eu-1/*/verification.json | head -1)")"
+echo "== The cluster after rebalancing"
+show_cluster "$KAFKA_REBALANCE_HOME/describe-after.txt" "$KAFKA_REBALANCE_HOME/after.json"
+echo "-- throttle configs left on the cluster (Kafka's own kafka-configs --describe):"
+{ scripts/kafka-tool kafka-configs --bootstrap-server "$BOOTSTRAP" --describe --entity-type brokers --all;
+  scripts/kafka-tool kafka-configs --bootstrap-server "$BOOTSTRAP" --describe --entity-type topics; } 2>/dev/null \
+  | grep -E "replication\.throttled\.(rate|replicas)=[^ ]" | grep -v "DEFAULT_CONFIG" || echo "   none"
+echo
+echo "== make demo took $(( $(date +%s) - DEMO_STARTED ))s in all (full Kafka describe output: $KAFKA_REBALANCE_HOME/describe-{before,after}.txt)"

@@ -197,6 +197,7 @@ def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
     for batch in batch_ids[1:]:
         done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", bs, "--poll-interval", "1", "--batches", batch)
         assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["status"] == "selection-complete"
         out = tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", bs, "--reassignment-json-file",
                    str(plan_dir / "batches" / batch / "reassignment.json"), "--verify", "--preserve-throttles").stdout
         lines = [line for line in out.splitlines() if line.startswith("Status of partition reassignment")
@@ -257,7 +258,8 @@ def test_killed_executor_resumes_without_resubmitting_finished_batches(kafka_san
             return False
         ledger = json.loads(ledger_path.read_text())
         states = {b: v.get("state") for b, v in ledger.get("batches", {}).items()}
-        return "finished" in states.values() and "running" in states.values()
+        # A batch whose throttles are set or whose moves are submitted is in flight.
+        return "finished" in states.values() and bool({"throttled", "submitted"} & set(states.values()))
 
     try:
         _wait_for(mid_batch_after_one_finished, 180, "a finished batch and one in flight", poll=0.2)

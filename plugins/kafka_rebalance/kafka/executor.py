@@ -30,6 +30,7 @@ from kafka_rebalance.kafka.admin import (
     TOPIC,
     TP,
     ClusterAdmin,
+    ClusterError,
     Reassignment,
     format_throttled_replicas,
     parse_throttled_replicas,
@@ -156,17 +157,41 @@ class Executor:
             old = before["topics"].get(topic, {})
             self.admin.alter_configs(TOPIC, topic, {k: merge_throttle(k, v, old.get(k)) for k, v in sorted(cfg.items())})
 
-    def _restore(self, batch_id: str) -> None:
+    def _restore(self, batch_id: str) -> list[str]:
+        """Put back the recorded values on every resource that answers; returns those that could not be restored.
+
+        A broker's own throttle rate can only be changed through that broker (Kafka refuses a broker
+        config addressed to another broker id), so a dead broker's values stay pending in the ledger
+        and the next run, or `cancel`, restores them once it is back. Topics are restored first: their
+        throttled-replica lists are what actually slows replication.
+        """
         entry = self.ledger.batch(batch_id)
         before = entry.get("throttles_before")
         if before is None or entry.get("throttles_restored"):
-            return
-        for bid, values in sorted(before.get("brokers", {}).items()):
-            self.admin.alter_configs(BROKER, bid, values)
-        for topic, values in sorted(before.get("topics", {}).items()):
-            self.admin.alter_configs(TOPIC, topic, values)
-        entry["throttles_restored"] = True
+            return []
+        done = set(entry.get("restored", []))
+        failed: list[str] = []
+        resources = [(TOPIC, t, v) for t, v in sorted(before.get("topics", {}).items())]
+        resources += [(BROKER, b, v) for b, v in sorted(before.get("brokers", {}).items())]
+        for kind, name, values in resources:
+            key = f"{kind}:{name}"
+            if key in done:
+                continue
+            try:
+                self.admin.alter_configs(kind, name, values)
+            except ClusterError as exc:
+                failed.append(key)
+                self.progress(f"batch {batch_id}: could not restore throttles on {kind} {name} ({exc}); "
+                              "they stay recorded and are restored by the next run")
+                continue
+            done.add(key)
+        entry["restored"] = sorted(done)
+        entry["restore_pending"] = failed
+        entry["throttles_restored"] = not failed
+        if failed:
+            self.ledger.event(f"batch {batch_id}: throttles not yet restored on {', '.join(failed)} (unreachable)")
         self.ledger.save()
+        return failed
 
     def restore_leftover_throttles(self) -> list[str]:
         """Put back throttle values a killed or failed run left set; returns the batches concerned."""
@@ -278,7 +303,10 @@ class Executor:
             raise
         finally:
             self.ledger.save()
-            self._restore(batch.id)
+            pending = self._restore(batch.id)
+        if pending:
+            result.state = FAILED
+            result.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         result.actual_seconds = round(self.admin.now() - start, 3)
         done = set(batch.targets) - {TP(*_split(c)) for c in result.cancelled}
         result.completed = sorted(str(tp) for tp in done if not any(str(tp) in p for p in result.problems))
@@ -423,6 +451,10 @@ class Executor:
         status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
         if status == "complete" and elections and elections["failed"]:
             status = "incomplete"
+        if (status == "incomplete" and batch_ids is not None and not cancelled
+                and all(r.state == FINISHED for r in results)):
+            # `--batches 2-3` finished what it was asked to; the plan as a whole still has batches to run.
+            status = "selection-complete"
         return {
             "plan_hash": self.plan.plan_hash,
             "status": status,

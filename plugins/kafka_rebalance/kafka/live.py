@@ -226,8 +226,21 @@ class LiveAdmin:
             wanted.setdefault(tp.topic, []).append(tp.partition)
         if not wanted:
             return {}
-        with self._call("describe log dirs"):
-            entries = self.client.describe_log_dirs(topic_partitions=wanted)
+        try:
+            with self._call("describe log dirs"):
+                entries = self.client.describe_log_dirs(topic_partitions=wanted)
+        except ClusterError:
+            # One broker down (killed, or not yet fenced) must not blind the executor to the others:
+            # ask each registered broker on its own and leave out the ones that do not answer.
+            entries = []
+            with self._call("describe cluster"):
+                brokers = sorted(b["broker_id"] for b in self.client.describe_cluster()["brokers"])
+            for broker in brokers:
+                try:
+                    with self._call(f"describe log dirs of broker {broker}"):
+                        entries += self.client.describe_log_dirs(topic_partitions=wanted, brokers=[broker])
+                except ClusterError:
+                    continue
         out: dict[tuple[TP, int], int] = {}
         for entry in entries:
             for d in entry["log_dirs"]:
