@@ -78,7 +78,7 @@ def execute(
     emit_json(report)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
-    if report["status"] not in ("complete", "selection-complete"):
+    if report["status"] != "complete":
         print(f"error: execution {report['status']}: see the batch report above and {plan / 'ledger.json'}", file=sys.stderr)
         raise typer.Exit(1)
 
@@ -99,7 +99,7 @@ def verify(
     finally:
         admin.close()
     emit_json(report)
-    if report["status"] not in ("complete", "selection-complete"):
+    if report["status"] != "complete":
         raise typer.Exit(1)
 
 

@@ -142,16 +142,23 @@ class Executor:
 
     # ------------------------------------------------------------------ throttles
 
-    def _record_throttles(self, batch: Batch) -> dict[str, dict[str, dict[str, str | None]]]:
+    def _record_throttles(self, batch: Batch, down: set[int]) -> dict[str, dict[str, dict[str, str | None]]]:
+        """The values before this batch; brokers that are down are left out (see ``_set_throttles``)."""
         out: dict[str, dict[str, dict[str, str | None]]] = {"brokers": {}, "topics": {}}
         for bid, cfg in sorted(batch.throttles.brokers.items()):
+            if int(bid) in down:
+                continue
             out["brokers"][str(bid)] = self.admin.dynamic_configs(BROKER, str(bid), sorted(cfg))
         for topic, cfg in sorted(batch.throttles.topics.items()):
             out["topics"][topic] = self.admin.dynamic_configs(TOPIC, topic, sorted(cfg))
         return out
 
     def _set_throttles(self, batch: Batch, before: dict[str, dict[str, dict[str, str | None]]]) -> None:
+        # A broker's rate can only be read or written through that broker, and a broker that is down
+        # serves no replication anyway: only the brokers whose values were recorded get a rate.
         for bid, cfg in sorted(batch.throttles.brokers.items()):
+            if str(bid) not in before["brokers"]:
+                continue
             self.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
         for topic, cfg in sorted(batch.throttles.topics.items()):
             old = before["topics"].get(topic, {})
@@ -273,14 +280,20 @@ class Executor:
         self.restore_leftover_throttles()
         inflight = self.admin.list_reassignments()
         self._refuse_foreign(inflight)
-        current = {TP(p.topic, p.partition): p.replicas for p in self.admin.describe().partitions}
+        snap = self.admin.describe()
+        current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
+        down = {b.id for b in snap.brokers if not b.alive}
+        skipped = sorted(int(b) for b in batch.throttles.brokers if int(b) in down)
+        if skipped:
+            self.ledger.event(f"batch {batch.id}: brokers {skipped} are down; their throttle rates are neither set nor restored")
         problems = self._check_batches([batch], current, inflight)
         if problems:
             raise ExecutionRefused(f"batch {batch.id}: the cluster is not where this batch starts: " + "; ".join(problems[:10]))
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.admin.now()
-        entry.update(state=THROTTLES_RECORDED, throttles_before=None, throttles_restored=False, started_clock=start)
-        entry["throttles_before"] = self._record_throttles(batch)
+        entry.update(state=THROTTLES_RECORDED, throttles_before=None, throttles_restored=False, started_clock=start,
+                     restored=[], restore_pending=[])
+        entry["throttles_before"] = self._record_throttles(batch, down)
         # The ledger holds the old values BEFORE anything is set: a kill from here on is recoverable.
         self.ledger.save()
         try:
@@ -451,10 +464,6 @@ class Executor:
         status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
         if status == "complete" and elections and elections["failed"]:
             status = "incomplete"
-        if (status == "incomplete" and batch_ids is not None and not cancelled
-                and all(r.state == FINISHED for r in results)):
-            # `--batches 2-3` finished what it was asked to; the plan as a whole still has batches to run.
-            status = "selection-complete"
         return {
             "plan_hash": self.plan.plan_hash,
             "status": status,

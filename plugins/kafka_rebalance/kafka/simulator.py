@@ -257,13 +257,7 @@ class Simulator:
         return alive[0] if alive else -1
 
     def dynamic_configs(self, resource_type: str, name: str) -> dict[str, str]:
-        if resource_type == BROKER:
-            return dict(self._broker(int(name)).configs)
-        if resource_type == TOPIC:
-            if name not in self.topics:
-                raise ClusterError(f"topic {name!r} does not exist ({ERR_UNKNOWN_PARTITION})")
-            return dict(self.topics[name])
-        raise ClusterError(f"unknown config resource type {resource_type!r}")
+        return dict(self._config_dict(resource_type, name))
 
     def alter_configs(self, resource_type: str, name: str, changes: Mapping[str, str | None]) -> None:
         self.advance(0)
@@ -280,7 +274,11 @@ class Simulator:
 
     def _config_dict(self, resource_type: str, name: str) -> dict[str, str]:
         if resource_type == BROKER:
-            return self._broker(int(name)).configs
+            broker = self._broker(int(name))
+            # As on real Kafka: a broker's configs are read and written through that broker.
+            if not broker.alive:
+                raise ClusterError(f"broker {name} is not available: its configs are served by the broker itself")
+            return broker.configs
         if resource_type == TOPIC:
             if name not in self.topics:
                 raise ClusterError(f"topic {name!r} does not exist ({ERR_UNKNOWN_PARTITION})")
