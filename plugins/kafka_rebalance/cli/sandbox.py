@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
 
-from kafka_rebalance.cli._app import app, stderr, stdout
+from kafka_rebalance.cli._app import app, fail, stderr, stdout
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
@@ -29,13 +29,23 @@ def _say(line: str) -> None:
 def up(
     dir: DirOpt,
     brokers: Annotated[int, typer.Option(help="Combined broker+controller KRaft nodes", min=1, max=9)] = 3,
-    racks: Annotated[int, typer.Option(help="Racks the brokers are spread over (0 = no broker.rack)", min=0, max=9)] = 3,
+    racks: Annotated[Optional[int], typer.Option(
+        help="Racks the brokers are spread over (0 = no broker.rack) [default: 3, or --brokers if fewer]", min=0, max=9)] = None,
     kafka_version: Annotated[str, typer.Option(help="Apache Kafka release (resolved from Maven Central once)")] = DEFAULT_KAFKA_VERSION,
     auto_leader_rebalance: Annotated[bool, typer.Option("--auto-leader-rebalance", help="Let the controller move leaders back itself")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every broker to register", min=5, max=900)] = 120.0,
+    override: Annotated[Optional[list[str]], typer.Option(
+        "--override", help="Extra server.properties line KEY=VALUE for every node (repeatable)")] = None,
 ) -> None:
     """Start N KRaft nodes on 127.0.0.1 (free ports) and wait until every broker is registered."""
-    sb = sandbox_cluster.up(dir, brokers, racks, kafka_version, auto_leader_rebalance, timeout, progress=_say)
+    properties = {}
+    for item in override or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or any(c in item for c in "\n\r"):
+            fail(f"--override {item!r}: expected KEY=VALUE, e.g. --override log.retention.hours=1")
+        properties[key.strip()] = value.strip()
+    sb = sandbox_cluster.up(dir, brokers, min(3, brokers) if racks is None else racks, kafka_version, auto_leader_rebalance, timeout, progress=_say,
+                            properties=properties)
     nodes = ", ".join(f"{n.node_id}@{n.bootstrap} ({n.rack or 'no rack'})" for n in sb.nodes)
     stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version}, nodes {nodes}")
     stdout.print(sb.bootstrap_servers)

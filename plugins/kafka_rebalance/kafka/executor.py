@@ -395,7 +395,20 @@ class Executor:
                 self.progress(f"batch {result.id}: cancelled {tp}: {why}")
             # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
 
+    # Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a
+    # cache that follows the controller's log a moment later. A move the controller calls done can
+    # still show its old replicas for a second or two, so verification waits for the views to agree.
+    METADATA_SETTLE_SECONDS = 15.0
+
     def _verify_batch(self, batch: Batch, cancelled: set[TP] | set[str]) -> list[str]:
+        deadline = self.admin.now() + self.METADATA_SETTLE_SECONDS
+        while True:
+            problems = self._batch_problems(batch, cancelled)
+            if not problems or self.admin.now() >= deadline:
+                return problems
+            self.admin.sleep(min(1.0, self.settings.poll_interval))
+
+    def _batch_problems(self, batch: Batch, cancelled: set[TP] | set[str]) -> list[str]:
         snap = self.admin.describe()
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         alive = {b.id for b in snap.brokers if b.alive}

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, resolve_runtime
+from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, java_error_line, resolve_runtime
 
 SANDBOX_FILE = "sandbox.json"
 STARTED_MARK = "Kafka Server started"
@@ -116,7 +116,7 @@ def rack_of(index: int, racks: int) -> str | None:
 
 
 def server_properties(node_id: int, port: int, controller_port: int, voters: str, data_dir: Path, rack: str | None,
-                      brokers: int, auto_leader_rebalance: bool) -> str:
+                      brokers: int, auto_leader_rebalance: bool, extra: dict[str, str] | None = None) -> str:
     rf = min(3, brokers)
     props = {
         "process.roles": "broker,controller",
@@ -150,6 +150,7 @@ def server_properties(node_id: int, port: int, controller_port: int, voters: str
     }
     if rack:
         props["broker.rack"] = rack
+    props.update(extra or {})
     return "".join(f"{k}={v}\n" for k, v in props.items())
 
 
@@ -186,11 +187,20 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def _tail(path: Path, lines: int = 15) -> str:
+    """The first ERROR/FATAL lines (why it stopped) and the last lines (how far it got)."""
     try:
         text = path.read_text(errors="replace").splitlines()
     except OSError:
         return "(no log)"
-    return "\n".join(text[-lines:])
+    errors: list[str] = []
+    for i, line in enumerate(text):
+        if (" ERROR " in line or " FATAL " in line) and len(errors) < 6:
+            errors.append(line)
+            # The exception that explains it is on the next line, before the stack trace.
+            if i + 1 < len(text) and not text[i + 1].startswith("["):
+                errors.append("    " + text[i + 1].strip())
+    tail = [line for line in text[-lines:] if line not in errors]
+    return "\n".join(errors + (["..."] if errors and tail else []) + tail)
 
 
 def pid_alive(pid: int) -> bool:
@@ -278,7 +288,7 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
 
 def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = DEFAULT_KAFKA_VERSION,
        auto_leader_rebalance: bool = False, timeout: float = 120.0,
-       progress: Callable[[str], None] = lambda _: None) -> Sandbox:
+       progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None) -> Sandbox:
     """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started."""
     if not 1 <= brokers <= 9:
         raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
@@ -303,7 +313,8 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
         (node_dir / "logs").mkdir(parents=True)
         rack = rack_of(k, racks)
         (node_dir / "server.properties").write_text(server_properties(
-            node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance))
+            node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance,
+            properties))
         (node_dir / "log4j2.properties").write_text(log4j_properties(node_dir / "logs" / "server.log"))
         layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir))
     progress(f"formatting {brokers} KRaft node(s) for Kafka {runtime.version} in {directory}")
@@ -315,7 +326,7 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     for (node_id, *_), proc in zip(layout, formats):
         out, _ = proc.communicate(timeout=120)
         if proc.returncode != 0:
-            raise SandboxError(f"formatting node {node_id} failed: {out.strip().splitlines()[-1] if out.strip() else 'no output'}")
+            raise SandboxError(f"formatting node {node_id} failed: {java_error_line(out)}")
     nodes: list[Node] = []
     try:
         for node_id, rack, port, cport, node_dir in layout:

@@ -39,6 +39,17 @@ class KafkaRuntimeError(RebalanceError):
     """Java, Maven or the Kafka jars are missing, or a Kafka tool failed."""
 
 
+def java_error_line(output: str) -> str:
+    """The one line of a JVM's output that says what went wrong (the exception, not the stack)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for line in lines:
+        if ("Exception" in line or "Error" in line) and not line.startswith("at "):
+            message = line.split('Exception in thread "main" ', 1)[-1]
+            cls, sep, rest = message.partition(": ")
+            return f"{cls.rsplit('.', 1)[-1]}: {rest}" if sep and "." in cls and " " not in cls else message
+    return lines[-1] if lines else "no output"
+
+
 def kafka_home() -> Path:
     """Where resolved Kafka versions live (``.kafka/`` in the checkout unless overridden)."""
     return Path(os.environ.get("KAFKA_REBALANCE_KAFKA_DIR", PROJECT_ROOT / ".kafka"))
@@ -86,9 +97,8 @@ class KafkaRuntime:
         except subprocess.TimeoutExpired:
             raise KafkaRuntimeError(f"{name} did not finish within {timeout:.0f}s: {' '.join(args)}") from None
         if check and done.returncode != 0:
-            detail = (done.stderr.strip() or done.stdout.strip()).splitlines()
             raise KafkaRuntimeError(f"{name} {' '.join(args)} exited {done.returncode}: "
-                                    f"{detail[-1] if detail else 'no output'}")
+                                    f"{java_error_line(done.stderr + chr(10) + done.stdout)}")
         return done
 
 

@@ -1,0 +1,113 @@
+"""`kafka-rebalance sandbox`: a real KRaft node started, reported, refused and stopped by pid only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.sandbox.cluster import pid_alive
+from kafka_rebalance.sandbox.seed import SeedSpec, skewed_assignment
+from tests.support.kafka import cli
+
+pytestmark = pytest.mark.slow
+
+
+def test_up_status_down_stops_exactly_its_own_processes(tmp_path):
+    directory = tmp_path / "one"
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        up = cli("sandbox", "up", "--dir", str(directory), "--brokers", "1", "--racks", "1")
+        assert up.returncode == 0, up.stderr[-2000:]
+        info = json.loads((directory / "sandbox.json").read_text())
+        [node] = info["nodes"]
+        assert up.stdout.strip() == f"127.0.0.1:{node['port']}" == info["bootstrap_servers"]
+        assert info["kafka_version"] == "4.1.1" and info["racks"] == {"1": "rack-1"} and pid_alive(node["pid"])
+        assert "Kafka Server started" in Path(node["log_file"]).read_text()
+
+        status = cli("sandbox", "status", "--dir", str(directory), "--json")
+        assert status.returncode == 0, status.stderr
+        assert json.loads(status.stdout)["status"] == [{"node_id": 1, "alive": True, "registered": True}]
+
+        again = cli("sandbox", "up", "--dir", str(directory))
+        assert again.returncode == 2 and "a sandbox already lives here" in again.stderr
+
+        down = cli("sandbox", "down", "--dir", str(directory))
+        assert down.returncode == 0, down.stderr
+        assert not pid_alive(node["pid"]) and not directory.exists()
+        assert bystander.poll() is None, "down must never touch another process"
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_node_that_cannot_start_is_reported_with_its_log_and_stopped(tmp_path):
+    import socket
+
+    directory = tmp_path / "bad"
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port, cport = taken.getsockname()[1], free.getsockname()[1]
+    free.close()
+    try:
+        # The broker's listener port is held by someone else: the node exits at start-up.
+        r = cli("sandbox", "up", "--dir", str(directory), "--brokers", "1", "--racks", "0", "--timeout", "90",
+                "--override", f"listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
+                "--override", f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}",
+                "--override", f"controller.quorum.voters=1@127.0.0.1:{cport}")
+    finally:
+        taken.close()
+    assert r.returncode == 2
+    assert "node 1 exited during start-up" in r.stderr and "Address already in use" in r.stderr, r.stderr[-3000:]
+    assert "Traceback" not in r.stderr
+    pid = json.loads((directory / "sandbox.json").read_text())["nodes"][0]["pid"]
+    assert not pid_alive(pid)
+
+
+def test_a_config_kafka_refuses_is_one_line(tmp_path):
+    r = cli("sandbox", "up", "--dir", str(tmp_path / "bad"), "--brokers", "1", "--override", "num.network.threads=0")
+    assert r.returncode == 2
+    assert "error: formatting node 1 failed: ConfigException: Invalid value 0 for configuration num.network.threads" in r.stderr
+    assert "Traceback" not in r.stderr and "\tat " not in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--kafka-version", "4.1"], "--kafka-version: '4.1' is not a Kafka release"),
+    (["--brokers", "0"], "--brokers"),
+    (["--override", "novalue"], "--override 'novalue': expected KEY=VALUE"),
+])
+def test_bad_up_arguments_get_one_line(tmp_path, args, message):
+    r = cli("sandbox", "up", "--dir", str(tmp_path / "x"), *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+
+
+def test_status_and_seed_without_a_sandbox_say_how_to_start_one(tmp_path):
+    for command in ("status", "seed", "down"):
+        r = cli("sandbox", command, "--dir", str(tmp_path / "none"))
+        assert r.returncode == 2
+        assert "no sandbox here" in r.stderr and "sandbox up" in r.stderr, r.stderr
+
+
+def test_seed_layout_is_skewed_rack_safe_and_reproducible():
+    racks = {1: "rack-1", 2: "rack-2", 3: "rack-3", 4: "rack-1", 5: "rack-2", 6: "rack-3"}
+    spec = SeedSpec(topics=4, partitions=30, skew=0.8, seed=3, replication_factor=3, topic_prefix="s")
+    created, reorder = skewed_assignment(list(racks), racks, spec)
+    assert (created, reorder) == skewed_assignment(list(racks), racks, spec)
+    replicas = [r for t in created.values() for r in t.values()]
+    assert all(len(r) == 3 and len(set(r)) == 3 and len({racks[b] for b in r}) == 3 for r in replicas)
+    per_broker = {b: sum(b in r for r in replicas) for b in racks}
+    assert max(per_broker.values()) >= 2 * min(per_broker.values())  # deliberately unbalanced
+    preferred = {b: sum(r[0] == b for r in replicas) for b in racks}
+    assert preferred[1] > len(replicas) / 2  # preferred leaders packed onto the first broker
+    # Reordered partitions: same replica set, another first replica.
+    for topic, parts in reorder.items():
+        for p, order in parts.items():
+            assert sorted(order) == sorted(created[topic][p]) and order[0] != created[topic][p][0]
