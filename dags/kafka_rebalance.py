@@ -46,6 +46,7 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
 
 
 def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns an Airflow DAG
+    defaults = cfg.effective_defaults(cluster)
     staged_asset = Asset(f"kafka-rebalance://plans/{cluster.cluster_id}")
     needs_plan = Asset(f"kafka-rebalance://needs-plan/{cluster.cluster_id}")
 
@@ -84,14 +85,16 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
             application_args=[
                 "--snapshot", run["snapshot"], "--out", run["analysis"],
                 "--threshold-percentage", "{{ params.threshold_percentage if params.threshold_percentage is not none else 10 }}",
+                "--byte-tolerance", str(defaults.byte_tolerance),
             ],
             env_vars=SPARK_ENV,
             name=f"kafka-rebalance-{cluster.cluster_id}",
         )  # fmt: skip
 
         @task.branch
-        def balanced(run: dict) -> str:
-            return "record_balanced" if pipeline.is_balanced(run) else "plan"
+        def balanced(run: dict, **ctx) -> str:
+            # Unbalanced, or asked for a change (e.g. brokers to decommission) the cluster does not have yet.
+            return "plan" if pipeline.needs_plan(run, ctx["params"], defaults) else "record_balanced"
 
         @task
         def record_balanced(run: dict) -> str:
@@ -99,7 +102,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
 
         @task
         def plan(run: dict, **ctx) -> str:
-            return pipeline.make_plan(run, ctx["params"])
+            return pipeline.make_plan(run, ctx["params"], defaults)
 
         @task
         def validate(run: dict, plan_dir: str) -> str:

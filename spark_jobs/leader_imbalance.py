@@ -1,6 +1,6 @@
 """Per-broker leader imbalance and skew of one Kafka cluster or a fleet, as a plain PySpark job.
 
-    spark-submit spark_jobs/leader_imbalance.py --snapshot PATH --out DIR [--threshold-percentage N]
+    spark-submit spark_jobs/leader_imbalance.py --snapshot PATH --out DIR [--threshold-percentage N] [--byte-tolerance F]
 
 PATH is one snapshot (.json or .parquet) or a directory of them, one cluster each.
 Writes DIR/broker_metrics.parquet and DIR/summary.json (docs/ANALYSIS.md). The master
@@ -20,15 +20,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--threshold-percentage", type=float, default=None,
                         help="used for clusters whose snapshot does not report the config (default 10)")
+    parser.add_argument("--byte-tolerance", type=float, default=None,
+                        help="allowed byte deviation from the mean, as a fraction (default 0.1, as the planner's)")
     args = parser.parse_args(argv)
 
     from kafka_rebalance.analysis.job import build_session, run
+    from kafka_rebalance.balance import Tolerances
     from kafka_rebalance.analysis.summary import describe_cluster
     from kafka_rebalance.errors import RebalanceError
 
+    try:
+        tolerances = Tolerances() if args.byte_tolerance is None else Tolerances(args.byte_tolerance)
+    except ValueError as exc:
+        print(f"error: --byte-tolerance: {exc}", file=sys.stderr)
+        return 2
     spark = build_session(master=None, app_name="kafka-rebalance-leader-imbalance")
     try:
-        result = run(spark, args.snapshot, args.out, args.threshold_percentage)
+        result = run(spark, args.snapshot, args.out, args.threshold_percentage, tolerances)
     except RebalanceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -57,6 +57,9 @@ def _write_test_clusters(home: Path) -> None:
     scenarios = ["demo-dry", "demo-exec", "demo-reject", "demo-fail"]
     lines = ["clusters:", f"  - {{cluster_id: balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null}}"]
     lines += [f"  - {{cluster_id: {c}, source: 'simulated:{SAMPLE}', schedule: null}}" for c in scenarios]
+    # Decommissioning on a balanced cluster; its byte_tolerance shows clusters.yaml reaching the planner.
+    lines += [f"  - {{cluster_id: decom-balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null, "
+              "defaults: {byte_tolerance: 0.2}}"]
     lines += [f"  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}'}}"]
     # The real Kafka sandbox (fixture kafka_sandbox sets the connection); polls fast for tests.
     lines += ["  - {cluster_id: real-kafka, source: kafka_sandbox, schedule: null, "

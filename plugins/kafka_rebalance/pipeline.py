@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile
+from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.kafka.gather import gather_snapshot
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
@@ -106,6 +106,21 @@ def is_balanced(run: Mapping[str, str]) -> bool:
     return bool(entry.get("balanced"))
 
 
+def needs_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> bool:
+    """The "balanced?" branch: plan when the analysis finds the cluster unbalanced or the
+    operator asked for something the cluster does not have yet (kafka_rebalance.plan_decision)."""
+    from kafka_rebalance.plan_decision import plan_decision
+
+    balanced = is_balanced(run)
+    leaving = [int(b) for b in params.get("decommission_brokers") or []]
+    if balanced and not leaving:
+        return False
+    decision = plan_decision(load_snapshot(run["snapshot"]), balanced, decommission_brokers=leaving,
+                             exclude_topics=_setting(params, defaults, "exclude_topics") or [])  # fmt: skip
+    log.info("plan needed: %s", "; ".join(decision.reasons) if decision.plan else "no: balanced and nothing requested")
+    return decision.plan
+
+
 def record_balanced(run: Mapping[str, str]) -> str:
     path = Path(run["run_dir"]) / "balanced.json"
     entry = _cluster_summary(run["analysis"], run["cluster_id"])
@@ -160,29 +175,46 @@ def fleet_summary(fleet: Mapping[str, str]) -> list[str]:
 # ----------------------------------------------------------------------------- plan, validate, stage
 
 
-def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None):  # noqa: ANN001, ANN201
+def _setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: str) -> Any:
+    """A planner setting: the run's parameter (the trigger form), else the cluster's entry in clusters.yaml."""
+    if name in params:
+        return params[name]
+    return getattr(defaults or PlannerDefaults(), name)
+
+
+def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,  # noqa: ANN001, ANN201
+                 defaults: PlannerDefaults | None = None):  # fmt: skip
+    """PlanOptions from the run's parameters over the cluster's clusters.yaml defaults.
+
+    Every PlannerDefaults field reaches the planner this way; those the trigger form does
+    not show (byte_tolerance) come from clusters.yaml alone.
+    """
     from kafka_rebalance.planner import PlanOptions
     from kafka_rebalance.planner.options import resolve_threshold
 
-    threshold, source = resolve_threshold(snapshot, params.get("threshold_percentage"), analysis_dir)
+    def get(name: str) -> Any:
+        return _setting(params, defaults, name)
+
+    threshold, source = resolve_threshold(snapshot, get("threshold_percentage"), analysis_dir)
     return PlanOptions(
-        throttle_bytes_per_sec=int(round(float(params["throttle_mb_per_sec"]) * MIB)),
-        max_partitions_per_batch=int(params["max_partitions_per_batch"]),
-        max_moves_per_broker=int(params["max_moves_per_broker"]),
-        ordering=str(params["ordering"]),
-        exclude_topics=sorted(set(params.get("exclude_topics") or [])),
-        decommission_brokers=sorted({int(b) for b in params.get("decommission_brokers") or []}),
+        throttle_bytes_per_sec=int(round(float(get("throttle_mb_per_sec")) * MIB)),
+        max_partitions_per_batch=int(get("max_partitions_per_batch")),
+        max_moves_per_broker=int(get("max_moves_per_broker")),
+        ordering=str(get("ordering")),
+        exclude_topics=tuple(sorted(set(get("exclude_topics") or []))),
+        decommission_brokers=tuple(sorted({int(b) for b in params.get("decommission_brokers") or []})),
+        byte_tolerance=float(get("byte_tolerance")),
         threshold_percentage=threshold,
         threshold_source=source,
     )
 
 
-def make_plan(run: Mapping[str, str], params: Mapping[str, Any]) -> str:
+def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> str:
     from kafka_rebalance.planner import make_plan as plan_cluster
     from kafka_rebalance.planner import write_plan
 
     snapshot = load_snapshot(run["snapshot"])
-    options = plan_options(snapshot, params, Path(run["analysis"]))
+    options = plan_options(snapshot, params, Path(run["analysis"]), defaults)
     result = plan_cluster(snapshot, options)
     out = Path(run["run_dir"]) / "plan"
     manifest, status = write_plan(result, out, run["snapshot"])

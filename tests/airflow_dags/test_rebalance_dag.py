@@ -185,3 +185,35 @@ def test_fleet_dag_runs_one_spark_job_and_flags_unbalanced_clusters(dagbag) -> N
     # One Spark job over all clusters: one broker_metrics output covering every cluster.
     analysis = summary_files[-1].parent / "analysis" / "summary.json"
     assert {c["cluster_id"] for c in json.loads(analysis.read_text())["clusters"]} == set(by_id)
+
+
+def test_decommission_on_a_balanced_cluster_empties_the_brokers(dagbag) -> None:  # noqa: ANN001
+    """The cluster is balanced, so only the operator's request makes this run plan. Brokers 4 and 5
+    (racks 1 and 2) share partitions: those lose two replicas with one new replica per step, so
+    their first step keeps a replica on a broker being decommissioned, which the gate accepts."""
+    from collections import Counter
+
+    approver = Approver("kafka_rebalance_decom_balanced", "Approve")
+    approver.start()
+    dr, states = run(dagbag, "kafka_rebalance_decom_balanced", mode="execute", decommission_brokers=[4, 5])
+    approver.join(5)
+    assert approver.error is None and approver.response["chosen_options"] == ["Approve"]
+    assert states["record_balanced"] == "skipped", states
+    for task in ("plan", "validate", "stage", "approve", "preflight", "execute", "restore_throttles", "elections",
+                 "final_verify", "report"):
+        assert states[task] == "success", (task, states)
+    [staged] = staged_dirs("decom-balanced")
+    manifest = json.loads((staged / "plan.json").read_text())
+    assert manifest["validation"]["status"] == "passed"
+    assert manifest["options"]["decommission_brokers"] == [4, 5]
+    assert manifest["options"]["byte_tolerance"] == 0.2  # from clusters.yaml, not the form
+    steps = [p["replicas"] for b in manifest["batches"]
+             for p in json.loads((staged / "batches" / b["id"] / "reassignment.json").read_text())["partitions"]]
+    assert any({4, 5} & set(r) for r in steps)  # an intermediate step still on a leaving broker
+    verification = json.loads((staged / "verification.json").read_text())
+    assert verification["status"] == "complete"
+    for final in (load_snapshot(verification["final_snapshot"]), current_snapshot("decom-balanced")):
+        held = Counter(b for p in final.partitions for b in p.replicas)
+        assert (held[4], held[5]) == (0, 0)
+        assert sum(held.values()) == 36 and all(len(p.replicas) == 3 for p in final.partitions)
+    assert throttles_left(sim_state("decom-balanced")) == []

@@ -26,3 +26,68 @@ def test_run_type_enum_is_understood() -> None:
 
     assert wants_execution(DagRunType.MANUAL, {"mode": "execute"}) is True
     assert wants_execution(DagRunType.SCHEDULED, {"mode": "execute"}) is False
+
+
+# --------------------------------------------------------------------------- clusters.yaml -> planner
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from kafka_rebalance.clusters_config import load_clusters  # noqa: E402
+from kafka_rebalance.pipeline import make_plan, needs_plan  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
+
+
+def _run(tmp_path: Path, balanced: bool = False) -> dict[str, str]:
+    """A run directory as gather and the Spark job leave it (the summary as the job writes it)."""
+    analysis = tmp_path / "analysis"
+    analysis.mkdir()
+    (analysis / "summary.json").write_text(json.dumps(
+        {"clusters": [{"cluster_id": "demo-eu-1", "threshold_percentage": 10.0, "balanced": balanced}]}))
+    return {"cluster_id": "demo-eu-1", "run_dir": str(tmp_path), "snapshot": str(SAMPLE), "analysis": str(analysis)}
+
+
+def _clusters(tmp_path: Path) -> Path:
+    f = tmp_path / "clusters.yaml"
+    f.write_text(
+        "defaults: {byte_tolerance: 0.25, throttle_mb_per_sec: 20, max_partitions_per_batch: 7, max_moves_per_broker: 3,\n"
+        "           ordering: large-first, exclude_topics: [topic-003]}\n"
+        f"clusters:\n  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}', defaults: {{byte_tolerance: 0.3}}}}\n"
+    )
+    return f
+
+
+def test_every_clusters_yaml_planner_setting_reaches_plan_json(tmp_path: Path) -> None:
+    cfg = load_clusters(_clusters(tmp_path))
+    defaults = cfg.effective_defaults(cfg.clusters[0])
+    options = json.loads((Path(make_plan(_run(tmp_path), {}, defaults)) / "plan.json").read_text())["options"]
+    assert options["byte_tolerance"] == 0.3  # the cluster's own entry over the file's defaults
+    assert options["throttle_bytes_per_sec"] == 20 * 1048576
+    assert options["max_partitions_per_batch"] == 7 and options["max_moves_per_broker"] == 3
+    assert options["ordering"] == "large-first" and options["exclude_topics"] == ["topic-003"]
+
+
+def test_byte_tolerance_changes_the_plan(tmp_path: Path) -> None:
+    cfg = load_clusters(_clusters(tmp_path))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    tolerant = json.loads((Path(make_plan(_run(tmp_path / "a"), {}, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())
+    default = json.loads((Path(make_plan(_run(tmp_path / "b"), {})) / "plan.json").read_text())
+    assert tolerant["summary"]["targets"]["byte_tolerance"] == 0.3 and default["summary"]["targets"]["byte_tolerance"] == 0.1
+    assert tolerant["plan_hash"] != default["plan_hash"]
+
+
+def test_trigger_form_values_win_over_clusters_yaml(tmp_path: Path) -> None:
+    cfg = load_clusters(_clusters(tmp_path))
+    params = {"max_moves_per_broker": 4, "exclude_topics": [], "decommission_brokers": [5]}
+    options = json.loads((Path(make_plan(_run(tmp_path), params, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())["options"]
+    assert (options["max_moves_per_broker"], options["exclude_topics"], options["decommission_brokers"]) == (4, [], [5])
+    assert options["byte_tolerance"] == 0.3
+
+
+def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path) -> None:
+    run = _run(tmp_path, balanced=True)
+    assert needs_plan(run, {"decommission_brokers": []}) is False
+    assert needs_plan(run, {"decommission_brokers": [5]}) is False  # broker 5 of the sample holds nothing yet
+    assert needs_plan(run, {"decommission_brokers": [3]}) is True

@@ -61,6 +61,9 @@ CASES: list[tuple[str, ClusterSpec | None, dict[str, Any]]] = [
                                   replica_skew=1, leader_skew=0.2, seed=6), {}),
     ("5b-0r-rf1-1new", spec("o", brokers=5, racks=0, partitions=100, topics=5, replication_factor=1, new_brokers=1,
                             seed=7), {}),
+    # partitions with replicas on both leaving brokers: they leave one step at a time
+    ("6b-3r-decommission-two", spec("q", brokers=6, racks=3, partitions=60, topics=2, seed=9),
+     {"decommission_brokers": (4, 5)}),
     ("6b-2r-rf2-rf3", spec("p", brokers=6, racks=2, partitions=60, topics=3, replication_factor=2, replica_skew=1,
                            seed=8), {"replication_factor": 3}),
 ]

@@ -240,3 +240,13 @@ def test_replication_factor_change_adds_rack_safe_replicas(tmp_path: Path) -> No
     assert all(sorted(r) == [0, 1, 2] for r in final.values())
     assert m["summary"]["replica_moves"] == 3 == m["summary"]["lower_bounds"]["replica_moves"]
     assert m["options"]["replication_factor"] == 3
+
+
+def test_excluded_topic_leadership_counts_in_no_projected_imbalance() -> None:
+    """audit-0 is excluded and led by its second replica: the plan never elects it, and broker 0
+    is not reported over the threshold for it (the gate measures the same way)."""
+    snap = snapshot([0, 1], [part("audit", 0, [0, 1], leader=1, isr=[0, 1]), part("orders", 0, [1, 0])])
+    excluded = make_plan(snap, PlanOptions(exclude_topics=("audit",)))
+    assert excluded.elections == []
+    assert excluded.summary["leader_imbalance"]["brokers_over_threshold_after_election"] == []
+    assert make_plan(snap, PlanOptions()).elections == [("audit", 0)]

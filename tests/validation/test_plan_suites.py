@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kafka_rebalance.validation import validate_plan
-from tests.validation.plan_helper import dump, restamp, small_plan, small_plan_moves, small_snapshot
+from tests.validation.plan_helper import dump, restamp, small_plan, small_plan_moves, small_snapshot, write_plan
 
 RP = "reassignment_plan."
 PB = "projected_balance."
@@ -187,8 +187,8 @@ def test_plan_checked_against_another_snapshot(good_plan, tmp_path) -> None:
 # --------------------------------------------------------------------------- projected_balance
 
 
-def test_election_missing_leaves_leader_imbalance(good_plan) -> None:
-    plan, snapshot = good_plan
+def test_election_missing_leaves_leader_imbalance(tmp_path) -> None:
+    plan, snapshot = small_plan(tmp_path, exclude_topics=[])  # audit, led by its second replicas, is the plan's to fix
     election = load(plan / "election.json")
     election["partitions"] = [p for p in election["partitions"] if p["topic"] != "audit"]
     dump(plan / "election.json", election)
@@ -216,3 +216,99 @@ def test_swap_leaves_broker_bytes_worse_off(tmp_path) -> None:
     moves = small_plan_moves() + [[("orders", 0, [2, 1]), ("orders", 6, [0, 1])]]
     plan, snapshot = small_plan(tmp_path, moves=moves)
     assert failed(plan, snapshot) == {PB + "expect_broker_bytes_not_worse_off"}
+
+
+def test_excluded_topic_leadership_is_not_the_plans_to_fix(good_plan) -> None:
+    """audit is excluded and led by its second replicas: without its elections (the planner never
+    elects an excluded topic) broker 0 leads none of its preferred audit partition, and that is
+    still no failure of the plan."""
+    plan, snapshot = good_plan
+    election = load(plan / "election.json")
+    election["partitions"] = [p for p in election["partitions"] if p["topic"] != "audit"]
+    dump(plan / "election.json", election)
+    restamp(plan)
+    outcome = validate_plan(plan, snapshot)
+    assert outcome.status == "passed", outcome.report()
+
+
+# --------------------------------------------------------------------------- dead and decommissioned brokers
+
+
+def snapshot_file(tmp: Path, brokers: list[tuple[int, str | None, bool]], partitions: list[tuple[int, list[int], int]]) -> Path:
+    """brokers: (id, rack, alive); partitions of topic t: (partition, replicas, leader); ISR = the live replicas."""
+    alive = {b for b, _, up in brokers if up}
+    path = tmp / "snapshot.json"
+    dump(path, {
+        "cluster_id": "test-2", "captured_at": "2026-01-01T00:00:00Z", "controller": "kraft", "configs": {},
+        "brokers": [{"id": b, "rack": r, "alive": up, "configs": {}} for b, r, up in brokers],
+        "topics": {"t": {"configs": {}}},
+        "partitions": [{"topic": "t", "partition": p, "replicas": reps, "leader": leader,
+                        "isr": [b for b in reps if b in alive], "size_bytes": SIZE_T, "bytes_in_per_sec": 10.0}
+                       for p, reps, leader in partitions],
+    })
+    return path
+
+
+SIZE_T = 1_000_000
+# Brokers 2 and 3 leave. t-0 sits on both: with one new replica per partition and step it
+# needs two steps, and after the first its list [0, 3] still names broker 3.
+DECOMMISSION_BROKERS = [(0, None, True), (1, None, True), (2, None, True), (3, None, True)]
+DECOMMISSION_PARTS = [(0, [2, 3], 2), (1, [0, 1], 0), (2, [1, 0], 1), (3, [2, 0], 2)]
+DECOMMISSION_MOVES = [[("t", 0, [0, 3]), ("t", 3, [1, 0])], [("t", 0, [0, 1])]]
+
+
+def decommission_plan(tmp: Path, moves: list[list[Any]]) -> tuple[Path, Path]:
+    snapshot = snapshot_file(tmp, DECOMMISSION_BROKERS, DECOMMISSION_PARTS)
+    election = sorted({(t, p) for batch in moves for t, p, _ in batch})
+    return write_plan(tmp / "plan", snapshot, moves, election, decommission_brokers=[2, 3],
+                      max_new_replicas_per_partition=1), snapshot
+
+
+def test_decommission_two_replicas_of_one_partition_step_by_step_passes(tmp_path) -> None:
+    plan, snapshot = decommission_plan(tmp_path, DECOMMISSION_MOVES)
+    outcome = validate_plan(plan, snapshot)
+    assert outcome.status == "passed", outcome.report()
+
+
+def test_batch_adding_a_replica_onto_a_decommissioned_broker_fails(tmp_path) -> None:
+    moves = [[("t", 0, [0, 3]), ("t", 3, [3, 0])], [("t", 0, [0, 1]), ("t", 3, [1, 0])]]  # t-3 gains broker 3
+    plan, snapshot = decommission_plan(tmp_path, moves)
+    assert RP + "expect_target_brokers_eligible" in failed(plan, snapshot)
+    assert rows_of(plan, snapshot, RP + "expect_target_brokers_eligible") == [
+        "batch 001 t-3: replicas [3, 0]: broker 3 is being decommissioned but gets a new replica"]
+
+
+def test_batch_adding_a_replica_onto_a_dead_broker_fails(tmp_path) -> None:
+    brokers = [(0, None, True), (1, None, True), (2, None, True), (3, None, False)]
+    snapshot = snapshot_file(tmp_path, brokers, [(0, [0, 1], 0), (1, [1, 2], 1), (2, [2, 0], 2)])
+    plan = write_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 3])]], [("t", 0)])
+    assert rows_of(plan, snapshot, RP + "expect_target_brokers_eligible") == [
+        "batch 001 t-0: replicas [0, 3]: broker 3 is not alive but gets a new replica"]
+
+
+def test_decommissioned_broker_left_holding_a_replica_fails(tmp_path) -> None:
+    """Stopping after the first step leaves t-0 on broker 3: each batch alone is acceptable, the end state is not."""
+    plan, snapshot = decommission_plan(tmp_path, DECOMMISSION_MOVES[:1])
+    assert PB + "expect_leaving_brokers_emptied" in failed(plan, snapshot)
+    assert rows_of(plan, snapshot, PB + "expect_leaving_brokers_emptied") == [
+        "broker 3: still holds 1 replica(s) after the plan that it could have moved off"]
+
+
+# Rack c's only broker (3) is dead: RF 3 can span only racks a and b from now on.
+DEAD_RACK_BROKERS = [(0, "a", True), (1, "a", True), (2, "b", True), (3, "c", False)]
+DEAD_RACK_PARTS = [(0, [0, 2, 3], 0), (1, [1, 0, 2], 1), (2, [2, 3, 1], 2)]
+
+
+def test_rack_with_only_dead_brokers_is_not_required(tmp_path) -> None:
+    snapshot = snapshot_file(tmp_path, DEAD_RACK_BROKERS, DEAD_RACK_PARTS)
+    moves = [[("t", 0, [0, 2, 1]), ("t", 2, [2, 1, 0])]]
+    plan = write_plan(tmp_path / "plan", snapshot, moves, [("t", 0), ("t", 2)])
+    outcome = validate_plan(plan, snapshot)
+    assert outcome.status == "passed", outcome.report()
+
+
+def test_rack_spread_over_live_racks_is_still_required(tmp_path) -> None:
+    snapshot = snapshot_file(tmp_path, DEAD_RACK_BROKERS + [(4, "a", True)], DEAD_RACK_PARTS)
+    plan = write_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 1, 4])]], [("t", 0)])
+    assert rows_of(plan, snapshot, RP + "expect_partition_spread_over_min_rf_racks") == [
+        "batch 001 t-0: replicas [0, 1, 4] span 1 rack(s), need 2"]

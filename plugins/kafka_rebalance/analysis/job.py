@@ -186,7 +186,13 @@ def write_outputs(result: AnalysisResult, out: str | Path) -> tuple[Path, Path]:
     return metrics_path, summary_path
 
 
-def run(spark: SparkSession, snapshot: str | Path, out: str | Path, threshold_setting: float | None = None) -> AnalysisResult:
-    result = analyze(spark, snapshot, threshold_setting)
+def run(
+    spark: SparkSession,
+    snapshot: str | Path,
+    out: str | Path,
+    threshold_setting: float | None = None,
+    tolerances: Tolerances = Tolerances(),
+) -> AnalysisResult:
+    result = analyze(spark, snapshot, threshold_setting, tolerances)
     write_outputs(result, out)
     return result

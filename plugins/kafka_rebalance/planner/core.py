@@ -189,9 +189,13 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)
-    not_led = np.bincount(pref[final_leader != pref], minlength=state.n_brokers) if state.n_parts else after_pref
+    # Over the partitions the plan may touch, as the quality gate measures it: an excluded topic's
+    # leadership is never elected by the plan.
+    touchable = ~state.excluded
+    led_pref = np.bincount(pref[touchable], minlength=state.n_brokers)
+    not_led = np.bincount(pref[touchable & (final_leader != pref)], minlength=state.n_brokers)
     over_threshold = [
-        ids[b] for b in range(state.n_brokers) if after_pref[b] and not_led[b] / after_pref[b] > threshold / 100
+        ids[b] for b in range(state.n_brokers) if led_pref[b] and not_led[b] / led_pref[b] > threshold / 100
     ]
     summary: dict[str, Any] = {
         "replica_moves": replica_moves,

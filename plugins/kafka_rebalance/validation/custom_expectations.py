@@ -161,6 +161,13 @@ class ExpectBrokerPreferredLeaderCountWithinBounds(gxe.ExpectColumnValuesToBeBet
     description: str | None = "After the plan every eligible broker is the preferred leader of floor..ceil of the ideal partitions."
 
 
+class ExpectLeavingBrokersEmptied(gxe.ExpectColumnValuesToBeBetween):
+    """Movable replicas left on a dead or decommissioned broker after the plan == 0."""
+
+    column: str = "movable_replicas_after"
+    description: str | None = "After the plan no dead or decommissioned broker holds a replica the plan could have moved."
+
+
 class ExpectBrokerBytesNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
     """byte deviation after <= max(byte deviation before, tolerance)."""
 

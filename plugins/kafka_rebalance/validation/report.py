@@ -50,7 +50,8 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
     ),
     "expect_target_brokers_eligible": lambda r: (
         f"replicas {list(r['replicas'])}: "
-        + "; ".join(f"broker {b} is {r['_why'](b)}" for b in r["replicas"] if r["_why"](b))
+        + "; ".join(f"broker {b} is {r['_why'](b)} but gets a new replica" for b in r["replicas"]
+                    if r["_why"](b) and b not in set(r.get("replicas_before") or ()))
     ),
     "expect_partition_spread_over_min_rf_racks": lambda r: (
         f"replicas {list(r['replicas'])} span {r['racks_spanned']} rack(s), need {r['racks_required']}"
@@ -78,6 +79,9 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
     "expect_broker_preferred_leader_count_within_bounds": lambda r: (
         f"preferred leader of {r['preferred_after']} partitions after the plan (was {r['preferred_before']}), "
         f"bounds {r['_p']['preferred_floor']}..{r['_p']['preferred_ceil']}"
+    ),
+    "expect_leaving_brokers_emptied": lambda r: (
+        f"still holds {r['movable_replicas_after']} replica(s) after the plan that it could have moved off"
     ),
     "expect_broker_bytes_not_worse_off": lambda r: (
         f"{r['size_after']:,} bytes after the plan, {r['byte_deviation_after']:.1%} from the mean "

@@ -45,7 +45,7 @@ COLUMN_TYPES: dict[str, str] = {
     "byte_target": "double", "preferred_after": "bigint", "leaders_after": "bigint",
     "replica_count_before": "bigint", "preferred_before": "bigint", "imbalance_ratio_after": "double",
     "size_before": "bigint", "size_after": "bigint", "byte_deviation_before": "double",
-    "byte_deviation_after": "double", "byte_deviation_allowed": "double",
+    "byte_deviation_after": "double", "byte_deviation_allowed": "double", "movable_replicas_after": "bigint",
 }
 
 _PANDAS = {"bigint": "Int64", "double": "float64", "boolean": "boolean", "string": "object"}
@@ -58,6 +58,9 @@ class Table:
     suite: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
+    # Columns an expectation reads even when no row of their kind exists (an all-null column
+    # passes; a missing one is an error in GX).
+    declared: tuple[str, ...] = ()
 
     def add(self, kind: str, where: str, **values: Any) -> None:
         unknown = set(values) - set(COLUMN_TYPES)
@@ -68,7 +71,7 @@ class Table:
     @property
     def columns(self) -> list[str]:
         present = {k for r in self.rows for k in r}
-        return [c for c in COLUMN_TYPES if c in present or c in ("row", "kind", "where")]
+        return [c for c in COLUMN_TYPES if c in present or c in ("row", "kind", "where") or c in self.declared]
 
     def to_pandas(self) -> pd.DataFrame:
         cols = self.columns
@@ -140,7 +143,9 @@ def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     }
     eligible = plan_eligible(snap, plan)
     rack_of = snap.rack_of
-    racks = {r for r in rack_of.values() if r is not None}
+    # Only racks a replica can still be placed on: a rack whose brokers are all dead or
+    # being decommissioned cannot be required of any partition.
+    racks = {rack_of[b] for b in eligible if rack_of.get(b) is not None}
     wanted_rf = opts.get("replication_factor")
     state = {(p.topic, p.partition): p.replicas for p in snap.partitions}
     for batch in plan.batches:
@@ -155,7 +160,7 @@ def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
                 "move", f"{label} {m['topic']}-{m['partition']}", batch=batch.id, topic=m["topic"],
                 partition=m["partition"], replicas=new, replicas_before=None if before is None else list(before),
                 replica_count=len(new), rf_expected=rf_expected, in_snapshot=before is not None,
-                replicas_distinct=len(set(new)) == len(new), targets_eligible=all(b in eligible for b in new),
+                replicas_distinct=len(set(new)) == len(new), targets_eligible=_new_replicas_eligible(new, before, eligible),
                 racks_spanned=len({rack_of.get(b) for b in new if rack_of.get(b) is not None}) if racks else None,
                 racks_required=min(len(set(new)), len(racks)) if racks else None, moved_topic=m["topic"],
             )
@@ -171,6 +176,14 @@ def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     for path, recorded, actual in _file_hashes(snap, plan):
         t.add("file", path, path=path, recorded_sha256=recorded, actual_sha256=actual)
     return t
+
+
+def _new_replicas_eligible(new: list[int], before: tuple[int, ...] | None, eligible: set[int]) -> bool:
+    """Only replicas a batch ADDS must land on eligible brokers. A replica already on a
+    decommissioned broker may stay for a step: a partition with more replicas there than one
+    step may replace leaves it one step at a time (the projected suite checks it ends empty)."""
+    kept = set(before or ())
+    return all(b in eligible for b in new if b not in kept)
 
 
 def _rate(value: Any) -> float:
@@ -310,6 +323,11 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     bytes are measured against the same per-broker byte targets. Replicas of partitions
     no plan can move (excluded topics, no leader) that sit on dead or decommissioned
     brokers are load no eligible broker can take, so they count in no total.
+
+    Kafka's leader imbalance ratio is measured over the partitions the plan may touch: an
+    excluded topic's leadership is the operator's to keep, and no election of the plan changes it.
+    One more row per dead or decommissioned broker counts the replicas any plan could have
+    moved off it that are still there after the plan: it must be none.
     """
     eligible = sorted(plan_eligible(snap, plan))
     sizes = {(p.topic, p.partition): float(p.size_bytes or 0) for p in snap.partitions}
@@ -319,6 +337,9 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     stuck = _stuck(snap, plan)
     elig_set = set(eligible)
     stuck_away = _per_broker({k: s for k, s in after_state.items() if k in stuck}, sizes)
+    excluded = set(plan.options.get("exclude_topics") or [])
+    led = _per_broker({k: s for k, s in after_state.items() if k[0] not in excluded}, sizes)
+    movable_after = _per_broker({k: s for k, s in after_state.items() if k not in stuck}, sizes)["replicas"]
     n = len(eligible)
     tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
 
@@ -336,7 +357,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
         ranges = {b: (rep_lo, rep_hi) for b in eligible}
         mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
         byte_target = {b: mean for b in eligible}
-    t = Table("projected_balance")
+    t = Table("projected_balance", declared=("movable_replicas_after",))
     t.parameters = {
         "threshold_ratio": threshold(snap, plan) / 100,
         "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
@@ -353,6 +374,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
 
     for b in eligible:
         pref = after["preferred"][b]
+        pref_led = led["preferred"][b]
         lo, hi = ranges[b]
         replicas = after["replicas"][b]
         dev_before = dev(before["bytes"][b], byte_target[b] * scale)
@@ -361,11 +383,13 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             replicas_off_target=max(0, lo - replicas, replicas - hi), byte_target=byte_target[b],
             preferred_after=pref, leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
             preferred_before=before["preferred"][b],
-            imbalance_ratio_after=after["preferred_not_led"][b] / pref if pref else None,
+            imbalance_ratio_after=led["preferred_not_led"][b] / pref_led if pref_led else None,
             size_before=before["bytes"][b], size_after=after["bytes"][b], byte_deviation_before=dev_before,
             byte_deviation_after=dev(after["bytes"][b], byte_target[b]),
             # 1e-9: the same bytes must compare equal whatever the float rounding
             byte_deviation_allowed=max(dev_before, tolerance) + 1e-9,
         )
+    for b in sorted(snap.broker_ids - elig_set):
+        t.add("leaving_broker", f"broker {b}", broker_id=b, movable_replicas_after=movable_after[b])
     return t
 
