@@ -314,7 +314,7 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
         assert proc.returncode != 0, err[-2000:]
         ledger = json.loads((plan_dir / "ledger.json").read_text())
         text = json.dumps(ledger)
-        assert "cancel" in text or "stall" in text, text[:2000]
+        assert "cancel" in text or "stall" in text, text[:2000] + err[-2000:]
         assert not throttles_anywhere_live(kafka_sandbox, topic_prefix, skip=victim)
     finally:
         restarted = sandbox_cluster.restart_node(sandbox_cluster.read_sandbox(Path(kafka_sandbox.directory)), victim)

@@ -344,14 +344,29 @@ class Executor:
         last_left: dict[TP, int] = {}
         moved = 0.0
         rate_hint = batch.throttles.rate_bytes_per_sec
+        unreachable_since: float | None = None
         while True:
-            inflight = self.admin.list_reassignments()
+            try:
+                inflight = self.admin.list_reassignments()
+                sizes_of = sorted(tp for tp in pending if tp in inflight)
+                sizes = self.admin.replica_sizes(sizes_of) if sizes_of else {}
+            except ClusterError as exc:
+                # A broker dying (possibly the active controller) makes calls fail until the quorum
+                # elects a new controller and fences the dead broker: seconds, not a reason to abandon
+                # moves in flight with their throttles set. Keep polling; give up only after a stall's time.
+                now = self.admin.now()
+                unreachable_since = now if unreachable_since is None else unreachable_since
+                if now - unreachable_since >= s.stall_seconds:
+                    raise
+                self.progress(f"batch {batch.id}: cluster not answering ({exc}); retrying")
+                self.admin.sleep(s.poll_interval)
+                continue
+            unreachable_since = None
             now = self.admin.now()
             for tp in sorted(pending):
                 if tp not in inflight:
                     moved += last_left.pop(tp, 0)
                     pending.discard(tp)
-            sizes = self.admin.replica_sizes(sorted(pending)) if pending else {}
             left_total, stalled = 0, []
             for tp in sorted(pending):
                 r = inflight[tp]
