@@ -121,8 +121,7 @@ class LiveAdmin:
             for p in t["partitions"]:
                 all_ids.update(p["replica_nodes"])
         try:
-            with self._call("describe log dirs"):
-                log_dirs = self.client.describe_log_dirs(brokers=live_ids) if live_ids else []
+            log_dirs = self._log_dirs(None, live_ids) if live_ids else []
         except ClusterError as exc:
             # A broker without DescribeLogDirs (e.g. tansu): sizes stay unknown (None), never guessed.
             if "IncompatibleBrokerVersion" not in str(exc):
@@ -138,8 +137,26 @@ class LiveAdmin:
                             sizes[key] = max(sizes.get(key, 0), p["partition_size"])
         resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in live_ids]
         resources += [ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in topics]
-        with self._call("describe configs"):
-            configs = self.client.describe_configs(resources, config_filter="all") if resources else {}
+        try:
+            with self._call("describe configs"):
+                configs = self.client.describe_configs(resources, config_filter="all") if resources else {}
+        except ClusterError:
+            # Broker configs are served by each broker itself: one that was just killed (registered
+            # until its session times out) fails the whole call. Ask each on its own; a broker that
+            # does not answer is recorded as not alive, which is what it is to a rebalance.
+            configs = {"broker": {}, "topic": {}}
+            topic_resources = [r for r in resources if r.resource_type == ConfigResourceType.TOPIC]
+            if topic_resources:
+                with self._call("describe topic configs"):
+                    configs["topic"] = self.client.describe_configs(topic_resources, config_filter="all").get("topic", {})
+            for b in list(live_ids):
+                try:
+                    with self._call(f"describe broker {b} configs"):
+                        found = self.client.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(b))],
+                                                             config_filter="all")
+                    configs["broker"].update(found.get("broker", {}))
+                except ClusterError:
+                    live_ids.remove(b)
         broker_cfgs = configs.get("broker", {})
         topic_cfgs = configs.get("topic", {})
         cluster_configs: dict[str, str] = {}
@@ -220,27 +237,42 @@ class LiveAdmin:
             result = self.client.alter_partition_reassignments(request)
         return {TP(tp.topic, tp.partition): self._error_name(err) for tp, err in result.items()}
 
+    def _log_dirs(self, wanted: dict[str, list[int]] | None, brokers: list[int] | None) -> list[dict]:
+        """DescribeLogDirs of all (or the given) brokers, leaving out the ones that do not answer.
+
+        A broker that was just killed stays registered until its session times out (about 9 s),
+        and one unanswered broker fails the whole call: then each broker is asked on its own, so
+        a dead broker blinds neither the snapshot nor the executor to the others.
+        """
+        try:
+            with self._call("describe log dirs"):
+                return self.client.describe_log_dirs(topic_partitions=wanted, brokers=brokers)
+        except ClusterError as exc:
+            if "IncompatibleBrokerVersion" in str(exc):
+                raise
+        if brokers is None:
+            with self._call("describe cluster"):
+                brokers = sorted(b["broker_id"] for b in self.client.describe_cluster()["brokers"])
+        entries: list[dict] = []
+        answered = 0
+        for broker in brokers:
+            try:
+                with self._call(f"describe log dirs of broker {broker}"):
+                    entries += self.client.describe_log_dirs(topic_partitions=wanted, brokers=[broker])
+                answered += 1
+            except ClusterError:
+                continue
+        if brokers and not answered:
+            raise ClusterError(f"{self.settings.bootstrap_servers}: describe log dirs failed on every broker {brokers}")
+        return entries
+
     def replica_sizes(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], int]:
         wanted: dict[str, list[int]] = {}
         for tp in partitions:
             wanted.setdefault(tp.topic, []).append(tp.partition)
         if not wanted:
             return {}
-        try:
-            with self._call("describe log dirs"):
-                entries = self.client.describe_log_dirs(topic_partitions=wanted)
-        except ClusterError:
-            # One broker down (killed, or not yet fenced) must not blind the executor to the others:
-            # ask each registered broker on its own and leave out the ones that do not answer.
-            entries = []
-            with self._call("describe cluster"):
-                brokers = sorted(b["broker_id"] for b in self.client.describe_cluster()["brokers"])
-            for broker in brokers:
-                try:
-                    with self._call(f"describe log dirs of broker {broker}"):
-                        entries += self.client.describe_log_dirs(topic_partitions=wanted, brokers=[broker])
-                except ClusterError:
-                    continue
+        entries = self._log_dirs(wanted, None)
         out: dict[tuple[TP, int], int] = {}
         for entry in entries:
             for d in entry["log_dirs"]:
