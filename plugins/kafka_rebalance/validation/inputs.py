@@ -234,10 +234,10 @@ def read_plan(plan_dir: str | Path) -> RawPlan:
         raise ValidationInputError(f"{d}: plan directory does not exist")
     manifest = read_json(d / PLAN_FILE, plan_file=True)
     if not isinstance(manifest, dict):
-        raise ValidationInputError(f"{d / 'plan.json'}: top level must be a JSON object", True)
+        raise ValidationInputError(f"{d / PLAN_FILE}: top level must be a JSON object", True)
     for key, kind in (("options", dict), ("files", dict), ("batches", list)):
         if not isinstance(manifest.get(key), kind):
-            raise ValidationInputError(f"{d / 'plan.json'}: field '{key}' must be a JSON {kind.__name__.replace('dict', 'object')}", True)
+            raise ValidationInputError(f"{d / PLAN_FILE}: field '{key}' must be a JSON {kind.__name__.replace('dict', 'object')}", True)
     batches = []
     for bid in _batch_ids(d, manifest):
         base = d / BATCHES_DIR / bid
