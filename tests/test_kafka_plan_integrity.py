@@ -267,7 +267,15 @@ def test_completed_partitions_are_decided_per_partition_not_by_name_matching(tmp
     spare = brokers[2]
     # orders-1 moves normally; orders-10 names broker 999, which the cluster refuses.
     batch = {TP("orders", 1): (brokers[0], spare), TP("orders", 10): (brokers[0], 999)}
-    plan = load_plan(write_plan(tmp_path / "plan", snap, [batch]))
+    plan_dir = write_plan(tmp_path / "plan", snap, [batch])
+    # Kafka's tool would not throttle a broker that does not exist either: drop it from the throttles.
+    throttles = plan_dir / "batches/001/throttles.json"
+    _edit_json(throttles, lambda t: t["brokers"].pop("999"))
+    m = read_json(plan_dir / "plan.json")
+    m["files"]["batches/001/throttles.json"] = file_sha256(throttles)
+    (plan_dir / "plan.json").write_text(dump(seal(m)).decode())
+    judge(plan_dir, "passed")
+    plan = load_plan(plan_dir)
     result = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), ExecSettings(poll_interval=5)).run_batch("001")
     assert result.state == "failed"
     assert result.completed == ["orders-1"]  # "orders-10: ..." in the problems must not hide orders-1
