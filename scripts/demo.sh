@@ -59,7 +59,8 @@ v = json.loads((staged / "verification.json").read_text())
 print(f"plan            {staged}")
 print(f"                {s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}), "
       f"{s['bytes_moved'] / 2**20:,.0f} MiB, {len(m['batches'])} batches, estimated {s['estimated_seconds']:,.0f}s")
-print(f"validation      {m['validation']['status']}  -> {staged / 'validation' / 'result.json'}")
+verdict = json.loads((staged / "validation" / "verdict.json").read_text())
+print(f"validation      {verdict['status']} for plan {verdict['plan_hash'][:16]}  -> {staged / 'validation' / 'verdict.json'}")
 print(f"                Data Docs: {staged / 'validation' / 'data_docs' / 'index.html'}")
 print(f"verification    {v['status']}; brokers over threshold: {v['brokers_over_threshold'] or 'none'}; "
       f"throttles left: {v['throttles_left'] or 'none'}  -> {staged / 'verification.json'}")
