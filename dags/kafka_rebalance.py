@@ -42,6 +42,8 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
         "ordering": Param(d.ordering, enum=["small-first", "large-first", "under-replicated-first"], description="Which partitions move first"),
         "exclude_topics": Param(list(d.exclude_topics), type="array", items={"type": "string"}, description="Topics never touched"),
         "decommission_brokers": Param([], type="array", items={"type": "integer", "minimum": 0}, description="Broker ids to empty"),
+        "rearm": Param(False, type="boolean", description="Execute mode: run an identical, already executed plan again from its "
+                       "first batch. Its ledger is archived as ledger.N.json (kept, with who and when), never deleted"),
     }  # fmt: skip
 
 
@@ -128,7 +130,8 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
 
         @task
         def preflight(staged: dict, **ctx) -> dict:
-            return pipeline.preflight(cfg, cluster, staged["dir"], ctx["ti"].xcom_pull(task_ids="approve", key="decision"))
+            return pipeline.preflight(cfg, cluster, staged["dir"], ctx["ti"].xcom_pull(task_ids="approve", key="decision"),
+                                      rearm=bool(ctx["params"].get("rearm")), run_id=ctx["run_id"])
 
         @task
         def execute(staged: dict) -> str:

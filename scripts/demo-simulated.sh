@@ -45,29 +45,7 @@ wait "$APPROVER" || { echo "error: the approval was not answered" >&2; exit 1; }
 grep -E "\[kafka_rebalance\.(pipeline|kafka\.executor)\]|\[DAG TEST\] end task" "$LOG" \
   | sed -E 's/^[0-9T:.-]+Z \[[a-z ]+\] //; s/ +\[(kafka_rebalance|airflow)[^]]*\].*$//' | cut -c1-160 || true
 echo "== DAG run finished in $(( $(date +%s) - started ))s"
-python - "$KAFKA_REBALANCE_HOME" <<'PY'
-import json, sys
-from pathlib import Path
-root = Path(sys.argv[1])
-plans = sorted((root / "plans" / "demo-eu-1").glob("*/plan.json"), key=lambda p: p.stat().st_mtime)
-if not plans:
-    sys.exit("error: no staged plan found")
-staged = plans[-1].parent
-m = json.loads((staged / "plan.json").read_text())
-s = m["summary"]
-v = json.loads((staged / "verification.json").read_text())
-print(f"plan            {staged}")
-print(f"                {s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}), "
-      f"{s['bytes_moved'] / 2**20:,.0f} MiB, {len(m['batches'])} batches, estimated {s['estimated_seconds']:,.0f}s")
-print(f"validation      {m['validation']['status']}  -> {staged / 'validation' / 'result.json'}")
-print(f"                Data Docs: {staged / 'validation' / 'data_docs' / 'index.html'}")
-print(f"verification    {v['status']}; brokers over threshold: {v['brokers_over_threshold'] or 'none'}; "
-      f"throttles left: {v['throttles_left'] or 'none'}  -> {staged / 'verification.json'}")
-report = staged / "report.html"
-if report.exists():
-    print(f"report          {report}")
-print(f"final snapshot  {v['final_snapshot']}")
-PY
+python scripts/demo_summary.py "$KAFKA_REBALANCE_HOME" demo-eu-1
 echo
 echo "== The simulated cluster after the rebalance"
 kafka-rebalance describe --snapshot "$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['final_snapshot'])" "$(ls -t "$KAFKA_REBALANCE_HOME"/plans/demo-eu-1/*/verification.json | head -1)")"

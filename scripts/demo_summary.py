@@ -16,17 +16,20 @@ def main(root: Path, cluster: str) -> int:
     m = json.loads((staged / "plan.json").read_text())
     s = m["summary"]
     v = json.loads((staged / "verification.json").read_text())
-    validation = m.get("validation") or {}
-    result = staged / "validation" / "result.json"
-    status = validation.get("status") or (json.loads(result.read_text()).get("status") if result.exists() else "?")
+    from kafka_rebalance.plan_dir import VERDICT_FILE
+
+    verdict_path = staged / VERDICT_FILE
+    verdict = json.loads(verdict_path.read_text())
     print(f"plan            {staged}")
     print(f"                {s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}), "
           f"{s['bytes_moved'] / 2**20:,.0f} MiB, {len(m['batches'])} batches, estimated {s['estimated_seconds']:,.0f}s")
-    print(f"validation      {status}  -> {result}")
+    print(f"validation      {verdict['status']} for plan {verdict['plan_hash'][:16]}  -> {verdict_path}")
+    print(f"                Data Docs: {staged / 'validation' / 'data_docs' / 'index.html'}")
     print(f"verification    {v['status']}; brokers over threshold: {v['brokers_over_threshold'] or 'none'}; "
           f"throttles left: {v['throttles_left'] or 'none'}  -> {staged / 'verification.json'}")
     if (staged / "report.html").exists():
         print(f"report          {staged / 'report.html'}")
+    print(f"final snapshot  {v['final_snapshot']}")
     return 0
 
 

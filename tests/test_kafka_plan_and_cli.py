@@ -12,9 +12,10 @@ import pytest
 
 from kafka_rebalance.kafka.simulator import Simulator
 from kafka_rebalance.kafka.testserver import KafkaTestServer
-from kafka_rebalance.plan_manifest import PlanError, compute_plan_hash, load_plan
+from kafka_rebalance.plan_dir import seal
+from kafka_rebalance.plan_manifest import PlanError, load_plan
 from kafka_rebalance.snapshot import load_snapshot
-from tests.support.plans import move_one_replica, read_json, write_plan
+from tests.support.plans import judge, move_one_replica, read_json, write_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
@@ -32,12 +33,19 @@ def plan_dir(tmp_path):
     return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 4), move_one_replica(snap, 4, skip=4)])
 
 
-def test_plan_hash_is_sha256_of_canonical_snapshot_options_files(plan_dir):
+def test_plan_hash_is_sha256_of_the_canonical_field_digests(plan_dir):
     manifest = read_json(plan_dir / "plan.json")
     import hashlib
-    canonical = json.dumps({"snapshot_sha256": manifest["snapshot"]["sha256"], "options": manifest["options"],
-                            "files": manifest["files"]}, sort_keys=True, separators=(",", ":"))
-    assert manifest["plan_hash"] == hashlib.sha256(canonical.encode()).hexdigest()
+
+    def digest(value) -> str:  # noqa: ANN001 - the contract's words, independently of plan_dir
+        return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+    hashed = {k: v for k, v in manifest.items() if k not in ("plan_hash", "field_sha256")}
+    hashed["snapshot"] = {k: v for k, v in hashed["snapshot"].items() if k != "path"}
+    fields = {k: digest(v) for k, v in hashed.items()}
+    assert set(fields) == {"format_version", "tool_version", "cluster_id", "snapshot", "options", "files", "batches", "summary"}
+    assert manifest["field_sha256"] == fields
+    assert manifest["plan_hash"] == digest(fields)
     assert load_plan(plan_dir).plan_hash == manifest["plan_hash"]
 
 
@@ -54,12 +62,11 @@ def test_edited_manifest_is_refused_even_with_matching_file_hashes(plan_dir):
     manifest = read_json(plan_dir / "plan.json")
     manifest["options"]["throttle_bytes_per_sec"] = 1
     (plan_dir / "plan.json").write_text(json.dumps(manifest))
-    with pytest.raises(PlanError, match="plan_hash: recorded"):
+    with pytest.raises(PlanError, match="plan.json: options: changed since planning"):
         load_plan(plan_dir)
-    # Re-hashing the edit does not help: the approval names the old hash.
-    manifest["plan_hash"] = compute_plan_hash(manifest["snapshot"]["sha256"], manifest["options"], manifest["files"])
-    (plan_dir / "plan.json").write_text(json.dumps(manifest))
-    with pytest.raises(PlanError, match="validation approved a different plan"):
+    # Re-hashing the edit does not help: the verdict names the old hash.
+    (plan_dir / "plan.json").write_text(json.dumps(seal(manifest)))
+    with pytest.raises(PlanError, match="verdict.json: plan_hash: the verdict judged plan"):
         load_plan(plan_dir)
 
 
@@ -69,7 +76,8 @@ def test_plan_not_passed_is_refused(tmp_path, status):
     plan = write_plan(tmp_path / "p", snap, [move_one_replica(snap, 2)], status=status)
     r = _cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE))
     assert r.returncode == 2
-    assert f'validation.status is "{status}"' in r.stderr and "Traceback" not in r.stderr
+    expected = "missing; the plan was never validated" if status == "pending" else 'status is "failed"'
+    assert expected in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (plan / "simulator-state.json").exists()
 
 
@@ -147,10 +155,8 @@ def test_real_planned_plan_balances_the_simulated_cluster(tmp_path):
     plan_dir = tmp_path / "plan"
     r = _cli("plan", "--snapshot", str(snap_path), "--out", str(plan_dir))
     assert r.returncode == 0, r.stderr
-    # The quality gate's verdict (plan.json is outside the hashed files, as the contract says).
-    manifest = read_json(plan_dir / "plan.json")
-    manifest["validation"] = {"status": "passed", "plan_hash": manifest["plan_hash"], "result": "validation/result.json"}
-    (plan_dir / "plan.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    # Stands in for the quality gate's verdict (validation/verdict.json, beside plan.json).
+    judge(plan_dir, "passed")
     r = _cli("execute", "--plan", str(plan_dir), "--simulate", str(snap_path), "--final-snapshot", str(tmp_path / "after.json"))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["status"] == "complete"

@@ -17,15 +17,19 @@ from typing import Any
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.kafka.gather import gather_snapshot
-from kafka_rebalance.snapshot import load_snapshot, write_snapshot
-from kafka_rebalance.staging import (
-    REPORTS_URL_PREFIX,
+from kafka_rebalance.plan_dir import (
+    LEDGER_FILE,
+    REPORT_FILE,
+    RUNBOOK_FILE,
+    DATA_DOCS_DIR,
+    FINAL_SNAPSHOT_STEM,
+    VERIFICATION_FILE,
+    atomic_write_json,
     read_manifest,
-    record_decision,
-    run_dir,
-    simulated_state_dir,
-    stage_plan,
+    validation_status,
 )
+from kafka_rebalance.snapshot import load_snapshot, write_snapshot
+from kafka_rebalance.staging import REPORTS_URL_PREFIX, record_decision, run_dir, simulated_state_dir, stage_plan
 
 log = logging.getLogger("kafka_rebalance.pipeline")
 
@@ -247,16 +251,17 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
     )
     more = f"\n\n…and {len(manifest['batches']) - 20} more batches." if len(manifest["batches"]) > 20 else ""
     throttle = manifest["options"]["throttle_bytes_per_sec"] / MIB
-    validation = manifest.get("validation", {}).get("status", "unknown")
+    validation = validation_status(staged)
+    base = f"{REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}"
     return (
         f"**Plan {manifest['plan_hash'][:16]}** for cluster `{manifest['cluster_id']}` — validation **{validation}**\n\n"
         f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
         f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
         f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
-        f"- Report: [report.html]({REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}/report.html) · "
-        f"[Data Docs]({REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}/validation/data_docs/index.html) · "
-        f"[RUNBOOK.md]({REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}/RUNBOOK.md)\n"
+        f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
+        f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
+        f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"
         f"- Plan files: `{staged}`\n\n"
         f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
         "Approve to execute batch by batch (throttles are always restored); Reject keeps the plan as rejected."
@@ -298,14 +303,27 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
     from kafka_rebalance.kafka.executor import ExecSettings, Executor
     from kafka_rebalance.plan_manifest import load_plan
 
-    plan = load_plan(Path(staged_dir), require_passed=require_passed)
+    # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
+    plan = load_plan(Path(staged_dir), require_passed=require_passed, require_approval=require_passed)
     settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds)
     return Executor(plan, open_admin(cfg, cluster), settings, progress=log.info)
 
 
-def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None) -> dict:
-    """Record the approval; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
-    record_decision(Path(staged_dir), "approved", _responder(approval))
+def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
+              rearm: bool = False, run_id: str | None = None) -> dict:
+    """Record the approval; re-arm if asked; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
+    from kafka_rebalance.kafka.executor import rearm as rearm_plan
+    from kafka_rebalance.plan_manifest import load_plan
+
+    by = _responder(approval)
+    record_decision(Path(staged_dir), "approved", by)
+    if rearm:
+        admin = open_admin(cfg, cluster)
+        try:
+            out = rearm_plan(load_plan(Path(staged_dir), require_approval=True), admin, by=by, run=run_id, progress=log.info)
+        finally:
+            admin.close()
+        log.info("re-arm: %s", out)
     ex = _executor(cfg, cluster, staged_dir)
     try:
         checked = ex.preflight()
@@ -337,8 +355,6 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
 
 def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
     """Teardown: put back every throttle value a failed or killed batch left set."""
-    from kafka_rebalance.plan_manifest import LEDGER_FILE
-
     if not (Path(staged_dir) / LEDGER_FILE).exists():
         return "nothing executed"
     ex = _executor(cfg, cluster, staged_dir, require_passed=False)
@@ -372,12 +388,12 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
         final = ex.final_snapshot(None)
     finally:
         ex.admin.close()
-    final_path = _write_cluster_snapshot(final, Path(staged_dir), "final-snapshot")
+    final_path = _write_cluster_snapshot(final, Path(staged_dir), FINAL_SNAPSHOT_STEM)
     manifest = read_manifest(Path(staged_dir))
     threshold, source = threshold_percentage(final, manifest["options"].get("threshold_percentage"))
     loads = [b for b in broker_loads(final) if b.alive]
     over = [b.broker_id for b in loads if b.imbalance_ratio is not None and b.imbalance_ratio > threshold / 100]
-    ledger = json.loads(ex.ledger.path.read_text(encoding="utf-8")) if ex.ledger.path.exists() else {"batches": {}}
+    ledger = ex.ledger.data
     durations = [
         {"batch": b["id"], "estimated_seconds": b["estimated_seconds"],
          "actual_seconds": ledger["batches"].get(b["id"], {}).get("actual_seconds")}
@@ -392,8 +408,7 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
         "replicas_balanced": counts_balanced([b.replicas for b in loads]),
         "durations": durations,
     }
-    path = Path(staged_dir) / "verification.json"
-    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    path = atomic_write_json(Path(staged_dir) / VERIFICATION_FILE, report)
     log.info("final verification: %s; brokers over threshold: %s; durations: %s", verdict["status"], over, durations)
     if verdict["status"] != "complete":
         raise RebalanceError(f"final verification failed: {'; '.join(verdict['problems'][:10])}; see {path}")
@@ -422,7 +437,7 @@ def finish(run: Mapping[str, str], staged_dir: str | None, decision: Mapping[str
         record_decision(staged, "rejected", _responder(decision))
         out["outcome"] = "rejected: nothing executed"
     elif "Approve" in chosen:
-        verified = staged / "verification.json"
+        verified = staged / VERIFICATION_FILE
         out["outcome"] = "executed" if verified.exists() else "approved, execution did not finish"
         out["verification"] = str(verified) if verified.exists() else None
         if verified.exists():

@@ -30,12 +30,13 @@ from kafka_rebalance import report_charts as charts
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
+from kafka_rebalance.plan_dir import DATA_DOCS_DIR, PLAN_FILE, REPORT_FILE, VALIDATION_RESULT as _RESULT, PlanError
+from kafka_rebalance.plan_dir import atomic_write, plan_hash_of, read_validation_verdict
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.units import human_bytes, human_seconds
 
-REPORT_FILE = "report.html"
-DATA_DOCS = Path("validation") / "data_docs" / "index.html"
-VALIDATION_RESULT = Path("validation") / "result.json"
+DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
+VALIDATION_RESULT = Path(_RESULT)
 METRICS = ("replicas", "leaders", "preferred_leaders", "size_bytes")
 _TEMPLATES = Path(__file__).parent / "templates"
 
@@ -98,7 +99,7 @@ class PlanInfo:
 
 def read_plan(plan_dir: Path) -> PlanInfo:
     """The fields of plan.json the report draws, checked; anything else is ignored."""
-    src = plan_dir / "plan.json"
+    src = plan_dir / PLAN_FILE
     plan = _read_json(src, "plan manifest")
     if not isinstance(plan, dict):
         raise ReportError(f"{src}: expected a JSON object, got {type(plan).__name__}")
@@ -129,7 +130,17 @@ def read_plan(plan_dir: Path) -> PlanInfo:
             estimated_seconds=_number(b, "estimated_seconds", where, src),
             topics=_batch_topics(plan_dir, bid),
         ))
-    validation = plan.get("validation") if isinstance(plan.get("validation"), dict) else {}
+    try:
+        verdict = read_validation_verdict(plan_dir)
+        validation = {"status": verdict.status, "plan_hash": verdict.plan_hash} if verdict else {"status": "pending"}
+    except PlanError:
+        validation = {"status": "unreadable"}
+    try:
+        recomputed = plan_hash_of(plan)
+    except ValueError:
+        recomputed = ""
+    # The hash the plan really has: a verdict for an edited plan.json does not count as this plan's.
+    validation["for_this_plan"] = validation.get("plan_hash") == recomputed == plan.get("plan_hash")
     return PlanInfo(
         path=plan_dir, cluster_id=_field(plan, "cluster_id", "", src, str),
         plan_hash=_field(plan, "plan_hash", "", src, str), snapshot_sha256=_field(snap, "sha256", "snapshot.", src, str),
@@ -186,11 +197,11 @@ def actual_batch_times(ledger: Mapping[str, Any] | None, batch_ids: Sequence[str
 
 
 def read_validation(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
-    """What validate recorded: plan.json's verdict and, when present, result.json's suites."""
+    """What validate recorded: validation/verdict.json and, when present, result.json's suites."""
     status = str(plan.validation.get("status") or "pending")
     out: dict[str, Any] = {
         "status": status,
-        "for_this_plan": plan.validation.get("plan_hash") == plan.plan_hash,
+        "for_this_plan": bool(plan.validation.get("for_this_plan")),
         "suites": [],
         "failures": [],
     }
@@ -356,12 +367,12 @@ def write_report(
     if snapshot.fingerprint() != plan.snapshot_sha256:
         raise ReportError(
             f"{snapshot_path}: not the snapshot this plan was made from (fingerprint {snapshot.fingerprint()[:16]}…, "
-            f"{plan_dir / 'plan.json'} snapshot.sha256 {plan.snapshot_sha256[:16]}…)")
+            f"{plan_dir / PLAN_FILE} snapshot.sha256 {plan.snapshot_sha256[:16]}…)")
     final = load_snapshot(final_snapshot_path) if final_snapshot_path is not None else None
     out = Path(out_path) if out_path is not None else plan_dir / REPORT_FILE
     threshold = plan.options.get("threshold_percentage")
     if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
-        raise ReportError(f"{plan_dir / 'plan.json'}: options.threshold_percentage: expected a number, got {json.dumps(threshold)}")
+        raise ReportError(f"{plan_dir / PLAN_FILE}: options.threshold_percentage: expected a number, got {json.dumps(threshold)}")
     rows = broker_rows(snapshot, plan, final)
     actual = actual_batch_times(ledger, [b.id for b in plan.batches])
     docs = plan_dir / DATA_DOCS
@@ -378,5 +389,5 @@ def write_report(
         data_docs=Path(os.path.relpath(docs.resolve(), out.parent.resolve())).as_posix() if docs.is_file() else None,
         metrics=METRICS,
     )
-    out.write_text(page, encoding="utf-8")
+    atomic_write(out, page.encode("utf-8"))
     return out

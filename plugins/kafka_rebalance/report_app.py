@@ -17,6 +17,7 @@ from pathlib import Path
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 
+from kafka_rebalance.plan_dir import APPROVAL_FILE, PLAN_FILE, VERIFICATION_FILE, validation_status
 from kafka_rebalance.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
 
 app = FastAPI(title="kafka-rebalance plans and reports", docs_url=None, redoc_url=None)
@@ -45,17 +46,17 @@ def _json(path: Path) -> dict:
 def index() -> str:
     root = _plans_root()
     rows = []
-    manifests = sorted(root.glob("*/*/plan.json"), key=lambda p: p.stat().st_mtime, reverse=True) if root.exists() else []
+    manifests = sorted(root.glob(f"*/*/{PLAN_FILE}"), key=lambda p: p.stat().st_mtime, reverse=True) if root.exists() else []
     for manifest_path in manifests:
         plan = manifest_path.parent
         m = _json(manifest_path)
         s = m.get("summary", {})
-        decision = _json(plan / "approval.json").get("decision", "-")
-        verified = _json(plan / "verification.json").get("status", "-")
+        decision = _json(plan / APPROVAL_FILE).get("decision", "-")
+        verified = _json(plan / VERIFICATION_FILE).get("status", "-")
         link = f"{PREFIX}/plans/{html.escape(plan.parent.name)}/{html.escape(plan.name)}"
         rows.append(
             f"<tr><td>{html.escape(plan.parent.name)}</td><td><a href='{link}/report.html'>{html.escape(plan.name)}</a></td>"
-            f"<td>{s.get('replica_moves', '-')}</td><td>{m.get('validation', {}).get('status', '-')}</td>"
+            f"<td>{s.get('replica_moves', '-')}</td><td>{html.escape(validation_status(plan))}</td>"
             f"<td>{html.escape(str(decision))}</td><td>{html.escape(str(verified))}</td>"
             f"<td><a href='{link}/RUNBOOK.md'>runbook</a> · <a href='{link}/validation/data_docs/index.html'>data docs</a></td></tr>"
         )

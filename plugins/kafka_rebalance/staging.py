@@ -14,13 +14,13 @@ renames it into place, so a crash never leaves a half-staged plan that looks com
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.plan_dir import read_manifest, record_approval, verify_plan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # Where the Airflow plugin serves staged plans in the API server (report_app).
@@ -49,22 +49,10 @@ def simulated_state_dir(cluster_id: str, root: Path | None = None) -> Path:
     return path
 
 
-def read_manifest(plan_dir: Path) -> dict:
-    manifest = plan_dir / "plan.json"
-    if not manifest.exists():
-        raise RebalanceError(f"{plan_dir}: not a plan directory (no plan.json)")
-    try:
-        return json.loads(manifest.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RebalanceError(f"{manifest}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
-
-
 def stage_plan(plan_dir: Path, cluster_id: str, root: Path | None = None) -> Path:
     """Copy a validated plan to ``plans/<cluster>/<plan-hash-16>/``; idempotent, never overwrites."""
-    manifest = read_manifest(plan_dir)
-    plan_hash = manifest.get("plan_hash")
-    if not isinstance(plan_hash, str) or len(plan_hash) < 16:
-        raise RebalanceError(f"{plan_dir / 'plan.json'}: plan_hash missing or malformed: {plan_hash!r}")
+    # Only a plan that is exactly what was planned is staged, under the hash it really has.
+    manifest, plan_hash = verify_plan(plan_dir)
     target = (root or data_root()) / "plans" / cluster_id / plan_hash[:16]
     if target.exists():
         # Re-staging the same plan (a retried or re-triggered run) reuses it, including the
@@ -79,6 +67,7 @@ def stage_plan(plan_dir: Path, cluster_id: str, root: Path | None = None) -> Pat
     tmp = Path(tempfile.mkdtemp(prefix=f".{plan_hash[:16]}-", dir=target.parent))
     try:
         shutil.copytree(plan_dir, tmp, dirs_exist_ok=True)
+        os.sync()
         os.rename(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -88,16 +77,4 @@ def stage_plan(plan_dir: Path, cluster_id: str, root: Path | None = None) -> Pat
 
 def record_decision(staged: Path, decision: str, by: str, note: str = "") -> Path:
     """Write the human decision beside the staged plan, once: a second, different decision is refused."""
-    path = staged / "approval.json"
-    record = {"decision": decision, "by": by, "note": note, "plan_hash": read_manifest(staged).get("plan_hash")}
-    if path.exists():
-        existing = json.loads(path.read_text(encoding="utf-8"))
-        if existing.get("decision") != decision:
-            raise RebalanceError(
-                f"{path}: plan was already {existing.get('decision')} by {existing.get('by')}; not recording '{decision}'"
-            )
-        return path
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return record_approval(staged, decision, by, note)

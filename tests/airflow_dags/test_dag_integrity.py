@@ -37,14 +37,18 @@ def test_cluster_dag_trigger_form(dagbag) -> None:  # noqa: ANN001
     params = dag.params
     assert set(params.keys()) == {
         "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle_mb_per_sec",
-        "ordering", "exclude_topics", "decommission_brokers",
+        "ordering", "exclude_topics", "decommission_brokers", "rearm",
     }  # fmt: skip
+    # Re-arming (archive the ledger, run afresh) is an explicit choice, off unless asked for.
+    assert params["rearm"] is False
+    assert params.get_param("rearm").schema["type"] == "boolean"
     assert params.get_param("mode").schema["enum"] == ["dry-run", "execute"]
     # Each field refuses bad values (the REST trigger test shows the API refusing them too).
     from airflow.sdk.exceptions import ParamValidationError
 
     for name, bad in [("max_moves_per_broker", 0), ("mode", "yolo"), ("throttle_mb_per_sec", -5),
-                      ("ordering", "random"), ("decommission_brokers", ["x"]), ("threshold_percentage", 150)]:
+                      ("ordering", "random"), ("decommission_brokers", ["x"]), ("threshold_percentage", 150),
+                      ("rearm", "yes")]:
         with pytest.raises(ParamValidationError):
             params.get_param(name).resolve(bad)
     assert params.get_param("throttle_mb_per_sec").resolve(75) == 75

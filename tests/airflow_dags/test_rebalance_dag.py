@@ -81,7 +81,8 @@ def test_dry_run_stages_a_validated_plan(dagbag) -> None:  # noqa: ANN001
     assert states["approve"] == "skipped" and states["execute"] == "skipped"
     [staged] = staged_dirs("demo-dry")
     manifest = json.loads((staged / "plan.json").read_text())
-    assert manifest["validation"]["status"] == "passed"
+    verdict = json.loads((staged / "validation" / "verdict.json").read_text())
+    assert verdict["status"] == "passed" and verdict["plan_hash"] == manifest["plan_hash"]
     assert json.loads((staged / "validation" / "result.json").read_text())["status"] == "passed"
     assert (staged / "batches" / "001" / "reassignment.json").exists() and (staged / "RUNBOOK.md").exists()
     assert not (staged / "ledger.json").exists()

@@ -13,7 +13,7 @@ import pytest
 
 from kafka_rebalance.balance import Tolerances, bytes_balanced, counts_balanced
 from kafka_rebalance.generate import ClusterSpec, generate, generate_snapshot
-from kafka_rebalance.planner.files import plan_hash, sha256
+from kafka_rebalance.plan_dir import plan_hash_of, sha256_bytes as sha256
 from kafka_rebalance.planner.kafka_generate import generate_moves
 from kafka_rebalance.snapshot import write_snapshot
 from tests.planner._helpers import batches, final_assignment, part, plan_dir, read, snapshot
@@ -54,9 +54,10 @@ def test_manifest_hashes_every_file_and_the_plan_hash_recomputes(skewed, tmp_pat
     assert set(m["files"]) == set(on_disk) - {"plan.json"}
     for rel, digest in m["files"].items():
         assert sha256(on_disk[rel]) == digest
-    assert m["plan_hash"] == plan_hash(skewed.fingerprint(), m["options"], m["files"])
+    assert m["plan_hash"] == plan_hash_of(json.loads(on_disk["plan.json"]))
     assert m["snapshot"]["sha256"] == skewed.fingerprint()
-    assert m["validation"]["status"] == "pending"
+    # Verdicts live in their own files: a fresh plan has none, and plan.json has no verdict field.
+    assert "validation" not in m and not (tmp_path / "p" / "validation").exists()
     width = {len(b["id"]) for b in m["batches"]}
     assert width == {max(3, len(str(len(m["batches"]))))}
     kinds = [b["kind"] for b in m["batches"]]

@@ -1,7 +1,8 @@
 """Write contract-conforming plan directories (docs/PLAN_FORMAT.md) for executor tests.
 
 Stands in for the planner: the throttles follow the contract's rules, the hashes are
-computed by ``kafka_rebalance.plan_manifest`` exactly as the contract states.
+computed by ``kafka_rebalance.plan_dir`` exactly as the contract states. The validation
+verdict is written as if the gate had judged it (``status``), with a result.json to match.
 """
 
 from __future__ import annotations
@@ -10,8 +11,12 @@ import json
 from pathlib import Path
 
 from kafka_rebalance.kafka.admin import TP
-from kafka_rebalance.plan_manifest import batch_dir_name, compute_plan_hash, dump_json, file_sha256
+from kafka_rebalance.plan_dir import FORMAT_VERSION, batch_dir_name, dump, file_sha256, seal, write_validation_verdict
 from kafka_rebalance.snapshot import Snapshot
+
+
+def dump_text(value) -> str:  # noqa: ANN001
+    return dump(value).decode("utf-8")
 
 
 def _assignment_json(parts: dict[TP, tuple[int, ...]]) -> dict:
@@ -56,9 +61,9 @@ def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int,
         moved = sum(sizes[tp] * len(set(t) - set(before[tp])) for tp, t in targets.items())
         d = plan_dir / "batches" / bid
         d.mkdir(parents=True, exist_ok=True)
-        (d / "reassignment.json").write_text(dump_json(_assignment_json(targets)))
-        (d / "rollback.json").write_text(dump_json(_assignment_json(before)))
-        (d / "throttles.json").write_text(dump_json(throttles))
+        (d / "reassignment.json").write_text(dump_text(_assignment_json(targets)))
+        (d / "rollback.json").write_text(dump_text(_assignment_json(before)))
+        (d / "throttles.json").write_text(dump_text(throttles))
         for name in ("reassignment", "rollback", "throttles"):
             files[f"batches/{bid}/{name}.json"] = file_sha256(d / f"{name}.json")
         kind = "reorder" if all(set(t) == set(before[tp]) for tp, t in targets.items()) else "move"
@@ -67,21 +72,29 @@ def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int,
                      "estimated_seconds": round(moved / rate, 1)})
         current.update(targets)
     elect = sorted({tp for b in batches for tp in b})
-    (plan_dir / "election.json").write_text(dump_json({"partitions": [{"topic": t.topic, "partition": t.partition} for t in elect]}))
+    (plan_dir / "election.json").write_text(dump_text({"partitions": [{"topic": t.topic, "partition": t.partition} for t in elect]}))
     (plan_dir / "RUNBOOK.md").write_text("# Runbook\n\nkafka-rebalance execute --plan .\n")
     for name in ("election.json", "RUNBOOK.md"):
         files[name] = file_sha256(plan_dir / name)
     options = {"throttle_bytes_per_sec": rate, "election_batch_size": election_batch_size, "ordering": "small-first"}
     snap_sha = snap.fingerprint()
-    plan_hash = compute_plan_hash(snap_sha, options, files)
-    manifest = {
-        "format_version": 1, "tool_version": "0.1.0", "cluster_id": snap.cluster_id, "plan_hash": plan_hash,
+    manifest = seal({
+        "format_version": FORMAT_VERSION, "tool_version": "0.1.0", "cluster_id": snap.cluster_id,
         "snapshot": {"sha256": snap_sha, "captured_at": snap.captured_at, "path": "snapshot.json"},
         "options": options, "files": files, "batches": meta, "summary": {},
-        "validation": {"status": status, "plan_hash": plan_hash, "result": "validation/result.json"},
-    }
-    (plan_dir / "plan.json").write_text(dump_json(manifest))
+    })
+    (plan_dir / "plan.json").write_text(dump_text(manifest))
+    if status != "pending":
+        judge(plan_dir, status)
     return plan_dir
+
+
+def judge(plan_dir: Path, status: str, plan_hash: str | None = None) -> None:
+    """Record a validation verdict (and its result.json) for the plan as it is now, or for ``plan_hash``."""
+    judged = plan_hash or json.loads((plan_dir / "plan.json").read_text())["plan_hash"]
+    (plan_dir / "validation").mkdir(exist_ok=True)
+    (plan_dir / "validation" / "result.json").write_text(dump_text({"status": status, "plan_hash": judged, "suites": []}))
+    write_validation_verdict(plan_dir, status, judged)
 
 
 def move_one_replica(snap: Snapshot, count: int, skip: int = 0) -> dict[TP, tuple[int, ...]]:

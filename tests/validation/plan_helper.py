@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.plan_dir import FORMAT_VERSION, seal
 from kafka_rebalance.snapshot import load_snapshot
 
 DEFAULT_OPTIONS: dict[str, Any] = {
@@ -68,9 +69,7 @@ def restamp(plan_dir: Path) -> None:
     for f in sorted((plan_dir / "batches").rglob("*.json")):
         files[f.relative_to(plan_dir).as_posix()] = sha(f)
     manifest["files"] = dict(sorted(files.items()))
-    body = {"snapshot_sha256": manifest["snapshot"]["sha256"], "options": manifest["options"], "files": manifest["files"]}
-    manifest["plan_hash"] = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    dump(plan_dir / "plan.json", manifest)
+    dump(plan_dir / "plan.json", seal(manifest))
 
 
 def write_plan(plan_dir: Path, snapshot_path: Path, batches: list[list[Move]], election: list[tuple[str, int]],
@@ -95,10 +94,9 @@ def write_plan(plan_dir: Path, snapshot_path: Path, batches: list[list[Move]], e
     dump(plan_dir / "election.json", {"partitions": [{"topic": t, "partition": p} for t, p in sorted(election)]})
     (plan_dir / "RUNBOOK.md").write_text("# Runbook\n")
     dump(plan_dir / "plan.json", {
-        "format_version": 1, "tool_version": "0.1.0", "cluster_id": snap.cluster_id, "plan_hash": "",
+        "format_version": FORMAT_VERSION, "tool_version": "0.1.0", "cluster_id": snap.cluster_id,
         "snapshot": {"sha256": snap.fingerprint(), "captured_at": snap.captured_at, "path": str(snapshot_path)},
         "options": opts, "files": {}, "batches": summary_batches, "summary": {},
-        "validation": {"status": "pending", "plan_hash": None, "result": "validation/result.json"},
     })
     restamp(plan_dir)
     return plan_dir

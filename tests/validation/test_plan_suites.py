@@ -42,7 +42,7 @@ def set_replicas(index: int, replicas: list[int]):
 def failed(plan: Path, snapshot: Path) -> set[str]:
     outcome = validate_plan(plan, snapshot)
     assert outcome.status == "failed"
-    assert load(plan / "plan.json")["validation"]["status"] == "failed"
+    assert load(plan / "validation" / "verdict.json")["status"] == "failed"
     return outcome.failed_expectations()
 
 
@@ -58,7 +58,10 @@ def test_untouched_plan_passes_and_is_marked(good_plan) -> None:
     assert outcome.exit_code == 0
     assert [s["suite"] for s in outcome.suites] == ["snapshot", "reassignment_plan", "projected_balance"]
     manifest = load(plan / "plan.json")
-    assert manifest["validation"] == {"status": "passed", "plan_hash": manifest["plan_hash"], "result": "validation/result.json"}
+    verdict = load(plan / "validation" / "verdict.json")
+    assert {k: verdict[k] for k in ("status", "plan_hash", "result")} == {
+        "status": "passed", "plan_hash": manifest["plan_hash"], "result": "validation/result.json"}
+    assert "validation" not in manifest  # plan.json stays as planned
     result = load(plan / "validation" / "result.json")
     assert result["status"] == "passed"
     assert all(e["success"] for s in result["suites"] for e in s["expectations"])

@@ -159,7 +159,7 @@ def test_untouched_real_plan_passes(real_plan) -> None:
     plan, snapshot = real_plan
     outcome = validate_plan(plan, snapshot)
     assert outcome.status == "passed", outcome.report()
-    assert load(plan / "plan.json")["validation"]["status"] == "passed"
+    assert load(plan / "validation" / "verdict.json")["status"] == "passed"
 
 
 @pytest.mark.parametrize("corrupt, expectation", CASES, ids=[c[0].__name__ for c in CASES])
@@ -170,7 +170,7 @@ def test_real_plan_corruption_fails_by_name(real_plan, corrupt, expectation: str
     outcome = validate_plan(plan, snapshot)
     assert outcome.status == "failed"
     assert expectation in outcome.failed_expectations(), outcome.report()
-    assert load(plan / "plan.json")["validation"]["status"] == "failed"
+    assert load(plan / "validation" / "verdict.json")["status"] == "failed"
 
 
 def test_real_plan_edited_after_planning_fails_hash(real_plan) -> None:

@@ -39,7 +39,7 @@ def test_pass_then_fail_with_readable_report(tmp_path: Path) -> None:
     assert "FAILED reassignment_plan.expect_replica_list_without_repeats" in bad.stdout
     assert "batch 002 orders-4: replicas [0, 0] repeat broker 0" in bad.stdout
     assert "Traceback" not in bad.stdout + bad.stderr
-    assert json.loads((plan / "plan.json").read_text())["validation"]["status"] == "failed"
+    assert json.loads((plan / "validation" / "verdict.json").read_text())["status"] == "failed"
 
 
 def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(broken.stderr.strip().splitlines()) == 1
     assert "batches/001/reassignment.json: not valid JSON" in broken.stderr
     # the plan's own files are unusable: it is rejected, so it can never be executed
-    assert json.loads((plan / "plan.json").read_text())["validation"]["status"] == "failed"
+    assert json.loads((plan / "validation" / "verdict.json").read_text())["status"] == "failed"
 
     nodir = cli("--plan", str(tmp_path / "absent"), "--snapshot", str(snapshot))
     assert nodir.returncode == 2 and "plan directory does not exist" in nodir.stderr

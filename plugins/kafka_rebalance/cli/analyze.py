@@ -26,9 +26,12 @@ def analyze(
     from kafka_rebalance.analysis.summary import describe_cluster
     from kafka_rebalance.snapshot import snapshot_files
 
+    from kafka_rebalance.plan_dir import check_output
+
     # Cheap input checks before a JVM starts.
     check_threshold_setting(threshold_percentage)
     snapshot_files(snapshot)
+    check_output(out, "--out", inputs=[("--snapshot", snapshot)], directory=True)
     from pyspark.sql import SparkSession
 
     owned = SparkSession.getActiveSession() is None

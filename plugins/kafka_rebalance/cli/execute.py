@@ -10,11 +10,12 @@ import typer
 
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.kafka.admin import ClusterAdmin
-from kafka_rebalance.kafka.executor import ExecSettings, Executor, parse_batch_selection
-from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.kafka.executor import ExecSettings, Executor, parse_batch_selection, rearm as rearm_plan
+from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output
+from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
 
-SIM_STATE = "simulator-state.json"
+SIM_STATE = SIM_STATE_FILE
 
 PlanOpt = Annotated[Path, typer.Option("--plan", help="Plan directory (plan.json, batches/, election.json)")]
 BootstrapOpt = Annotated[Optional[str], typer.Option("--bootstrap-server", help="HOST:PORT of a broker")]
@@ -47,6 +48,13 @@ def open_admin(plan_dir: Path, bootstrap: str | None, command_config: Path | Non
     return LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)
 
 
+def _snapshot_inputs(plan: Plan, simulate: Path | None) -> list[tuple[str, Path | None]]:
+    """Snapshots an execute run was given or planned from: never overwritten by its output."""
+    planned = (plan.manifest.get("snapshot") or {}).get("path")
+    return [("--simulate snapshot", simulate),
+            ("snapshot the plan was made from", Path(planned) if isinstance(planned, str) and planned else None)]
+
+
 def _progress(line: str) -> None:
     stderr.print(line, markup=False, soft_wrap=True)
 
@@ -65,13 +73,21 @@ def execute(
     stall_seconds: Annotated[float, typer.Option(help="Cancel a move that made no progress for this long")] = 300.0,
     batch_timeout: Annotated[Optional[float], typer.Option(help="Seconds per batch before unfinished moves are cancelled")] = None,
     on_stall: Annotated[str, typer.Option(help="After cancelling a stalled move: continue or stop")] = "continue",
+    rearm: Annotated[bool, typer.Option("--rearm", help="Run the plan afresh: archive its ledger as ledger.N.json "
+                                        "(kept, with who and when) after restoring throttles it left set")] = False,
+    rearm_by: Annotated[Optional[str], typer.Option(help="Who re-arms, for the audit record (default: the OS user)")] = None,
 ) -> None:
     """Execute an approved plan: per batch throttle, submit, poll, verify, restore throttles; then elect leaders."""
     the_plan = load_plan(plan)
+    if final_snapshot is not None:
+        check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
+                     inputs=_snapshot_inputs(the_plan, simulate))
     selection = parse_batch_selection(batches, the_plan)
     settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
     admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
+        if rearm:
+            rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
         report = Executor(the_plan, admin, settings, _progress).run(selection, final_snapshot)
     finally:
         admin.close()
@@ -79,7 +95,7 @@ def execute(
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
     if report["status"] != "complete":
-        print(f"error: execution {report['status']}: see the batch report above and {plan / 'ledger.json'}", file=sys.stderr)
+        print(f"error: execution {report['status']}: see the batch report above and {plan / LEDGER_FILE}", file=sys.stderr)
         raise typer.Exit(1)
 
 

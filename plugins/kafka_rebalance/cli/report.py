@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from kafka_rebalance.cli._app import app, stderr
+from kafka_rebalance.plan_dir import LEDGER_FILE, REPORT_FILE, check_output, read_manifest
 
 
 def ledger_times(plan_dir: Path) -> dict[str, dict[str, float]] | None:
     """Batch start/finish on the executor's clock, from DIR/ledger.json when the plan ran."""
-    path = plan_dir / "ledger.json"
-    if not path.exists():
+    from kafka_rebalance.kafka.ledger import Ledger
+
+    if not (plan_dir / LEDGER_FILE).exists():
         return None
-    batches = json.loads(path.read_text(encoding="utf-8")).get("batches", {})
+    ledger = Ledger.open(plan_dir, read_manifest(plan_dir).get("plan_hash"))
+    number = (int, float)
     return {
         bid: {"started_at": e["started_clock"], "finished_at": e["started_clock"] + e["actual_seconds"]}
-        for bid, e in batches.items()
-        if e.get("started_clock") is not None and e.get("actual_seconds") is not None
+        for bid, e in ledger.data["batches"].items()
+        if isinstance(e.get("started_clock"), number) and isinstance(e.get("actual_seconds"), number)
     }
 
 
@@ -34,5 +36,7 @@ def report(
     """Write report.html: per-broker bars before/after with the threshold, batch timeline, bounds, validation."""
     from kafka_rebalance.report import write_report
 
+    inputs = [("--snapshot", snapshot), ("--final-snapshot", final_snapshot), ("ledger", plan / LEDGER_FILE)]
+    check_output(out if out is not None else plan / REPORT_FILE, "--out", may_write=(REPORT_FILE,), inputs=inputs)
     path = write_report(plan, snapshot, out_path=out, final_snapshot_path=final_snapshot, ledger=ledger_times(plan))
     stderr.print(f"wrote {path}")

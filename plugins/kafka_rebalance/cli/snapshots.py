@@ -13,6 +13,7 @@ from rich.table import Table
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr, stdout
 from kafka_rebalance.generate import ClusterSpec, generate
 from kafka_rebalance.metrics import broker_loads, threshold_percentage
+from kafka_rebalance.plan_dir import check_output
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.topics_describe import parse_rack_map, parse_topics_describe
 from kafka_rebalance.units import human_bytes
@@ -95,6 +96,7 @@ def generate_cluster(
         mean_partition_mb=mean_partition_mb, controller=controller,
         threshold_percentage=threshold_percentage, seed=seed,
     )
+    check_output(out, "--out")
     started = time.perf_counter()
     path = generate(spec, out)
     stderr.print(
@@ -111,6 +113,7 @@ def import_describe(
     rack_map: Annotated[Optional[Path], typer.Option(help="Broker racks: JSON {\"0\": \"rack-a\"} or '0 rack-a' lines")] = None,
 ) -> None:
     """Turn `kafka-topics.sh --describe` output into a snapshot."""
+    check_output(out, "--out", inputs=[("--input", None if str(input) == "-" else input), ("--rack-map", rack_map)])
     if str(input) == "-":
         text, source = sys.stdin.read(), "<stdin>"
     else:

@@ -20,11 +20,16 @@ def validate(
     """Run the snapshot, reassignment_plan and projected_balance suites; exit 0 pass, 1 fail, 2 unusable input.
 
     Writes PLAN/validation/result.json and Data Docs under PLAN/validation/data_docs/,
-    and records the verdict in plan.json (a failed plan can never be executed).
+    and records the verdict in PLAN/validation/verdict.json, naming the plan hash it judged
+    (a failed plan can never be executed).
     """
+    from kafka_rebalance.plan_dir import VALIDATION_DIR, check_output
     from kafka_rebalance.validation import validate_plan
 
     try:
+        # validate writes only PLAN/validation/; the snapshot it reads must not be one of those files.
+        check_output(plan / VALIDATION_DIR, "--plan", inputs=[("--snapshot", snapshot)], directory=True,
+                     may_write=(f"{VALIDATION_DIR}",))
         outcome = validate_plan(plan, snapshot, engine=engine)
     except RebalanceError as exc:
         fail(str(exc))

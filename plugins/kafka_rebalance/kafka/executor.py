@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,10 @@ from kafka_rebalance.kafka.ledger import (
     SUBMITTED,
     THROTTLED,
     THROTTLES_RECORDED,
+    CorruptLedger,
     Ledger,
+    archive_ledger,
+    rearm_record,
 )
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.snapshot import Snapshot, write_snapshot
@@ -76,6 +80,22 @@ class ExecSettings:
         if batch.estimated_seconds:
             return 3 * batch.estimated_seconds + 600
         return 6 * 3600.0
+
+
+class PartitionState(str, Enum):
+    """Where one partition of a batch ended up, decided per partition (never by matching messages)."""
+
+    AT_TARGET = "at_target"  # target replicas, full ISR, a leader
+    CANCELLED = "cancelled"  # its move was cancelled and it is back on its old replicas
+    REFUSED = "refused"  # the cluster refused the reassignment
+    NOT_AT_TARGET = "not_at_target"  # anything else: see the problem
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOutcome:
+    tp: TP
+    state: PartitionState
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -133,12 +153,13 @@ class Executor:
         admin: ClusterAdmin,
         settings: ExecSettings = ExecSettings(),
         progress: Callable[[str], None] | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.plan = plan
         self.admin = admin
         self.settings = settings
         self.progress = progress or (lambda line: None)
-        self.ledger = Ledger.open(plan.path, plan.plan_hash)
+        self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash)
 
     # ------------------------------------------------------------------ throttles
 
@@ -253,6 +274,22 @@ class Executor:
                 f"{len(foreign)} reassignment(s) not started by this plan are in flight ({shown}"
                 f"{', ...' if len(foreign) > 5 else ''}); wait for them, cancel them, or pass --additional")
 
+    def _refuse_moved_back(self, current: dict[TP, tuple[int, ...]], inflight: dict[TP, Reassignment]) -> None:
+        """The ledger says a batch finished, but its partitions are no longer where the plan put them."""
+        last: dict[TP, tuple[str, tuple[int, ...]]] = {}
+        for b in self.plan.batches:
+            for tp, target in b.targets.items():
+                last[tp] = (b.id, target)
+        moved = sorted(f"{tp} (batch {bid}: replicas {list(current.get(tp, ()))}, target {list(target)})"
+                       for tp, (bid, target) in last.items()
+                       if self.ledger.state(bid) == FINISHED and tp not in inflight and current.get(tp) != target)
+        if moved:
+            raise ExecutionRefused(
+                f"{self.ledger.path}: records finished batches whose partitions are no longer at their targets: "
+                + "; ".join(moved[:5]) + ("; ..." if len(moved) > 5 else "")
+                + "; the cluster moved since the plan ran. To run this plan again from the start, re-arm it "
+                  "(`execute --rearm`, or the DAG's rearm parameter); the old ledger is archived, not deleted")
+
     def preflight(self, batch_ids: Iterable[str] | None = None) -> dict[str, Any]:
         """Restore leftover throttles, then refuse if the cluster is not where the plan starts."""
         restored = self.restore_leftover_throttles()
@@ -262,6 +299,7 @@ class Executor:
         self._refuse_foreign(inflight)
         snap = self.admin.describe()
         current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
+        self._refuse_moved_back(current, inflight)
         problems = self._check_batches(todo, current, inflight)
         if problems:
             raise ExecutionRefused(
@@ -307,10 +345,9 @@ class Executor:
             errors = {tp: e for tp, e in self.admin.alter_reassignments(to_submit).items() if e}
             entry["state"] = SUBMITTED
             self.ledger.save()
-            for tp, err in sorted(errors.items()):
-                result.problems.append(f"{tp}: reassignment refused by the cluster ({err})")
             timed_out, stopped = self._poll(batch, set(batch.targets) - set(errors), result, start)
-            result.problems.extend(self._verify_batch(batch, set(result.cancelled) | set(errors)))
+            outcomes = self._verify_batch(batch, {TP(*_split(c)) for c in result.cancelled}, errors)
+            result.problems.extend(p for o in outcomes.values() for p in o.problems)
             ok = not result.problems and not timed_out and not (stopped and result.cancelled)
             result.state = FINISHED if ok else FAILED
         except BaseException:
@@ -323,9 +360,9 @@ class Executor:
             result.state = FAILED
             result.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         result.actual_seconds = round(self.admin.now() - start, 3)
-        done = set(batch.targets) - {TP(*_split(c)) for c in result.cancelled}
-        result.completed = sorted(str(tp) for tp in done if not any(str(tp) in p for p in result.problems))
+        result.completed = [str(tp) for tp, o in sorted(outcomes.items()) if o.state is PartitionState.AT_TARGET]
         entry.update(state=result.state, completed=result.completed, cancelled=result.cancelled, problems=result.problems,
+                     partition_states={str(tp): o.state.value for tp, o in sorted(outcomes.items())},
                      actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds)
         self.ledger.save()
         self.progress(
@@ -417,36 +454,46 @@ class Executor:
     # still show its old replicas for a second or two, so verification waits for the views to agree.
     METADATA_SETTLE_SECONDS = 15.0
 
-    def _verify_batch(self, batch: Batch, cancelled: set[TP] | set[str]) -> list[str]:
+    def _verify_batch(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
         deadline = self.admin.now() + self.METADATA_SETTLE_SECONDS
         while True:
-            problems = self._batch_problems(batch, cancelled)
-            if not problems or self.admin.now() >= deadline:
-                return problems
+            out = self._batch_outcomes(batch, cancelled, refused)
+            if not any(o.problems for o in out.values()) or self.admin.now() >= deadline:
+                return out
             self.admin.sleep(min(1.0, self.settings.poll_interval))
 
-    def _batch_problems(self, batch: Batch, cancelled: set[TP] | set[str]) -> list[str]:
+    def _batch_outcomes(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
+        """Each partition's state after the batch, with the problems that keep it from counting as done."""
         snap = self.admin.describe()
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         alive = {b.id for b in snap.brokers if b.alive}
-        cancelled_names = {str(c) for c in cancelled}
-        problems = []
+        out: dict[TP, PartitionOutcome] = {}
         for tp, target in sorted(batch.targets.items()):
             p = parts.get(tp)
+            before = batch.before[tp]
             if p is None:
-                problems.append(f"{tp}: disappeared during the batch")
-            elif str(tp) in cancelled_names:
-                if sorted(p.replicas) != sorted(batch.before[tp]):
-                    problems.append(f"{tp}: cancelled, but replicas are {list(p.replicas)}, not back to {list(batch.before[tp])}")
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: disappeared during the batch",))
+            elif tp in refused or tp in cancelled:
+                problems = [f"{tp}: reassignment refused by the cluster ({refused[tp]})"] if tp in refused else []
+                # Kafka's cancel restores the old replica set, not necessarily its order.
+                if sorted(p.replicas) != sorted(before):
+                    problems.append(f"{tp}: {'refused' if tp in refused else 'cancelled'}, but replicas are "
+                                    f"{list(p.replicas)}, not back to {list(before)}")
+                state = PartitionState.REFUSED if tp in refused else PartitionState.CANCELLED
+                out[tp] = PartitionOutcome(tp, state, tuple(problems))
             elif p.replicas != target:
-                problems.append(f"{tp}: replicas {list(p.replicas)} differ from the target {list(target)}")
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET,
+                                           (f"{tp}: replicas {list(p.replicas)} differ from the target {list(target)}",))
             elif not set(target) <= set(p.isr):
                 missing = sorted(set(target) - set(p.isr))
                 dead = [m for m in missing if m not in alive]
-                problems.append(f"{tp}: ISR {list(p.isr)} lacks {missing}" + (f" (broker(s) {dead} down)" if dead else ""))
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (
+                    f"{tp}: ISR {list(p.isr)} lacks {missing}" + (f" (broker(s) {dead} down)" if dead else ""),))
             elif p.leader == -1:
-                problems.append(f"{tp}: has no leader")
-        return problems
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: has no leader",))
+            else:
+                out[tp] = PartitionOutcome(tp, PartitionState.AT_TARGET)
+        return out
 
     # ------------------------------------------------------------------ after the batches
 
@@ -568,6 +615,38 @@ class Executor:
             "not_cancelled": {str(tp): outcome[tp] for tp in to_cancel if outcome.get(tp)},
             "restored_throttles_of": restored,
         }
+
+
+def rearm(plan: Plan, admin: ClusterAdmin, by: str | None = None, run: str | None = None,
+          progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the plan afresh: restore throttles the old ledger left set, archive it (ledger.<n>.json), start a new one.
+
+    Audited: the new ledger's ``rearms`` lists every re-arm (who, when, which archive, which run).
+    Idempotent per run: a run that already re-armed this plan does not archive its own ledger again.
+    """
+    say = progress or (lambda line: None)
+    old: Ledger | None = None
+    history: list[dict[str, Any]] = []
+    try:
+        old = Ledger.open(plan.path, plan.plan_hash)
+    except CorruptLedger as exc:
+        say(f"re-arm: {exc}; archiving it unread, its throttle values could not be restored automatically")
+    if old is not None:
+        history = list(old.data.get("rearms", []))
+        if run is not None and any(r.get("run") == run for r in history):
+            say(f"re-arm: already done by run {run}; keeping its ledger")
+            return {"rearmed": False, "archived_as": None, "reason": "already re-armed by this run"}
+        if not old.path.exists():
+            return {"rearmed": False, "archived_as": None, "reason": "nothing ran yet"}
+        Executor(plan, admin, ExecSettings(), say, ledger=old).restore_leftover_throttles()
+    archived = archive_ledger(plan.path)
+    record = rearm_record(by, archived, run, "re-armed: run the plan afresh from its first batch")
+    fresh = Ledger.fresh(plan.path, plan.plan_hash)
+    fresh.data["rearms"] = [*history, record]
+    fresh.event(f"re-armed by {record['by']} at {record['at']}; previous ledger kept as {record['archived_as']}")
+    fresh.save()
+    say(f"re-armed plan {plan.plan_hash[:16]}: previous ledger kept as {record['archived_as']}")
+    return {"rearmed": True, **record}
 
 
 def _split(name: str) -> tuple[str, int]:

@@ -1,24 +1,54 @@
 """``ledger.json`` in the plan directory: what the executor set and what finished.
 
-Written atomically (temp file + rename) after every step, so a run killed at any
-moment leaves a ledger that tells the next run which throttle values to put back
-and which batches are done.
+Written atomically (temp file + fsync + rename) after every step, so a run killed at
+any moment leaves a ledger that tells the next run which throttle values to put back
+and which batches are done. A ledger is never deleted: re-arming a plan (running it
+afresh) archives it as ``ledger.<n>.json`` and records who did it and when.
 """
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
-import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.plan_manifest import LEDGER_FILE, PlanError
+from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanError, atomic_write_json, read_json
 
 LEDGER_VERSION = 1
 # Batch states, in the order a batch goes through them.
 PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED = (
     "pending", "throttles_recorded", "throttled", "submitted", "finished", "failed", "cancelled")
+STATES = (PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED)
+
+
+class CorruptLedger(PlanError):
+    """ledger.json exists but cannot be trusted; it is kept as it is."""
+
+
+def _corrupt(path: Path, detail: str) -> CorruptLedger:
+    return CorruptLedger(
+        f"{path}: corrupt ledger ({detail}); it records throttle values to restore, so it is kept: compare the "
+        "throttle configs it lists with the cluster's, then run afresh with `execute --rearm` (archives it as ledger.N.json)")
+
+
+def _check(path: Path, data: Any, plan_hash: str) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise _corrupt(path, "top level is not an object")
+    if data.get("plan_hash") != plan_hash:
+        raise PlanError(f"{path}: plan_hash: the ledger belongs to plan {data.get('plan_hash')}, not {plan_hash}")
+    for key, kind in (("batches", dict), ("elections", dict), ("events", list), ("rearms", list)):
+        if not isinstance(data.setdefault(key, kind()), kind):
+            raise _corrupt(path, f"{key} is not a{'n object' if kind is dict else ' list'}")
+    for bid, entry in data["batches"].items():
+        if not isinstance(entry, dict) or entry.get("state", PENDING) not in STATES:
+            raise _corrupt(path, f"batches.{bid}.state is {json.dumps(entry.get('state') if isinstance(entry, dict) else entry)}")
+        before = entry.get("throttles_before")
+        if before is not None and not (isinstance(before, dict) and all(isinstance(before.get(k, {}), dict) for k in ("brokers", "topics"))):
+            raise _corrupt(path, f"batches.{bid}.throttles_before is not the recorded broker and topic configs")
+    return data
 
 
 class Ledger:
@@ -27,31 +57,23 @@ class Ledger:
         self.data = data
 
     @classmethod
+    def fresh(cls, plan_dir: Path, plan_hash: str) -> Ledger:
+        return cls(Path(plan_dir) / LEDGER_FILE,
+                   {"version": LEDGER_VERSION, "plan_hash": plan_hash, "batches": {}, "elections": {}, "events": [], "rearms": []})
+
+    @classmethod
     def open(cls, plan_dir: Path, plan_hash: str) -> Ledger:
-        path = plan_dir / LEDGER_FILE
+        path = Path(plan_dir) / LEDGER_FILE
         if not path.exists():
-            return cls(path, {"version": LEDGER_VERSION, "plan_hash": plan_hash, "batches": {}, "elections": {}, "events": []})
+            return cls.fresh(plan_dir, plan_hash)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise PlanError(f"{path}: unreadable ledger ({exc}); it records throttles to restore, so fix it rather than delete it") from None
-        if not isinstance(data, dict) or data.get("plan_hash") != plan_hash:
-            raise PlanError(
-                f"{path}: plan_hash: the ledger belongs to plan {data.get('plan_hash') if isinstance(data, dict) else '?'}, "
-                f"not {plan_hash}")
-        data.setdefault("batches", {})
-        data.setdefault("elections", {})
-        data.setdefault("events", [])
-        return cls(path, data)
+            data = read_json(path, "ledger")
+        except PlanError as exc:
+            raise _corrupt(path, str(exc).removeprefix(f"{path}: ")) from None
+        return cls(path, _check(path, data, plan_hash))
 
     def save(self) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".ledger.", suffix=".tmp", dir=self.path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(self.data, fh, sort_keys=True, indent=2)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+        atomic_write_json(self.path, self.data)
 
     def batch(self, batch_id: str) -> dict[str, Any]:
         return self.data["batches"].setdefault(batch_id, {"state": PENDING})
@@ -65,3 +87,38 @@ class Ledger:
     def unrestored(self) -> list[str]:
         """Batches whose recorded throttle values have not been written back yet."""
         return sorted(b for b, v in self.data["batches"].items() if v.get("throttles_before") is not None and not v.get("throttles_restored"))
+
+
+def archive_ledger(plan_dir: Path) -> Path | None:
+    """Move ledger.json to the first free ledger.<n>.json (never over an existing one); None if there is none."""
+    path = Path(plan_dir) / LEDGER_FILE
+    if not path.exists():
+        return None
+    n = 1
+    while True:
+        archived = Path(plan_dir) / LEDGER_ARCHIVE.format(n=n)
+        try:
+            os.link(path, archived)  # fails if the name is taken: an archive is never overwritten
+        except FileExistsError:
+            n += 1
+            continue
+        break
+    os.unlink(path)
+    return archived
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def rearm_record(by: str | None, archived: Path | None, run: str | None, reason: str) -> dict[str, Any]:
+    return {
+        "by": by or _user(),
+        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "archived_as": archived.name if archived else None,
+        "run": run,
+        "reason": reason,
+    }

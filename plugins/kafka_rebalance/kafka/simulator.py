@@ -490,11 +490,20 @@ def write_state(sim: Simulator, path: Path) -> None:
 
 
 def read_state(path: Path) -> Simulator:
+    what_to_do = ("it is only the simulated cluster, so delete it to start the simulation again from the snapshot "
+                  "(the plan's ledger then no longer matches: re-arm the plan)")
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RebalanceError(f"{path}: unreadable simulator state: {exc}") from None
-    return Simulator.from_state(raw, str(path))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise RebalanceError(f"{path}: corrupt simulator state ({type(exc).__name__}: {exc}); {what_to_do}") from None
+    if not isinstance(raw, dict):
+        raise RebalanceError(f"{path}: corrupt simulator state (top level is not an object); {what_to_do}")
+    try:
+        return Simulator.from_state(raw, str(path))
+    except RebalanceError as exc:
+        raise RebalanceError(f"{path}: corrupt simulator state ({str(exc).removeprefix(f'{path}: ')}); {what_to_do}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise RebalanceError(f"{path}: corrupt simulator state ({type(exc).__name__}: {exc}); {what_to_do}") from None
 
 
 class SimAdmin:

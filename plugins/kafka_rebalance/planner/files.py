@@ -8,8 +8,6 @@ unless it already holds this very plan (same plan hash, every file byte-identica
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import tempfile
@@ -18,83 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance import __version__
+from kafka_rebalance.plan_dir import (
+    ELECTION_FILE,
+    FORMAT_VERSION,
+    PLAN_FILE,
+    RUNBOOK_FILE,
+    PlanError as PlanDirError,
+    batch_file,
+    dump,
+    enclosing_plan_dir,
+    read_manifest,
+    seal,
+    sha256_bytes,
+)
 from kafka_rebalance.planner import runbook
 from kafka_rebalance.planner.core import Plan
 from kafka_rebalance.planner.errors import PlanError
-
-FORMAT_VERSION = 1
-
-
-def dump(value: Any) -> bytes:
-    """``json.dumps(value, sort_keys=True, indent=2) + "\\n"``, byte for byte, but faster.
-
-    json's indenting encoder is pure Python; this one hands every scalar to json's C
-    encoder and only does the layout itself (tests compare both on whole plans).
-    """
-    out: list[str] = []
-    _layout(value, "", out)
-    out.append("\n")
-    return "".join(out).encode("utf-8")
-
-
-_float = json.JSONEncoder().encode
-
-
-def _scalar(v: Any) -> str:
-    if isinstance(v, str):
-        return encode_basestring_ascii(v)
-    if v is None:
-        return "null"
-    if v is True:
-        return "true"
-    if v is False:
-        return "false"
-    if isinstance(v, int):
-        return int.__repr__(v)
-    return _float(v)
-
-
-def _layout(value: Any, pad: str, out: list[str]) -> None:
-    if isinstance(value, dict):
-        if not value:
-            out.append("{}")
-            return
-        inner = pad + "  "
-        out.append("{")
-        first = True
-        for key in sorted(value):
-            out.append("\n" + inner if first else ",\n" + inner)
-            first = False
-            out.append(_scalar(key if isinstance(key, str) else str(key)))
-            out.append(": ")
-            _layout(value[key], inner, out)
-        out.append("\n" + pad + "}")
-    elif isinstance(value, (list, tuple)):
-        if not value:
-            out.append("[]")
-            return
-        inner = pad + "  "
-        out.append("[")
-        first = True
-        for item in value:
-            out.append("\n" + inner if first else ",\n" + inner)
-            first = False
-            _layout(item, inner, out)
-        out.append("\n" + pad + "]")
-    else:
-        out.append(_scalar(value))
-
-
-def canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode("utf-8")
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def plan_hash(snapshot_sha256: str, options: dict[str, Any], files: dict[str, str]) -> str:
-    return sha256(canonical({"snapshot_sha256": snapshot_sha256, "options": options, "files": files}))
 
 
 def _entries(steps, which: str) -> dict[str, Any]:  # noqa: ANN001
@@ -140,9 +77,9 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
     batch_rows = []
     for n, (batch, throttles) in enumerate(zip(plan.batches, plan.throttles), start=1):
         bid = f"{n:0{width}d}"
-        files[f"batches/{bid}/reassignment.json"] = reassignment_bytes(batch.steps, "after")
-        files[f"batches/{bid}/rollback.json"] = reassignment_bytes(batch.steps, "before")
-        files[f"batches/{bid}/throttles.json"] = dump(throttles)
+        files[batch_file(bid, "reassignment")] = reassignment_bytes(batch.steps, "after")
+        files[batch_file(bid, "rollback")] = reassignment_bytes(batch.steps, "before")
+        files[batch_file(bid, "throttles")] = dump(throttles)
         batch_rows.append(
             {
                 "id": bid,
@@ -153,7 +90,7 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
                 "estimated_seconds": round(batch.seconds, 1),
             }
         )
-    files["election.json"] = dump({"partitions": [{"topic": t, "partition": p} for t, p in plan.elections]})
+    files[ELECTION_FILE] = dump({"partitions": [{"topic": t, "partition": p} for t, p in plan.elections]})
     snap = plan.snapshot
     manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
@@ -164,24 +101,23 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
         "batches": batch_rows,
         "summary": plan.summary,
     }
-    files["RUNBOOK.md"] = runbook.render(manifest, len(plan.elections)).encode("utf-8")
-    hashes = {path: sha256(data) for path, data in sorted(files.items())}
-    manifest["files"] = hashes
-    manifest["plan_hash"] = plan_hash(manifest["snapshot"]["sha256"], manifest["options"], hashes)
-    manifest["validation"] = {"status": "pending", "plan_hash": None, "result": None}
-    files["plan.json"] = dump(manifest)
+    files[RUNBOOK_FILE] = runbook.render(manifest, len(plan.elections)).encode("utf-8")
+    # Every file listed here is covered by the plan hash, whatever a later format adds.
+    manifest["files"] = {path: sha256_bytes(data) for path, data in sorted(files.items())}
+    seal(manifest)
+    files[PLAN_FILE] = dump(manifest)
     return files, manifest
 
 
 def _holds_same_plan(out: Path, manifest: dict[str, Any], files: dict[str, bytes]) -> bool:
     try:
-        existing = json.loads((out / "plan.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        existing = read_manifest(out)
+    except PlanDirError:
         return False
-    if not isinstance(existing, dict) or existing.get("plan_hash") != manifest["plan_hash"]:
+    if existing.get("plan_hash") != manifest["plan_hash"]:
         return False
     for path, data in files.items():
-        if path == "plan.json":  # validation may have recorded its verdict there
+        if path == PLAN_FILE:  # same hash: differs at most in the unhashed snapshot.path
             continue
         target = out / path
         if not target.is_file() or target.read_bytes() != data:
@@ -195,6 +131,9 @@ def write_plan(plan: Plan, out: str | Path, snapshot_path: str) -> tuple[dict[st
     files, manifest = render(plan, snapshot_path)
     if out.exists() and not out.is_dir():
         raise PlanError(f"--out {out}: exists and is not a directory")
+    inside = enclosing_plan_dir(out.resolve().parent)
+    if inside is not None:
+        raise PlanError(f"--out {out}: inside plan directory {inside}; a plan is never written into another plan's directory")
     if out.is_dir() and any(out.iterdir()):
         if _holds_same_plan(out, manifest, files):
             return manifest, "unchanged"
@@ -210,6 +149,8 @@ def write_plan(plan: Plan, out: str | Path, snapshot_path: str) -> tuple[dict[st
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         os.chmod(tmp, 0o755)
+        # One sync for thousands of batch files; the rename below then publishes a complete plan.
+        os.sync()
         if out.is_dir():
             out.rmdir()  # empty: checked above
         os.rename(tmp, out)

@@ -10,13 +10,13 @@ which the CLI prints as one line and exit code 2.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, file_sha256
 from kafka_rebalance.snapshot import PARQUET_META_KEY
 
 
@@ -46,7 +46,7 @@ def read_json(path: Path, plan_file: bool = False) -> Any:
 def sha256_file(path: Path) -> str | None:
     if not path.is_file():
         return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return file_sha256(path)
 
 
 # --------------------------------------------------------------------------- snapshot
@@ -220,9 +220,9 @@ class RawPlan:
 
 
 def _batch_ids(plan_dir: Path, manifest: dict[str, Any]) -> list[str]:
-    on_disk = {d.name for d in (plan_dir / "batches").iterdir() if d.is_dir()} if (plan_dir / "batches").is_dir() else set()
+    on_disk = {d.name for d in (plan_dir / BATCHES_DIR).iterdir() if d.is_dir()} if (plan_dir / BATCHES_DIR).is_dir() else set()
     listed = {str(b.get("id")) for b in manifest.get("batches") or [] if isinstance(b, dict)}
-    bad = sorted(i for i in on_disk | listed if not i.isdigit())
+    bad = sorted(i for i in on_disk | listed if not (i.isascii() and i.isdigit()))
     if bad:
         raise ValidationInputError(f"{plan_dir}/batches: batch id {bad[0]!r} is not a number", True)
     return sorted(on_disk | listed, key=lambda i: (int(i), i))
@@ -232,15 +232,15 @@ def read_plan(plan_dir: str | Path) -> RawPlan:
     d = Path(plan_dir)
     if not d.is_dir():
         raise ValidationInputError(f"{d}: plan directory does not exist")
-    manifest = read_json(d / "plan.json", plan_file=True)
+    manifest = read_json(d / PLAN_FILE, plan_file=True)
     if not isinstance(manifest, dict):
-        raise ValidationInputError(f"{d / 'plan.json'}: top level must be a JSON object", True)
+        raise ValidationInputError(f"{d / PLAN_FILE}: top level must be a JSON object", True)
     for key, kind in (("options", dict), ("files", dict), ("batches", list)):
         if not isinstance(manifest.get(key), kind):
-            raise ValidationInputError(f"{d / 'plan.json'}: field '{key}' must be a JSON {kind.__name__.replace('dict', 'object')}", True)
+            raise ValidationInputError(f"{d / PLAN_FILE}: field '{key}' must be a JSON {kind.__name__.replace('dict', 'object')}", True)
     batches = []
     for bid in _batch_ids(d, manifest):
-        base = d / "batches" / bid
+        base = d / BATCHES_DIR / bid
         reassignment = read_json(base / "reassignment.json", plan_file=True)
         moves = reassignment.get("partitions") if isinstance(reassignment, dict) else None
         if not isinstance(moves, list) or not all(isinstance(m, dict) for m in moves):
@@ -255,7 +255,7 @@ def read_plan(plan_dir: str | Path) -> RawPlan:
         if not isinstance(throttles, dict):
             raise ValidationInputError(f"{base / 'throttles.json'}: top level must be a JSON object", True)
         batches.append(Batch(bid, moves, throttles))
-    election_raw = read_json(d / "election.json", plan_file=True)
+    election_raw = read_json(d / ELECTION_FILE, plan_file=True)
     parts = election_raw.get("partitions") if isinstance(election_raw, dict) else None
     if not isinstance(parts, list) or not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and _is_int(p.get("partition")) for p in parts):
         raise ValidationInputError(f"{d / 'election.json'}: 'partitions' must be a list of {{\"topic\", \"partition\"}}", True)

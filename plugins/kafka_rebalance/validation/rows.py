@@ -24,6 +24,7 @@ import pandas as pd
 
 from kafka_rebalance.balance import count_bounds, placement_targets
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
+from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, plan_hash_of
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, sha256_file
 
@@ -206,19 +207,18 @@ def _throttle_rates(throttles: dict[str, Any]) -> list[tuple[str, float]]:
     return out
 
 
-def plan_hash(manifest: dict[str, Any]) -> str:
-    import hashlib
-
-    body = {"snapshot_sha256": (manifest.get("snapshot") or {}).get("sha256"), "options": manifest.get("options"),
-            "files": manifest.get("files")}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+def plan_hash(manifest: dict[str, Any]) -> str | None:
+    try:
+        return plan_hash_of(manifest)
+    except ValueError:
+        return None  # a value JSON cannot hash (NaN): reported as a hash mismatch
 
 
 def _file_hashes(snap: RawSnapshot, plan: RawPlan) -> list[tuple[str, str | None, str | None]]:
     recorded: dict[str, Any] = plan.manifest["files"]
-    on_disk = {"election.json"} if (plan.dir / "election.json").is_file() else set()
-    if (plan.dir / "batches").is_dir():
-        on_disk |= {f.relative_to(plan.dir).as_posix() for f in (plan.dir / "batches").rglob("*") if f.is_file()}
+    on_disk = {ELECTION_FILE} if (plan.dir / ELECTION_FILE).is_file() else set()
+    if (plan.dir / BATCHES_DIR).is_dir():
+        on_disk |= {f.relative_to(plan.dir).as_posix() for f in (plan.dir / BATCHES_DIR).rglob("*") if f.is_file()}
     out = [(path, recorded.get(path), sha256_file(plan.dir / path)) for path in sorted(set(recorded) | on_disk)]
     out.append(("plan.json plan_hash", plan.manifest.get("plan_hash"), plan_hash(plan.manifest)))
     out.append(("snapshot fingerprint", (plan.manifest.get("snapshot") or {}).get("sha256"), snap.fingerprint))

@@ -13,6 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.plan_dir import (
+    DATA_DOCS_DIR,
+    PLAN_FILE,
+    VALIDATION_RESULT,
+    atomic_write_json,
+    plan_hash_of,
+    write_validation_verdict,
+)
 from kafka_rebalance.validation import gx_context
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_json, read_plan, read_raw_snapshot
 from kafka_rebalance.validation.report import Failure, format_report, row_message
@@ -20,8 +28,8 @@ from kafka_rebalance.validation.rows import Table, balance_table, plan_eligible,
 from kafka_rebalance.validation.suites import SUITE_NAMES, build_suite
 
 ENGINES = ("pandas", "spark")
-RESULT_FILE = "validation/result.json"
-DOCS_DIR = "validation/data_docs"
+RESULT_FILE = VALIDATION_RESULT
+DOCS_DIR = DATA_DOCS_DIR
 
 
 @dataclass
@@ -132,19 +140,12 @@ def run_suites(tables: list[Table], engine: str = "pandas", spark: Any = None, e
 
 
 def _write_json(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    atomic_write_json(path, json.loads(json.dumps(value, default=str)))
 
 
 def mark_plan(plan_dir: Path, status: str, plan_hash: Any, reason: str | None = None) -> None:
-    """Record the verdict in plan.json; the executor runs only a 'passed' plan with this hash."""
-    path = plan_dir / "plan.json"
-    manifest = read_json(path, plan_file=True)
-    verdict: dict[str, Any] = {"status": status, "plan_hash": plan_hash, "result": RESULT_FILE}
-    if reason:
-        verdict["reason"] = reason
-    manifest["validation"] = verdict
-    _write_json(path, manifest)
+    """Record the verdict in validation/verdict.json (never in plan.json, which stays as planned)."""
+    write_validation_verdict(plan_dir, status, plan_hash, reason)
 
 
 def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str = "pandas", spark: Any = None) -> Outcome:
@@ -154,19 +155,21 @@ def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str =
     try:
         plan = read_plan(d)
     except ValidationInputError as exc:
-        if exc.plan_unusable and (d / "plan.json").is_file():
-            try:
-                mark_plan(d, "failed", None, reason=str(exc))
-            except ValidationInputError:
-                pass  # plan.json itself is unreadable: nothing can execute it anyway
+        if exc.plan_unusable and (d / PLAN_FILE).is_file():
+            (d / RESULT_FILE).unlink(missing_ok=True)  # an older result must not outlive a failed verdict
+            mark_plan(d, "failed", None, reason=str(exc))
         raise
     tables = [snapshot_table(snap), plan_table(snap, plan), balance_table(snap, plan)]
     extra = {"_known": snap.broker_ids, "_why": _why_ineligible(snap, plan)}
     outcome = run_suites(tables, engine, spark, extra, docs_dir=d / DOCS_DIR)
-    recorded_hash = plan.manifest.get("plan_hash")
+    # The verdict names the hash of what was judged, recomputed, not what plan.json claims.
+    try:
+        judged_hash: str | None = plan_hash_of(plan.manifest)
+    except ValueError:
+        judged_hash = None
     result = {
         "status": outcome.status,
-        "plan_hash": recorded_hash,
+        "plan_hash": judged_hash,
         "snapshot": str(snapshot_path),
         "engine": engine,
         "eligible_brokers": sorted(plan_eligible(snap, plan)),
@@ -175,7 +178,7 @@ def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str =
     }
     outcome.result_path = d / RESULT_FILE
     _write_json(outcome.result_path, result)
-    mark_plan(d, outcome.status, recorded_hash)
+    mark_plan(d, outcome.status, judged_hash)
     return outcome
 
 
