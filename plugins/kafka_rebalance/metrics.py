@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
+from kafka_rebalance.userinput import InputError, finite_number
 
 DEFAULT_THRESHOLD_PERCENTAGE = 10
 
@@ -55,12 +56,19 @@ def broker_loads(snapshot: Snapshot) -> list[BrokerLoad]:
     return [loads[b] for b in sorted(loads)]
 
 
+def check_threshold_setting(value: float | None) -> None:
+    """The operator's --threshold-percentage / threshold_percentage setting: a finite 0..100."""
+    if value is not None and not finite_number(value, 0, 100):
+        raise InputError(f"--threshold-percentage: must be a percentage within 0..100, got {value:g}")
+
+
 def threshold_percentage(snapshot: Snapshot, setting: float | None = None) -> tuple[float, str]:
     """The leader imbalance threshold that applies, and where it came from.
 
     KRaft controllers dropped the config (KAFKA-18743), so the cluster may not report
     it; then the pipeline's setting (default 10) is the policy.
     """
+    check_threshold_setting(setting)
     raw = snapshot.configs.get(THRESHOLD_CONFIG)
     if raw is not None:  # snapshot loading already checked that it parses
         return float(raw), "cluster"

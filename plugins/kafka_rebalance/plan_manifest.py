@@ -16,6 +16,7 @@ from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.kafka.admin import TP
+from kafka_rebalance.userinput import INT32_MAX, InputError, int_in, is_ascii_digits, loads_json, read_text, topic_name_problem
 
 PLAN_FILE = "plan.json"
 ELECTION_FILE = "election.json"
@@ -90,18 +91,18 @@ class Plan:
 
     def batch(self, batch_id: str) -> Batch:
         for b in self.batches:
-            if b.id == batch_id or (batch_id.isdigit() and b.id.isdigit() and int(b.id) == int(batch_id)):
+            if b.id == batch_id or (is_ascii_digits(batch_id) and is_ascii_digits(b.id) and int(b.id) == int(batch_id)):
                 return b
         raise PlanError(f"{self.path / PLAN_FILE}: batches: no batch {batch_id!r} (plan has {', '.join(b.id for b in self.batches)})")
 
 
 def _read_json(path: Path, rel: str) -> Any:
+    if not path.exists():
+        raise PlanError(f"{path}: missing ({rel} is part of the plan)")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PlanError(f"{path}: missing ({rel} is part of the plan)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PlanError(f"{path}: not valid JSON ({exc})") from None
+        return loads_json(read_text(path, "plan file"), str(path))
+    except InputError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
@@ -110,9 +111,12 @@ def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
     out: dict[TP, tuple[int, ...]] = {}
     for i, p in enumerate(raw["partitions"]):
         topic, part, replicas = (p.get("topic"), p.get("partition"), p.get("replicas")) if isinstance(p, dict) else (None,) * 3
-        if not isinstance(topic, str) or not isinstance(part, int) or not isinstance(replicas, list) or not replicas \
-                or not all(isinstance(r, int) and not isinstance(r, bool) for r in replicas):
-            raise PlanError(f"{path}: partitions[{i}]: needs topic (string), partition (int) and replicas (non-empty int list), got {json.dumps(p)}")
+        if not isinstance(topic, str) or not int_in(part, 0, INT32_MAX) or not isinstance(replicas, list) or not replicas \
+                or not all(int_in(r, 0, INT32_MAX) for r in replicas):
+            raise PlanError(f"{path}: partitions[{i}]: needs topic (string), partition (int32) and replicas (non-empty broker id list), "
+                            f"got {json.dumps(p)[:200]}")
+        if topic_name_problem(topic):
+            raise PlanError(f"{path}: partitions[{i}].topic: {topic_name_problem(topic)}")
         tp = TP(topic, part)
         if tp in out:
             raise PlanError(f"{path}: partitions[{i}]: {tp} listed twice")
@@ -128,7 +132,8 @@ def _throttles(raw: Any, path: Path) -> Throttles:
         raise PlanError(f"{path}: brokers and topics must be objects")
     brokers: dict[int, dict[str, str]] = {}
     for bid, cfg in brokers_raw.items():
-        if not str(bid).isdigit() or not isinstance(cfg, dict) or not all(isinstance(v, str) for v in cfg.values()):
+        if not (is_ascii_digits(bid) and int(bid) <= INT32_MAX) or not isinstance(cfg, dict) \
+                or not all(isinstance(v, str) for v in cfg.values()):
             raise PlanError(f"{path}: brokers.{bid}: expected a broker id mapping config names to string values")
         brokers[int(bid)] = dict(cfg)
     topics: dict[str, dict[str, str]] = {}
@@ -201,7 +206,7 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True) -> Plan:
     batches = []
     for i, b in enumerate(batches_raw):
         bid = b.get("id") if isinstance(b, dict) else None
-        if not isinstance(bid, str) or not bid.isdigit():
+        if not isinstance(bid, str) or not is_ascii_digits(bid) or len(bid) > 9:
             raise PlanError(f"{where}: batches[{i}].id: expected a zero-padded number, got {json.dumps(bid)}")
         rels = {name: f"batches/{bid}/{name}.json" for name in ("reassignment", "rollback", "throttles")}
         for rel in rels.values():
@@ -226,9 +231,9 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True) -> Plan:
         parts = raw.get("partitions") if isinstance(raw, dict) else None
         if not isinstance(parts, list):
             raise PlanError(f"{plan_dir / ELECTION_FILE}: expected {{\"partitions\": [{{\"topic\": ..., \"partition\": ...}}]}}")
-        try:
-            elections = tuple(TP(p["topic"], int(p["partition"])) for p in parts)
-        except (KeyError, TypeError, ValueError):
-            raise PlanError(f"{plan_dir / ELECTION_FILE}: every entry needs topic and partition") from None
+        if not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and int_in(p.get("partition"), 0, INT32_MAX)
+                   for p in parts):
+            raise PlanError(f"{plan_dir / ELECTION_FILE}: every entry needs topic (string) and partition (int32)")
+        elections = tuple(TP(p["topic"], p["partition"]) for p in parts)
     options = manifest.get("options") or {}
     return Plan(plan_dir, manifest, plan_hash, str(manifest.get("cluster_id", "")), dict(options), tuple(batches), elections)

@@ -22,7 +22,7 @@ def analyze(
 ) -> None:
     """Kafka's per-broker leader imbalance ratio, replica/leader/byte skew, rack violations (Spark job)."""
     from kafka_rebalance.analysis.job import build_session, run
-    from kafka_rebalance.analysis.load import check_threshold_setting
+    from kafka_rebalance.metrics import check_threshold_setting
     from kafka_rebalance.analysis.summary import describe_cluster
     from kafka_rebalance.snapshot import snapshot_files
 

@@ -13,8 +13,10 @@ from kafka_rebalance.kafka.admin import ClusterAdmin
 from kafka_rebalance.kafka.executor import ExecSettings, Executor, parse_batch_selection
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.userinput import check_output_file, finite_number
 
 SIM_STATE = "simulator-state.json"
+MAX_CONNECT_TIMEOUT = 3600.0
 
 PlanOpt = Annotated[Path, typer.Option("--plan", help="Plan directory (plan.json, batches/, election.json)")]
 BootstrapOpt = Annotated[Optional[str], typer.Option("--bootstrap-server", help="HOST:PORT of a broker")]
@@ -31,6 +33,8 @@ ConnectTimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for the 
 def open_admin(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
                connect_timeout: float = 15.0) -> ClusterAdmin:
     """The cluster named on the command line: exactly one of --bootstrap-server or --simulate."""
+    if not (finite_number(connect_timeout, 0, MAX_CONNECT_TIMEOUT) and connect_timeout > 0):
+        fail(f"--connect-timeout must be within 0..{MAX_CONNECT_TIMEOUT:g} seconds (exclusive of 0), got {connect_timeout}")
     if (bootstrap is None) == (simulate is None):
         fail("give exactly one of --bootstrap-server HOST:PORT or --simulate SNAPSHOT")
     if simulate is not None:
@@ -67,9 +71,12 @@ def execute(
     on_stall: Annotated[str, typer.Option(help="After cancelling a stalled move: continue or stop")] = "continue",
 ) -> None:
     """Execute an approved plan: per batch throttle, submit, poll, verify, restore throttles; then elect leaders."""
+    # Every flag is checked before the plan is loaded or the cluster touched.
+    settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
+    if final_snapshot is not None:
+        check_output_file(final_snapshot, "--final-snapshot")
     the_plan = load_plan(plan)
     selection = parse_batch_selection(batches, the_plan)
-    settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
     admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
         report = Executor(the_plan, admin, settings, _progress).run(selection, final_snapshot)
