@@ -56,6 +56,16 @@ def broker_loads(snapshot: Snapshot) -> list[BrokerLoad]:
     return [loads[b] for b in sorted(loads)]
 
 
+def is_over_threshold(ratio: float | None, threshold_pct: float) -> bool:
+    """Kafka's controller rebalances a broker when its ratio is strictly above the threshold."""
+    return ratio is not None and ratio > threshold_pct / 100
+
+
+def brokers_over_threshold(loads: list[BrokerLoad], threshold_pct: float) -> list[int]:
+    """Live brokers over the leader imbalance threshold (a dead broker leads nothing by definition)."""
+    return [b.broker_id for b in loads if b.alive and is_over_threshold(b.imbalance_ratio, threshold_pct)]
+
+
 def check_threshold_setting(value: float | None) -> None:
     """The operator's --threshold-percentage / threshold_percentage setting: a finite 0..100."""
     if value is not None and not finite_number(value, 0, 100):

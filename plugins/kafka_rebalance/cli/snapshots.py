@@ -12,7 +12,7 @@ from rich.table import Table
 
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr, stdout
 from kafka_rebalance.generate import ClusterSpec, generate
-from kafka_rebalance.metrics import broker_loads, threshold_percentage
+from kafka_rebalance.metrics import broker_loads, is_over_threshold, threshold_percentage
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.topics_describe import parse_rack_map, parse_topics_describe
 from kafka_rebalance.units import human_bytes
@@ -57,7 +57,7 @@ def describe(
         table.add_column(col, justify="left" if col in ("rack", "alive") else "right")
     for b in loads:
         ratio = b.imbalance_ratio
-        over = ratio is not None and ratio > threshold / 100
+        over = is_over_threshold(ratio, threshold)
         table.add_row(
             str(b.broker_id), b.rack or "-", "yes" if b.alive else "[red]NO[/]", f"{b.replicas:,}", f"{b.leaders:,}",
             f"{b.preferred_partitions:,}", f"{b.preferred_not_led:,}",
