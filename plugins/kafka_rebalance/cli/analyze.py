@@ -25,9 +25,11 @@ def analyze(
     from kafka_rebalance.metrics import check_threshold_setting
     from kafka_rebalance.analysis.summary import describe_cluster
     from kafka_rebalance.snapshot import snapshot_files
+    from kafka_rebalance.userinput import check_output_dir
 
     # Cheap input checks before a JVM starts.
     check_threshold_setting(threshold_percentage)
+    check_output_dir(out, "--out")
     snapshot_files(snapshot)
     from pyspark.sql import SparkSession
 
