@@ -225,3 +225,26 @@ def test_parquet_fast_path_still_names_bad_values(tmp_path: Path) -> None:
         "partitions[1] t-1: size_bytes must be an integer 0..9223372036854775807, got -5",
         "partitions[2] t-2: replicas [2, 2] repeat broker 2",
     ]
+
+
+def test_isr_member_must_be_a_replica_not_just_a_known_broker(tmp_path: Path) -> None:
+    # Broker 2 exists, but is not a replica of t-0: an ISR naming it is impossible.
+    raw = {
+        "cluster_id": "c", "brokers": [{"id": 0}, {"id": 1}, {"id": 2}],
+        "partitions": [{"topic": "t", "partition": 0, "replicas": [0, 1], "leader": 0, "isr": [0, 2]}],
+    }  # fmt: skip
+    expected = "partitions[0] t-0: isr [0, 2] is not a subset of replicas [0, 1] (2 not a replica)"
+    with pytest.raises(SnapshotError) as err:
+        snapshot_from_dict(raw)
+    assert err.value.problems == [expected]
+    # the typed Parquet path (one cheap test per row) applies the same rule
+    import pyarrow as pa
+
+    from kafka_rebalance.snapshot import partition_schema, write_parquet
+
+    table = pa.Table.from_pylist([{**raw["partitions"][0], "size_bytes": None, "bytes_in_per_sec": None,
+                                   "offline_replicas": []}], schema=partition_schema())  # fmt: skip
+    write_parquet(table, {k: v for k, v in raw.items() if k != "partitions"}, tmp_path / "s.parquet")
+    with pytest.raises(SnapshotError) as err:
+        load_snapshot(tmp_path / "s.parquet")
+    assert err.value.problems == [expected]
