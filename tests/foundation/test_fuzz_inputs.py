@@ -49,12 +49,24 @@ def time_limit(seconds: int = PER_CALL_SECONDS) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def accepted_or_refused(call: Any, *args: Any) -> None:
+def accepted_or_refused(call: Any, *args: Any) -> Any:
     with time_limit():
         try:
-            call(*args)
+            return call(*args)
         except RebalanceError as exc:
             assert str(exc)  # a message an operator can act on
+            return None
+
+
+def usable(snap: Any) -> None:
+    """What the loader accepts, describe, the report and the planner must take without a crash."""
+    if snap is None:
+        return
+    from kafka_rebalance.metrics import broker_loads
+    from kafka_rebalance.planner import PlanOptions, make_plan
+
+    broker_loads(snap)
+    accepted_or_refused(make_plan, snap, PlanOptions())
 
 
 json_values = st.recursive(
@@ -92,17 +104,18 @@ def mutated(base: Any, path: tuple[Any, ...], value: Any) -> Any:
 @FUZZ
 @given(st.sampled_from(PATHS), json_values)
 def test_snapshot_loader_json_fields(path: tuple[Any, ...], value: Any) -> None:
-    accepted_or_refused(snapshot_from_dict, mutated(GOOD, path, value), "fuzz")
+    usable(accepted_or_refused(snapshot_from_dict, mutated(GOOD, path, value), "fuzz"))
 
 
 @FUZZ
 @given(st.one_of(st.text(max_size=200), st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
+                 st.integers(1, 3000).map(lambda n: '{"cluster_id": ' + "[" * n + "]" * n + "}"),
                  st.sampled_from(PATHS).flatmap(lambda p: json_values.map(lambda v: json.dumps(mutated(GOOD, p, v))))))
 def test_snapshot_loader_json_text(text: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.json"
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
-        accepted_or_refused(load_snapshot, path)
+        usable(accepted_or_refused(load_snapshot, path))
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +135,7 @@ def test_snapshot_loader_damaged_parquet(parquet_bytes: bytes, data: st.DataObje
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.parquet"
         path.write_bytes(bytes(raw[:cut]))
-        accepted_or_refused(load_snapshot, path)
+        usable(accepted_or_refused(load_snapshot, path))
 
 
 ids_text = st.lists(st.sampled_from(["0", "1", "2", "-1", "", " ", "١", "²", "99999999999", "x", "none"]), max_size=4).map(",".join)
@@ -137,7 +150,7 @@ describe_line = st.builds(
 @FUZZ
 @given(st.lists(describe_line | st.text(max_size=60), min_size=1, max_size=6))
 def test_describe_importer(lines: list[str]) -> None:
-    accepted_or_refused(parse_topics_describe, "\n".join(lines), "c")
+    usable(accepted_or_refused(parse_topics_describe, "\n".join(lines), "c"))
 
 
 @pytest.fixture(scope="module")
