@@ -11,7 +11,7 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test ui venv java kafka lock clean bench
+.PHONY: demo test ui venv java kafka lock clean bench mutate
 
 java:
 	@scripts/check-java.sh
@@ -44,6 +44,14 @@ ui: java kafka $(STAMP)
 bench: java $(STAMP)
 	@$(BIN)/python benchmarks/planner.py
 
+# Mutation testing of the pure core with the fast unit tests (see [tool.mutmut] in pyproject.toml).
+# Not part of `make test`: about an hour on 2 cores. MUTANTS='*metrics*' runs a subset.
+MUTANTS ?=
+mutate: $(STAMP)
+	@rm -rf mutants
+	@$(BIN)/mutmut run --max-children $${MUTATE_JOBS:-2} $(MUTANTS)
+	@$(BIN)/mutmut results | tail -n 40
+
 # Re-resolve the pins from pyproject.toml into a scratch venv (needs the network).
 lock:
 	rm -rf /tmp/kafka-rebalance-lock && $(PYTHON) -m venv /tmp/kafka-rebalance-lock
@@ -53,4 +61,4 @@ lock:
 	  /tmp/kafka-rebalance-lock/bin/pip freeze --exclude kafka-rebalance; } > requirements.lock
 
 clean:
-	rm -rf $(VENV) .kafka .airflow .pytest_cache build *.egg-info spark-warehouse
+	rm -rf $(VENV) .kafka .airflow .pytest_cache build *.egg-info spark-warehouse mutants
