@@ -48,9 +48,7 @@ bench: java $(STAMP)
 # Not part of `make test`: about an hour on 2 cores. MUTANTS='*metrics*' runs a subset.
 MUTANTS ?=
 mutate: $(STAMP)
-	@rm -rf mutants
-	@$(BIN)/mutmut run --max-children $${MUTATE_JOBS:-2} $(MUTANTS)
-	@$(BIN)/mutmut results | tail -n 40
+	@scripts/mutate.sh $(MUTANTS)
 
 # Re-resolve the pins from pyproject.toml into a scratch venv (needs the network).
 lock:
@@ -61,4 +59,4 @@ lock:
 	  /tmp/kafka-rebalance-lock/bin/pip freeze --exclude kafka-rebalance; } > requirements.lock
 
 clean:
-	rm -rf $(VENV) .kafka .airflow .pytest_cache build *.egg-info spark-warehouse mutants
+	rm -rf $(VENV) .kafka .airflow .pytest_cache build *.egg-info spark-warehouse
