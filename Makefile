@@ -48,7 +48,7 @@ bench: java $(STAMP)
 # Not part of `make test`: about an hour on 2 cores. MUTANTS='*metrics*' runs a subset.
 MUTANTS ?=
 mutate: $(STAMP)
-	@scripts/mutate.sh $(MUTANTS)
+	@VENV_BIN=$(CURDIR)/$(BIN) scripts/mutate.sh $(MUTANTS)
 
 # Re-resolve the pins from pyproject.toml into a scratch venv (needs the network).
 lock:

@@ -5,8 +5,7 @@
 # Usage: scripts/mutate.sh [MUTANT NAME GLOBS...]   e.g. 'kafka_rebalance.metrics*'
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="$root/.venv/bin"
-[[ -x "$bin/mutmut" ]] || bin="$(dirname "$(command -v python)")"
+bin="${VENV_BIN:-$root/.venv/bin}"
 stage="$root/build/mutate"
 rm -rf "$stage" && mkdir -p "$stage/src"
 cp -r "$root/plugins/kafka_rebalance" "$stage/src/"
