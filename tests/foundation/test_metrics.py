@@ -48,3 +48,25 @@ def test_a_broker_exactly_at_the_threshold_is_not_over_it() -> None:
     over = _snap([([0, 1], 1 if i < 2 else 0) for i in range(10)])
     assert brokers_over_threshold(broker_loads(over), 10) == [0]
     assert not is_over_threshold(None, 0) and is_over_threshold(0.01, 0)
+
+
+def test_every_figure_of_broker_loads_by_hand() -> None:
+    snap = snapshot_from_dict({
+        "cluster_id": "c",
+        "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}, {"id": 2, "rack": "a", "alive": False}],
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [0, 1], "leader": 1, "isr": [0, 1], "size_bytes": 100, "bytes_in_per_sec": 5.0},
+            {"topic": "t", "partition": 1, "replicas": [1, 0, 2], "leader": 1, "isr": [1, 0], "size_bytes": 30, "bytes_in_per_sec": 2.5},
+            {"topic": "u", "partition": 0, "replicas": [0], "leader": 0, "isr": [0]},  # size and rate unknown: 0
+        ],
+    })  # fmt: skip
+    rows = [
+        (b.broker_id, b.rack, b.alive, b.replicas, b.leaders, b.preferred_partitions, b.preferred_not_led, b.size_bytes,
+         b.leader_bytes_in_per_sec)
+        for b in broker_loads(snap)
+    ]
+    assert rows == [
+        (0, "a", True, 3, 1, 2, 1, 130, 0.0),
+        (1, "b", True, 2, 2, 1, 0, 130, 7.5),
+        (2, "a", False, 1, 0, 0, 0, 30, 0.0),
+    ]
