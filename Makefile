@@ -11,7 +11,7 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test ui venv java kafka lock clean bench
+.PHONY: demo test ui venv java kafka lock clean bench mutate
 
 java:
 	@scripts/check-java.sh
@@ -48,6 +48,12 @@ ui: java kafka $(STAMP)
 
 bench: java $(STAMP)
 	@$(BIN)/python benchmarks/planner.py
+
+# Mutation testing of the pure core with the fast unit tests (see [tool.mutmut] in pyproject.toml).
+# Not part of `make test`: about an hour on 2 cores. MUTANTS='*metrics*' runs a subset.
+MUTANTS ?=
+mutate: $(STAMP)
+	@VENV_BIN=$(CURDIR)/$(BIN) scripts/mutate.sh $(MUTANTS)
 
 # Re-resolve the pins from pyproject.toml into a scratch venv (needs the network).
 lock:

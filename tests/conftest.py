@@ -41,10 +41,13 @@ os.environ.update(
 
 def _write_test_clusters(home: Path) -> None:
     """The DAGs under test: one cluster per scenario, so simulated clusters never share state."""
-    from kafka_rebalance.assignment import BrokerMetadata, assign_replicas_to_brokers
-
     racks = {b: f"rack-{b % 3}" for b in range(6)}
-    placement = assign_replicas_to_brokers([BrokerMetadata(b, r) for b, r in racks.items()], 12, 3, start_index=0)
+    # Kafka's rack-aware placement of 12 partitions, RF 3, start index 0 over these brokers, written
+    # out: conftest runs no package code at import (a mutation-testing run would break every test).
+    placement = {
+        0: [0, 1, 2], 1: [1, 2, 3], 2: [2, 3, 4], 3: [3, 4, 5], 4: [4, 5, 0], 5: [5, 0, 1],
+        6: [0, 4, 5], 7: [1, 5, 0], 8: [2, 0, 1], 9: [3, 1, 2], 10: [4, 2, 3], 11: [5, 3, 4],
+    }  # fmt: skip
     balanced = {
         "cluster_id": "balanced",
         "brokers": [{"id": b, "rack": r} for b, r in racks.items()],

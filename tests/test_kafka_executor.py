@@ -210,7 +210,7 @@ def test_produce_rate_above_throttle_hits_the_time_limit(tmp_path, snap, backend
     before_configs = _configs(backend.sim)
     timeout = 600.0 if backend.server is None else 1.5
     admin = backend.admin()
-    report = Executor(plan, admin, backend.settings(batch_timeout=timeout, stall_seconds=1e6)).run()
+    report = Executor(plan, admin, backend.settings(batch_timeout=timeout, stall_seconds=6e5)).run()
     admin.close()
     result = report["batches"][0]
     assert report["status"] == "failed"

@@ -15,6 +15,11 @@ Shape of what it makes, and why:
 * ``leader_skew`` is the fraction of partitions currently led by a non-preferred
   replica (what a restart without auto leader rebalance leaves behind);
 * ``new_brokers`` are added with no replicas at all (a fresh scale-out);
+* ``under_replicated`` drops a follower out of the ISR (an out-of-sync follower),
+  ``offline_replicas`` marks a follower offline (a failed log dir: out of the ISR and
+  listed in ``offline_replicas``), ``leaderless`` leaves a partition without a leader
+  (-1, only the preferred replica remembered in the ISR), as real clusters have. These
+  draw from their own random stream, so at 0 (the default) files stay byte-identical;
 * sizes are log-normal per topic and per partition: a few huge partitions, many
   small ones, which is what makes "move the fewest bytes" matter.
 """
@@ -28,12 +33,17 @@ from typing import Any
 import numpy as np
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.userinput import INT64_MAX, check_output_file, finite_number, int_in
 from kafka_rebalance.snapshot import (
     Snapshot,
     partition_schema,
     snapshot_from_dict,
     write_parquet,
 )
+
+
+MAX_REPLICA_SKEW = 100.0  # 100: the first brokers get ~100x the replicas; more is a typo
+MAX_PARTITION_MB = 1024.0 * 1024  # 1 TiB per partition
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,8 @@ class ClusterSpec:
     new_brokers: int = 0
     dead_brokers: int = 0
     under_replicated: float = 0.0
+    offline_replicas: float = 0.0
+    leaderless: float = 0.0
     mean_partition_mb: float = 256.0
     controller: str = "kraft"
     threshold_percentage: int | None = None
@@ -71,11 +83,20 @@ class ClusterSpec:
             problems.append(f"--partitions ({self.partitions}) must be >= --topics ({self.topics}) >= 1")
         if self.partitions > 5_000_000:
             problems.append(f"--partitions must be at most 5,000,000, got {self.partitions}")
-        for name, v in (("--leader-skew", self.leader_skew), ("--under-replicated", self.under_replicated)):
-            if not 0.0 <= v <= 1.0:
+        for name, v in (("--leader-skew", self.leader_skew), ("--under-replicated", self.under_replicated),
+                        ("--offline-replicas", self.offline_replicas), ("--leaderless", self.leaderless)):
+            if not finite_number(v, 0.0, 1.0):
                 problems.append(f"{name} must be within 0..1, got {v}")
-        if self.replica_skew < 0:
-            problems.append(f"--replica-skew must be >= 0, got {self.replica_skew}")
+        if not finite_number(self.replica_skew, 0.0, MAX_REPLICA_SKEW):
+            problems.append(f"--replica-skew must be within 0..{MAX_REPLICA_SKEW:g}, got {self.replica_skew}")
+        if not (finite_number(self.mean_partition_mb, 0.0, MAX_PARTITION_MB) and self.mean_partition_mb > 0):
+            problems.append(f"--mean-partition-mb must be within 0..{MAX_PARTITION_MB:g} (exclusive of 0), got {self.mean_partition_mb}")
+        if not int_in(self.seed, 0, INT64_MAX):
+            problems.append(f"--seed must be within 0..{INT64_MAX}, got {self.seed}")
+        if self.threshold_percentage is not None and not int_in(self.threshold_percentage, 0, 100):
+            problems.append(f"--threshold-percentage must be within 0..100, got {self.threshold_percentage}")
+        if not self.cluster_id.strip():
+            problems.append(f"--cluster-id must be a non-empty string, got {self.cluster_id!r}")
         if not 0 <= self.dead_brokers < existing:
             problems.append(f"--dead-brokers must be 0..{existing - 1}, got {self.dead_brokers}")
         if self.controller not in ("kraft", "zookeeper"):
@@ -156,6 +177,22 @@ def _arrays(spec: ClusterSpec) -> dict[str, Any]:
     # The dropped replica (last) never is the leader unless rf==1.
     keep &= ~dead_mask
     keep |= (isr_rows == leader[:, None]) & ~dead_mask
+    offline = np.zeros_like(replicas, dtype=bool)
+    if spec.offline_replicas or spec.leaderless:
+        # Own stream: the draws above (and so every default file) stay exactly as they were.
+        extra = np.random.default_rng([spec.seed, 1])
+        if spec.offline_replicas and rf > 1:
+            # A follower's log dir failed: it leaves the ISR and is listed offline; never the leader.
+            hit = (extra.random(n_p) < spec.offline_replicas) & (replicas[:, rf - 1] != leader)
+            offline[hit, rf - 1] = True
+            keep &= ~offline
+        if spec.leaderless:
+            # No replica could take over (unclean election off): no leader, the ISR remembers the
+            # preferred replica only, as Kafka keeps the last ISR member.
+            hit = extra.random(n_p) < spec.leaderless
+            leader = np.where(hit, -1, leader).astype(np.int32)
+            first_only = (np.arange(rf)[None, :] == 0) & ~dead_mask & ~offline
+            keep = np.where(hit[:, None], first_only, keep)
     return {
         "racks": racks,
         "dead": dead,
@@ -164,6 +201,7 @@ def _arrays(spec: ClusterSpec) -> dict[str, Any]:
         "replicas": replicas.astype(np.int32),
         "leader": leader,
         "isr_mask": keep,
+        "offline_mask": offline,
         "sizes": sizes,
         "rates": rates,
     }
@@ -194,7 +232,7 @@ def generate(spec: ClusterSpec, out: str | Path) -> Path:
     import pyarrow as pa
 
     spec.check()
-    out = Path(out)
+    out = check_output_file(out, "--out")
     a = _arrays(spec)
     names = np.asarray([_topic_name(t, spec.topics) for t in range(spec.topics)], dtype=object)
     n_p, rf = len(a["leader"]), spec.replication_factor
@@ -203,7 +241,9 @@ def generate(spec: ClusterSpec, out: str | Path) -> Path:
     mask = a["isr_mask"]
     isr_offsets = np.concatenate([[0], np.cumsum(mask.sum(axis=1))]).astype(np.int32)
     isr = pa.ListArray.from_arrays(pa.array(isr_offsets), pa.array(a["replicas"][mask].ravel()))
-    empty = pa.ListArray.from_arrays(pa.array(np.zeros(n_p + 1, dtype=np.int32)), pa.array([], pa.int32()))
+    off = a["offline_mask"]
+    off_offsets = np.concatenate([[0], np.cumsum(off.sum(axis=1))]).astype(np.int32)
+    offline = pa.ListArray.from_arrays(pa.array(off_offsets), pa.array(a["replicas"][off].ravel(), pa.int32()))
     table = pa.table(
         {
             "topic": pa.DictionaryArray.from_arrays(pa.array(a["topic_idx"].astype(np.int32)), pa.array(names)).cast(pa.string()),
@@ -213,7 +253,7 @@ def generate(spec: ClusterSpec, out: str | Path) -> Path:
             "isr": isr,
             "size_bytes": pa.array(a["sizes"]),
             "bytes_in_per_sec": pa.array(a["rates"]),
-            "offline_replicas": empty,
+            "offline_replicas": offline,
         },
         schema=partition_schema(),
     )
@@ -228,7 +268,8 @@ def generate(spec: ClusterSpec, out: str | Path) -> Path:
 
         rows = table.to_pylist()
         for r in rows:
-            r.pop("offline_replicas")
+            if not r["offline_replicas"]:
+                r.pop("offline_replicas")
         write_snapshot(snapshot_from_dict({**header, "partitions": rows}, str(out)), out)
     else:
         raise RebalanceError(f"{out}: output must end in .json or .parquet")

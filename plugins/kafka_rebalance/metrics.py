@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
+from kafka_rebalance.userinput import InputError, finite_number
 
 DEFAULT_THRESHOLD_PERCENTAGE = 10
 
@@ -55,12 +56,29 @@ def broker_loads(snapshot: Snapshot) -> list[BrokerLoad]:
     return [loads[b] for b in sorted(loads)]
 
 
+def is_over_threshold(ratio: float | None, threshold_pct: float) -> bool:
+    """Kafka's controller rebalances a broker when its ratio is strictly above the threshold."""
+    return ratio is not None and ratio > threshold_pct / 100
+
+
+def brokers_over_threshold(loads: list[BrokerLoad], threshold_pct: float) -> list[int]:
+    """Live brokers over the leader imbalance threshold (a dead broker leads nothing by definition)."""
+    return [b.broker_id for b in loads if b.alive and is_over_threshold(b.imbalance_ratio, threshold_pct)]
+
+
+def check_threshold_setting(value: float | None) -> None:
+    """The operator's --threshold-percentage / threshold_percentage setting: a finite 0..100."""
+    if value is not None and not finite_number(value, 0, 100):
+        raise InputError(f"--threshold-percentage: must be a percentage within 0..100, got {value:g}")
+
+
 def threshold_percentage(snapshot: Snapshot, setting: float | None = None) -> tuple[float, str]:
     """The leader imbalance threshold that applies, and where it came from.
 
     KRaft controllers dropped the config (KAFKA-18743), so the cluster may not report
     it; then the pipeline's setting (default 10) is the policy.
     """
+    check_threshold_setting(setting)
     raw = snapshot.configs.get(THRESHOLD_CONFIG)
     if raw is not None:  # snapshot loading already checked that it parses
         return float(raw), "cluster"

@@ -380,7 +380,7 @@ def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str
 def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, str], staged_dir: str) -> str:
     """Gather again, check every partition reached its target, compare predicted and actual durations."""
     from kafka_rebalance.balance import counts_balanced
-    from kafka_rebalance.metrics import broker_loads, threshold_percentage
+    from kafka_rebalance.metrics import broker_loads, brokers_over_threshold, threshold_percentage
 
     ex = _executor(cfg, cluster, staged_dir)
     try:
@@ -392,7 +392,7 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
     manifest = read_manifest(Path(staged_dir))
     threshold, source = threshold_percentage(final, manifest["options"].get("threshold_percentage"))
     loads = [b for b in broker_loads(final) if b.alive]
-    over = [b.broker_id for b in loads if b.imbalance_ratio is not None and b.imbalance_ratio > threshold / 100]
+    over = brokers_over_threshold(loads, threshold)
     ledger = ex.ledger.data
     durations = [
         {"batch": b["id"], "estimated_seconds": b["estimated_seconds"],

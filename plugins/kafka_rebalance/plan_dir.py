@@ -221,15 +221,6 @@ def _layout(value: Any, pad: str, out: list[str]) -> None:
 # ----------------------------------------------------------------------------- reading and writing
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {json.dumps(key)} appears twice")
-        out[key] = value
-    return out
-
-
 def read_json(path: Path, what: str = "plan file") -> Any:
     """A plan-directory JSON file, or PlanError naming the file and why it cannot be read."""
     try:
@@ -244,14 +235,13 @@ def read_json(path: Path, what: str = "plan file") -> Any:
         raise PlanError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the {what} is corrupt") from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot be read ({exc.strerror})") from None
+    # One strict JSON reader for everything users and files hand us (duplicate keys, NaN, depth).
+    from kafka_rebalance.userinput import InputError, loads_json
+
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); the {what} is corrupt") from None
-    except ValueError as exc:
-        raise PlanError(f"{path}: {exc}; the {what} is ambiguous") from None
-    except RecursionError:
-        raise PlanError(f"{path}: nested too deeply to be a {what}") from None
+        return loads_json(text, str(path))
+    except InputError as exc:
+        raise PlanError(f"{exc} (the {what} is corrupt or ambiguous)") from None
 
 
 def atomic_write(path: Path, data: bytes) -> Path:

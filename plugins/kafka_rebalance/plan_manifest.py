@@ -24,6 +24,7 @@ from kafka_rebalance.plan_dir import (
     require_validated,
     verify_plan,
 )
+from kafka_rebalance.userinput import INT32_MAX, int_in, is_ascii_digits, topic_name_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ class Plan:
 
     def batch(self, batch_id: str) -> Batch:
         for b in self.batches:
-            if b.id == batch_id or (batch_id.isascii() and batch_id.isdigit() and int(b.id) == int(batch_id)):
+            if b.id == batch_id or (is_ascii_digits(batch_id) and is_ascii_digits(b.id) and int(b.id) == int(batch_id)):
                 return b
         raise PlanError(f"{self.path / PLAN_FILE}: batches: no batch {batch_id!r} (plan has {', '.join(b.id for b in self.batches)})")
 
@@ -80,9 +81,12 @@ def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
     out: dict[TP, tuple[int, ...]] = {}
     for i, p in enumerate(raw["partitions"]):
         topic, part, replicas = (p.get("topic"), p.get("partition"), p.get("replicas")) if isinstance(p, dict) else (None,) * 3
-        if not isinstance(topic, str) or not isinstance(part, int) or not isinstance(replicas, list) or not replicas \
-                or not all(isinstance(r, int) and not isinstance(r, bool) for r in replicas):
-            raise PlanError(f"{path}: partitions[{i}]: needs topic (string), partition (int) and replicas (non-empty int list), got {json.dumps(p)}")
+        if not isinstance(topic, str) or not int_in(part, 0, INT32_MAX) or not isinstance(replicas, list) or not replicas \
+                or not all(int_in(r, 0, INT32_MAX) for r in replicas):
+            raise PlanError(f"{path}: partitions[{i}]: needs topic (string), partition (int32) and replicas (non-empty broker id list), "
+                            f"got {json.dumps(p)[:200]}")
+        if topic_name_problem(topic):
+            raise PlanError(f"{path}: partitions[{i}].topic: {topic_name_problem(topic)}")
         if len(set(replicas)) != len(replicas):
             raise PlanError(f"{path}: partitions[{i}] {topic}-{part}: replicas {replicas} name a broker twice")
         tp = TP(topic, part)
@@ -100,7 +104,8 @@ def _throttles(raw: Any, path: Path) -> Throttles:
         raise PlanError(f"{path}: brokers and topics must be objects")
     brokers: dict[int, dict[str, str]] = {}
     for bid, cfg in brokers_raw.items():
-        if not (str(bid).isascii() and str(bid).isdigit()) or not isinstance(cfg, dict) or not all(isinstance(v, str) for v in cfg.values()):
+        if not (is_ascii_digits(bid) and int(bid) <= INT32_MAX) or not isinstance(cfg, dict) \
+                or not all(isinstance(v, str) for v in cfg.values()):
             raise PlanError(f"{path}: brokers.{bid}: expected a broker id mapping config names to string values")
         brokers[int(bid)] = dict(cfg)
     topics: dict[str, dict[str, str]] = {}
@@ -142,9 +147,9 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
         parts = raw.get("partitions") if isinstance(raw, dict) else None
         if not isinstance(parts, list):
             raise PlanError(f"{plan_dir / ELECTION_FILE}: expected {{\"partitions\": [{{\"topic\": ..., \"partition\": ...}}]}}")
-        try:
-            elections = tuple(TP(p["topic"], int(p["partition"])) for p in parts)
-        except (KeyError, TypeError, ValueError):
-            raise PlanError(f"{plan_dir / ELECTION_FILE}: every entry needs topic and partition") from None
+        if not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and int_in(p.get("partition"), 0, INT32_MAX)
+                   for p in parts):
+            raise PlanError(f"{plan_dir / ELECTION_FILE}: every entry needs topic (string) and partition (int32)")
+        elections = tuple(TP(p["topic"], p["partition"]) for p in parts)
     options = manifest.get("options") or {}
     return Plan(plan_dir, manifest, plan_hash, str(manifest.get("cluster_id", "")), dict(options), tuple(batches), elections)

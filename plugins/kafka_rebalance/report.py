@@ -34,6 +34,7 @@ from kafka_rebalance.plan_dir import DATA_DOCS_DIR, PLAN_FILE, REPORT_FILE, VALI
 from kafka_rebalance.plan_dir import atomic_write, plan_hash_of, read_validation_verdict
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.units import human_bytes, human_seconds
+from kafka_rebalance.userinput import InputError, check_output_file, finite_number, is_ascii_digits, read_json
 
 DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
 VALIDATION_RESULT = Path(_RESULT)
@@ -49,12 +50,10 @@ class ReportError(RebalanceError):
 
 
 def _read_json(path: Path, what: str) -> Any:
-    if not path.is_file():
-        raise ReportError(f"{path}: {what} does not exist")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{path}: {what} is not valid JSON ({exc})") from None
+        return read_json(path, what)
+    except InputError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _field(obj: Any, key: str, where: str, source: Path, kind: type | tuple[type, ...]) -> Any:
@@ -122,7 +121,7 @@ def read_plan(plan_dir: Path) -> PlanInfo:
     for i, b in enumerate(_field(plan, "batches", "", src, list)):
         where = f"batches[{i}]."
         bid = _field(b, "id", where, src, str)
-        if not bid.isdigit():
+        if not is_ascii_digits(bid) or len(bid) > 9:
             raise ReportError(f"{src}: {where}id: expected a zero-padded number like \"001\", got {json.dumps(bid)}")
         batches.append(BatchInfo(
             id=bid, kind=str(b.get("kind", "")), partitions=int(_number(b, "partitions", where, src)),
@@ -369,10 +368,10 @@ def write_report(
             f"{snapshot_path}: not the snapshot this plan was made from (fingerprint {snapshot.fingerprint()[:16]}…, "
             f"{plan_dir / PLAN_FILE} snapshot.sha256 {plan.snapshot_sha256[:16]}…)")
     final = load_snapshot(final_snapshot_path) if final_snapshot_path is not None else None
-    out = Path(out_path) if out_path is not None else plan_dir / REPORT_FILE
+    out = check_output_file(out_path, "--out") if out_path is not None else plan_dir / REPORT_FILE
     threshold = plan.options.get("threshold_percentage")
-    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
-        raise ReportError(f"{plan_dir / PLAN_FILE}: options.threshold_percentage: expected a number, got {json.dumps(threshold)}")
+    if not finite_number(threshold, 0, 100):
+        raise ReportError(f"{plan_dir / PLAN_FILE}: options.threshold_percentage: expected a number 0..100, got {json.dumps(threshold)}")
     rows = broker_rows(snapshot, plan, final)
     actual = actual_batch_times(ledger, [b.id for b in plan.batches])
     docs = plan_dir / DATA_DOCS

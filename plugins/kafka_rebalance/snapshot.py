@@ -23,7 +23,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.errors import SnapshotError
+from kafka_rebalance.errors import RebalanceError, SnapshotError
+from kafka_rebalance.userinput import (
+    INT32_MAX,
+    INT64_MAX,
+    InputError,
+    finite_number,
+    int_in,
+    is_ascii_digits,
+    is_int,
+    loads_json,
+    read_text,
+    topic_name_problem,
+)
 
 CONTROLLERS = ("kraft", "zookeeper")
 THRESHOLD_CONFIG = "leader.imbalance.per.broker.percentage"
@@ -147,8 +159,7 @@ def _partition_dict(p: Partition) -> dict[str, Any]:
 # --------------------------------------------------------------------------- validation
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+_is_int = is_int
 
 
 def _configs(value: Any, where: str, problems: list[str]) -> dict[str, str]:
@@ -182,8 +193,8 @@ def _brokers(raw: Any, problems: list[str]) -> list[Broker]:
             problems.append(f"{where}: must be an object with an 'id', got {json.dumps(b)}")
             continue
         bid = b.get("id")
-        if not _is_int(bid) or bid < 0:
-            problems.append(f"{where}: id must be a non-negative integer, got {json.dumps(bid)}")
+        if not int_in(bid, 0, INT32_MAX):
+            problems.append(f"{where}: id must be a broker id 0..{INT32_MAX}, got {json.dumps(bid)}")
             continue
         if bid in seen:
             problems.append(f"{where}: duplicate broker id {bid} (also brokers[{seen[bid]}])")
@@ -242,6 +253,8 @@ def validate_partitions(
     topics, parts = columns["topic"], columns["partition"]
     replicas_col, leaders, isrs = columns["replicas"], columns["leader"], columns["isr"]
     sizes, rates, offlines = get["size_bytes"], get["bytes_in_per_sec"], get["offline_replicas"]
+    # Kafka's topic-name rule once per distinct name, not once per row.
+    bad_topics = {t for t in set(t for t in topics if isinstance(t, str)) if topic_name_problem(t)}
     for i in range(n):
         row = row_numbers[i] if row_numbers is not None else i
         topic, part = topics[i], parts[i]
@@ -252,11 +265,12 @@ def validate_partitions(
             off = (offlines[i] if offlines is not None else None) or ()
             rep_set = set(rep or ())
             if (
-                topic and part is not None and part >= 0 and (topic, part) not in seen
+                topic and topic not in bad_topics and part is not None and 0 <= part <= INT32_MAX
+                and (topic, part) not in seen
                 and rep and len(rep_set) == len(rep) and known_brokers.issuperset(rep_set)
                 and (leader is None or leader == -1 or leader in rep_set)
                 and rep_set.issuperset(isr) and len(set(isr)) == len(isr)
-                and (size is None or size >= 0) and (rate is None or rate >= 0)  # NaN fails `>= 0`
+                and (size is None or 0 <= size <= INT64_MAX) and (rate is None or 0 <= rate < math.inf)  # NaN fails
                 and rep_set.issuperset(off)
             ):  # fmt: skip
                 seen[(topic, part)] = row
@@ -266,8 +280,11 @@ def validate_partitions(
         if not isinstance(topic, str) or not topic:
             problems.append(f"partitions[{row}]: topic must be a non-empty string, got {json.dumps(topic)}")
             continue
-        if not _is_int(part) or part < 0:
-            problems.append(f"partitions[{row}] {topic}: partition must be a non-negative integer, got {json.dumps(part)}")
+        if topic in bad_topics:
+            problems.append(f"partitions[{row}].topic: {topic_name_problem(topic)}")
+            continue
+        if not int_in(part, 0, INT32_MAX):
+            problems.append(f"partitions[{row}] {topic}: partition must be an integer 0..{INT32_MAX}, got {json.dumps(part)}")
             continue
         where = f"partitions[{row}] {topic}-{part}"
         key = (topic, part)
@@ -293,7 +310,7 @@ def validate_partitions(
         leader = leaders[i]
         if leader is None:
             leader = -1
-        if not _is_int(leader):
+        if not int_in(leader, -1, INT32_MAX):
             problems.append(f"{where}: leader must be a broker id or -1, got {json.dumps(leader)}")
             ok = False
         elif leader != -1 and leader not in replicas:
@@ -310,16 +327,16 @@ def validate_partitions(
             problems.append(f"{where}: isr {list(isr)} repeats a broker")
             ok = False
         size = get["size_bytes"][i] if get["size_bytes"] is not None else None
-        if size is not None and (not _is_int(size) or size < 0):
-            if isinstance(size, float) and size.is_integer() and size >= 0:
+        if size is not None and not int_in(size, 0, INT64_MAX):
+            if isinstance(size, float) and size.is_integer() and 0 <= size <= INT64_MAX:
                 size = int(size)
             else:
-                problems.append(f"{where}: size_bytes must be a non-negative integer, got {json.dumps(size)}")
+                problems.append(f"{where}: size_bytes must be an integer 0..{INT64_MAX}, got {json.dumps(size)}")
                 ok = False
         rate = get["bytes_in_per_sec"][i] if get["bytes_in_per_sec"] is not None else None
         if rate is not None:
-            if not isinstance(rate, (int, float)) or isinstance(rate, bool) or math.isnan(rate) or rate < 0:
-                problems.append(f"{where}: bytes_in_per_sec must be a non-negative number, got {json.dumps(rate)}")
+            if not finite_number(rate, 0):
+                problems.append(f"{where}: bytes_in_per_sec must be a finite non-negative number, got {json.dumps(rate)}")
                 ok = False
             else:
                 rate = float(rate)
@@ -360,13 +377,17 @@ def _header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         problems.append(f"topics: must be an object of topic name to {{\"configs\": {{...}}}}, got {type(topics_raw).__name__}")
     else:
         for name, spec in topics_raw.items():
+            problem = topic_name_problem(name)
+            if problem:
+                problems.append(f"topics: {problem}")
+                continue
             if spec is not None and not isinstance(spec, dict):
                 problems.append(f"topics.{name}: must be an object like {{\"configs\": {{...}}}}")
                 continue
             topics[name] = {"configs": _configs((spec or {}).get("configs"), f"topics.{name}.configs", problems)}
     configs = _configs(raw.get("configs"), "configs", problems)
     threshold = configs.get(THRESHOLD_CONFIG)
-    if threshold is not None and not (threshold.strip().isdigit() and 0 <= int(threshold) <= 100):
+    if threshold is not None and not (is_ascii_digits(threshold.strip()) and 0 <= int(threshold) <= 100):
         problems.append(f"configs.{THRESHOLD_CONFIG}: must be an integer percentage 0..100, got {json.dumps(threshold)}")
     return {
         "cluster_id": cluster_id,
@@ -433,17 +454,18 @@ def load_snapshot(path: str | Path) -> Snapshot:
     if _is_parquet(p):
         return _load_parquet(p)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SnapshotError(str(p), [f"not UTF-8 text ({exc.reason}); expected JSON or Parquet"]) from None
-    except json.JSONDecodeError as exc:
-        raise SnapshotError(str(p), [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+        raw = loads_json(read_text(p, "snapshot file (JSON or Parquet)"), str(p))
+    except InputError as exc:
+        raise SnapshotError(str(p), [str(exc).removeprefix(f"{p}: ")]) from None
     return snapshot_from_dict(raw, str(p))
 
 
 def _is_parquet(p: Path) -> bool:
-    with p.open("rb") as fh:
-        return fh.read(4) == b"PAR1"
+    try:
+        with p.open("rb") as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError as exc:
+        raise SnapshotError(str(p), [f"cannot read ({exc.strerror})"]) from None
 
 
 def snapshot_files(path: str | Path) -> list[Path]:
@@ -461,12 +483,17 @@ def snapshot_files(path: str | Path) -> list[Path]:
 
 def write_snapshot(snapshot: Snapshot, path: str | Path) -> Path:
     """Write JSON or Parquet, chosen by the file suffix."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    if p.suffix == ".parquet":
-        write_parquet(partition_table(snapshot.partitions), snapshot.header_dict(), p)
-    else:
-        p.write_text(json.dumps(snapshot.to_dict(), indent=1) + "\n", encoding="utf-8")
+    from kafka_rebalance.userinput import check_output_file
+
+    p = check_output_file(path, "snapshot output")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if p.suffix == ".parquet":
+            write_parquet(partition_table(snapshot.partitions), snapshot.header_dict(), p)
+        else:
+            p.write_text(json.dumps(snapshot.to_dict(), indent=1) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise RebalanceError(f"{p}: cannot write snapshot ({exc.strerror or exc})") from None
     return p
 
 
@@ -517,13 +544,25 @@ def write_parquet(table, header: dict[str, Any], path: Path) -> None:  # noqa: A
 def read_parquet_header(path: str | Path) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(path).metadata or {}
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception as exc:  # pyarrow raises a zoo of types (ArrowInvalid, OSError...) for a damaged footer
+        raise SnapshotError(str(path), [f"unreadable Parquet footer: {str(exc).splitlines()[0][:200]}"]) from None
     if PARQUET_META_KEY not in meta:
         raise SnapshotError(
             str(path),
             [f"Parquet file has no '{PARQUET_META_KEY.decode()}' metadata; write snapshots with kafka-rebalance"],
         )
-    return json.loads(meta[PARQUET_META_KEY])
+    where = f"{path}: metadata {PARQUET_META_KEY.decode()}"
+    try:
+        header = loads_json(meta[PARQUET_META_KEY].decode("utf-8"), where)
+    except UnicodeDecodeError:
+        raise SnapshotError(str(path), [f"metadata {PARQUET_META_KEY.decode()}: not UTF-8 text"]) from None
+    except InputError as exc:
+        raise SnapshotError(str(path), [str(exc).removeprefix(f"{path}: ")]) from None
+    if not isinstance(header, dict):
+        raise SnapshotError(str(path), [f"metadata {PARQUET_META_KEY.decode()}: must be a JSON object, got {type(header).__name__}"])
+    return header
 
 
 def _compatible(actual, expected) -> bool:  # noqa: ANN001 - pyarrow types
@@ -552,7 +591,7 @@ def _load_parquet(p: Path) -> Snapshot:
     try:
         table = pq.read_table(p)
     except Exception as exc:  # pyarrow raises a zoo of types for a damaged file
-        raise SnapshotError(str(p), [f"unreadable Parquet: {exc}"]) from None
+        raise SnapshotError(str(p), [f"unreadable Parquet: {str(exc).splitlines()[0][:200]}"]) from None
     required = ("topic", "partition", "replicas", "leader", "isr")
     missing = [c for c in required if c not in table.column_names]
     if missing:

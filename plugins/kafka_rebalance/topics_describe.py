@@ -16,6 +16,7 @@ from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
+from kafka_rebalance.userinput import INT32_MAX, InputError, is_ascii_digits, loads_json, parse_int, read_text
 
 _KEYS = (
     "Topic", "TopicId", "PartitionCount", "ReplicationFactor", "Configs", "Partition", "Leader",
@@ -48,30 +49,28 @@ def _configs(text: str) -> dict[str, str]:
     return out
 
 
-def _ids(text: str, where: str) -> list[int]:
+def _ids(text: str, where: str, field: str) -> list[int]:
     text = text.strip()
     if not text:
         return []
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise RebalanceError(f"{where}: expected comma-separated broker ids, got '{text}'") from None
+    items = [x.strip() for x in text.split(",")]
+    # An empty item is a cut-off line ("Replicas: 1,2,"): guessing the rest would invent a cluster.
+    if not all(is_ascii_digits(x) and int(x) <= INT32_MAX for x in items):
+        raise RebalanceError(f"{where}: {field}: expected comma-separated broker ids, got '{text}'")
+    return [int(x) for x in items]
 
 
 def parse_rack_map(path: str | Path) -> dict[int, str]:
     """A rack map: JSON ``{"0": "rack-a"}`` or lines ``0 rack-a`` / ``0:rack-a`` / ``0=rack-a``."""
     p = Path(path)
-    if not p.exists():
-        raise RebalanceError(f"{p}: rack map file does not exist")
-    text = p.read_text(encoding="utf-8")
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError:
-        raw = None
+    text = read_text(p, "rack map file")
+    raw = None
+    if text.lstrip().startswith("{"):  # JSON: then it must be valid JSON, not fall through to the line format
+        raw = loads_json(text, str(p))
     out: dict[int, str] = {}
     if isinstance(raw, dict):
         for k, v in raw.items():
-            if not str(k).isdigit() or not isinstance(v, str) or not v:
+            if not (is_ascii_digits(k) and int(k) <= INT32_MAX) or not isinstance(v, str) or not v:
                 raise RebalanceError(f"{p}: entry {json.dumps(k)}: {json.dumps(v)} must map a broker id to a rack name")
             out[int(k)] = v
         return out
@@ -80,7 +79,7 @@ def parse_rack_map(path: str | Path) -> dict[int, str]:
         if not line:
             continue
         parts = re.split(r"[\s:=,]+", line, maxsplit=1)
-        if len(parts) != 2 or not parts[0].isdigit() or not parts[1]:
+        if len(parts) != 2 or not (is_ascii_digits(parts[0]) and int(parts[0]) <= INT32_MAX) or not parts[1]:
             raise RebalanceError(f"{p}:{n}: expected '<broker id> <rack>', got '{line}'")
         out[int(parts[0])] = parts[1].strip()
     return out
@@ -98,28 +97,35 @@ def parse_topics_describe(
         f = _fields(line)
         where = f"{source}:{n}"
         if "Partition" in f and "Replicas" in f:
-            if "Topic" not in f:
-                raise RebalanceError(f"{where}: partition line without 'Topic:'")
+            missing = [k for k in ("Topic", "Leader", "Isr") if k not in f]
+            if missing:
+                # kafka-topics prints every one of them: a line without is cut off or edited.
+                raise RebalanceError(f"{where}: partition line without {', '.join(k + ':' for k in missing)} (truncated?)")
             try:
-                part = int(f["Partition"])
-            except ValueError:
-                raise RebalanceError(f"{where}: Partition must be an integer, got '{f['Partition']}'") from None
-            leader_txt = f.get("Leader", "none").strip()
-            if leader_txt in ("none", "-1", ""):
+                part = parse_int(f["Partition"], f"{where}: Partition", 0, INT32_MAX, "a partition number")
+            except InputError as exc:
+                raise RebalanceError(str(exc)) from None
+            leader_txt = f["Leader"].strip()
+            if leader_txt in ("none", "-1"):
                 leader = -1
+            elif is_ascii_digits(leader_txt) and int(leader_txt) <= INT32_MAX:
+                leader = int(leader_txt)
             else:
-                try:
-                    leader = int(leader_txt)
-                except ValueError:
-                    raise RebalanceError(f"{where}: Leader must be a broker id or 'none', got '{leader_txt}'") from None
+                raise RebalanceError(f"{where}: Leader: expected a broker id or 'none', got '{leader_txt}'")
+            replicas = _ids(f["Replicas"], where, "Replicas")
+            if not replicas:
+                raise RebalanceError(f"{where}: Replicas: empty (truncated line?)")
             row: dict[str, Any] = {
                 "topic": f["Topic"],
                 "partition": part,
-                "replicas": _ids(f["Replicas"], where),
+                "replicas": replicas,
                 "leader": leader,
-                "isr": _ids(f.get("Isr", ""), where),
+                "isr": _ids(f["Isr"], where, "Isr"),
             }
-            off = _ids(f.get("Offline", ""), where)
+            for extra in ("Elr", "LastKnownElr"):  # KIP-966 (Kafka 3.7+); "N/A" when the broker does not report it
+                if f.get(extra, "").strip() != "N/A":
+                    _ids(f.get(extra, ""), where, extra)
+            off = _ids(f.get("Offline", ""), where, "Offline")
             if off:
                 row["offline_replicas"] = off
                 offline.update(off)

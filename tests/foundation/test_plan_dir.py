@@ -38,7 +38,7 @@ def test_plan_hash_covers_every_field_but_the_snapshot_path() -> None:
 def test_read_json_refuses_duplicate_keys_and_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "plan.json"
     path.write_text('{"batches": [1], "batches": []}')
-    with pytest.raises(PlanError, match=r"plan.json: key \"batches\" appears twice"):
+    with pytest.raises(PlanError, match=r"plan.json: duplicate key \"batches\" in one object"):
         read_json(path)
 
 

@@ -74,9 +74,9 @@ def test_good_snapshot_loads_sorted() -> None:
         (lambda r: r["partitions"][0].update(isr=[1, 0, 2, 5]),
          "partitions[0] orders-1: isr [1, 0, 2, 5] is not a subset of replicas [1, 2, 0] (5 not a replica)"),
         (lambda r: r["partitions"][1].update(size_bytes=-1),
-         "partitions[1] orders-0: size_bytes must be a non-negative integer, got -1"),
+         "partitions[1] orders-0: size_bytes must be an integer 0..9223372036854775807, got -1"),
         (lambda r: r["partitions"][1].update(bytes_in_per_sec=-3.0),
-         "partitions[1] orders-0: bytes_in_per_sec must be a non-negative number, got -3.0"),
+         "partitions[1] orders-0: bytes_in_per_sec must be a finite non-negative number, got -3.0"),
         (lambda r: r["brokers"].append({"id": 1, "rack": "rack-z"}),
          "brokers[3]: duplicate broker id 1 (also brokers[1])"),
         (lambda r: r["brokers"][1].pop("rack"),
@@ -86,9 +86,9 @@ def test_good_snapshot_loads_sorted() -> None:
         (lambda r: r["configs"].update({"leader.imbalance.per.broker.percentage": "ten"}),
          'configs.leader.imbalance.per.broker.percentage: must be an integer percentage 0..100, got "ten"'),
         (lambda r: r["partitions"][2].pop("replicas"), "partitions[2]: missing field 'replicas'"),
-        (lambda r: r["brokers"][0].update(id="zero"), 'brokers[0]: id must be a non-negative integer, got "zero"'),
+        (lambda r: r["brokers"][0].update(id="zero"), 'brokers[0]: id must be a broker id 0..2147483647, got "zero"'),
         (lambda r: r["partitions"][1].update(partition=-2),
-         "partitions[1] orders: partition must be a non-negative integer, got -2"),
+         "partitions[1] orders: partition must be an integer 0..2147483647, got -2"),
     ],
     ids=[
         "duplicate-partition", "empty-replicas", "duplicate-replica", "unknown-broker", "leader-not-replica",
@@ -220,8 +220,31 @@ def test_parquet_fast_path_still_names_bad_values(tmp_path: Path) -> None:
     with pytest.raises(SnapshotError) as err:
         load_snapshot(tmp_path / "bad.parquet")
     assert err.value.problems == [
-        "partitions[0] t-0: bytes_in_per_sec must be a non-negative number, got NaN",
+        "partitions[0] t-0: bytes_in_per_sec must be a finite non-negative number, got NaN",
         "partitions[1] t-1: leader 2 is not among replicas [1, 0]",
-        "partitions[1] t-1: size_bytes must be a non-negative integer, got -5",
+        "partitions[1] t-1: size_bytes must be an integer 0..9223372036854775807, got -5",
         "partitions[2] t-2: replicas [2, 2] repeat broker 2",
     ]
+
+
+def test_isr_member_must_be_a_replica_not_just_a_known_broker(tmp_path: Path) -> None:
+    # Broker 2 exists, but is not a replica of t-0: an ISR naming it is impossible.
+    raw = {
+        "cluster_id": "c", "brokers": [{"id": 0}, {"id": 1}, {"id": 2}],
+        "partitions": [{"topic": "t", "partition": 0, "replicas": [0, 1], "leader": 0, "isr": [0, 2]}],
+    }  # fmt: skip
+    expected = "partitions[0] t-0: isr [0, 2] is not a subset of replicas [0, 1] (2 not a replica)"
+    with pytest.raises(SnapshotError) as err:
+        snapshot_from_dict(raw)
+    assert err.value.problems == [expected]
+    # the typed Parquet path (one cheap test per row) applies the same rule
+    import pyarrow as pa
+
+    from kafka_rebalance.snapshot import partition_schema, write_parquet
+
+    table = pa.Table.from_pylist([{**raw["partitions"][0], "size_bytes": None, "bytes_in_per_sec": None,
+                                   "offline_replicas": []}], schema=partition_schema())  # fmt: skip
+    write_parquet(table, {k: v for k, v in raw.items() if k != "partitions"}, tmp_path / "s.parquet")
+    with pytest.raises(SnapshotError) as err:
+        load_snapshot(tmp_path / "s.parquet")
+    assert err.value.problems == [expected]

@@ -67,5 +67,5 @@ def test_garbage_lines_are_named() -> None:
         parse_topics_describe(SEED_002.splitlines()[0] + "\nhello world\n", "x", source="out.txt")
     with pytest.raises(RebalanceError, match="no partition lines found"):
         parse_topics_describe("", "x")
-    with pytest.raises(RebalanceError, match="Leader must be a broker id or 'none', got 'two'"):
+    with pytest.raises(RebalanceError, match="Leader: expected a broker id or 'none', got 'two'"):
         parse_topics_describe("Topic: t Partition: 0 Leader: two Replicas: 1 Isr: 1", "x")

@@ -19,8 +19,8 @@ from functools import reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_rebalance.errors import RebalanceError, SnapshotError
-from kafka_rebalance.metrics import threshold_percentage
+from kafka_rebalance.errors import SnapshotError
+from kafka_rebalance.metrics import check_threshold_setting, threshold_percentage
 from kafka_rebalance.snapshot import (
     FORMAT_VERSION,
     Broker,
@@ -88,11 +88,6 @@ class Fleet:
             if c.cluster_id == cluster_id:
                 return c.source
         return cluster_id
-
-
-def check_threshold_setting(value: float | None) -> None:
-    if value is not None and not 0 <= value <= 100:
-        raise RebalanceError(f"--threshold-percentage: must be a percentage within 0..100, got {value:g}")
 
 
 def _is_parquet(path: Path) -> bool:

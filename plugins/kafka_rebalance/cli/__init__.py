@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
-from kafka_rebalance.cli._app import EXIT_USAGE, app
-from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.cli._app import EXIT_USAGE, app  # noqa: F401 - EXIT_USAGE is part of the CLI's API
 
 # Command modules register themselves on `app` when imported.
 from kafka_rebalance.cli import analyze, execute, gather, plan, report, sandbox, snapshots, topology, validate  # noqa: E402,F401  isort: skip
 
 
 def main() -> None:
-    try:
-        app()
-    except RebalanceError as exc:
-        # Messages carry broker lists like [4, 4, 7]: print plainly, not as Rich markup.
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+    # Errors become one line and exit 2 inside the app (cli/_app.OneLineErrors), so
+    # in-process runners (tests, CliRunner) see exactly what the console shows.
+    app()

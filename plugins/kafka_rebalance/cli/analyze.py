@@ -22,14 +22,16 @@ def analyze(
 ) -> None:
     """Kafka's per-broker leader imbalance ratio, replica/leader/byte skew, rack violations (Spark job)."""
     from kafka_rebalance.analysis.job import build_session, run
-    from kafka_rebalance.analysis.load import check_threshold_setting
+    from kafka_rebalance.metrics import check_threshold_setting
     from kafka_rebalance.analysis.summary import describe_cluster
     from kafka_rebalance.snapshot import snapshot_files
+    from kafka_rebalance.userinput import check_output_dir
 
     from kafka_rebalance.plan_dir import check_output
 
     # Cheap input checks before a JVM starts.
     check_threshold_setting(threshold_percentage)
+    check_output_dir(out, "--out")
     snapshot_files(snapshot)
     check_output(out, "--out", inputs=[("--snapshot", snapshot)], directory=True)
     from pyspark.sql import SparkSession

@@ -14,8 +14,10 @@ from kafka_rebalance.kafka.executor import ExecSettings, Executor, parse_batch_s
 from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.userinput import check_output_file
 
 SIM_STATE = SIM_STATE_FILE
+MAX_CONNECT_TIMEOUT = 3600.0
 
 PlanOpt = Annotated[Path, typer.Option("--plan", help="Plan directory (plan.json, batches/, election.json)")]
 BootstrapOpt = Annotated[Optional[str], typer.Option("--bootstrap-server", help="HOST:PORT of a broker")]
@@ -26,7 +28,9 @@ SimulateOpt = Annotated[
 ]
 
 
-ConnectTimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for the first broker connection")]
+ConnectTimeoutOpt = Annotated[
+    float, typer.Option(help="Seconds to wait for the first broker connection", min=0.001, max=MAX_CONNECT_TIMEOUT)
+]
 
 
 def open_admin(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
@@ -78,12 +82,15 @@ def execute(
     rearm_by: Annotated[Optional[str], typer.Option(help="Who re-arms, for the audit record (default: the OS user)")] = None,
 ) -> None:
     """Execute an approved plan: per batch throttle, submit, poll, verify, restore throttles; then elect leaders."""
+    # Every flag is checked before the plan is loaded or the cluster touched.
+    settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
+    if final_snapshot is not None:
+        check_output_file(final_snapshot, "--final-snapshot")
     the_plan = load_plan(plan)
     if final_snapshot is not None:
         check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
                      inputs=_snapshot_inputs(the_plan, simulate))
     selection = parse_batch_selection(batches, the_plan)
-    settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
     admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
         if rearm:

@@ -12,6 +12,7 @@ from kafka_rebalance.cli._app import app, stderr
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.planner.options import DEFAULT_THROTTLE, ORDERINGS, parse_list, resolve_threshold
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.userinput import check_output_dir
 
 
 @app.command()
@@ -36,6 +37,7 @@ def plan(
 ) -> None:
     """Plan a minimal-movement, rack-safe, throttled rebalance in Kafka's own file formats."""
     started = time.perf_counter()
+    check_output_dir(out, "--out")
     snap = load_snapshot(snapshot)
     loaded = time.perf_counter()
     threshold, source = resolve_threshold(snap, threshold_percentage, analysis)

@@ -12,11 +12,12 @@ from rich.table import Table
 
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr, stdout
 from kafka_rebalance.generate import ClusterSpec, generate
-from kafka_rebalance.metrics import broker_loads, threshold_percentage
+from kafka_rebalance.metrics import broker_loads, is_over_threshold, threshold_percentage
 from kafka_rebalance.plan_dir import check_output
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.topics_describe import parse_rack_map, parse_topics_describe
 from kafka_rebalance.units import human_bytes
+from kafka_rebalance.userinput import read_text
 
 
 @app.command()
@@ -57,7 +58,7 @@ def describe(
         table.add_column(col, justify="left" if col in ("rack", "alive") else "right")
     for b in loads:
         ratio = b.imbalance_ratio
-        over = ratio is not None and ratio > threshold / 100
+        over = is_over_threshold(ratio, threshold)
         table.add_row(
             str(b.broker_id), b.rack or "-", "yes" if b.alive else "[red]NO[/]", f"{b.replicas:,}", f"{b.leaders:,}",
             f"{b.preferred_partitions:,}", f"{b.preferred_not_led:,}",
@@ -80,7 +81,9 @@ def generate_cluster(
     leader_skew: Annotated[float, typer.Option(help="Share of partitions led by a non-preferred replica")] = 0.0,
     new_brokers: Annotated[int, typer.Option(help="Brokers (highest ids) that hold nothing yet")] = 0,
     dead_brokers: Annotated[int, typer.Option(help="Existing brokers marked not alive")] = 0,
-    under_replicated: Annotated[float, typer.Option(help="Share of partitions with one replica out of ISR")] = 0.0,
+    under_replicated: Annotated[float, typer.Option(help="Share of partitions with one follower out of ISR (out of sync)")] = 0.0,
+    offline_replicas: Annotated[float, typer.Option(help="Share of partitions with one follower offline (failed log dir)")] = 0.0,
+    leaderless: Annotated[float, typer.Option(help="Share of partitions without a leader (-1)")] = 0.0,
     mean_partition_mb: Annotated[float, typer.Option(help="Typical partition size in MiB")] = 256.0,
     controller: Annotated[str, typer.Option(help="kraft or zookeeper")] = "kraft",
     threshold_percentage: Annotated[
@@ -93,6 +96,7 @@ def generate_cluster(
         cluster_id=cluster_id, brokers=brokers, racks=racks, topics=topics, partitions=partitions,
         replication_factor=replication_factor, replica_skew=replica_skew, leader_skew=leader_skew,
         new_brokers=new_brokers, dead_brokers=dead_brokers, under_replicated=under_replicated,
+        offline_replicas=offline_replicas, leaderless=leaderless,
         mean_partition_mb=mean_partition_mb, controller=controller,
         threshold_percentage=threshold_percentage, seed=seed,
     )
@@ -117,9 +121,7 @@ def import_describe(
     if str(input) == "-":
         text, source = sys.stdin.read(), "<stdin>"
     else:
-        if not input.exists():
-            fail(f"{input}: file does not exist")
-        text, source = input.read_text(encoding="utf-8"), str(input)
+        text, source = read_text(input, "describe output"), str(input)
     racks = parse_rack_map(rack_map) if rack_map else None
     snap = parse_topics_describe(text, cluster_id, racks, source)
     write_snapshot(snap, out)

@@ -18,6 +18,10 @@ from kafka_rebalance.assignment import (
 from kafka_rebalance.cli._app import app, emit_json, fail
 from kafka_rebalance.placement import JavaRandom, UsableBroker, place_striped
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, InputError, check_topic_name, is_ascii_digits
+
+# Placing more partitions than this in one call is a typo, and would take minutes to print.
+MAX_PARTITIONS = 1_000_000
 
 
 def parse_brokers(text: str) -> list[BrokerMetadata]:
@@ -27,7 +31,7 @@ def parse_brokers(text: str) -> list[BrokerMetadata]:
         if not item:
             continue
         bid_txt, _, rack = item.partition(":")
-        if not bid_txt.strip().isdigit():
+        if not is_ascii_digits(bid_txt.strip()) or int(bid_txt) > INT32_MAX:
             fail(f"--brokers: '{item}' is not a broker id (expected 0,1,2 or 0:rack-a,1:rack-b)")
         bid = int(bid_txt)
         if bid in brokers:
@@ -75,12 +79,19 @@ def reassignment_json(topic: str, assignment: dict[int, list[int]]) -> dict:
 @app.command()
 def assign(
     brokers: Annotated[str, typer.Option(help="Broker ids, optionally with racks: 0,1,2 or 0:rack1,1:rack3")],
-    partitions: Annotated[int, typer.Option(help="Number of partitions to place")],
-    replication_factor: Annotated[int, typer.Option(help="Replicas per partition")],
-    start_index: Annotated[Optional[int], typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift (adminutils)")] = None,
-    replica_shift: Annotated[Optional[int], typer.Option(help="nextReplicaShift, independently of --start-index (adminutils)")] = None,
-    start_partition_id: Annotated[int, typer.Option(help="First partition id (adding partitions)")] = -1,
-    seed: Annotated[Optional[int], typer.Option(help="adminutils: seed for the random start index / shift; striped: the java.util.Random seed")] = None,
+    partitions: Annotated[int, typer.Option(help="Number of partitions to place", min=-INT32_MAX - 1, max=MAX_PARTITIONS)],
+    replication_factor: Annotated[int, typer.Option(help="Replicas per partition", min=-INT32_MAX - 1, max=INT32_MAX)],
+    start_index: Annotated[
+        Optional[int], typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift (adminutils)", min=0, max=INT32_MAX)
+    ] = None,
+    replica_shift: Annotated[
+        Optional[int], typer.Option(help="nextReplicaShift, independently of --start-index (adminutils)", min=0, max=INT32_MAX)
+    ] = None,
+    start_partition_id: Annotated[
+        int, typer.Option(help="First partition id (adding partitions)", min=-1, max=INT32_MAX - MAX_PARTITIONS)
+    ] = -1,
+    seed: Annotated[Optional[int], typer.Option(help="adminutils: seed for the random start index / shift; striped: the java.util.Random seed (a Java long)",
+                                                min=-INT64_MAX - 1, max=INT64_MAX)] = None,
     disable_rack_aware: Annotated[bool, typer.Option(help="Ignore racks, as kafka-topics.sh --disable-rack-aware")] = False,
     topic: Annotated[Optional[str], typer.Option(help="Print kafka-reassign-partitions JSON for this topic")] = None,
     placer: Annotated[Placer, typer.Option(help="adminutils: AdminUtils (ZooKeeper-era, --generate before 4.1); striped: the KRaft controller's StripedReplicaPlacer")] = Placer.adminutils,
@@ -88,6 +99,8 @@ def assign(
 ) -> None:
     """Place partitions exactly as Kafka does: AdminUtils.assignReplicasToBrokers, or the KRaft StripedReplicaPlacer."""
     metas = parse_brokers(brokers)
+    if topic is not None:
+        check_topic_name(topic, "--topic")
     if disable_rack_aware:
         metas = [BrokerMetadata(b.id) for b in metas]
     if placer is Placer.striped:
@@ -146,7 +159,9 @@ def _assign_striped(
 def add_partitions(
     snapshot: Annotated[Path, typer.Option(help="Cluster snapshot (.json or .parquet)")],
     topic: Annotated[str, typer.Option(help="Existing topic to grow")],
-    partitions: Annotated[int, typer.Option(help="New TOTAL partition count, as kafka-topics.sh --alter --partitions")],
+    partitions: Annotated[
+        int, typer.Option(help="New TOTAL partition count, as kafka-topics.sh --alter --partitions", min=1, max=MAX_PARTITIONS)
+    ],
     disable_rack_aware: Annotated[bool, typer.Option(help="Ignore racks")] = False,
 ) -> None:
     """Print the placement Kafka would give the NEW partitions of a topic (existing ones never move)."""

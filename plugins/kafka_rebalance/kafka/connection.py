@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.userinput import INT32_MAX, InputError, parse_int, read_text
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -169,7 +170,11 @@ def settings_from_config(config: Mapping[str, Any], source: str, bootstrap_serve
     if "client.id" in cfg:
         kw["client_id"] = str(cfg.pop("client.id"))
     if "request.timeout.ms" in cfg:
-        kw["request_timeout_ms"] = int(cfg.pop("request.timeout.ms"))
+        try:  # an int in Kafka's ConfigDef; 0 would fail every request at once
+            kw["request_timeout_ms"] = parse_int(str(cfg.pop("request.timeout.ms")), f"{source}: request.timeout.ms", 1, INT32_MAX,
+                                                 "milliseconds")
+        except InputError as exc:
+            raise ConnectionSettingsError(str(exc)) from None
     for key in list(cfg):
         if key in IGNORED_KEYS:
             cfg.pop(key)
@@ -202,9 +207,9 @@ def parse_properties(text: str) -> dict[str, str]:
 def settings_from_properties(path: Path | str, bootstrap_servers: str | None) -> ConnectionSettings:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConnectionSettingsError(f"{p}: cannot read client properties ({exc.strerror})") from None
+        text = read_text(p, "client properties file")
+    except InputError as exc:
+        raise ConnectionSettingsError(str(exc)) from None
     return settings_from_config(parse_properties(text), str(p), bootstrap_servers)
 
 

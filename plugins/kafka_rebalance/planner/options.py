@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,12 @@ from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE
 from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
+from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, InputError, finite_number, is_ascii_digits, read_json
 
 # 50 MiB/s, the figure the plan-format contract shows; kafka-reassign-partitions takes bytes/s.
 DEFAULT_THROTTLE = 50 * 1024 * 1024
 MIN_THROTTLE = 1024  # under 1 KB/s a throttle is a typo, not a policy
+MAX_THROTTLE = INT64_MAX  # Kafka's *.replication.throttled.rate is a Java long
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 
 
@@ -37,6 +38,8 @@ class PlanOptions:
         problems = []
         if self.throttle_bytes_per_sec < MIN_THROTTLE:
             problems.append(f"--throttle must be at least {MIN_THROTTLE} bytes/s, got {self.throttle_bytes_per_sec}")
+        elif self.throttle_bytes_per_sec > MAX_THROTTLE:
+            problems.append(f"--throttle must be at most {MAX_THROTTLE} bytes/s (a Java long), got {self.throttle_bytes_per_sec}")
         for flag, value in (
             ("--max-partitions-per-batch", self.max_partitions_per_batch),
             ("--max-moves-per-broker", self.max_moves_per_broker),
@@ -45,13 +48,15 @@ class PlanOptions:
         ):
             if value < 1:
                 problems.append(f"{flag} must be at least 1, got {value}")
+            elif value > INT32_MAX:
+                problems.append(f"{flag} must be at most {INT32_MAX}, got {value}")
         if self.ordering not in ORDERINGS:
             problems.append(f"--ordering must be one of {', '.join(ORDERINGS)}, got {self.ordering!r}")
-        if self.replication_factor is not None and self.replication_factor < 1:
-            problems.append(f"--replication-factor must be at least 1, got {self.replication_factor}")
-        if not 0 <= self.byte_tolerance <= 10:
+        if self.replication_factor is not None and not 1 <= self.replication_factor <= INT32_MAX:
+            problems.append(f"--replication-factor must be 1..{INT32_MAX}, got {self.replication_factor}")
+        if not finite_number(self.byte_tolerance, 0, 10):
             problems.append(f"--byte-tolerance must be within 0..10 (a fraction of the mean), got {self.byte_tolerance}")
-        if self.threshold_percentage is not None and not 0 <= self.threshold_percentage <= 100:
+        if self.threshold_percentage is not None and not finite_number(self.threshold_percentage, 0, 100):
             problems.append(f"--threshold-percentage must be within 0..100, got {self.threshold_percentage}")
         if problems:
             raise PlanError("plan: " + "; ".join(problems))
@@ -93,7 +98,7 @@ def parse_list(text: str | None, flag: str, as_int: bool = False) -> tuple[Any, 
         return ()
     items = [t.strip() for t in text.split(",") if t.strip()]
     if as_int:
-        bad = [t for t in items if not t.isdigit()]
+        bad = [t for t in items if not (is_ascii_digits(t) and int(t) <= INT32_MAX)]
         if bad:
             raise PlanError(f"{flag}: {', '.join(bad)} is not a broker id (expected e.g. 3,7)")
         return tuple(sorted({int(t) for t in items}))
@@ -105,19 +110,19 @@ def resolve_threshold(snapshot: Snapshot, setting: float | None, analysis_dir: P
     if THRESHOLD_CONFIG in snapshot.configs or analysis_dir is None:
         return threshold_percentage(snapshot, setting)
     summary = Path(analysis_dir) / "summary.json"
+    if not summary.exists():
+        raise PlanError(f"--analysis {analysis_dir}: no summary.json (give the Spark job's output directory)")
     try:
-        raw = json.loads(summary.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PlanError(f"--analysis {analysis_dir}: no summary.json (give the Spark job's output directory)") from None
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{summary}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+        raw = read_json(summary, "analysis summary")
+    except InputError as exc:
+        raise PlanError(str(exc)) from None
     clusters = raw.get("clusters") if isinstance(raw, dict) else None
     if not isinstance(clusters, list):
         raise PlanError(f"{summary}: field 'clusters' must be a list")
     for entry in clusters:
         if isinstance(entry, dict) and entry.get("cluster_id") == snapshot.cluster_id:
             value = entry.get("threshold_percentage")
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 100:
+            if not finite_number(value, 0, 100):
                 raise PlanError(
                     f"{summary}: clusters[cluster_id={snapshot.cluster_id}].threshold_percentage must be 0..100, got {value!r}"
                 )

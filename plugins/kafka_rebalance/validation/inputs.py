@@ -18,6 +18,7 @@ from typing import Any
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, file_sha256
 from kafka_rebalance.snapshot import PARQUET_META_KEY
+from kafka_rebalance.userinput import InputError, loads_json, read_text
 
 
 class ValidationInputError(RebalanceError):
@@ -36,11 +37,9 @@ def read_json(path: Path, plan_file: bool = False) -> Any:
     if not path.is_file():
         raise ValidationInputError(f"{path}: file does not exist", plan_file)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ValidationInputError(f"{path}: not UTF-8 text ({exc.reason})", plan_file) from None
-    except json.JSONDecodeError as exc:
-        raise ValidationInputError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", plan_file) from None
+        return loads_json(read_text(path), str(path))
+    except InputError as exc:
+        raise ValidationInputError(str(exc), plan_file) from None
 
 
 def sha256_file(path: Path) -> str | None:
@@ -165,7 +164,12 @@ def read_raw_snapshot(path: str | Path) -> RawSnapshot:
             raise ValidationInputError(f"{p}: unreadable Parquet: {exc}") from None
         if PARQUET_META_KEY not in meta:
             raise ValidationInputError(f"{p}: Parquet file has no '{PARQUET_META_KEY.decode()}' metadata")
-        header = json.loads(meta[PARQUET_META_KEY])
+        try:
+            header = loads_json(meta[PARQUET_META_KEY].decode("utf-8", "replace"), f"{p}: metadata {PARQUET_META_KEY.decode()}")
+        except InputError as exc:
+            raise ValidationInputError(str(exc)) from None
+        if not isinstance(header, dict):
+            raise ValidationInputError(f"{p}: metadata {PARQUET_META_KEY.decode()}: must be a JSON object")
         rows: list[Any] = table.to_pylist()
     else:
         raw = read_json(p)

@@ -1,0 +1,88 @@
+"""The planner's own rules, checked against hand computations: batch time, rack cap, replica targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.balance import placement_targets
+from kafka_rebalance.plan_manifest import PlanError, load_plan
+from kafka_rebalance.planner import PlanOptions
+from kafka_rebalance.planner.estimate import batch_seconds
+from kafka_rebalance.planner.state import ClusterState
+from kafka_rebalance.planner.steps import Step
+from tests.planner._helpers import GiB, part, plan_dir, snapshot
+
+MiB = 1024**2
+
+
+def step(p: int, adds: tuple[int, ...], leader: int, size: int, rate: float) -> Step:
+    return Step(p, "t", p, (leader,), (leader, *adds), adds, (), 0, leader, size, rate)
+
+
+def test_estimate_subtracts_the_produce_rate_from_the_throttle() -> None:
+    # 1,000,000 bytes into broker 1 at a 300,000 B/s throttle while producers add 100,000 B/s:
+    # the copy gains 200,000 B/s on the log, so 5 s (3.33 s if the produce rate were ignored).
+    assert batch_seconds([step(0, (1,), 0, 1_000_000, 100_000.0)], 300_000) == 5.0
+    # Two partitions into broker 1: 3,000,000 bytes against 300,000 - 150,000 B/s = 20 s.
+    assert batch_seconds([step(0, (1,), 0, 1_000_000, 100_000.0), step(1, (1,), 2, 2_000_000, 50_000.0)], 300_000) == 20.0
+    # Producers as fast as the throttle: the copy never catches up.
+    assert batch_seconds([step(0, (1,), 0, 10, 300_000.0)], 300_000) == float("inf")
+
+
+def test_plan_estimate_honours_the_produce_rate(tmp_path: Path) -> None:
+    # Decommissioning broker 1 copies the 1 GiB partition to broker 2 at 100 MiB/s while 50 MiB/s
+    # are produced: 1024 MiB / (100 - 50) MiB/s = 20.48 s.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], bytes_in_per_sec=50.0 * MiB)])
+    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,))
+    moves = [b for b in m["batches"] if b["replica_moves"]]
+    assert [(b["bytes"], b["estimated_seconds"]) for b in moves] == [(GiB, pytest.approx(20.48, abs=0.05))]  # plan.json rounds to 0.1 s
+
+
+def _state(brokers: list[tuple[int, str]], rf: int) -> ClusterState:
+    ids = [b for b, _ in brokers]
+    return ClusterState(snapshot(brokers, [part("t", 0, ids[:rf])]), PlanOptions())
+
+
+@pytest.mark.parametrize(
+    ("racks", "rf", "cap"),
+    [("aabb", 3, 2), ("aabb", 2, 1), ("aabb", 4, 2), ("aabbcc", 3, 1), ("aabbcc", 4, 2), ("aabbcc", 6, 2), ("aabbcc", 1, 1)],
+)
+def test_rack_cap_is_the_ceiling_of_rf_over_racks(racks: str, rf: int, cap: int) -> None:
+    state = _state([(i, r) for i, r in enumerate(racks)], 1)
+    assert state.rack_cap(rf) == cap
+
+
+def test_rack_ok_refuses_a_replica_that_would_exceed_the_cap() -> None:
+    # Racks a = {0, 1, 4}, b = {2, 3}; RF 3 over 2 racks: at most 2 replicas per rack.
+    state = _state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "a")], 3)
+    assert state.rack_ok([0, 2], None, 1, 3)  # a second replica in rack a: allowed
+    assert not state.rack_ok([0, 1], None, 4, 3)  # a third in rack a: refused
+    assert not state.rack_ok([0, 1, 2], 2, 4, 3)  # replacing b's only replica by a third in a: refused
+    assert state.rack_ok([0, 1, 2], 2, 3, 3)  # within rack b: always fine
+
+
+def test_replica_targets_are_floor_and_ceiling_of_the_mean(tmp_path: Path) -> None:
+    # 10 single-replica partitions over 3 brokers: 10/3 = 3.33, so every broker may hold 3 or 4.
+    t = placement_targets({0: None, 1: None, 2: None}, {1: (10, 10 * GiB)})
+    assert t.replicas == {0: (3, 4), 1: (3, 4), 2: (3, 4)}
+    snap = snapshot([0, 1, 2], [part("t", i, [0]) for i in range(10)])
+    m = plan_dir(snap, tmp_path / "p")
+    assert m["summary"]["targets"]["replicas"] == {"0": [3, 4], "1": [3, 4], "2": [3, 4]}
+    assert sorted(r["replicas"] for r in m["summary"]["projected"]) == [3, 3, 4]
+    assert m["summary"]["replica_moves"] == 6
+
+
+def test_the_executor_refuses_an_edited_runbook(tmp_path: Path) -> None:
+    out = tmp_path / "p"
+    m = plan_dir(snapshot([0, 1, 2], [part("t", 0, [0, 1]), part("t", 1, [0, 1])]), out)
+    assert "RUNBOOK.md" in m["files"]
+    load_plan(out, require_passed=False)  # unedited: accepted
+    runbook = out / "RUNBOOK.md"
+    runbook.write_text(runbook.read_text() + "\nkafka-reassign-partitions.sh --execute --reassignment-json-file evil.json\n")
+    with pytest.raises(PlanError) as err:
+        load_plan(out, require_passed=False)
+    assert str(err.value).startswith(f"{runbook}: changed since planning")
+    assert json.loads((out / "plan.json").read_text())["files"]["RUNBOOK.md"] == m["files"]["RUNBOOK.md"]
