@@ -27,10 +27,6 @@ from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
 
-from airflow.api_fastapi.app import get_auth_manager
-from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
-from airflow.api_fastapi.core_api.security import get_user, requires_access_dag
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -78,14 +74,25 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+async def airflow_user(request: Request) -> Any:  # noqa: ANN401 (Airflow's BaseUser)
+    """The caller as Airflow's own ``get_user`` resolves it (401 without a token, 403 for a bad one).
+
+    Imported on first request, not with the module: every task process loads plugins, and
+    Airflow's API security module would pull the whole API server into each of them.
+    """
+    from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
+
+    return await get_user(request, None, await bearer_scheme(request))
+
+
 # Authentication for every route, whatever its own dependencies say.
 app = FastAPI(
     title="kafka-rebalance plans and reports", docs_url=None, redoc_url=None, openapi_url=None,
-    dependencies=[Depends(get_user)],
+    dependencies=[Depends(airflow_user)],
 )  # fmt: skip
 app.add_middleware(SecurityHeaders)
 
-User = Annotated[BaseUser, Depends(get_user)]
+User = Annotated[Any, Depends(airflow_user)]
 
 
 def _plans_root() -> Path:
@@ -168,9 +175,20 @@ def _dag_ids_by_cluster() -> dict[str, str] | None:
         return None
 
 
-def _may_read_runs(request: Request, user: BaseUser, dag_id: str | None) -> None:
+def _may_read_runs(request: Request, user: Any, dag_id: str | None) -> None:  # noqa: ANN401
     """Airflow's own check for reading DAG runs (403 when refused); dag_id None means all DAGs."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
     requires_access_dag("GET", DagAccessEntity.RUN, param_dag_id=dag_id)(request, user)
+
+
+def _authorize_all_runs(request: Request, user: User) -> None:
+    _may_read_runs(request, user, None)
+
+
+def _authorize_run(request: Request, user: User, dag_id: str) -> None:
+    _may_read_runs(request, user, dag_id)
 
 
 def _authorize_plan(request: Request, user: User, cluster: str) -> None:
@@ -180,7 +198,9 @@ def _authorize_plan(request: Request, user: User, cluster: str) -> None:
     _may_read_runs(request, user, dag_ids.get(cluster))
 
 
-def _row_visible(user: BaseUser, dag_id: str | None) -> bool:
+def _row_visible(user: Any, dag_id: str | None) -> bool:  # noqa: ANN401
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
     from airflow.models.dag import DagModel
 
     if dag_id is None:  # the index route already checked access to every DAG's runs
@@ -198,9 +218,7 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-@app.get(
-    "/", response_class=HTMLResponse, dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))]
-)
+@app.get("/", response_class=HTMLResponse, dependencies=[Depends(_authorize_all_runs)])
 def index(request: Request, user: User) -> str:
     root = _plans_root()
     base = request.scope.get("root_path", "")
@@ -253,7 +271,7 @@ def plan_file(cluster: str, plan: str, file_path: str) -> FileResponse:
     return FileResponse(path, media_type=media)
 
 
-@app.get("/runs/{dag_id}/{run_id}", dependencies=[Depends(requires_access_dag("GET", DagAccessEntity.RUN))])
+@app.get("/runs/{dag_id}/{run_id}", dependencies=[Depends(_authorize_run)])
 def run_report(request: Request, dag_id: str, run_id: str):  # noqa: ANN201
     _check_segment(dag_id, "dag_id")
     _check_segment(run_id, "run_id")

@@ -10,12 +10,17 @@ from __future__ import annotations
 import html
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from kafka_rebalance.staging import run_dir_path
+
 PLANS = Path(os.environ["KAFKA_REBALANCE_HOME"]) / "plans"
-CLUSTER = "demo-dry"  # in the test clusters file: DAG kafka_rebalance_demo_dry
+# In the test clusters file (DAG kafka_rebalance_demo_eu_1), and no DAG test stages plans for it:
+# the hand-made plans below are removed again after this module.
+CLUSTER = "demo-eu-1"
 XSS_STATUS = "<script>alert('status')</script>"
 XSS_MOVES = "<img src=x onerror=alert('moves')>"
 XSS_DIR = "<b>x"
@@ -36,6 +41,9 @@ def api(airflow_db):  # noqa: ANN001, ANN201
             return manager.generate_jwt(SimpleAuthManagerUser(username=f"user-{role}", role=role))
 
         yield app, TestClient, token
+    shutil.rmtree(PLANS / CLUSTER, ignore_errors=True)
+    for run in ("manual__broken", "manual__good"):
+        shutil.rmtree(run_dir_path("balanced", run), ignore_errors=True)
 
 
 def stage(cluster: str, name: str, files: dict[str, str | bytes]) -> Path:

@@ -29,6 +29,10 @@ SUBJECT = "Rebalance ui-demo: approve the staged plan?"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]  # fmt: skip
 
+# One API call can take tens of seconds while the scheduler, a Spark job and the API server
+# share a busy 2-core machine; a timeout here is not what this test is about.
+API_TIMEOUT = 120
+
 pytestmark = pytest.mark.slow
 
 
@@ -53,11 +57,11 @@ class Airflow:
 
     def api(self, method: str, path: str, **kw) -> httpx.Response:  # noqa: ANN003
         if self._token is None:
-            r = httpx.post(f"{self.base}/auth/token", json={"username": self.user, "password": self.password}, timeout=30)
+            r = httpx.post(f"{self.base}/auth/token", json={"username": self.user, "password": self.password}, timeout=API_TIMEOUT)
             r.raise_for_status()
             self._token = r.json()["access_token"]
         return httpx.request(method, f"{self.base}{path}", headers={"Authorization": f"Bearer {self._token}"},
-                             timeout=30, **kw)  # fmt: skip
+                             timeout=API_TIMEOUT, **kw)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -183,7 +187,22 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: AN
         final = _wait(finished, 900, "the run to finish", every=5)
         page.goto(f"{airflow.base}/dags/{DAG_ID}/runs/{run_id}")
         page.screenshot(path=str(ARTIFACTS / "ui-run-finished.png"), full_page=True)
+
+        # The plugin's pages open with the login's _token cookie, in the UI's frame and on their own.
+        page.goto(f"{airflow.base}/plugin/rebalance_plans")
+        page.frame_locator("iframe").get_by_role("heading", name="Staged rebalance plans").wait_for()
+        page.screenshot(path=str(ARTIFACTS / "ui-plugin-plans.png"), full_page=True)
+        listing = page.goto(f"{airflow.base}/kafka-rebalance/")
+        assert listing.status == 200 and listing.headers["x-content-type-options"] == "nosniff"
+        assert "default-src 'none'" in listing.headers["content-security-policy"]
+        report = page.goto(f"{airflow.base}/kafka-rebalance/runs/{DAG_ID}/{run_id}")
+        assert report.status == 200 and page.url.endswith("/report.html"), page.url
+        page.get_by_text("replica moves").first.wait_for()
         browser.close()
+
+    # Without the login, the same pages are refused.
+    for path in ("/kafka-rebalance/", f"/kafka-rebalance/runs/{DAG_ID}/{run_id}"):
+        assert httpx.get(f"{airflow.base}{path}", timeout=API_TIMEOUT, follow_redirects=False).status_code == 401
 
     tis = airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances").json()["task_instances"]
     states = {t["task_id"]: t["state"] for t in tis}
