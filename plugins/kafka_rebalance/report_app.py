@@ -266,6 +266,10 @@ def plan_file(cluster: str, plan: str, file_path: str) -> FileResponse:
         found = False
     if not found:
         raise HTTPException(status_code=404, detail=f"{cluster}/{plan}/{file_path} not found")
+    try:  # FileResponse opens the file only while sending, too late for a clear error
+        path.open("rb").close()
+    except OSError as exc:
+        raise HTTPException(status_code=404, detail=f"{cluster}/{plan}/{file_path} cannot be read ({exc.strerror})") from None
     # JSON and Markdown are shown as text: a browser must never render a plan file as a page.
     media = "text/plain; charset=utf-8" if path.suffix in (".md", ".json") else None
     return FileResponse(path, media_type=media)
@@ -275,7 +279,12 @@ def plan_file(cluster: str, plan: str, file_path: str) -> FileResponse:
 def run_report(request: Request, dag_id: str, run_id: str):  # noqa: ANN201
     _check_segment(dag_id, "dag_id")
     _check_segment(run_id, "run_id")
-    cluster_id = next((c for c, d in (_dag_ids_by_cluster() or {}).items() if d == dag_id), None)
+    dag_ids = _dag_ids_by_cluster()
+    if dag_ids is None:
+        from kafka_rebalance.clusters_config import clusters_file
+
+        raise HTTPException(status_code=404, detail=f"{dag_id}: the clusters file {clusters_file()} cannot be read")
+    cluster_id = next((c for c, d in dag_ids.items() if d == dag_id), None)
     if cluster_id is None:
         raise HTTPException(status_code=404, detail=f"{dag_id} is not a rebalance DAG")
     base = request.scope.get("root_path", "")

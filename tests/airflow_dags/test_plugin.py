@@ -176,3 +176,17 @@ def test_nul_bytes_and_broken_run_files_give_4xx(api) -> None:  # noqa: ANN001
     r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__good", follow_redirects=False)
     assert r.status_code == 307 and r.headers["location"] == f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html"
     assert client.get("/kafka-rebalance/runs/not_a_rebalance_dag/x").status_code == 404
+
+
+def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    broken = tmp_path / "clusters.yaml"
+    broken.write_text("clusters: [\n")
+    monkeypatch.setenv("KAFKA_REBALANCE_CLUSTERS", str(broken))
+    client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"}, raise_server_exceptions=False)
+    r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__nothing")
+    assert r.status_code == 404 and f"the clusters file {broken} cannot be read" in r.json()["detail"]
+    # Plans stay reachable for users who may read every DAG's runs (a viewer, under the simple auth manager).
+    stage(CLUSTER, "abcdef0123456789", GOOD)
+    assert client.get("/kafka-rebalance/").status_code == 200
+    assert client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html").status_code == 200

@@ -83,6 +83,9 @@ def airflow(tmp_path_factory):  # noqa: ANN201
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        # Airflow's advice for timeouts "under high load": the first task's calls can wait tens of
+        # seconds for the API server on a shared 2-core machine, and the default 5 s kills the task.
+        "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": str(API_TIMEOUT),
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
@@ -193,8 +196,9 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: AN
         page.frame_locator("iframe").get_by_role("heading", name="Staged rebalance plans").wait_for()
         page.screenshot(path=str(ARTIFACTS / "ui-plugin-plans.png"), full_page=True)
         listing = page.goto(f"{airflow.base}/kafka-rebalance/")
-        assert listing.status == 200 and listing.headers["x-content-type-options"] == "nosniff"
-        assert "default-src 'none'" in listing.headers["content-security-policy"]
+        headers = listing.all_headers()  # .headers leaves out security-related headers
+        assert listing.status == 200 and headers["x-content-type-options"] == "nosniff"
+        assert "default-src 'none'" in headers["content-security-policy"]
         report = page.goto(f"{airflow.base}/kafka-rebalance/runs/{DAG_ID}/{run_id}")
         assert report.status == 200 and page.url.endswith("/report.html"), page.url
         page.get_by_text("replica moves").first.wait_for()
