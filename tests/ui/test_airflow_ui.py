@@ -142,6 +142,7 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: AN
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
+        page.set_default_navigation_timeout(API_TIMEOUT * 1000)  # the API server stalls for a minute under load
 
         page.goto(f"{airflow.base}/")
         page.get_by_label("Username").fill(airflow.user)
