@@ -89,6 +89,9 @@ def airflow(tmp_path_factory):  # noqa: ANN201
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+        # This checkout's package, not whatever copy the virtualenv has installed (an editable
+        # install of another checkout would otherwise serve its pages and run its tasks).
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "plugins"), os.environ.get("PYTHONPATH")])),
         "KAFKA_REBALANCE_HOME": str(home / "data"),
         "KAFKA_REBALANCE_CLUSTERS": str(home / "clusters.yaml"),
         "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
