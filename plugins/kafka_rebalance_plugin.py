@@ -1,6 +1,7 @@
 """Registers the rebalance plan/report pages with Airflow (the only thing that must be a plugin).
 
-* a FastAPI app under /kafka-rebalance in the API server, serving staged plans read-only;
+* a FastAPI app under /kafka-rebalance in the API server, serving staged plans read-only to users
+  Airflow authenticates and allows to read the DAG runs (see report_app);
 * a "Rebalance report" tab on every DAG run (it opens the report of the plan that run staged);
 * a "Kafka rebalance plans" entry in the navigation listing every staged plan.
 """

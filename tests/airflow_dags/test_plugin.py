@@ -1,36 +1,195 @@
-"""The Airflow plugin: loaded by Airflow, its pages served by the real API server app."""
+"""The Airflow plugin: loaded by Airflow, its pages served by the real API server app, behind Airflow's login.
+
+The app is Airflow's own (``create_app``) with the plugin loaded and the simple auth manager
+in its normal mode (not all-admins, which would log every request in as admin); tokens are
+minted by the auth manager itself.
+"""
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import shutil
 from pathlib import Path
 
+import pytest
 
-def test_plugin_registers_views_and_serves_staged_plans(airflow_db, tmp_path: Path) -> None:  # noqa: ANN001
-    from airflow import plugins_manager
-    from airflow.api_fastapi.app import create_app
+from kafka_rebalance.staging import run_dir_path
+
+PLANS = Path(os.environ["KAFKA_REBALANCE_HOME"]) / "plans"
+# In the test clusters file (DAG kafka_rebalance_demo_eu_1), and no DAG test stages plans for it:
+# the hand-made plans below are removed again after this module.
+CLUSTER = "demo-eu-1"
+XSS_STATUS = "<script>alert('status')</script>"
+XSS_MOVES = "<img src=x onerror=alert('moves')>"
+XSS_DIR = "<b>x"
+
+
+@pytest.fixture(scope="module")
+def api(airflow_db):  # noqa: ANN001, ANN201
+    from airflow.api_fastapi.app import create_app, get_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from fastapi.testclient import TestClient
 
-    names = [p.name for p in plugins_manager.get_plugins()] if hasattr(plugins_manager, "get_plugins") else None
-    if names is not None:
-        assert "kafka_rebalance" in names
-    plans = Path(os.environ["KAFKA_REBALANCE_HOME"]) / "plans" / "c1" / "abcdef0123456789"
-    plans.mkdir(parents=True, exist_ok=True)
-    (plans / "plan.json").write_text(json.dumps({"summary": {"replica_moves": 7}, "validation": {"status": "passed"}}))
-    (plans / "report.html").write_text("<html>the report</html>")
-    client = TestClient(create_app())
-    index = client.get("/kafka-rebalance/")
-    assert index.status_code == 200 and "abcdef0123456789" in index.text and "<td>7</td>" in index.text
-    report = client.get("/kafka-rebalance/plans/c1/abcdef0123456789/report.html")
-    assert report.status_code == 200 and "the report" in report.text
-    # An encoded ../ reaches our route (a plain one is normalised away by the client) and is refused.
-    escape = client.get("/kafka-rebalance/plans/c1/abcdef0123456789/..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd")
-    assert escape.status_code == 404 and "root:" not in escape.text
-    assert client.get("/kafka-rebalance/plans/c1/abcdef0123456789/nope.html").status_code == 404
-    # The run view for a run that staged nothing says so instead of failing.
-    r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__nothing")
-    assert r.status_code == 200 and "staged no plan" in r.text
-    views = client.get("/api/v2/plugins").json()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
+        app = create_app()
+        manager = get_auth_manager()
+
+        def token(role: str | None) -> str:
+            return manager.generate_jwt(SimpleAuthManagerUser(username=f"user-{role}", role=role))
+
+        yield app, TestClient, token
+    shutil.rmtree(PLANS / CLUSTER, ignore_errors=True)
+    for run in ("manual__broken", "manual__good"):
+        shutil.rmtree(run_dir_path("balanced", run), ignore_errors=True)
+
+
+def stage(cluster: str, name: str, files: dict[str, str | bytes]) -> Path:
+    plan = PLANS / cluster / name
+    plan.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        (plan / rel).parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode() if isinstance(content, str) else content
+        (plan / rel).write_bytes(data)
+    return plan
+
+
+GOOD = {"plan.json": json.dumps({"summary": {"replica_moves": 7}, "validation": {"status": "passed"}}),
+        "report.html": "<html>the report</html>", "RUNBOOK.md": "# runbook\n"}  # fmt: skip
+
+PAGES = ["/kafka-rebalance/", f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html",
+         "/kafka-rebalance/runs/kafka_rebalance_balanced/manual__nothing"]  # fmt: skip
+
+
+def assert_security_headers(r) -> None:  # noqa: ANN001
+    csp = r.headers["content-security-policy"]
+    assert "default-src 'none'" in csp and "script-src" not in csp and "frame-ancestors 'self'" in csp
+    assert r.headers["x-content-type-options"] == "nosniff"
+
+
+def test_pages_need_an_airflow_token(api) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    stage(CLUSTER, "abcdef0123456789", GOOD)
+    anonymous = TestClient(app)
+    for page in PAGES:
+        r = anonymous.get(page)
+        assert r.status_code == 401, (page, r.status_code, r.text)
+        assert "the report" not in r.text and "abcdef0123456789" not in r.text
+        assert_security_headers(r)
+        # A token that is not the auth manager's is refused, in the header and in the cookie.
+        forged = anonymous.get(page, headers={"Authorization": "Bearer eyJhbGciOiJIUzUxMiJ9.e30.AAAA"})
+        assert forged.status_code in (401, 403) and "the report" not in forged.text
+        assert TestClient(app, cookies={"_token": "not-a-jwt"}).get(page).status_code in (401, 403)
+    # Authenticated but without the right to read DAG runs (a user with no role): 403.
+    for page in PAGES:
+        r = anonymous.get(page, headers={"Authorization": f"Bearer {token(None)}"})
+        assert r.status_code == 403 and "the report" not in r.text and "abcdef0123456789" not in r.text, page
+    # Airflow's own API answers the same way: this is its login, not a parallel one.
+    assert anonymous.get("/api/v2/dags").status_code == 401
+
+
+def test_pages_open_with_a_token_in_the_header_or_the_ui_cookie(api) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    stage(CLUSTER, "abcdef0123456789", GOOD)
+    viewer = token("viewer")
+    for client in (TestClient(app, headers={"Authorization": f"Bearer {viewer}"}),
+                   TestClient(app, cookies={"_token": viewer})):  # fmt: skip
+        index = client.get("/kafka-rebalance/")
+        assert index.status_code == 200 and "abcdef0123456789" in index.text and "<td>7</td>" in index.text
+        assert_security_headers(index)
+        report = client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html")
+        assert report.status_code == 200 and report.text == "<html>the report</html>"
+        assert_security_headers(report)
+        runbook = client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/RUNBOOK.md")
+        assert runbook.headers["content-type"].startswith("text/plain")
+        r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__nothing")
+        assert r.status_code == 200 and "staged no plan" in r.text
+        # An encoded ../ reaches the route (a plain one is normalised away by the client) and is refused.
+        escape = client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/..%2F..%2F..%2F..%2F..%2F..%2Fetc%2Fpasswd")
+        assert escape.status_code == 404 and "root:" not in escape.text
+        assert client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/nope.html").status_code == 404
+    views = TestClient(app, headers={"Authorization": f"Bearer {viewer}"}).get("/api/v2/plugins").json()
     mine = next(p for p in views["plugins"] if p["name"] == "kafka_rebalance")
     assert {v["destination"] for v in mine["external_views"]} == {"dag_run", "nav"}
+
+
+def test_values_from_plan_files_come_back_escaped(api) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    evil = {"summary": {"replica_moves": XSS_MOVES}}
+    stage(CLUSTER, XSS_DIR, {"plan.json": json.dumps(evil), "approval.json": json.dumps({"decision": "<i>ok</i>"}),
+                             "validation/verdict.json": json.dumps({"status": XSS_STATUS, "plan_hash": "x"})})
+    client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"})
+    index = client.get("/kafka-rebalance/")
+    assert index.status_code == 200
+    for raw in (XSS_MOVES, XSS_DIR, "<i>ok</i>"):
+        assert raw not in index.text
+        assert html.escape(raw) in index.text
+    # A verdict whose status is not one of ours is shown as unreadable, never echoed.
+    assert XSS_STATUS not in index.text and "unreadable" in index.text
+    assert "<script" not in index.text.lower() and "<img" not in index.text.lower()
+    # The run page echoes the run id: escaped too.
+    r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/<svg onload=alert(1)>")
+    assert r.status_code == 200 and "<svg" not in r.text and "&lt;svg onload=alert(1)&gt;" in r.text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"{not json", b"[1, 2]", b"\xff\xfe not utf-8", b"[" * 100_000 + b"]" * 100_000, b'{"summary": "moves"}',
+     b'{"summary": {"replica_moves": {"nested": 1}}, "validation": []}', b'{"summary": {"replica_moves": 1' + b"0" * 5000 + b"}}"],
+    ids=["broken", "list", "binary", "deep", "summary-string", "wrong-shapes", "huge-int"],
+)  # fmt: skip
+def test_malformed_plan_json_is_an_unreadable_row_not_a_500(api, content: bytes) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    stage(CLUSTER, "0000malformed000", {"plan.json": content, "approval.json": b"\x00\x01", "verification.json": b"7"})
+    client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"}, raise_server_exceptions=False)
+    index = client.get("/kafka-rebalance/")
+    assert index.status_code == 200, index.text
+    row = next(r for r in index.text.split("<tr>") if "0000malformed000" in r)
+    assert "unreadable" in row
+    # The file itself is still served as text (an operator may want to see what is wrong with it).
+    raw = client.get(f"/kafka-rebalance/plans/{CLUSTER}/0000malformed000/plan.json")
+    assert raw.status_code == 200 and raw.content == content and raw.headers["content-type"].startswith("text/plain")
+
+
+def test_nul_bytes_and_broken_run_files_give_4xx(api) -> None:  # noqa: ANN001
+    from kafka_rebalance.staging import run_dir
+
+    app, TestClient, token = api
+    client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"}, raise_server_exceptions=False)
+    for url in (f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report%00.html",
+                f"/kafka-rebalance/plans/{CLUSTER}%00/abcdef0123456789/report.html",
+                "/kafka-rebalance/runs/kafka_rebalance_balanced/run%00id",
+                f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/" + "a" * 5000):  # fmt: skip
+        r = client.get(url)
+        assert 400 <= r.status_code < 500, (url, r.status_code)
+        assert_security_headers(r)
+    for staged, expected in (
+        ('{"dir": ', 422),  # truncated
+        ('{"dir": 7}', 422),  # not a path
+        ('{"dir": "/etc"}', 404),  # outside the staging root
+        (json.dumps({"dir": str(PLANS.parent)}), 404),
+        (json.dumps({"dir": str(PLANS / CLUSTER)}), 422),  # inside, but not a plan directory
+    ):
+        (run_dir("balanced", "manual__broken") / "staged.json").write_text(staged)
+        r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__broken", follow_redirects=False)
+        assert r.status_code == expected, (staged, r.status_code, r.text)
+    (run_dir("balanced", "manual__good") / "staged.json").write_text(json.dumps({"dir": str(PLANS / CLUSTER / "abcdef0123456789")}))
+    r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__good", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"] == f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html"
+    assert client.get("/kafka-rebalance/runs/not_a_rebalance_dag/x").status_code == 404
+
+
+def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    broken = tmp_path / "clusters.yaml"
+    broken.write_text("clusters: [\n")
+    monkeypatch.setenv("KAFKA_REBALANCE_CLUSTERS", str(broken))
+    client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"}, raise_server_exceptions=False)
+    r = client.get("/kafka-rebalance/runs/kafka_rebalance_balanced/manual__nothing")
+    assert r.status_code == 404 and f"the clusters file {broken} cannot be read" in r.json()["detail"]
+    # Plans stay reachable for users who may read every DAG's runs (a viewer, under the simple auth manager).
+    stage(CLUSTER, "abcdef0123456789", GOOD)
+    assert client.get("/kafka-rebalance/").status_code == 200
+    assert client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html").status_code == 200

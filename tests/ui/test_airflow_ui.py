@@ -29,6 +29,10 @@ SUBJECT = "Rebalance ui-demo: approve the staged plan?"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]  # fmt: skip
 
+# One API call can take tens of seconds while the scheduler, a Spark job and the API server
+# share a busy 2-core machine; a timeout here is not what this test is about.
+API_TIMEOUT = 120
+
 pytestmark = pytest.mark.slow
 
 
@@ -53,11 +57,11 @@ class Airflow:
 
     def api(self, method: str, path: str, **kw) -> httpx.Response:  # noqa: ANN003
         if self._token is None:
-            r = httpx.post(f"{self.base}/auth/token", json={"username": self.user, "password": self.password}, timeout=30)
+            r = httpx.post(f"{self.base}/auth/token", json={"username": self.user, "password": self.password}, timeout=API_TIMEOUT)
             r.raise_for_status()
             self._token = r.json()["access_token"]
         return httpx.request(method, f"{self.base}{path}", headers={"Authorization": f"Bearer {self._token}"},
-                             timeout=30, **kw)  # fmt: skip
+                             timeout=API_TIMEOUT, **kw)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +83,15 @@ def airflow(tmp_path_factory):  # noqa: ANN201
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(port),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
+        # Airflow's advice for timeouts "under high load": the first task's calls can wait tens of
+        # seconds for the API server on a shared 2-core machine, and the default 5 s kills the task.
+        "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": str(API_TIMEOUT),
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "AIRFLOW__SCHEDULER__MIN_FILE_PROCESS_INTERVAL": "5",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "INFO",
+        # This checkout's package, not whatever copy the virtualenv has installed (an editable
+        # install of another checkout would otherwise serve its pages and run its tasks).
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "plugins"), os.environ.get("PYTHONPATH")])),
         "KAFKA_REBALANCE_HOME": str(home / "data"),
         "KAFKA_REBALANCE_CLUSTERS": str(home / "clusters.yaml"),
         "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -135,6 +145,7 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: AN
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
+        page.set_default_navigation_timeout(API_TIMEOUT * 1000)  # the API server stalls for a minute under load
 
         page.goto(f"{airflow.base}/")
         page.get_by_label("Username").fill(airflow.user)
@@ -183,7 +194,23 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: AN
         final = _wait(finished, 900, "the run to finish", every=5)
         page.goto(f"{airflow.base}/dags/{DAG_ID}/runs/{run_id}")
         page.screenshot(path=str(ARTIFACTS / "ui-run-finished.png"), full_page=True)
+
+        # The plugin's pages open with the login's _token cookie, in the UI's frame and on their own.
+        page.goto(f"{airflow.base}/plugin/rebalance_plans")
+        page.frame_locator("iframe").get_by_role("heading", name="Staged rebalance plans").wait_for()
+        page.screenshot(path=str(ARTIFACTS / "ui-plugin-plans.png"), full_page=True)
+        listing = page.goto(f"{airflow.base}/kafka-rebalance/")
+        headers = listing.all_headers()  # .headers leaves out security-related headers
+        assert listing.status == 200 and headers["x-content-type-options"] == "nosniff"
+        assert "default-src 'none'" in headers["content-security-policy"]
+        report = page.goto(f"{airflow.base}/kafka-rebalance/runs/{DAG_ID}/{run_id}")
+        assert report.status == 200 and page.url.endswith("/report.html"), page.url
+        page.get_by_text("replica moves").first.wait_for()
         browser.close()
+
+    # Without the login, the same pages are refused.
+    for path in ("/kafka-rebalance/", f"/kafka-rebalance/runs/{DAG_ID}/{run_id}"):
+        assert httpx.get(f"{airflow.base}{path}", timeout=API_TIMEOUT, follow_redirects=False).status_code == 401
 
     tis = airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns/{run_id}/taskInstances").json()["task_instances"]
     states = {t["task_id"]: t["state"] for t in tis}

@@ -1,8 +1,60 @@
-"""RUNBOOK.md: the commands an operator types to run the plan with Kafka's own scripts."""
+"""RUNBOOK.md: the commands an operator types to run the plan with Kafka's own scripts.
+
+Operators copy and paste these lines, and the values in them come from files (a snapshot's
+cluster id and capture time, the manifest): every value in a shell line is one
+``shlex.quote``d argument, and every value in the prose is a code span that cannot close
+itself or open a code block. Scratch files go to a private directory made by ``mktemp``,
+never to a shared, guessable ``/tmp`` name.
+"""
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from typing import Any
+
+
+def _quote(value: str) -> str:
+    """One shell word for ``value``, on one line.
+
+    ``shlex.quote`` where it keeps the line whole; a value with a newline or another control
+    character gets bash's ``$'...'`` quoting instead, so no value can split a command across
+    lines of the Markdown code block (the runbook already needs bash for ``<(...)``).
+    """
+    if value.isprintable():
+        return shlex.quote(value)
+    out = []
+    for c in value:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif c.isprintable():
+            out.append(c)
+        elif ord(c) < 0x80:
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(f"\\U{ord(c):08x}")
+    return "$'" + "".join(out) + "'"
+
+
+def _sh(*args: object) -> str:
+    """One shell command line, every argument quoted."""
+    return " ".join(_quote(str(a)) for a in args)
+
+
+def _code(value: object) -> str:
+    """A Markdown code span showing ``value`` on one line, whatever characters it holds."""
+    text = value if isinstance(value, str) and value.isprintable() and value.strip() == value else json.dumps(value)
+    text = str(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _tmp_template(manifest: dict[str, Any]) -> str:
+    # mktemp needs a plain file name: keep the cluster id's safe characters for a readable name.
+    slug = re.sub(r"[^A-Za-z0-9._-]", "_", str(manifest["cluster_id"]))[:40].strip(".") or "cluster"
+    return f"kafka-rebalance-{slug}-{str(manifest['snapshot']['sha256'])[:12]}.XXXXXX"
 
 
 def _dur(seconds: float) -> str:
@@ -17,18 +69,29 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
     summary = manifest["summary"]
     rate = opts["throttle_bytes_per_sec"]
     size = opts["election_batch_size"]
+    cluster_id = manifest["cluster_id"]
     lines = [
-        f"# Rebalance runbook: {manifest['cluster_id']}",
+        f"# Rebalance runbook: {_code(cluster_id)}",
         "",
-        f"Snapshot sha256 `{manifest['snapshot']['sha256']}` captured {manifest['snapshot']['captured_at']}.",
+        f"Snapshot sha256 {_code(manifest['snapshot']['sha256'])} captured {_code(manifest['snapshot']['captured_at'])}.",
         f"{summary['replica_moves']} replica moves ({summary['bytes_moved']:,} bytes), {summary['reorders']} reorders, "
         f"{summary['leader_elections']} leader elections in {len(manifest['batches'])} batches; "
         f"estimated {_dur(summary['estimated_seconds'])} of data movement at {rate:,} B/s per broker.",
+    ]
+    if opts.get("exclude_topics"):
+        lines.append("Topics left where they are: " + ", ".join(_code(t) for t in opts["exclude_topics"]) + ".")
+    if opts.get("decommission_brokers"):
+        lines.append("Brokers being emptied: " + ", ".join(_code(b) for b in opts["decommission_brokers"]) + ".")
+    lines += [
         "",
-        "Run from this directory. Set the bootstrap servers (and `--command-config FILE` if the cluster needs auth):",
+        "Run from this directory, in one shell. Set the bootstrap servers (and `--command-config FILE` if the",
+        "cluster needs auth), make a private scratch directory, and check that this is the plan of the cluster",
+        "you mean (`jq -e` fails otherwise):",
         "",
         "```sh",
         "export BOOTSTRAP=broker1:9092",
+        f"WORK=\"$({_sh('mktemp', '-d', '-t', _tmp_template(manifest))})\"",
+        _sh("jq", "-e", "--arg", "cluster", cluster_id, ".cluster_id == $cluster", "plan.json"),
         "```",
         "",
         "Before anything else, check that the plan is unchanged since approval:",
@@ -52,10 +115,10 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
             )
         else:
             for start in range(0, n_elections, size):
+                chunk = f'"$WORK/election-{start // size + 1:03d}.json"'
                 elect.append(
-                    f"jq '{{partitions: .partitions[{start}:{start + size}]}}' election.json > /tmp/election-{start // size + 1:03d}.json && "
-                    "kafka-leader-election.sh --bootstrap-server \"$BOOTSTRAP\" --election-type PREFERRED "
-                    f"--path-to-json-file /tmp/election-{start // size + 1:03d}.json"
+                    f"{_sh('jq', f'{{partitions: .partitions[{start}:{start + size}]}}', 'election.json')} > {chunk} && "
+                    f"kafka-leader-election.sh --bootstrap-server \"$BOOTSTRAP\" --election-type PREFERRED --path-to-json-file {chunk}"
                 )
     batches = manifest["batches"]
     reorder = [b for b in batches if b["kind"] == "reorder"]
@@ -65,8 +128,8 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         lines.append(f"## {title}")
         lines.append("")
         for b in items:
-            f = f"batches/{b['id']}/reassignment.json"
-            extra = f" --throttle {rate}" if throttle else ""
+            f = shlex.quote(f"batches/{b['id']}/reassignment.json")
+            extra = f" --throttle {int(rate)}" if throttle else ""
             lines.append(
                 f"### Batch {b['id']} ({b['kind']}: {b['partitions']} partitions, {b['replica_moves']} new replicas, "
                 f"{b['bytes']:,} bytes, ~{_dur(b['estimated_seconds'])})"
@@ -107,4 +170,5 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         lines.extend(elect)
         lines.append("```")
         lines.append("")
+    lines += ["## Done", "", "Remove the scratch directory:", "", "```sh", 'rm -r -- "$WORK"', "```"]
     return "\n".join(lines).rstrip("\n") + "\n"
