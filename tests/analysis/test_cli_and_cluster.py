@@ -82,7 +82,7 @@ def test_spark_submit_on_standalone_cluster_equals_local(spark, spark_standalone
          "--conf", "spark.ui.enabled=false", "--conf", "spark.cores.max=2", "--conf", "spark.executor.memory=512m",
          "--conf", f"spark.driver.extraJavaOptions=-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}",
          str(JOB), "--snapshot", str(fleet), "--out", str(remote), "--threshold-percentage", "12"],
-        capture_output=True, text=True, env=_env(), timeout=300,
+        capture_output=True, text=True, env=_env(), timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     # spark-submit's PythonRunner merges the script's stderr into its own stdout.
