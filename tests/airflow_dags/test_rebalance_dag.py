@@ -199,8 +199,8 @@ def test_fleet_dag_spark_submit_on_two_worker_standalone_cluster(dagbag, spark, 
     dr, states = run(dagbag, "kafka_fleet_imbalance")
     assert states["gather_fleet"] == "success" and states["analyze_fleet"] == "success"
     apps = [a for a in spark_standalone.state()["completedapps"] if a["id"] not in before]
-    # One application, with a 1-core executor on each of the two workers.
-    assert [(a["name"], a["cores"]) for a in apps] == [("kafka-rebalance-fleet", 2)]
+    # One application (named by the job's own SparkSession), with a 1-core executor on each worker.
+    assert [(a["name"], a["cores"]) for a in apps] == [("kafka-rebalance-leader-imbalance", 2)]
     run_dir = sorted((data_root() / "runs" / "_fleet").glob("*/fleet_summary.json"))[-1].parent
     local = run_locally(spark, run_dir / "snapshots", run_dir / "local")
     for name in ("broker_metrics.parquet", "summary.json"):
