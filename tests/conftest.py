@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.spark_standalone import spark_standalone  # noqa: F401 - a session fixture for every test package
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
 

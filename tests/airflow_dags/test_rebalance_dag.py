@@ -218,3 +218,26 @@ def test_decommission_on_a_balanced_cluster_empties_the_brokers(dagbag) -> None:
         assert (held[4], held[5]) == (0, 0)
         assert sum(held.values()) == 36 and all(len(p.replicas) == 3 for p in final.partitions)
     assert throttles_left(sim_state("decom-balanced")) == []
+
+
+@pytest.mark.spark
+def test_fleet_dag_spark_submit_on_two_worker_standalone_cluster(dagbag, spark, spark_standalone, monkeypatch) -> None:  # noqa: ANN001
+    """The DAG's SparkSubmitOperator path against a real master with two workers: same bytes as local mode."""
+    from kafka_rebalance.analysis.job import run as run_locally
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(
+        {"conn_type": "spark", "host": "spark://127.0.0.1", "port": spark_standalone.port,
+         "extra": {"spark-binary": "spark-submit"}}))  # fmt: skip
+    before = {a["id"] for a in spark_standalone.state()["completedapps"]}
+    dr, states = run(dagbag, "kafka_fleet_imbalance")
+    assert states["gather_fleet"] == "success" and states["analyze_fleet"] == "success"
+    apps = [a for a in spark_standalone.state()["completedapps"] if a["id"] not in before]
+    # One application (named by the job's own SparkSession), with a 1-core executor on each worker.
+    assert [(a["name"], a["cores"]) for a in apps] == [("kafka-rebalance-leader-imbalance", 2)]
+    run_dir = sorted((data_root() / "runs" / "_fleet").glob("*/fleet_summary.json"))[-1].parent
+    local = run_locally(spark, run_dir / "snapshots", run_dir / "local")
+    for name in ("broker_metrics.parquet", "summary.json"):
+        assert (run_dir / "analysis" / name).read_bytes() == (run_dir / "local" / name).read_bytes(), name
+    need = json.loads((run_dir / "fleet_summary.json").read_text())["need_plan"]
+    assert need == sorted(c["cluster_id"] for c in local.summary["clusters"] if not c["balanced"])
+    assert "balanced" not in need and need

@@ -59,3 +59,28 @@ def write(raw: dict[str, Any], path: Path) -> Path:
     return write_snapshot(snapshot_from_dict(raw, str(path)), path)
 
 
+
+
+def fleet_member(i: int) -> dict[str, Any]:
+    """Cluster i of a 100-cluster fleet. Round-robin placement over 6 brokers in 3 racks makes
+    every cluster balanced by construction (30 replicas, 10 preferred partitions and equal bytes
+    per broker); i % 4 == 0 then moves leadership of 2 of broker (i % 6)'s 10 preferred partitions
+    (20 % > the default 10 %), and i % 4 == 1 makes one partition 100x bigger (bytes skewed)."""
+    kind = ("leaders", "bytes", "even", "even")[i % 4]
+    parts = []
+    for p in range(60):
+        reps = [(p + j) % 6 for j in range(3)]
+        leader = reps[1] if kind == "leaders" and reps[0] == i % 6 and p < 12 else reps[0]
+        size = 100_000 if kind == "bytes" and p == 0 else 1_000
+        parts.append(part(f"t{p % 5}", p // 5, reps, leader, size=size))
+    return cluster(f"fleet-{i:03d}", brokers(*range(6), racks=[f"r{b % 3}" for b in range(6)]), parts)
+
+
+def long_replicas_cluster(cluster_id: str = "long") -> dict[str, Any]:
+    """Replica lists longer than the analysis' unrolled checks. Five racks; brokers 0 and 5 share r0.
+    Violations: [5, 1, 2, 3, 0] (RF 5, two in r0) and [0, 5] (RF 2); [0..4] is spread, and RF 6
+    exceeds the 5 racks, so [0..5] is no violation."""
+    return cluster(cluster_id, brokers(0, 1, 2, 3, 4, 5, racks=["r0", "r1", "r2", "r3", "r4", "r0"]), [
+        part("a", 0, [0, 1, 2, 3, 4], 0), part("a", 1, [5, 1, 2, 3, 0], 5), part("a", 2, [1, 2, 3, 4, 5], 1),
+        part("b", 0, [0, 1, 2, 3, 4, 5], 0), part("c", 0, [0, 5], 0),
+    ])

@@ -17,6 +17,8 @@ from tests.analysis.clusters import (
     brokers,
     cluster,
     dead_broker_cluster,
+    fleet_member,
+    long_replicas_cluster,
     part,
     rack_cluster,
     thresholds_cluster,
@@ -125,6 +127,40 @@ def test_matches_plain_python_oracle_on_generated_fleet(spark, tmp_path: Path) -
             racks >= len(p.replicas) and len({rack[r] for r in p.replicas}) < len(p.replicas) for p in snap.partitions)
     gen_b = next(c for c in result.summary["clusters"] if c["cluster_id"] == "gen-b")
     assert (gen_b["threshold_percentage"], gen_b["threshold_source"]) == (20.0, "cluster")
+
+
+def test_one_spark_job_over_100_clusters_flags_exactly_the_unbalanced(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    for i in range(100):
+        write(fleet_member(i), tmp_path / f"c{i:03d}.parquet")
+    sc = spark.sparkContext
+    sc.setJobGroup("fleet-100", "the 100-cluster fleet")
+    try:
+        result = analyze(spark, tmp_path)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    # Two Spark jobs for the whole fleet: the one aggregation (a single scan of all 100 files), and
+    # the broadcast of the settings table (one row per cluster).
+    jobs = sc.statusTracker().getJobIdsForGroup("fleet-100")
+    assert len(jobs) == 2
+    assert sorted(len(sc.statusTracker().getJobInfo(j).stageIds) for j in jobs) == [1, 2]
+    clusters = {c["cluster_id"]: c for c in result.summary["clusters"]}
+    assert len(clusters) == 100
+    assert {cid for cid, c in clusters.items() if not c["balanced"]} == {f"fleet-{i:03d}" for i in range(100) if i % 4 < 2}
+    for i in range(100):
+        c = clusters[f"fleet-{i:03d}"]
+        assert c["brokers_over_threshold"] == ([i % 6] if i % 4 == 0 else [])
+        assert c["byte_spread"]["balanced"] is (i % 4 != 1)
+        assert (c["partitions"], c["replicas"], c["rack_violations"]) == (60, 180, 0)
+
+
+def test_long_replica_lists_and_odd_file_names(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    path = write(long_replicas_cluster(), tmp_path / "a weird [name] %41+x.parquet")
+    write(dead_broker_cluster("json-one"), tmp_path / "b.json")
+    result = analyze(spark, tmp_path)
+    long = next(c for c in result.summary["clusters"] if c["cluster_id"] == "long")
+    assert (long["source"], long["racks"], long["partitions"], long["replicas"]) == (str(path), 5, 5, 23)
+    assert long["rack_violations"] == 2
+    assert [r["replicas"] for r in result.broker_rows if r["cluster_id"] == "long"] == [4, 4, 4, 4, 3, 4]
 
 
 # --------------------------------------------------------------------------- bad input

@@ -1,13 +1,18 @@
-"""Leader imbalance and skew as DataFrame transformations.
+"""Leader imbalance and skew as DataFrame transformations: ONE scan, ONE aggregation.
 
-Only Spark SQL expressions (no Python UDFs): executors run JVM code alone, so they
+Only Spark SQL expressions (no Python UDFs, and no lambda functions on the hot path:
+Spark interprets those row by row): executors run generated JVM code alone, so they
 need neither this package nor a Python worker, and the work scales with the cluster.
 
-The heavy part is ONE pass: each partition row is exploded into its replicas and
-aggregated by (cluster_id, broker_id). Partition-level facts (offline, under-
-replicated, rack violation, malformed) are counted on the preferred replica's row
-(position 0), so the per-cluster figures are sums of that small aggregate and the
-snapshot is scanned once.
+The heavy part is one pass. Each partition row becomes ``n + 1`` rows (``n`` = its
+replicas): one per replica, grouped by ``(cluster_no, broker_id)``, and one "key row"
+grouped by ``(cluster_no, hash(topic), partition / 64)`` that carries the bit of its
+partition number. Partition-level facts (offline, under-replicated, rack violation,
+malformed) are counted on the preferred replica's row (position 0). The result is small:
+one row per broker, plus only those key groups whose bits do not add up (a duplicate
+``(topic, partition)``, or two topics with colliding hashes), so strict validation costs
+no second shuffle on clean input. The driver sums the per-broker rows into the
+per-cluster figures (``summary.py``).
 
 Kafka's rule (KafkaController.checkAndTriggerAutoLeaderRebalance): the preferred
 replica is the first of the replica list; for broker b,
@@ -18,6 +23,9 @@ is "not led by b".
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import reduce
+from itertools import combinations
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column
@@ -31,6 +39,11 @@ if TYPE_CHECKING:
 # cheaper than a decimal sum.
 RATE_SCALE = 1_000_000
 MAX_RATE = 1e12  # bytes/s per partition; beyond this the micro-unit sum could overflow
+# Replica lists up to this long are rack-checked by comparing elements pairwise (generated
+# code). Longer ones, rare in Kafka, are counted, and only then checked by a second query
+# with Spark's lambda functions (interpreted, and they would split the generated code).
+UNROLLED_REPLICAS = 4
+KEY_BITS = 64  # partition numbers per key group of the duplicate check (one bigint of bits)
 
 # Malformed-row counters carried in the aggregate; name -> what the operator is told.
 PROBLEM_FLAGS = {
@@ -40,10 +53,8 @@ PROBLEM_FLAGS = {
     "bad_isr": "isr must be distinct brokers among the replicas",
     "bad_size": "size_bytes must be >= 0 and bytes_in_per_sec a number within 0..1e12",
 }
-
-
-def _count(cond: Column) -> Column:
-    return F.sum(F.when(cond, 1).otherwise(0)).cast("bigint")
+# Partition-level facts, counted once per partition on its preferred replica's row.
+PARTITION_FLAGS = ("offline", "under_replicated", "not_led", "electable", "rack_violation", "long_replicas", *PROBLEM_FLAGS)
 
 
 def _rack_of(broker: Column) -> Column:
@@ -51,37 +62,75 @@ def _rack_of(broker: Column) -> Column:
     return F.when(F.col("rack_index").isNotNull(), dense).otherwise(F.try_element_at(F.col("rack_by_id"), broker))
 
 
-def partition_flags(partitions: DataFrame, settings: DataFrame) -> DataFrame:
-    """Per partition: preferred replica, normalised leader/ISR, and every flag the aggregate counts."""
-    replicas, n = F.col("replicas"), F.size(F.col("replicas"))
+def _any(conds: list[Column]) -> Column:
+    return reduce(lambda a, b: a | b, conds, F.lit(False))
+
+
+def _by_length(n: Column, unrolled: Callable[[int], Column], general: Column) -> Column:
+    """``unrolled(k)`` for lists of length k <= UNROLLED_REPLICAS, else ``general``."""
+    expr = F.when(n <= 0, unrolled(0))
+    for k in range(1, UNROLLED_REPLICAS + 1):
+        expr = expr.when(n == k, unrolled(k))
+    return expr.otherwise(general)
+
+
+def partition_flags(partitions: DataFrame) -> DataFrame:
+    """Per partition: normalised leader, size and rate, and every flag the aggregate counts.
+
+    ``partitions`` carries its cluster's settings (``load.Fleet.partitions``).
+    """
+    replicas, n = F.col("replicas"), F.col("n")
+    # The first replicas and their racks as columns of their own, so that the pairwise checks
+    # below reference them instead of repeating the lookups (Spark keeps a projection that
+    # computes a non-trivial expression used more than once).
+    rep = [F.col(f"r{i}") for i in range(UNROLLED_REPLICAS)]
+    rack = [F.col(f"rack{i}") for i in range(UNROLLED_REPLICAS)]
+    partitions = partitions.select(
+        "*",
+        F.coalesce(F.size(replicas), F.lit(0)).alias("n"),
+        *[F.try_element_at(replicas, F.lit(i + 1)).alias(f"r{i}") for i in range(UNROLLED_REPLICAS)],
+    ).select("*", *[_rack_of(F.col(f"r{i}")).alias(f"rack{i}") for i in range(UNROLLED_REPLICAS)])
     leader = F.coalesce(F.col("leader"), F.lit(-1))  # a missing leader is Kafka's -1
     isr = F.coalesce(F.col("isr"), F.array().cast("array<int>"))
-    preferred = F.try_element_at(replicas, F.lit(1))
-    racks = F.transform(replicas, _rack_of)
-    with_settings = partitions.join(F.broadcast(settings.drop("threshold_percentage", "threshold_source")), "cluster_id")
-    return with_settings.select(
-        "cluster_id",
+    preferred = rep[0]
+
+    def same_pair(values: list[Column]) -> Callable[[int], Column]:
+        # Null-safe, as array_distinct counts nulls: two unknown racks are "the same rack".
+        return lambda k: _any([values[i].eqNullSafe(values[j]) for i, j in combinations(range(k), 2)])
+
+    # Ascending sort_array puts nulls first.
+    has_null = _by_length(n, lambda k: _any([r.isNull() for r in rep[:k]]), F.element_at(F.sort_array(replicas), 1).isNull())
+    has_repeat = _by_length(n, same_pair(rep), F.size(F.array_distinct(replicas)) != n)
+    shared_rack = _by_length(n, same_pair(rack), F.lit(False))  # longer lists: ``long_rack_violations``
+    rate = F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0))
+    not_led = leader != F.coalesce(preferred, F.lit(-2))
+    preferred_in_isr = F.coalesce(F.array_contains(isr, preferred), F.lit(False))
+    return partitions.select(
+        "cluster_no",
+        "rack_count",
+        "rack_base",
+        "rack_index",
+        "rack_by_id",
         "topic",
         "partition",
         "replicas",
+        n.alias("n"),
         leader.alias("leader"),
         isr.alias("isr"),
         F.coalesce(F.col("size_bytes"), F.lit(0)).cast("bigint").alias("size"),
-        F.round(F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)) * RATE_SCALE).try_cast("bigint").alias("rate"),
-        (leader != F.coalesce(preferred, F.lit(-2))).alias("not_led"),
+        F.round(rate * RATE_SCALE).try_cast("bigint").alias("rate"),
+        not_led.alias("not_led"),
         (leader == -1).alias("offline"),
         (F.size(isr) < n).alias("under_replicated"),
-        F.coalesce(F.array_contains(isr, preferred), F.lit(False)).alias("preferred_in_isr"),
-        ((F.col("rack_count") >= n) & (n > 1) & (F.size(F.array_distinct(racks)) < n)).alias("rack_violation"),
+        preferred_in_isr.alias("preferred_in_isr"),
+        # Not led by the preferred replica, which is in the ISR (the driver also needs it alive).
+        (not_led & preferred_in_isr).alias("electable"),
+        ((F.col("rack_count") >= n) & (n > 1) & shared_rack).alias("rack_violation"),
+        (n > UNROLLED_REPLICAS).alias("long_replicas"),
         (F.col("topic").isNull() | (F.col("topic") == "") | F.col("partition").isNull() | (F.col("partition") < 0)).alias(
             "bad_key"
         ),
-        (
-            replicas.isNull()
-            | (n == 0)
-            | (F.size(F.array_distinct(replicas)) != n)
-            | F.exists(replicas, lambda r: r.isNull())
-        ).alias("bad_replicas"),
+        (replicas.isNull() | (n == 0) | has_null | has_repeat).alias("bad_replicas"),
         ((leader != -1) & ~F.coalesce(F.array_contains(replicas, leader), F.lit(False))).alias("bad_leader"),
         (
             (F.size(F.array_distinct(isr)) != F.size(isr))
@@ -89,119 +138,75 @@ def partition_flags(partitions: DataFrame, settings: DataFrame) -> DataFrame:
         ).alias("bad_isr"),
         (
             (F.coalesce(F.col("size_bytes"), F.lit(0)) < 0)
-            | F.isnan(F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)))
-            | (F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)) < 0)
-            | (F.coalesce(F.col("bytes_in_per_sec"), F.lit(0.0)) > MAX_RATE)
+            | F.isnan(rate)
+            | (rate < 0)
+            | (rate > MAX_RATE)
         ).alias("bad_size"),
     )
 
 
-def broker_aggregates(flagged: DataFrame) -> DataFrame:
-    """The single heavy pass: replica rows grouped by (cluster_id, broker_id).
+def aggregate(flagged: DataFrame) -> DataFrame:
+    """The single heavy pass: per ``(cluster_no, broker_id)`` figures, plus failed duplicate-check groups.
 
-    Columns prefixed ``p_`` count partitions once each (on their preferred replica's row).
-    A partition without replicas yields one row with a null broker_id, so it is counted
-    (as malformed) rather than silently dropped by the explode.
+    Broker rows have ``key_hash`` null. Columns prefixed ``p_`` count partitions once each
+    (on their preferred replica's row). A partition without replicas yields one replica row
+    with a null broker_id, so it is counted (as malformed) rather than silently dropped.
+    A key group comes back only when its bit count is short of its row count.
     """
-    scalars = [c for c in flagged.columns if c not in ("topic", "partition", "replicas", "isr")]
-    # Only scalar columns ride along the explode: copying the arrays per replica costs more than the rest.
-    rows = flagged.select(*scalars, F.posexplode_outer("replicas").alias("pos", "broker_id"))
+    last = F.greatest(F.col("n"), F.lit(1))  # positions 0..last-1 are replicas, ``last`` the key row
+    rows = flagged.select("*", F.explode(F.sequence(F.lit(0), last)).alias("pos"))
+    pos = F.col("pos")
+    is_key = pos == last
+    broker = F.when(~is_key, F.try_element_at(F.col("replicas"), pos + 1))
+    rows = rows.select(
+        "*",
+        broker.alias("broker_id"),
+        F.when(is_key, F.xxhash64("topic")).alias("key_hash"),
+        F.when(is_key, F.shiftright(F.coalesce(F.col("partition"), F.lit(0)), 6)).alias("key_word"),
+        # Java masks the shift distance to 0..63: the partition's bit within its word.
+        F.when(is_key, F.expr("shiftleft(1L, coalesce(`partition`, 0))")).alias("key_bit"),
+    )
     is_leader = F.col("broker_id") == F.col("leader")
-    first = F.coalesce(F.col("pos"), F.lit(0)) == 0
-    preferred = F.col("pos") == 0
-    return rows.groupBy("cluster_id", "broker_id").agg(
-        F.count("broker_id").alias("replicas"),
-        _count(is_leader).alias("leaders"),
-        F.sum("size").cast("bigint").alias("size_bytes"),
-        F.sum(F.when(is_leader, F.col("rate")).otherwise(F.lit(0))).cast("bigint").alias("leader_rate"),
-        _count(preferred).alias("preferred_partitions"),
-        _count(preferred & F.col("not_led")).alias("preferred_not_led"),
-        _count(preferred & F.col("preferred_in_isr")).alias("preferred_in_isr"),
-        _count(F.col("broker_id").isNotNull() & F.col("under_replicated")).alias("under_replicated_partitions"),
-        _count(first).alias("p_partitions"),
-        _count(first & F.col("offline")).alias("p_offline"),
-        _count(first & F.col("under_replicated")).alias("p_under_replicated"),
-        _count(first & F.col("not_led")).alias("p_non_preferred_leaders"),
-        _count(first & F.col("not_led") & F.col("preferred_in_isr")).alias("p_electable"),
-        _count(first & F.col("rack_violation")).alias("p_rack_violations"),
-        *[_count(first & F.col(flag)).alias(f"p_{flag}") for flag in PROBLEM_FLAGS],
-    )
-
-
-def broker_metrics(aggregates: DataFrame, brokers: DataFrame, settings: DataFrame) -> DataFrame:
-    """One row per (cluster_id, broker_id) of every known broker, idle and dead ones included."""
-    zero = F.lit(0).cast("bigint")
-
-    def n(name: str) -> Column:
-        return F.coalesce(F.col(name), zero)
-
-    pp, pnl = n("preferred_partitions"), n("preferred_not_led")
-    pct = F.col("threshold_percentage")
-    joined = brokers.join(aggregates, ["cluster_id", "broker_id"], "left").join(
-        settings.select("cluster_id", "threshold_percentage", "threshold_source"), "cluster_id"
-    )
-    return joined.select(
-        "cluster_id",
-        "broker_id",
-        "rack",
-        "alive",
-        pp.alias("preferred_partitions"),
-        pnl.alias("preferred_not_led"),
-        F.when(pp > 0, pnl.cast("double") / pp.cast("double")).alias("imbalance_ratio"),
-        pct.alias("threshold_percentage"),
-        "threshold_source",
-        # ratio > pct/100, in exact arithmetic: at exactly the threshold it does not exceed.
-        ((pp > 0) & (pnl.cast("double") * 100.0 > pct * pp.cast("double"))).alias("exceeds_threshold"),
-        n("replicas").alias("replicas"),
-        n("leaders").alias("leaders"),
-        n("size_bytes").alias("size_bytes"),
-        (F.coalesce(F.col("leader_rate"), zero).cast("double") / RATE_SCALE).alias("leader_bytes_in_per_sec"),
-        n("under_replicated_partitions").alias("under_replicated_partitions"),
-        F.when(F.col("alive"), n("preferred_in_isr")).otherwise(zero).alias("could_lead_after_election"),
-    ).orderBy("cluster_id", "broker_id")
-
-
-def cluster_partition_stats(aggregates: DataFrame, brokers: DataFrame) -> DataFrame:
-    """Per cluster: partition-level counts, summed from the preferred-replica rows.
-
-    ``electable`` (not led by the preferred replica, which is in the ISR) also needs the
-    preferred broker alive: a preferred election only succeeds then.
-    """
-    sums = [c for c in aggregates.columns if c.startswith("p_") and c != "p_electable"]
-    alive = F.coalesce(F.col("alive"), F.lit(False))
+    first = (pos == 0) & ~is_key
+    preferred = first & (F.col("n") > 0)
     return (
-        aggregates.join(brokers.select("cluster_id", "broker_id", "alive"), ["cluster_id", "broker_id"], "left")
-        .groupBy("cluster_id")
+        rows.groupBy("cluster_no", "broker_id", "key_hash", "key_word")
         .agg(
-            F.sum("replicas").cast("bigint").alias("replicas"),
-            F.sum(F.when(alive, F.col("p_electable")).otherwise(0)).cast("bigint").alias("electable"),
-            # Replica entries naming a broker the header does not list (a malformed snapshot).
-            F.sum(F.when(F.col("alive").isNull() & F.col("broker_id").isNotNull(), F.col("replicas")).otherwise(0))
-            .cast("bigint")
-            .alias("unknown_broker_replicas"),
-            *[F.sum(c).cast("bigint").alias(c[2:]) for c in sums],
+            F.count("broker_id").alias("replicas"),
+            F.count_if(is_leader).alias("leaders"),
+            F.sum(F.when(~is_key, F.col("size"))).cast("bigint").alias("size_bytes"),
+            F.sum(F.when(is_leader, F.col("rate"))).cast("bigint").alias("leader_rate"),
+            F.count_if(preferred).alias("preferred_partitions"),
+            F.count_if(preferred & F.col("not_led")).alias("preferred_not_led"),
+            F.count_if(preferred & F.col("preferred_in_isr")).alias("preferred_in_isr"),
+            F.count_if(F.col("broker_id").isNotNull() & F.col("under_replicated")).alias("under_replicated_partitions"),
+            F.count_if(first).alias("p_partitions"),
+            *[F.count_if(first & F.col(flag)).alias(f"p_{flag}") for flag in PARTITION_FLAGS],
+            F.count_if(is_key).alias("keys"),
+            F.bit_or("key_bit").alias("key_bits"),
         )
-        .orderBy("cluster_id")
+        .where(F.col("key_hash").isNull() | (F.bit_count("key_bits") != F.col("keys")))
     )
 
 
-def unknown_brokers(aggregates: DataFrame, brokers: DataFrame) -> DataFrame:
-    """(cluster_id, broker_id) that hold replicas but are not brokers of their cluster's header."""
+def long_rack_violations(flagged: DataFrame) -> DataFrame:
+    """Rack violations among partitions with more than UNROLLED_REPLICAS replicas, per cluster_no."""
+    replicas, n = F.col("replicas"), F.col("n")
+    shared = F.size(F.array_distinct(F.transform(replicas, _rack_of))) < n
     return (
-        aggregates.where(F.col("broker_id").isNotNull())
-        .join(brokers, ["cluster_id", "broker_id"], "left_anti")
-        .select("cluster_id", "broker_id", "replicas")
-        .orderBy("cluster_id", "broker_id")
+        flagged.where(F.col("long_replicas"))
+        .groupBy("cluster_no")
+        .agg(F.count_if((F.col("rack_count") >= n) & shared).alias("rack_violations"))
     )
 
 
 def duplicate_partitions(partitions: DataFrame) -> DataFrame:
-    """(cluster_id, topic, partition) listed more than once. Costs a shuffle of the partition keys."""
+    """(topic, partition) listed more than once: the detailed report, run only when the cheap check failed."""
     return (
-        partitions.groupBy("cluster_id", "topic", "partition")
+        partitions.groupBy("topic", "partition")
         .count()
         .where(F.col("count") > 1)
-        .orderBy("cluster_id", "topic", "partition")
+        .orderBy("topic", "partition")
     )
 
 
@@ -209,7 +214,7 @@ def problem_examples(flagged: DataFrame, flag: str, limit: int = 3) -> DataFrame
     """A few rows with a given flag, for the error message (only run when the flag was counted)."""
     return (
         flagged.where(F.col(flag))
-        .select("cluster_id", "topic", "partition", "replicas", "leader", "isr")
-        .orderBy("cluster_id", "topic", "partition")
+        .select("topic", "partition", "replicas", "leader", "isr")
+        .orderBy("topic", "partition")
         .limit(limit)
     )

@@ -3,6 +3,7 @@
 Shared by ``spark_jobs/leader_imbalance.py`` (spark-submit) and ``kafka-rebalance analyze``.
 Results are small (one row per broker), so they are collected to the driver and written
 there as ONE Parquet file and one JSON file: deterministic bytes, no part-files.
+On clean input the analysis is one Spark job (see ``imbalance``).
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_rebalance.analysis import imbalance
+from kafka_rebalance.analysis import imbalance, summary
 from kafka_rebalance.analysis.load import Fleet, load_fleet
-from kafka_rebalance.analysis.summary import fleet_summary
 from kafka_rebalance.balance import Tolerances
 from kafka_rebalance.errors import RebalanceError, SnapshotError
 
@@ -100,37 +101,87 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _check_problems(fleet: Fleet, flagged, stats: Sequence[Mapping[str, Any]], aggregates) -> None:  # noqa: ANN001
-    """Turn counted malformed rows into a SnapshotError naming the file and example partitions."""
-    for row in stats:
+# Settings for the analysis' query shape (one scan, one small aggregation), applied around the
+# query and restored after, so a session handed in by the caller keeps its own settings.
+#  * AQE off: the plan has one exchange whose output (one row per broker) is known to be tiny,
+#    so there is nothing to re-plan; with AQE each exchange becomes its own Spark job and the
+#    final stage is re-optimised and re-compiled, which is most of a small input's cost.
+#  * Shuffle partitions: sized to the data by ``shuffle_partitions``, not the default 200
+#    (200 reduce tasks and 200 shuffle files per map task for a few thousand rows).
+#  * The file index lists paths on the driver: a fleet of more than 32 files would otherwise
+#    start a Spark job just to list them.
+#  * The Parquet vectorised reader (nested columns included) and broadcast of the small
+#    settings table are Spark's defaults and are kept: both are set here so that a session
+#    configured otherwise does not silently lose them.
+def query_conf(partition_rows: int, parallelism: int) -> dict[str, str]:
+    return {
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions(partition_rows, parallelism)),
+        "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+        "spark.sql.parquet.enableVectorizedReader": "true",
+        "spark.sql.parquet.enableNestedColumnVectorizedReader": "true",
+        "spark.sql.autoBroadcastJoinThreshold": "10485760",
+    }
+
+
+# Rows reaching the final aggregation: brokers, plus one duplicate-check group per 64 partition
+# numbers of a topic. A reduce task keeps its groups in memory: this many per task is a few MB.
+GROUPS_PER_REDUCE_TASK = 250_000
+
+
+def shuffle_partitions(partition_rows: int, parallelism: int) -> int:
+    """One reduce task per core, more only when the duplicate-check groups would crowd a task."""
+    groups = partition_rows // imbalance.KEY_BITS
+    return max(1, parallelism, -(-groups // GROUPS_PER_REDUCE_TASK))
+
+
+@contextmanager
+def _session_conf(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[None]:
+    old = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in old.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+def _check_problems(fleet: Fleet, flagged, stats: Sequence[Mapping[str, Any]], suspect_keys: set[int]) -> None:  # noqa: ANN001
+    """Turn counted malformed rows into a SnapshotError naming the file and example partitions.
+
+    Extra Spark queries run here only when a count says there is something to report.
+    """
+    for no, (info, row) in enumerate(zip(fleet.clusters, stats)):
         problems = []
         for flag, what in imbalance.PROBLEM_FLAGS.items():
             count = row[flag]
             if not count:
                 continue
-            examples = imbalance.problem_examples(flagged.where(flagged.cluster_id == row["cluster_id"]), flag).collect()
+            examples = imbalance.problem_examples(flagged.where(flagged.cluster_no == no), flag).collect()
             shown = "; ".join(
                 f"{e.topic}-{e.partition} (replicas {e.replicas}, leader {e.leader}, isr {e.isr})" for e in examples
             )
             problems.append(f"{count} partition row(s): {what}, e.g. {shown}")
         if problems:
-            raise SnapshotError(fleet.source_of(row["cluster_id"]), problems)
-    if any(row["unknown_broker_replicas"] for row in stats):
-        unknown = imbalance.unknown_brokers(aggregates, fleet.brokers).limit(20).collect()
-        cid = unknown[0].cluster_id
-        ids = [u.broker_id for u in unknown if u.cluster_id == cid]
-        raise SnapshotError(
-            fleet.source_of(cid),
-            [f"replicas name broker(s) {', '.join(map(str, ids))} that are not in the snapshot's brokers"],
-        )
-    # JSON snapshots were checked row by row by load_snapshot; Parquet rows only here, at a shuffle's cost.
-    if fleet.parquet_cluster_ids:
-        scanned = fleet.partitions.where(fleet.partitions.cluster_id.isin(fleet.parquet_cluster_ids))
-        dupes = imbalance.duplicate_partitions(scanned).limit(5).collect()
+            raise SnapshotError(info.source, problems)
+    for info, row in zip(fleet.clusters, stats):
+        if row["unknown_brokers"]:
+            ids = sorted(row["unknown_brokers"])[:20]
+            raise SnapshotError(
+                info.source, [f"replicas name broker(s) {', '.join(map(str, ids))} that are not in the snapshot's brokers"]
+            )
+    # The cheap check (bits per 64 partition numbers, inside the one aggregation) failed for these
+    # clusters: a duplicate, or two topic names with the same hash. The exact report decides.
+    for no in sorted(suspect_keys):
+        rows = fleet.partitions.where(fleet.partitions.cluster_no == no)
+        dupes = imbalance.duplicate_partitions(rows).limit(5).collect()
         if dupes:
-            cid = dupes[0].cluster_id
-            shown = ", ".join(f"{d.topic}-{d.partition} ({d['count']} times)" for d in dupes if d.cluster_id == cid)
-            raise SnapshotError(fleet.source_of(cid), [f"duplicate partition rows: {shown}"])
+            shown = ", ".join(f"{d.topic}-{d.partition} ({d['count']} times)" for d in dupes)
+            raise SnapshotError(fleet.clusters[no].source, [f"duplicate partition rows: {shown}"])
 
 
 def analyze(
@@ -139,29 +190,40 @@ def analyze(
     threshold_setting: float | None = None,
     tolerances: Tolerances = Tolerances(),
 ) -> AnalysisResult:
-    """Run the analysis on one snapshot file or a fleet directory; nothing is written."""
+    """Run the analysis on one snapshot file or a fleet directory; nothing is written.
+
+    One Spark job on clean input (the aggregation's collect); more only to explain bad input.
+    """
     from py4j.protocol import Py4JJavaError
-    from pyspark import StorageLevel
     from pyspark.errors import PySparkException
 
-    fleet = load_fleet(spark, snapshot, threshold_setting)
-    flagged = imbalance.partition_flags(fleet.partitions, fleet.settings)
-    # The aggregate has one row per broker: a few partitions are plenty, and cached data keeps its
-    # partitioning (AQE does not coalesce it), so 200 shuffle partitions would mean 200 tasks per query.
-    parts = max(1, spark.sparkContext.defaultParallelism)
-    aggregates = imbalance.broker_aggregates(flagged).coalesce(parts).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        stats = [r.asDict() for r in imbalance.cluster_partition_stats(aggregates, fleet.brokers).collect()]
-        _check_problems(fleet, flagged, stats, aggregates)
-        rows = [r.asDict() for r in imbalance.broker_metrics(aggregates, fleet.brokers, fleet.settings).collect()]
-    except RebalanceError:
-        raise
-    except (PySparkException, Py4JJavaError) as exc:  # e.g. a value Spark cannot read mid-scan: one line, no JVM trace
-        sources = ", ".join(c.source for c in fleet.clusters)
-        raise RebalanceError(f"{snapshot}: Spark failed reading the snapshot(s) ({sources}): {_first_line(exc)}") from None
-    finally:
-        aggregates.unpersist()
-    return AnalysisResult(rows, fleet_summary(fleet.clusters, rows, stats, tolerances))
+    conf = query_conf(0, spark.sparkContext.defaultParallelism)
+    with _session_conf(spark, conf):
+        fleet = load_fleet(spark, snapshot, threshold_setting)
+    conf = query_conf(fleet.partition_rows, spark.sparkContext.defaultParallelism)
+    by_cluster: list[dict[int | None, dict[str, Any]]] = [{} for _ in fleet.clusters]
+    suspect_keys: set[int] = set()
+    with _session_conf(spark, conf):
+        try:
+            flagged = imbalance.partition_flags(fleet.partitions)
+            for row in imbalance.aggregate(flagged).collect():
+                if row["key_hash"] is None:
+                    by_cluster[row["cluster_no"]][row["broker_id"]] = row.asDict()
+                else:
+                    suspect_keys.add(row["cluster_no"])
+            stats = [{"cluster_id": c.cluster_id, **summary.partition_stats(c, aggs)}
+                     for c, aggs in zip(fleet.clusters, by_cluster)]  # fmt: skip
+            _check_problems(fleet, flagged, stats, suspect_keys)
+            if any(s["long_replicas"] for s in stats):  # replica lists the one pass does not rack-check
+                for row in imbalance.long_rack_violations(flagged).collect():
+                    stats[row["cluster_no"]]["rack_violations"] += int(row["rack_violations"])
+        except RebalanceError:
+            raise
+        except (PySparkException, Py4JJavaError) as exc:  # e.g. a value Spark cannot read mid-scan: one line, no JVM trace
+            sources = ", ".join(c.source for c in fleet.clusters)
+            raise RebalanceError(f"{snapshot}: Spark failed reading the snapshot(s) ({sources}): {_first_line(exc)}") from None
+    rows = [row for c, aggs in zip(fleet.clusters, by_cluster) for row in summary.broker_metrics(c, aggs)]
+    return AnalysisResult(rows, summary.fleet_summary(fleet.clusters, rows, stats, tolerances))
 
 
 def write_outputs(result: AnalysisResult, out: str | Path) -> tuple[Path, Path]:

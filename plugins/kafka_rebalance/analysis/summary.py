@@ -1,4 +1,10 @@
-"""``summary.json``: per-cluster verdicts built on the driver from Spark's small aggregates.
+"""Per-broker rows and ``summary.json``, built on the driver from Spark's one small aggregate.
+
+Spark returns one row per (cluster, broker that holds replicas); everything here is
+arithmetic over those rows and the cluster headers, which the driver already has: the
+per-cluster figures are sums of the per-broker ones, so no second Spark job is needed.
+The arithmetic is the same as Spark SQL's (int64 counts, IEEE doubles), so the values
+are what a Spark-side join and aggregation would give, to the bit.
 
 The spreads use the planner's own definition of balanced (``kafka_rebalance.balance``),
 over the eligible brokers = the live ones.
@@ -9,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kafka_rebalance.analysis.imbalance import PROBLEM_FLAGS, RATE_SCALE
 from kafka_rebalance.analysis.load import ClusterInfo
 from kafka_rebalance.balance import (
     Tolerances,
@@ -27,6 +34,67 @@ STAT_FIELDS = (
     "electable",
     "rack_violations",
 )
+
+
+def broker_metrics(info: ClusterInfo, aggregates: Mapping[int | None, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per broker of the cluster's header (idle and dead ones included), sorted by id.
+
+    ``aggregates``: the cluster's per-broker aggregate rows by broker_id.
+    """
+    rows = []
+    pct = float(info.threshold_percentage)
+    for b in sorted(info.brokers, key=lambda b: b.id):
+        agg = aggregates.get(b.id) or {}
+
+        def n(name: str, agg: Mapping[str, Any] = agg) -> int:
+            return int(agg.get(name) or 0)
+
+        pp, pnl = n("preferred_partitions"), n("preferred_not_led")
+        rows.append({
+            "cluster_id": info.cluster_id,
+            "broker_id": b.id,
+            "rack": b.rack,
+            "alive": b.alive,
+            "preferred_partitions": pp,
+            "preferred_not_led": pnl,
+            "imbalance_ratio": float(pnl) / float(pp) if pp > 0 else None,
+            "threshold_percentage": pct,
+            "threshold_source": info.threshold_source,
+            # ratio > pct/100, in exact arithmetic: at exactly the threshold it does not exceed.
+            "exceeds_threshold": pp > 0 and float(pnl) * 100.0 > pct * float(pp),
+            "replicas": n("replicas"),
+            "leaders": n("leaders"),
+            "size_bytes": n("size_bytes"),
+            "leader_bytes_in_per_sec": float(n("leader_rate")) / float(RATE_SCALE),
+            "under_replicated_partitions": n("under_replicated_partitions"),
+            "could_lead_after_election": n("preferred_in_isr") if b.alive else 0,
+        })  # fmt: skip
+    return rows
+
+
+def partition_stats(info: ClusterInfo, aggregates: Mapping[int | None, Mapping[str, Any]]) -> dict[str, Any]:
+    """Per cluster: partition-level counts (each counted on its preferred replica's row), summed.
+
+    ``electable`` (not led by the preferred replica, which is in the ISR) also needs the
+    preferred broker alive: a preferred election only succeeds then. ``unknown_brokers``:
+    replica entries naming a broker the header does not list (a malformed snapshot).
+    """
+    alive = {b.id: b.alive for b in info.brokers}
+    names = {"p_partitions": "partitions", "p_offline": "offline", "p_under_replicated": "under_replicated",
+             "p_not_led": "non_preferred_leaders", "p_rack_violation": "rack_violations",
+             "p_long_replicas": "long_replicas",
+             **{f"p_{flag}": flag for flag in PROBLEM_FLAGS}}  # fmt: skip
+    stats: dict[str, Any] = {name: 0 for name in (*names.values(), "replicas", "electable")}
+    stats["unknown_brokers"] = {}
+    for broker_id, agg in aggregates.items():
+        for column, name in names.items():
+            stats[name] += int(agg[column])
+        stats["replicas"] += int(agg["replicas"])
+        if alive.get(broker_id):
+            stats["electable"] += int(agg["p_electable"])
+        if broker_id is not None and broker_id not in alive:
+            stats["unknown_brokers"][broker_id] = int(agg["replicas"])
+    return stats
 
 
 def _spread(counts: Sequence[int]) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""A real Spark standalone cluster (master + one worker) on 127.0.0.1, once per test session."""
+"""A real Spark standalone cluster (one master, two 1-core workers) on 127.0.0.1, once per test session.
+
+Shared by the analysis tests and the DAG tests (registered in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ import pytest
 
 # --------------------------------------------------------------------------- standalone cluster
 
+WORKERS = 2
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -31,6 +35,7 @@ class Standalone:
     url: str
     webui: str
     bin_dir: Path
+    port: int
 
     def state(self) -> dict[str, Any]:
         with urllib.request.urlopen(f"{self.webui}/json/", timeout=5) as resp:
@@ -50,14 +55,18 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @pytest.fixture(scope="session")
 def spark_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
-    """A real master and one worker (1 core, 1 GiB) started with the pinned pyspark's spark-class."""
+    """A real master and TWO workers (1 core, 1 GiB each) started with the pinned pyspark's spark-class.
+
+    Free ports only (other Spark users may share the machine); every process is stopped by its
+    own process group at the end of the session.
+    """
     import pyspark
 
     bin_dir = Path(pyspark.__file__).parent / "bin"
     work = tmp_path_factory.mktemp("spark-standalone")
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
            "SPARK_LOG_DIR": str(work), "SPARK_WORKER_DIR": str(work / "work")}
-    port, webui_port, worker_ui = _free_port(), _free_port(), _free_port()
+    port, webui_port = _free_port(), _free_port()
     url, webui = f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{webui_port}"
     started: list[subprocess.Popen] = []
 
@@ -71,22 +80,24 @@ def spark_standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stand
     try:
         launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                "--port", str(port), "--webui-port", str(webui_port))
-        launch("worker", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-               "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui), "--work-dir", str(work / "work"))
-        cluster = Standalone(url, webui, bin_dir)
+        for i in range(WORKERS):
+            launch(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                   "--port", str(_free_port()), "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()),
+                   "--work-dir", str(work / f"work-{i}"))
+        cluster = Standalone(url, webui, bin_dir, port)
         deadline = time.monotonic() + 90
         while True:
             dead = [p for p in started if p.poll() is not None]
             if dead:
-                logs = "\n".join((work / f"{n}.log").read_text(errors="replace")[-2000:] for n in ("master", "worker"))
+                logs = "\n".join(p.read_text(errors="replace")[-2000:] for p in sorted(work.glob("*.log")))
                 pytest.fail(f"spark-class exited early:\n{logs}")
             try:
-                if cluster.state().get("aliveworkers", 0) >= 1:
+                if cluster.state().get("aliveworkers", 0) >= WORKERS:
                     break
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"no worker registered with {url} within 90 s; logs in {work}")
+                pytest.fail(f"{WORKERS} workers did not register with {url} within 90 s; logs in {work}")
             time.sleep(0.5)
         yield cluster
     finally:
