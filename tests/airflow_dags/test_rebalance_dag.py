@@ -205,7 +205,7 @@ def test_decommission_on_a_balanced_cluster_empties_the_brokers(dagbag) -> None:
         assert states[task] == "success", (task, states)
     [staged] = staged_dirs("decom-balanced")
     manifest = json.loads((staged / "plan.json").read_text())
-    assert manifest["validation"]["status"] == "passed"
+    assert json.loads((staged / "validation" / "verdict.json").read_text())["status"] == "passed"
     assert manifest["options"]["decommission_brokers"] == [4, 5]
     assert manifest["options"]["byte_tolerance"] == 0.2  # from clusters.yaml, not the form
     steps = [p["replicas"] for b in manifest["batches"]

@@ -91,6 +91,11 @@ class LiveAdmin:
         except ClusterError:
             raise
         except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+            # kafka-python only re-reads the controller id after NOT_CONTROLLER; a killed node it
+            # still names (KRaft brokers name a live broker, which may be the one that just died)
+            # would be asked forever. Forget it so the next call looks it up again.
+            if hasattr(self.client, "_controller_id"):
+                self.client._controller_id = None
             raise ClusterError(f"{self.settings.bootstrap_servers}: {what} failed: {exc}") from None
 
     @staticmethod

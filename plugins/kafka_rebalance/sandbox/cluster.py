@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, java_error_line, resolve_runtime
+from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, java_error_line, quiet_kafka_client, resolve_runtime
 
 SANDBOX_FILE = "sandbox.json"
 STARTED_MARK = "Kafka Server started"
@@ -271,13 +271,11 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
                                f"{_tail(Path(n.log_file))}")
         if pending:
             time.sleep(0.3)
-    import logging
-
-    logging.getLogger("kafka").setLevel(logging.CRITICAL)
     last: set[int] = set()
     while time.monotonic() < deadline:
         try:
-            last = _registered_brokers(",".join(n.bootstrap for n in nodes))
+            with quiet_kafka_client():
+                last = _registered_brokers(",".join(n.bootstrap for n in nodes))
             if expect <= last:
                 return
         except Exception:  # noqa: BLE001 - not ready yet; the deadline decides

@@ -7,10 +7,12 @@ Kafka's own command-line tools run as ``java -cp '.kafka/<version>/lib/*' <main 
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,3 +122,15 @@ def resolve_runtime(version: str = DEFAULT_KAFKA_VERSION, *, fetch: bool = True)
         lines = done.stderr.strip().splitlines()
         raise KafkaRuntimeError(lines[0].removeprefix("error: ") if lines else f"could not resolve Apache Kafka {version}")
     return KafkaRuntime(version, lib)
+
+
+@contextmanager
+def quiet_kafka_client(level: int = logging.CRITICAL) -> Iterator[None]:
+    """Silence kafka-python's retries while a cluster comes up, then put the caller's level back."""
+    logger = logging.getLogger("kafka")
+    before = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)

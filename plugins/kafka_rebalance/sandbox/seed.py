@@ -10,7 +10,6 @@ real data and replication throttles matter.
 
 from __future__ import annotations
 
-import logging
 import random
 import time
 from collections.abc import Callable
@@ -115,7 +114,6 @@ def seed(sandbox: Sandbox, spec: SeedSpec, progress: Callable[[str], None] = lam
 
     spec.check(len(sandbox.nodes))
     started = time.monotonic()
-    logging.getLogger("kafka").setLevel(logging.ERROR)
     racks = {n.node_id: n.rack for n in sandbox.nodes}
     created, reorder = skewed_assignment([n.node_id for n in sandbox.nodes], racks, spec)
     admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=30000)
