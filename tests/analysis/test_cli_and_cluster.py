@@ -76,6 +76,8 @@ def test_spark_submit_on_standalone_cluster_equals_local(spark, spark_standalone
     run(spark, fleet, local, threshold_setting=12)
 
     remote = tmp_path / "remote"
+    # The standalone cluster is shared by the session: count only the application this test submits.
+    before = {a["id"] for a in spark_standalone.state()["completedapps"]}
     proc = subprocess.run(
         [str(spark_standalone.bin_dir / "spark-submit"), "--master", spark_standalone.url,
          "--name", "kafka-rebalance-leader-imbalance",
@@ -91,6 +93,7 @@ def test_spark_submit_on_standalone_cluster_equals_local(spark, spark_standalone
         assert (remote / name).read_bytes() == (local / name).read_bytes(), name
     # It really ran on the cluster: the master lists it as a finished application with one 1-core
     # executor on each of the two workers.
-    apps = [a for a in spark_standalone.state()["completedapps"] if a["name"] == "kafka-rebalance-leader-imbalance"]
+    apps = [a for a in spark_standalone.state()["completedapps"]
+            if a["name"] == "kafka-rebalance-leader-imbalance" and a["id"] not in before]
     assert len(apps) == 1
     assert apps[0]["cores"] == 2
