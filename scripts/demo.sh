@@ -11,23 +11,12 @@
 # `make demo SIMULATED=1` runs the same DAG on the embedded simulator instead (scripts/demo-simulated.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT="$PWD"
 DEMO_STARTED=${DEMO_STARTED:-$(date +%s)}
-export PATH="$ROOT/.venv/bin:$PATH"
-export AIRFLOW_HOME="$ROOT/.airflow"
-export AIRFLOW__CORE__DAGS_FOLDER="$ROOT/dags"
-export AIRFLOW__CORE__PLUGINS_FOLDER="$ROOT/plugins"
-export AIRFLOW__CORE__LOAD_EXAMPLES=False
-export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS=True
-export AIRFLOW_CONN_SPARK_DEFAULT='{"conn_type": "spark", "host": "local[*]"}'
-# Each demo gets its own data directory and its own cluster: nothing of an earlier demo is touched.
-export KAFKA_REBALANCE_HOME="${KAFKA_REBALANCE_HOME:-$ROOT/var/demo-$(date -u +%Y%m%dT%H%M%SZ)}"
-export PYSPARK_PYTHON="$ROOT/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$ROOT/.venv/bin/python"
+source scripts/demo-lib.sh
+demo_env
 SANDBOX="$KAFKA_REBALANCE_HOME/sandbox"
 CLUSTER=sandbox-demo
 DAG=kafka_rebalance_sandbox_demo
-LOG="$KAFKA_REBALANCE_HOME/demo.log"
-mkdir -p "$KAFKA_REBALANCE_HOME"
 
 cleanup() {
   if [ -f "$SANDBOX/sandbox.json" ]; then
@@ -67,22 +56,7 @@ clusters:
 EOF
 
 echo
-echo "== Preparing Airflow's metadata DB in $AIRFLOW_HOME (SQLite)"
-airflow db migrate > "$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
-echo "== Running DAG $DAG in execute mode against the sandbox (airflow dags test; full log: $LOG)"
-AIRFLOW__LOGGING__LOGGING_LEVEL=WARNING python scripts/demo_approve.py "$DAG" 2>>"$LOG" &
-APPROVER=$!
-started=$(date +%s)
-if ! airflow dags test "$DAG" --conf '{"mode": "execute", "throttle_mb_per_sec": 40, "max_moves_per_broker": 12}' >> "$LOG" 2>&1; then
-  kill "$APPROVER" 2>/dev/null || true
-  echo "error: the DAG run failed; last lines of $LOG:" >&2
-  tail -30 "$LOG" >&2
-  exit 1
-fi
-wait "$APPROVER" || { echo "error: the approval was not answered" >&2; exit 1; }
-grep -E "\[kafka_rebalance\.(pipeline|kafka\.executor)\]|\[DAG TEST\] end task" "$LOG" \
-  | sed -E 's/^[0-9T:.-]+Z \[[a-z ]+\] //; s/ +\[(kafka_rebalance|airflow)[^]]*\].*$//' | cut -c1-160 || true
-echo "== DAG run finished in $(( $(date +%s) - started ))s"
+demo_run_dag "$DAG" '{"mode": "execute", "throttle_mb_per_sec": 40, "max_moves_per_broker": 12}'
 python scripts/demo_summary.py "$KAFKA_REBALANCE_HOME" "$CLUSTER"
 
 scripts/kafka-tool kafka-topics --bootstrap-server "$BOOTSTRAP" --describe > "$KAFKA_REBALANCE_HOME/describe-after.txt"
