@@ -16,9 +16,9 @@ def main(root: Path, cluster: str) -> int:
     m = json.loads((staged / "plan.json").read_text())
     s = m["summary"]
     v = json.loads((staged / "verification.json").read_text())
-    from kafka_rebalance.plan_dir import VERDICT_FILE
+    from kafka_rebalance.plan_dir import VALIDATION_VERDICT
 
-    verdict_path = staged / VERDICT_FILE
+    verdict_path = staged / VALIDATION_VERDICT
     verdict = json.loads(verdict_path.read_text())
     print(f"plan            {staged}")
     print(f"                {s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}), "
