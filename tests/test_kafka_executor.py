@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.kafka.admin import TP, ClusterAdmin
+from kafka_rebalance.kafka.admin import TP, ClusterAdmin, ClusterError
 from kafka_rebalance.kafka.connection import ConnectionSettings
 from kafka_rebalance.kafka.executor import ExecSettings, ExecutionRefused, Executor
 from kafka_rebalance.kafka.live import LiveAdmin
@@ -327,3 +327,50 @@ def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
     assert _configs(sim) == before_configs
     for tp in batch:
         assert tuple(sim.partitions[tp].replicas) == plan.batches[0].before[tp]
+
+
+class _CancelFailsFirst(SimAdmin):
+    """The simulator, except that the first `failures` cancel requests fail as a call routed to a
+    just-killed controller does on real Kafka (NodeNotReadyError), and take a virtual second each."""
+
+    def __init__(self, sim: Simulator, failures: int) -> None:
+        super().__init__(sim)
+        self.failures, self.cancel_calls = failures, 0
+
+    def alter_reassignments(self, targets):  # noqa: ANN001, ANN201
+        if any(t is None for t in targets.values()):
+            self.cancel_calls += 1
+            if self.failures:
+                self.failures -= 1
+                self.sim.advance(1.0)
+                raise ClusterError("127.0.0.1:9092: alter partition reassignments failed: NodeNotReadyError: 3")
+        return super().alter_reassignments(targets)
+
+
+def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered(tmp_path, snap):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 3)
+    stuck_tp = sorted(batch)[0]
+    sim.never_catch_up(stuck_tp, [r for r in batch[stuck_tp] if r not in sim.partitions[stuck_tp].replicas][0])
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = _configs(sim)
+    admin = _CancelFailsFirst(sim, failures=2)
+    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue")).run()
+    assert admin.cancel_calls == 3  # two unanswered, the third reaches the controller
+    assert report["batches"][0]["cancelled"] == [str(stuck_tp)]
+    assert tuple(sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
+    assert _configs(sim) == before_configs
+
+
+def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tmp_path, snap):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 1)
+    (tp, target), = batch.items()
+    sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    admin = _CancelFailsFirst(sim, failures=10**6)
+    with pytest.raises(ClusterError, match="NodeNotReadyError"):
+        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue")).run()
+    # 120 s of stall before the first cancel, then one attempt per 10 s poll plus the failed call's 1 s,
+    # until 120 s have passed since the first failure: attempts at 0, 11, ..., 121 → 12 calls.
+    assert admin.cancel_calls == 12

@@ -459,7 +459,21 @@ class Executor:
             self.admin.sleep(s.poll_interval)
 
     def _cancel(self, tps: list[TP], pending: set[TP], result: BatchResult, why: str) -> None:
-        outcome = self.admin.alter_reassignments({tp: None for tp in tps})
+        # Cancelling is most needed when a broker has just died, which is also when the call can land on
+        # that broker (kafka-python routes it to the controller id Metadata named a moment ago). Retry as
+        # polling does, for up to a stall's time, rather than abandon the moves with their throttles set.
+        first_failure: float | None = None
+        while True:
+            try:
+                outcome = self.admin.alter_reassignments({tp: None for tp in tps})
+                break
+            except ClusterError as exc:
+                now = self.admin.now()
+                first_failure = now if first_failure is None else first_failure
+                if now - first_failure >= self.settings.stall_seconds:
+                    raise
+                self.progress(f"batch {result.id}: cancel not answered ({exc}); retrying")
+                self.admin.sleep(self.settings.poll_interval)
         for tp in tps:
             pending.discard(tp)
             if outcome.get(tp) is None:

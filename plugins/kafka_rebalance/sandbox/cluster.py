@@ -106,9 +106,16 @@ def _free_ports(count: int) -> list[int]:
             s.close()
 
 
-def kafka_uuid() -> str:
-    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (what StorageTool's random-uuid prints)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+def kafka_uuid(draw: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding (what StorageTool's random-uuid prints).
+
+    Like Kafka's own ``Uuid.randomUuid()``, an id starting with ``-`` is drawn again: one in 64 ids
+    would otherwise be read as an option by ``kafka-storage format -t <id>`` and the sandbox would not start.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(draw()).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def rack_of(index: int, racks: int) -> str | None:
