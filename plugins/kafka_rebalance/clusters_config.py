@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.windows import Window, WindowError, window_from_config
 
 SIMULATED_PREFIX = "simulated:"
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +51,31 @@ class ExecutorConfig(BaseModel):
 
     poll_interval_seconds: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
     stall_seconds: float = Field(default=300.0, gt=0, le=7 * 24 * 3600, allow_inf_nan=False)
+    # Inside a maintenance window a move starts only if its estimate ends this long before the window
+    # closes; a move still running this long after the close is handled as a stall.
+    window_margin_seconds: float = Field(default=300.0, ge=0, le=24 * 3600, allow_inf_nan=False)
+    window_grace_seconds: float = Field(default=600.0, ge=0, le=7 * 24 * 3600, allow_inf_nan=False)
+
+
+class WindowConfig(BaseModel):
+    """One maintenance window: opens at each ``cron`` time in ``timezone`` for ``duration`` (4h, 90m, PT4H)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cron: str
+    duration: str
+    timezone: str = "UTC"
+
+    @model_validator(mode="after")
+    def _valid(self) -> WindowConfig:
+        try:
+            self.window()
+        except WindowError as exc:
+            raise ValueError(str(exc).split(": ", 1)[-1]) from None
+        return self
+
+    def window(self) -> Window:
+        return window_from_config(self.model_dump(), "window")
 
 
 class ClusterConfig(BaseModel):
@@ -60,6 +86,8 @@ class ClusterConfig(BaseModel):
     schedule: str | None = "*/30 * * * *"
     defaults: PlannerDefaults | None = None
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    # Maintenance windows: moves start only inside one (none listed: any time). docs/EXECUTION_WINDOWS.md
+    windows: list[WindowConfig] = Field(default_factory=list)
 
     @field_validator("cluster_id")
     @classmethod
@@ -77,6 +105,9 @@ class ClusterConfig(BaseModel):
         elif not re.fullmatch(r"[A-Za-z0-9_.-]+", v):
             raise ValueError("must be an Airflow connection id or simulated:<snapshot path>")
         return v
+
+    def configured_windows(self) -> tuple[Window, ...]:
+        return tuple(w.window() for w in self.windows)
 
     @property
     def simulated(self) -> bool:

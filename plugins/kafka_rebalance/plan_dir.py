@@ -47,6 +47,8 @@ VALIDATION_RESULT = "validation/result.json"
 DATA_DOCS_DIR = "validation/data_docs"
 # Written by the approval step (the DAG's HITL task).
 APPROVAL_FILE = "approval.json"
+# Written by `pause` / `resume` / `stop` (and the plan page's buttons): the operator's requests.
+CONTROL_FILE = "control.json"
 # Written by execute / verify / cancel.
 LEDGER_FILE = "ledger.json"
 LEDGER_ARCHIVE = "ledger.{n}.json"
@@ -62,6 +64,7 @@ OWNERS: dict[str, tuple[str, ...]] = {
     "plan": (PLAN_FILE, ELECTION_FILE, RUNBOOK_FILE, f"{BATCHES_DIR}/*"),
     "validate": (f"{VALIDATION_DIR}/*",),
     "approve": (APPROVAL_FILE,),
+    "control": (CONTROL_FILE,),
     "execute": (LEDGER_FILE, "ledger.*.json", SIM_STATE_FILE, *FINAL_SNAPSHOT_FILES, VERIFICATION_FILE),
     "report": (REPORT_FILE,),
 }

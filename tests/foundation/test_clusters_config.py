@@ -43,6 +43,14 @@ def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> Non
         ("clusters:\n  - {cluster_id: a, source: x}\n  - {cluster_id: a, source: y}\n", "cluster_id a listed more than once"),
         ("- just a list\n", "must be a mapping with a 'clusters' list"),
         ("clusters: [\n", "not valid YAML"),
+        ("clusters:\n  - {cluster_id: a, source: x, windows: [{cron: '0 25 * * *', duration: 4h}]}\n",
+         "clusters.0.windows.0 (cluster a): Value error, not a 5-field cron expression: '0 25 * * *'"),
+        ("clusters:\n  - {cluster_id: a, source: x, windows: [{cron: '0 1 * * *', duration: forever}]}\n",
+         "clusters.0.windows.0 (cluster a): Value error, expected a duration such as 4h, 90m or PT4H, got 'forever'"),
+        ("clusters:\n  - {cluster_id: a, source: x, windows: [{cron: '0 1 * * *', duration: 1h, timezone: Utopia}]}\n",
+         "clusters.0.windows.0 (cluster a): Value error, unknown time zone 'Utopia'"),
+        ("clusters:\n  - {cluster_id: a, source: x, executor: {window_margin_seconds: -1}}\n",
+         "clusters.0.executor.window_margin_seconds (cluster a): Input should be greater than or equal to 0"),
     ],
 )
 def test_bad_clusters_files_name_the_field(tmp_path: Path, text: str, message: str) -> None:
@@ -52,6 +60,20 @@ def test_bad_clusters_files_name_the_field(tmp_path: Path, text: str, message: s
         load_clusters(f)
     assert str(err.value).startswith(f"{f}: ")
     assert message in str(err.value)
+
+
+def test_windows_per_cluster(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from kafka_rebalance.windows import Window
+
+    f = tmp_path / "c.yaml"
+    f.write_text("clusters:\n  - cluster_id: a\n    source: kafka_a\n    windows:\n"
+                 "      - {cron: '0 1 * * 1-5', duration: 4h}\n      - {cron: '30 22 * * 6', duration: PT90M, timezone: Europe/Berlin}\n")
+    cluster = load_clusters(f).clusters[0]
+    assert cluster.configured_windows() == (Window("0 1 * * 1-5", timedelta(hours=4), "UTC"),
+                                            Window("30 22 * * 6", timedelta(minutes=90), "Europe/Berlin"))
+    assert (cluster.executor.window_margin_seconds, cluster.executor.window_grace_seconds) == (300.0, 600.0)
 
 
 def test_docker_clusters_file_is_valid() -> None:
