@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.execution_gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.kafka.admin import (
     BROKER,
     FOLLOWER_REPLICAS,
@@ -59,6 +60,17 @@ ON_STALL = ("continue", "stop")
 # interval of nan/inf would sleep forever after throttles were already set.
 MAX_POLL_INTERVAL = 3600.0
 MAX_WAIT_SECONDS = 7 * 86400.0
+
+
+# A run that stopped starting work because of a hold ends with one of these statuses; a later run
+# (or the DAG's deferred task) continues from the ledger.
+HELD_STATUS = {
+    HoldReason.PAUSED: "paused",
+    HoldReason.STOPPED: "stopped",
+    HoldReason.OUTSIDE_WINDOW: "waiting-for-window",
+    HoldReason.WINDOW_TOO_SHORT: "waiting-for-window",
+    HoldReason.WINDOW_OVERRUN: "waiting-for-window",
+}
 
 
 class ExecutionRefused(RebalanceError):
@@ -172,12 +184,49 @@ class Executor:
         settings: ExecSettings = ExecSettings(),
         progress: Callable[[str], None] | None = None,
         ledger: Ledger | None = None,
+        gate: ExecutionGate | None = None,
     ) -> None:
         self.plan = plan
         self.admin = admin
         self.settings = settings
         self.progress = progress or (lambda line: None)
         self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash)
+        # Operators' pause/stop requests always apply; windows only when the caller configures them.
+        self.gate = gate if gate is not None else ExecutionGate.unrestricted(plan.path, plan.plan_hash)
+        self.hold: Hold | None = None  # why the last run stopped starting work, if it did
+
+    # ------------------------------------------------------------------ windows, pause, stop
+
+    def hold_before(self, batch: Batch) -> Hold | None:
+        """Whether the gate lets ``batch`` start now; a hold is recorded in the ledger and remembered."""
+        hold = self.gate.before_move(batch.estimated_seconds)
+        if hold is not None:
+            self._held(hold, f"batch {batch.id} not started")
+        return hold
+
+    def _held(self, hold: Hold, what: str) -> None:
+        self.hold = hold
+        self.ledger.event(f"{self.gate.clock().isoformat(timespec='seconds')} {what}: {hold.reason.value}: {hold.detail}")
+        self.ledger.data.setdefault("holds", []).append({"at": self.gate.clock().isoformat(timespec="seconds"), "what": what,
+                                                         **hold.to_dict()})
+        self.ledger.save()
+        self.progress(f"{what}: {hold.reason.value}: {hold.detail}")
+
+    def progress_summary(self) -> dict[str, Any]:
+        """Done and remaining batches, and when the rest would finish given the windows (the report shows it)."""
+        remaining = [b for b in self.plan.batches if self.ledger.state(b.id) != FINISHED]
+        seconds = sum(b.estimated_seconds or 0.0 for b in remaining)
+        eta = self.gate.policy.eta(self.gate.clock(), seconds, self.gate.margin)
+        nxt = self.gate.policy.next_opening(self.gate.clock())
+        return {
+            "batches_done": len(self.plan.batches) - len(remaining),
+            "batches_remaining": [b.id for b in remaining],
+            "remaining_estimated_seconds": round(seconds, 3),
+            "window": self.gate.policy.describe(),
+            "next_window": nxt.iso() if nxt is not None and not self.gate.policy.unrestricted else None,
+            "eta_windows": eta.windows,
+            "eta": eta.finish.isoformat(timespec="seconds") if eta.finish else None,
+        }
 
     # ------------------------------------------------------------------ throttles
 
@@ -350,7 +399,7 @@ class Executor:
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.admin.now()
         entry.update(state=THROTTLES_RECORDED, throttles_before=None, throttles_restored=False, started_clock=start,
-                     restored=[], restore_pending=[])
+                     started_at=self.gate.clock().isoformat(timespec="seconds"), restored=[], restore_pending=[])
         entry["throttles_before"] = self._record_throttles(batch, down)
         # The ledger holds the old values BEFORE anything is set: a kill from here on is recoverable.
         self.ledger.save()
@@ -381,7 +430,8 @@ class Executor:
         result.completed = [str(tp) for tp, o in sorted(outcomes.items()) if o.state is PartitionState.AT_TARGET]
         entry.update(state=result.state, completed=result.completed, cancelled=result.cancelled, problems=result.problems,
                      partition_states={str(tp): o.state.value for tp, o in sorted(outcomes.items())},
-                     actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds)
+                     actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds,
+                     ended_at=self.gate.clock().isoformat(timespec="seconds"))
         self.ledger.save()
         self.progress(
             f"batch {batch.id}: {result.state}, {len(result.completed)}/{len(batch.targets)} partitions at target, "
@@ -444,6 +494,14 @@ class Executor:
             done = total - len(pending) - len(result.cancelled)
             self.progress(f"batch {batch.id}: {done}/{total} partitions done, {human_bytes(left_total)} left, "
                           f"ETA {human_seconds(eta) if pending else '0s'}")
+            hold = self.gate.while_moving() if pending else None
+            if hold is not None:
+                # Stop, or the window closed and the grace period passed: cancel what is in flight (Kafka
+                # reverts it); the batch ends unfinished, so the next run or window runs it again.
+                self._cancel(sorted(pending), pending, result, f"{hold.reason.value}: {hold.detail}")
+                result.problems.append(f"{hold.reason.value}: {hold.detail}; moves in flight were cancelled")
+                self._held(hold, f"batch {batch.id} interrupted")
+                return False, True
             if stalled:
                 self._cancel(stalled, pending, result, f"no progress for {human_seconds(s.stall_seconds)}")
                 if s.on_stall == "stop":
@@ -561,16 +619,25 @@ class Executor:
         self.preflight(selected)
         results: list[BatchResult] = []
         stopped = False
+        self.hold = None
         for bid in selected:
+            if self.ledger.state(bid) != FINISHED and self.hold_before(self.plan.batch(bid)) is not None:
+                break
             r = self.run_batch(bid)
             results.append(r)
+            if self.hold is not None:
+                break
             if r.state != FINISHED or (r.cancelled and self.settings.on_stall == "stop"):
                 stopped = True
                 break
-        elections = self.elections() if not stopped and self.all_finished() else None
+        held = self.hold is not None
+        elections = self.elections() if not stopped and not held and self.all_finished() else None
         snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
         cancelled = sum(len(r.cancelled) for r in results)
-        status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
+        if self.hold is not None:
+            status = HELD_STATUS[self.hold.reason]
+        else:
+            status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
         if status == "complete" and elections and elections["failed"]:
             status = "incomplete"
         return {
@@ -581,6 +648,8 @@ class Executor:
             ],
             "elections": elections,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
+            "hold": self.hold.to_dict() if self.hold is not None else None,
+            "progress": self.progress_summary(),
         }
 
     # ------------------------------------------------------------------ verify / cancel

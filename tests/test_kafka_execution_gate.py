@@ -1,0 +1,173 @@
+"""Windows, pause, resume and stop in the executor, on the simulator's virtual clock.
+
+The gate's wall clock is the simulator's clock read as seconds after EPOCH, so an hour of windows
+runs in milliseconds. Real Kafka runs the same code in tests/real_kafka.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.control import request
+from kafka_rebalance.execution_gate import ExecutionGate, HoldReason
+from kafka_rebalance.kafka.executor import ExecSettings, Executor
+from kafka_rebalance.kafka.simulator import SimAdmin, Simulator
+from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.windows import Window, policy
+from tests.support.plans import move_one_replica, write_plan
+
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "sample-cluster.json"
+EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=timezone.utc)  # the simulator's clock 0
+RATE = 50 * 1024 * 1024
+SETTINGS = ExecSettings(poll_interval=5.0, stall_seconds=600.0)
+
+
+@pytest.fixture
+def sim_and_plan(tmp_path: Path):
+    snap = load_snapshot(SAMPLE)
+    # 10 GiB partitions: a batch of two moves takes about 410 s at 50 MiB/s, so pauses land mid-move.
+    snap = replace(snap, partitions=tuple(replace(p, size_bytes=10 * 1024**3) for p in snap.partitions))
+    batches = [move_one_replica(snap, 2, skip=2 * i) for i in range(4)]
+    plan = load_plan(write_plan(tmp_path / "plan", snap, batches, rate=RATE))
+    return Simulator.from_snapshot(snap), plan, batches
+
+
+def _clock(admin: SimAdmin):
+    return lambda: EPOCH + timedelta(seconds=admin.now())
+
+
+def _configs(sim: Simulator) -> tuple[dict, dict]:
+    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
+
+
+def _throttled(sim: Simulator) -> bool:
+    brokers, topics = _configs(sim)
+    return any(k.endswith("throttled.rate") for c in brokers.values() for k in c) or \
+        any(k.endswith("throttled.replicas") for c in topics.values() for k in c)
+
+
+def test_a_pause_before_the_start_starts_nothing_and_a_resume_finishes(sim_and_plan) -> None:
+    sim, plan, batches = sim_and_plan
+    request(plan.path, "pause", by="alice")
+    admin = SimAdmin(sim)
+    report = Executor(plan, admin, SETTINGS).run()
+    assert report["status"] == "paused" and report["batches"] == []
+    assert report["hold"]["reason"] == "paused" and "pause by alice" in report["hold"]["detail"]
+    assert sim.list_reassignments() == {} and not _throttled(sim)
+    assert report["progress"]["batches_done"] == 0 and len(report["progress"]["batches_remaining"]) == 4
+    request(plan.path, "resume", by="bob")
+    assert Executor(plan, admin, SETTINGS).run()["status"] == "complete"
+    for targets in batches:
+        for tp, target in targets.items():
+            assert tuple(sim.partitions[tp].replicas) == target
+
+
+def test_pause_mid_move_lets_the_batch_finish_and_starts_no_other(sim_and_plan) -> None:
+    sim, plan, _ = sim_and_plan
+    before = _configs(sim)
+    admin = SimAdmin(sim)
+    asked: list[bool] = []
+
+    def progress(line: str) -> None:
+        if line.startswith("batch 001: 0/2") and not asked:  # batch 1 is moving
+            asked.append(True)
+            request(plan.path, "pause", by="carol")
+
+    report = Executor(plan, admin, SETTINGS, progress=progress).run()
+    assert asked and report["status"] == "paused"
+    assert [b["id"] for b in report["batches"]] == ["001"] and report["batches"][0]["state"] == "finished"
+    assert report["batches"][0]["cancelled"] == []
+    assert sim.list_reassignments() == {} and _configs(sim) == before
+    ledger = json.loads((plan.path / "ledger.json").read_text())
+    assert ledger["batches"]["001"]["state"] == "finished" and "002" not in ledger["batches"]
+    assert [h["reason"] for h in ledger["holds"]] == ["paused"]
+
+
+def test_stop_mid_move_cancels_what_is_in_flight_and_a_resume_redoes_it(sim_and_plan) -> None:
+    sim, plan, batches = sim_and_plan
+    before = _configs(sim)
+    admin = SimAdmin(sim)
+    asked: list[bool] = []
+
+    def progress(line: str) -> None:
+        if line.startswith("batch 002: 0/2") and not asked:
+            asked.append(True)
+            request(plan.path, "stop", by="dave")
+
+    report = Executor(plan, admin, SETTINGS, progress=progress).run()
+    assert report["status"] == "stopped" and report["hold"]["reason"] == "stopped"
+    assert sorted(report["batches"][1]["cancelled"]) == sorted(str(tp) for tp in batches[1])
+    for tp in batches[1]:  # Kafka reverts a cancelled move to its old replica set
+        assert sorted(sim.partitions[tp].replicas) == sorted(plan.batches[1].before[tp])
+    assert sim.list_reassignments() == {} and _configs(sim) == before
+    request(plan.path, "resume", by="dave")
+    final = Executor(plan, admin, SETTINGS).run()
+    assert final["status"] == "complete"
+    assert [b["id"] for b in final["batches"] if not b["skipped"]] == ["002", "003", "004"]  # batch 1 is not resubmitted
+
+
+def test_moves_start_only_inside_windows_and_throttles_are_gone_between_them(sim_and_plan) -> None:
+    sim, plan, batches = sim_and_plan
+    before = _configs(sim)
+    admin = SimAdmin(sim)
+    # A 10-minute window every 15 minutes; each batch needs ~410 s (estimate) + a 60 s margin, so
+    # one batch fits per window (two would need 940 s): four windows for four batches.
+    windows = policy("configured", [Window("*/15 * * * *", timedelta(minutes=10))])
+    gate = ExecutionGate(plan.path, plan.plan_hash, windows, margin=timedelta(seconds=60), grace=timedelta(seconds=300),
+                         clock=_clock(admin))
+    sim.advance(26 * 60)  # 00:26: outside the 00:15-00:25 window
+    runs = []
+    for _ in range(10):
+        ex = Executor(plan, admin, SETTINGS, gate=gate)
+        report = ex.run()
+        runs.append(report["status"])
+        if report["status"] == "complete":
+            break
+        assert report["status"] == "waiting-for-window"
+        assert sim.list_reassignments() == {} and _configs(sim) == before  # nothing in flight, no throttle between windows
+        resume_at = datetime.fromisoformat(report["hold"]["resume_at"])
+        assert resume_at > _clock(admin)()
+        sim.advance((resume_at - _clock(admin)()).total_seconds())
+    assert runs[-1] == "complete" and runs.count("waiting-for-window") >= 4
+    ledger = json.loads((plan.path / "ledger.json").read_text())
+    for bid, entry in ledger["batches"].items():
+        started = datetime.fromisoformat(entry["started_at"])
+        ended = datetime.fromisoformat(entry["ended_at"])
+        window = windows.current(started)
+        assert window is not None, f"batch {bid} started outside a window at {started}"
+        assert ended <= window.end, f"batch {bid} ran past its window's end"
+    for targets in batches:
+        for tp, target in targets.items():
+            assert tuple(sim.partitions[tp].replicas) == target
+
+
+def test_a_batch_longer_than_every_window_is_reported_not_waited_for(sim_and_plan) -> None:
+    sim, plan, _ = sim_and_plan
+    admin = SimAdmin(sim)
+    gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("*/15 * * * *", timedelta(minutes=2))]),
+                         margin=timedelta(seconds=60), clock=_clock(admin))
+    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    assert report["status"] == "waiting-for-window" and report["hold"]["resume_at"] is None
+    assert "longer than the next window" in report["hold"]["detail"]
+
+
+def test_a_window_overrun_past_the_grace_period_cancels_as_a_stall(sim_and_plan) -> None:
+    sim, plan, batches = sim_and_plan
+    before = _configs(sim)
+    admin = SimAdmin(sim)
+    tp = sorted(batches[0])[0]
+    sim.set_produce_rate(tp, RATE * 0.9)  # replication crawls at a tenth of the estimate
+    gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("0 * * * *", timedelta(minutes=10))]),
+                         margin=timedelta(seconds=60), grace=timedelta(seconds=120), clock=_clock(admin))
+    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    assert report["status"] == "waiting-for-window" and report["hold"]["reason"] == HoldReason.WINDOW_OVERRUN.value
+    assert str(tp) in report["batches"][0]["cancelled"]
+    ended = datetime.fromisoformat(json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["ended_at"])
+    assert ended - EPOCH <= timedelta(minutes=10, seconds=120 + SETTINGS.poll_interval + 1)
+    assert sim.list_reassignments() == {} and _configs(sim) == before
