@@ -19,6 +19,7 @@ from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param,
 
 from kafka_rebalance import pipeline
 from kafka_rebalance.approval import PlanApprovalOperator
+from kafka_rebalance.execute_operator import ExecutePlanOperator
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -26,6 +27,10 @@ SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
 # The job's driver imports kafka_rebalance: point it at this deployment's copy, and run
 # Python workers on the same interpreter as Airflow's tasks.
 SPARK_ENV = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(PROJECT / "plugins")}
+
+
+# A first check at trigger time; kafka_rebalance.windows.policy gives the exact error for a bad interval.
+WINDOW_PATTERN = r"^(now|configured|\d{4}-\d{2}-\d{2}T[^/]+/[^/]+)$"
 
 
 def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
@@ -42,6 +47,10 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
         "ordering": Param(d.ordering, enum=["small-first", "large-first", "under-replicated-first"], description="Which partitions move first"),
         "exclude_topics": Param(list(d.exclude_topics), type="array", items={"type": "string"}, description="Topics never touched"),
         "decommission_brokers": Param([], type="array", items={"type": "integer", "minimum": 0}, description="Broker ids to empty"),
+        "window": Param("configured", type="string", pattern=WINDOW_PATTERN,
+                        description="Execute mode: when moves may start. 'configured' = this cluster's maintenance windows "
+                                    "in clusters.yaml (none = any time), 'now' = any time, or one ISO 8601 interval "
+                                    "START/END or START/DURATION, e.g. 2026-11-25T01:00Z/PT4H"),
         "rearm": Param(False, type="boolean", description="Execute mode: run an identical, already executed plan again from its "
                        "first batch. Its ledger is archived as ledger.N.json (kept, with who and when), never deleted"),
     }  # fmt: skip
@@ -131,11 +140,17 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
         @task
         def preflight(staged: dict, **ctx) -> dict:
             return pipeline.preflight(cfg, cluster, staged["dir"], ctx["ti"].xcom_pull(task_ids="approve", key="decision"),
-                                      rearm=bool(ctx["params"].get("rearm")), run_id=ctx["run_id"])
+                                      rearm=bool(ctx["params"].get("rearm")), run_id=ctx["run_id"],
+                                      window=ctx["params"].get("window"))
 
-        @task
-        def execute(staged: dict) -> str:
-            return pipeline.execute(cfg, cluster, staged["dir"])
+        # Deferrable: between maintenance windows and while paused it waits in the triggerer, not a worker.
+        execute = ExecutePlanOperator(
+            task_id="execute",
+            cluster_id=cluster.cluster_id,
+            staged_dir="{{ ti.xcom_pull(task_ids='stage')['dir'] }}",
+            window="{{ params.window }}",
+            resume_poll_seconds=cluster.executor.poll_interval_seconds,
+        )
 
         # ALL_DONE tasks may run after `stage` was skipped (balanced cluster), so they read
         # its result with xcom_pull, which gives None, instead of an XComArg that would fail.
@@ -173,13 +188,12 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns 
         # the setup succeeded, so throttles are restored even when a batch fails.
         armed = preflight(staged)
         approve >> armed
-        executed = execute(staged)
-        armed >> executed
+        armed >> execute
         restore = restore_throttles()
-        executed >> restore
+        execute >> restore
         armed >> restore.as_teardown(setups=armed)
         elected = elections(staged)
-        [executed, restore] >> elected
+        [execute, restore] >> elected
         verified = final_verify(run, staged)
         elected >> verified
         # Not a direct child of `approve`, so a Reject does not skip it: the decision and the

@@ -60,8 +60,12 @@ def _write_test_clusters(home: Path) -> None:
     }
     (home / "balanced-cluster.json").write_text(json.dumps(balanced))
     scenarios = ["demo-dry", "demo-exec", "demo-reject", "demo-fail"]
+    # Pause and windows in a DAG run: polls (and the paused task's trigger) every second.
+    lines_window = [f"  - {{cluster_id: demo-window, source: 'simulated:{SAMPLE}', schedule: null, "
+                    "executor: {poll_interval_seconds: 1, window_margin_seconds: 0}}"]
     lines = ["clusters:", f"  - {{cluster_id: balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null}}"]
     lines += [f"  - {{cluster_id: {c}, source: 'simulated:{SAMPLE}', schedule: null}}" for c in scenarios]
+    lines += lines_window
     # Decommissioning on a balanced cluster; its byte_tolerance shows clusters.yaml reaching the planner.
     lines += [f"  - {{cluster_id: decom-balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null, "
               "defaults: {byte_tolerance: 0.2}}"]

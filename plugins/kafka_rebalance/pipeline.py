@@ -299,22 +299,37 @@ def wants_execution(run_type: Any, params: Mapping[str, Any]) -> bool:
 # ----------------------------------------------------------------------------- execute
 
 
-def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True):  # noqa: ANN201
+def window_policy(cluster: ClusterConfig, window: str | None):  # noqa: ANN201 - a windows.WindowPolicy
+    """The run's windows: the trigger form's ``window`` (now / configured / an ISO interval) over the cluster's."""
+    from kafka_rebalance.windows import policy
+
+    return policy(window, cluster.configured_windows(), field="window")
+
+
+def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True,
+              window: str | None = None):  # noqa: ANN201
+    from datetime import timedelta
+
+    from kafka_rebalance.execution_gate import ExecutionGate
     from kafka_rebalance.kafka.executor import ExecSettings, Executor
     from kafka_rebalance.plan_manifest import load_plan
 
     # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
     plan = load_plan(Path(staged_dir), require_passed=require_passed, require_approval=require_passed)
     settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds)
-    return Executor(plan, open_admin(cfg, cluster), settings, progress=log.info)
+    gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
+                         margin=timedelta(seconds=cluster.executor.window_margin_seconds),
+                         grace=timedelta(seconds=cluster.executor.window_grace_seconds))
+    return Executor(plan, open_admin(cfg, cluster), settings, progress=log.info, gate=gate)
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
-              rearm: bool = False, run_id: str | None = None) -> dict:
+              rearm: bool = False, run_id: str | None = None, window: str | None = None) -> dict:
     """Record the approval; re-arm if asked; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
     from kafka_rebalance.kafka.executor import rearm as rearm_plan
     from kafka_rebalance.plan_manifest import load_plan
 
+    window_policy(cluster, window)  # a malformed window fails here, before anything touches the cluster
     by = _responder(approval)
     record_decision(Path(staged_dir), "approved", by)
     if rearm:
@@ -334,23 +349,41 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
     return checked
 
 
-def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
-    """Run every batch not yet finished, in order; a finished batch is never resubmitted."""
+def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: str | None = None) -> dict[str, Any]:
+    """Run every batch not yet finished, in order, while the gate allows; a finished batch is never resubmitted.
+
+    Returns ``{"ledger", "hold", "progress"}``. ``hold`` is None when every batch finished; otherwise
+    the run stopped starting work (paused, stopped, or outside its window) with nothing in flight and
+    throttles restored, and the caller comes back at ``hold["resume_at"]`` or after a resume.
+    """
     from kafka_rebalance.kafka.ledger import FINISHED
 
-    ex = _executor(cfg, cluster, staged_dir)
+    ex = _executor(cfg, cluster, staged_dir, window=window)
     try:
         todo = ex.preflight()["batches_to_run"]
-        log.info("executing %d batch(es): %s", len(todo), ", ".join(todo) or "none (all finished earlier)")
+        log.info("executing %d batch(es): %s; window: %s", len(todo), ", ".join(todo) or "none (all finished earlier)",
+                 ex.gate.policy.describe())
         for batch_id in todo:
+            if ex.hold_before(ex.plan.batch(batch_id)) is not None:
+                break
             result = ex.run_batch(batch_id)
             log.info("batch %s: %s in %s s (estimated %s s)", batch_id, result.state, result.actual_seconds,
                      result.estimated_seconds)  # fmt: skip
+            if ex.hold is not None:
+                break
             if result.state != FINISHED:
                 raise RebalanceError(f"batch {batch_id} ended {result.state}: {'; '.join(result.problems) or 'see the ledger'}")
+        progress = ex.progress_summary()
     finally:
         ex.admin.close()
-    return str(ex.ledger.path)
+    hold = ex.hold
+    if hold is not None and not hold.waits_for_operator and hold.resume_at is None:
+        raise RebalanceError(f"execution cannot go on: {hold.detail}")
+    if hold is not None:
+        log.info("held (%s): %s; done %d, remaining %s, ETA %s in %s window(s)", hold.reason.value, hold.detail,
+                 progress["batches_done"], progress["batches_remaining"], progress["eta"], progress["eta_windows"])
+    return {"ledger": str(ex.ledger.path), "hold": hold.to_dict() if hold else None, "progress": progress,
+            "plan_hash": ex.plan.plan_hash}
 
 
 def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:

@@ -241,3 +241,51 @@ def test_fleet_dag_spark_submit_on_two_worker_standalone_cluster(dagbag, spark, 
     need = json.loads((run_dir / "fleet_summary.json").read_text())["need_plan"]
     assert need == sorted(c["cluster_id"] for c in local.summary["clusters"] if not c["balanced"])
     assert "balanced" not in need and need
+
+
+def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:  # noqa: ANN001
+    """Paused before it starts, the execute task waits in a trigger (PlanResumedTrigger) until resumed; then,
+    before its window (an explicit interval from the trigger form), in Airflow's DateTimeTrigger."""
+    import threading
+    import time
+    from datetime import datetime, timedelta, timezone
+
+    from kafka_rebalance.control import request
+
+    opens = (datetime.now(timezone.utc) + timedelta(seconds=60)).replace(microsecond=0)
+    resumed_at: list[datetime] = []
+
+    def pause_before_approving(detail: dict) -> None:
+        [staged] = staged_dirs("demo-window")
+        request(staged, "pause", by="operator-a")
+
+        def resume_once_held() -> None:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                ledger = staged / "ledger.json"
+                if ledger.exists() and json.loads(ledger.read_text()).get("holds"):
+                    resumed_at.append(datetime.now(timezone.utc))
+                    request(staged, "resume", by="operator-b")
+                    return
+                time.sleep(0.5)
+
+        threading.Thread(target=resume_once_held, daemon=True).start()
+
+    approver = Approver("kafka_rebalance_demo_window", "Approve", before_answer=pause_before_approving)
+    approver.start()
+    dr, states = run(dagbag, "kafka_rebalance_demo_window", mode="execute",
+                     window=f"{opens.isoformat().replace('+00:00', 'Z')}/PT30M")
+    approver.join(5)
+    assert approver.error is None
+    assert states["execute"] == "success" and states["final_verify"] == "success", states
+    [staged] = staged_dirs("demo-window")
+    ledger = json.loads((staged / "ledger.json").read_text())
+    # First held by the pause, then (resumed before the window) by the window; both deferred, not failed.
+    assert [h["reason"] for h in ledger["holds"]] == ["paused", "outside-window"], ledger["holds"]
+    assert ledger["holds"][1]["resume_at"] == opens.isoformat()
+    assert resumed_at and resumed_at[0] < opens
+    starts = [datetime.fromisoformat(b["started_at"]) for b in ledger["batches"].values()]
+    assert starts and min(starts) >= opens  # no batch started before the window opened
+    control = json.loads((staged / "control.json").read_text())
+    assert [(r["action"], r["by"]) for r in control["requests"]] == [("pause", "operator-a"), ("resume", "operator-b")]
+    assert throttles_left(sim_state("demo-window")) == []
