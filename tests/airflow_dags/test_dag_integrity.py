@@ -37,8 +37,11 @@ def test_cluster_dag_trigger_form(dagbag) -> None:  # noqa: ANN001
     params = dag.params
     assert set(params.keys()) == {
         "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle_mb_per_sec",
-        "ordering", "exclude_topics", "decommission_brokers", "rearm",
+        "ordering", "exclude_topics", "decommission_brokers", "rearm", "window",
     }  # fmt: skip
+    assert params["window"] == "configured"
+    for good in ("now", "configured", "2026-11-25T01:00Z/PT4H", "2026-11-25T01:00:00+01:00/2026-11-25T05:00:00+01:00"):
+        assert params.get_param("window").resolve(good) == good
     # Re-arming (archive the ledger, run afresh) is an explicit choice, off unless asked for.
     assert params["rearm"] is False
     assert params.get_param("rearm").schema["type"] == "boolean"
@@ -48,7 +51,7 @@ def test_cluster_dag_trigger_form(dagbag) -> None:  # noqa: ANN001
 
     for name, bad in [("max_moves_per_broker", 0), ("mode", "yolo"), ("throttle_mb_per_sec", -5),
                       ("ordering", "random"), ("decommission_brokers", ["x"]), ("threshold_percentage", 150),
-                      ("rearm", "yes")]:
+                      ("rearm", "yes"), ("window", "tonight"), ("window", "2026-11-25T01:00Z")]:
         with pytest.raises(ParamValidationError):
             params.get_param(name).resolve(bad)
     assert params.get_param("throttle_mb_per_sec").resolve(75) == 75
