@@ -171,3 +171,60 @@ def test_a_window_overrun_past_the_grace_period_cancels_as_a_stall(sim_and_plan)
     ended = datetime.fromisoformat(json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["ended_at"])
     assert ended - EPOCH <= timedelta(minutes=10, seconds=120 + SETTINGS.poll_interval + 1)
     assert sim.list_reassignments() == {} and _configs(sim) == before
+
+
+# ----------------------------------------------------------------------------- the CLI
+
+
+def _cli(capsys, *args: object) -> tuple[int, str, str]:
+    from tests.test_kafka_plan_integrity import run_cli
+
+    return run_cli(capsys, *args)
+
+
+@pytest.fixture
+def cli_plan(tmp_path: Path) -> tuple[Path, Path]:
+    snap = load_snapshot(SAMPLE)
+    return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 2), move_one_replica(snap, 2, skip=2)]), SAMPLE
+
+
+def test_cli_execute_of_a_paused_plan_exits_3_with_nothing_done(cli_plan, capsys) -> None:
+    plan, snap = cli_plan
+    assert _cli(capsys, "pause", "--plan", plan)[0] == 0
+    code, out, err = _cli(capsys, "execute", "--plan", plan, "--simulate", snap)
+    assert code == 3
+    report = json.loads(out)
+    assert report["status"] == "paused" and report["batches"] == [] and report["progress"]["batches_done"] == 0
+    assert "held: paused: pause by" in err and "0 batch(es) done, 2 remaining" in err
+    assert _cli(capsys, "resume", "--plan", plan)[0] == 0
+    code, out, _ = _cli(capsys, "execute", "--plan", plan, "--simulate", snap)
+    assert code == 0 and json.loads(out)["status"] == "complete"
+
+
+def test_cli_execute_before_an_explicit_window_waits_for_it(cli_plan, capsys) -> None:
+    plan, snap = cli_plan
+    code, out, err = _cli(capsys, "execute", "--plan", plan, "--simulate", snap, "--window", "2999-01-01T00:00Z/PT1H")
+    assert code == 3
+    report = json.loads(out)
+    assert report["status"] == "waiting-for-window" and report["hold"]["resume_at"] == "2999-01-01T00:00:00+00:00"
+    assert report["progress"]["next_window"] == "2999-01-01T00:00:00Z/2999-01-01T01:00:00Z"
+
+
+def test_cli_execute_after_its_only_window_is_an_error(cli_plan, capsys) -> None:
+    plan, snap = cli_plan
+    code, _, err = _cli(capsys, "execute", "--plan", plan, "--simulate", snap, "--window", "2001-01-01T00:00Z/PT1H")
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith("error: execution cannot go on: no window open (interval ")
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--window", "tonight"), "error: --window: expected 'now', 'configured' or an ISO interval START/END or START/DURATION, got 'tonight'"),
+    (("--window", "2026-11-25T01:00/PT1H"), "error: --window (start): '2026-11-25T01:00' has no time zone; add Z or an offset such as +01:00"),
+    (("--window-margin", "nan"), "error: Invalid value for '--window-margin': Input should be less than or equal to 86400)"),
+    (("--window-grace", "-1"), "error: Invalid value for '--window-grace': Input should be greater than or equal to 0)"),
+])
+def test_cli_execute_bad_window_flags_are_one_line(cli_plan, capsys, flags, message) -> None:
+    plan, snap = cli_plan
+    code, out, err = _cli(capsys, "execute", "--plan", plan, "--simulate", snap, *flags)
+    assert code == 2 and out == "" and err.strip() == message
+    assert not (plan / "ledger.json").exists()

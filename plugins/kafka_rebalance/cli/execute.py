@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import sys
+import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
+from kafka_rebalance.clusters_config import clusters_file, load_clusters
+from kafka_rebalance.control import RunState, read_control
+from kafka_rebalance.execution_gate import ExecutionGate
 from kafka_rebalance.kafka.admin import ClusterAdmin
-from kafka_rebalance.kafka.executor import ExecSettings, Executor, parse_batch_selection, rearm as rearm_plan
+from kafka_rebalance.kafka.executor import MAX_WAIT_SECONDS, ExecSettings, Executor, parse_batch_selection, rearm as rearm_plan
 from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.userinput import check_output_file
+from kafka_rebalance.windows import WindowPolicy, policy
 
 SIM_STATE = SIM_STATE_FILE
+EXIT_HELD = 3
 MAX_CONNECT_TIMEOUT = 3600.0
 
 PlanOpt = Annotated[Path, typer.Option("--plan", help="Plan directory (plan.json, batches/, election.json)")]
@@ -63,6 +70,31 @@ def _progress(line: str) -> None:
     stderr.print(line, markup=False, soft_wrap=True)
 
 
+def window_policy_of(window: str, cluster_id: str | None) -> WindowPolicy:
+    """``--window``: now, an ISO interval, or ``configured``: the clusters file's windows for the plan's cluster."""
+    configured: tuple = ()
+    if window == "configured" and cluster_id is not None:
+        cfg = load_clusters(clusters_file())
+        cluster = next((c for c in cfg.clusters if c.cluster_id == cluster_id), None)
+        if cluster is None:
+            fail(f"--window configured: cluster {cluster_id} (the plan's) is not listed in {cfg.path}")
+        configured = cluster.configured_windows()
+    return policy(window, configured, field="--window")
+
+
+def _wait_for(gate: ExecutionGate, hold: dict, poll_interval: float) -> None:
+    """Sleep until the window opens, or until the plan is resumed (polling its control file)."""
+    if hold["reason"] in ("paused", "stopped"):
+        _progress(f"waiting for a resume of plan {gate.plan_hash[:12]} (kafka-rebalance resume --plan {gate.plan_dir})")
+        while read_control(gate.plan_dir, gate.plan_hash).state is not RunState.RUNNING:
+            time.sleep(poll_interval)
+        return
+    until = datetime.fromisoformat(hold["resume_at"])
+    _progress(f"waiting until the window opens at {hold['resume_at']}")
+    while (left := (until - datetime.now(timezone.utc)).total_seconds()) > 0:
+        time.sleep(min(left, poll_interval))
+
+
 @app.command()
 def execute(
     plan: PlanOpt,
@@ -80,10 +112,24 @@ def execute(
     rearm: Annotated[bool, typer.Option("--rearm", help="Run the plan afresh: archive its ledger as ledger.N.json "
                                         "(kept, with who and when) after restoring throttles it left set")] = False,
     rearm_by: Annotated[Optional[str], typer.Option(help="Who re-arms, for the audit record (default: the OS user)")] = None,
+    window: Annotated[str, typer.Option(help="When batches may start: now, configured (the plan's cluster's windows in "
+                                        "the clusters file) or an ISO interval START/END or START/DURATION")] = "now",
+    window_margin: Annotated[float, typer.Option(help="A batch starts only if its estimate ends this many seconds "
+                                                 "before the window closes", min=0, max=86400)] = 300.0,
+    window_grace: Annotated[float, typer.Option(help="Moves still running this many seconds after the window closed "
+                                                "are cancelled", min=0, max=MAX_WAIT_SECONDS)] = 600.0,
+    wait: Annotated[bool, typer.Option("--wait", help="When held (paused, stopped, outside the window), wait and go on "
+                                       "instead of exiting with code 3")] = False,
 ) -> None:
-    """Execute an approved plan: per batch throttle, submit, poll, verify, restore throttles; then elect leaders."""
+    """Execute an approved plan: per batch throttle, submit, poll, verify, restore throttles; then elect leaders.
+
+    Exit codes: 0 complete; 1 failed or incomplete; 2 unusable input; 3 held (paused, stopped or waiting for a
+    window: nothing in flight, throttles restored; run it again, or pass --wait).
+    """
     # Every flag is checked before the plan is loaded or the cluster touched.
     settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
+    if window not in ("now", "configured"):
+        window_policy_of(window, None)
     if final_snapshot is not None:
         check_output_file(final_snapshot, "--final-snapshot")
     the_plan = load_plan(plan)
@@ -91,16 +137,34 @@ def execute(
         check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
                      inputs=_snapshot_inputs(the_plan, simulate))
     selection = parse_batch_selection(batches, the_plan)
+    gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
+                         margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
     admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
         if rearm:
             rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
-        report = Executor(the_plan, admin, settings, _progress).run(selection, final_snapshot)
+        while True:
+            report = Executor(the_plan, admin, settings, _progress, gate=gate).run(selection, final_snapshot)
+            hold = report["hold"]
+            if hold is None or not wait:
+                break
+            if hold["resume_at"] is None and hold["reason"] not in ("paused", "stopped"):
+                break  # nothing to wait for: the message says why
+            _wait_for(gate, hold, poll_interval)
     finally:
         admin.close()
     emit_json(report)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
+    if report["hold"] is not None and report["hold"]["resume_at"] is None and report["hold"]["reason"] not in ("paused", "stopped"):
+        fail(f"execution cannot go on: {report['hold']['detail']}", code=1)
+    if report["hold"] is not None:
+        p = report["progress"]
+        print(f"held: {report['status']}: {report['hold']['detail']}; {p['batches_done']} batch(es) done, "
+              f"{len(p['batches_remaining'])} remaining; ETA {p['eta'] or 'unknown'} "
+              f"({p['eta_windows'] if p['eta_windows'] is not None else '?'} window(s)); run execute again or pass --wait",
+              file=sys.stderr)
+        raise typer.Exit(EXIT_HELD)
     if report["status"] != "complete":
         print(f"error: execution {report['status']}: see the batch report above and {plan / LEDGER_FILE}", file=sys.stderr)
         raise typer.Exit(1)
