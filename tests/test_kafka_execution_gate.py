@@ -220,8 +220,8 @@ def test_cli_execute_after_its_only_window_is_an_error(cli_plan, capsys) -> None
 @pytest.mark.parametrize(("flags", "message"), [
     (("--window", "tonight"), "error: --window: expected 'now', 'configured' or an ISO interval START/END or START/DURATION, got 'tonight'"),
     (("--window", "2026-11-25T01:00/PT1H"), "error: --window (start): '2026-11-25T01:00' has no time zone; add Z or an offset such as +01:00"),
-    (("--window-margin", "nan"), "error: Invalid value for '--window-margin': Input should be less than or equal to 86400)"),
-    (("--window-grace", "-1"), "error: Invalid value for '--window-grace': Input should be greater than or equal to 0)"),
+    (("--window-margin", "nan"), "error: Invalid value for '--window-margin': Input should be less than or equal to 86400"),
+    (("--window-grace", "-1"), "error: Invalid value for '--window-grace': Input should be greater than or equal to 0"),
 ])
 def test_cli_execute_bad_window_flags_are_one_line(cli_plan, capsys, flags, message) -> None:
     plan, snap = cli_plan
