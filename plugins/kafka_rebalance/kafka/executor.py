@@ -399,7 +399,7 @@ class Executor:
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.admin.now()
         entry.update(state=THROTTLES_RECORDED, throttles_before=None, throttles_restored=False, started_clock=start,
-                     started_at=self.gate.clock().isoformat(timespec="seconds"), restored=[], restore_pending=[])
+                     started_at=self.gate.clock().isoformat(timespec="milliseconds"), restored=[], restore_pending=[])
         entry["throttles_before"] = self._record_throttles(batch, down)
         # The ledger holds the old values BEFORE anything is set: a kill from here on is recoverable.
         self.ledger.save()
@@ -431,7 +431,7 @@ class Executor:
         entry.update(state=result.state, completed=result.completed, cancelled=result.cancelled, problems=result.problems,
                      partition_states={str(tp): o.state.value for tp, o in sorted(outcomes.items())},
                      actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds,
-                     ended_at=self.gate.clock().isoformat(timespec="seconds"))
+                     ended_at=self.gate.clock().isoformat(timespec="milliseconds"))
         self.ledger.save()
         self.progress(
             f"batch {batch.id}: {result.state}, {len(result.completed)}/{len(batch.targets)} partitions at target, "

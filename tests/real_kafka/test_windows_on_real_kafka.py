@@ -1,0 +1,115 @@
+"""Maintenance windows on real Apache Kafka: a throttled plan that spans at least three short windows.
+
+Windows open for 30 s at the start of every minute. Kafka's own tools are the oracles between
+windows: ReassignPartitionsCommand --list shows nothing in flight and ConfigCommand shows no
+throttle. The executor is killed with SIGKILL mid-window once and resumes from its ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.sandbox.seed import SeedSpec, seed
+from kafka_rebalance.windows import Window, policy
+from tests.support.kafka import ROOT, THROTTLE_KEYS, config_describe, describe_partitions, gather, plan_and_validate, tool
+
+pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+WINDOW = Window("* * * * *", timedelta(seconds=30))
+GRACE = 8.0
+
+
+def _final_targets(plan_dir: Path) -> dict[tuple[str, int], tuple[int, ...]]:
+    targets = {}
+    for b in json.loads((plan_dir / "plan.json").read_text())["batches"]:
+        for p in json.loads((plan_dir / "batches" / b["id"] / "reassignment.json").read_text())["partitions"]:
+            targets[(p["topic"], p["partition"])] = tuple(p["replicas"])
+    return targets
+
+
+def _kafka_view_between_windows(sandbox, prefix: str) -> tuple[str, dict]:  # noqa: ANN001
+    """Kafka's own listing of reassignments in flight, and every throttle config of ours."""
+    listed = tool(sandbox, "kafka-reassign-partitions", "--bootstrap-server", sandbox.bootstrap_servers, "--list").stdout
+    throttles = {}
+    for kind in ("brokers", "topics"):
+        for name, cfg in config_describe(sandbox, kind).items():
+            hits = {k: v for k, v in cfg.items() if k in THROTTLE_KEYS}
+            if hits and (kind == "brokers" or name.startswith(prefix)):
+                throttles[f"{kind} {name}"] = hits
+    return "\n".join(line for line in listed.splitlines() if prefix in line), throttles
+
+
+def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_prefix, tmp_path):
+    seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=4, skew=1.0, seed=5, topic_prefix=topic_prefix))
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_dir = tmp_path / "plan"
+    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "1",
+                                 "--ordering", "large-first")
+    moving = [b for b in manifest["batches"] if b["bytes"] > 0]
+    assert len(moving) >= 4 and sum(b["estimated_seconds"] for b in moving) > 45, manifest["batches"]
+    clusters = tmp_path / "clusters.yaml"
+    clusters.write_text("clusters:\n  - cluster_id: sandbox\n    source: kafka_sandbox\n    windows:\n"
+                        "      - {cron: '* * * * *', duration: 30s, timezone: UTC}\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins"), "KAFKA_REBALANCE_CLUSTERS": str(clusters)}
+    command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir),
+               "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "0.5",
+               "--window", "configured", "--window-margin", "2", "--window-grace", str(GRACE), "--wait"]
+    windows = policy("configured", [WINDOW])
+    ledger_path = plan_dir / "ledger.json"
+    samples: list[tuple[str, dict]] = []
+    killed = False
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 420
+        while proc.poll() is None and time.monotonic() < deadline:
+            now = datetime.now(timezone.utc)
+            ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {"batches": {}}
+            states = {v.get("state") for v in ledger["batches"].values()}
+            if not killed and "finished" in states and {"throttled", "submitted"} & states:
+                proc.send_signal(signal.SIGKILL)  # mid-window, mid-batch
+                proc.wait(timeout=30)
+                killed = True
+                proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                continue
+            window = windows.current(now)
+            last_end = now.replace(second=30, microsecond=0) if now.second >= 30 else None
+            if window is None and last_end is not None and now >= last_end + timedelta(seconds=GRACE + 1) and now.second < 52:
+                view = _kafka_view_between_windows(kafka_sandbox, topic_prefix)
+                if datetime.now(timezone.utc) < now.replace(second=59):  # the look ended before the next window
+                    samples.append(view)
+                time.sleep(max(0.0, 60 - datetime.now(timezone.utc).second))
+                continue
+            time.sleep(0.5)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-3000:]
+    assert json.loads(out)["status"] == "complete"
+    assert killed, "the executor was never seen mid-batch after a finished batch"
+    # Between windows Kafka itself shows no move of ours in flight and no throttle set.
+    assert len(samples) >= 2, f"looked between windows only {len(samples)} time(s)"
+    for listed, throttles in samples:
+        assert listed == "" and throttles == {}, (listed, throttles)
+    ledger = json.loads(ledger_path.read_text())
+    starts = []
+    for bid, entry in ledger["batches"].items():
+        started = datetime.fromisoformat(entry["started_at"])
+        assert windows.current(started) is not None, f"batch {bid} started outside a window at {started}"
+        assert entry["state"] == "finished"
+        starts.append(started)
+    used = {windows.current(s).start for s in starts}
+    assert len(used) >= 3, f"the plan ran in {len(used)} window(s)"
+    assert any(h["reason"] in ("outside-window", "window-too-short") for h in ledger["holds"])
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    for tp, target in _final_targets(plan_dir).items():
+        assert now[tp]["replicas"] == target
