@@ -4,18 +4,25 @@ Routes (under the plugin's prefix, ``/kafka-rebalance``):
 * ``/``                              every staged plan the caller may see, newest first, with its verdicts;
 * ``/plans/{cluster}/{plan}/{file}`` a file of a staged plan (report.html, RUNBOOK.md, Data Docs...);
 * ``/runs/{dag_id}/{run_id}``        the report of the plan a DAG run staged (the run's "Rebalance
-  report" tab in the Airflow UI points here).
+  report" tab in the Airflow UI points here);
+* ``/control/{cluster}/{plan}``      the plan's execution: pause/resume/stop state and who asked, holds
+  (windows, pauses), batches done; with Pause, Resume and Stop buttons, which POST to
+* ``/control/{cluster}/{plan}/{pause|resume|stop}`` (also the API: JSON back when asked for JSON).
 
 Security. Airflow does not authenticate plugin apps (a mounted app inherits none of the core
 API's dependencies), so every route here depends on Airflow's own ``get_user`` (the auth
 manager's JWT from ``Authorization: Bearer`` or the UI's ``_token`` cookie: 401 without one,
 403 for an invalid one) and on Airflow's authorization for reading DAG runs, checked against
 the DAG of the plan's cluster (``requires_access_dag("GET", DagAccessEntity.RUN)``, the check
-Airflow's own DAG-run endpoints make). Every value put into HTML is escaped; every response
-carries a Content-Security-Policy that allows no scripts, no plugins, no forms and no
-third-party resources, plus ``X-Content-Type-Options: nosniff``. Only files inside the staging
-root are served; everything is read-only. Unreadable or malformed files never end in a 500:
-they give a 4xx, or an "unreadable" cell in the plan list.
+Airflow's own DAG-run endpoints make). Pause, resume and stop need the right to change that
+DAG's runs (``requires_access_dag("PUT", DagAccessEntity.RUN)``), and a request authenticated by
+the UI's cookie must come from this origin (``Origin``/``Referer``), on top of the cookie's
+SameSite=Lax, so another site cannot pause a rebalance through a visitor's browser. Every value
+put into HTML is escaped; every response carries a Content-Security-Policy that allows no
+scripts, no plugins, forms only to this origin and no third-party resources, plus
+``X-Content-Type-Options: nosniff``. Only files inside the staging root are served; the only
+write is the control request (control.json, through kafka_rebalance.control). Unreadable or
+malformed files never end in a 500: they give a 4xx, or an "unreadable" cell in the plan list.
 """
 
 from __future__ import annotations
@@ -31,7 +38,8 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kafka_rebalance.plan_dir import APPROVAL_FILE, PLAN_FILE, VERIFICATION_FILE, validation_status
+from kafka_rebalance.control import ControlAction, read_control, request as control_request
+from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanError, validation_status, verify_plan
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
 
@@ -44,7 +52,7 @@ PREFIX = REPORTS_URL_PREFIX
 # scripts on Airflow's origin.
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "
-    "frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
+    "frame-ancestors 'self'; base-uri 'none'; form-action 'self'"
 )
 SECURITY_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
@@ -244,7 +252,8 @@ def index(request: Request, user: User) -> str:
         rows.append(
             f"<tr><td>{html.escape(cluster)}</td><td><a href=\"{link}/report.html\">{html.escape(plan.name)}</a></td>"
             f"{cells}<td>{_field(approval, 'decision')}</td><td>{_field(verification, 'status')}</td>"
-            f"<td><a href=\"{link}/RUNBOOK.md\">runbook</a> · "
+            f"<td><a href=\"{html.escape(f'{base}/control/{quote(cluster)}/{quote(plan.name)}')}\">execution</a> · "
+            f"<a href=\"{link}/RUNBOOK.md\">runbook</a> · "
             f"<a href=\"{link}/validation/data_docs/index.html\">data docs</a></td></tr>"
         )
     body = "".join(rows) or "<tr><td colspan=7>No plan staged yet.</td></tr>"
@@ -305,3 +314,91 @@ def run_report(request: Request, dag_id: str, run_id: str):  # noqa: ANN201
     if plan.parent.parent != _plans_root():
         raise HTTPException(status_code=422, detail=f"staged.json of run {run_id}: 'dir' is not a staged plan")
     return RedirectResponse(f"{base}/plans/{quote(plan.parent.name)}/{quote(plan.name)}/report.html")
+
+
+# ----------------------------------------------------------------------------- execution control
+
+
+def _authorize_plan_change(request: Request, user: User, cluster: str) -> None:
+    """Changing a plan's execution needs the right to change its DAG's runs, and no cross-site request."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    dag_ids = _dag_ids_by_cluster() or {}
+    requires_access_dag("PUT", DagAccessEntity.RUN, param_dag_id=dag_ids.get(cluster))(request, user)
+    if "authorization" not in request.headers:  # the UI's cookie: a browser could be sending it for another site
+        origin = request.headers.get("origin") or request.headers.get("referer") or ""
+        own = f"{request.url.scheme}://{request.url.netloc}"
+        if origin != own and not origin.startswith(own + "/"):
+            raise HTTPException(status_code=403, detail="cross-site request refused: Origin/Referer is not this server")
+
+
+def _staged_plan(cluster: str, plan: str) -> Path:
+    _check_segment(cluster, "cluster")
+    _check_segment(plan, "plan")
+    path = _inside(_plans_root(), cluster, plan)
+    if not (path / PLAN_FILE).is_file():
+        raise HTTPException(status_code=404, detail=f"{cluster}/{plan}: no staged plan")
+    return path
+
+
+def _user_name(user: Any) -> str:  # noqa: ANN401
+    name = getattr(user, "get_name", None)
+    return str(name() if callable(name) else getattr(user, "username", "unknown"))
+
+
+@app.get("/control/{cluster}/{plan}", response_class=HTMLResponse, dependencies=[Depends(_authorize_plan)])
+def control_page(request: Request, cluster: str, plan: str) -> str:
+    path = _staged_plan(cluster, plan)
+    try:
+        _, plan_hash = verify_plan(path)
+        control = read_control(path, plan_hash)
+    except PlanError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+    base = request.scope.get("root_path", "")
+    ledger = _read_object(path / LEDGER_FILE)
+    batches = (ledger.value or {}).get("batches") or {}
+    holds = (ledger.value or {}).get("holds") or []
+    rows = "".join(f"<tr><td>{html.escape(r.action.value)}</td><td>{html.escape(r.by)}</td><td>{html.escape(r.at)}</td>"
+                   f"<td>{html.escape(r.via)}</td></tr>" for r in reversed(control.requests)) or "<tr><td colspan=4>none</td></tr>"
+    batch_rows = "".join(f"<tr><td>{html.escape(str(b))}</td><td>{_text((v or {}).get('state'))}</td>"
+                         f"<td>{_text((v or {}).get('started_at'))}</td><td>{_text((v or {}).get('ended_at'))}</td></tr>"
+                         for b, v in sorted(batches.items()) if isinstance(v, dict)) or "<tr><td colspan=4>none started</td></tr>"
+    hold_rows = "".join(f"<tr><td>{_text(h.get('at'))}</td><td>{_text(h.get('reason'))}</td><td>{_text(h.get('detail'))}</td>"
+                        f"<td>{_text(h.get('resume_at'))}</td></tr>" for h in reversed(holds[-20:]) if isinstance(h, dict)) \
+        or "<tr><td colspan=4>none</td></tr>"
+    action = html.escape(f"{base}/control/{quote(cluster)}/{quote(plan)}")
+    buttons = "".join(f"<form method=post action=\"{action}/{a.value}\" style=\"display:inline\">"
+                      f"<button type=submit>{a.value.capitalize()}</button></form> " for a in ControlAction)
+    return (
+        "<!doctype html><meta charset=utf-8><title>Rebalance execution</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;text-align:left}</style>"
+        f"<h1>Execution of plan {html.escape(plan)} ({html.escape(cluster)})</h1>"
+        f"<p>State: <strong>{html.escape(control.state.value)}</strong>. Pause: no new move starts, moves in flight "
+        "finish, throttles are restored. Stop: moves in flight are cancelled, then as pause. Resume: moves start again "
+        f"(within the plan's windows).</p><p>{buttons}</p>"
+        f"<h2>Requests</h2><table><tr><th>action</th><th>by</th><th>at</th><th>via</th></tr>{rows}</table>"
+        f"<h2>Holds</h2><table><tr><th>at</th><th>reason</th><th>detail</th><th>resumes</th></tr>{hold_rows}</table>"
+        f"<h2>Batches</h2><table><tr><th>batch</th><th>state</th><th>started</th><th>ended</th></tr>{batch_rows}</table>"
+    )
+
+
+@app.post("/control/{cluster}/{plan}/{action}", dependencies=[Depends(_authorize_plan_change)])
+def control_action(request: Request, user: User, cluster: str, plan: str, action: str):  # noqa: ANN201
+    try:
+        wanted = ControlAction(action)
+    except ValueError:
+        raise HTTPException(status_code=404, detail=f"{action}: expected pause, resume or stop") from None
+    path = _staged_plan(cluster, plan)
+    try:
+        control = control_request(path, wanted, by=_user_name(user), via="ui")
+    except PlanError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+    last = control.last
+    assert last is not None
+    if "application/json" in request.headers.get("accept", ""):
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse({"plan_hash": control.plan_hash, "state": control.state.value, "request": last.as_json()})
+    base = request.scope.get("root_path", "")
+    return RedirectResponse(f"{base}/control/{quote(cluster)}/{quote(plan)}", status_code=303)

@@ -193,3 +193,60 @@ def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeyp
     stage(CLUSTER, "abcdef0123456789", GOOD)
     assert client.get("/kafka-rebalance/").status_code == 200
     assert client.get(f"/kafka-rebalance/plans/{CLUSTER}/abcdef0123456789/report.html").status_code == 200
+
+
+@pytest.fixture
+def staged_real_plan():  # noqa: ANN201
+    """A real plan directory (hash-checked by the control routes) staged under the test cluster."""
+    from kafka_rebalance.snapshot import load_snapshot
+    from tests.support.plans import move_one_replica, write_plan
+
+    root = Path(__file__).resolve().parents[2]
+    snap = load_snapshot(root / "samples" / "sample-cluster.json")
+    written = write_plan(PLANS / CLUSTER / ".writing", snap, [move_one_replica(snap, 2)])
+    # Staged plans are named after their hash (plan_dir.verify_plan checks it).
+    plan = written.rename(PLANS / CLUSTER / json.loads((written / "plan.json").read_text())["plan_hash"][:16])
+    yield plan
+    shutil.rmtree(plan, ignore_errors=True)
+
+
+def test_pause_resume_stop_through_the_api(api, staged_real_plan) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    url = f"/kafka-rebalance/control/{CLUSTER}/{staged_real_plan.name}"
+    anonymous = TestClient(app)
+    assert anonymous.get(url).status_code == 401
+    assert anonymous.post(f"{url}/pause").status_code == 401
+    viewer = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"})
+    page = viewer.get(url)
+    assert page.status_code == 200 and "State: <strong>running</strong>" in page.text
+    assert_security_headers(page)
+    assert "form-action 'self'" in page.headers["content-security-policy"]
+    assert viewer.post(f"{url}/pause").status_code == 403  # may read runs, may not change them
+    assert not (staged_real_plan / "control.json").exists()
+    admin = TestClient(app, headers={"Authorization": f"Bearer {token('admin')}", "Accept": "application/json"})
+    for action, state in (("pause", "paused"), ("stop", "stopped"), ("resume", "running")):
+        r = admin.post(f"{url}/{action}")
+        assert r.status_code == 200, r.text
+        assert r.json()["state"] == state and r.json()["request"]["by"] == "user-admin" and r.json()["request"]["via"] == "ui"
+    recorded = json.loads((staged_real_plan / "control.json").read_text())["requests"]
+    assert [(q["action"], q["by"]) for q in recorded] == [("pause", "user-admin"), ("stop", "user-admin"), ("resume", "user-admin")]
+    assert admin.post(f"{url}/halt").status_code == 404
+    assert admin.post(f"/kafka-rebalance/control/{CLUSTER}/ffffffffffffffff/pause").status_code == 404
+    assert admin.post(f"/kafka-rebalance/control/{CLUSTER}/..%2F..%2Fetc/pause").status_code == 404
+
+
+def test_the_plan_page_buttons_work_with_the_ui_cookie_from_this_origin_only(api, staged_real_plan) -> None:  # noqa: ANN001
+    app, TestClient, token = api
+    url = f"/kafka-rebalance/control/{CLUSTER}/{staged_real_plan.name}"
+    browser = TestClient(app, cookies={"_token": token("admin")}, follow_redirects=False)
+    page = browser.get(url)
+    assert f'<form method=post action="{url}/pause"' in page.text and ">Stop</button>" in page.text
+    # A form on another site posting with the visitor's cookie: refused, nothing recorded.
+    forged = browser.post(f"{url}/pause", headers={"Origin": "https://evil.example"})
+    assert forged.status_code == 403 and "cross-site" in forged.text
+    assert browser.post(f"{url}/pause").status_code == 403  # no Origin or Referer at all
+    assert not (staged_real_plan / "control.json").exists()
+    ok = browser.post(f"{url}/pause", headers={"Origin": "http://testserver"})
+    assert ok.status_code == 303 and ok.headers["location"] == url
+    page = browser.get(url)
+    assert "State: <strong>paused</strong>" in page.text and "<td>user-admin</td>" in page.text
