@@ -228,3 +228,57 @@ def test_cli_execute_bad_window_flags_are_one_line(cli_plan, capsys, flags, mess
     code, out, err = _cli(capsys, "execute", "--plan", plan, "--simulate", snap, *flags)
     assert code == 2 and out == "" and err.strip() == message
     assert not (plan / "ledger.json").exists()
+
+
+# ----------------------------------------------------------------------------- drift between windows
+
+
+def _two_window_plan(tmp_path: Path):
+    """Broker 9 is new and empty (rack-0). Batch 1 moves topic-000-0; batch 2 moves topic-000-1 onto
+    broker 9 and topic-001-0 elsewhere. One batch fits in each 10-minute window."""
+    from kafka_rebalance.kafka.admin import TP
+    from kafka_rebalance.snapshot import Broker
+
+    snap = load_snapshot(SAMPLE)
+    snap = replace(snap, brokers=(*snap.brokers, Broker(9, "rack-0", True, {})),
+                   partitions=tuple(replace(p, size_bytes=10 * 1024**3) for p in snap.partitions))
+    parts = {TP(p.topic, p.partition): tuple(p.replicas) for p in snap.partitions}
+    a, b, c = TP("topic-000", 0), TP("topic-000", 1), TP("topic-001", 0)
+    spare = lambda tp: next(x for x in range(6) if x not in parts[tp])  # noqa: E731
+    batches = [{a: parts[a][:2] + (spare(a),)}, {b: parts[b][:2] + (9,), c: parts[c][:2] + (spare(c),)}]
+    plan = load_plan(write_plan(tmp_path / "plan", snap, batches, rate=RATE))
+    sim = Simulator.from_snapshot(snap)
+    admin = SimAdmin(sim)
+    gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("0 * * * *", timedelta(minutes=10))]),
+                         margin=timedelta(seconds=60), clock=_clock(admin))
+    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    assert report["status"] == "waiting-for-window" and [r["id"] for r in report["batches"]] == ["001"]
+    return sim, admin, plan, gate, (a, b, c)
+
+
+def _refused_with_nothing_executed(sim, admin, plan, gate, match: str) -> None:  # noqa: ANN001
+    from kafka_rebalance.kafka.executor import ExecutionRefused
+
+    before = (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"])
+    sim.advance(3600 - admin.now())  # the next window, 01:00
+    with pytest.raises(ExecutionRefused, match=match):
+        Executor(plan, admin, SETTINGS, gate=gate).run()
+    assert sim.list_reassignments() == {}
+    assert (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"]) == before
+
+
+def test_a_topic_deleted_between_windows_is_refused_and_nothing_runs(tmp_path) -> None:
+    sim, admin, plan, gate, (_, _, c) = _two_window_plan(tmp_path)
+    for tp in [tp for tp in sim.partitions if tp.topic == c.topic]:
+        del sim.partitions[tp]
+    _refused_with_nothing_executed(sim, admin, plan, gate, r"changed since planning .*topic-001-0 no longer exists \(batch 002\).*re-plan")
+
+
+def test_a_broker_replaced_between_windows_is_refused_and_nothing_runs(tmp_path) -> None:
+    from kafka_rebalance.kafka.simulator import SimBroker
+
+    sim, admin, plan, gate, (_, b, _) = _two_window_plan(tmp_path)
+    old = sim.brokers.pop(9)  # broker 9 replaced by broker 10 on the same rack
+    sim.brokers[10] = SimBroker(10, old.rack)
+    _refused_with_nothing_executed(sim, admin, plan, gate,
+                                   rf"{b} would move to broker\(s\) \[9\], which the cluster no longer has \(batch 002\)")

@@ -304,7 +304,13 @@ class Executor:
         return self.ledger.state(batch_id) in (THROTTLES_RECORDED, THROTTLED, SUBMITTED, FAILED, CANCELLED)
 
     def _check_batches(self, batches: Iterable[Batch], current: dict[TP, tuple[int, ...]],
-                       inflight: dict[TP, Reassignment]) -> list[str]:
+                       inflight: dict[TP, Reassignment], registered: set[int] | None = None) -> list[str]:
+        """What no longer holds of the plan's starting state for these batches (empty: they still apply).
+
+        ``registered``: the broker ids the cluster knows now. A destination that left the cluster (a
+        broker replaced under a new id, or removed) makes Kafka refuse the move. A registered broker that
+        is merely down is the stall handling's business: it may come back within the stall time.
+        """
         problems: list[str] = []
         seen: set[TP] = set()
         for b in batches:
@@ -315,8 +321,11 @@ class Executor:
                 seen.add(tp)
                 cur = current.get(tp)
                 target = b.targets[tp]
+                gone = sorted(set(target) - set(before) - registered) if registered is not None and cur is not None else []
                 if cur is None:
                     problems.append(f"{tp} no longer exists (batch {b.id})")
+                elif gone and not (resumable and cur == target):
+                    problems.append(f"{tp} would move to broker(s) {gone}, which the cluster no longer has (batch {b.id})")
                 elif tp in inflight:
                     if not (resumable and inflight[tp].target == target):
                         problems.append(f"{tp} is being reassigned to {list(inflight[tp].target)} by someone else")
@@ -367,7 +376,7 @@ class Executor:
         snap = self.admin.describe()
         current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
         self._refuse_moved_back(current, inflight)
-        problems = self._check_batches(todo, current, inflight)
+        problems = self._check_batches(todo, current, inflight, {b.id for b in snap.brokers})
         if problems:
             raise ExecutionRefused(
                 f"{self.plan.path}: the cluster changed since planning ({len(problems)} partition(s)): "
@@ -393,7 +402,7 @@ class Executor:
         skipped = sorted(int(b) for b in batch.throttles.brokers if int(b) in down)
         if skipped:
             self.ledger.event(f"batch {batch.id}: brokers {skipped} are down; their throttle rates are neither set nor restored")
-        problems = self._check_batches([batch], current, inflight)
+        problems = self._check_batches([batch], current, inflight, {b.id for b in snap.brokers})
         if problems:
             raise ExecutionRefused(f"batch {batch.id}: the cluster is not where this batch starts: " + "; ".join(problems[:10]))
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
