@@ -373,7 +373,7 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
                 break
             if result.state != FINISHED:
                 raise RebalanceError(f"batch {batch_id} ended {result.state}: {'; '.join(result.problems) or 'see the ledger'}")
-        progress = ex.progress_summary()
+        progress = ex.record_progress()
     finally:
         ex.admin.close()
     hold = ex.hold

@@ -30,7 +30,8 @@ from kafka_rebalance import report_charts as charts
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
-from kafka_rebalance.plan_dir import DATA_DOCS_DIR, PLAN_FILE, REPORT_FILE, VALIDATION_RESULT as _RESULT, PlanError
+from kafka_rebalance.control import read_control
+from kafka_rebalance.plan_dir import DATA_DOCS_DIR, LEDGER_FILE, PLAN_FILE, REPORT_FILE, VALIDATION_RESULT as _RESULT, PlanError
 from kafka_rebalance.plan_dir import atomic_write, plan_hash_of, read_validation_verdict
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.units import human_bytes, human_seconds
@@ -193,6 +194,32 @@ def actual_batch_times(ledger: Mapping[str, Any] | None, batch_ids: Sequence[str
         return None
     origin = min(s for s, _ in times.values())
     return {b: (s - origin, d) for b, (s, d) in times.items()}
+
+
+def read_execution(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
+    """The execution so far: operators' requests (control.json), holds and progress (ledger.json).
+
+    What cannot be read is said on the page ("unreadable: ..."), never a failed report: the report
+    is most needed when something went wrong.
+    """
+    out: dict[str, Any] = {"state": "running", "requests": [], "holds": [], "progress": None, "problem": None}
+    try:
+        control = read_control(plan_dir, plan.plan_hash)
+        out["state"] = control.state.value
+        out["requests"] = [r.as_json() for r in control.requests]
+    except PlanError as exc:
+        out["problem"] = f"control.json unreadable: {exc}"
+    ledger_path = plan_dir / LEDGER_FILE
+    if ledger_path.exists():
+        try:
+            ledger = read_json(ledger_path, LEDGER_FILE)
+        except InputError as exc:
+            out["problem"] = f"ledger unreadable: {exc}"
+            return out
+        if isinstance(ledger, dict):
+            out["holds"] = [h for h in ledger.get("holds") or [] if isinstance(h, dict)]
+            out["progress"] = ledger.get("progress") if isinstance(ledger.get("progress"), dict) else None
+    return out
 
 
 def read_validation(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
@@ -385,6 +412,7 @@ def write_report(
         charts=build_charts(rows, plan, float(threshold), actual, final is not None),
         actual=actual or {},
         validation=read_validation(plan_dir, plan),
+        execution=read_execution(plan_dir, plan),
         data_docs=Path(os.path.relpath(docs.resolve(), out.parent.resolve())).as_posix() if docs.is_file() else None,
         metrics=METRICS,
     )

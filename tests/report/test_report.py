@@ -99,3 +99,37 @@ def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_s
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     assert shot.stat().st_size > 50_000  # a blank page is a few KB; charts make it large
+
+
+def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, sample_snapshot_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from kafka_rebalance.control import request
+    from kafka_rebalance.execution_gate import ExecutionGate
+    from kafka_rebalance.kafka.executor import ExecSettings, Executor
+    from kafka_rebalance.kafka.simulator import SimAdmin, Simulator
+    from kafka_rebalance.plan_dir import record_approval, write_validation_verdict
+    from kafka_rebalance.plan_manifest import load_plan
+    from kafka_rebalance.windows import policy
+
+    plan_dir = planned(tmp_path, sample_snapshot_path)
+    html = write_report(plan_dir, sample_snapshot_path).read_text()
+    assert "Operator state: <strong>running</strong>" in html and "Not started." in html
+    h = json.loads((plan_dir / "plan.json").read_text())["plan_hash"]
+    (plan_dir / "validation").mkdir()
+    (plan_dir / "validation" / "result.json").write_text(json.dumps({"status": "passed", "plan_hash": h}))
+    write_validation_verdict(plan_dir, "passed", h)
+    record_approval(plan_dir, "approved", "tester")
+    request(plan_dir, "pause", by="<b>eve</b>", now=datetime(2026, 11, 24, 22, 0, tzinfo=timezone.utc))
+    plan = load_plan(plan_dir)
+    gate = ExecutionGate(plan.path, plan.plan_hash, policy("2999-01-01T00:00Z/PT1H", []),
+                         clock=lambda: datetime(2026, 11, 24, 22, 5, tzinfo=timezone.utc))
+    Executor(plan, SimAdmin(Simulator.from_snapshot(load_snapshot(sample_snapshot_path))), ExecSettings(), gate=gate).run()
+    html = write_report(plan_dir, sample_snapshot_path).read_text()
+    assert "Operator state: <strong>paused</strong>" in html
+    assert "<td class=\"l\">pause</td><td class=\"l\">&lt;b&gt;eve&lt;/b&gt;</td><td class=\"l\">2026-11-24T22:00:00+00:00</td>" in html
+    assert re.search(r'<tr><td class="l">2026-11-24T22:05:00\+00:00</td><td class="l">batch \d+ not started</td>'
+                     r'<td class="l">paused</td>', html)
+    batches = len(json.loads((plan_dir / "plan.json").read_text())["batches"])
+    assert f"Done 0 batch(es), {batches} remaining" in html
+    assert "next window 2999-01-01T00:00:00Z/2999-01-01T01:00:00Z" in html

@@ -212,6 +212,13 @@ class Executor:
         self.ledger.save()
         self.progress(f"{what}: {hold.reason.value}: {hold.detail}")
 
+    def record_progress(self) -> dict[str, Any]:
+        """``progress_summary`` kept in the ledger as ``progress``, where the report and the plan page read it."""
+        summary = self.progress_summary()
+        self.ledger.data["progress"] = {**summary, "at": self.gate.clock().isoformat(timespec="seconds")}
+        self.ledger.save()
+        return summary
+
     def progress_summary(self) -> dict[str, Any]:
         """Done and remaining batches, and when the rest would finish given the windows (the report shows it)."""
         remaining = [b for b in self.plan.batches if self.ledger.state(b.id) != FINISHED]
@@ -658,7 +665,7 @@ class Executor:
             "elections": elections,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
             "hold": self.hold.to_dict() if self.hold is not None else None,
-            "progress": self.progress_summary(),
+            "progress": self.record_progress(),
         }
 
     # ------------------------------------------------------------------ verify / cancel
