@@ -20,7 +20,7 @@ import pytest
 
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.windows import Window, policy
-from tests.support.kafka import ROOT, THROTTLE_KEYS, config_describe, describe_partitions, gather, plan_and_validate, tool
+from tests.support.kafka import ROOT, THROTTLE_KEYS, cli, config_describe, describe_partitions, gather, plan_and_validate, tool
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 WINDOW = Window("* * * * *", timedelta(seconds=30))
@@ -113,3 +113,7 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_pref
     now = describe_partitions(kafka_sandbox, topic_prefix)
     for tp, target in _final_targets(plan_dir).items():
         assert now[tp]["replicas"] == target
+    verified = cli("verify", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
+    assert verified.returncode == 0, verified.stdout[-2000:]
+    report = json.loads(verified.stdout)
+    assert report["status"] == "complete" and report["throttles_left"] == [] and report["problems"] == []
