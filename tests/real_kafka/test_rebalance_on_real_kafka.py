@@ -25,6 +25,7 @@ from tests.support.kafka import (
     cli,
     config_describe,
     describe_partitions,
+    final_targets,
     gather,
     plan_and_validate,
     throttles_anywhere,
@@ -34,16 +35,6 @@ from tests.support.kafka import (
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 MIB = 1024 * 1024
 
-
-def _final_targets(plan_dir: Path) -> dict[tuple[str, int], tuple[int, ...]]:
-    """The replica list each partition ends with: the last batch that names it wins."""
-    manifest = json.loads((plan_dir / "plan.json").read_text())
-    targets = {}
-    for b in manifest["batches"]:
-        doc = json.loads((plan_dir / "batches" / b["id"] / "reassignment.json").read_text())
-        for p in doc["partitions"]:
-            targets[(p["topic"], p["partition"])] = tuple(p["replicas"])
-    return targets
 
 
 def _wait_for(predicate, timeout: float, what: str, poll: float = 0.3) -> None:  # noqa: ANN001
@@ -107,7 +98,7 @@ def test_real_rebalance_reaches_targets_and_restores_prior_throttles(kafka_sandb
         assert json.loads(done.stdout)["status"] == "complete"
 
         now = describe_partitions(kafka_sandbox, topic_prefix)
-        for tp, target in _final_targets(plan_dir).items():
+        for tp, target in final_targets(plan_dir).items():
             assert now[tp]["replicas"] == target, tp
         for tp, p in now.items():
             assert sorted(p["isr"]) == sorted(p["replicas"]), f"{tp} ISR {p['isr']} is not full"
@@ -282,7 +273,7 @@ def test_killed_executor_resumes_without_resubmitting_finished_batches(kafka_san
     assert all(v.get("state") == "finished" for v in ledger["batches"].values())
     assert throttles_anywhere(kafka_sandbox, topic_prefix) == {}
     now = describe_partitions(kafka_sandbox, topic_prefix)
-    for tp, target in _final_targets(plan_dir).items():
+    for tp, target in final_targets(plan_dir).items():
         assert now[tp]["replicas"] == target
 
 
@@ -324,7 +315,7 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
     assert again.returncode == 0, again.stderr[-3000:]
     assert throttles_anywhere(kafka_sandbox, topic_prefix) == {}
     now = describe_partitions(kafka_sandbox, topic_prefix)
-    for tp, target in _final_targets(plan_dir).items():
+    for tp, target in final_targets(plan_dir).items():
         assert now[tp]["replicas"] == target
 
 

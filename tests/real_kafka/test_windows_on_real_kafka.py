@@ -20,19 +20,12 @@ import pytest
 
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.windows import Window, policy
-from tests.support.kafka import ROOT, THROTTLE_KEYS, cli, config_describe, describe_partitions, gather, plan_and_validate, tool
+from tests.support.kafka import ROOT, THROTTLE_KEYS, cli, config_describe, describe_partitions, final_targets, gather, plan_and_validate, tool
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 WINDOW = Window("* * * * *", timedelta(seconds=30))
 GRACE = 8.0
 
-
-def _final_targets(plan_dir: Path) -> dict[tuple[str, int], tuple[int, ...]]:
-    targets = {}
-    for b in json.loads((plan_dir / "plan.json").read_text())["batches"]:
-        for p in json.loads((plan_dir / "batches" / b["id"] / "reassignment.json").read_text())["partitions"]:
-            targets[(p["topic"], p["partition"])] = tuple(p["replicas"])
-    return targets
 
 
 def _kafka_view_between_windows(sandbox, prefix: str) -> tuple[str, dict]:  # noqa: ANN001
@@ -111,7 +104,7 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_pref
     assert len(used) >= 3, f"the plan ran in {len(used)} window(s)"
     assert any(h["reason"] in ("outside-window", "window-too-short") for h in ledger["holds"])
     now = describe_partitions(kafka_sandbox, topic_prefix)
-    for tp, target in _final_targets(plan_dir).items():
+    for tp, target in final_targets(plan_dir).items():
         assert now[tp]["replicas"] == target
     verified = cli("verify", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
     assert verified.returncode == 0, verified.stdout[-2000:]

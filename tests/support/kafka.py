@@ -130,3 +130,12 @@ def throttles_anywhere(sandbox: Sandbox, prefix: str) -> dict[str, dict[str, str
 
 def snapshot_partitions(snapshot: Snapshot) -> dict[tuple[str, int], tuple[int, ...]]:
     return {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
+
+
+def final_targets(plan_dir: Path) -> dict[tuple[str, int], tuple[int, ...]]:
+    """The replica list each partition ends with: the last batch of the plan that names it wins."""
+    targets = {}
+    for b in json.loads((plan_dir / "plan.json").read_text())["batches"]:
+        for p in json.loads((plan_dir / "batches" / b["id"] / "reassignment.json").read_text())["partitions"]:
+            targets[(p["topic"], p["partition"])] = tuple(p["replicas"])
+    return targets
