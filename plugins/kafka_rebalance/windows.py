@@ -37,6 +37,9 @@ MAX_DURATION = timedelta(days=366)
 # How far ahead to look for the next window: a yearly cron (Feb 29) is the sparsest that matters.
 HORIZON = timedelta(days=5 * 366)
 FOREVER = datetime(9999, 12, 31, tzinfo=UTC)
+# Explicit instants stay far from datetime's limits, so adding a window's duration cannot overflow.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 _COMPACT = re.compile(r"(?:(\d{1,6})d)?(?:(\d{1,6})h)?(?:(\d{1,7})m)?(?:(\d{1,9})s)?")
 
 
@@ -75,7 +78,13 @@ def parse_instant(text: str, field: str) -> datetime:
         raise WindowError(f"{field}: not an ISO 8601 date-time: {text!r}") from None
     if at.tzinfo is None:
         raise WindowError(f"{field}: {text!r} has no time zone; add Z or an offset such as +01:00")
-    return at.astimezone(UTC)
+    try:
+        utc = at.astimezone(UTC)
+        if not EARLIEST <= utc <= LATEST:
+            raise OverflowError
+    except OverflowError:
+        raise WindowError(f"{field}: {text!r} is out of range (years 1970 to 9000)") from None
+    return utc
 
 
 def zone(name: object, field: str) -> ZoneInfo:

@@ -201,7 +201,8 @@ FLAGS = {
                          "--leaderless", "--mean-partition-mb", "--threshold-percentage", "--seed"],
     "plan": ["--max-partitions-per-batch", "--max-moves-per-broker", "--max-new-replicas-per-partition", "--throttle",
              "--replication-factor", "--byte-tolerance", "--election-batch-size", "--threshold-percentage"],
-    "execute": ["--connect-timeout", "--poll-interval", "--stall-seconds", "--batch-timeout"],
+    "execute": ["--connect-timeout", "--poll-interval", "--stall-seconds", "--batch-timeout", "--window-margin",
+                "--window-grace"],
     "verify": ["--connect-timeout"],
     "cancel": ["--connect-timeout"],
 }  # fmt: skip
@@ -239,3 +240,43 @@ def test_numeric_flags_never_crash(case: tuple[str, str], value: str) -> None:
     assert "Traceback" not in r.output
     if r.exit_code == 2:
         assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1, r.stderr
+
+
+WINDOW_TEXT = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["now", "configured", "2026-11-25T01:00Z/PT4H", "2026-11-25T01:00Z/2026-11-25T00:00Z", "x/y", "/",
+                     "2026-11-25T01:00/PT1H", "2026-11-25T01:00Z/P9999999D", "2026-11-25T01:00Z/PT1H/PT1H",
+                     "9999-12-31T23:59Z/PT1H", "0001-01-01T00:00Z/PT1H", "2026-11-25T01:00Z/-PT1H", "2026-11-25T01:00Z/\x00"]),
+    st.builds(lambda a, b: f"{a}/{b}", st.text(max_size=25), st.text(max_size=12)),
+)
+
+
+EDGE_WINDOWS = ["9999-12-31T23:59Z/PT1H", "0001-01-01T00:30+01:00/PT1H", "8999-12-31T23:59Z/P366D",
+                "2026-11-25T01:00Z/99999999999h", "2026-11-25T01:00Z/PT99999999999999H", "1969-12-31T23:59Z/PT1H"]
+
+
+@pytest.mark.parametrize("text", EDGE_WINDOWS)
+def test_window_extremes_are_one_error_or_a_policy(text: str) -> None:
+    _policy_or_one_error(text, "0 1 * * *", "1h")
+
+
+@FUZZ
+@given(WINDOW_TEXT, st.text(max_size=20), st.text(max_size=20))
+def test_window_inputs_are_a_policy_or_one_error(text: str, cron: str, duration: str) -> None:
+    _policy_or_one_error(text, cron, duration)
+
+
+def _policy_or_one_error(text: str, cron: str, duration: str) -> None:
+    """The trigger form's window, and a clusters file's cron and duration: a policy, or a WindowError."""
+    from datetime import datetime, timezone
+
+    from kafka_rebalance.windows import WindowError, policy, window_from_config
+
+    for call in (lambda: policy(text, []), lambda: window_from_config({"cron": cron, "duration": duration}, "w")):
+        try:
+            result = call()
+        except WindowError as exc:
+            assert "\n" not in str(exc) and str(exc)
+            continue
+        if hasattr(result, "next_opening"):
+            result.next_opening(datetime(2026, 11, 24, tzinfo=timezone.utc))

@@ -103,6 +103,8 @@ def test_explicit_interval(text, start, end) -> None:
     ("2026-11-25T05:00Z/2026-11-25T01:00Z", "window: the interval ends (2026-11-25T01:00:00Z) before it starts (2026-11-25T05:00:00Z)"),
     ("2026-13-25T01:00Z/PT1H", "window (start): not an ISO 8601 date-time: '2026-13-25T01:00Z'"),
     ("2026-11-25T01:00Z/PT0S", "window (duration): a duration must be positive, got 'PT0S'"),
+    ("9999-12-31T23:59Z/PT1H", "window (start): '9999-12-31T23:59Z' is out of range (years 1970 to 9000)"),
+    ("2026-11-25T01:00Z/0001-01-01T00:30+01:00", "window (end): '0001-01-01T00:30+01:00' is out of range (years 1970 to 9000)"),
 ])
 def test_bad_overrides_are_one_line_naming_the_value(text, message) -> None:
     with pytest.raises(WindowError) as err:
