@@ -252,7 +252,7 @@ def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:
 
     from kafka_rebalance.control import request
 
-    opens = (datetime.now(timezone.utc) + timedelta(seconds=60)).replace(microsecond=0)
+    opens = (datetime.now(timezone.utc) + timedelta(seconds=45)).replace(microsecond=0)
     resumed_at: list[datetime] = []
 
     def pause_before_approving(detail: dict) -> None:
