@@ -282,3 +282,74 @@ def test_a_broker_replaced_between_windows_is_refused_and_nothing_runs(tmp_path)
     sim.brokers[10] = SimBroker(10, old.rack)
     _refused_with_nothing_executed(sim, admin, plan, gate,
                                    rf"{b} would move to broker\(s\) \[9\], which the cluster no longer has \(batch 002\)")
+
+
+# ----------------------------------------------------------------------------- a killed run's batch
+
+
+def _killed_mid_batch(sim_and_plan, grace_s: float):  # noqa: ANN001, ANN202
+    """A child process runs the plan on the persisted simulator and dies (os._exit) mid-batch: no
+    finally, no throttle restore, exactly what kill -9 leaves. The parent carries on from the state."""
+    import multiprocessing
+    import os
+
+    from kafka_rebalance.kafka.simulator import read_state, write_state
+
+    sim, plan, batches = sim_and_plan
+    # One move of batch 001 crawls (produce rate at 90 % of the throttle): it is still in flight long
+    # after the window, as a big partition on a busy topic would be.
+    sim.set_produce_rate(sorted(batches[0])[0], RATE * 0.9)
+    state = plan.path.parent / "sim-state.json"
+    write_state(sim, state)
+    windows = policy("configured", [Window("0 * * * *", timedelta(minutes=10))])  # 00:00-00:10 each hour
+
+    def gate_for(admin: SimAdmin) -> ExecutionGate:
+        return ExecutionGate(plan.path, plan.plan_hash, windows, margin=timedelta(seconds=60),
+                             grace=timedelta(seconds=grace_s), clock=_clock(admin))
+
+    def child() -> None:
+        admin = SimAdmin(read_state(state), state)
+
+        def die(line: str) -> None:
+            if line.startswith("batch 001: 0/2"):
+                os._exit(137)
+
+        Executor(plan, admin, SETTINGS, progress=die, gate=gate_for(admin)).run()
+        os._exit(0)
+
+    proc = multiprocessing.get_context("fork").Process(target=child)
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 137
+    assert json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["state"] == "submitted"
+    admin = SimAdmin(read_state(state), state)
+    assert set(admin.list_reassignments()) == set(batches[0]) and _throttled(admin.sim)
+    return admin.sim, admin, plan, gate_for(admin), batches
+
+
+def test_a_killed_runs_batch_restarted_outside_its_window_is_cancelled_after_the_grace(sim_and_plan) -> None:
+    sim, admin, plan, gate, batches = _killed_mid_batch(sim_and_plan, grace_s=60)
+    sim.advance(15 * 60)  # restarted at 00:15: the window closed at 00:10, the grace ended at 00:11
+    assert set(sim.list_reassignments()) & set(batches[0])  # still moving
+    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    assert report["status"] == "waiting-for-window" and report["hold"]["reason"] == "window-overrun"
+    crawler = sorted(batches[0])[0]
+    assert report["batches"][0]["cancelled"] == [str(crawler)]  # the other move of the batch had finished
+    assert sim.list_reassignments() == {} and not _throttled(sim)
+    sim.advance(3600 - admin.now())  # 01:00, the next window: batch 001 starts again from where it is
+    Executor(plan, admin, SETTINGS, gate=gate).run()
+    entry = json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]
+    assert datetime.fromisoformat(entry["started_at"]) - EPOCH >= timedelta(hours=1)
+
+
+def test_a_killed_runs_batch_restarted_within_the_grace_is_watched_to_its_end(sim_and_plan) -> None:
+    sim, admin, plan, gate, batches = _killed_mid_batch(sim_and_plan, grace_s=3 * 3600)
+    sim.advance(11 * 60)  # 00:11: the window has closed, but the grace has not passed
+    assert set(sim.list_reassignments()) & set(batches[0])  # still moving
+    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    assert report["batches"][0]["id"] == "001" and report["batches"][0]["state"] == "finished", (report["batches"][0]["problems"], report["batches"][0]["cancelled"], report["hold"])
+    assert report["batches"][0]["cancelled"] == []
+    assert report["status"] == "waiting-for-window"  # batch 002 waits for a window it fits in
+    assert sim.list_reassignments() == {} and not _throttled(sim)
+    for tp, target in batches[0].items():
+        assert tuple(sim.partitions[tp].replicas) == target

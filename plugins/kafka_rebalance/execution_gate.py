@@ -99,6 +99,12 @@ class ExecutionGate:
         return Hold(HoldReason.WINDOW_TOO_SHORT, f"the window closes {_iso(current.end)} and the next move needs {need}; "
                     + (f"next window opens {_iso(when)}" if when else "no window opens again"), when)
 
+    def watch_in_flight(self, started_at: datetime | None) -> None:
+        """Moves a killed run submitted are resumed, not started: the overrun check counts from the end of
+        the window they started in (from now when that is unknown or there are no windows)."""
+        window = self.policy.current(started_at) if started_at is not None else None
+        self._window_end = None if self.policy.unrestricted else (window.end if window is not None else self.clock())
+
     def while_moving(self) -> Hold | None:
         control = read_control(self.plan_dir, self.plan_hash)
         if control.state is RunState.STOPPED and control.last is not None:

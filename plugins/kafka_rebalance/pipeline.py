@@ -363,16 +363,11 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
         todo = ex.preflight()["batches_to_run"]
         log.info("executing %d batch(es): %s; window: %s", len(todo), ", ".join(todo) or "none (all finished earlier)",
                  ex.gate.policy.describe())
-        for batch_id in todo:
-            if ex.hold_before(ex.plan.batch(batch_id)) is not None:
-                break
-            result = ex.run_batch(batch_id)
-            log.info("batch %s: %s in %s s (estimated %s s)", batch_id, result.state, result.actual_seconds,
+        for result in ex.run_batches(todo):
+            log.info("batch %s: %s in %s s (estimated %s s)", result.id, result.state, result.actual_seconds,
                      result.estimated_seconds)  # fmt: skip
-            if ex.hold is not None:
-                break
-            if result.state != FINISHED:
-                raise RebalanceError(f"batch {batch_id} ended {result.state}: {'; '.join(result.problems) or 'see the ledger'}")
+            if ex.hold is None and result.state != FINISHED:
+                raise RebalanceError(f"batch {result.id} ended {result.state}: {'; '.join(result.problems) or 'see the ledger'}")
         progress = ex.record_progress()
     finally:
         ex.admin.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -198,11 +199,33 @@ class Executor:
     # ------------------------------------------------------------------ windows, pause, stop
 
     def hold_before(self, batch: Batch) -> Hold | None:
-        """Whether the gate lets ``batch`` start now; a hold is recorded in the ledger and remembered."""
+        """Whether the gate lets ``batch`` start now; a hold is recorded in the ledger and remembered.
+
+        A batch a killed run had already submitted is in flight in Kafka whatever the gate says: it is
+        watched to its end (a stop, or the end of the window it started in plus the grace, cancels it
+        there), never left running unwatched.
+        """
+        if self.ledger.state(batch.id) == SUBMITTED:
+            started = self.ledger.batch(batch.id).get("started_at")
+            self.gate.watch_in_flight(datetime.fromisoformat(started) if isinstance(started, str) else None)
+            return None
         hold = self.gate.before_move(batch.estimated_seconds)
         if hold is not None:
             self._held(hold, f"batch {batch.id} not started")
         return hold
+
+    def run_batches(self, batch_ids: Iterable[str]) -> list[BatchResult]:
+        """Run these batches in order while the gate allows; stop at a hold or at a batch that did not finish."""
+        self.hold = None
+        results: list[BatchResult] = []
+        for bid in batch_ids:
+            if self.ledger.state(bid) != FINISHED and self.hold_before(self.plan.batch(bid)) is not None:
+                break
+            r = self.run_batch(bid)
+            results.append(r)
+            if self.hold is not None or r.state != FINISHED or (r.cancelled and self.settings.on_stall == "stop"):
+                break
+        return results
 
     def _held(self, hold: Hold, what: str) -> None:
         self.hold = hold
@@ -633,20 +656,10 @@ class Executor:
     def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
         selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
         self.preflight(selected)
-        results: list[BatchResult] = []
-        stopped = False
-        self.hold = None
-        for bid in selected:
-            if self.ledger.state(bid) != FINISHED and self.hold_before(self.plan.batch(bid)) is not None:
-                break
-            r = self.run_batch(bid)
-            results.append(r)
-            if self.hold is not None:
-                break
-            if r.state != FINISHED or (r.cancelled and self.settings.on_stall == "stop"):
-                stopped = True
-                break
+        results = self.run_batches(selected)
         held = self.hold is not None
+        stopped = not held and bool(results) and (
+            results[-1].state != FINISHED or bool(results[-1].cancelled and self.settings.on_stall == "stop"))
         elections = self.elections() if not stopped and not held and self.all_finished() else None
         snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
         cancelled = sum(len(r.cancelled) for r in results)
