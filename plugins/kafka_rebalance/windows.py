@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 from pydantic import TypeAdapter, ValidationError
 
 from kafka_rebalance.errors import RebalanceError
@@ -99,6 +99,10 @@ def zone(name: object, field: str) -> ZoneInfo:
 def check_cron(expr: object, field: str) -> str:
     if not isinstance(expr, str) or len(expr.split()) != 5 or not croniter.is_valid(expr):
         raise WindowError(f"{field}: not a 5-field cron expression: {expr!r}")
+    try:  # valid syntax that never fires (Feb 31st) would otherwise fail only when a run asks for a window
+        croniter(expr, datetime(2000, 1, 1, tzinfo=UTC)).get_next(datetime)
+    except CroniterBadDateError:
+        raise WindowError(f"{field}: {expr!r} never fires (no such date)") from None
     return expr
 
 
@@ -116,7 +120,10 @@ class Window:
         it = croniter(self.cron, after.astimezone(tz))
         limit = after + HORIZON
         while True:
-            start = it.get_next(datetime).astimezone(UTC)
+            try:
+                start = it.get_next(datetime).astimezone(UTC)
+            except CroniterBadDateError:  # no further date (checked when the window was configured)
+                return
             if start > limit:
                 return
             yield start

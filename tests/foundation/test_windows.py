@@ -129,6 +129,9 @@ def test_bad_durations(text) -> None:
     ({"cron": "0 1 * *", "duration": "1h"}, "windows[0].cron: not a 5-field cron expression: '0 1 * *'"),
     ({"cron": "0 25 * * *", "duration": "1h"}, "windows[0].cron: not a 5-field cron expression: '0 25 * * *'"),
     ({"cron": "0 1 * * *"}, "windows[0].duration: missing"),
+    ({"cron": "0 0 31 2 *", "duration": "1h"}, "windows[0].cron: '0 0 31 2 *' never fires (no such date)"),
+    ("0 1 * * *", "windows[0]: expected {cron, duration, timezone}, got '0 1 * * *'"),
+    ({"cron": "0 1 * * *", "duration": "1h", "timezone": 3}, "windows[0].timezone: expected an IANA time zone such as UTC or Europe/Berlin, got 3"),
     ({"cron": "0 1 * * *", "duration": "1h", "timezone": "Mars/Base"},
      "windows[0].timezone: unknown time zone 'Mars/Base' (use an IANA name such as UTC or Europe/Berlin)"),
     ({"cron": "0 1 * * *", "duration": "1h", "tz": "UTC"}, "windows[0]: unknown key(s) tz (allowed: cron, duration, timezone)"),
@@ -141,3 +144,53 @@ def test_bad_window_entries(raw, message) -> None:
 
 def test_a_good_window_entry() -> None:
     assert window_from_config({"cron": "0 1 * * 1-5", "duration": "4h"}, "w") == WEEKDAYS
+
+
+def test_descriptions_for_people() -> None:
+    at = t("2026-11-24T00:00:00")
+    assert policy("now", [WEEKDAYS]).describe() == "now (no window restriction)"
+    assert policy("configured", []).describe() == "configured: no windows, so any time"
+    assert policy("2026-11-25T01:00Z/PT1H30M", []).describe() == "interval 2026-11-25T01:00:00Z/2026-11-25T02:30:00Z"
+    both = policy("configured", [WEEKDAYS, Window("30 22 * * 6", timedelta(days=1, hours=2, minutes=3, seconds=4), "Europe/Berlin")])
+    assert both.describe() == "configured: 0 1 * * 1-5 for 4h (UTC); 30 22 * * 6 for 1d2h3m4s (Europe/Berlin)"
+    assert Window("* * * * *", timedelta(seconds=45)).describe() == "* * * * * for 45s (UTC)"
+    assert both.next_opening(at) == Interval(t("2026-11-24T01:00:00"), t("2026-11-24T05:00:00"))
+
+
+def test_a_window_ending_exactly_now_is_closed_and_a_later_one_is_next() -> None:
+    p = policy("configured", [Window("0 1 * * *", timedelta(hours=1)), Window("0 3 * * *", timedelta(hours=1))])
+    assert p.current(t("2026-11-24T02:00:00")) is None
+    assert p.next_opening(t("2026-11-24T02:00:00")) == Interval(t("2026-11-24T03:00:00"), t("2026-11-24T04:00:00"))
+    assert [iv.start for iv in list(_first(p, t("2026-11-24T00:30:00"), 3))] == [
+        t("2026-11-24T01:00:00"), t("2026-11-24T03:00:00"), t("2026-11-25T01:00:00")]
+
+
+def _first(p, at, n):  # noqa: ANN001, ANN202
+    it = p.intervals(at)
+    return [next(it) for _ in range(n)]
+
+
+def test_eta_when_the_margin_eats_a_whole_window() -> None:
+    # 10-minute windows every hour with a 15-minute margin: no window is usable, so no ETA.
+    p = policy("configured", [Window("0 * * * *", timedelta(minutes=10))])
+    assert p.eta(t("2026-11-24T00:00:00"), 60, timedelta(minutes=15)) == Eta(None, None)
+    # A 5-minute margin leaves 5 usable minutes per window: 12 minutes of work need 3 windows,
+    # the last one used for 2 minutes.
+    assert p.eta(t("2026-11-24T00:00:00"), 12 * 60, timedelta(minutes=5)) == Eta(3, t("2026-11-24T02:02:00"))
+    # Starting inside a window with less than the margin left: that window counts but gives nothing.
+    assert p.eta(t("2026-11-24T00:08:00"), 60, timedelta(minutes=5)) == Eta(2, t("2026-11-24T01:01:00"))
+
+
+def test_may_start_at_the_exact_boundaries() -> None:
+    p = policy("2026-11-25T01:00Z/PT1H", [])
+    assert not p.may_start(t("2026-11-25T00:59:59"), 1, timedelta(0))
+    assert p.may_start(t("2026-11-25T01:00:00"), 3600, timedelta(0))
+    assert not p.may_start(t("2026-11-25T01:00:00"), 3600.001, timedelta(0))
+    assert p.may_start(t("2026-11-25T01:30:00"), -5, timedelta(0))  # a negative estimate counts as zero
+
+
+def test_override_text_is_trimmed_and_case_sensitive() -> None:
+    assert policy("  now ", [WEEKDAYS]).mode is WindowMode.NOW
+    assert policy("", [WEEKDAYS]).windows == (WEEKDAYS,)
+    with pytest.raises(WindowError):
+        policy("NOW", [])
