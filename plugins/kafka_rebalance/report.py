@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
@@ -202,7 +204,12 @@ def read_execution(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
     What cannot be read is said on the page ("unreadable: ..."), never a failed report: the report
     is most needed when something went wrong.
     """
-    out: dict[str, Any] = {"state": "running", "requests": [], "holds": [], "progress": None, "problem": None}
+    # A staged plan (plans/<cluster>/<hash16>/) is served by the plugin at .../plans/<cluster>/<hash16>/report.html,
+    # beside its execution page at .../control/<cluster>/<hash16>.
+    staged = re.fullmatch(r"[0-9a-f]{16}", plan_dir.name) is not None and plan.plan_hash.startswith(plan_dir.name)
+    link = f"../../../control/{quote(plan_dir.parent.name)}/{plan_dir.name}" if staged else None
+    out: dict[str, Any] = {"state": "running", "requests": [], "holds": [], "progress": None, "problem": None,
+                           "control_link": link}
     try:
         control = read_control(plan_dir, plan.plan_hash)
         out["state"] = control.state.value

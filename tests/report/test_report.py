@@ -133,3 +133,13 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
     batches = len(json.loads((plan_dir / "plan.json").read_text())["batches"])
     assert f"Done 0 batch(es), {batches} remaining" in html
     assert "next window 2999-01-01T00:00:00Z/2999-01-01T01:00:00Z" in html
+
+
+def test_a_staged_plans_report_links_to_its_execution_page(tmp_path: Path, sample_snapshot_path: Path) -> None:
+    plan_dir = planned(tmp_path, sample_snapshot_path)
+    assert 'id="control-link"' not in write_report(plan_dir, sample_snapshot_path).read_text()  # not staged
+    h = json.loads((plan_dir / "plan.json").read_text())["plan_hash"]
+    staged = plan_dir.rename(tmp_path / "plans" / "eu 1" / h[:16]) if (tmp_path / "plans" / "eu 1").mkdir(parents=True) is None else None
+    html = write_report(staged, sample_snapshot_path).read_text()
+    # Served at /kafka-rebalance/plans/eu%201/<hash16>/report.html: three levels up is /kafka-rebalance/.
+    assert f'<a href="../../../control/eu%201/{h[:16]}" id="control-link">' in html
