@@ -139,7 +139,8 @@ def test_a_staged_plans_report_links_to_its_execution_page(tmp_path: Path, sampl
     plan_dir = planned(tmp_path, sample_snapshot_path)
     assert 'id="control-link"' not in write_report(plan_dir, sample_snapshot_path).read_text()  # not staged
     h = json.loads((plan_dir / "plan.json").read_text())["plan_hash"]
-    staged = plan_dir.rename(tmp_path / "plans" / "eu 1" / h[:16]) if (tmp_path / "plans" / "eu 1").mkdir(parents=True) is None else None
+    (tmp_path / "plans" / "eu 1").mkdir(parents=True)
+    staged = plan_dir.rename(tmp_path / "plans" / "eu 1" / h[:16])
     html = write_report(staged, sample_snapshot_path).read_text()
     # Served at /kafka-rebalance/plans/eu%201/<hash16>/report.html: three levels up is /kafka-rebalance/.
     assert f'<a href="../../../control/eu%201/{h[:16]}" id="control-link">' in html
