@@ -1,0 +1,49 @@
+"""kafka_rebalance.balance's scalar rules, by hand (the rack-aware targets are covered in tests/planner)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_rebalance.balance import Tolerances, byte_deviation, bytes_balanced, count_bounds, count_spread, counts_balanced
+
+
+def test_count_spread_by_hand() -> None:
+    # 3 + 5 + 4 + 8 = 20 over 4 brokers: ideal 5, floor = ceil = 5; 3, 4 and 8 are outside.
+    assert count_spread([3, 5, 4, 8]) == {"ideal": 5.0, "min": 3, "max": 8, "floor": 5, "ceil": 5, "brokers_outside": 3}
+    # 10 over 4: ideal 2.5, floor 2, ceil 3; only 4 and 1 are outside [2, 3].
+    assert count_spread([4, 2, 3, 1]) == {"ideal": 2.5, "min": 1, "max": 4, "floor": 2, "ceil": 3, "brokers_outside": 2}
+    # Exactly at floor and ceil counts as inside.
+    assert count_spread([2, 3, 3, 2])["brokers_outside"] == 0
+    assert count_spread([]) == {"ideal": 0.0, "min": 0, "max": 0, "floor": 0, "ceil": 0, "brokers_outside": 0}
+
+
+def test_counts_balanced_and_bounds() -> None:
+    assert count_bounds(10, 4) == (2, 3) and count_bounds(8, 4) == (2, 2) and count_bounds(5, 0) == (0, 0)
+    assert counts_balanced([2, 3, 3, 2]) and not counts_balanced([1, 3, 3, 3])
+    assert counts_balanced([])
+
+
+def test_byte_deviation_by_hand() -> None:
+    # mean 100; |60 - 100| / 100 = 0.4 is the largest deviation.
+    assert byte_deviation([60, 120, 120]) == pytest.approx(0.4)
+    assert byte_deviation([100, 100]) == 0.0
+    assert byte_deviation([]) == 0.0 and byte_deviation([0, 0]) == 0.0
+    # Above the mean counts as much as below: mean 100, |150 - 100| / 100 = 0.5.
+    assert byte_deviation([50, 150]) == pytest.approx(0.5)
+
+
+def test_bytes_balanced_at_the_tolerance() -> None:
+    assert bytes_balanced([90, 110])  # deviation exactly 0.10: inside
+    assert not bytes_balanced([89, 111])  # 0.11
+    assert bytes_balanced([50, 150], Tolerances(byte_tolerance=0.5)) and not bytes_balanced([50, 150], Tolerances(0.49))
+
+
+@pytest.mark.parametrize("bad", [-0.01, 10.01])
+def test_tolerances_are_checked(bad: float) -> None:
+    with pytest.raises(ValueError, match=f"byte_tolerance must be within 0..10 \\(a fraction of the mean\\), got {bad}"):
+        Tolerances(byte_tolerance=bad)
+
+
+@pytest.mark.parametrize("edge", [0, 10])
+def test_tolerance_edges_are_allowed(edge: float) -> None:
+    assert Tolerances(byte_tolerance=edge).byte_tolerance == edge
