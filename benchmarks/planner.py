@@ -8,6 +8,12 @@ Prints, per cluster: snapshot load seconds, planning seconds, writing seconds, p
 memory, replica moves and bytes against their lower bounds, final spreads (replicas,
 preferred leaders, bytes), rack violations before/after, and as a baseline from the
 same run, the replica moves Kafka's --generate would make.
+
+    python benchmarks/planner.py --exact         # bytes against the exact optimum, small clusters
+
+`--exact` plans each of EXACT_CLUSTERS (100-300 partitions, log-normal sizes, new brokers,
+one decommission) three times: --optimizer heuristic, exact and auto, and prints each one's
+bytes against the exact optimum and HiGHS's proven bound.
 """
 
 from __future__ import annotations
@@ -34,6 +40,38 @@ SIZES = {
     (200, 200_000): (5, 10),
     (400, 1_000_000): (5, 20),
 }
+
+
+# name, brokers, racks, new brokers, partitions, replication factor, replica skew, decommission
+EXACT_CLUSTERS = [
+    ("8b-2r-2new-100p", 8, 2, 2, 100, 2, 0.5, ()),
+    ("10b-3r-1new-200p", 10, 3, 1, 200, 3, 0.5, ()),
+    ("12b-3r-3new-300p", 12, 3, 3, 300, 3, 0.5, ()),
+    ("12b-3r-decommission-300p", 12, 3, 0, 300, 3, 1.0, (0,)),
+    ("9b-0r-2new-150p-rf2", 9, 0, 2, 150, 2, 1.0, ()),
+    ("11b-4r-3new-decommission-200p", 11, 4, 3, 200, 2, 1.0, (0,)),
+]
+
+
+def run_exact(workdir: Path) -> list[dict]:
+    from kafka_rebalance.generate import ClusterSpec, generate_snapshot
+    from kafka_rebalance.planner import PlanOptions, make_plan
+
+    rows = []
+    for name, brokers, racks, new, partitions, rf, skew, decommission in EXACT_CLUSTERS:
+        snap = generate_snapshot(ClusterSpec(
+            cluster_id=name, brokers=brokers, racks=racks, topics=6, partitions=partitions, replication_factor=rf,
+            replica_skew=skew, new_brokers=new, seed=7))
+        row: dict = {"cluster": name}
+        for optimizer in ("heuristic", "exact", "auto"):
+            t0 = time.perf_counter()
+            s = make_plan(snap, PlanOptions(optimizer=optimizer, decommission_brokers=decommission)).summary
+            row[optimizer] = {"s": round(time.perf_counter() - t0, 2), "bytes": s["bytes_moved"], **s["optimizer"]}
+        opt = row["exact"]["bytes"]
+        for optimizer in ("heuristic", "auto"):
+            row[optimizer]["vs_exact"] = round(row[optimizer]["bytes"] / opt, 4) if opt else None
+        rows.append(row)
+    return rows
 
 
 def spec_for(brokers: int, partitions: int):  # noqa: ANN201
@@ -106,6 +144,8 @@ def run_one(brokers: int, partitions: int, workdir: Path) -> dict:
         "bytes_moved": s["bytes_moved"],
         "bytes_lower_bound": s["lower_bounds"]["bytes_moved"],
         "bytes_ratio": s["ratio_to_lower_bound"]["bytes_moved"],
+        "optimizer": s["optimizer"]["used"],
+        "bytes_gap_percent": s["optimizer"]["gap_percent"],
         "reorders": s["reorders"],
         "elections": s["leader_elections"],
         "estimated_hours": round(s["estimated_seconds"] / 3600, 1),
@@ -127,9 +167,20 @@ def main() -> None:
     ap.add_argument("--sizes", default=",".join(f"{b}/{p}" for b, p in SIZES), help="brokers/partitions,...")
     ap.add_argument("--workdir", default=str(ROOT / ".bench"), help="where snapshots and plans go")
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--exact", action="store_true", help="compare heuristic, exact and auto on small clusters")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.exact:
+        for r in run_exact(workdir):
+            e, h, a = r["exact"], r["heuristic"], r["auto"]
+            print(f"== {r['cluster']}")
+            print(f"   exact     {e['bytes']:>16,} bytes  {e['exact_status']}, proven bound {e['bytes_bound']:,} "
+                  f"(gap {e['gap_percent']} %, widened {e['band_widened_bytes']:,})  {e['s']}s")
+            print(f"   heuristic {h['bytes']:>16,} bytes  = {h['vs_exact']}x exact  {h['s']}s")
+            print(f"   auto      {a['bytes']:>16,} bytes  = {a['vs_exact']}x exact  (used {a['used']})  {a['s']}s")
+            sys.stdout.flush()
+        return
     if args.one:
         b, p = (int(x) for x in args.one.split("/"))
         print(json.dumps(run_one(b, p, workdir)))
@@ -148,7 +199,8 @@ def main() -> None:
         print(f"   load {r['load_s']}s  plan {r['plan_s']}s  write {r['write_s']}s  peak {r['peak_mb']} MB  batches {r['batches']}")
         print(f"   moves {r['replica_moves']:,} / lower bound {r['moves_lower_bound']:,} = {r['moves_ratio']}x   "
               f"Kafka --generate: {r['kafka_generate_moves']:,} moves ({r['kafka_generate_s']}s)")
-        print(f"   bytes {r['bytes_moved']:,} / lower bound {r['bytes_lower_bound']:,} = {r['bytes_ratio']}x   "
+        print(f"   bytes {r['bytes_moved']:,} / certified bound {r['bytes_lower_bound']:,} = {r['bytes_ratio']}x "
+              f"(optimizer {r['optimizer']}, gap {r['bytes_gap_percent']} %)   "
               f"Kafka --generate: {r['kafka_generate_bytes']:,}")
         print(f"   replicas per broker {r['replicas_before']['min']}..{r['replicas_before']['max']} -> {ra['min']}..{ra['max']} "
               f"(ideal {ra['ideal']:.1f}, outside [floor, ceil]: {ra['brokers_outside']}); preferred leaders -> "

@@ -42,6 +42,7 @@ class PlannerDefaults(BaseModel):
     ordering: Literal["small-first", "large-first", "under-replicated-first"] = "small-first"
     exclude_topics: list[str] = Field(default_factory=list)
     byte_tolerance: float = Field(default=0.10, ge=0, le=10)
+    optimizer: Literal["auto", "exact", "heuristic"] = "auto"
 
 
 class ExecutorConfig(BaseModel):

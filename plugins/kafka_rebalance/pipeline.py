@@ -205,6 +205,7 @@ def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
         max_partitions_per_batch=int(get("max_partitions_per_batch")),
         max_moves_per_broker=int(get("max_moves_per_broker")),
         ordering=str(get("ordering")),
+        optimizer=str(get("optimizer")),
         exclude_topics=tuple(sorted(set(get("exclude_topics") or []))),
         decommission_brokers=tuple(sorted({int(b) for b in params.get("decommission_brokers") or []})),
         byte_tolerance=float(get("byte_tolerance")),
@@ -240,6 +241,18 @@ def validate_plan(run: Mapping[str, str], plan_dir: str) -> str:
     return plan_dir
 
 
+def _optimizer_line(summary: Mapping[str, Any]) -> str:
+    """The proven distance from the fewest bytes, for plans that carry it (format 2 plans may not)."""
+    opt = summary.get("optimizer")
+    if not isinstance(opt, Mapping):
+        return ""
+    gap = "unknown (bound 0)" if opt.get("gap_percent") is None else f"at most {opt['gap_percent']:.2f} %"
+    return (
+        f"- Bytes above the fewest that reach this balance: {gap} "
+        f"(certified bound {opt['bytes_bound'] / MIB:,.1f} MiB; optimizer {opt['used']}, {opt['exact_status']})\n"
+    )
+
+
 def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
     s = manifest["summary"]
     minutes = s["estimated_seconds"] / 60
@@ -257,6 +270,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
         f"**Plan {manifest['plan_hash'][:16]}** for cluster `{manifest['cluster_id']}` — validation **{validation}**\n\n"
         f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
         f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
+        f"{_optimizer_line(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
         f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "

@@ -360,11 +360,17 @@ def build_charts(rows: list[BrokerRow], plan: PlanInfo, threshold: float,
                                + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
                     "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
     s, lb = plan.summary, plan.summary["lower_bounds"]
+    byte_bound, caption = int(lb["bytes_moved"]), "Lower bound: what any plan reaching balance must move at least."
+    opt = s.get("optimizer")
+    if isinstance(opt, dict) and isinstance(opt.get("bytes_bound"), int):
+        byte_bound = max(byte_bound, opt["bytes_bound"])
+        gap = "unknown" if opt.get("gap_percent") is None else f"at most {float(opt['gap_percent']):.2f} %"
+        caption += f" Bytes: {gap} above the fewest possible (optimizer {opt.get('used')}, {opt.get('exact_status')})."
     out.append({"id": "lower-bounds", "title": "Moves and bytes against their lower bounds",
-                "caption": "Lower bound: what any plan reaching balance must move at least.",
+                "caption": caption,
                 "svg": charts.against_lower_bounds("lower-bounds", (int(s["replica_moves"]), int(lb["replica_moves"])),
-                                                   (int(s["bytes_moved"]), int(lb["bytes_moved"])),
-                                                   byte_unit(max(s["bytes_moved"], lb["bytes_moved"])))})
+                                                   (int(s["bytes_moved"]), byte_bound),
+                                                   byte_unit(max(s["bytes_moved"], byte_bound)))})
     for c in out:
         c["svg"] = Markup(c["svg"])  # matplotlib escapes its own text; nothing user-supplied is drawn
     return out

@@ -52,7 +52,7 @@ def _clusters(tmp_path: Path) -> Path:
     f = tmp_path / "clusters.yaml"
     f.write_text(
         "defaults: {byte_tolerance: 0.25, throttle_mb_per_sec: 20, max_partitions_per_batch: 7, max_moves_per_broker: 3,\n"
-        "           ordering: large-first, exclude_topics: [topic-003]}\n"
+        "           ordering: large-first, exclude_topics: [topic-003], optimizer: heuristic}\n"
         f"clusters:\n  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}', defaults: {{byte_tolerance: 0.3}}}}\n"
     )
     return f
@@ -66,6 +66,7 @@ def test_every_clusters_yaml_planner_setting_reaches_plan_json(tmp_path: Path) -
     assert options["throttle_bytes_per_sec"] == 20 * 1048576
     assert options["max_partitions_per_batch"] == 7 and options["max_moves_per_broker"] == 3
     assert options["ordering"] == "large-first" and options["exclude_topics"] == ["topic-003"]
+    assert options["optimizer"] == "heuristic"
 
 
 def test_byte_tolerance_changes_the_plan(tmp_path: Path) -> None:
@@ -84,6 +85,25 @@ def test_trigger_form_values_win_over_clusters_yaml(tmp_path: Path) -> None:
     options = json.loads((Path(make_plan(_run(tmp_path), params, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())["options"]
     assert (options["max_moves_per_broker"], options["exclude_topics"], options["decommission_brokers"]) == (4, [], [5])
     assert options["byte_tolerance"] == 0.3
+    assert options["optimizer"] == "heuristic"
+    params["optimizer"] = "exact"
+    (tmp_path / "again").mkdir()
+    manifest = json.loads((Path(make_plan(_run(tmp_path / "again"), params, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())
+    assert manifest["options"]["optimizer"] == "exact" and manifest["summary"]["optimizer"]["used"] == "exact"
+
+
+def test_approval_text_states_the_byte_bound_and_gap() -> None:
+    from kafka_rebalance.pipeline import approval_body
+
+    summary = {"replica_moves": 3, "bytes_moved": 3 * 1048576, "reorders": 0, "leader_elections": 1, "estimated_seconds": 60.0,
+               "lower_bounds": {"replica_moves": 3, "bytes_moved": 1048576},
+               "optimizer": {"used": "exact", "exact_status": "optimal", "bytes_bound": 2 * 1048576, "gap_percent": 50.0}}
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": [],
+                "options": {"throttle_bytes_per_sec": 1048576}}
+    text = approval_body(Path("/nonexistent/run/plan"), manifest)
+    assert "- Bytes above the fewest that reach this balance: at most 50.00 % (certified bound 2.0 MiB; optimizer exact, optimal)" in text
+    del summary["optimizer"]  # plans staged before the optimizer was reported still render
+    assert "Bytes above the fewest" not in approval_body(Path("/nonexistent/run/plan"), manifest)
 
 
 def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ DEFAULT_OPTIONS: dict[str, Any] = {
     "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [],
     "decommission_brokers": [], "byte_tolerance": 0.1, "election_batch_size": 1000,
     "threshold_percentage": 10.0, "threshold_source": "default", "replication_factor": None,
+    "optimizer": "auto",
 }
 
 Move = tuple[str, int, list[int]]

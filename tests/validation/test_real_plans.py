@@ -94,8 +94,12 @@ def unknown_target(plan, snap):
 
 
 def decommissioned_target(plan, snap):
-    _, _, move = first_move(plan)
-    set_option(plan, decommission_brokers=[move["replicas"][0]])
+    # A broker the move newly places a replica on: replicas already on a leaving
+    # broker may stay for a step, new ones never may.
+    before = {(p["topic"], p["partition"]): p["replicas"] for p in load(snap)["partitions"]}
+    moves = [m for f in sorted(plan.glob("batches/*/reassignment.json")) for m in load(f)["partitions"]]
+    target = next(b for m in moves for b in m["replicas"] if b not in before[m["topic"], m["partition"]])
+    set_option(plan, decommission_brokers=[target])
 
 
 def one_rack(plan, snap):

@@ -10,7 +10,7 @@ import typer
 
 from kafka_rebalance.cli._app import app, stderr
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
-from kafka_rebalance.planner.options import DEFAULT_THROTTLE, ORDERINGS, parse_list, resolve_threshold
+from kafka_rebalance.planner.options import DEFAULT_THROTTLE, OPTIMIZERS, ORDERINGS, parse_list, resolve_threshold
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.userinput import check_output_dir
 
@@ -34,6 +34,9 @@ def plan(
         typer.Option(help="leader.imbalance.per.broker.percentage to apply when the snapshot does not report it"),
     ] = None,
     analysis: Annotated[Optional[Path], typer.Option(help="Spark analysis output directory (reads summary.json)")] = None,
+    optimizer: Annotated[
+        str, typer.Option(help=" | ".join(OPTIMIZERS) + ": exact = fewest bytes (MILP), auto = exact where the cluster is small enough")
+    ] = "auto",
 ) -> None:
     """Plan a minimal-movement, rack-safe, throttled rebalance in Kafka's own file formats."""
     started = time.perf_counter()
@@ -54,6 +57,7 @@ def plan(
         election_batch_size=election_batch_size,
         threshold_percentage=threshold,
         threshold_source=source,
+        optimizer=optimizer,
     )
     result = make_plan(snap, options)
     planned = time.perf_counter()
@@ -63,7 +67,8 @@ def plan(
     stderr.print(
         f"{status} {out}: plan {manifest['plan_hash'][:16]}, {len(manifest['batches'])} batches, "
         f"{s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}, ratio {ratio}), "
-        f"{s['bytes_moved']:,} bytes, {s['reorders']} reorders, {s['leader_elections']} elections, "
+        f"{s['bytes_moved']:,} bytes (certified bound {s['optimizer']['bytes_bound']:,}, gap {s['optimizer']['gap_percent']} %, "
+        f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections, "
         f"~{s['estimated_seconds']:,.0f}s at {throttle:,} B/s "
         f"(load {loaded - started:.2f}s, plan {planned - loaded:.2f}s, write {time.perf_counter() - planned:.2f}s)"
     )

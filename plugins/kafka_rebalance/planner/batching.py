@@ -72,7 +72,7 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
         while queue and len(taken) < cap and refusals < window:
             s = queue.popleft()
             n_new = len(s.adds)
-            involved = s.adds + s.removes[:n_new]  # distinct brokers: one move each
+            involved = s.involved
             fits = True
             for b in involved:
                 if load[b] >= per_broker:

@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 
 from kafka_rebalance.metrics import threshold_percentage
-from kafka_rebalance.planner import lower_bounds
+from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import Batch, make_batches, order_key
 from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.goals import (
     ByteBalanceGoal,
+    ByteTrimGoal,
     Goal,
     PlacementGoal,
     PreferredLeaderGoal,
@@ -83,6 +84,77 @@ def step_rules(state: ClusterState, original: list[int], final_idx: list[int]) -
     return valid
 
 
+def _reaches_all(state: ClusterState, unrepaired: list[str], widening: float = 0.0) -> bool:
+    """Does ``state`` meet every balance rule: counts in range, bytes within the band (widened by
+    ``widening`` bytes), and rack safety everywhere?"""
+    elig = np.asarray(state.eligible_idx, dtype=np.int64)
+    tol = state.options.byte_tolerance
+    counts = ((state.counts[elig] >= state.lo[elig]) & (state.counts[elig] <= state.hi[elig])).all()
+    band = (np.abs(state.bytes[elig] - state.byte_target[elig]) <= tol * state.byte_target[elig] + widening).all()
+    return bool(counts and band and not unrepaired)
+
+
+def _exact_if_better(
+    snapshot: Snapshot, options: PlanOptions, heuristic: ClusterState, unrepaired: list[str]
+) -> tuple[ClusterState, exact.ExactResult | None]:
+    """The exact mode's state when it is asked for (or fits, under ``auto``) and moves no more
+    bytes than the heuristic's; otherwise the heuristic's. The returned result has ``rows``
+    None when the heuristic's state was kept."""
+    if options.optimizer == "heuristic":
+        return heuristic, None
+    size = exact.variables(heuristic)
+    if options.optimizer == "exact" and size > exact.HARD_LIMIT:
+        raise PlanError(
+            f"--optimizer exact: the model of {snapshot.cluster_id} needs {size:,} variables (partitions x eligible "
+            f"brokers), more than the {exact.HARD_LIMIT:,} it can hold; use --optimizer auto or heuristic"
+        )
+    if options.optimizer == "auto" and size > exact.MAX_VARIABLES:
+        return heuristic, None
+    fresh = ClusterState(snapshot, options)
+    set_targets(fresh)
+    result = exact.solve(fresh)
+    heuristic_bytes = heuristic.moved_bytes()
+    usable = result.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    # Under auto the heuristic's plan stays only if it is at least as good: it reaches every
+    # rule the solved one reaches, and moves fewer bytes. Exact asked for is exact given.
+    as_good = _reaches_all(heuristic, unrepaired, result.widening) and heuristic_bytes < result.bytes_moved
+    if usable and (options.optimizer == "exact" or not as_good):
+        exact.apply(fresh, result.rows)
+        return fresh, result
+    if options.optimizer == "exact" and not usable:
+        raise PlanError(
+            f"--optimizer exact: {result.status.value}: no assignment of {snapshot.cluster_id} meets every balance rule "
+            "(replica counts, byte band, rack safety, placement); --optimizer heuristic plans the closest it can reach"
+        )
+    return heuristic, replace(result, rows=None)
+
+
+def _optimizer_summary(options: PlanOptions, solved: exact.ExactResult | None, moved: int, certified: int, reached: bool) -> dict[str, Any]:
+    """How the replica sets were chosen, and how far their bytes can be from the fewest possible."""
+    used = "exact" if solved is not None and solved.rows is not None else "heuristic"
+    bound = certified
+    status = "heuristic"
+    if solved is not None:
+        status = solved.status.value
+        # HiGHS's bound holds for every plan meeting the model's constraints (counts, rack safety,
+        # the byte band widened by what no assignment can avoid): the solved plan does by
+        # construction; a heuristic plan kept instead does when it reaches the unwidened band.
+        holds = used == "exact" or (solved.strict_band and reached)
+        if holds and solved.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE):
+            bound = max(bound, min(solved.bound_bytes, moved))
+    gap = None if bound == 0 and moved else round(100.0 * (moved - bound) / bound, 2) if bound else 0.0
+    return {
+        "requested": options.optimizer,
+        "used": used,
+        "exact_status": status,
+        "time_limited": bool(solved is not None and solved.time_limited),
+        "bytes_moved": moved,
+        "bytes_bound": bound,
+        "gap_percent": gap,
+        "band_widened_bytes": int(round(solved.widening)) if used == "exact" and solved is not None else 0,
+    }
+
+
 def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     options.check()
     options.check_against(snapshot)
@@ -99,15 +171,21 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     lead = state.leader[state.leader >= 0]
     before_leaders = np.bincount(lead, minlength=state.n_brokers)
 
-    placement, rack, count, byte, leaders = (
-        PlacementGoal(), RackSafetyGoal(), ReplicaCountGoal(), ByteBalanceGoal(), PreferredLeaderGoal(),
+    placement, rack, count, byte, trim = (
+        PlacementGoal(), RackSafetyGoal(), ReplicaCountGoal(), ByteBalanceGoal(), ByteTrimGoal(),
     )
-    goals: list[Goal] = [placement, rack, count, byte, leaders]
+    goals: list[Goal] = [placement, rack, count, byte, trim]
     state.vetoes = [g for g in goals if g.hard]
     for goal in goals:
         goal.optimize(state)
         if not goal.hard:
             state.vetoes.append(goal)
+    unrepaired = sorted(rack.unrepaired)
+    state, solved = _exact_if_better(snapshot, options, state, unrepaired)
+    if solved is not None and solved.rows is not None:
+        unrepaired = []
+    leaders = PreferredLeaderGoal()
+    leaders.optimize(state)
 
     pref, col, F, E = leaders.pref, leaders.col, leaders.F, leaders.E
     ids = state.broker_ids
@@ -224,7 +302,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             "threshold_percentage": threshold,
             "brokers_over_threshold_after_election": over_threshold,
         },
-        "rack_violations_unrepaired": sorted(rack.unrepaired),
+        "optimizer": _optimizer_summary(options, solved, bytes_moved, bounds["bytes_moved"], counts_reached and balanced_bytes),
+        "rack_violations_unrepaired": unrepaired,
         "steps_beyond_max_new_replicas": sum(
             1 for b in batches for s in b.steps if len(s.adds) > options.max_new_replicas_per_partition
         ),

@@ -13,8 +13,19 @@ A "move" is one new replica (a data copy). Any plan that reaches the targets nee
   replica)) per eligible broker, plus every movable replica on an ineligible broker.
 
 The move bound is the largest of the three. Bytes: the largest of the forced copies'
-sizes, the total byte excess over mean*(1+tolerance) (all movable bytes of ineligible
-brokers), and the total deficit under mean*(1-tolerance).
+sizes, the bytes INTO brokers and the bytes OUT of brokers:
+
+* in: a broker that must gain d replicas receives d distinct partitions, at least the d
+  smallest movable ones of the cluster, and at least its byte deficit under
+  target*(1-tolerance);
+* out (unless the RF shrinks, since then a removal needs no copy): a broker that must shed
+  e replicas loses at least its own e smallest movable ones, and at least its byte excess
+  over target*(1+tolerance); an ineligible broker loses all its movable bytes. With the RF
+  kept or grown, every removed replica of a partition is matched by a new one of the same
+  size, so the removed bytes bound the copied bytes.
+
+Copies into different brokers are different copies (and removals from different brokers
+different removals), so the per-broker terms add up.
 
 The count terms only bind a plan that reaches the count targets, the byte terms one
 that reaches the byte tolerance (some clusters cannot: 8 equal partitions over 3
@@ -88,20 +99,43 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
     forced = int(copies.sum())
     leave = 0 if shrinking else leaving
     forced_bytes = int((copies * state.sizes).sum())
-    excess_total = float(excess_bytes.sum()) + float(movable_bytes[inelig].sum())
+    leaving_bytes = float(movable_bytes[inelig].sum())
+
+    # Cheapest bytes for a count change: the smallest movable partitions of the cluster (in),
+    # a broker's own smallest movable replicas (out).
+    part_sizes = np.sort(state.sizes[movable].astype(np.float64))
+    smallest = np.concatenate(([0.0], np.cumsum(part_sizes)))
+    cheapest_in = smallest[np.minimum(count_deficit, len(part_sizes))]
+    by_owner = np.lexsort((sizes_rep, owners))
+    own_sorted = sizes_rep[by_owner].astype(np.float64)
+    own_prefix = np.concatenate(([0.0], np.cumsum(own_sorted)))
+    start = np.searchsorted(owners[by_owner], np.arange(state.n_brokers))
+    take = np.minimum(count_excess, movable_count[elig])
+    cheapest_out = own_prefix[start[elig] + take] - own_prefix[start[elig]]
+
+    def out(per_broker: np.ndarray) -> float:
+        return 0.0 if shrinking else float(per_broker.sum()) + leaving_bytes
+
+    def bytes_bound(per_in: np.ndarray, per_out: np.ndarray) -> int:
+        return int(np.ceil(max(float(per_in.sum()), out(per_out)))) if len(elig) else 0
+
     return {
         "forced": {"replica_moves": forced, "bytes_moved": forced_bytes},
         # each term binds only plans that reach the goal it comes from (see ``finish``)
-        "counts": {"replica_moves": max(int(count_deficit.sum()), 0 if shrinking else int(count_excess.sum()) + leave)},
+        "counts": {
+            "replica_moves": max(int(count_deficit.sum()), 0 if shrinking else int(count_excess.sum()) + leave),
+            "bytes_moved": bytes_bound(cheapest_in, cheapest_out),
+        },
         "bytes": {
             "replica_moves": max(int(byte_deficit_moves.sum()), 0 if shrinking else int(byte_moves.sum()) + leave),
-            "bytes_moved": max(int(np.ceil(deficit_bytes.sum())), 0 if shrinking else int(np.ceil(excess_total))),
+            "bytes_moved": bytes_bound(deficit_bytes, excess_bytes),
         },
         "both": {
             "replica_moves": max(
                 int(np.maximum(count_deficit, byte_deficit_moves).sum()),
                 0 if shrinking else int(np.maximum(count_excess, byte_moves).sum()) + leave,
-            )
+            ),
+            "bytes_moved": bytes_bound(np.maximum(cheapest_in, deficit_bytes), np.maximum(cheapest_out, excess_bytes)),
         },
     }
 
@@ -109,11 +143,9 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
 def finish(bounds: dict[str, dict[str, int]], counts_reached: bool, bytes_reached: bool) -> dict[str, int]:
     """The bounds that hold for every plan reaching what this plan reaches (counts, bytes, both)."""
     moves, moved = bounds["forced"]["replica_moves"], bounds["forced"]["bytes_moved"]
-    if counts_reached:
-        moves = max(moves, bounds["counts"]["replica_moves"])
-    if bytes_reached:
-        moves = max(moves, bounds["bytes"]["replica_moves"])
-        moved = max(moved, bounds["bytes"]["bytes_moved"])
-    if counts_reached and bytes_reached:
-        moves = max(moves, bounds["both"]["replica_moves"])
+    reached = {"counts": counts_reached, "bytes": bytes_reached, "both": counts_reached and bytes_reached}
+    for term, holds in reached.items():
+        if holds:
+            moves = max(moves, bounds[term]["replica_moves"])
+            moved = max(moved, bounds[term]["bytes_moved"])
     return {"replica_moves": moves, "bytes_moved": moved}

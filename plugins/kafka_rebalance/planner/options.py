@@ -17,6 +17,8 @@ DEFAULT_THROTTLE = 50 * 1024 * 1024
 MIN_THROTTLE = 1024  # under 1 KB/s a throttle is a typo, not a policy
 MAX_THROTTLE = INT64_MAX  # Kafka's *.replication.throttled.rate is a Java long
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")
+# exact: the MILP (planner/exact.py); heuristic: the goals; auto: exact where the model is small enough.
+OPTIMIZERS = ("auto", "exact", "heuristic")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class PlanOptions:
     election_batch_size: int = 1000
     threshold_percentage: float | None = None
     threshold_source: str = "default"
+    optimizer: str = "auto"
 
     def check(self) -> None:
         problems = []
@@ -52,6 +55,8 @@ class PlanOptions:
                 problems.append(f"{flag} must be at most {INT32_MAX}, got {value}")
         if self.ordering not in ORDERINGS:
             problems.append(f"--ordering must be one of {', '.join(ORDERINGS)}, got {self.ordering!r}")
+        if self.optimizer not in OPTIMIZERS:
+            problems.append(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, got {self.optimizer!r}")
         if self.replication_factor is not None and not 1 <= self.replication_factor <= INT32_MAX:
             problems.append(f"--replication-factor must be 1..{INT32_MAX}, got {self.replication_factor}")
         if not finite_number(self.byte_tolerance, 0, 10):
@@ -89,6 +94,7 @@ class PlanOptions:
             "threshold_percentage": self.threshold_percentage,
             "threshold_source": self.threshold_source,
             "replication_factor": self.replication_factor,
+            "optimizer": self.optimizer,
         }
 
 

@@ -149,6 +149,12 @@ class ClusterState:
         self.touched[p] = True
         self.arrivals.setdefault(dst, []).append(p)
 
+    def restore(self, p: int) -> None:
+        """Forget ``p``'s change if its row is back to the original (a cancelled move costs nothing)."""
+        if self.cur.get(p) == self.original_row(p):
+            del self.cur[p]
+            self.touched[p] = False
+
     def add(self, p: int, dst: int) -> None:
         row = list(self.row(p))
         row.append(dst)
@@ -221,6 +227,14 @@ class ClusterState:
             out[p, :] = -1
             out[p, : len(row)] = row
         return out
+
+    def moved_bytes(self) -> int:
+        """Bytes of every replica that is new on its broker (what the plan copies)."""
+        total = 0
+        for p, row in self.cur.items():
+            orig = self.original_row(p)
+            total += int(self.sizes[p]) * sum(1 for b in row if b not in orig)
+        return total
 
     def name(self, p: int) -> str:
         return self.parts[p].name

@@ -39,6 +39,12 @@ class Step:
     rate: float  # produce rate, 0 when unknown
 
     @property
+    def involved(self) -> tuple[int, ...]:
+        """Brokers whose per-broker move limit this step uses: each new replica's destination and
+        as many leaving replicas' sources (a replica in and one out are one move each)."""
+        return self.adds + self.removes[: len(self.adds)]
+
+    @property
     def reorder(self) -> bool:
         return not self.adds and not self.removes
 

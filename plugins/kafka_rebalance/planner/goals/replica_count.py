@@ -8,19 +8,42 @@ moves is chosen by size, to bring bytes toward the mean at the same time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.state import ClusterState
 
 
+# Aim inside the tolerance band by this fraction of it, so that the sizes actually found
+# (the nearest to the wanted one) leave the byte goal nothing to repair.
+BAND_MARGIN = 0.25
+
+
 def desired_size(state: ClusterState, d: int, r: int) -> float:
-    """Replica size that moves both brokers' bytes toward the mean over their remaining moves."""
+    """The smallest replica size that still lets both brokers end inside the byte band.
+
+    Bytes moved are what the operator pays for, so a count move carries no more bytes
+    than the band needs: the donor must shed enough to end under the band's top, the
+    receiver must gain enough to end above its bottom, each over its remaining moves.
+    With neither under pressure the smallest replica goes.
+    """
+    tol = state.options.byte_tolerance * (1 - BAND_MARGIN)
     mid_d = (state.lo[d] + state.hi[d]) / 2
     mid_r = (state.lo[r] + state.hi[r]) / 2
-    want_d = (state.bytes[d] - state.byte_target[d]) / max(1.0, state.counts[d] - mid_d)
-    want_r = (state.byte_target[r] - state.bytes[r]) / max(1.0, mid_r - state.counts[r])
-    return max(0.0, (want_d + want_r) / 2)
+    bottom_r = state.byte_target[r] * (1 - tol)
+    want_d = 0.0  # a dead or decommissioned broker sheds everything, whatever the sizes
+    if state.eligible[d]:
+        want_d = (state.bytes[d] - state.byte_target[d] * (1 + tol)) / max(1.0, state.counts[d] - mid_d)
+    want_r = (bottom_r - state.bytes[r]) / max(1.0, mid_r - state.counts[r])
+    return max(0.0, want_d, want_r)
+
+
+def byte_need(state: ClusterState, b: np.ndarray) -> np.ndarray:
+    """Bytes each broker lacks (+) or holds beyond (-) its target, relative to the target."""
+    t = np.maximum(state.byte_target[b], 1.0)
+    return (state.byte_target[b] - state.bytes[b]) / t
 
 
 class ReplicaCountGoal(Goal):
@@ -47,36 +70,69 @@ class ReplicaCountGoal(Goal):
                 return
             if ov[io] >= un[iu]:
                 d = int(elig[io])
-                if (under > 0).any():
-                    mask, room = under > 0, under
-                else:
-                    mask, room = c < state.hi[elig], state.hi[elig] - c
-                cand, cand_room = elig[mask], room[mask]
-                order = np.lexsort((cand, -cand_room, rack[cand] != rack[d]))
-                done = False
-                for k in order.tolist():
-                    r = int(cand[k])
-                    if self._transfer(state, d, r, int(min(ov[io], cand_room[k]))):
-                        done = True
-                        break
-                if not done:
-                    stuck[d] = True
+                # Brokers below their range first (one move fixes two brokers); then, where rack
+                # safety blocks every such pair, any broker with room: a two-move chain through it.
+                tiers = [(under > 0, under), (c < state.hi[elig], state.hi[elig] - c)]
+                heavy = byte_need(state, np.asarray([d]))[0] < 0
+                if not self._first_transfer(state, elig, rack, tiers, d, lambda r: (d, r), heavy, int(ov[io])):
+                    receivers = elig[under > 0] if (under > 0).any() else elig[c < state.hi[elig]]
+                    stuck[d] = not self._chain(state, elig, [d], receivers.tolist())
             else:
                 r = int(elig[iu])
-                if (over > 0).any():
-                    mask, spare = over > 0, over
-                else:
-                    mask, spare = c > state.lo[elig], c - state.lo[elig]
-                cand, cand_spare = elig[mask], spare[mask]
-                order = np.lexsort((cand, -cand_spare, rack[cand] != rack[r]))
-                done = False
-                for k in order.tolist():
-                    d = int(cand[k])
-                    if self._transfer(state, d, r, int(min(un[iu], cand_spare[k]))):
-                        done = True
-                        break
-                if not done:
-                    stuck[r] = True
+                tiers = [(over > 0, over), (c > state.lo[elig], c - state.lo[elig])]
+                light = byte_need(state, np.asarray([r]))[0] > 0
+                if not self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), light, int(un[iu])):
+                    donors = elig[over > 0] if (over > 0).any() else elig[c > state.lo[elig]]
+                    stuck[r] = not self._chain(state, elig, donors.tolist(), [r])
+
+    def _first_transfer(
+        self, state: ClusterState, elig: np.ndarray, rack: np.ndarray, tiers: list[tuple[np.ndarray, np.ndarray]],
+        me: int, pair: Callable[[int], tuple[int, int]], toward_need: bool, amount: int,
+    ) -> bool:
+        """Moves up to ``amount`` replicas between ``me`` and the first partner, tier by tier, that takes any.
+
+        A donor heavy in bytes feeds the receivers that need bytes most, a light one those
+        needing least (and the mirror image for a receiver choosing donors); same-rack
+        partners first, as they never break rack safety.
+        """
+        for mask, room in tiers:
+            cand, cand_room = elig[mask], room[mask]
+            if cand.size == 0:
+                continue
+            need = byte_need(state, cand) * (1 if toward_need else -1)
+            order = np.lexsort((cand, -cand_room, need, rack[cand] != rack[me]))
+            for k in order.tolist():
+                d, r = pair(int(cand[k]))
+                if self._transfer(state, d, r, min(amount, int(cand_room[k]))):
+                    return True
+        return False
+
+    def _chain(self, state: ClusterState, elig: np.ndarray, donors: list[int], receivers: list[int]) -> bool:
+        """One replica from a donor to a receiver through a third broker, whose count ends unchanged.
+
+        Rack safety can forbid every direct move between the brokers out of range (say, every
+        partition on the donor has a replica in the receiver's rack), while it allows d -> x and
+        x -> r with different partitions. Two moves then fix what one could not. The later
+        move is made first, so no broker ever leaves its range on the way.
+        """
+        for d in donors:
+            for r in receivers:
+                for x in elig.tolist():
+                    if x in (d, r):
+                        continue
+                    onward = donor_index(state, x)
+                    q = onward.find(desired_size(state, x, r), lambda q: state.accepts(q, x, r), allow_touched=True)
+                    if q is None:
+                        continue
+                    inward = donor_index(state, d)
+                    p = inward.find(desired_size(state, d, x), lambda p: p != q and state.accepts(p, d, x), allow_touched=True)
+                    if p is None:
+                        onward.put_back(q)
+                        continue
+                    state.move(q, x, r)
+                    state.move(p, d, x)
+                    return True
+        return False
 
     def _transfer(self, state: ClusterState, d: int, r: int, amount: int) -> int:
         idx = donor_index(state, d)
