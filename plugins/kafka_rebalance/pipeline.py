@@ -253,6 +253,17 @@ def _optimizer_line(summary: Mapping[str, Any]) -> str:
     )
 
 
+def _duration_line(summary: Mapping[str, Any]) -> str:
+    """How long the continuous schedule should take against what physics allows (plans that carry it)."""
+    c = summary.get("continuous")
+    if not isinstance(c, Mapping):
+        return ""
+    return (
+        f"- Continuous schedule (schedule.json): about {c['estimated_seconds'] / 60:,.1f} minutes; physical bound "
+        f"{c['physical_bound_seconds'] / 60:,.1f} minutes (busiest broker's bytes / throttle), ratio {c['ratio_to_bound']}\n"
+    )
+
+
 def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
     s = manifest["summary"]
     minutes = s["estimated_seconds"] / 60
@@ -273,6 +284,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
         f"{_optimizer_line(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
         f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
+        f"{_duration_line(s)}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
         f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"

@@ -38,6 +38,7 @@ FORMAT_VERSION = 2
 PLAN_FILE = "plan.json"
 ELECTION_FILE = "election.json"
 RUNBOOK_FILE = "RUNBOOK.md"
+SCHEDULE_FILE = "schedule.json"
 BATCHES_DIR = "batches"
 BATCH_FILE_KINDS = ("reassignment", "rollback", "throttles")
 # Written by `validate`.
@@ -61,7 +62,7 @@ REPORT_FILE = "report.html"
 
 # Which step may write which path of a plan directory (fnmatch patterns on the relative path).
 OWNERS: dict[str, tuple[str, ...]] = {
-    "plan": (PLAN_FILE, ELECTION_FILE, RUNBOOK_FILE, f"{BATCHES_DIR}/*"),
+    "plan": (PLAN_FILE, ELECTION_FILE, RUNBOOK_FILE, SCHEDULE_FILE, f"{BATCHES_DIR}/*"),
     "validate": (f"{VALIDATION_DIR}/*",),
     "approve": (APPROVAL_FILE,),
     "control": (CONTROL_FILE,),

@@ -300,6 +300,15 @@ def broker_rows(snapshot: Snapshot, plan: PlanInfo, final: Snapshot | None) -> l
     return rows
 
 
+def _continuous_caption(summary: dict[str, Any]) -> str:
+    c = summary.get("continuous")
+    if not isinstance(c, dict):
+        return ""
+    return (f" The continuous schedule (schedule.json) is estimated at {human_seconds(float(c['estimated_seconds']))}"
+            f" against a physical bound of {human_seconds(float(c['physical_bound_seconds']))}"
+            f" (the busiest broker's bytes at the throttle): {c['ratio_to_bound']}x.")
+
+
 def byte_unit(max_bytes: float) -> tuple[float, str]:
     for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
         if max_bytes >= 1024**power:
@@ -357,6 +366,7 @@ def build_charts(rows: list[BrokerRow], plan: PlanInfo, threshold: float,
         act = [actual.get(b.id) for b in plan.batches] if actual else None
         out.append({"id": "timeline", "title": "Batch timeline",
                     "caption": "Estimated: batches back to back at the throttle rate."
+                               + _continuous_caption(plan.summary)
                                + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
                     "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
     s, lb = plan.summary, plan.summary["lower_bounds"]

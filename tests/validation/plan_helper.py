@@ -65,8 +65,9 @@ def restamp(plan_dir: Path) -> None:
     """Record the current bytes of every staged file and the resulting plan hash in plan.json."""
     manifest = json.loads((plan_dir / "plan.json").read_text())
     files = {"election.json": sha(plan_dir / "election.json")}
-    if "RUNBOOK.md" in manifest.get("files", {}):  # the planner lists it; keep it listed
-        files["RUNBOOK.md"] = sha(plan_dir / "RUNBOOK.md")
+    for listed in ("RUNBOOK.md", "schedule.json"):  # the planner lists them; keep them listed
+        if listed in manifest.get("files", {}):
+            files[listed] = sha(plan_dir / listed)
     for f in sorted((plan_dir / "batches").rglob("*.json")):
         files[f.relative_to(plan_dir).as_posix()] = sha(f)
     manifest["files"] = dict(sorted(files.items()))

@@ -49,6 +49,22 @@ def first_move(plan: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     return path, doc, doc["partitions"][0]
 
 
+def schedule_retargeted(plan, snap):
+    # The continuous schedule sends a move somewhere its batch does not: the batches alone would pass.
+    path = plan / "schedule.json"
+    doc = load(path)
+    step = doc["steps"][0]
+    step["replicas"] = list(reversed(step["replicas"]))[:-1] + [next(b for b in sorted(racks(snap)) if b not in step["replicas"])]
+    path.write_text(json.dumps(doc))
+
+
+def schedule_drops_a_move(plan, snap):
+    path = plan / "schedule.json"
+    doc = load(path)
+    doc["steps"].pop()
+    path.write_text(json.dumps(doc))
+
+
 def racks(snapshot: Path) -> dict[int, str]:
     return {b["id"]: b["rack"] for b in load(snapshot)["brokers"]}
 
@@ -154,6 +170,8 @@ CASES = [
     (too_many_moves, "reassignment_plan.expect_broker_moves_per_batch_within_limit"),
     (throttle_too_low, "reassignment_plan.expect_throttle_rate_within_bounds"),
     (excluded_topic_moved, "reassignment_plan.expect_excluded_topics_untouched"),
+    (schedule_retargeted, "reassignment_plan.expect_schedule_matches_batches"),
+    (schedule_drops_a_move, "reassignment_plan.expect_schedule_matches_batches"),
     (drop_last_batch, "projected_balance.expect_broker_replica_count_within_bounds"),
     (drop_election, "projected_balance.expect_broker_leader_imbalance_within_threshold"),
 ]

@@ -69,6 +69,7 @@ def plan(
         f"{s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}, ratio {ratio}), "
         f"{s['bytes_moved']:,} bytes (certified bound {s['optimizer']['bytes_bound']:,}, gap {s['optimizer']['gap_percent']} %, "
         f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections, "
-        f"~{s['estimated_seconds']:,.0f}s at {throttle:,} B/s "
+        f"~{s['estimated_seconds']:,.0f}s in batches, ~{s['continuous']['estimated_seconds']:,.0f}s continuous "
+        f"(physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at {throttle:,} B/s "
         f"(load {loaded - started:.2f}s, plan {planned - loaded:.2f}s, write {time.perf_counter() - planned:.2f}s)"
     )

@@ -29,6 +29,7 @@ from kafka_rebalance.planner.goals import (
     ReplicaCountGoal,
 )
 from kafka_rebalance.planner.options import PlanOptions
+from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step, partition_steps
 from kafka_rebalance.planner.targets import set_targets
@@ -44,6 +45,7 @@ class Plan:
     elections: list[tuple[str, int]]
     summary: dict[str, Any]
     throttles: list[dict[str, Any]] = field(default_factory=list)
+    schedule: Schedule | None = None
 
 
 def _broker_rows(state: ClusterState, replicas: np.ndarray, leaders: np.ndarray, preferred: np.ndarray, size: np.ndarray) -> list[dict[str, int]]:
@@ -62,6 +64,12 @@ def _broker_rows(state: ClusterState, replicas: np.ndarray, leaders: np.ndarray,
 def _ratio(value: int, bound: int) -> float | None:
     if bound == 0:
         return 1.0 if value == 0 else None
+    return round(value / bound, 4)
+
+
+def _ratio_f(value: float, bound: float) -> float | None:
+    if bound <= 0:
+        return 1.0 if value <= 0 else None
     return round(value / bound, 4)
 
 
@@ -252,6 +260,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         else:
             throttles.append(batch_throttles([], options.throttle_bytes_per_sec))
 
+    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.throttle_bytes_per_sec)
+
     after_pref = np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before_pref
     fl = final_leader[final_leader >= 0]
     after_leaders = np.bincount(fl, minlength=state.n_brokers)
@@ -286,6 +296,12 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             "bytes_moved": _ratio(bytes_moved, bounds["bytes_moved"]),
         },
         "estimated_seconds": round(sum(b.seconds for b in batches), 1),
+        "continuous": {
+            "estimated_seconds": round(schedule.seconds, 1),
+            "physical_bound_seconds": round(schedule.bound_seconds, 1),
+            "ratio_to_bound": _ratio_f(schedule.seconds, schedule.bound_seconds),
+            "batched_ratio_to_bound": _ratio_f(sum(b.seconds for b in batches), schedule.bound_seconds),
+        },
         "before": _broker_rows(state, before_counts, before_leaders, before_pref, before_bytes),
         "projected": _broker_rows(state, state.counts, after_leaders, after_pref, state.bytes),
         "targets": {
@@ -308,4 +324,4 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             1 for b in batches for s in b.steps if len(s.adds) > options.max_new_replicas_per_partition
         ),
     }
-    return Plan(snapshot, options, batches, elections, summary, throttles)
+    return Plan(snapshot, options, batches, elections, summary, throttles, schedule)

@@ -8,6 +8,7 @@ unless it already holds this very plan (same plan hash, every file byte-identica
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -21,6 +22,7 @@ from kafka_rebalance.plan_dir import (
     FORMAT_VERSION,
     PLAN_FILE,
     RUNBOOK_FILE,
+    SCHEDULE_FILE,
     PlanError as PlanDirError,
     batch_file,
     dump,
@@ -70,6 +72,37 @@ def reassignment_bytes(steps, which: str) -> bytes:  # noqa: ANN001
     return ('{\n  "partitions": [\n' + ",\n".join(out) + '\n  ],\n  "version": 1\n}\n').encode("utf-8")
 
 
+def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
+    """schedule.json: one step per line (a million-partition plan has ~150,000), each with sorted keys.
+
+    The document is ``dump``-compatible JSON in content, laid out compactly: steps in the
+    dispatcher's order of preference, each with its partition's previous step (``after``),
+    the batch file holding the same step, and its simulated start and end.
+    """
+    sched = plan.schedule
+    head = {
+        "version": 1,
+        "throttle_bytes_per_sec": plan.options.throttle_bytes_per_sec,
+        "max_moves_per_broker": sched.max_moves_per_broker if sched else plan.options.max_moves_per_broker,
+        "max_in_flight": sched.max_in_flight if sched else plan.options.max_partitions_per_batch,
+        "estimated_seconds": round(sched.seconds, 1) if sched else 0.0,
+        "physical_bound_seconds": round(sched.bound_seconds, 1) if sched else 0.0,
+    }
+    lines = []
+    for n, item in enumerate(sched.steps if sched else []):
+        s = item.step
+        row = {
+            "after": item.after, "batch": batch_of[(s.p, s.seq)], "before": list(s.before), "bytes": s.size,
+            "estimated_end_s": round(item.end, 1), "estimated_start_s": round(item.start, 1), "id": n,
+            "leader": s.leader, "partition": s.partition, "produce_bytes_per_sec": s.rate, "replicas": list(s.after),
+            "topic": s.topic,
+        }
+        lines.append(json.dumps(row, sort_keys=True, separators=(",", ":")))
+    body = ",\n".join(lines)
+    head_text = json.dumps(head, sort_keys=True, separators=(",", ":"))[:-1]
+    return (head_text + ',"steps":[\n' + body + ("\n" if lines else "") + "]}\n").encode("utf-8")
+
+
 def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, Any]]:
     """All files of the plan directory (relative path -> bytes) and the manifest."""
     files: dict[str, bytes] = {}
@@ -90,6 +123,8 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
                 "estimated_seconds": round(batch.seconds, 1),
             }
         )
+    batch_of = {(s.p, s.seq): row["id"] for row, batch in zip(batch_rows, plan.batches) for s in batch.steps}
+    files[SCHEDULE_FILE] = schedule_bytes(plan, batch_of)
     files[ELECTION_FILE] = dump({"partitions": [{"topic": t, "partition": p} for t, p in plan.elections]})
     snap = plan.snapshot
     manifest: dict[str, Any] = {

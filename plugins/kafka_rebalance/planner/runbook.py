@@ -78,6 +78,14 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         f"{summary['leader_elections']} leader elections in {len(manifest['batches'])} batches; "
         f"estimated {_dur(summary['estimated_seconds'])} of data movement at {rate:,} B/s per broker.",
     ]
+    if "continuous" in summary:
+        c = summary["continuous"]
+        lines.append(
+            f"Submitted continuously as `schedule.json` orders them, the same moves take about "
+            f"{_dur(c['estimated_seconds'])}; no schedule at this throttle can beat {_dur(c['physical_bound_seconds'])} "
+            "(the busiest broker's bytes in or out at the throttle). The executor and this runbook run the batches "
+            "below, in order."
+        )
     if opts.get("exclude_topics"):
         lines.append("Topics left where they are: " + ", ".join(_code(t) for t in opts["exclude_topics"]) + ".")
     if opts.get("decommission_brokers"):

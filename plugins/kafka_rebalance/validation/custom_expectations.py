@@ -73,6 +73,17 @@ class ExpectPartitionInSnapshot(gxe.ExpectColumnValuesToBeInSet):
     description: str | None = "Every reassigned partition exists in the snapshot the plan was made from."
 
 
+class ExpectScheduleMatchesBatches(gxe.ExpectColumnValuesToBeInSet):
+    """schedule.json is the batches' data moves in another order, never other moves."""
+
+    column: str = "schedule_consistent"
+    value_set: Any = _TRUE
+    description: str | None = (
+        "schedule.json holds every data move of the batches exactly once, each as its batch writes it "
+        "and after its partition's previous step."
+    )
+
+
 class ExpectReplicationFactorUnchanged(gxe.ExpectColumnPairValuesToBeEqual):
     """New replica list length == current RF (or the RF the plan's options asked for)."""
 

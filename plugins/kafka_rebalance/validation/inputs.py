@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, file_sha256
+from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, SCHEDULE_FILE, file_sha256
 from kafka_rebalance.snapshot import PARQUET_META_KEY
 from kafka_rebalance.userinput import InputError, loads_json, read_text
 
@@ -217,6 +217,7 @@ class RawPlan:
     manifest: dict[str, Any]
     batches: list[Batch]
     election: list[tuple[str, int]]
+    schedule: list[dict[str, Any]] | None = None  # schedule.json's steps; None for plans made before it existed
 
     @property
     def options(self) -> dict[str, Any]:
@@ -263,4 +264,13 @@ def read_plan(plan_dir: str | Path) -> RawPlan:
     parts = election_raw.get("partitions") if isinstance(election_raw, dict) else None
     if not isinstance(parts, list) or not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and _is_int(p.get("partition")) for p in parts):
         raise ValidationInputError(f"{d / 'election.json'}: 'partitions' must be a list of {{\"topic\", \"partition\"}}", True)
-    return RawPlan(d, manifest, batches, [(p["topic"], p["partition"]) for p in parts])
+    schedule = None
+    if (d / SCHEDULE_FILE).exists() or SCHEDULE_FILE in manifest["files"]:
+        doc = read_json(d / SCHEDULE_FILE, plan_file=True)
+        steps = doc.get("steps") if isinstance(doc, dict) else None
+        if not isinstance(steps, list) or not all(isinstance(st, dict) and isinstance(st.get("topic"), str)
+                                                  and _is_int(st.get("partition")) for st in steps):
+            raise ValidationInputError(f"{d / SCHEDULE_FILE}: 'steps' must be a list of objects with a string 'topic' "
+                                       "and an integer 'partition'", True)
+        schedule = steps
+    return RawPlan(d, manifest, batches, [(p["topic"], p["partition"]) for p in parts], schedule)

@@ -64,6 +64,7 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
     ),
     "expect_throttle_rate_within_bounds": _rate,
     "expect_excluded_topics_untouched": lambda r: f"topic {r['moved_topic']} is excluded by the plan's options but reassigned",
+    "expect_schedule_matches_batches": lambda r: r["schedule_problem"],
     "expect_plan_files_match_manifest": lambda r: (
         f"sha256 {str(r['actual_sha256'])[:12] if r['actual_sha256'] else 'missing'}, "
         f"plan.json records {str(r['recorded_sha256'])[:12] if r['recorded_sha256'] else 'nothing'}"

@@ -24,7 +24,7 @@ import pandas as pd
 
 from kafka_rebalance.balance import count_bounds, placement_targets
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
-from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, plan_hash_of
+from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, SCHEDULE_FILE, plan_hash_of
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, sha256_file
 
@@ -40,7 +40,7 @@ COLUMN_TYPES: dict[str, str] = {
     "batch": "string", "replicas_before": "array<bigint>", "replica_count": "bigint", "rf_expected": "bigint",
     "in_snapshot": "boolean", "targets_eligible": "boolean", "racks_spanned": "bigint", "racks_required": "bigint",
     "moved_topic": "string", "batch_partitions": "bigint", "broker_moves": "bigint", "throttle_rate": "double",
-    "throttle_field": "string", "path": "string", "recorded_sha256": "string", "actual_sha256": "string",
+    "throttle_field": "string", "schedule_consistent": "boolean", "schedule_problem": "string", "path": "string", "recorded_sha256": "string", "actual_sha256": "string",
     # projected balance
     "replicas_after": "bigint", "replica_lo": "bigint", "replica_hi": "bigint", "replicas_off_target": "bigint",
     "byte_target": "double", "preferred_after": "bigint", "leaders_after": "bigint",
@@ -135,7 +135,7 @@ def plan_eligible(snap: RawSnapshot, plan: RawPlan) -> set[int]:
 
 def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     opts = plan.options
-    t = Table("reassignment_plan")
+    t = Table("reassignment_plan", declared=("schedule_consistent",))  # plans from before schedule.json have none
     t.parameters = {
         "max_partitions_per_batch": opts.get("max_partitions_per_batch"),
         "max_moves_per_broker": opts.get("max_moves_per_broker"),
@@ -149,6 +149,7 @@ def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     racks = {rack_of[b] for b in eligible if rack_of.get(b) is not None}
     wanted_rf = opts.get("replication_factor")
     state = {(p.topic, p.partition): p.replicas for p in snap.partitions}
+    data_moves: dict[tuple[str, str, int], tuple[tuple[int, ...], tuple[int, ...]]] = {}
     for batch in plan.batches:
         label = f"batch {batch.id}"
         moves: Counter[int] = Counter()
@@ -168,15 +169,53 @@ def plan_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             if before is not None:
                 for b in set(new) ^ set(before):  # a replica arriving on or leaving b
                     moves[b] += 1
+                if set(new) != set(before):
+                    data_moves[(batch.id, m["topic"], m["partition"])] = (tuple(before), tuple(new))
                 state[key] = tuple(new)
         t.add("batch", label, batch=batch.id, batch_partitions=len(batch.moves))
         for b in sorted(moves):
             t.add("broker_batch", f"{label} broker {b}", batch=batch.id, broker_id=b, broker_moves=moves[b])
         for name, value in _throttle_rates(batch.throttles):
             t.add("throttle", f"{label} throttles.json {name}", batch=batch.id, throttle_field=name, throttle_rate=value)
+    if plan.schedule is not None:
+        for where, problem in _schedule_problems(plan.schedule, data_moves):
+            t.add("schedule", where, schedule_consistent=problem is None, schedule_problem=problem)
     for path, recorded, actual in _file_hashes(snap, plan):
         t.add("file", path, path=path, recorded_sha256=recorded, actual_sha256=actual)
     return t
+
+
+def _schedule_problems(
+    steps: list[dict[str, Any]], data_moves: dict[tuple[str, str, int], tuple[tuple[int, ...], tuple[int, ...]]]
+) -> list[tuple[str, str | None]]:
+    """One (where, problem or None) per schedule step, and one per batch data move it lacks."""
+    out: list[tuple[str, str | None]] = []
+    seen: set[tuple[str, str, int]] = set()
+    last_of: dict[tuple[str, int], int] = {}  # partition -> its latest step's id so far
+    for n, st in enumerate(steps):
+        where = f"schedule.json step {n} {st.get('topic')}-{st.get('partition')}"
+        key = (str(st.get("batch")), st.get("topic"), st.get("partition"))
+        problem = None
+        expected = data_moves.get(key)  # type: ignore[arg-type]
+        if st.get("id") != n:
+            problem = f"id {st.get('id')!r}, expected {n} (steps are numbered in order)"
+        elif expected is None:
+            problem = f"batch {st.get('batch')} has no data move of this partition"
+        elif key in seen:
+            problem = f"repeats batch {st.get('batch')}'s move"
+        elif (tuple(st.get("before") or ()), tuple(st.get("replicas") or ())) != expected:
+            problem = (f"{st.get('before')} -> {st.get('replicas')}, but batch {st.get('batch')} moves "
+                       f"{list(expected[0])} -> {list(expected[1])}")
+        elif st.get("after") != last_of.get((st["topic"], st["partition"])):
+            problem = (f"after {st.get('after')!r}, but the partition's previous step is "
+                       f"{last_of.get((st['topic'], st['partition']))!r}")
+        seen.add(key)  # type: ignore[arg-type]
+        if expected is not None:
+            last_of[(st["topic"], st["partition"])] = n
+        out.append((where, problem))
+    for key in sorted(set(data_moves) - seen):
+        out.append((f"batch {key[0]} {key[1]}-{key[2]}", "this data move is missing from schedule.json"))
+    return out
 
 
 def _new_replicas_eligible(new: list[int], before: tuple[int, ...] | None, eligible: set[int]) -> bool:
@@ -216,7 +255,7 @@ def plan_hash(manifest: dict[str, Any]) -> str | None:
 
 def _file_hashes(snap: RawSnapshot, plan: RawPlan) -> list[tuple[str, str | None, str | None]]:
     recorded: dict[str, Any] = plan.manifest["files"]
-    on_disk = {ELECTION_FILE} if (plan.dir / ELECTION_FILE).is_file() else set()
+    on_disk = {name for name in (ELECTION_FILE, SCHEDULE_FILE) if (plan.dir / name).is_file()}
     if (plan.dir / BATCHES_DIR).is_dir():
         on_disk |= {f.relative_to(plan.dir).as_posix() for f in (plan.dir / BATCHES_DIR).rglob("*") if f.is_file()}
     out = [(path, recorded.get(path), sha256_file(plan.dir / path)) for path in sorted(set(recorded) | on_disk)]

@@ -1,0 +1,292 @@
+"""Continuous execution: moves start as soon as capacity frees, and how long that takes.
+
+Batches run as waves: each waits for its slowest move while the other brokers idle. The
+continuous schedule instead keeps every broker's pipe full. It is one list of steps in
+priority order; the ``Dispatcher`` starts the first steps of that list that fit, and
+whenever a step completes, starts the next ones that fit. A step fits when:
+
+* its partition's previous step has completed (one new replica per partition at a time,
+  as the batches have it);
+* each broker it involves (``Step.involved``) has fewer than ``max_moves_per_broker``
+  steps in flight, and at most ``max_partitions_per_batch`` partitions are in flight;
+* the produce rates of the partitions in flight into each receiving broker, and out of
+  each leader, stay below the throttle (so every move can finish).
+
+Priority: the step whose busiest broker has the most bytes to move goes first, largest
+first, so the brokers that bound the whole plan never wait for work.
+
+The executor and the simulator share the ``Dispatcher``, so the estimate describes the
+order in which the executor really submits moves. The simulator uses the throttle model
+of ``estimate.py`` per move: every receiving broker shares its follower throttle, every
+leader its leader throttle, equally among the moves in flight there, after the produce
+traffic of those partitions; a move copies at the smaller of its two shares. The
+physical bound is the busiest broker's bytes in or out divided by the throttle: no
+schedule under that throttle can finish sooner.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from kafka_rebalance.planner.steps import Step
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledStep:
+    step: Step
+    after: int | None  # index (in the schedule) of the partition's previous step
+    start: float  # simulated seconds from the first submission
+    end: float
+
+
+@dataclass(frozen=True)
+class Schedule:
+    steps: list[ScheduledStep]  # priority order: the dispatcher's order of preference
+    seconds: float  # simulated duration
+    bound_seconds: float  # physical bound: the busiest broker's bytes in or out / throttle
+    max_moves_per_broker: int
+    max_in_flight: int
+
+
+def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[int | None]]:
+    """Every step, largest first, and each one's predecessor index (the partition's previous step)."""
+    order = sorted((s for chain in chains for s in chain), key=lambda s: (-s.size, s.topic, s.partition, s.seq))
+    index = {(s.p, s.seq): i for i, s in enumerate(order)}
+    after = [index.get((s.p, s.seq - 1)) if s.seq else None for s in order]
+    return order, after
+
+
+NO_LANE = -1  # steps that only drop replicas: nothing to copy
+CANDIDATES = 8  # steps of a lane looked at before the lane waits for capacity elsewhere
+
+
+class Dispatcher:
+    """Which steps to start now, given what is in flight. Pure bookkeeping, no clock, no I/O.
+
+    Every step belongs to the lane of the broker receiving its (first) new replica. The next
+    step comes from the lane with the fewest moves in flight and, among those, the most bytes
+    still to receive: every receiving broker gets a move before any gets a second, and the
+    brokers that bound the plan are served first. Within a lane, the largest step that fits
+    goes first (longest first). ``start()`` returns the steps to submit now and counts them as
+    in flight; ``finish(i)`` records a completion. A lane that cannot start anything waits
+    on the broker that blocked it, so a dispatch costs a few heap operations.
+    """
+
+    def __init__(self, steps: Sequence[Step], after: Sequence[int | None], max_moves_per_broker: int,
+                 max_in_flight: int, throttle: float, done: Iterable[int] = ()) -> None:
+        self.steps = steps
+        self.per_broker = max_moves_per_broker
+        self.max_in_flight = max_in_flight
+        self.throttle = throttle
+        self.completed: set[int] = set(done)
+        self.in_flight: set[int] = set()
+        self.busy: dict[int, int] = defaultdict(int)
+        self.inflow: dict[int, float] = defaultdict(float)
+        self.outflow: dict[int, float] = defaultdict(float)
+        self.receiving: dict[int, int] = defaultdict(int)  # new replicas in flight into a broker
+        self.left: dict[int, int] = defaultdict(int)  # bytes a lane has not started yet
+        self.lane_ready: dict[int, list[int]] = defaultdict(list)
+        self.waiting_for: dict[int, list[int]] = defaultdict(list)  # predecessor -> successors
+        self.waiting_on: dict[int, set[int]] = defaultdict(set)  # blocking broker -> lanes
+        self.lanes: list[tuple[int, int, int, int]] = []  # (in flight, -bytes left, lane, version)
+        self.version: dict[int, int] = defaultdict(int)
+        for i, s in enumerate(steps):
+            if i in self.completed:
+                continue
+            lane = self.lane(i)
+            self.left[lane] += s.size * len(s.adds)
+            prev = after[i]
+            if prev is None or prev in self.completed:
+                self.lane_ready[lane].append(i)
+            else:
+                self.waiting_for[prev].append(i)
+        for lane in sorted(self.lane_ready):
+            heapq.heapify(self.lane_ready[lane])
+            self._offer(lane)
+
+    def lane(self, i: int) -> int:
+        adds = self.steps[i].adds
+        return adds[0] if adds else NO_LANE
+
+    @property
+    def finished(self) -> bool:
+        return not self.in_flight and not any(self.lane_ready.values()) and not self.waiting_for
+
+    def _offer(self, lane: int) -> None:
+        """(Re)queue a lane under its current key; older entries of it become stale."""
+        if not self.lane_ready.get(lane):
+            return
+        self.version[lane] += 1
+        heapq.heappush(self.lanes, (self.receiving[lane], -self.left[lane], lane, self.version[lane]))
+
+    def _blocker(self, i: int) -> int | None:
+        """The first broker that keeps step i from starting now, else None."""
+        s = self.steps[i]
+        for b in s.involved:
+            if self.busy[b] >= self.per_broker:
+                return b
+        if s.rate and s.adds:
+            for b in s.adds:
+                if self.inflow[b] + s.rate >= self.throttle:
+                    return b
+            if self.outflow[s.leader] + s.rate * len(s.adds) >= self.throttle:
+                return s.leader
+        return None
+
+    def start(self) -> list[int]:
+        started: list[int] = []
+        while len(self.in_flight) < self.max_in_flight and self.lanes:
+            _, _, lane, version = heapq.heappop(self.lanes)
+            ready = self.lane_ready.get(lane)
+            if version != self.version[lane] or not ready:
+                continue
+            tried: list[int] = []
+            chosen = None
+            blocker = None
+            while ready and len(tried) < CANDIDATES:
+                i = heapq.heappop(ready)
+                b = self._blocker(i)
+                # With nothing in flight a step starts even if it alone breaks a limit: it could never run otherwise.
+                if b is None or not (self.in_flight or started):
+                    chosen = i
+                    break
+                blocker = b if blocker is None else blocker
+                tried.append(i)
+            for i in tried:
+                heapq.heappush(ready, i)
+            if chosen is None:
+                self.waiting_on[blocker if blocker is not None else lane].add(lane)
+                continue
+            self._launch(chosen)
+            started.append(chosen)
+            self._offer(lane)
+        return started
+
+    def _launch(self, i: int) -> None:
+        s = self.steps[i]
+        for b in s.involved:
+            self.busy[b] += 1
+        for b in s.adds:
+            self.inflow[b] += s.rate
+            self.receiving[b] += 1
+        self.outflow[s.leader] += s.rate * len(s.adds)
+        self.left[self.lane(i)] -= s.size * len(s.adds)
+        self.in_flight.add(i)
+
+    def finish(self, i: int) -> None:
+        self.in_flight.discard(i)
+        self.completed.add(i)
+        s = self.steps[i]
+        for b in s.involved:
+            self.busy[b] -= 1
+        for b in s.adds:
+            self.inflow[b] -= s.rate
+            self.receiving[b] -= 1
+        self.outflow[s.leader] -= s.rate * len(s.adds)
+        lanes = {self.lane(i), *s.adds}
+        for j in self.waiting_for.pop(i, ()):
+            heapq.heappush(self.lane_ready[self.lane(j)], j)
+            lanes.add(self.lane(j))
+        for b in {*s.involved, *s.adds, s.leader}:
+            lanes |= self.waiting_on.pop(b, set())
+        for lane in sorted(lanes):
+            self._offer(lane)
+
+
+def physical_bound(steps: Iterable[Step], throttle: float) -> float:
+    recv: dict[int, int] = defaultdict(int)
+    send: dict[int, int] = defaultdict(int)
+    for s in steps:
+        for b in s.adds:
+            recv[b] += s.size
+            send[s.leader] += s.size
+    busiest = max([*recv.values(), *send.values()], default=0)
+    return busiest / throttle if throttle else 0.0
+
+
+def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in_flight: int, throttle: float) -> Schedule:
+    """The schedule of these partitions' steps and its simulated duration under ``throttle`` B/s."""
+    order, after = priority_order(chains)
+    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle)
+    start = [0.0] * len(order)
+    end = [0.0] * len(order)
+    # A flow is one new replica being copied: (step index, destination). A step ends with its last flow.
+    remaining: dict[tuple[int, int], float] = {}
+    rate: dict[tuple[int, int], float] = {}
+    since: dict[tuple[int, int], float] = {}
+    version: dict[tuple[int, int], int] = {}
+    open_flows: dict[int, int] = {}
+    into: dict[int, dict[tuple[int, int], None]] = defaultdict(dict)
+    out_of: dict[int, dict[tuple[int, int], None]] = defaultdict(dict)
+    produce_in: dict[int, float] = defaultdict(float)
+    produce_out: dict[int, float] = defaultdict(float)
+    events: list[tuple[float, int, int, int]] = []  # (time, step, destination, version)
+    now = 0.0
+
+    def share(flows: dict, produce: float) -> float:
+        return (throttle - produce) / len(flows) if flows else float(throttle)
+
+    def reprice(flows: Iterable[tuple[int, int]]) -> None:
+        for f in flows:
+            i, dst = f
+            s = order[i]
+            new = min(share(into[dst], produce_in[dst]), share(out_of[s.leader], produce_out[s.leader]))
+            new = max(new, throttle * 1e-9)  # a move alone above the throttle still ends (see Dispatcher.start)
+            remaining[f] -= rate[f] * (now - since[f])
+            rate[f], since[f] = new, now
+            version[f] += 1
+            heapq.heappush(events, (now + max(remaining[f], 0.0) / new, i, dst, version[f]))
+
+    def launch(ids: list[int]) -> None:
+        touched: set[int] = set()
+        for i in ids:
+            s = order[i]
+            start[i] = now
+            if not s.adds:  # leaves only: metadata, done at once
+                end[i] = now
+                heapq.heappush(events, (now, i, -1, 0))
+                continue
+            open_flows[i] = len(s.adds)
+            for dst in s.adds:
+                f = (i, dst)
+                remaining[f], rate[f], since[f], version[f] = float(s.size), 1.0, now, 0
+                into[dst][f] = None
+                out_of[s.leader][f] = None
+                produce_in[dst] += s.rate
+                produce_out[s.leader] += s.rate
+                touched.update((dst, s.leader))
+        _reprice_around(touched)
+
+    def _reprice_around(brokers: Iterable[int]) -> None:
+        flows: dict[tuple[int, int], None] = {}
+        for b in sorted(brokers):
+            flows.update(into[b])
+            flows.update(out_of[b])
+        reprice(sorted(flows))
+
+    launch(dispatcher.start())
+    while events:
+        t, i, dst, v = heapq.heappop(events)
+        if dst >= 0 and version.get((i, dst)) != v:
+            continue  # superseded by a new rate
+        now = t
+        s = order[i]
+        if dst >= 0:
+            f = (i, dst)
+            del into[dst][f], out_of[s.leader][f]
+            produce_in[dst] -= s.rate
+            produce_out[s.leader] -= s.rate
+            open_flows[i] -= 1
+            _reprice_around((dst, s.leader))
+            if open_flows[i]:
+                continue
+        end[i] = now
+        dispatcher.finish(i)
+        launch(dispatcher.start())
+    if not dispatcher.finished:  # pragma: no cover - a dispatcher bug, never a user error
+        raise RuntimeError("continuous schedule stalled with steps left")
+    steps = [ScheduledStep(s, after[i], start[i], end[i]) for i, s in enumerate(order)]
+    return Schedule(steps, max(end, default=0.0), physical_bound(order, throttle), max_moves_per_broker, max_in_flight)
