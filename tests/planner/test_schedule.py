@@ -120,3 +120,23 @@ def test_every_schedule_respects_order_caps_and_physics(cs: list[list[Step]], pe
         assert len(running) <= in_flight or len(running) == 1
         for b in range(5):
             assert sum(b in s.step.involved for s in running) <= per_broker or len(running) == 1
+
+
+def test_a_step_over_the_throttle_on_its_own_never_stalls_the_schedule() -> None:
+    # The planner refuses such moves (see test_rules); the dispatcher must still never wait forever
+    # on one: blocked by its own produce rate, it starts once nothing else is in flight, and the
+    # moves that produce into the same broker wait for it.
+    chains = [[step(0, [1], [9], 10, rate=60 * MiB)], [step(1, [2], [9], 10, rate=MiB)], [step(2, [3], [9], 10, rate=MiB)]]
+    order, after = priority_order(chains)
+    d = Dispatcher(order, after, 5, 50, T)
+    first = d.start()
+    assert [order[i].p for i in first] == [0]
+    d.finish(first[0])
+    assert sorted(order[i].p for i in d.start()) == [1, 2]
+    sched = simulate(chains, 5, 50, T)
+    assert len(sched.steps) == 3 and math.isfinite(sched.seconds)
+    # Blocked while an unrelated move (into broker 8, preferred: more bytes) runs, it waits on a
+    # broker that never frees; it must start when that move ends.
+    sched = simulate([[step(0, [1], [9], 10, rate=60 * MiB)], [step(1, [2], [8], 100)]], 5, 50, T)
+    hot = next(s for s in sched.steps if s.step.p == 0)
+    assert math.isclose(hot.start, 2.0)  # 100 MiB at 50 MiB/s

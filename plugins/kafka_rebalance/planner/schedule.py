@@ -192,6 +192,12 @@ class Dispatcher:
             lanes.add(self.lane(j))
         for b in {*s.involved, *s.adds, s.leader}:
             lanes |= self.waiting_on.pop(b, set())
+        if not self.in_flight:
+            # Nothing runs: a step blocked by its own produce rate (at or above the throttle on its
+            # own) waits on a broker that will never free. Alone, it may start (see ``start``).
+            for waiting in self.waiting_on.values():
+                lanes |= waiting
+            self.waiting_on.clear()
         for lane in sorted(lanes):
             self._offer(lane)
 
@@ -230,18 +236,26 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
         return (throttle - produce) / len(flows) if flows else float(throttle)
 
     def reprice(flows: Iterable[tuple[int, int]]) -> None:
+        recv: dict[int, float] = {}
+        send: dict[int, float] = {}
         for f in flows:
             i, dst = f
-            s = order[i]
-            new = min(share(into[dst], produce_in[dst]), share(out_of[s.leader], produce_out[s.leader]))
-            new = max(new, throttle * 1e-9)  # a move alone above the throttle still ends (see Dispatcher.start)
+            leader = order[i].leader
+            r = recv.get(dst)
+            if r is None:
+                r = recv[dst] = share(into[dst], produce_in[dst])
+            o = send.get(leader)
+            if o is None:
+                o = send[leader] = share(out_of[leader], produce_out[leader])
+            new = max(min(r, o), throttle * 1e-9)  # a move alone above the throttle still ends (see Dispatcher.start)
+            if new == rate[f]:
+                continue  # its completion event still stands
             remaining[f] -= rate[f] * (now - since[f])
             rate[f], since[f] = new, now
             version[f] += 1
             heapq.heappush(events, (now + max(remaining[f], 0.0) / new, i, dst, version[f]))
 
-    def launch(ids: list[int]) -> None:
-        touched: set[int] = set()
+    def launch(ids: list[int], touched: set[int]) -> None:
         for i in ids:
             s = order[i]
             start[i] = now
@@ -252,22 +266,22 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
             open_flows[i] = len(s.adds)
             for dst in s.adds:
                 f = (i, dst)
-                remaining[f], rate[f], since[f], version[f] = float(s.size), 1.0, now, 0
+                remaining[f], rate[f], since[f], version[f] = float(s.size), 0.0, now, 0  # 0: never a real rate, so priced below
                 into[dst][f] = None
                 out_of[s.leader][f] = None
                 produce_in[dst] += s.rate
                 produce_out[s.leader] += s.rate
                 touched.update((dst, s.leader))
-        _reprice_around(touched)
+        _reprice_around(touched)  # once per instant: completions and starts at the same time share it
 
     def _reprice_around(brokers: Iterable[int]) -> None:
-        flows: dict[tuple[int, int], None] = {}
+        flows: dict[tuple[int, int], None] = {}  # insertion order: deterministic, as the events are
         for b in sorted(brokers):
             flows.update(into[b])
             flows.update(out_of[b])
-        reprice(sorted(flows))
+        reprice(flows)
 
-    launch(dispatcher.start())
+    launch(dispatcher.start(), set())
     while events:
         t, i, dst, v = heapq.heappop(events)
         if dst >= 0 and version.get((i, dst)) != v:
@@ -280,12 +294,12 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
             produce_in[dst] -= s.rate
             produce_out[s.leader] -= s.rate
             open_flows[i] -= 1
-            _reprice_around((dst, s.leader))
             if open_flows[i]:
+                _reprice_around((dst, s.leader))
                 continue
         end[i] = now
         dispatcher.finish(i)
-        launch(dispatcher.start())
+        launch(dispatcher.start(), {dst, s.leader} if dst >= 0 else set())
     if not dispatcher.finished:  # pragma: no cover - a dispatcher bug, never a user error
         raise RuntimeError("continuous schedule stalled with steps left")
     steps = [ScheduledStep(s, after[i], start[i], end[i]) for i, s in enumerate(order)]

@@ -28,11 +28,14 @@ class Goal:
 class DonorIndex:
     """A broker's movable replicas sorted by (size, partition), to find the one closest to a wanted size.
 
-    Entries leave the lists as soon as they are taken or found gone, so a search
-    never walks over replicas that already moved.
+    Entries leave the lists as soon as they are taken or found gone, so a search never
+    walks over replicas that already moved. Replicas of partitions the plan has already
+    changed move to a side list the first time a search passes them: most searches want
+    untouched partitions only, and at a million partitions walking over the same touched
+    entries again and again was the planner's slowest loop.
     """
 
-    __slots__ = ("parts", "sizes", "state", "broker")
+    __slots__ = ("parts", "sizes", "side_parts", "side_sizes", "state", "broker")
 
     def __init__(self, state: ClusterState, broker: int) -> None:
         self.state = state
@@ -42,14 +45,27 @@ class DonorIndex:
         order = np.lexsort((ps, state.sizes[ps]))
         self.parts: list[int] = ps[order].tolist()
         self.sizes: list[int] = state.sizes[ps][order].tolist()
+        self.side_parts: list[int] = []
+        self.side_sizes: list[int] = []
+
+    @staticmethod
+    def _insert(sizes: list[int], parts: list[int], size: int, p: int) -> None:
+        k = bisect_left(sizes, size)
+        while k < len(parts) and sizes[k] == size and parts[k] < p:
+            k += 1
+        parts.insert(k, p)
+        sizes.insert(k, size)
+
+    @staticmethod
+    def _remove(sizes: list[int], parts: list[int], size: int, p: int) -> None:
+        k = bisect_left(sizes, size)
+        while parts[k] != p:
+            k += 1
+        del parts[k]
+        del sizes[k]
 
     def put_back(self, p: int) -> None:
-        size = int(self.state.sizes[p])
-        k = bisect_left(self.sizes, size)
-        while k < len(self.parts) and self.sizes[k] == size and self.parts[k] < p:
-            k += 1
-        self.parts.insert(k, p)
-        self.sizes.insert(k, size)
+        self._insert(self.sizes, self.parts, int(self.state.sizes[p]), p)
 
     def find(
         self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT, allow_touched: bool = False
@@ -60,13 +76,55 @@ class DonorIndex:
         moving a second replica of one partition costs no extra move, but it needs a
         second step when only one new replica per partition may be added per batch.
         """
+        found = self._nearest(self.sizes, self.parts, desired, ok, limit, allow_touched)
+        if allow_touched:
+            side = self._nearest(self.side_sizes, self.side_parts, desired, ok, limit, True)
+            if side is not None and (
+                found is None or abs(int(self.state.sizes[side]) - desired) < abs(int(self.state.sizes[found]) - desired)
+            ):
+                self._remove(self.side_sizes, self.side_parts, int(self.state.sizes[side]), side)
+                return side
+        if found is not None:
+            self._remove(self.sizes, self.parts, int(self.state.sizes[found]), found)
+        return found
+
+    def smallest_untouched(self, floor: float, below: int, ok: Callable[[int], bool], limit: int) -> int | None:
+        """The smallest untouched replica of size in [floor, below) that ``ok`` accepts; it leaves the index.
+        Touched ones passed on the way move to the side list, as in ``find``."""
         sizes, parts, touched = self.sizes, self.parts, self.state.touched
-        row, broker = self.state.row, self.broker
+        j = bisect_left(sizes, floor)
+        checks = 0
+        aside: list[int] = []
+        found = None
+        while j < len(parts) and sizes[j] < below and checks < limit:
+            q = parts[j]
+            if touched[q]:
+                aside.append(j)
+            else:
+                checks += 1
+                if ok(q):
+                    found = j
+                    break
+            j += 1
+        result = None if found is None else parts[found]
+        for k in aside:
+            self._insert(self.side_sizes, self.side_parts, sizes[k], parts[k])
+        for k in sorted(aside + ([] if found is None else [found]), reverse=True):
+            del parts[k]
+            del sizes[k]
+        return result
+
+    def _nearest(self, sizes: list[int], parts: list[int], desired: float, ok: Callable[[int], bool], limit: int,
+                 allow_touched: bool) -> int | None:
+        """Search outward from ``desired``; drops replicas that moved away, and (when touched
+        partitions are not wanted) moves touched ones to the side list. Leaves the found one in place."""
+        touched, row, broker = self.state.touched, self.state.row, self.broker
         n = len(parts)
         i = bisect_left(sizes, desired)
         lo, hi = i - 1, i
         checks = 0
         dead: list[int] = []
+        aside: list[int] = []
         found = None
         while (lo >= 0 or hi < n) and checks < limit:
             if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
@@ -77,17 +135,19 @@ class DonorIndex:
                 hi += 1
             p = parts[j]
             if touched[p]:
-                if not allow_touched:
-                    continue
                 if broker not in row(p):  # this very replica has moved already
                     dead.append(j)
                     continue
+                if not allow_touched:
+                    aside.append(j)
+                    continue
             checks += 1
             if ok(p):
-                dead.append(j)
                 found = p
                 break
-        for j in sorted(dead, reverse=True):
+        for j in aside:
+            self._insert(self.side_sizes, self.side_parts, sizes[j], parts[j])
+        for j in sorted(dead + aside, reverse=True):
             del parts[j]
             del sizes[j]
         return found

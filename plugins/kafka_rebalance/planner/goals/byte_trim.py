@@ -17,6 +17,7 @@ from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.state import ClusterState
 
 PASSES = 2
+MIN_GAIN = 0.01  # a pass saving less than this fraction of the bytes moved is the last one
 SEARCH = 32  # candidates examined per move before it is left as it is
 # Stop this fraction of the tolerance short of the band's edge: the quality gate checks the
 # band in exact fractions, and a plan must not pass or fail it on float rounding.
@@ -30,9 +31,14 @@ class ByteTrimGoal(Goal):
         tol = state.options.byte_tolerance * (1 - EDGE)
         self.upper = state.byte_target * (1 + tol)
         self.lower = state.byte_target * (1 - tol)
+        moved = state.moved_bytes()
         for _ in range(PASSES):
-            if not self._pass(state):
+            saved = self._pass(state)
+            # Another pass only while they still pay: at a million partitions the second one
+            # saved 0.004 % of the bytes for 1.5 s.
+            if saved <= MIN_GAIN * moved:
                 return
+            moved -= saved
 
     def _single_moves(self, state: ClusterState) -> list[tuple[int, int, int]]:
         """(p, d, r) for every partition that moved exactly one replica, d eligible, largest first."""
@@ -49,8 +55,9 @@ class ByteTrimGoal(Goal):
         out.sort(key=lambda m: (-int(state.sizes[m[0]]), m[0]))
         return out
 
-    def _pass(self, state: ClusterState) -> bool:
-        saved = False
+    def _pass(self, state: ClusterState) -> int:
+        """One sweep over the single moves, largest first; returns the bytes it saved."""
+        saved = 0
         sizes = state.sizes
         for p, d, r in self._single_moves(state):
             if r not in state.row(p) or d in state.row(p):
@@ -68,23 +75,12 @@ class ByteTrimGoal(Goal):
             state.restore(p)
             donor_index(state, d).put_back(p)
             state.move(q, d, r)
-            saved = True
+            saved += sp - int(sizes[q])
         return saved
 
     @staticmethod
     def _smaller(state: ClusterState, d: int, r: int, p: int, floor: float, sp: int) -> int | None:
         """The smallest untouched replica on d of size in [floor, sp) that may move to r; it leaves d's index."""
-        idx = donor_index(state, d)
-        sizes, parts, touched = idx.sizes, idx.parts, state.touched
-        j = bisect_left(sizes, floor)
-        checks = 0
-        while j < len(parts) and sizes[j] < sp and checks < SEARCH:
-            q = parts[j]
-            if not touched[q] and q != p:
-                checks += 1
-                if state.accepts(q, d, r, count_neutral=True):
-                    del parts[j]
-                    del sizes[j]
-                    return q
-            j += 1
-        return None
+        return donor_index(state, d).smallest_untouched(
+            floor, sp, lambda q: q != p and state.accepts(q, d, r, count_neutral=True), SEARCH
+        )
