@@ -21,6 +21,7 @@ from kafka_rebalance import pipeline
 from kafka_rebalance.approval import PlanApprovalOperator
 from kafka_rebalance.execute_operator import ExecutePlanOperator
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
+from kafka_rebalance.planner.options import OPTIMIZERS
 
 PROJECT = Path(__file__).resolve().parents[1]
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
@@ -45,7 +46,7 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
         "max_moves_per_broker": Param(d.max_moves_per_broker, type="integer", minimum=1, maximum=10_000, description="Replica moves into or out of one broker per batch"),
         "throttle_mb_per_sec": Param(d.throttle_mb_per_sec, type="number", exclusiveMinimum=0, maximum=100_000, description="Replication throttle per broker, MB/s (KIP-73)"),
         "ordering": Param(d.ordering, enum=["small-first", "large-first", "under-replicated-first"], description="Which partitions move first"),
-        "optimizer": Param(d.optimizer, enum=["auto", "exact", "heuristic"],
+        "optimizer": Param(d.optimizer, enum=list(OPTIMIZERS),
                            description="exact = fewest bytes moved (MILP, small clusters); heuristic = goals; auto = exact where it fits"),
         "exclude_topics": Param(list(d.exclude_topics), type="array", items={"type": "string"}, description="Topics never touched"),
         "decommission_brokers": Param([], type="array", items={"type": "integer", "minimum": 0}, description="Broker ids to empty"),

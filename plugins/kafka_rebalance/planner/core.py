@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,8 +44,8 @@ class Plan:
     batches: list[Batch]
     elections: list[tuple[str, int]]
     summary: dict[str, Any]
-    throttles: list[dict[str, Any]] = field(default_factory=list)
-    schedule: Schedule | None = None
+    throttles: list[dict[str, Any]]
+    schedule: Schedule
 
 
 def _broker_rows(state: ClusterState, replicas: np.ndarray, leaders: np.ndarray, preferred: np.ndarray, size: np.ndarray) -> list[dict[str, int]]:
@@ -61,13 +61,7 @@ def _broker_rows(state: ClusterState, replicas: np.ndarray, leaders: np.ndarray,
     ]
 
 
-def _ratio(value: int, bound: int) -> float | None:
-    if bound == 0:
-        return 1.0 if value == 0 else None
-    return round(value / bound, 4)
-
-
-def _ratio_f(value: float, bound: float) -> float | None:
+def _ratio(value: float, bound: float) -> float | None:
     if bound <= 0:
         return 1.0 if value <= 0 else None
     return round(value / bound, 4)
@@ -105,9 +99,9 @@ def _reaches_all(state: ClusterState, unrepaired: list[str], widening: float = 0
 def _exact_if_better(
     snapshot: Snapshot, options: PlanOptions, heuristic: ClusterState, unrepaired: list[str]
 ) -> tuple[ClusterState, exact.ExactResult | None]:
-    """The exact mode's state when it is asked for (or fits, under ``auto``) and moves no more
-    bytes than the heuristic's; otherwise the heuristic's. The returned result has ``rows``
-    None when the heuristic's state was kept."""
+    """The exact mode's state when it is asked for; under ``auto``, when the model fits and the
+    heuristic's plan is not at least as good. Otherwise the heuristic's state, with the solver's
+    result (for its bound) carrying ``rows`` None."""
     if options.optimizer == "heuristic":
         return heuristic, None
     size = exact.variables(heuristic)
@@ -299,8 +293,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         "continuous": {
             "estimated_seconds": round(schedule.seconds, 1),
             "physical_bound_seconds": round(schedule.bound_seconds, 1),
-            "ratio_to_bound": _ratio_f(schedule.seconds, schedule.bound_seconds),
-            "batched_ratio_to_bound": _ratio_f(sum(b.seconds for b in batches), schedule.bound_seconds),
+            "ratio_to_bound": _ratio(schedule.seconds, schedule.bound_seconds),
+            "batched_ratio_to_bound": _ratio(sum(b.seconds for b in batches), schedule.bound_seconds),
         },
         "before": _broker_rows(state, before_counts, before_leaders, before_pref, before_bytes),
         "projected": _broker_rows(state, state.counts, after_leaders, after_pref, state.bytes),

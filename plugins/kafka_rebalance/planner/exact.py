@@ -31,7 +31,7 @@ proven bound; the gap between them is the most the plan can be above the optimum
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
@@ -64,7 +64,8 @@ class ExactStatus(str, Enum):
 @dataclass(frozen=True)
 class ExactResult:
     status: ExactStatus
-    rows: dict[int, list[int]]  # partition -> broker indices after the plan, only those that change
+    # partition -> broker indices after the plan, only those that change; None once the heuristic's plan was kept
+    rows: dict[int, list[int]] | None
     bytes_moved: int
     bound_bytes: int  # proven lower bound for plans meeting the same constraints
     strict_band: bool  # the byte constraint was the tolerance band (not the gate's fallback band)
@@ -89,9 +90,9 @@ def solve(state: ClusterState) -> ExactResult:
             # reached the widening can miss the band by a few kilobytes and come out infeasible.
             slack = 1e-5 * max(1.0, float(state.sizes[~state.frozen].max(initial=1)))
             result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack)
-            if result.rows is not None:
-                result = ExactResult(**{**result.__dict__, "widening": _widening_reached(state, result.rows)})
-    return ExactResult(**{**result.__dict__, "seconds": round(time.monotonic() - started, 3)})
+            if result.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE):
+                result = replace(result, widening=_widening_reached(state, result.rows))
+    return replace(result, seconds=round(time.monotonic() - started, 3))
 
 
 def _widening_reached(state: ClusterState, rows: dict[int, list[int]]) -> float:

@@ -83,13 +83,13 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
     head = {
         "version": 1,
         "throttle_bytes_per_sec": plan.options.throttle_bytes_per_sec,
-        "max_moves_per_broker": sched.max_moves_per_broker if sched else plan.options.max_moves_per_broker,
-        "max_in_flight": sched.max_in_flight if sched else plan.options.max_partitions_per_batch,
-        "estimated_seconds": round(sched.seconds, 1) if sched else 0.0,
-        "physical_bound_seconds": round(sched.bound_seconds, 1) if sched else 0.0,
+        "max_moves_per_broker": sched.max_moves_per_broker,
+        "max_in_flight": sched.max_in_flight,
+        "estimated_seconds": round(sched.seconds, 1),
+        "physical_bound_seconds": round(sched.bound_seconds, 1),
     }
     lines = []
-    for n, item in enumerate(sched.steps if sched else []):
+    for n, item in enumerate(sched.steps):
         s = item.step
         row = {
             "after": item.after, "batch": batch_of[(s.p, s.seq)], "before": list(s.before), "bytes": s.size,

@@ -40,7 +40,8 @@ COLUMN_TYPES: dict[str, str] = {
     "batch": "string", "replicas_before": "array<bigint>", "replica_count": "bigint", "rf_expected": "bigint",
     "in_snapshot": "boolean", "targets_eligible": "boolean", "racks_spanned": "bigint", "racks_required": "bigint",
     "moved_topic": "string", "batch_partitions": "bigint", "broker_moves": "bigint", "throttle_rate": "double",
-    "throttle_field": "string", "schedule_consistent": "boolean", "schedule_problem": "string", "path": "string", "recorded_sha256": "string", "actual_sha256": "string",
+    "throttle_field": "string", "schedule_consistent": "boolean", "schedule_problem": "string", "path": "string",
+    "recorded_sha256": "string", "actual_sha256": "string",
     # projected balance
     "replicas_after": "bigint", "replica_lo": "bigint", "replica_hi": "bigint", "replicas_off_target": "bigint",
     "byte_target": "double", "preferred_after": "bigint", "leaders_after": "bigint",
