@@ -25,7 +25,7 @@ from tests.support.plans import move_one_replica, write_plan
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "sample-cluster.json"
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=timezone.utc)  # the simulator's clock 0
 RATE = 50 * 1024 * 1024
-SETTINGS = ExecSettings(poll_interval=5.0, stall_seconds=600.0)
+SETTINGS = ExecSettings(poll_interval=5.0, stall_seconds=600.0, mode="batches")  # waves; continuous: tests/kafka
 
 
 @pytest.fixture

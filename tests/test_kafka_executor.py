@@ -44,8 +44,9 @@ class Backend:
         return LiveAdmin(ConnectionSettings(self.server.bootstrap_servers, bootstrap_timeout_ms=5000), quiet=True)
 
     def settings(self, **kw) -> ExecSettings:
-        base = {"poll_interval": 10.0, "stall_seconds": 120.0} if self.server is None else \
-            {"poll_interval": 0.05, "stall_seconds": 0.5, "batch_timeout": 20.0}
+        # These cases test wave execution (batches); tests/kafka/test_continuous.py the continuous mode.
+        base = {"poll_interval": 10.0, "stall_seconds": 120.0, "mode": "batches"} if self.server is None else \
+            {"poll_interval": 0.05, "stall_seconds": 0.5, "batch_timeout": 20.0, "mode": "batches"}
         return ExecSettings(**{**base, **kw})
 
     def fault(self, fn, *args) -> None:
@@ -249,12 +250,12 @@ KILL_SCRIPT = textwrap.dedent("""
         from kafka_rebalance.kafka.simulator import SimAdmin, read_state
         path = Path(sys.argv[3])
         admin = SimAdmin(read_state(path), path)
-        settings = ExecSettings(poll_interval=10, stall_seconds=120)
+        settings = ExecSettings(poll_interval=10, stall_seconds=120, mode="batches")
     else:
         from kafka_rebalance.kafka.connection import ConnectionSettings
         from kafka_rebalance.kafka.live import LiveAdmin
         admin = LiveAdmin(ConnectionSettings(sys.argv[3]), quiet=True)
-        settings = ExecSettings(poll_interval=0.05, stall_seconds=0.5, batch_timeout=20)
+        settings = ExecSettings(poll_interval=0.05, stall_seconds=0.5, batch_timeout=20, mode="batches")
     # Like SIGKILL: no finally, no atexit, right after the throttles are set and the moves submitted.
     Executor(plan, admin, settings, progress=lambda line: os._exit(9)).run()
 """)
@@ -319,9 +320,9 @@ def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
         sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
     admin = SimAdmin(sim)
     with pytest.raises(RuntimeError):
-        Executor(plan, admin, ExecSettings(), progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
+        Executor(plan, admin, ExecSettings(mode="batches"), progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
     assert set(sim.list_reassignments()) == set(batch)
-    report = Executor(plan, admin, ExecSettings()).cancel()
+    report = Executor(plan, admin, ExecSettings(mode="batches")).cancel()
     assert sorted(report["cancelled"]) == sorted(str(tp) for tp in batch)
     assert sim.list_reassignments() == {}
     assert _configs(sim) == before_configs
@@ -355,7 +356,7 @@ def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before_configs = _configs(sim)
     admin = _CancelFailsFirst(sim, failures=2)
-    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue")).run()
+    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run()
     assert admin.cancel_calls == 3  # two unanswered, the third reaches the controller
     assert report["batches"][0]["cancelled"] == [str(stuck_tp)]
     assert tuple(sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
@@ -370,7 +371,7 @@ def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tm
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     admin = _CancelFailsFirst(sim, failures=10**6)
     with pytest.raises(ClusterError, match="NodeNotReadyError"):
-        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue")).run()
+        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run()
     # 120 s of stall before the first cancel, then one attempt per 10 s poll plus the failed call's 1 s,
     # until 120 s have passed since the first failure: attempts at 0, 11, ..., 121 → 12 calls.
     assert admin.cancel_calls == 12

@@ -92,7 +92,11 @@ def test_cli_simulate_persists_state_for_verify_and_reruns(plan_dir, tmp_path):
     r = _cli("execute", "--plan", str(plan_dir), "--simulate", str(SAMPLE), "--final-snapshot", str(tmp_path / "final.json"))
     assert r.returncode == 0, r.stderr
     report = json.loads(r.stdout)
-    assert [(b["id"], b["skipped"]) for b in report["batches"]] == [("001", True), ("002", False)]  # resumed
+    # Resumed continuously: batch 001's moves (finished as a wave) are not submitted again, batch 002's run.
+    assert report["mode"] == "continuous" and report["batches"] == []
+    assert report["continuous"]["state"] == "finished" and report["continuous"]["finished"] == report["continuous"]["steps"]
+    steps = json.loads((plan_dir / "ledger.json").read_text())["continuous"]["steps"]
+    assert steps and {e["batch"] for e in steps.values()} == {"002"}
     verify = _cli("verify", "--plan", str(plan_dir), "--simulate", str(SAMPLE))
     assert verify.returncode == 0 and json.loads(verify.stdout)["throttles_left"] == []
     final = load_snapshot(tmp_path / "final.json")

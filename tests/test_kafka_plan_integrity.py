@@ -146,16 +146,16 @@ def test_a_failed_verdict_flipped_to_passed_is_refused(tmp_path, snap, capsys):
 
 
 def test_a_file_listed_by_a_later_format_is_covered_without_code_changes(plan, capsys):
-    # e.g. a continuous schedule: listed in `files`, it is hashed like every other plan file.
-    (plan / "schedule.json").write_text('{"windows": []}\n')
+    # e.g. a file of windows: listed in `files`, it is hashed like every other plan file.
+    (plan / "windows.json").write_text('{"windows": []}\n')
     m = read_json(plan / "plan.json")
-    m["files"]["schedule.json"] = file_sha256(plan / "schedule.json")
+    m["files"]["windows.json"] = file_sha256(plan / "windows.json")
     (plan / "plan.json").write_text(dump(seal(m)).decode())
     judge(plan, "passed")
     assert load_plan(plan).plan_hash == m["plan_hash"]
-    (plan / "schedule.json").write_text('{"windows": [{"from": "00:00"}]}\n')
+    (plan / "windows.json").write_text('{"windows": [{"from": "00:00"}]}\n')
     code, _, err = run_cli(capsys, "execute", "--plan", plan, "--simulate", SAMPLE)
-    assert code == 2 and "schedule.json: changed since planning" in one_error_line(err)
+    assert code == 2 and "windows.json: changed since planning" in one_error_line(err)
 
 
 def test_non_ascii_cluster_id_plan_validates_then_executes(tmp_path, capsys):

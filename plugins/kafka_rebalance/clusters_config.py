@@ -50,6 +50,8 @@ class ExecutorConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # continuous: moves start as capacity frees (schedule.json); batches: one wave per batch file.
+    mode: Literal["continuous", "batches"] = "continuous"
     poll_interval_seconds: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
     stall_seconds: float = Field(default=300.0, gt=0, le=7 * 24 * 3600, allow_inf_nan=False)
     # Inside a maintenance window a move starts only if its estimate ends this long before the window

@@ -342,7 +342,8 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
 
     # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
     plan = load_plan(Path(staged_dir), require_passed=require_passed, require_approval=require_passed)
-    settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds)
+    settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds,
+                            mode=cluster.executor.mode)
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
@@ -386,14 +387,22 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
 
     ex = _executor(cfg, cluster, staged_dir, window=window)
     try:
+        ex.check_mode(None)
         todo = ex.preflight()["batches_to_run"]
-        log.info("executing %d batch(es): %s; window: %s", len(todo), ", ".join(todo) or "none (all finished earlier)",
-                 ex.gate.policy.describe())
-        for result in ex.run_batches(todo):
+        log.info("executing %d batch(es) (%s): %s; window: %s", len(todo), ex.settings.mode,
+                 ", ".join(todo) or "none (all finished earlier)", ex.gate.policy.describe())
+        results, cont = ex.run_selected(todo)
+        for result in results:
             log.info("batch %s: %s in %s s (estimated %s s)", result.id, result.state, result.actual_seconds,
                      result.estimated_seconds)  # fmt: skip
             if ex.hold is None and result.state != FINISHED:
                 raise RebalanceError(f"batch {result.id} ended {result.state}: {'; '.join(result.problems) or 'see the ledger'}")
+        if cont is not None:
+            log.info("continuous: %s, %d/%d steps in %s s (estimated %s s)", cont.state, cont.finished, cont.steps,
+                     cont.actual_seconds, cont.estimated_seconds)  # fmt: skip
+            if ex.hold is None and cont.state != FINISHED:
+                raise RebalanceError(f"continuous execution ended {cont.state}: "
+                                     + "; ".join([*cont.failed, *cont.cancelled, *cont.problems][:5]) + "; see the ledger")
         progress = ex.record_progress()
     finally:
         ex.admin.close()

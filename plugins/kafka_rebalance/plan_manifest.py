@@ -17,6 +17,7 @@ from kafka_rebalance.plan_dir import (
     BATCH_FILE_KINDS,
     ELECTION_FILE,
     PLAN_FILE,
+    SCHEDULE_FILE,
     PlanError,
     batch_file,
     read_json,
@@ -24,7 +25,7 @@ from kafka_rebalance.plan_dir import (
     require_validated,
     verify_plan,
 )
-from kafka_rebalance.userinput import INT32_MAX, int_in, is_ascii_digits, topic_name_problem
+from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, int_in, is_ascii_digits, topic_name_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,35 @@ class Batch:
 
 
 @dataclass(frozen=True, slots=True)
+class ScheduledMove:
+    """One step of schedule.json: a partition from ``before`` to ``replicas``, after step ``after``."""
+
+    id: int
+    tp: TP
+    batch: str
+    before: tuple[int, ...]
+    replicas: tuple[int, ...]
+    adds: tuple[int, ...]
+    removes: tuple[int, ...]
+    after: int | None
+    leader: int
+    bytes: int
+    produce_bytes_per_sec: float
+    estimated_start_s: float
+    estimated_end_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSchedule:
+    throttle_bytes_per_sec: int
+    max_moves_per_broker: int
+    max_in_flight: int
+    estimated_seconds: float
+    physical_bound_seconds: float
+    moves: tuple[ScheduledMove, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     path: Path
     manifest: dict[str, Any]
@@ -58,6 +88,7 @@ class Plan:
     options: dict[str, Any]
     batches: tuple[Batch, ...]
     elections: tuple[TP, ...]
+    schedule: PlanSchedule | None = None  # None: a plan written before schedule.json existed
 
     @property
     def election_batch_size(self) -> int:
@@ -117,6 +148,52 @@ def _throttles(raw: Any, path: Path) -> Throttles:
     return Throttles(rate if isinstance(rate, int) else None, brokers, topics)
 
 
+def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
+    """schedule.json, typed; every step must be exactly its batch's move (the executor acts on these)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("steps"), list):
+        raise PlanError(f"{path}: expected {{\"version\": 1, ..., \"steps\": [...]}}")
+    head: dict[str, Any] = {}
+    for key, lo, hi in (("throttle_bytes_per_sec", 1, INT64_MAX), ("max_moves_per_broker", 1, INT32_MAX),
+                        ("max_in_flight", 1, INT32_MAX)):
+        if not int_in(raw.get(key), lo, hi):
+            raise PlanError(f"{path}: {key}: expected an integer within {lo}..{hi}, got {json.dumps(raw.get(key))[:60]}")
+        head[key] = raw[key]
+    for key in ("estimated_seconds", "physical_bound_seconds"):
+        if not finite_number(raw.get(key), 0):
+            raise PlanError(f"{path}: {key}: expected a number >= 0, got {json.dumps(raw.get(key))[:60]}")
+        head[key] = float(raw[key])
+    moves: list[ScheduledMove] = []
+    last: dict[TP, int] = {}
+    for n, st in enumerate(raw["steps"]):
+        where = f"{path}: steps[{n}]"
+        if not isinstance(st, dict):
+            raise PlanError(f"{where}: expected an object")
+        ids = {k: st.get(k) for k in ("before", "replicas", "adds", "removes")}
+        if not all(isinstance(v, list) and all(int_in(x, 0, INT32_MAX) for x in v) for v in ids.values()):
+            raise PlanError(f"{where}: before, replicas, adds and removes must be lists of broker ids")
+        if not (st.get("id") == n and isinstance(st.get("topic"), str) and int_in(st.get("partition"), 0, INT32_MAX)
+                and isinstance(st.get("batch"), str) and int_in(st.get("leader"), -1, INT32_MAX)
+                and int_in(st.get("bytes"), 0, INT64_MAX) and finite_number(st.get("produce_bytes_per_sec"), 0)
+                and finite_number(st.get("estimated_start_s"), 0) and finite_number(st.get("estimated_end_s"), 0)):
+            raise PlanError(f"{where}: needs id {n}, topic, partition, batch, leader, bytes, produce_bytes_per_sec and "
+                            f"estimated_start_s/_end_s of the right types, got {json.dumps(st)[:200]}")
+        tp = TP(st["topic"], st["partition"])
+        before, replicas = tuple(ids["before"]), tuple(ids["replicas"])
+        batch = batches.get(st["batch"])
+        if batch is None or batch.before.get(tp) != before or batch.targets.get(tp) != replicas:
+            raise PlanError(f"{where}: {tp} {list(before)} -> {list(replicas)} is not a move of batch {st['batch']!r}")
+        if sorted(ids["adds"]) != sorted(set(replicas) - set(before)) or sorted(ids["removes"]) != sorted(set(before) - set(replicas)):
+            raise PlanError(f"{where}: adds/removes are not the difference between before and replicas")
+        if st.get("after") != last.get(tp):
+            raise PlanError(f"{where}: after must be {last.get(tp)!r}, the partition's previous step")
+        last[tp] = n
+        moves.append(ScheduledMove(n, tp, st["batch"], before, replicas, tuple(ids["adds"]), tuple(ids["removes"]),
+                                   st["after"], st["leader"], st["bytes"], float(st["produce_bytes_per_sec"]),
+                                   float(st["estimated_start_s"]), float(st["estimated_end_s"])))
+    return PlanSchedule(head["throttle_bytes_per_sec"], head["max_moves_per_broker"], head["max_in_flight"],
+                        head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves))
+
+
 def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approval: bool = False) -> Plan:
     """The plan, once ``verify_plan`` proved every byte unchanged and (by default) validation passed for it."""
     plan_dir = Path(plan_dir)
@@ -151,5 +228,10 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
                    for p in parts):
             raise PlanError(f"{plan_dir / ELECTION_FILE}: every entry needs topic (string) and partition (int32)")
         elections = tuple(TP(p["topic"], p["partition"]) for p in parts)
+    schedule = None
+    if SCHEDULE_FILE in files:
+        schedule = _schedule(_read_json(plan_dir / SCHEDULE_FILE, SCHEDULE_FILE), plan_dir / SCHEDULE_FILE,
+                             {b.id: b for b in batches})
     options = manifest.get("options") or {}
-    return Plan(plan_dir, manifest, plan_hash, str(manifest.get("cluster_id", "")), dict(options), tuple(batches), elections)
+    return Plan(plan_dir, manifest, plan_hash, str(manifest.get("cluster_id", "")), dict(options), tuple(batches), elections,
+                schedule)

@@ -48,7 +48,7 @@ def throttles_for(before: dict[TP, tuple[int, ...]], after: dict[TP, tuple[int, 
 
 
 def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int, ...]]], *, rate: int = 52428800,
-               status: str = "passed", election_batch_size: int = 1000) -> Path:
+               status: str = "passed", election_batch_size: int = 1000, schedule: bool = True) -> Path:
     plan_dir.mkdir(parents=True, exist_ok=True)
     current = {TP(p.topic, p.partition): tuple(p.replicas) for p in snap.partitions}
     sizes = {TP(p.topic, p.partition): p.size_bytes or 0 for p in snap.partitions}
@@ -71,6 +71,9 @@ def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int,
         meta.append({"id": bid, "kind": kind, "partitions": len(targets), "replica_moves": moves, "bytes": moved,
                      "estimated_seconds": round(moved / rate, 1)})
         current.update(targets)
+    if schedule:
+        (plan_dir / "schedule.json").write_text(dump_text(_schedule(snap, batches, meta, rate)))
+        files["schedule.json"] = file_sha256(plan_dir / "schedule.json")
     elect = sorted({tp for b in batches for tp in b})
     (plan_dir / "election.json").write_text(dump_text({"partitions": [{"topic": t.topic, "partition": t.partition} for t in elect]}))
     (plan_dir / "RUNBOOK.md").write_text("# Runbook\n\nkafka-rebalance execute --plan .\n")
@@ -87,6 +90,35 @@ def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int,
     if status != "pending":
         judge(plan_dir, status)
     return plan_dir
+
+
+def _schedule(snap: Snapshot, batches: list[dict[TP, tuple[int, ...]]], meta: list[dict], rate: int) -> dict:
+    """schedule.json for these batches: their data moves in batch order, each after its partition's previous step.
+
+    No per-broker limit to speak of (1000): the executor may start every step whose partition is ready.
+    """
+    current = {TP(p.topic, p.partition): tuple(p.replicas) for p in snap.partitions}
+    leader = {TP(p.topic, p.partition): p.leader for p in snap.partitions}
+    sizes = {TP(p.topic, p.partition): p.size_bytes or 0 for p in snap.partitions}
+    steps: list[dict] = []
+    last: dict[TP, int] = {}
+    clock = 0.0
+    for targets, row in zip(batches, meta):
+        for tp, target in sorted(targets.items()):
+            before = current[tp]
+            if set(before) != set(target):
+                steps.append({"adds": [b for b in target if b not in before], "after": last.get(tp), "batch": row["id"],
+                              "before": list(before), "bytes": sizes[tp], "estimated_end_s": clock + row["estimated_seconds"],
+                              "estimated_start_s": clock, "id": len(steps), "leader": leader[tp], "partition": tp.partition,
+                              "produce_bytes_per_sec": 0.0, "removes": [b for b in before if b not in target],
+                              "replicas": list(target), "topic": tp.topic})
+                last[tp] = len(steps) - 1
+                if leader[tp] not in target:
+                    leader[tp] = target[0]
+            current[tp] = target
+        clock += row["estimated_seconds"]
+    return {"version": 1, "throttle_bytes_per_sec": rate, "max_moves_per_broker": 1000, "max_in_flight": 1000,
+            "estimated_seconds": clock, "physical_bound_seconds": clock, "steps": steps}
 
 
 def judge(plan_dir: Path, status: str, plan_hash: str | None = None) -> None:

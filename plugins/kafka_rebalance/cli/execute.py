@@ -109,6 +109,9 @@ def execute(
     stall_seconds: Annotated[float, typer.Option(help="Cancel a move that made no progress for this long")] = 300.0,
     batch_timeout: Annotated[Optional[float], typer.Option(help="Seconds per batch before unfinished moves are cancelled")] = None,
     on_stall: Annotated[str, typer.Option(help="After cancelling a stalled move: continue or stop")] = "continue",
+    mode: Annotated[Optional[str], typer.Option(help="continuous (default): moves start as soon as capacity frees, "
+                                                "following schedule.json; batches: one wave per batch file (default "
+                                                "when --batches is given)")] = None,
     rearm: Annotated[bool, typer.Option("--rearm", help="Run the plan afresh: archive its ledger as ledger.N.json "
                                         "(kept, with who and when) after restoring throttles it left set")] = False,
     rearm_by: Annotated[Optional[str], typer.Option(help="Who re-arms, for the audit record (default: the OS user)")] = None,
@@ -127,7 +130,10 @@ def execute(
     window: nothing in flight, throttles restored; run it again, or pass --wait).
     """
     # Every flag is checked before the plan is loaded or the cluster touched.
-    settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional)
+    if mode == "continuous" and batches is not None:
+        fail("--batches selects batches to run as waves: it needs --mode batches")
+    settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional,
+                            mode or ("batches" if batches is not None else "continuous"))
     if window not in ("now", "configured"):
         window_policy_of(window, None)
     if final_snapshot is not None:
@@ -136,7 +142,7 @@ def execute(
     if final_snapshot is not None:
         check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
                      inputs=_snapshot_inputs(the_plan, simulate))
-    selection = parse_batch_selection(batches, the_plan)
+    selection = parse_batch_selection(batches, the_plan) if batches is not None else None
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
     admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
@@ -156,6 +162,10 @@ def execute(
     emit_json(report)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
+    if report["continuous"] is not None:
+        c = report["continuous"]
+        _progress(f"continuous: {c['finished']}/{c['steps']} steps, predicted {c['estimated_seconds']}s for the schedule, "
+                  f"actual {c['actual_seconds']}s this run, {c['state']}")
     if report["hold"] is not None and report["hold"]["resume_at"] is None and report["hold"]["reason"] not in ("paused", "stopped"):
         fail(f"execution cannot go on: {report['hold']['detail']}", code=1)
     if report["hold"] is not None:

@@ -38,8 +38,10 @@ from kafka_rebalance.kafka.admin import (
     format_throttled_replicas,
     parse_throttled_replicas,
 )
+from kafka_rebalance.kafka.continuous import ContinuousResult, ContinuousRun
 from kafka_rebalance.kafka.ledger import (
     CANCELLED,
+    CONTINUOUS,
     FAILED,
     FINISHED,
     PENDING,
@@ -57,6 +59,9 @@ from kafka_rebalance.units import human_bytes, human_seconds
 from kafka_rebalance.userinput import finite_number, is_ascii_digits
 
 ON_STALL = ("continue", "stop")
+# continuous: reorder batches, then schedule.json through the dispatcher (kafka/continuous.py);
+# batches: every batch as a wave, as Kafka's own tool would run the batch files.
+MODES = ("continuous", "batches")
 # Upper bounds of the time settings: past them a value is a typo (or inf), and a poll
 # interval of nan/inf would sleep forever after throttles were already set.
 MAX_POLL_INTERVAL = 3600.0
@@ -85,10 +90,13 @@ class ExecSettings:
     batch_timeout: float | None = None  # None: 3 x the plan's estimate + 10 minutes (6 h without an estimate)
     on_stall: str = "continue"  # after cancelling stalled moves: "continue" with the plan or "stop"
     additional: bool = False  # allow starting while other reassignments are in flight
+    mode: str = "continuous"
 
     def __post_init__(self) -> None:
         if self.on_stall not in ON_STALL:
             raise RebalanceError(f"on_stall: expected one of {', '.join(ON_STALL)}, got {self.on_stall!r}")
+        if self.mode not in MODES:
+            raise RebalanceError(f"--mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
         problems = []
         if not (finite_number(self.poll_interval, 0, MAX_POLL_INTERVAL) and self.poll_interval > 0):
             problems.append(f"--poll-interval must be within 0..{MAX_POLL_INTERVAL:g} seconds (exclusive of 0), got {self.poll_interval}")
@@ -290,7 +298,7 @@ class Executor:
         and the next run, or `cancel`, restores them once it is back. Topics are restored first: their
         throttled-replica lists are what actually slows replication.
         """
-        entry = self.ledger.batch(batch_id)
+        entry = self.ledger.throttle_entry(batch_id)
         before = entry.get("throttles_before")
         if before is None or entry.get("throttles_restored"):
             return []
@@ -306,7 +314,7 @@ class Executor:
                 self.admin.alter_configs(kind, name, values)
             except ClusterError as exc:
                 failed.append(key)
-                self.progress(f"batch {batch_id}: could not restore throttles on {kind} {name} ({exc}); "
+                self.progress(f"{_label(batch_id)}: could not restore throttles on {kind} {name} ({exc}); "
                               "they stay recorded and are restored by the next run")
                 continue
             done.add(key)
@@ -314,7 +322,7 @@ class Executor:
         entry["restore_pending"] = failed
         entry["throttles_restored"] = not failed
         if failed:
-            self.ledger.event(f"batch {batch_id}: throttles not yet restored on {', '.join(failed)} (unreachable)")
+            self.ledger.event(f"{_label(batch_id)}: throttles not yet restored on {', '.join(failed)} (unreachable)")
         self.ledger.save()
         return failed
 
@@ -322,9 +330,9 @@ class Executor:
         """Put back throttle values a killed or failed run left set; returns the batches concerned."""
         leftover = self.ledger.unrestored()
         for bid in leftover:
-            self.progress(f"batch {bid}: restoring the throttle values recorded before an interrupted run")
+            self.progress(f"{_label(bid)}: restoring the throttle values recorded before an interrupted run")
             self._restore(bid)
-            self.ledger.event(f"restored throttles left by an interrupted run of batch {bid}")
+            self.ledger.event(f"restored throttles left by an interrupted run of {_label(bid)}")
             self.ledger.save()
         return leftover
 
@@ -656,16 +664,43 @@ class Executor:
     def all_finished(self) -> bool:
         return all(self.ledger.state(b.id) == FINISHED for b in self.plan.batches)
 
+    def check_mode(self, batch_ids: list[str] | None) -> None:
+        """Refuse a selection or a ledger that does not fit the mode, before anything touches the cluster."""
+        if self.settings.mode != "continuous":
+            if any(e.get("state") == SUBMITTED for e in self.ledger.continuous()["steps"].values()):
+                raise ExecutionRefused(f"{self.ledger.path}: a continuous run left moves in flight; resume it with "
+                                       "--mode continuous (or `cancel` them) before running batches")
+            return
+        if batch_ids is not None:
+            raise RebalanceError("--batches selects batches to run as waves: it needs --mode batches")
+        if self.plan.schedule is None:
+            raise ExecutionRefused(f"{self.plan.path}: has no schedule.json (planned by an older version): "
+                                   "execute it with --mode batches, or re-plan")
+
+    def run_selected(self, batch_ids: list[str]) -> tuple[list[BatchResult], ContinuousResult | None]:
+        """The mode's way through the plan: batches as waves, or the reorders then the continuous schedule."""
+        if self.settings.mode != "continuous":
+            return self.run_batches(batch_ids), None
+        results = self.run_batches([b.id for b in self.plan.batches if b.kind != "move" and b.id in batch_ids])
+        if self.hold is not None or any(r.state != FINISHED for r in results):
+            return results, None
+        if all(self.ledger.state(b.id) == FINISHED for b in self.plan.batches if b.kind == "move"):
+            return results, None
+        return results, ContinuousRun(self).run()
+
     def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
+        self.check_mode(batch_ids)
         selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
         self.preflight(selected)
-        results = self.run_batches(selected)
+        results, cont = self.run_selected(selected)
         held = self.hold is not None
         stopped = not held and bool(results) and (
             results[-1].state != FINISHED or bool(results[-1].cancelled and self.settings.on_stall == "stop"))
+        if cont is not None and not held:
+            stopped = stopped or bool(cont.failed) or bool(cont.cancelled and self.settings.on_stall == "stop")
         elections = self.elections() if not stopped and not held and self.all_finished() else None
         snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
-        cancelled = sum(len(r.cancelled) for r in results)
+        cancelled = sum(len(r.cancelled) for r in results) + (len(cont.cancelled) if cont is not None else 0)
         if self.hold is not None:
             status = HELD_STATUS[self.hold.reason]
         else:
@@ -675,9 +710,11 @@ class Executor:
         return {
             "plan_hash": self.plan.plan_hash,
             "status": status,
+            "mode": self.settings.mode,
             "batches": [
                 {**r.to_dict(), "predicted_seconds": r.estimated_seconds} for r in results
             ],
+            "continuous": cont.to_dict() if cont is not None else None,
             "elections": elections,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
             "hold": self.hold.to_dict() if self.hold is not None else None,
@@ -709,11 +746,7 @@ class Executor:
                 problems.append(f"{tp}: no leader")
             else:
                 at_target += 1
-        throttles_left = []
-        for b in self.plan.batches:
-            entry = self.ledger.data["batches"].get(b.id, {})
-            if entry.get("throttles_before") is not None and not entry.get("throttles_restored"):
-                throttles_left.append(f"batch {b.id}: throttles set and not yet restored")
+        throttles_left = [f"{_label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
         not_preferred = [str(tp) for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]]
         foreign = sorted(str(tp) for tp in inflight if tp not in plan_tps)
         complete = not problems and not throttles_left
@@ -740,6 +773,9 @@ class Executor:
         for b in self.plan.batches:
             if self.ledger.state(b.id) not in (FINISHED, PENDING):
                 self.ledger.batch(b.id)["state"] = CANCELLED
+        for entry in self.ledger.continuous()["steps"].values():
+            if entry["state"] == SUBMITTED:
+                entry["state"] = CANCELLED
         self.ledger.event(f"cancelled {len(to_cancel)} in-flight move(s); restored throttles of {restored or 'no batch'}")
         self.ledger.save()
         return {
@@ -780,6 +816,11 @@ def rearm(plan: Plan, admin: ClusterAdmin, by: str | None = None, run: str | Non
     fresh.save()
     say(f"re-armed plan {plan.plan_hash[:16]}: previous ledger kept as {record['archived_as']}")
     return {"rearmed": True, **record}
+
+
+def _label(key: str) -> str:
+    """How messages name a throttle record: a batch, or the continuous run."""
+    return "continuous execution" if key == CONTINUOUS else f"batch {key}"
 
 
 def _split(name: str) -> tuple[str, int]:

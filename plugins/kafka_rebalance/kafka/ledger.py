@@ -16,12 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanError, atomic_write_json, read_json
+from kafka_rebalance.userinput import is_ascii_digits
 
 LEDGER_VERSION = 1
 # Batch states, in the order a batch goes through them.
 PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED = (
     "pending", "throttles_recorded", "throttled", "submitted", "finished", "failed", "cancelled")
 STATES = (PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED)
+# Continuous execution (kafka/continuous.py) keeps its throttle record and one entry per schedule step
+# under this key; ``unrestored`` names it beside the batch ids (which are digits, so never collide).
+CONTINUOUS = "continuous"
+STEP_STATES = (SUBMITTED, FINISHED, FAILED, CANCELLED)
 
 
 class CorruptLedger(PlanError):
@@ -42,6 +47,16 @@ def _check(path: Path, data: Any, plan_hash: str) -> dict[str, Any]:
     for key, kind in (("batches", dict), ("elections", dict), ("events", list), ("rearms", list)):
         if not isinstance(data.setdefault(key, kind()), kind):
             raise _corrupt(path, f"{key} is not a{'n object' if kind is dict else ' list'}")
+    cont = data.get(CONTINUOUS)
+    if cont is not None:
+        if not isinstance(cont, dict) or not isinstance(cont.setdefault("steps", {}), dict):
+            raise _corrupt(path, f"{CONTINUOUS} is not an object with a steps object")
+        before = cont.get("throttles_before")
+        if before is not None and not (isinstance(before, dict) and all(isinstance(before.get(k, {}), dict) for k in ("brokers", "topics"))):
+            raise _corrupt(path, f"{CONTINUOUS}.throttles_before is not the recorded broker and topic configs")
+        for sid, entry in cont["steps"].items():
+            if not (is_ascii_digits(sid) and isinstance(entry, dict) and entry.get("state") in STEP_STATES):
+                raise _corrupt(path, f"{CONTINUOUS}.steps.{sid} is {json.dumps(entry)[:80]}")
     for bid, entry in data["batches"].items():
         if not isinstance(entry, dict) or entry.get("state", PENDING) not in STATES:
             raise _corrupt(path, f"batches.{bid}.state is {json.dumps(entry.get('state') if isinstance(entry, dict) else entry)}")
@@ -78,6 +93,13 @@ class Ledger:
     def batch(self, batch_id: str) -> dict[str, Any]:
         return self.data["batches"].setdefault(batch_id, {"state": PENDING})
 
+    def continuous(self) -> dict[str, Any]:
+        return self.data.setdefault(CONTINUOUS, {"steps": {}})
+
+    def throttle_entry(self, key: str) -> dict[str, Any]:
+        """Where the throttle values recorded under ``key`` (a batch id or CONTINUOUS) live."""
+        return self.continuous() if key == CONTINUOUS else self.batch(key)
+
     def state(self, batch_id: str) -> str:
         return str(self.data["batches"].get(batch_id, {}).get("state", PENDING))
 
@@ -86,7 +108,11 @@ class Ledger:
 
     def unrestored(self) -> list[str]:
         """Batches whose recorded throttle values have not been written back yet."""
-        return sorted(b for b, v in self.data["batches"].items() if v.get("throttles_before") is not None and not v.get("throttles_restored"))
+        out = sorted(b for b, v in self.data["batches"].items() if v.get("throttles_before") is not None and not v.get("throttles_restored"))
+        cont = self.data.get(CONTINUOUS) or {}
+        if cont.get("throttles_before") is not None and not cont.get("throttles_restored"):
+            out.append(CONTINUOUS)
+        return out
 
 
 def archive_ledger(plan_dir: Path) -> Path | None:

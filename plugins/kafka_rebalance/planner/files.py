@@ -92,9 +92,9 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
     for n, item in enumerate(sched.steps):
         s = item.step
         row = {
-            "after": item.after, "batch": batch_of[(s.p, s.seq)], "before": list(s.before), "bytes": s.size,
+            "adds": list(s.adds), "after": item.after, "batch": batch_of[(s.p, s.seq)], "before": list(s.before), "bytes": s.size,
             "estimated_end_s": round(item.end, 1), "estimated_start_s": round(item.start, 1), "id": n,
-            "leader": s.leader, "partition": s.partition, "produce_bytes_per_sec": s.rate, "replicas": list(s.after),
+            "leader": s.leader, "partition": s.partition, "produce_bytes_per_sec": s.rate, "removes": list(s.removes), "replicas": list(s.after),
             "topic": s.topic,
         }
         lines.append(json.dumps(row, sort_keys=True, separators=(",", ":")))

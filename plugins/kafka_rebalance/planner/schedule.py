@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kafka_rebalance.planner.steps import Step
@@ -71,12 +71,16 @@ class Dispatcher:
     still to receive: every receiving broker gets a move before any gets a second, and the
     brokers that bound the plan are served first. Within a lane, the largest step that fits
     goes first (longest first). ``start()`` returns the steps to submit now and counts them as
-    in flight; ``finish(i)`` records a completion. A lane that cannot start anything waits
+    in flight; ``finish(i)`` records a completion, ``abandon(i)`` a step that will not complete
+    (it and the partition's later steps are dropped). A lane that cannot start anything waits
     on the broker that blocked it, so a dispatch costs a few heap operations.
+
+    Resuming: ``done`` are steps already completed, ``running`` steps already in flight (a
+    killed executor submitted them); neither is started again.
     """
 
     def __init__(self, steps: Sequence[Step], after: Sequence[int | None], max_moves_per_broker: int,
-                 max_in_flight: int, throttle: float, done: Iterable[int] = ()) -> None:
+                 max_in_flight: int, throttle: float, done: Iterable[int] = (), running: Iterable[int] = ()) -> None:
         self.steps = steps
         self.per_broker = max_moves_per_broker
         self.max_in_flight = max_in_flight
@@ -93,11 +97,16 @@ class Dispatcher:
         self.waiting_on: dict[int, set[int]] = defaultdict(set)  # blocking broker -> lanes
         self.lanes: list[tuple[int, int, int, int]] = []  # (in flight, -bytes left, lane, version)
         self.version: dict[int, int] = defaultdict(int)
+        running = set(running) - self.completed
+        self.abandoned: set[int] = set()
         for i, s in enumerate(steps):
             if i in self.completed:
                 continue
             lane = self.lane(i)
             self.left[lane] += s.size * len(s.adds)
+            if i in running:
+                self._launch(i)
+                continue
             prev = after[i]
             if prev is None or prev in self.completed:
                 self.lane_ready[lane].append(i)
@@ -136,7 +145,8 @@ class Dispatcher:
                 return s.leader
         return None
 
-    def start(self) -> list[int]:
+    def start(self, allow: Callable[[int], bool] | None = None) -> list[int]:
+        """Steps to submit now; ``allow(i)`` False for the next step stops this dispatch (a hold)."""
         started: list[int] = []
         while len(self.in_flight) < self.max_in_flight and self.lanes:
             _, _, lane, version = heapq.heappop(self.lanes)
@@ -160,6 +170,10 @@ class Dispatcher:
             if chosen is None:
                 self.waiting_on[blocker if blocker is not None else lane].add(lane)
                 continue
+            if allow is not None and not allow(chosen):
+                heapq.heappush(ready, chosen)
+                self._offer(lane)
+                break
             self._launch(chosen)
             started.append(chosen)
             self._offer(lane)
@@ -176,9 +190,9 @@ class Dispatcher:
         self.left[self.lane(i)] -= s.size * len(s.adds)
         self.in_flight.add(i)
 
-    def finish(self, i: int) -> None:
+    def _land(self, i: int) -> set[int]:
+        """Release what in-flight step i held; returns the lanes that may now start something."""
         self.in_flight.discard(i)
-        self.completed.add(i)
         s = self.steps[i]
         for b in s.involved:
             self.busy[b] -= 1
@@ -186,10 +200,30 @@ class Dispatcher:
             self.inflow[b] -= s.rate
             self.receiving[b] -= 1
         self.outflow[s.leader] -= s.rate * len(s.adds)
-        lanes = {self.lane(i), *s.adds}
+        return {self.lane(i), *s.adds}
+
+    def abandon(self, i: int) -> None:
+        """In-flight step i will not complete (cancelled, refused): drop it and its partition's later steps."""
+        lanes = self._land(i)
+        self.abandoned.add(i)
+        stack = list(self.waiting_for.pop(i, ()))
+        while stack:
+            j = stack.pop()
+            self.abandoned.add(j)
+            self.left[self.lane(j)] -= self.steps[j].size * len(self.steps[j].adds)
+            stack.extend(self.waiting_for.pop(j, ()))
+        self._wake(lanes, self.steps[i])
+
+    def finish(self, i: int) -> None:
+        lanes = self._land(i)
+        self.completed.add(i)
+        s = self.steps[i]
         for j in self.waiting_for.pop(i, ()):
             heapq.heappush(self.lane_ready[self.lane(j)], j)
             lanes.add(self.lane(j))
+        self._wake(lanes, s)
+
+    def _wake(self, lanes: set[int], s: Step) -> None:
         for b in {*s.involved, *s.adds, s.leader}:
             lanes |= self.waiting_on.pop(b, set())
         if not self.in_flight:

@@ -207,6 +207,10 @@ def _schedule_problems(
         elif (tuple(st.get("before") or ()), tuple(st.get("replicas") or ())) != expected:
             problem = (f"{st.get('before')} -> {st.get('replicas')}, but batch {st.get('batch')} moves "
                        f"{list(expected[0])} -> {list(expected[1])}")
+        elif _id_list(st.get("adds")) != sorted(set(expected[1]) - set(expected[0])) \
+                or _id_list(st.get("removes")) != sorted(set(expected[0]) - set(expected[1])):
+            problem = (f"adds {st.get('adds')} / removes {st.get('removes')} are not the difference between "
+                       f"{list(expected[0])} and {list(expected[1])}")
         elif st.get("after") != last_of.get((st["topic"], st["partition"])):
             problem = (f"after {st.get('after')!r}, but the partition's previous step is "
                        f"{last_of.get((st['topic'], st['partition']))!r}")
@@ -217,6 +221,11 @@ def _schedule_problems(
     for key in sorted(set(data_moves) - seen):
         out.append((f"batch {key[0]} {key[1]}-{key[2]}", "this data move is missing from schedule.json"))
     return out
+
+
+def _id_list(value: Any) -> list[int] | None:
+    """A list of broker ids, sorted; None for anything else (never a comparison error on mixed types)."""
+    return sorted(value) if isinstance(value, list) and all(type(x) is int for x in value) else None
 
 
 def _new_replicas_eligible(new: list[int], before: tuple[int, ...] | None, eligible: set[int]) -> bool:
