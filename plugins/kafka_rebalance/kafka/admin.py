@@ -48,6 +48,15 @@ class Reassignment:
         return tuple(r for r in self.replicas if r not in self.removing)
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    """One partition as Metadata reports it: what verification after a move needs, nothing more."""
+
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int  # -1: none
+
+
 class ClusterError(RebalanceError):
     """The cluster refused or could not answer; the message says which call and why."""
 
@@ -80,6 +89,11 @@ class ClusterAdmin(Protocol):
 
     def describe(self) -> Snapshot:
         """Brokers, racks, controller, partitions, replica sizes and configs as a snapshot."""
+        ...
+
+    def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:
+        """Replicas, ISR and leader of these partitions (absent: no such partition), from one Metadata
+        request for their topics: cheap enough to ask on every poll, unlike ``describe``."""
         ...
 
     def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:

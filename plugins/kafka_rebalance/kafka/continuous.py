@@ -122,7 +122,7 @@ class ContinuousRun:
             return done, set()
         admin = self.ex.admin
         inflight = admin.list_reassignments()
-        current = {TP(p.topic, p.partition): p for p in admin.describe().partitions}
+        current = admin.partitions([self.moves[i].tp for i in submitted])
         running: set[int] = set()
         now = admin.now()
         for i in submitted:
@@ -190,7 +190,7 @@ class ContinuousRun:
         from kafka_rebalance.kafka.executor import merge_throttle
 
         for topic in sorted(topics):
-            original = self.entry["throttles_before"]["topics"].get(topic, {})
+            original = self.entry["throttles_before"]["topics"][topic]  # recorded before its first move started
             planned = batch_throttles((self.steps[i] for i in sorted(self.by_topic.get(topic, ()))), 0)["topics"].get(topic, {})
             want = {k: merge_throttle(k, planned[k], original.get(k)) if k in planned else original.get(k) for k in TOPIC_KEYS}
             if self.written.get(topic) != want:
@@ -205,6 +205,8 @@ class ContinuousRun:
         dispatcher = Dispatcher(self.steps, self.after, self.schedule.max_moves_per_broker, self.schedule.max_in_flight,
                                 self.schedule.throttle_bytes_per_sec, done=done, running=running)
         self._begin_throttle_record()
+        if running:
+            self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
         started = admin.now()
         self.entry.update(state=SUBMITTED, started_at=self._iso(), estimated_seconds=self.schedule.estimated_seconds)
         ex.ledger.save()
@@ -352,8 +354,7 @@ class ContinuousRun:
     def _land(self, gone: list[int], dispatcher: Dispatcher, now: float, touched: set[str]) -> None:
         from kafka_rebalance.kafka.executor import Executor
 
-        snap = self.ex.admin.describe()
-        parts = {TP(p.topic, p.partition): p for p in snap.partitions}
+        parts = self.ex.admin.partitions([self.moves[i].tp for i in gone])
         for i in gone:
             m, t = self.moves[i], self.tracks[i]
             p = parts.get(m.tp)

@@ -20,7 +20,7 @@ import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 
-from kafka_rebalance.kafka.admin import BROKER, TOPIC, TP, ClusterConnectionError, ClusterError, Reassignment
+from kafka_rebalance.kafka.admin import BROKER, TOPIC, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
 from kafka_rebalance.kafka.connection import ConnectionSettings, install_redaction
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, Partition, Snapshot
 
@@ -114,6 +114,22 @@ class LiveAdmin:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
+
+    def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:
+        wanted = set(tps)
+        if not wanted:
+            return {}
+        with self._call("describe topics"):
+            topics = self.client.describe_topics(sorted({tp.topic for tp in wanted}))
+        out: dict[TP, PartitionView] = {}
+        for t in topics:
+            if t.get("error_code"):
+                continue  # the topic is gone: its partitions are absent
+            for p in t["partitions"]:
+                tp = TP(t["name"], p["partition_index"])
+                if tp in wanted:
+                    out[tp] = PartitionView(tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), p["leader_id"])
+        return out
 
     def describe(self) -> Snapshot:
         with self._call("describe cluster"):

@@ -44,6 +44,7 @@ from kafka_rebalance.kafka.admin import (
     LEADER_REPLICAS,
     TOPIC,
     TP,
+    PartitionView,
     ClusterError,
     Reassignment,
     parse_throttled_replicas,
@@ -95,6 +96,7 @@ class SimPartition:
     original: list[int] | None = None  # OAR while a reassignment runs
     target: list[int] | None = None  # RAR while a reassignment runs
     copied: dict[int, float] = field(default_factory=dict)  # bytes held by adding replicas not yet in ISR
+    grown_at: float = 0.0  # ``size`` includes produce traffic up to this moment (see Simulator._grow)
 
     @property
     def adding(self) -> list[int]:
@@ -137,6 +139,20 @@ class Simulator:
         self.replication_bytes_per_sec = float(replication_bytes_per_sec)
         self.now = float(now)
         self.stuck: set[tuple[TP, int]] = set()
+        # Partitions with a reassignment in flight: the only ones time has to walk through event by
+        # event. The others grow by their produce rate lazily (``_grow``), so a poll costs what moves.
+        self.moving: dict[TP, SimPartition] = {tp: p for tp, p in self.partitions.items() if p.target is not None}
+        for p in self.partitions.values():
+            p.grown_at = self.now
+
+    def _grow(self, p: SimPartition) -> None:
+        if p.rate:
+            p.size += p.rate * (self.now - p.grown_at)
+        p.grown_at = self.now
+
+    def _grow_all(self) -> None:
+        for p in self.partitions.values():
+            self._grow(p)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -170,6 +186,7 @@ class Simulator:
         return moment.isoformat()
 
     def describe(self) -> Snapshot:
+        self._grow_all()
         brokers = tuple(Broker(b.id, b.rack, b.alive, dict(b.configs)) for b in self.brokers.values())
         parts = []
         for p in self.partitions.values():
@@ -214,10 +231,13 @@ class Simulator:
         for key, size in state.get("sizes", {}).items():
             topic, _, part = key.rpartition("\t")
             sim.partitions[TP(topic, int(part))].size = float(size)
+        for p in sim.partitions.values():
+            p.grown_at = sim.now
         for r in state.get("reassignments", []):
             p = sim.partitions[TP(r["topic"], r["partition"])]
             p.original, p.target = list(r["original"]), list(r["target"])
             p.copied = {int(b): float(v) for b, v in r["copied"].items()}
+            sim.moving[p.tp] = p
         sim.stuck = {(TP(t, p), b) for t, p, b in state.get("stuck", [])}
         return sim
 
@@ -288,7 +308,7 @@ class Simulator:
     def list_reassignments(self) -> dict[TP, Reassignment]:
         return {
             tp: Reassignment(tuple(p.replicas), tuple(p.adding), tuple(p.removing))
-            for tp, p in self.partitions.items() if p.target is not None
+            for tp, p in sorted(self.moving.items())
         }
 
     def alter_reassignments(self, targets: Mapping[TP, Iterable[int] | None]) -> dict[TP, str | None]:
@@ -311,6 +331,7 @@ class Simulator:
                 results[tp] = ERR_INVALID_ASSIGNMENT
                 continue
             original = p.original if p.original is not None else list(p.replicas)
+            self._grow(p)
             if new == original:
                 if p.target is not None:
                     self._cancel(p)
@@ -320,6 +341,7 @@ class Simulator:
             p.replicas = new + [r for r in original if r not in new]
             p.isr = [r for r in p.isr if r in p.replicas]
             p.copied = {r: p.copied.get(r, 0.0) for r in p.adding if r not in p.isr}
+            self.moving[tp] = p
             results[tp] = None
         self._complete_ready()
         return results
@@ -332,6 +354,7 @@ class Simulator:
             p.leader = self._elect(p.replicas, p.isr)
         p.original = p.target = None
         p.copied = {}
+        self.moving.pop(p.tp, None)
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         self.advance(0)
@@ -359,6 +382,7 @@ class Simulator:
             p = self.partitions.get(tp)
             if p is None:
                 continue
+            self._grow(p)
             for r in p.replicas:
                 if not self.brokers[r].alive:
                     continue
@@ -379,11 +403,11 @@ class Simulator:
                 net = rate - p.rate
                 if net > 0:
                     dt = min(dt, max(0.0, (p.size - p.copied[r]) / net))
-            for p in self.partitions.values():
-                p.size += p.rate * dt
+            self.now += dt
+            for p in self.moving.values():
+                self._grow(p)
             for p, r, rate in flows:
                 p.copied[r] = min(p.size, p.copied[r] + rate * dt)
-            self.now += dt
             joined = False
             for p, r, _ in flows:
                 if p.copied[r] >= p.size - max(1e-6, 1e-12 * p.size):
@@ -399,7 +423,7 @@ class Simulator:
     def _flows(self) -> list[tuple[SimPartition, int, float]]:
         """Every copy in progress with its rate (bytes/s) under the throttles now set."""
         candidates: list[tuple[SimPartition, int, tuple[str, int] | None, tuple[str, int] | None]] = []
-        for p in self.partitions.values():
+        for p in self.moving.values():
             if p.target is None or p.leader == -1 or not self.brokers[p.leader].alive:
                 continue
             for r in p.copied:
@@ -433,7 +457,7 @@ class Simulator:
         return float(self.brokers[broker].configs[key])
 
     def _complete_ready(self) -> None:
-        for p in self.partitions.values():
+        for p in list(self.moving.values()):
             if p.target is None or not all(r in p.isr for r in p.target):
                 continue
             if p.leader not in p.target:
@@ -442,6 +466,7 @@ class Simulator:
             p.isr = [r for r in p.isr if r in p.target]
             p.original = p.target = None
             p.copied = {}
+            del self.moving[p.tp]
 
     # ------------------------------------------------------------------ helpers
 
@@ -535,6 +560,14 @@ class SimAdmin:
 
     def describe(self) -> Snapshot:
         return self.sim.describe()
+
+    def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:
+        out: dict[TP, PartitionView] = {}
+        for tp in tps:
+            p = self.sim.partitions.get(tp)
+            if p is not None:
+                out[tp] = PartitionView(tuple(p.replicas), tuple(p.isr), p.leader)
+        return out
 
     def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:
         current = self.sim.dynamic_configs(resource_type, name)
