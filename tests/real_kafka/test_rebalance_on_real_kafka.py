@@ -111,14 +111,15 @@ def test_real_rebalance_reaches_targets_and_restores_prior_throttles(kafka_sandb
 
 
 def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix, tmp_path):
-    """Two 8 MiB replicas leave broker 1 at 1 MiB/s: broker 1's leader throttle is shared, so 16 s of physics."""
-    size, rate = 8 * MIB, 1 * MIB
+    """Six 4 MiB replicas leave broker 1 at 1 MiB/s, executed continuously: at most 5 moves in flight
+    out of broker 1 share its leader throttle, the sixth starts when one lands: 24 s of physics."""
+    size, rate, count = 4 * MIB, 1 * MIB, 6
     client = admin(kafka_sandbox)
     topic = f"{topic_prefix}-big"
     try:
         from kafka.admin import NewTopic
 
-        client.create_topics([NewTopic(topic, replica_assignments={0: [1], 1: [1]})])
+        client.create_topics([NewTopic(topic, replica_assignments={p: [1] for p in range(count)})])
         _wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
     finally:
         client.close()
@@ -127,7 +128,7 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     producer = KafkaProducer(bootstrap_servers=kafka_sandbox.bootstrap_servers, acks=1, batch_size=300_000,
                              max_request_size=400_000)
     payload = os.urandom(256 * 1024)
-    for p in (0, 1):
+    for p in range(count):
         for _ in range(size // len(payload)):
             producer.send(topic, payload, partition=p)
     producer.flush()
@@ -135,12 +136,11 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
 
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     snap = load_snapshot(snap_path)
-    # Emptying broker 1 moves both replicas off it, through the planner and the gate.
+    # Emptying broker 1 moves every replica off it, through the planner and the gate.
     manifest = plan_and_validate(snap_path, tmp_path / "plan", "--throttle", str(rate), "--decommission-brokers", "1")
-    assert manifest["summary"]["replica_moves"] == 2
-    assert len(manifest["batches"]) == 1
+    assert manifest["summary"]["replica_moves"] == count
     actual_bytes = sum(p.size_bytes for p in snap.partitions)
-    estimate = manifest["summary"]["estimated_seconds"]
+    estimate = manifest["summary"]["continuous"]["estimated_seconds"]
 
     started = time.monotonic()
     done = cli("execute", "--plan", str(tmp_path / "plan"), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
@@ -149,14 +149,18 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     assert done.returncode == 0, done.stderr[-3000:]
     now = describe_partitions(kafka_sandbox, topic_prefix)
     assert all(1 not in p["replicas"] for p in now.values())
-    # The move itself: from submission to both replicas in sync, as the executor timed the batch
-    # (the command's wall time adds interpreter start, preflight, elections and the final describe).
-    moved = json.loads(done.stdout)["batches"][0]["actual_seconds"]
-    print(f"\nthrottled move: {actual_bytes / MIB:.1f} MiB out of broker 1 at {rate / MIB:.0f} MiB/s: "
-          f"physics {actual_bytes / rate:.1f}s, our estimate {estimate:.1f}s, actual move {moved:.1f}s "
+    # The moves themselves: from the first submission to the last move in sync, as the executor timed
+    # them (the command's wall time adds interpreter start, preflight, elections and the final describe).
+    report = json.loads(done.stdout)
+    assert report["mode"] == "continuous" and report["continuous"]["finished"] == count
+    moved = report["continuous"]["actual_seconds"]
+    print(f"\nthrottled moves: {count} x {size / MIB:.0f} MiB ({actual_bytes / MIB:.1f} MiB) out of broker 1 at "
+          f"{rate / MIB:.0f} MiB/s: physics {actual_bytes / rate:.1f}s, our estimate {estimate:.1f}s, actual {moved:.1f}s "
           f"(whole execute command {elapsed:.1f}s)", file=sys.stderr)
     # Kafka's replication quota averages over 11 one-second windows: allow that much slack below size/rate.
-    assert moved >= actual_bytes / rate - 11, "the move finished faster than the throttle allows"
+    assert moved >= actual_bytes / rate - 11, "the moves finished faster than the throttle allows"
+    # Kafka's quota delivers 70-85 % of the configured rate on this 2-core sandbox (Kafka's own tool takes as
+    # long: docs/PERFORMANCE.md), so the model's estimate runs short here; 30 % is what it holds.
     assert abs(estimate - moved) <= 0.30 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
 
 
@@ -232,45 +236,51 @@ def test_foreign_reassignment_is_refused_unless_additional(kafka_sandbox, topic_
              str(foreign), "--cancel")
 
 
-def test_killed_executor_resumes_without_resubmitting_finished_batches(kafka_sandbox, topic_prefix, tmp_path):
+def test_killed_executor_resumes_without_resubmitting_finished_or_running_moves(kafka_sandbox, topic_prefix, tmp_path):
     seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=1, skew=0.9, seed=21, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
     manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "2",
                                  "--ordering", "large-first")
-    moving = [b["id"] for b in manifest["batches"] if b["bytes"] > 0]
-    assert len(moving) >= 2
+    assert manifest["summary"]["replica_moves"] >= 4
     env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
     proc = subprocess.Popen([sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir),
                              "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "0.5"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     ledger_path = plan_dir / "ledger.json"
 
-    def mid_batch_after_one_finished() -> bool:
+    def one_finished_one_in_flight() -> bool:
         if not ledger_path.exists():
             return False
-        ledger = json.loads(ledger_path.read_text())
-        states = {b: v.get("state") for b, v in ledger.get("batches", {}).items()}
-        # A batch whose throttles are set or whose moves are submitted is in flight.
-        return "finished" in states.values() and bool({"throttled", "submitted"} & set(states.values()))
+        steps = json.loads(ledger_path.read_text()).get("continuous", {}).get("steps", {})
+        states = {v.get("state") for v in steps.values()}
+        return "finished" in states and "submitted" in states
 
     try:
-        _wait_for(mid_batch_after_one_finished, 180, "a finished batch and one in flight", poll=0.2)
+        _wait_for(one_finished_one_in_flight, 180, "a finished move and one in flight", poll=0.2)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
-    ledger = json.loads(ledger_path.read_text())
-    finished_before = {b for b, v in ledger["batches"].items() if v.get("state") == "finished"}
-    finished_at = {b: json.dumps(ledger["batches"][b], sort_keys=True) for b in finished_before}
+    client = admin(kafka_sandbox)
+    try:
+        in_flight = {f"{tp.topic}-{tp.partition}" for tp in client.list_partition_reassignments()}
+    finally:
+        client.close()
+    steps = json.loads(ledger_path.read_text())["continuous"]["steps"]
+    finished_at = {i: json.dumps(e, sort_keys=True) for i, e in steps.items() if e["state"] == "finished"}
+    running = {i for i, e in steps.items() if e["state"] == "submitted" and e["tp"] in in_flight}
     assert throttles_anywhere(kafka_sandbox, topic_prefix), "the killed run should have left its throttles set"
 
     again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "1")
     assert again.returncode == 0, again.stderr[-3000:]
-    ledger = json.loads(ledger_path.read_text())
-    for b in finished_before:
+    steps = json.loads(ledger_path.read_text())["continuous"]["steps"]
+    for i, before in finished_at.items():
         # Not submitted again: its ledger entry is exactly what the killed run wrote.
-        assert json.dumps(ledger["batches"][b], sort_keys=True) == finished_at[b]
-    assert all(v.get("state") == "finished" for v in ledger["batches"].values())
+        assert json.dumps(steps[i], sort_keys=True) == before
+    for i in running:
+        # Still moving when the run died: watched to its end by the next run, never submitted again.
+        assert steps[i]["state"] == "finished" and "earlier" not in steps[i], steps[i]
+    assert all(v["state"] == "finished" for v in steps.values())
     assert throttles_anywhere(kafka_sandbox, topic_prefix) == {}
     now = describe_partitions(kafka_sandbox, topic_prefix)
     for tp, target in final_targets(plan_dir).items():

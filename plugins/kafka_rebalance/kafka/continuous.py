@@ -66,6 +66,7 @@ class _Track:
 
     started: float  # admin clock
     deadline: float
+    expected_end: float  # admin clock: the schedule's duration for the step, then its observed rate
     copied: int = -1
     last_change: float = 0.0
     left: int = 0
@@ -103,10 +104,17 @@ class ContinuousRun:
         self.stop_starting = False  # a hold, a failure or on_stall=stop: no new submissions
         self.result = ContinuousResult(FAILED, len(self.moves), estimated_seconds=self.schedule.estimated_seconds)
         self.unreachable_since: float | None = None
+        self.started = 0.0  # admin clock at the first submission of this run
+        self.copied = 0  # bytes of the moves that finished in this run: the observed rate behind the ETA
+        self.waiting = 0  # bytes of the steps not started yet
+        self.dirty = False  # ledger entries changed since the last save
+        self.dropped: set[int] = set()
 
     # ------------------------------------------------------------------ ledger
 
     def _step(self, i: int) -> dict[str, Any]:
+        """Step i's ledger entry, about to be changed (so the ledger encodes it again)."""
+        self.ex.ledger.step_changed(str(i))
         return self.entry["steps"][str(i)]
 
     def _say(self, line: str) -> None:
@@ -130,7 +138,7 @@ class ContinuousRun:
             p = current.get(m.tp)
             if m.tp in inflight and inflight[m.tp].target == m.replicas:
                 running.add(i)
-                self.tracks[i] = _Track(now, now + self._timeout(m), last_change=now)
+                self.tracks[i] = self._track(m, now)
                 self.by_topic[m.tp.topic].add(i)
             elif p is not None and p.replicas == m.replicas and set(m.replicas) <= set(p.isr):
                 e.update(state=FINISHED, ended_at=self._iso(), note="finished while no executor watched it")
@@ -149,6 +157,22 @@ class ContinuousRun:
 
     def _iso(self) -> str:
         return self.ex.gate.clock().isoformat(timespec="milliseconds")
+
+    def _track(self, m: ScheduledMove, now: float) -> _Track:
+        return _Track(now, now + self._timeout(m), now + max(0.0, m.estimated_end_s - m.estimated_start_s), last_change=now)
+
+    def _next_poll(self, now: float) -> float:
+        """Seconds to sleep: until the first move in flight is expected to land, within [1 s, poll_interval].
+
+        A pipe stays empty from a move's completion until the poll that notices it: waiting a fixed
+        interval would cost half of it per move, which adds up on the busiest broker's long chain
+        of moves. The expectation comes from the move's observed copy rate (the schedule's estimate
+        until there is one); ``poll_interval`` stays the longest wait, so stalls are still seen.
+        """
+        longest = self.ex.settings.poll_interval
+        # An overdue move made no progress since the last poll: its next news is a poll interval away.
+        soonest = min((t.expected_end for t in self.tracks.values() if t.expected_end > now), default=now + longest)
+        return min(longest, max(min(1.0, longest), soonest - now + 0.05))
 
     def _timeout(self, m: ScheduledMove) -> float:
         if self.ex.settings.batch_timeout is not None:
@@ -207,21 +231,28 @@ class ContinuousRun:
         self._begin_throttle_record()
         if running:
             self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
-        started = admin.now()
+        self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
+        started = self.started = admin.now()
         self.entry.update(state=SUBMITTED, started_at=self._iso(), estimated_seconds=self.schedule.estimated_seconds)
         ex.ledger.save()
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(self.schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(self.schedule.physical_bound_seconds)})")
+        ended: float | None = None
         try:
             while True:
                 if not self.stop_starting:
                     new = dispatcher.start(allow=self._allow)
                     if new:
                         self._submit(new, dispatcher)
+                        self.dirty = False
+                if self.dirty:
+                    ex.ledger.save()
+                    self.dirty = False
                 if not dispatcher.in_flight:
                     break
-                admin.sleep(s.poll_interval)
+                admin.sleep(self._next_poll(admin.now()))
                 self._poll(dispatcher)
+            ended = admin.now()  # the moves' time: the estimate's counterpart (restoring throttles is not in it)
         except BaseException:
             self.entry["state"] = FAILED
             raise
@@ -231,7 +262,7 @@ class ContinuousRun:
             self.written.clear()
         r = self.result
         r.finished = len(dispatcher.completed)
-        r.actual_seconds = round(admin.now() - started, 3)
+        r.actual_seconds = round((ended if ended is not None else admin.now()) - started, 3)
         if pending:
             r.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         r.state = FINISHED if r.finished == len(self.moves) and not pending else FAILED
@@ -242,6 +273,9 @@ class ContinuousRun:
                   f"{len(r.failed)} failed; took {human_seconds(r.actual_seconds)} of this run "
                   f"(the whole schedule was estimated at {human_seconds(r.estimated_seconds)})")
         return r
+
+    def _bytes(self, i: int) -> int:
+        return self.moves[i].bytes * len(self.moves[i].adds)
 
     def _allow(self, i: int) -> bool:
         m = self.moves[i]
@@ -256,12 +290,14 @@ class ContinuousRun:
         ex, now, at = self.ex, self.ex.admin.now(), self._iso()
         for i in new:
             m = self.moves[i]
+            self.waiting -= self._bytes(i)
             old = self.entry["steps"].get(str(i))
             # A retried step (cancelled or failed earlier) keeps its earlier attempts in the ledger.
             earlier = [*old.pop("earlier", []), old] if old else []
+            self.ex.ledger.step_changed(str(i))
             self.entry["steps"][str(i)] = {"tp": str(m.tp), "batch": m.batch, "state": SUBMITTED, "started_at": at,
                                            **({"earlier": earlier} if earlier else {})}
-            self.tracks[i] = _Track(now, now + self._timeout(m), last_change=now)
+            self.tracks[i] = self._track(m, now)
             if ex.ledger.state(m.batch) == PENDING:
                 ex.ledger.batch(m.batch).update(state=SUBMITTED, mode=CONTINUOUS, started_at=at)
         self._throttle(new)  # saves the ledger (steps included) before setting anything
@@ -273,7 +309,7 @@ class ContinuousRun:
         if errors:
             self.stop_starting = True
             self._write_topic_throttles({self.moves[i].tp.topic for i in new})
-        ex.ledger.save()
+            ex.ledger.save()
         self._say(f"started {len(new)} step(s); {len(dispatcher.in_flight)} in flight")
 
     def _end(self, i: int, dispatcher: Dispatcher, state: str, why: str | None = None) -> None:
@@ -281,9 +317,13 @@ class ContinuousRun:
         self.by_topic[m.tp.topic].discard(i)
         e.update(state=state, ended_at=self._iso(), seconds=round(self.ex.admin.now() - t.started, 3))
         if state == FINISHED:
+            self.copied += self._bytes(i)
             dispatcher.finish(i)
             return
         dispatcher.abandon(i)
+        for j in dispatcher.abandoned - self.dropped - {i}:  # the partition's later steps, dropped with it
+            self.waiting -= self._bytes(j)
+        self.dropped |= dispatcher.abandoned
         e["problems"] = [why or state]
         (self.result.cancelled if state == CANCELLED else self.result.failed).append(f"step {i} {m.tp}: {why}")
         self._say(f"step {i} {m.tp} {state}: {why}")
@@ -320,6 +360,8 @@ class ContinuousRun:
             copied = sum(sizes.get((m.tp, x), 0) for x in r.adding)
             t.left = sum(max(0, source - sizes.get((m.tp, x), 0)) for x in r.adding)
             if copied > t.copied:
+                if t.copied >= 0 and now > t.last_change:
+                    t.expected_end = now + t.left * (now - t.last_change) / (copied - t.copied)
                 t.copied, t.last_change = copied, now
             elif now - t.last_change >= s.stall_seconds:
                 stalled.append(i)
@@ -344,10 +386,16 @@ class ContinuousRun:
                 self._cancel(late, dispatcher, "its time limit was reached", touched)
         if touched:
             self._write_topic_throttles(touched)
-        ex.ledger.save()
+            # Saved by the next submission (before it changes the cluster) or at the next poll: a run
+            # killed before that finds these moves at their targets and records them then.
+            self.dirty = True
         left = sum(t.left for t in self.tracks.values())
+        waiting = self.waiting
+        elapsed = now - self.started
+        rate = self.copied / elapsed if self.copied > 0 and elapsed > 0 else None
+        eta = f"ETA {human_seconds((left + waiting) / rate)}" if rate else "ETA unknown until a move lands"
         self._say(f"{len(dispatcher.completed)}/{len(self.moves)} steps done, {len(dispatcher.in_flight)} in flight "
-                  f"({human_bytes(left)} left in them)")
+                  f"({human_bytes(left)} left in them, {human_bytes(waiting)} not started), {eta}")
 
     # Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a cache
     # that follows a moment later; a finished move can still show its old replicas for a second or two.

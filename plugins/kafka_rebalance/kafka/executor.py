@@ -773,9 +773,10 @@ class Executor:
         for b in self.plan.batches:
             if self.ledger.state(b.id) not in (FINISHED, PENDING):
                 self.ledger.batch(b.id)["state"] = CANCELLED
-        for entry in self.ledger.continuous()["steps"].values():
+        for sid, entry in self.ledger.continuous()["steps"].items():
             if entry["state"] == SUBMITTED:
                 entry["state"] = CANCELLED
+                self.ledger.step_changed(sid)
         self.ledger.event(f"cancelled {len(to_cancel)} in-flight move(s); restored throttles of {restored or 'no batch'}")
         self.ledger.save()
         return {

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanError, atomic_write_json, read_json
+from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanError, atomic_write, read_json
 from kafka_rebalance.userinput import is_ascii_digits
 
 LEDGER_VERSION = 1
@@ -70,6 +70,7 @@ class Ledger:
     def __init__(self, path: Path, data: dict[str, Any]) -> None:
         self.path = path
         self.data = data
+        self._lines: dict[str, str] = {}  # continuous step id -> its encoded line, until ``step_changed``
 
     @classmethod
     def fresh(cls, plan_dir: Path, plan_hash: str) -> Ledger:
@@ -88,10 +89,14 @@ class Ledger:
         return cls(path, _check(path, data, plan_hash))
 
     def save(self) -> None:
-        atomic_write_json(self.path, self.data)
+        atomic_write(self.path, ledger_bytes(self.data, self._lines))
 
     def batch(self, batch_id: str) -> dict[str, Any]:
         return self.data["batches"].setdefault(batch_id, {"state": PENDING})
+
+    def step_changed(self, step_id: str) -> None:
+        """Call after changing a continuous step's entry: its line is encoded again at the next save."""
+        self._lines.pop(step_id, None)
 
     def continuous(self) -> dict[str, Any]:
         return self.data.setdefault(CONTINUOUS, {"steps": {}})
@@ -113,6 +118,45 @@ class Ledger:
         if cont.get("throttles_before") is not None and not cont.get("throttles_restored"):
             out.append(CONTINUOUS)
         return out
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def ledger_bytes(data: dict[str, Any], cache: dict[str, str] | None = None) -> bytes:
+    """The ledger as JSON with one top-level key, batch and continuous step per line.
+
+    It is rewritten after every poll that changed something, and a continuous run of a large plan
+    holds one entry per step: json's C encoder per entry keeps that cheap (the canonical indented
+    form costs tens of milliseconds per thousand steps), and one line per entry keeps it readable.
+    """
+
+    def block(mapping: dict[str, Any], indent: str, memo: dict[str, str] | None = None) -> str:
+        if not mapping:
+            return "{}"
+        rows = []
+        for k in sorted(mapping, key=lambda k: (len(k), k)):
+            row = memo.get(k) if memo is not None else None
+            if row is None:
+                row = f"{indent}  {json.dumps(k)}: {_compact(mapping[k])}"
+                if memo is not None:
+                    memo[k] = row
+            rows.append(row)
+        return "{\n" + ",\n".join(rows) + f"\n{indent}}}"
+
+    lines = []
+    for key, value in sorted(data.items()):
+        if key == "batches" and isinstance(value, dict):
+            text = block(value, "  ")
+        elif key == CONTINUOUS and isinstance(value, dict):
+            inner = [f"    {json.dumps(k)}: {block(v, '    ', cache) if k == 'steps' and isinstance(v, dict) else _compact(v)}"
+                     for k, v in sorted(value.items())]
+            text = "{\n" + ",\n".join(inner) + "\n  }"
+        else:
+            text = _compact(value)
+        lines.append(f"  {json.dumps(key)}: {text}")
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
 def archive_ledger(plan_dir: Path) -> Path | None:
