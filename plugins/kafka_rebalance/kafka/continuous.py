@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kafka_rebalance.kafka.admin import BROKER, FOLLOWER_REPLICAS, LEADER_REPLICAS, TOPIC, TP, ClusterError
@@ -149,8 +150,6 @@ class ContinuousRun:
         self.result.resumed_in_flight = len(running)
         if running:
             first = min((self._step(i).get("started_at") for i in running), default=None)
-            from datetime import datetime
-
             self.ex.gate.watch_in_flight(datetime.fromisoformat(first) if isinstance(first, str) else None)
             self._say(f"{len(running)} step(s) a previous run submitted are still moving: watching them, not resubmitting")
         return done, running
@@ -296,6 +295,7 @@ class ContinuousRun:
             earlier = [*old.pop("earlier", []), old] if old else []
             self.ex.ledger.step_changed(str(i))
             self.entry["steps"][str(i)] = {"tp": str(m.tp), "batch": m.batch, "state": SUBMITTED, "started_at": at,
+                                           "started_clock": round(now, 3),
                                            **({"earlier": earlier} if earlier else {})}
             self.tracks[i] = self._track(m, now)
             if ex.ledger.state(m.batch) == PENDING:
@@ -315,7 +315,8 @@ class ContinuousRun:
     def _end(self, i: int, dispatcher: Dispatcher, state: str, why: str | None = None) -> None:
         m, e, t = self.moves[i], self._step(i), self.tracks.pop(i)
         self.by_topic[m.tp.topic].discard(i)
-        e.update(state=state, ended_at=self._iso(), seconds=round(self.ex.admin.now() - t.started, 3))
+        now = self.ex.admin.now()
+        e.update(state=state, ended_at=self._iso(), ended_clock=round(now, 3), seconds=round(now - t.started, 3))
         if state == FINISHED:
             self.copied += self._bytes(i)
             dispatcher.finish(i)
@@ -446,5 +447,12 @@ class ContinuousRun:
             entry = self.ex.ledger.batch(bid)
             if all(st == FINISHED for st in states):
                 entry.update(state=FINISHED, mode=CONTINUOUS, completed=sorted({str(self.moves[i].tp) for i in ids}))
+                steps = [self.entry["steps"].get(str(i), {}) for i in ids]
+                starts = [e["started_clock"] for e in steps if isinstance(e.get("started_clock"), (int, float))]
+                ends = [e["ended_clock"] for e in steps if isinstance(e.get("ended_clock"), (int, float))]
+                if len(starts) == len(ends) == len(ids):
+                    # On the admin's clock, as a wave's: the report draws the batch from its first step's
+                    # start to its last step's end (batches overlap when they run continuously).
+                    entry.update(started_clock=min(starts), actual_seconds=round(max(ends) - min(starts), 3))
             elif any(st in (FAILED, CANCELLED) for st in states):
                 entry.update(state=FAILED, mode=CONTINUOUS)
