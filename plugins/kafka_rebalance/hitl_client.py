@@ -54,21 +54,31 @@ class Approver(threading.Thread):
         try:
             client = _client()
             deadline = time.monotonic() + self.timeout
+            choice: str | None = None
+            last: BaseException | None = None
             while time.monotonic() < deadline:
-                pending = pending_requests(client, self.dag_id)
-                if pending:
-                    self.detail = pending[0]
-                    choice = self.choice
-                    if self.before_answer:
-                        try:
-                            self.before_answer(self.detail)
-                        except BaseException as exc:
-                            # Never leave the run parked forever: reject it, and report the error.
-                            self.error, choice = exc, "Reject"
-                    self.response = answer(client, self.detail, choice)
-                    self.log(f"answered '{self.detail.get('subject')}' with {self.choice} through the REST API")
-                    return
+                # The API shares the metadata database (SQLite in tests and the demo) with the running DAG:
+                # a call can meet a locked database. Retry until the deadline instead of dying silently
+                # and leaving the run parked on an approval nobody answers.
+                try:
+                    pending = pending_requests(client, self.dag_id)
+                    if pending:
+                        self.detail = pending[0]
+                        if choice is None:
+                            choice = self.choice
+                            if self.before_answer:
+                                try:
+                                    self.before_answer(self.detail)
+                                except BaseException as exc:
+                                    # Never leave the run parked forever: reject it, and report the error.
+                                    self.error, choice = exc, "Reject"
+                        self.response = answer(client, self.detail, choice)
+                        self.log(f"answered '{self.detail.get('subject')}' with {choice} through the REST API")
+                        return
+                except Exception as exc:  # noqa: BLE001 - retried; reported if the deadline passes
+                    last = exc
                 time.sleep(0.5)
-            raise TimeoutError(f"no approval request for {self.dag_id} within {self.timeout:.0f}s")
+            raise TimeoutError(f"no approval request for {self.dag_id} answered within {self.timeout:.0f}s"
+                               + (f" (last error: {last})" if last else ""))
         except BaseException as exc:  # reported by the caller, which runs the DAG in the main thread
             self.error = exc

@@ -290,7 +290,8 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
         f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"
         f"- Plan files: `{staged}`\n\n"
         f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
-        "Approve to execute batch by batch (throttles are always restored); Reject keeps the plan as rejected."
+        "Approve to execute it (by default continuously, following schedule.json; throttles are always restored); "
+        "Reject keeps the plan as rejected."
     )
 
 

@@ -105,9 +105,11 @@ def execute(
     final_snapshot: Annotated[Optional[Path], typer.Option(help="Write the cluster after execution here (snapshot format)")] = None,
     batches: Annotated[Optional[str], typer.Option(help="Batches to run, e.g. 1-3 (default: all not yet finished)")] = None,
     additional: Annotated[bool, typer.Option("--additional", help="Start even while other reassignments are in flight")] = False,
-    poll_interval: Annotated[float, typer.Option(help="Seconds between progress polls")] = 10.0,
+    poll_interval: Annotated[float, typer.Option(help="Longest wait between progress polls (continuous mode polls "
+                                                 "sooner when a move is due to land)")] = 10.0,
     stall_seconds: Annotated[float, typer.Option(help="Cancel a move that made no progress for this long")] = 300.0,
-    batch_timeout: Annotated[Optional[float], typer.Option(help="Seconds per batch before unfinished moves are cancelled")] = None,
+    batch_timeout: Annotated[Optional[float], typer.Option(help="Seconds per batch (continuous mode: per move) before "
+                                                           "unfinished moves are cancelled")] = None,
     on_stall: Annotated[str, typer.Option(help="After cancelling a stalled move: continue or stop")] = "continue",
     mode: Annotated[Optional[str], typer.Option(help="continuous (default): moves start as soon as capacity frees, "
                                                 "following schedule.json; batches: one wave per batch file (default "
@@ -124,7 +126,8 @@ def execute(
     wait: Annotated[bool, typer.Option("--wait", help="When held (paused, stopped, outside the window), wait and go on "
                                        "instead of exiting with code 3")] = False,
 ) -> None:
-    """Execute an approved plan: per batch throttle, submit, poll, verify, restore throttles; then elect leaders.
+    """Execute an approved plan: throttle, submit and verify moves as capacity frees (or per batch), restore
+    throttles; then elect leaders.
 
     Exit codes: 0 complete; 1 failed or incomplete; 2 unusable input; 3 held (paused, stopped or waiting for a
     window: nothing in flight, throttles restored; run it again, or pass --wait).
