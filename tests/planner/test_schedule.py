@@ -81,6 +81,42 @@ def test_the_dispatcher_keeps_the_caps_and_never_restarts_finished_steps() -> No
     assert resumed.start() == [2, 3]
 
 
+def test_a_resumed_dispatcher_counts_moves_still_in_flight_and_never_starts_them_again() -> None:
+    chains = [[step(p, [1], [9], 10 + p)] for p in range(4)]
+    order, after = priority_order(chains)
+    d = Dispatcher(order, after, 2, 50, T, done={0}, running={1})
+    assert d.in_flight == {1}
+    assert d.start() == [2]  # broker 9 holds step 1 and now step 2: the cap of two is full
+    d.finish(1)
+    assert d.start() == [3]
+    d.finish(2)
+    d.finish(3)
+    assert d.start() == [] and d.finished
+
+
+def test_an_abandoned_step_drops_its_partitions_later_steps_and_frees_its_brokers() -> None:
+    first = step(0, [1, 2], [3, 2], 50, seq=0)
+    second = step(0, [3, 2], [3, 4], 50, seq=1, leader=3)
+    other = step(1, [1, 5], [6, 5], 10)
+    order, after = priority_order([[first, second], [other]])
+    d = Dispatcher(order, after, 1, 50, T)
+    started = d.start()
+    assert {order[i].p for i in started} == {0} and len(started) == 1  # broker 1 is the source of both first steps
+    d.abandon(started[0])
+    assert d.start() == [order.index(other)]  # broker 1 is free again; partition 0's second step is gone
+    d.finish(order.index(other))
+    assert d.finished and d.abandoned == {order.index(first), order.index(second)}
+
+
+def test_a_refused_start_keeps_the_step_for_the_next_dispatch() -> None:
+    chains = [[step(p, [1], [9], 10 + p)] for p in range(2)]
+    order, after = priority_order(chains)
+    d = Dispatcher(order, after, 5, 50, T)
+    assert d.start(allow=lambda i: False) == []
+    assert d.start(allow=lambda i: i == 0) == [0]
+    assert d.start() == [1]
+
+
 def test_a_global_cap_on_partitions_in_flight() -> None:
     chains = [[step(p, [p + 10], [p + 20], 10)] for p in range(6)]
     order, after = priority_order(chains)

@@ -110,6 +110,8 @@ class ContinuousRun:
         self.waiting = 0  # bytes of the steps not started yet
         self.dirty = False  # ledger entries changed since the last save
         self.dropped: set[int] = set()
+        self.rate_set: set[int] = set()  # brokers given the throttle rate by this run
+        self.unreachable: set[int] = set()
 
     # ------------------------------------------------------------------ ledger
 
@@ -191,20 +193,28 @@ class ContinuousRun:
     def _throttle(self, new: list[int]) -> None:
         """Record (and save) the values of resources touched for the first time, then set the throttles for ``new``."""
         admin, before = self.ex.admin, self.entry["throttles_before"]
-        brokers = sorted({b for i in new for b in (*self.moves[i].before, *self.moves[i].replicas)} - {int(b) for b in before["brokers"]})
+        brokers = sorted({b for i in new for b in (*self.moves[i].before, *self.moves[i].replicas)} - self.rate_set)
         fresh_brokers: list[int] = []
         for b in brokers:
+            if str(b) in before["brokers"]:  # recorded by an earlier run whose restore is still pending
+                fresh_brokers.append(b)
+                continue
             try:
                 before["brokers"][str(b)] = admin.dynamic_configs(BROKER, str(b), list(BROKER_KEYS))
                 fresh_brokers.append(b)
             except ClusterError as exc:
-                # A broker that is down serves no replication and can only be configured through itself.
-                self.ex.ledger.event(f"continuous: broker {b} did not answer ({exc}); its throttle rate is neither set nor restored")
+                # A broker that is down serves no replication and can only be configured through itself;
+                # it is asked again when a later move involves it.
+                if b not in self.unreachable:
+                    self.unreachable.add(b)
+                    self.ex.ledger.event(f"continuous: broker {b} did not answer ({exc}); its throttle rate is neither "
+                                         "set nor restored while it does not")
         for topic in sorted({self.moves[i].tp.topic for i in new} - set(before["topics"])):
             before["topics"][topic] = admin.dynamic_configs(TOPIC, topic, list(TOPIC_KEYS))
         self.ex.ledger.save()  # the old values are on disk before anything is set
         for b in fresh_brokers:
             admin.alter_configs(BROKER, str(b), {k: self.rate for k in BROKER_KEYS})
+            self.rate_set.add(b)
         for i in new:
             self.by_topic[self.moves[i].tp.topic].add(i)
         self._write_topic_throttles({self.moves[i].tp.topic for i in new})
