@@ -65,15 +65,6 @@ def schedule_drops_a_move(plan, snap):
     path.write_text(json.dumps(doc))
 
 
-def schedule_adds_a_stray_broker(plan, snap):
-    # Replicas as the batch has them, but the lane (the first add) names a broker the move never touches.
-    path = plan / "schedule.json"
-    doc = load(path)
-    step = next(st for st in doc["steps"] if st["adds"])
-    step["adds"] = [next(b for b in sorted(racks(snap)) if b not in step["replicas"] and b not in step["before"])]
-    path.write_text(json.dumps(doc))
-
-
 def racks(snapshot: Path) -> dict[int, str]:
     return {b["id"]: b["rack"] for b in load(snapshot)["brokers"]}
 
@@ -181,7 +172,6 @@ CASES = [
     (excluded_topic_moved, "reassignment_plan.expect_excluded_topics_untouched"),
     (schedule_retargeted, "reassignment_plan.expect_schedule_matches_batches"),
     (schedule_drops_a_move, "reassignment_plan.expect_schedule_matches_batches"),
-    (schedule_adds_a_stray_broker, "reassignment_plan.expect_schedule_matches_batches"),
     (drop_last_batch, "projected_balance.expect_broker_replica_count_within_bounds"),
     (drop_election, "projected_balance.expect_broker_leader_imbalance_within_threshold"),
 ]
