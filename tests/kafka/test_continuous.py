@@ -130,9 +130,10 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
         final = [m.replicas for m in moves if m.tp == tp]
         if final:
             assert tuple(p.replicas) == final[-1] and set(p.isr) == set(final[-1])
-    # The estimate is the simulation of this very dispatch: the actual run lands close to it.
+    # The estimate is the simulation of this very dispatch: the actual run lands on it, within what
+    # polling costs (the executor polls when the next move is due, at least 1 s apart).
     cont = report["continuous"]
-    assert cont["finished"] == len(moves) and 0.8 <= cont["actual_seconds"] / cont["estimated_seconds"] <= 1.2, cont
+    assert cont["finished"] == len(moves) and 0.97 <= cont["actual_seconds"] / cont["estimated_seconds"] <= 1.05, cont
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     assert sorted(map(int, steps)) == list(range(len(moves)))
     assert all(e["state"] == "finished" and e["started_at"] <= e["ended_at"] for e in steps.values())

@@ -97,6 +97,7 @@ class SimPartition:
     target: list[int] | None = None  # RAR while a reassignment runs
     copied: dict[int, float] = field(default_factory=dict)  # bytes held by adding replicas not yet in ISR
     grown_at: float = 0.0  # ``size`` includes produce traffic up to this moment (see Simulator._grow)
+    retained: float | None = None  # while a move runs: the log's size when it started (retention's level)
 
     @property
     def adding(self) -> list[int]:
@@ -140,15 +141,26 @@ class Simulator:
         self.now = float(now)
         self.stuck: set[tuple[TP, int]] = set()
         # Partitions with a reassignment in flight: the only ones time has to walk through event by
-        # event. The others grow by their produce rate lazily (``_grow``), so a poll costs what moves.
+        # event, and the only ones whose size changes (``_grow``), so a poll costs what moves.
         self.moving: dict[TP, SimPartition] = {tp: p for tp, p in self.partitions.items() if p.target is not None}
         for p in self.partitions.values():
             p.grown_at = self.now
 
     def _grow(self, p: SimPartition) -> None:
-        if p.rate:
+        """Retention holds a log at its size: produce traffic only matters to a replica catching up.
+
+        While a move runs, the log end advances at the produce rate and the new replica must copy
+        that too; when the move ends, retention trims the log back to its steady size. (Growing
+        every log without bound would make a plan of hours look a quarter slower than Kafka.)
+        """
+        if p.rate and p.target is not None:
             p.size += p.rate * (self.now - p.grown_at)
         p.grown_at = self.now
+
+    @staticmethod
+    def _settle_size(p: SimPartition) -> None:
+        if p.retained is not None:
+            p.size, p.retained = p.retained, None
 
     def _grow_all(self) -> None:
         for p in self.partitions.values():
@@ -216,6 +228,7 @@ class Simulator:
             "sizes": {f"{tp.topic}\t{tp.partition}": p.size for tp, p in self.partitions.items()},
             "reassignments": [
                 {"topic": tp.topic, "partition": tp.partition, "original": p.original, "target": p.target,
+                 "retained": p.retained,
                  "copied": {str(b): v for b, v in sorted(p.copied.items())}}
                 for tp, p in self.partitions.items() if p.target is not None
             ],
@@ -237,6 +250,7 @@ class Simulator:
             p = sim.partitions[TP(r["topic"], r["partition"])]
             p.original, p.target = list(r["original"]), list(r["target"])
             p.copied = {int(b): float(v) for b, v in r["copied"].items()}
+            p.retained = float(r["retained"]) if r.get("retained") is not None else p.size
             sim.moving[p.tp] = p
         sim.stuck = {(TP(t, p), b) for t, p, b in state.get("stuck", [])}
         return sim
@@ -341,6 +355,8 @@ class Simulator:
             p.replicas = new + [r for r in original if r not in new]
             p.isr = [r for r in p.isr if r in p.replicas]
             p.copied = {r: p.copied.get(r, 0.0) for r in p.adding if r not in p.isr}
+            if tp not in self.moving:
+                p.retained = p.size
             self.moving[tp] = p
             results[tp] = None
         self._complete_ready()
@@ -355,6 +371,7 @@ class Simulator:
         p.original = p.target = None
         p.copied = {}
         self.moving.pop(p.tp, None)
+        self._settle_size(p)
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         self.advance(0)
@@ -467,6 +484,7 @@ class Simulator:
             p.original = p.target = None
             p.copied = {}
             del self.moving[p.tp]
+            self._settle_size(p)
 
     # ------------------------------------------------------------------ helpers
 
