@@ -1,4 +1,9 @@
-"""The executor: runs an approved plan directory against a ``ClusterAdmin``, batch by batch, safely.
+"""The executor: runs an approved plan directory against a ``ClusterAdmin``, safely.
+
+Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then the
+plan's ``schedule.json`` through the planner's dispatcher (``kafka/continuous.py``); ``batches``
+runs every batch as a wave. The rules below are the batches'; the continuous run keeps the same
+ones per move (its module says how).
 
 Safety rules (docs/KAFKA.md):
 * refuse a plan that did not pass validation, whose files or plan hash changed, whose
@@ -11,7 +16,7 @@ Safety rules (docs/KAFKA.md):
 * the ledger is written before every step that changes the cluster, so a killed run's
   throttles are restored by the next run and finished batches are not run again.
 
-The DAG calls the steps one by one: ``preflight``, ``run_batch``, ``elections``,
+The DAG calls the steps one by one: ``preflight``, ``run_selected``, ``elections``,
 ``final_snapshot``; the CLI calls ``run``.
 """
 
