@@ -146,3 +146,14 @@ def format_throttled_replicas(entries: set[tuple[int, int]] | str) -> str:
         return "*"
     assert not isinstance(entries, str)
     return ",".join(f"{p}:{b}" for p, b in sorted(entries))
+
+
+def merge_throttle(key: str, planned: str, existing: str | None) -> str:
+    """The value to set: the plan's, joined with a throttled-replica list already there (``*`` stays ``*``)."""
+    if key not in (LEADER_REPLICAS, FOLLOWER_REPLICAS) or not existing:
+        return planned
+    old, new = parse_throttled_replicas(existing), parse_throttled_replicas(planned)
+    if old == "*" or new == "*":
+        return "*"
+    assert not isinstance(old, str) and not isinstance(new, str)
+    return format_throttled_replicas(old | new)

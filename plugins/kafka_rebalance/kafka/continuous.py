@@ -30,19 +30,25 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from kafka_rebalance.kafka.admin import BROKER, FOLLOWER_REPLICAS, LEADER_REPLICAS, TOPIC, TP, ClusterError
+from kafka_rebalance.kafka.admin import (
+    BROKER,
+    BROKER_THROTTLE_KEYS,
+    TOPIC,
+    TOPIC_THROTTLE_KEYS,
+    TP,
+    ClusterError,
+    merge_throttle,
+)
 from kafka_rebalance.kafka.ledger import CANCELLED, CONTINUOUS, FAILED, FINISHED, PENDING, SUBMITTED
 from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.planner.steps import Step
-from kafka_rebalance.planner.throttles import FOLLOWER_RATE, LEADER_RATE, batch_throttles
+from kafka_rebalance.planner.throttles import batch_throttles
 from kafka_rebalance.units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
     from kafka_rebalance.kafka.executor import Executor
 
-TOPIC_KEYS = (LEADER_REPLICAS, FOLLOWER_REPLICAS)
-BROKER_KEYS = (LEADER_RATE, FOLLOWER_RATE)
 
 
 @dataclass(slots=True)
@@ -200,7 +206,7 @@ class ContinuousRun:
                 fresh_brokers.append(b)
                 continue
             try:
-                before["brokers"][str(b)] = admin.dynamic_configs(BROKER, str(b), list(BROKER_KEYS))
+                before["brokers"][str(b)] = admin.dynamic_configs(BROKER, str(b), list(BROKER_THROTTLE_KEYS))
                 fresh_brokers.append(b)
             except ClusterError as exc:
                 # A broker that is down serves no replication and can only be configured through itself;
@@ -210,22 +216,20 @@ class ContinuousRun:
                     self.ex.ledger.event(f"continuous: broker {b} did not answer ({exc}); its throttle rate is neither "
                                          "set nor restored while it does not")
         for topic in sorted({self.moves[i].tp.topic for i in new} - set(before["topics"])):
-            before["topics"][topic] = admin.dynamic_configs(TOPIC, topic, list(TOPIC_KEYS))
+            before["topics"][topic] = admin.dynamic_configs(TOPIC, topic, list(TOPIC_THROTTLE_KEYS))
         self.ex.ledger.save()  # the old values are on disk before anything is set
         for b in fresh_brokers:
-            admin.alter_configs(BROKER, str(b), {k: self.rate for k in BROKER_KEYS})
+            admin.alter_configs(BROKER, str(b), {k: self.rate for k in BROKER_THROTTLE_KEYS})
             self.rate_set.add(b)
         for i in new:
             self.by_topic[self.moves[i].tp.topic].add(i)
         self._write_topic_throttles({self.moves[i].tp.topic for i in new})
 
     def _write_topic_throttles(self, topics: set[str]) -> None:
-        from kafka_rebalance.kafka.executor import merge_throttle
-
         for topic in sorted(topics):
             original = self.entry["throttles_before"]["topics"][topic]  # recorded before its first move started
             planned = batch_throttles((self.steps[i] for i in sorted(self.by_topic.get(topic, ()))), 0)["topics"].get(topic, {})
-            want = {k: merge_throttle(k, planned[k], original.get(k)) if k in planned else original.get(k) for k in TOPIC_KEYS}
+            want = {k: merge_throttle(k, planned[k], original.get(k)) if k in planned else original.get(k) for k in TOPIC_THROTTLE_KEYS}
             if self.written.get(topic) != want:
                 self.ex.admin.alter_configs(TOPIC, topic, want)
                 self.written[topic] = want
@@ -435,14 +439,10 @@ class ContinuousRun:
             touched.add(m.tp.topic)
 
     def _cancel(self, ids: list[int], dispatcher: Dispatcher, why: str, touched: set[str]) -> None:
-        from kafka_rebalance.kafka.executor import BatchResult
-
         tps = {self.moves[i].tp: i for i in ids}
-        pending = set(tps)
-        record = BatchResult(CONTINUOUS, FAILED, len(ids))
-        self.ex._cancel(sorted(tps), pending, record, why)
+        cancelled = self.ex.cancel_moves(sorted(tps), "continuous", why)
         for tp, i in sorted(tps.items()):
-            if str(tp) in record.cancelled:
+            if tp in cancelled:
                 self._end(i, dispatcher, CANCELLED, why)
                 touched.add(tp.topic)
             # Not cancelled: it finished between poll and cancel; the next poll lands it.

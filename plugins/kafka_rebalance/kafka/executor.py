@@ -33,15 +33,12 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.execution_gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.kafka.admin import (
     BROKER,
-    FOLLOWER_REPLICAS,
-    LEADER_REPLICAS,
     TOPIC,
     TP,
     ClusterAdmin,
     ClusterError,
     Reassignment,
-    format_throttled_replicas,
-    parse_throttled_replicas,
+    merge_throttle,
 )
 from kafka_rebalance.kafka.continuous import ContinuousResult, ContinuousRun
 from kafka_rebalance.kafka.ledger import (
@@ -150,17 +147,6 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def merge_throttle(key: str, planned: str, existing: str | None) -> str:
-    """The value to set: the plan's, joined with a throttled-replica list already there (``*`` stays ``*``)."""
-    if key not in (LEADER_REPLICAS, FOLLOWER_REPLICAS) or not existing:
-        return planned
-    old, new = parse_throttled_replicas(existing), parse_throttled_replicas(planned)
-    if old == "*" or new == "*":
-        return "*"
-    assert not isinstance(old, str) and not isinstance(new, str)
-    return format_throttled_replicas(old | new)
 
 
 def parse_batch_selection(spec: str | None, plan: Plan) -> list[str]:
@@ -572,9 +558,17 @@ class Executor:
             self.admin.sleep(s.poll_interval)
 
     def _cancel(self, tps: list[TP], pending: set[TP], result: BatchResult, why: str) -> None:
-        # Cancelling is most needed when a broker has just died, which is also when the call can land on
-        # that broker (kafka-python routes it to the controller id Metadata named a moment ago). Retry as
-        # polling does, for up to a stall's time, rather than abandon the moves with their throttles set.
+        cancelled = self.cancel_moves(tps, f"batch {result.id}", why)
+        pending.difference_update(tps)
+        result.cancelled.extend(str(tp) for tp in tps if tp in cancelled)
+
+    def cancel_moves(self, tps: list[TP], label: str, why: str) -> set[TP]:
+        """Cancel these moves; returns those Kafka cancelled (the others had just finished).
+
+        Cancelling is most needed when a broker has just died, which is also when the call can land on
+        that broker (kafka-python routes it to the controller id Metadata named a moment ago). Retry as
+        polling does, for up to a stall's time, rather than abandon the moves with their throttles set.
+        """
         first_failure: float | None = None
         while True:
             try:
@@ -585,14 +579,13 @@ class Executor:
                 first_failure = now if first_failure is None else first_failure
                 if now - first_failure >= self.settings.stall_seconds:
                     raise
-                self.progress(f"batch {result.id}: cancel not answered ({exc}); retrying")
+                self.progress(f"{label}: cancel not answered ({exc}); retrying")
                 self.admin.sleep(self.settings.poll_interval)
-        for tp in tps:
-            pending.discard(tp)
-            if outcome.get(tp) is None:
-                result.cancelled.append(str(tp))
-                self.progress(f"batch {result.id}: cancelled {tp}: {why}")
-            # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
+        cancelled = {tp for tp in tps if outcome.get(tp) is None}
+        for tp in sorted(cancelled):
+            self.progress(f"{label}: cancelled {tp}: {why}")
+        # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
+        return cancelled
 
     # Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a
     # cache that follows the controller's log a moment later. A move the controller calls done can
