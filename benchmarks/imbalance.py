@@ -137,7 +137,35 @@ FROM reps GROUP BY cluster_id, broker_id ORDER BY cluster_id, broker_id
 """
 
 
-def duckdb_run(files: list[Path]) -> tuple[float, dict]:
+# The same per-broker query plus the row checks the Spark job makes on every row (malformed
+# keys, replica lists, leaders, ISRs, sizes; duplicate partitions; replica lists longer than
+# the rack check's unrolled four), so that the second ratio compares equal work.
+DUCKDB_CHECKED_SQL = DUCKDB_SQL.replace(
+    "len(isr) < len(replicas) AS urp,",
+    """len(isr) < len(replicas) AS urp,
+         topic IS NULL OR topic = '' OR p_partition IS NULL OR p_partition < 0 AS bad_key,
+         replicas IS NULL OR len(replicas) = 0 OR list_has_any(replicas, [NULL]::INT[])
+           OR len(list_distinct(replicas)) <> len(replicas) AS bad_replicas,
+         leader <> -1 AND NOT coalesce(list_contains(replicas, leader), false) AS bad_leader,
+         len(list_intersect(coalesce(replicas, []::INT[]), isr)) <> len(isr)
+           OR len(list_distinct(isr)) <> len(isr) AS bad_isr,
+         size < 0 OR isnan(raw_rate) OR raw_rate < 0 OR raw_rate > 1e12 AS bad_size,
+         len(replicas) > 4 AS long_replicas,""",
+).replace(
+    "SELECT f.cluster_id, p.replicas,",
+    "SELECT f.cluster_id, p.topic, p.partition AS p_partition, coalesce(p.bytes_in_per_sec, 0) AS raw_rate, p.replicas,",
+).replace(
+    "count(*) FILTER (pos = 1 AND leader = -1) AS offline",
+    """count(*) FILTER (pos = 1 AND leader = -1) AS offline,
+       count(*) FILTER (pos = 1 AND (bad_key OR bad_replicas OR bad_leader OR bad_isr OR bad_size OR long_replicas)) AS bad""",
+)
+DUCKDB_DUPLICATES_SQL = """
+SELECT filename, topic, partition, count(*) FROM read_parquet($files, filename = true)
+GROUP BY ALL HAVING count(*) > 1 LIMIT 5
+"""
+
+
+def duckdb_run(files: list[Path], checked: bool = False) -> tuple[float, dict]:
     import duckdb
     import pandas as pd
 
@@ -155,7 +183,13 @@ def duckdb_run(files: list[Path]) -> tuple[float, dict]:
     files_df = pd.DataFrame(rows)  # noqa: F841 - read by DuckDB's replacement scan
     con.register("files", files_df)
     started = time.perf_counter()
-    result = con.execute(DUCKDB_SQL, {"files": [str(f) for f in files]}).fetchall()
+    names = {"files": [str(f) for f in files]}
+    result = con.execute(DUCKDB_CHECKED_SQL if checked else DUCKDB_SQL, names).fetchall()
+    if checked:
+        dupes = con.execute(DUCKDB_DUPLICATES_SQL, names).fetchall()
+        bad = sum(r[-1] for r in result)
+        if dupes or bad:
+            raise SystemExit(f"DuckDB found malformed rows in generated data: {bad} flagged, duplicates {dupes}")
     elapsed = time.perf_counter() - started
     return elapsed, {(r[0], r[1]): r[2:9] for r in result}
 
@@ -288,6 +322,7 @@ def main() -> int:
         jobs: int
         stages: int
         duck_s: float
+        checked_s: float
         agree: bool
         load: str
 
@@ -317,6 +352,7 @@ def main() -> int:
             write_outputs(result, scratch / f"kafka-rebalance-bench-out-{rows}")
             spark_s += time.perf_counter() - t0
         duck_s, duck = duckdb_run(files)
+        checked_s, checked = duckdb_run(files, checked=True)
         spark_view = {
             (r["cluster_id"], r["broker_id"]): (
                 r["replicas"], r["leaders"], r["size_bytes"], r["leader_bytes_in_per_sec"],
@@ -325,17 +361,20 @@ def main() -> int:
             for r in result.broker_rows if r["replicas"]
         }
         total = sum(c["replicas"] for c in result.summary["clusters"])
-        agree = spark_view == duck and total == sum(v[0] for v in duck.values())
-        lines.append(Line(total, spark_s, rss.peak, jobs, stages, duck_s, agree, load()))
+        agree = spark_view == duck == checked and total == sum(v[0] for v in duck.values())
+        lines.append(Line(total, spark_s, rss.peak, jobs, stages, duck_s, checked_s, agree, load()))
         print(f"  {total:,} rows: spark {spark_s:.1f}s ({jobs} jobs, {stages} stages), duckdb {duck_s:.1f}s, "
+              f"duckdb with the same row checks {checked_s:.1f}s, "
               f"agree={agree}, load {load()}", file=sys.stderr)
 
     print(f"fixed cost ({WARM_ROWS:,} rows, warm session): {fixed_s:.2f}s; first run after JVM start {first:.1f}s")
     print(f"{'replica rows':>14} {'spark s':>8} {'rows/s':>12} {'driver peak':>12} {'jobs':>5} {'stages':>6} "
-          f"{'duckdb s':>9} {'spark/duckdb':>12} {'agree':>6} {'load':>6}")
+          f"{'duckdb s':>9} {'spark/duckdb':>12} {'duckdb+checks s':>15} {'spark/(duckdb+checks)':>21} "
+          f"{'agree':>6} {'load':>6}")
     for ln in lines:
         print(f"{ln.rows:>14,} {ln.spark_s:>8.1f} {ln.rows / ln.spark_s:>12,.0f} {ln.peak / 2**30:>10.2f}Gi "
               f"{ln.jobs:>5} {ln.stages:>6} {ln.duck_s:>9.1f} {ln.spark_s / ln.duck_s:>11.1f}x "
+              f"{ln.checked_s:>15.1f} {ln.spark_s / ln.checked_s:>20.1f}x "
               f"{'yes' if ln.agree else 'NO':>6} {ln.load:>6}")
     for a, b in zip(lines, lines[1:]):
         print(f"growth {a.rows:,} -> {b.rows:,}: {b.rows / a.rows:.1f}x rows, {b.spark_s / a.spark_s:.2f}x Spark time, "

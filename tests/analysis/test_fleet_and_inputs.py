@@ -138,11 +138,12 @@ def test_one_spark_job_over_100_clusters_flags_exactly_the_unbalanced(spark, tmp
         result = analyze(spark, tmp_path)
     finally:
         sc.setLocalProperty("spark.jobGroup.id", None)
-    # Two Spark jobs for the whole fleet: the one aggregation (a single scan of all 100 files), and
-    # the broadcast of the settings table (one row per cluster).
+    # Three Spark jobs for the whole fleet, whatever its size: the analysis (its two aggregations,
+    # each over one scan of all 100 files, then the result stage), and one broadcast of the
+    # settings table (one row per cluster) for each aggregation.
     jobs = sc.statusTracker().getJobIdsForGroup("fleet-100")
-    assert len(jobs) == 2
-    assert sorted(len(sc.statusTracker().getJobInfo(j).stageIds) for j in jobs) == [1, 2]
+    assert len(jobs) == 3
+    assert sorted(len(sc.statusTracker().getJobInfo(j).stageIds) for j in jobs) == [1, 1, 3]
     clusters = {c["cluster_id"]: c for c in result.summary["clusters"]}
     assert len(clusters) == 100
     assert {cid for cid, c in clusters.items() if not c["balanced"]} == {f"fleet-{i:03d}" for i in range(100) if i % 4 < 2}
@@ -182,6 +183,9 @@ def _bad_parquet(path: Path, rows: list[dict], header_brokers: list[dict]) -> Pa
         ({"topic": "t", "partition": 0, "replicas": [0, 0], "leader": 0, "isr": [0]}, "distinct broker ids"),
         ({"topic": "t", "partition": 0, "replicas": [], "leader": -1, "isr": []}, "non-empty list"),
         ({"topic": "t", "partition": 0, "replicas": [0, 1], "leader": 0, "isr": [2]}, "isr must be distinct brokers"),
+        ({"topic": "t", "partition": 0, "replicas": [0, 1], "leader": 0, "isr": [0, 0]}, "isr must be distinct brokers"),
+        ({"topic": "t", "partition": 0, "replicas": [0, 1], "leader": 0, "isr": [1, None]}, "isr must be distinct brokers"),
+        ({"topic": "t", "partition": 0, "replicas": [0, 1, 2], "leader": 0, "isr": [0, 1, 2, 1]}, "isr must be distinct"),
         ({"topic": "t", "partition": -1, "replicas": [0], "leader": 0, "isr": [0]}, "non-negative integer"),
         ({"topic": "t", "partition": 0, "replicas": [0], "leader": 0, "isr": [0], "size_bytes": -5}, "size_bytes"),
     ],
@@ -195,6 +199,17 @@ def test_bad_parquet_rows_name_file_and_partition(spark, tmp_path: Path, row: di
     assert str(path) in message and expected in message
     if "not" not in expected:
         assert "t-" in message  # an example partition is named
+
+
+def test_isr_in_any_order_and_subset_is_well_formed(spark, tmp_path: Path) -> None:  # noqa: ANN001
+    rows = [
+        {"topic": "t", "partition": 0, "replicas": [0, 1, 2], "leader": 2, "isr": [2, 0, 1]},
+        {"topic": "t", "partition": 1, "replicas": [1, 2, 0], "leader": 0, "isr": [0]},
+        {"topic": "t", "partition": 2, "replicas": [2, 0, 1], "leader": -1, "isr": []},
+    ]
+    result = analyze(spark, _bad_parquet(tmp_path / "ok.parquet", rows, brokers(0, 1, 2)))
+    (cluster,) = result.summary["clusters"]
+    assert (cluster["under_replicated_partitions"], cluster["offline_partitions"]) == (2, 1)
 
 
 def test_duplicate_parquet_partition(spark, tmp_path: Path) -> None:  # noqa: ANN001

@@ -29,6 +29,7 @@ BROKER_METRICS_FILE = "broker_metrics.parquet"
 SUMMARY_FILE = "summary.json"
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 DEFAULT_MASTER = "local[*]"
+DEFAULT_DRIVER_MEMORY = "1g"  # Spark's own default, stated so that -Xms can match it
 
 
 def broker_metrics_schema():  # noqa: ANN201 - pyarrow is imported lazily
@@ -86,7 +87,17 @@ def build_session(master: str | None = DEFAULT_MASTER, app_name: str = "kafka-re
         builder = builder.master(master)
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     if launching_jvm:
-        builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()}")
+        # The throughput collector with the heap sized up front: the analysis is one batch
+        # query whose per-task buffers are short-lived, and G1's concurrent work and heap
+        # growth cost 0.5-1 s of a 10M-row run on 2 cores (docs/PERFORMANCE.md). Only when we
+        # start the JVM: under spark-submit the operator's own options stand.
+        heap = (conf or {}).get("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+        builder = builder.config("spark.driver.memory", heap)
+        builder = builder.config(
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j2.configurationFile={LOG4J_CONFIG.as_uri()} -XX:+UseParallelGC -Xms{heap}",
+        )
+        builder = builder.config("spark.executor.extraJavaOptions", "-XX:+UseParallelGC")
         if master is not None and master.startswith("local"):
             builder = builder.config("spark.ui.enabled", "false")
     for key, value in (conf or {}).items():
@@ -201,16 +212,17 @@ def analyze(
     with _session_conf(spark, conf):
         fleet = load_fleet(spark, snapshot, threshold_setting)
     conf = query_conf(fleet.partition_rows, spark.sparkContext.defaultParallelism)
-    by_cluster: list[dict[int | None, dict[str, Any]]] = [{} for _ in fleet.clusters]
     suspect_keys: set[int] = set()
     with _session_conf(spark, conf):
         try:
             flagged = imbalance.partition_flags(fleet.partitions)
+            groups: list[list[Any]] = [[] for _ in fleet.clusters]
             for row in imbalance.aggregate(flagged).collect():
                 if row["key_hash"] is None:
-                    by_cluster[row["cluster_no"]][row["broker_id"]] = row.asDict()
+                    groups[row["cluster_no"]].append(row)
                 else:
                     suspect_keys.add(row["cluster_no"])
+            by_cluster = [imbalance.broker_figures(g) for g in groups]
             stats = [{"cluster_id": c.cluster_id, **summary.partition_stats(c, aggs)}
                      for c, aggs in zip(fleet.clusters, by_cluster)]  # fmt: skip
             _check_problems(fleet, flagged, stats, suspect_keys)
