@@ -9,8 +9,11 @@ prints: rows, seconds of the analysis (the JVM is started before timing), the fi
 (a 30,000-row run on the warm session), rows per second, peak RSS of the driver (this
 Python process + the JVM it started), the Spark jobs and stages the analysis ran (from
 the status tracker), and the same per-broker computation by DuckDB on the same files in
-the same run, with the time ratio and whether both engines agree on every per-broker
-figure. ``--fleet N`` adds N generated clusters analysed as one fleet (one job), checked
+the same run (best of two), with the time ratio and whether both engines agree on every
+per-broker figure. Spark's time is its first run of that size; the same analysis is then
+repeated (the "repeat" column: its generated code compiled by the JIT by then). DuckDB is
+also timed with the same row checks as Spark's strict validation (malformed rows and
+duplicate partitions). ``--fleet N`` adds N generated clusters analysed as one fleet (one job), checked
 against a plain-Python count of the unbalanced ones; ``--standalone`` starts a Spark
 master and two 1-core workers on free ports and runs the fleet and the smallest size
 there too. The machine's load average is printed with every figure.
@@ -318,6 +321,7 @@ def main() -> int:
     class Line:
         rows: int
         spark_s: float
+        repeat_s: float
         peak: int
         jobs: int
         stages: int
@@ -351,7 +355,10 @@ def main() -> int:
             t0 = time.perf_counter()
             write_outputs(result, scratch / f"kafka-rebalance-bench-out-{rows}")
             spark_s += time.perf_counter() - t0
-        duck_s, duck = duckdb_run(files)
+            # The same query again: the JIT has then compiled its generated code, as it has in
+            # any long-lived driver (a fleet DAG's later clusters, a notebook).
+            _, repeat_s, _, _ = profiled(spark, f"size-{rows}-repeat", lambda: analyze(spark, path))
+        duck_s, duck = min(duckdb_run(files), duckdb_run(files), key=lambda run: run[0])
         checked_s, checked = duckdb_run(files, checked=True)
         spark_view = {
             (r["cluster_id"], r["broker_id"]): (
@@ -362,19 +369,22 @@ def main() -> int:
         }
         total = sum(c["replicas"] for c in result.summary["clusters"])
         agree = spark_view == duck == checked and total == sum(v[0] for v in duck.values())
-        lines.append(Line(total, spark_s, rss.peak, jobs, stages, duck_s, checked_s, agree, load()))
-        print(f"  {total:,} rows: spark {spark_s:.1f}s ({jobs} jobs, {stages} stages), duckdb {duck_s:.1f}s, "
+        lines.append(Line(total, spark_s, repeat_s, rss.peak, jobs, stages, duck_s, checked_s, agree, load()))
+        print(f"  {total:,} rows: spark {spark_s:.1f}s ({jobs} jobs, {stages} stages), repeated {repeat_s:.1f}s, "
+              f"duckdb {duck_s:.1f}s (best of 2), "
               f"duckdb with the same row checks {checked_s:.1f}s, "
               f"agree={agree}, load {load()}", file=sys.stderr)
 
     print(f"fixed cost ({WARM_ROWS:,} rows, warm session): {fixed_s:.2f}s; first run after JVM start {first:.1f}s")
     print(f"{'replica rows':>14} {'spark s':>8} {'rows/s':>12} {'driver peak':>12} {'jobs':>5} {'stages':>6} "
-          f"{'duckdb s':>9} {'spark/duckdb':>12} {'duckdb+checks s':>15} {'spark/(duckdb+checks)':>21} "
+          f"{'duckdb s':>9} {'spark/duckdb':>12} {'repeat s':>8} {'repeat/duckdb':>13} "
+          f"{'duckdb+checks s':>15} {'spark/(duckdb+checks)':>21} "
           f"{'agree':>6} {'load':>6}")
     for ln in lines:
-        print(f"{ln.rows:>14,} {ln.spark_s:>8.1f} {ln.rows / ln.spark_s:>12,.0f} {ln.peak / 2**30:>10.2f}Gi "
-              f"{ln.jobs:>5} {ln.stages:>6} {ln.duck_s:>9.1f} {ln.spark_s / ln.duck_s:>11.1f}x "
-              f"{ln.checked_s:>15.1f} {ln.spark_s / ln.checked_s:>20.1f}x "
+        print(f"{ln.rows:>14,} {ln.spark_s:>8.2f} {ln.rows / ln.spark_s:>12,.0f} {ln.peak / 2**30:>10.2f}Gi "
+              f"{ln.jobs:>5} {ln.stages:>6} {ln.duck_s:>9.2f} {ln.spark_s / ln.duck_s:>11.2f}x "
+              f"{ln.repeat_s:>8.2f} {ln.repeat_s / ln.duck_s:>12.2f}x "
+              f"{ln.checked_s:>15.1f} {ln.spark_s / ln.checked_s:>20.2f}x "
               f"{'yes' if ln.agree else 'NO':>6} {ln.load:>6}")
     for a, b in zip(lines, lines[1:]):
         print(f"growth {a.rows:,} -> {b.rows:,}: {b.rows / a.rows:.1f}x rows, {b.spark_s / a.spark_s:.2f}x Spark time, "
