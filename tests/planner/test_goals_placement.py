@@ -1,0 +1,248 @@
+"""The hard goals of planner/goals/placement.py on a ClusterState, one rule at a time.
+
+Broker ids below equal their index in the state (brokers 0..n-1), so rows read as broker ids.
+The per-broker targets (``lo``/``hi``) stay at zero unless a test sets them: then the
+"least loaded" order is by replica count, then bytes, then broker id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kafka_rebalance.planner import PlanError, PlanOptions
+from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal, best_destination
+from kafka_rebalance.planner.state import ClusterState
+from tests.planner._helpers import part, snapshot
+
+
+def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
+    return ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
+
+
+def rows(s: ClusterState) -> list[list[int]]:
+    """Rows in the state's partition order: by topic, then partition."""
+    return [s.row(p) for p in range(s.n_parts)]
+
+
+def index(s: ClusterState, topic: str, partition: int) -> int:
+    return next(i for i, p in enumerate(s.parts) if (p.topic, p.partition) == (topic, partition))
+
+
+# --------------------------------------------------------------------------- best_destination
+
+
+def test_destination_is_the_least_loaded_then_fewest_bytes_then_lowest_id() -> None:
+    # Counts: 0:2, 1:1, 2:1, 3:1; bytes: 1 holds 5 GiB, 2 and 3 hold 1 GiB.
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1], size_bytes=5 * 2**30), part("t", 1, [0, 2]), part("t", 2, [3])])
+    assert best_destination(s, 2, [3], None, 2) == 2          # 1 and 2 have one replica; 2 has fewer bytes
+    s.lo[:] = [0, 0, 1, 0]                                    # 2 is now at its floor: 1 - 1 = 0 below
+    assert best_destination(s, 2, [3], None, 2) == 2
+    s.lo[:] = [0, 0, 0, 5]
+    assert best_destination(s, 2, [0], None, 2) == 3          # 3 is furthest below its floor
+    assert best_destination(s, 0, [0, 3], 0, 2) == 2          # never a broker of the row: 3 is skipped
+
+
+def test_destination_skips_ineligible_brokers_and_rack_unsafe_ones() -> None:
+    s = state([(0, "a"), (1, "a"), (2, "b", False), (3, "b")], [part("t", 0, [0, 3]), part("t", 1, [3, 0])],
+              decommission_brokers=(1,))
+    # Only 0 and 3 are eligible; both are in t-0's row.
+    assert best_destination(s, 0, [0, 3], 0, 2) is None
+    s2 = state([(0, "a"), (1, "a"), (2, "b"), (3, "c")], [part("t", 0, [0, 2])])
+    # Replacing 2 (rack b): 1 is the emptiest but shares rack a with 0; 3 (rack c) is safe.
+    assert best_destination(s2, 0, [0, 2], 2, 2) == 3
+    # Replacing 0 (rack a) by 1 stays in rack a, which is allowed; with other_rack it is not.
+    assert best_destination(s2, 0, [0, 2], 0, 2) == 1
+    assert best_destination(s2, 0, [0, 2], 0, 2, other_rack=True) == 3
+
+
+# --------------------------------------------------------------------------- PlacementGoal
+
+
+def test_accept_move_only_to_an_eligible_broker_outside_the_row_of_a_movable_partition() -> None:
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1]), part("x", 0, [0, 1]), part("h", 0, [0, 1], bytes_in_per_sec=5000.0)],
+              decommission_brokers=(3,), exclude_topics=("x",), throttle_bytes_per_sec=5000)
+    goal = PlacementGoal()
+    t, x, h = index(s, "t", 0), index(s, "x", 0), index(s, "h", 0)
+    assert goal.accept_move(s, t, 0, 2)
+    assert not goal.accept_move(s, t, 0, 3)   # decommissioned
+    assert not goal.accept_move(s, t, 0, 1)   # already a replica
+    assert not goal.accept_move(s, x, 0, 2)   # excluded topic
+    assert not goal.accept_move(s, h, 0, 2)   # produce rate at the throttle
+
+
+def test_dead_broker_replica_moves_to_the_least_loaded_eligible_broker() -> None:
+    s = state([0, 1, 2, (3, None, False)], [part("t", 0, [3, 0]), part("t", 1, [1, 2]), part("t", 2, [1, 0])])
+    PlacementGoal().optimize(s)
+    # Eligible counts before: 0:2, 1:2, 2:1 -> broker 2 takes it, in 3's place (position kept).
+    assert rows(s) == [[2, 0], [1, 2], [1, 0]]
+    assert s.counts.tolist() == [2, 2, 2, 0]
+
+
+def test_replication_factor_decrease_drops_an_ineligible_replica_first() -> None:
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1, 3])], replication_factor=2, decommission_brokers=(3,))
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[0, 1]]
+
+
+def test_replication_factor_decrease_drops_the_fullest_broker_then_a_follower_then_the_lowest_id() -> None:
+    # x-0 and x-1 (excluded, so left at RF 1) load broker 2.
+    s = state([0, 1, 2], [part("t", 0, [0, 1, 2], leader=1), part("x", 0, [2]), part("x", 1, [2])],
+              replication_factor=2, exclude_topics=("x",))
+    PlacementGoal().optimize(s)
+    assert rows(s)[0] == [0, 1]
+    # Equal counts: the leader (1) stays, and of the followers 0 and 2 the lower id goes.
+    s = state([0, 1, 2], [part("t", 0, [0, 1, 2], leader=1)], replication_factor=2)
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[1, 2]]
+    # Broker counts minus their ceiling decide before leadership.
+    s = state([0, 1, 2], [part("t", 0, [0, 1, 2], leader=1)], replication_factor=2)
+    s.hi[:] = [1, 0, 1]
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[0, 2]]
+
+
+def test_replication_factor_increase_adds_on_the_least_loaded_broker() -> None:
+    s = state([0, 1, 2, 3], [part("t", 0, [0]), part("x", 0, [1]), part("x", 1, [2])], replication_factor=2,
+              exclude_topics=("x",))
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[0, 3], [1], [2]]
+    assert s.counts.tolist() == [1, 1, 1, 1]
+
+
+def test_partitions_already_right_are_untouched() -> None:
+    s = state([0, 1, 2], [part("t", 0, [0, 1]), part("t", 1, [1, 2])])
+    PlacementGoal().optimize(s)
+    assert not s.touched.any() and s.cur == {}
+
+
+def test_no_eligible_destination_names_the_partition_broker_and_constraint() -> None:
+    s = state([0, (1, None, False)], [part("t", 0, [0, 1])])
+    with pytest.raises(PlanError) as err:
+        PlacementGoal().optimize(s)
+    assert str(err.value) == ("partition t-0: no eligible broker can take its replica from broker 1 without breaking "
+                              "rack safety or doubling a replica (1 eligible brokers, replication factor 2)")
+
+
+def test_replication_factor_increase_without_a_rack_safe_broker_is_refused() -> None:
+    s = state([(0, "a"), (1, "a")], [part("t", 0, [0])], replication_factor=2)
+    s.n_racks = 2  # as if a second rack existed: rack a may then hold only one replica
+    with pytest.raises(PlanError) as err:
+        PlacementGoal().optimize(s)
+    assert str(err.value) == "--replication-factor 2: partition t-0 cannot get another rack-safe replica (2 eligible brokers)"
+
+
+def test_hot_partition_that_must_move_is_refused_with_the_reason() -> None:
+    s = state([0, 1, 2], [part("t", 0, [2, 0], bytes_in_per_sec=8000.0)], decommission_brokers=(2,),
+              throttle_bytes_per_sec=8000)
+    with pytest.raises(PlanError) as err:
+        PlacementGoal().optimize(s)
+    assert str(err.value) == ("partition t-0 must move (broker 2 is decommissioned) but its produce rate 8,000 B/s is at "
+                              "or above the throttle 8,000 B/s, so its new replica could never catch up; raise --throttle "
+                              "above 8,000")
+    s = state([0, 1, (2, None, False)], [part("t", 0, [2, 0], bytes_in_per_sec=9000.0)], throttle_bytes_per_sec=8000)
+    with pytest.raises(PlanError, match=r"must move \(broker 2 is dead\)"):
+        PlacementGoal().optimize(s)
+    s = state([0, 1, 2], [part("t", 0, [0], bytes_in_per_sec=9000.0)], throttle_bytes_per_sec=8000, replication_factor=2)
+    with pytest.raises(PlanError, match=r"must move \(--replication-factor 2\)"):
+        PlacementGoal().optimize(s)
+
+
+def test_a_frozen_partition_on_a_decommissioned_broker_makes_decommissioning_impossible() -> None:
+    s = state([0, 1, 2], [part("x", 0, [2, 0])], decommission_brokers=(2,), exclude_topics=("x",))
+    with pytest.raises(PlanError) as err:
+        PlacementGoal().optimize(s)
+    assert str(err.value) == ("cannot decommission broker 2: partition x-0 has a replica there and cannot move "
+                              "(its topic is in --exclude-topics)")
+    s = state([0, 1, 2], [part("t", 0, [2, 0], leader=-1)], decommission_brokers=(2,))
+    with pytest.raises(PlanError, match=r"partition t-0 has a replica there and cannot move \(it has no leader to copy from\)"):
+        PlacementGoal().optimize(s)
+
+
+def test_a_frozen_partition_on_a_dead_broker_stays_without_error() -> None:
+    s = state([0, 1, (2, None, False)], [part("t", 0, [2, 0], leader=-1), part("u", 0, [2, 1])])
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[2, 0], [0, 1]]
+
+
+# --------------------------------------------------------------------------- RackSafetyGoal
+
+RACKS = [(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")]
+
+
+def test_violations_are_crowded_racks_and_too_few_racks() -> None:
+    s = state(RACKS, [
+        part("t", 0, [0, 1]),            # two in rack a (cap 1 of 3 racks): crowded
+        part("t", 1, [0, 2]),            # a, b: fine
+        part("t", 2, [0, 2, 4]),         # a, b, c: fine
+        part("t", 3, [0, 1, 2, 3]),      # a, a, b, b: cap 2 holds, but only 2 of 3 racks
+        part("t", 4, [0, 2, 4, 1]),      # a, b, c, a: fine
+        part("t", 5, [0]),
+    ])
+    assert RackSafetyGoal().violations(s).tolist() == [0, 3]
+
+
+def test_no_racks_means_no_violations_and_no_repair() -> None:
+    s = state([0, 1, 2], [part("t", 0, [0, 1])])
+    goal = RackSafetyGoal()
+    assert goal.violations(s).tolist() == []
+    goal.optimize(s)
+    assert goal.unrepaired == [] and s.cur == {}
+
+
+def test_repair_moves_a_follower_of_the_crowded_rack_to_the_least_loaded_broker_of_a_free_rack() -> None:
+    s = state(RACKS, [part("t", 0, [0, 1], leader=0), part("u", 0, [2]), part("u", 1, [2])])
+    goal = RackSafetyGoal()
+    goal.optimize(s)
+    # Broker 1 (follower) leaves rack a; 2, 3 (rack b) and 4 (rack c) may take it; 3 and 4 are
+    # empty, and 3 has the lower id.
+    assert rows(s)[0] == [0, 3] and goal.unrepaired == []
+    s = state(RACKS, [part("t", 0, [0, 1], leader=1)])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [2, 1]   # the leader stays; the follower 0 goes
+
+
+def test_repair_spreads_a_partition_over_the_missing_rack() -> None:
+    s = state(RACKS, [part("t", 0, [0, 1, 2, 3], leader=0)])
+    RackSafetyGoal().optimize(s)
+    row = rows(s)[0]
+    assert sorted({s.rack[b] for b in row}) == [0, 1, 2]
+    # Every broker holds one replica, so a follower goes, the lowest id first: 1, to rack c's 4.
+    assert row == [0, 4, 2, 3]
+
+
+def test_frozen_or_unrepairable_partitions_are_listed_not_moved() -> None:
+    s = state([(0, "a"), (1, "a"), (2, "b")], [part("x", 0, [0, 1]), part("t", 0, [0, 1])], exclude_topics=("x",),
+              decommission_brokers=(2,))
+    s.n_racks = 2  # rack b exists but its only broker is leaving: nowhere to repair to
+    goal = RackSafetyGoal()
+    goal.optimize(s)
+    assert goal.unrepaired == ["t-0", "x-0"]
+    assert rows(s) == [[0, 1], [0, 1]]
+
+
+def test_hot_partition_needing_repair_is_refused() -> None:
+    s = state(RACKS, [part("t", 0, [0, 1], bytes_in_per_sec=6000.0)], throttle_bytes_per_sec=6000)
+    with pytest.raises(PlanError, match=r"partition t-0 must move \(rack-safety repair\)"):
+        RackSafetyGoal().optimize(s)
+
+
+def test_rack_safety_vetoes_moves_that_crowd_a_rack() -> None:
+    s = state(RACKS, [part("t", 0, [0, 2])])
+    goal = RackSafetyGoal()
+    assert goal.accept_move(s, 0, 2, 4)       # b -> c
+    assert goal.accept_move(s, 0, 2, 3)       # b -> b
+    assert not goal.accept_move(s, 0, 2, 1)   # b -> a, which already holds 0
+
+
+def test_destination_of_a_repair_respects_the_rack_cap() -> None:
+    s = state(RACKS, [part("t", 0, [0, 1])])
+    per = {0: 2}
+    assert RackSafetyGoal._destination(s, [0, 1], 1, per, 1, False) == 2
+    assert RackSafetyGoal._destination(s, [0, 1], 1, {0: 2, 1: 1, 2: 1}, 1, False) is None
+    assert RackSafetyGoal._destination(s, [0, 1], 1, {0: 2, 1: 1}, 2, False) == 2
+    s.lo[:] = [0, 0, 0, 0, 3]
+    assert RackSafetyGoal._destination(s, [0, 1], 1, per, 1, False) == 4
+    assert isinstance(RackSafetyGoal().violations(s), np.ndarray)
