@@ -106,3 +106,110 @@ def test_scratch_directory_is_private_and_per_plan(hostile, tmp_path: Path) -> N
     # Every election chunk lives in that directory.
     chunks = [line for line in shell_lines(text) if line.startswith("jq '{partitions")]
     assert len(chunks) > 1 and all(line.count('"$WORK/election-') == 2 for line in chunks)
+
+
+# --------------------------------------------------------------------------- what the runbook says
+
+
+def manifest(batches: list[dict], **summary_extra: object) -> dict:
+    """A plan.json as render() reads it, every value chosen by hand."""
+    return {
+        "cluster_id": "prod-eu", "snapshot": {"sha256": "ab" * 32, "captured_at": "2026-11-25T01:02:03Z"},
+        "options": {"throttle_bytes_per_sec": 10485760, "election_batch_size": 2, "exclude_topics": ["audit"],
+                    "decommission_brokers": [7]},
+        "summary": {"replica_moves": 3, "bytes_moved": 3221225472, "reorders": 1, "leader_elections": 5,
+                    "estimated_seconds": 3725.4, **summary_extra},
+        "batches": batches,
+    }
+
+
+REORDER = {"id": "001", "kind": "reorder", "partitions": 1, "replica_moves": 0, "bytes": 0, "estimated_seconds": 0}
+MOVE = {"id": "002", "kind": "move", "partitions": 2, "replica_moves": 3, "bytes": 3221225472, "estimated_seconds": 125}
+
+
+def test_runbook_states_the_plan_and_each_command() -> None:
+    text = runbook.render(manifest([REORDER, MOVE]), 5)
+    lines = text.splitlines()
+    assert lines[0] == "# Rebalance runbook: `prod-eu`"
+    assert lines[2] == f"Snapshot sha256 `{'ab' * 32}` captured `2026-11-25T01:02:03Z`."
+    assert lines[3] == ("3 replica moves (3,221,225,472 bytes), 1 reorders, 5 leader elections in 2 batches; "
+                        "estimated 1h02m05s of data movement at 10,485,760 B/s per broker.")
+    assert "Topics left where they are: `audit`." in lines
+    assert "Brokers being emptied: `7`." in lines
+    assert "export BOOTSTRAP=broker1:9092" in lines
+    assert f"WORK=\"$(mktemp -d -t kafka-rebalance-prod-eu-{'ab' * 6}.XXXXXX)\"" in lines
+    assert "jq -e --arg cluster prod-eu '.cluster_id == $cluster' plan.json" in lines
+    # Five elections in chunks of two: 0:2, 2:4, 4:6, numbered from 001.
+    chunks = [line for line in lines if line.startswith("jq '{partitions")]
+    assert chunks[:3] == [
+        f"jq '{{partitions: .partitions[{a}:{b}]}}' election.json > \"$WORK/election-{n:03d}.json\" && "
+        f"kafka-leader-election.sh --bootstrap-server \"$BOOTSTRAP\" --election-type PREFERRED "
+        f"--path-to-json-file \"$WORK/election-{n:03d}.json\""
+        for n, (a, b) in enumerate([(0, 2), (2, 4), (4, 6)], start=1)
+    ]
+    assert len(chunks) == 6  # step 1 and the final elections
+    assert "Chunks of 2:" in text
+    # The reorder runs without a throttle, the move with the plan's.
+    assert "### Batch 001 (reorder: 1 partitions, 0 new replicas, 0 bytes, ~0s)" in lines
+    assert ("kafka-reassign-partitions.sh --bootstrap-server \"$BOOTSTRAP\" --reassignment-json-file "
+            "batches/001/reassignment.json --execute") in lines
+    assert "### Batch 002 (move: 2 partitions, 3 new replicas, 3,221,225,472 bytes, ~2m05s)" in lines
+    assert ("kafka-reassign-partitions.sh --bootstrap-server \"$BOOTSTRAP\" --reassignment-json-file "
+            "batches/002/reassignment.json --execute --throttle 10485760") in lines
+    assert ("kafka-reassign-partitions.sh --bootstrap-server \"$BOOTSTRAP\" --reassignment-json-file "
+            "batches/002/reassignment.json --verify") in lines
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings == ["## 1. Leader elections (no data moves)", "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
+                        "## 3. Replica moves (throttled)", "## 4. Final elections", "## Done"]
+    assert "Then run the elections of step 1 again so the new first replicas lead." in lines
+    assert text.endswith('```sh\nrm -r -- "$WORK"\n```\n')
+
+
+def test_few_elections_run_from_the_plan_file_and_empty_steps_are_left_out() -> None:
+    m = manifest([MOVE])
+    m["options"].update(election_batch_size=5, exclude_topics=[], decommission_brokers=[])
+    lines = runbook.render(m, 5).splitlines()
+    assert lines.count("kafka-leader-election.sh --bootstrap-server \"$BOOTSTRAP\" --election-type PREFERRED "
+                       "--path-to-json-file election.json") == 2
+    assert not any(line.startswith(("Topics left", "Brokers being emptied")) for line in lines)
+    assert [line for line in lines if line.startswith("## ")] == [
+        "## 1. Leader elections (no data moves)", "## 3. Replica moves (throttled)", "## 4. Final elections", "## Done"]
+
+
+def test_without_elections_or_moves_only_the_reorders_remain() -> None:
+    lines = runbook.render(manifest([REORDER]), 0).splitlines()
+    assert "None needed." in lines
+    assert [line for line in lines if line.startswith("## ")] == [
+        "## 1. Leader elections (no data moves)", "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
+        "## Done"]
+    assert "Then run the elections of step 1 again so the new first replicas lead." not in lines
+
+
+def test_continuous_estimate_is_stated_beside_the_batches() -> None:
+    text = runbook.render(manifest([MOVE], continuous={"estimated_seconds": 61, "physical_bound_seconds": 59.6}), 0)
+    assert ("Submitted continuously as `schedule.json` orders them, the same moves take about 1m01s; no schedule at "
+            "this throttle can beat 1m00s (the busiest broker's bytes in or out at the throttle).") in text
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(0, "0s"), (59.4, "59s"), (59.5, "1m00s"), (61, "1m01s"),
+                                               (3599, "59m59s"), (3600, "1h00m00s"), (90061, "25h01m01s")])
+def test_durations(seconds: float, text: str) -> None:
+    assert runbook._dur(seconds) == text
+
+
+def test_scratch_name_keeps_only_safe_characters_of_the_cluster_id() -> None:
+    m = {"cluster_id": "a b/c..", "snapshot": {"sha256": "0123456789abcdef"}}
+    assert runbook._tmp_template(m) == "kafka-rebalance-a_b_c-0123456789ab.XXXXXX"
+    assert runbook._tmp_template({"cluster_id": "...", "snapshot": {"sha256": "f" * 12}}) == \
+        "kafka-rebalance-cluster-ffffffffffff.XXXXXX"
+    assert runbook._tmp_template({"cluster_id": "x" * 50, "snapshot": {"sha256": "f" * 12}}) == \
+        f"kafka-rebalance-{'x' * 40}-ffffffffffff.XXXXXX"
+
+
+def test_quoting_of_control_characters() -> None:
+    assert runbook._quote("plain") == "plain"
+    assert runbook._quote("a b") == "'a b'"
+    assert runbook._quote("a\nb'\\") == "$'a\\x0ab\\'\\\\'"
+    assert runbook._quote("\u2028") == "$'\\U00002028'"
+    assert runbook._sh("jq", "-e", 5) == "jq -e 5"
+    assert runbook._code(" x") == '`" x"`' and runbook._code(7) == "`7`"
