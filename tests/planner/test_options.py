@@ -1,0 +1,153 @@
+"""planner/options.py: each flag's range, the options block of plan.json, list flags and the threshold source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.planner import PlanError, PlanOptions
+from kafka_rebalance.planner.options import parse_list, resolve_threshold
+from kafka_rebalance.snapshot import snapshot_from_dict
+
+
+def snap(configs: dict[str, str] | None = None, cluster_id: str = "c1"):  # noqa: ANN201
+    return snapshot_from_dict({
+        "cluster_id": cluster_id, "captured_at": "2026-01-01T00:00:00Z", "configs": configs or {},
+        "brokers": [{"id": 1}, {"id": 2}, {"id": 10}],
+        "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2], "leader": 1, "isr": [1, 2]}],
+        "topics": {"empty-topic": {}},
+    })
+
+
+def problems(**options: object) -> str:
+    with pytest.raises(PlanError) as err:
+        PlanOptions(**options).check()
+    return str(err.value)
+
+
+def test_defaults_pass() -> None:
+    PlanOptions().check()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"throttle_bytes_per_sec": 1023}, "plan: --throttle must be at least 1024 bytes/s, got 1023"),
+        ({"throttle_bytes_per_sec": 2**63},
+         "plan: --throttle must be at most 9223372036854775807 bytes/s (a Java long), got 9223372036854775808"),
+        ({"max_partitions_per_batch": 0}, "plan: --max-partitions-per-batch must be at least 1, got 0"),
+        ({"max_moves_per_broker": 2**31}, "plan: --max-moves-per-broker must be at most 2147483647, got 2147483648"),
+        ({"max_new_replicas_per_partition": -1}, "plan: --max-new-replicas-per-partition must be at least 1, got -1"),
+        ({"election_batch_size": 0}, "plan: --election-batch-size must be at least 1, got 0"),
+        ({"ordering": "random"},
+         "plan: --ordering must be one of small-first, large-first, under-replicated-first, got 'random'"),
+        ({"optimizer": "best"}, "plan: --optimizer must be one of auto, exact, heuristic, got 'best'"),
+        ({"replication_factor": 0}, "plan: --replication-factor must be 1..2147483647, got 0"),
+        ({"replication_factor": 2**31}, "plan: --replication-factor must be 1..2147483647, got 2147483648"),
+        ({"byte_tolerance": -0.1}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got -0.1"),
+        ({"byte_tolerance": float("nan")}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got nan"),
+        ({"threshold_percentage": 100.5}, "plan: --threshold-percentage must be within 0..100, got 100.5"),
+    ],
+)
+def test_each_out_of_range_option_is_named_with_its_value(options: dict, message: str) -> None:
+    assert problems(**options) == message
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"throttle_bytes_per_sec": 1024}, {"throttle_bytes_per_sec": 2**63 - 1}, {"max_partitions_per_batch": 1},
+     {"max_moves_per_broker": 2**31 - 1}, {"replication_factor": 1}, {"replication_factor": 2**31 - 1},
+     {"byte_tolerance": 0}, {"byte_tolerance": 10}, {"threshold_percentage": 0}, {"threshold_percentage": 100},
+     {"ordering": "under-replicated-first"}, {"optimizer": "heuristic"}],
+)
+def test_the_limits_themselves_are_accepted(options: dict) -> None:
+    PlanOptions(**options).check()
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    assert problems(throttle_bytes_per_sec=1, ordering="x") == (
+        "plan: --throttle must be at least 1024 bytes/s, got 1; "
+        "--ordering must be one of small-first, large-first, under-replicated-first, got 'x'")
+
+
+def test_options_block_of_plan_json() -> None:
+    opts = PlanOptions(exclude_topics=("b", "a"), decommission_brokers=(9, 3), replication_factor=3, byte_tolerance=0.2,
+                       threshold_percentage=12.5, threshold_source="setting", optimizer="exact", ordering="large-first")
+    assert opts.manifest() == {
+        "throttle_bytes_per_sec": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
+        "max_new_replicas_per_partition": 1, "ordering": "large-first", "exclude_topics": ["a", "b"],
+        "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "election_batch_size": 1000,
+        "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "optimizer": "exact",
+    }
+
+
+def test_exclusions_and_decommissions_must_name_what_the_snapshot_has() -> None:
+    s = snap()
+    PlanOptions(exclude_topics=("t", "empty-topic"), decommission_brokers=(10,)).check_against(s)
+    with pytest.raises(PlanError) as err:
+        PlanOptions(exclude_topics=("t", "x", "y")).check_against(s)
+    assert str(err.value) == "--exclude-topics: topic(s) x, y not in snapshot of c1"
+    with pytest.raises(PlanError) as err:
+        PlanOptions(decommission_brokers=(2, 7, 3)).check_against(s)
+    assert str(err.value) == "--decommission-brokers: broker(s) 7, 3 not in snapshot of c1 (brokers: 1, 2, 10)"
+
+
+def test_list_flags_are_sorted_unique_and_strict() -> None:
+    assert parse_list(None, "--x") == () and parse_list("", "--x") == ()
+    assert parse_list(" b, a ,,b ", "--exclude-topics") == ("a", "b")
+    assert parse_list("10, 2,2,2147483647", "--decommission-brokers", as_int=True) == (2, 10, 2147483647)
+    with pytest.raises(PlanError) as err:
+        parse_list("3,x,2147483648,٣,-1", "--decommission-brokers", as_int=True)
+    assert str(err.value) == "--decommission-brokers: x, 2147483648, ٣, -1 is not a broker id (expected e.g. 3,7)"
+
+
+def write_summary(d: Path, value: object) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "summary.json").write_text(json.dumps(value))
+    return d
+
+
+def test_threshold_from_the_cluster_beats_the_analysis_and_the_setting(tmp_path: Path) -> None:
+    s = snap({"leader.imbalance.per.broker.percentage": "25"})
+    analysis = write_summary(tmp_path / "a", {"clusters": [{"cluster_id": "c1", "threshold_percentage": 40}]})
+    assert resolve_threshold(s, 5.0, analysis) == (25.0, "cluster")
+    assert resolve_threshold(snap(), 5.0, None) == (5.0, "setting")
+    assert resolve_threshold(snap(), None, None) == (10.0, "default")
+
+
+def test_threshold_from_the_analysis_of_this_cluster(tmp_path: Path) -> None:
+    analysis = write_summary(tmp_path / "a", {"clusters": [
+        {"cluster_id": "other", "threshold_percentage": 1}, "junk", {"cluster_id": "c1", "threshold_percentage": 40}]})
+    assert resolve_threshold(snap(), 5.0, analysis) == (40.0, "analysis")
+
+
+@pytest.mark.parametrize(
+    ("summary", "message"),
+    [
+        ({"clusters": {}}, "{path}: field 'clusters' must be a list"),
+        ([], "{path}: field 'clusters' must be a list"),
+        ({"clusters": [{"cluster_id": "other"}]}, "{path}: no entry for cluster_id 'c1' in 'clusters'"),
+        ({"clusters": [{"cluster_id": "c1", "threshold_percentage": "40"}]},
+         "{path}: clusters[cluster_id=c1].threshold_percentage must be 0..100, got '40'"),
+        ({"clusters": [{"cluster_id": "c1", "threshold_percentage": 101}]},
+         "{path}: clusters[cluster_id=c1].threshold_percentage must be 0..100, got 101"),
+    ],
+)
+def test_bad_analysis_summaries_are_named(tmp_path: Path, summary: object, message: str) -> None:
+    analysis = write_summary(tmp_path / "a", summary)
+    with pytest.raises(PlanError) as err:
+        resolve_threshold(snap(), None, analysis)
+    assert str(err.value) == message.format(path=analysis / "summary.json")
+
+
+def test_missing_or_unreadable_analysis_is_named(tmp_path: Path) -> None:
+    with pytest.raises(PlanError) as err:
+        resolve_threshold(snap(), None, tmp_path / "nowhere")
+    assert str(err.value) == f"--analysis {tmp_path / 'nowhere'}: no summary.json (give the Spark job's output directory)"
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "summary.json").write_text("{not json")
+    with pytest.raises(PlanError) as err:
+        resolve_threshold(snap(), None, tmp_path / "bad")
+    assert str(tmp_path / "bad" / "summary.json") in str(err.value) and "\n" not in str(err.value)
