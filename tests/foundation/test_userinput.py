@@ -19,6 +19,7 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.kafka.connection import settings_from_properties
 from kafka_rebalance.kafka.executor import parse_batch_selection
 from kafka_rebalance.plan_manifest import Batch, Plan, Throttles
+from kafka_rebalance import userinput
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.userinput import loads_json, parse_int, topic_name_problem
 
@@ -295,3 +296,117 @@ def test_client_properties_timeout_must_be_a_number(tmp_path: Path) -> None:
     with pytest.raises(RebalanceError) as err:
         settings_from_properties(props, "localhost:9092")
     assert str(err.value) == f'{props}: request.timeout.ms: expected milliseconds (ASCII digits), got "abc"'
+
+
+# --------------------------------------------------------------------------- the helpers themselves
+
+
+@pytest.mark.parametrize(
+    ("text", "depth"),
+    [("", 0), ("1", 0), ("[]", 1), ('{"a": [1, {"b": []}]}', 4), ('["[[[", "]"]', 1), ('[[]] [[[]]]', 3),
+     ('{"a\\"[[[": [1]}', 2), ('["\\\\", [[]]]', 3), ('"]]]]" [', 1)],
+)
+def test_json_depth_counts_brackets_outside_strings_only(text: str, depth: int) -> None:
+    assert userinput.json_depth(text) == depth
+
+
+def test_json_nesting_limit_is_exactly_64_levels() -> None:
+    assert userinput.loads_json("[" * 64 + "]" * 64, "s") == userinput.loads_json("[" * 64 + "]" * 64, "s")
+    with pytest.raises(userinput.InputError) as err:
+        userinput.loads_json("[" * 65 + "]" * 65, "snap.json")
+    assert str(err.value) == "snap.json: JSON nested deeper than 64 levels"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1,}', "s.json: not valid JSON: Expecting property name enclosed in double quotes at line 1 column 9"),
+        ('{"a": 1,\n "a": 2}', 's.json: duplicate key "a" in one object (JSON keys must be unique)'),
+        ("[NaN]", "s.json: NaN is not a JSON number"),
+        ("[-Infinity]", "s.json: -Infinity is not a JSON number"),
+        ("1" * 5000, "s.json: not usable JSON: Exceeds the limit (4300 digits) for integer string conversion"),
+    ],
+)
+def test_json_problems_are_one_line_naming_the_source(text: str, message: str) -> None:
+    with pytest.raises(userinput.InputError) as err:
+        userinput.loads_json(text, "s.json")
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_objects_with_distinct_keys_parse() -> None:
+    assert userinput.loads_json('{"b": 1, "a": {"b": 2}}', "s") == {"b": 1, "a": {"b": 2}}
+
+
+def test_read_text_names_each_file_problem(tmp_path: Path) -> None:
+    good = tmp_path / "good.json"
+    good.write_text('{"é": 1}', encoding="utf-8")
+    assert userinput.read_text(good) == '{"é": 1}'
+    assert userinput.read_json(good) == {"é": 1}
+    cases = {
+        tmp_path / "missing": f"{tmp_path / 'missing'}: snapshot does not exist",
+        tmp_path: f"{tmp_path}: is a directory, expected a snapshot",
+    }
+    for path, message in cases.items():
+        with pytest.raises(userinput.InputError) as err:
+            userinput.read_text(path, "snapshot")
+        assert str(err.value) == message
+    (tmp_path / "nul").write_bytes(b"ab\x00c")
+    with pytest.raises(userinput.InputError) as err:
+        userinput.read_text(tmp_path / "nul", "snapshot")
+    assert str(err.value) == f"{tmp_path / 'nul'}: snapshot is binary (holds NUL bytes), expected UTF-8 text"
+    (tmp_path / "latin").write_bytes(b"ab\xe9c")
+    with pytest.raises(userinput.InputError) as err:
+        userinput.read_text(tmp_path / "latin", "snapshot")
+    assert str(err.value) == f"{tmp_path / 'latin'}: snapshot is not UTF-8 text (invalid continuation byte at byte 2)"
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(userinput.InputError) as err:
+        userinput.read_text(tmp_path / "f" / "under", "snapshot")
+    assert str(err.value) == f"{tmp_path / 'f' / 'under'}: cannot read snapshot (Not a directory)"
+    with pytest.raises(userinput.InputError) as err:
+        userinput.read_json(tmp_path / "missing")
+    assert str(err.value) == f"{tmp_path / 'missing'}: JSON file does not exist"
+
+
+def test_parse_int_accepts_ascii_within_range_only() -> None:
+    assert userinput.parse_int(" 42 ", "--x") == 42
+    assert userinput.parse_int("-5", "--x", lo=-10) == -5
+    assert userinput.parse_int("2147483647", "--x") == 2**31 - 1
+    for text, message in [
+        ("4 2", '--x: expected an integer (ASCII digits), got "4 2"'),
+        ("٤٢", '--x: expected an integer (ASCII digits), got "\\u0664\\u0662"'),
+        ("1" * 21, f'--x: expected an integer (ASCII digits), got "{"1" * 21}"'),
+        ("2147483648", "--x: 2147483648 is outside 0..2147483647"),
+        ("-1", "--x: -1 is outside 0..2147483647"),
+    ]:
+        with pytest.raises(userinput.InputError) as err:
+            userinput.parse_int(text, "--x")
+        assert str(err.value) == message
+    with pytest.raises(userinput.InputError, match=r"--seed: expected a seed \(ASCII digits\)"):
+        userinput.parse_int("x", "--seed", what="a seed")
+    assert userinput.parse_int("1" * 20, "--x", hi=10**20) == int("1" * 20)
+
+
+def test_output_paths_refuse_directories_and_files_in_the_way(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dir").mkdir()
+    assert userinput.check_output_file(tmp_path / "new" / "out.html", "--out") == tmp_path / "new" / "out.html"
+    assert userinput.check_output_dir(tmp_path / "dir", "--out") == tmp_path / "dir"
+    assert userinput.check_output_dir(tmp_path / "a" / "b", "--out") == tmp_path / "a" / "b"
+    for check, path, message in [
+        (userinput.check_output_file, tmp_path / "dir", f"--out {tmp_path / 'dir'}: is a directory, expected a file name"),
+        (userinput.check_output_file, tmp_path / "file" / "x" / "y",
+         f"--out {tmp_path / 'file' / 'x' / 'y'}: {tmp_path / 'file'} is a file, not a directory"),
+        (userinput.check_output_dir, tmp_path / "file", f"--out {tmp_path / 'file'}: is a file, expected a directory"),
+        (userinput.check_output_dir, tmp_path / "file" / "x",
+         f"--out {tmp_path / 'file' / 'x'}: {tmp_path / 'file'} is a file, not a directory"),
+    ]:
+        with pytest.raises(userinput.InputError) as err:
+            check(path, "--out")
+        assert str(err.value) == message
+
+
+def test_check_topic_name_returns_a_legal_name_and_names_an_illegal_one() -> None:
+    assert userinput.check_topic_name("orders.v2_x-y", "f.json: topic") == "orders.v2_x-y"
+    with pytest.raises(userinput.InputError) as err:
+        userinput.check_topic_name("..", "f.json: partitions[3].topic")
+    assert str(err.value) == f"f.json: partitions[3].topic: {userinput.topic_name_problem('..')}"
