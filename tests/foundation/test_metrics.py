@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from kafka_rebalance.cli import app
-from kafka_rebalance.metrics import broker_loads, brokers_over_threshold, is_over_threshold
+from kafka_rebalance.metrics import broker_loads, brokers_over_threshold, check_threshold_setting, is_over_threshold
 from kafka_rebalance.snapshot import snapshot_from_dict, write_snapshot
+from kafka_rebalance.userinput import InputError
 
 
 def _snap(parts: list[tuple[list[int], int]]):  # noqa: ANN202
@@ -70,3 +72,12 @@ def test_every_figure_of_broker_loads_by_hand() -> None:
         (1, "b", True, 2, 2, 1, 0, 130, 7.5),
         (2, "a", False, 1, 0, 0, 0, 30, 0.0),
     ]
+
+
+def test_threshold_setting_is_a_percentage_including_both_ends() -> None:
+    for ok in (None, 0, 0.5, 100):
+        check_threshold_setting(ok)
+    for bad, shown in ((100.5, "100.5"), (101, "101"), (-0.5, "-0.5"), (float("inf"), "inf")):
+        with pytest.raises(InputError) as err:
+            check_threshold_setting(bad)
+        assert str(err.value) == f"--threshold-percentage: must be a percentage within 0..100, got {shown}"
