@@ -32,6 +32,16 @@ def test_estimate_subtracts_the_produce_rate_from_the_throttle() -> None:
     assert batch_seconds([step(0, (1,), 0, 10, 300_000.0)], 300_000) == float("inf")
 
 
+def test_estimate_counts_the_leaders_side_too() -> None:
+    # Leader 0 sends 1,000,000 B to broker 1 and 2,000,000 B to broker 2 (produce 100,000 and
+    # 50,000 B/s): the receivers need 1e6 / 2e5 = 5 s and 2e6 / 2.5e5 = 8 s, but the leader's
+    # throttle carries 3e6 B against 3e5 - 1.5e5 B/s: 20 s.
+    assert batch_seconds([step(0, (1,), 0, 1_000_000, 100_000.0), step(1, (2,), 0, 2_000_000, 50_000.0)], 300_000) == 20.0
+    # Each receiver is under the throttle, but the leader's produce traffic out is not.
+    assert batch_seconds([step(0, (1,), 0, 10, 160_000.0), step(1, (2,), 0, 10, 160_000.0)], 300_000) == float("inf")
+    assert batch_seconds([], 300_000) == 0.0
+
+
 def test_plan_estimate_honours_the_produce_rate(tmp_path: Path) -> None:
     # Decommissioning broker 1 copies the 1 GiB partition to broker 2 at 100 MiB/s while 50 MiB/s
     # are produced: 1024 MiB / (100 - 50) MiB/s = 20.48 s.
