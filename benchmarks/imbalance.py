@@ -143,9 +143,20 @@ FROM reps GROUP BY cluster_id, broker_id ORDER BY cluster_id, broker_id
 # The same per-broker query plus the row checks the Spark job makes on every row (malformed
 # keys, replica lists, leaders, ISRs, sizes; duplicate partitions; replica lists longer than
 # the rack check's unrolled four), so that the second ratio compares equal work.
-DUCKDB_CHECKED_SQL = DUCKDB_SQL.replace(
-    "len(isr) < len(replicas) AS urp,",
-    """len(isr) < len(replicas) AS urp,
+def _extended(sql: str, *edits: tuple[str, str]) -> str:
+    """``sql`` with each anchor replaced; an anchor that is gone is an error, not a silently
+    unchecked query."""
+    for anchor, replacement in edits:
+        if anchor not in sql:
+            raise SystemExit(f"benchmarks/imbalance.py: DUCKDB_SQL no longer contains {anchor!r}")
+        sql = sql.replace(anchor, replacement)
+    return sql
+
+
+DUCKDB_CHECKED_SQL = _extended(
+    DUCKDB_SQL,
+    ("len(isr) < len(replicas) AS urp,",
+     """len(isr) < len(replicas) AS urp,
          topic IS NULL OR topic = '' OR p_partition IS NULL OR p_partition < 0 AS bad_key,
          replicas IS NULL OR len(replicas) = 0 OR list_has_any(replicas, [NULL]::INT[])
            OR len(list_distinct(replicas)) <> len(replicas) AS bad_replicas,
@@ -153,14 +164,12 @@ DUCKDB_CHECKED_SQL = DUCKDB_SQL.replace(
          len(list_intersect(coalesce(replicas, []::INT[]), isr)) <> len(isr)
            OR len(list_distinct(isr)) <> len(isr) AS bad_isr,
          size < 0 OR isnan(raw_rate) OR raw_rate < 0 OR raw_rate > 1e12 AS bad_size,
-         len(replicas) > 4 AS long_replicas,""",
-).replace(
-    "SELECT f.cluster_id, p.replicas,",
-    "SELECT f.cluster_id, p.topic, p.partition AS p_partition, coalesce(p.bytes_in_per_sec, 0) AS raw_rate, p.replicas,",
-).replace(
-    "count(*) FILTER (pos = 1 AND leader = -1) AS offline",
-    """count(*) FILTER (pos = 1 AND leader = -1) AS offline,
-       count(*) FILTER (pos = 1 AND (bad_key OR bad_replicas OR bad_leader OR bad_isr OR bad_size OR long_replicas)) AS bad""",
+         len(replicas) > 4 AS long_replicas,"""),
+    ("SELECT f.cluster_id, p.replicas,",
+     "SELECT f.cluster_id, p.topic, p.partition AS p_partition, coalesce(p.bytes_in_per_sec, 0) AS raw_rate, p.replicas,"),
+    ("count(*) FILTER (pos = 1 AND leader = -1) AS offline",
+     """count(*) FILTER (pos = 1 AND leader = -1) AS offline,
+       count(*) FILTER (pos = 1 AND (bad_key OR bad_replicas OR bad_leader OR bad_isr OR bad_size OR long_replicas)) AS bad"""),
 )
 DUCKDB_DUPLICATES_SQL = """
 SELECT filename, topic, partition, count(*) FROM read_parquet($files, filename = true)

@@ -4,15 +4,17 @@ Only Spark SQL expressions (no Python UDFs, and no lambda functions on the hot p
 Spark interprets those row by row): executors run generated JVM code alone, so they
 need neither this package nor a Python worker, and the work scales with the cluster.
 
-The heavy part is one Spark job with two aggregations whose results are unioned. Each partition row becomes ``n`` replica rows (``n`` = its replicas),
-grouped by ``(cluster_no, broker_id)``; partition-level facts (offline,
-under-replicated, rack violation, malformed) are counted on the preferred replica's row
-(position 0). A second scan of only ``topic`` and ``partition`` groups the partition rows by
-``(cluster_no, hash(topic), partition / 64)``, OR-ing the bit of each partition number. The result is
-small: one row per broker, plus only those key groups whose bits do not add up (a
-duplicate ``(topic, partition)``, or two topics with colliding hashes), so strict
-validation costs no second job and no large shuffle on clean input. The driver sums the per-broker rows into
-the per-cluster figures (``summary.py``).
+The heavy part is one Spark job with two aggregations whose results are unioned
+(``aggregate``). Each partition row becomes ``n`` replica rows (``n`` = its replicas),
+grouped by ``(cluster_no, broker_id, pmask)``; partition-level facts (offline,
+under-replicated, rack violation, malformed) ride on the preferred replica's row as the bit
+mask ``pmask``. A second scan of only ``topic`` and ``partition`` groups the partition rows
+by ``(cluster_no, hash(topic), partition / 64)``, OR-ing the bit of each partition number.
+The result is small: a few groups per broker, plus only those key groups whose bits do not
+add up (a duplicate ``(topic, partition)``, or two topics with colliding hashes), so strict
+validation costs no second job and no large shuffle on clean input. The driver folds the
+groups into per-broker rows (``broker_figures``) and sums those into the per-cluster
+figures (``summary.py``).
 
 Kafka's rule (KafkaController.checkAndTriggerAutoLeaderRebalance): the preferred
 replica is the first of the replica list; for broker b,
@@ -153,6 +155,8 @@ PARTITION_BITS = ("preferred", "preferred_in_isr", *PARTITION_FLAGS)
 # and per-partition counts ``preferred_partitions``, ``preferred_not_led``,
 # ``preferred_in_isr``, ``p_partitions`` and ``p_<flag>``.
 SUMMED = ("replicas", "leaders", "size_bytes", "leader_rate", "under_replicated_partitions")
+FIGURES = (*SUMMED, "preferred_partitions", "preferred_not_led", "preferred_in_isr", "p_partitions",
+           *[f"p_{flag}" for flag in PARTITION_FLAGS])  # fmt: skip
 
 
 def aggregate(flagged: DataFrame) -> DataFrame:
@@ -216,9 +220,7 @@ def broker_figures(groups: Iterable[Mapping[str, Any]]) -> dict[int | None, dict
     """One cluster's broker groups of ``aggregate`` folded into one row per broker id."""
     out: dict[int | None, dict[str, int]] = {}
     for g in groups:
-        row = out.setdefault(g["broker_id"], dict.fromkeys(
-            (*SUMMED, "preferred_partitions", "preferred_not_led", "preferred_in_isr", "p_partitions",
-             *[f"p_{f}" for f in PARTITION_FLAGS]), 0))  # fmt: skip
+        row = out.setdefault(g["broker_id"], dict.fromkeys(FIGURES, 0))
         for column in SUMMED:
             row[column] += int(g[column] or 0)
         mask = g["pmask"]

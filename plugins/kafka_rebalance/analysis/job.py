@@ -3,7 +3,8 @@
 Shared by ``spark_jobs/leader_imbalance.py`` (spark-submit) and ``kafka-rebalance analyze``.
 Results are small (one row per broker), so they are collected to the driver and written
 there as ONE Parquet file and one JSON file: deterministic bytes, no part-files.
-On clean input the analysis is one Spark job (see ``imbalance``).
+On clean input the analysis is one Spark job for the data (see ``imbalance``), plus a
+broadcast of the per-cluster settings table for each of its two scans.
 """
 
 from __future__ import annotations
