@@ -2,7 +2,7 @@
 
     python benchmarks/execution.py                          # simulator: 12/2000 and 50/50000
     python benchmarks/execution.py --sizes 200/200000       # bigger (minutes)
-    python benchmarks/execution.py --real-kafka             # real Apache Kafka, a throttled plan
+    python benchmarks/execution.py --real-kafka             # real Apache Kafka: calibrate, then plan with it
 
 Simulator: a generated cluster (skewed, with new brokers, produce traffic) is planned with the
 default options at --throttle, then executed twice on the simulator's virtual clock through the
@@ -15,7 +15,10 @@ duration, and the wall seconds each simulated execution took.
 Central jars), seeds topics packed onto the first brokers and fills them with records, then
 gathers, plans (--kafka-throttle), validates through the gate and executes through the CLI
 with --bootstrap-server, as an operator would; prints moves, bytes, the estimate and the
-actual duration of the moves, and stops exactly the sandbox it started.
+actual duration of the moves, and stops exactly the sandbox it started. The first run is planned
+at --throttle-efficiency 1 and measures what the brokers deliver; the runs of --kafka-then (other
+throttles and partition sizes, each on a fresh sandbox) are planned with that measured figure, as an
+operator would plan a cluster's next rebalance, so their actual/estimate tests the calibrated model.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def simulate_size(brokers: int, partitions: int, throttle: int, poll: float) -> 
     return row
 
 
-def real_kafka(throttle: int, topics: int, partitions: int, mb: float) -> dict:
+def real_kafka(throttle: int, topics: int, partitions: int, mb: float, efficiency: float = 1.0) -> dict:
     """A throttled plan of >= 5 moves on real brokers; the CLI does what an operator would."""
     import os
 
@@ -102,7 +105,8 @@ def real_kafka(throttle: int, topics: int, partitions: int, mb: float) -> dict:
         run("sandbox", "seed", "--dir", str(sandbox), "--topics", str(topics), "--partitions", str(partitions),
             "--mb-per-partition", str(mb), "--skew", "1.0", "--replication-factor", "2")
         run("gather", "--bootstrap-server", bootstrap, "--cluster-id", "bench", "--out", str(work / "before.json"))
-        run("plan", "--snapshot", str(work / "before.json"), "--out", str(work / "plan"), "--throttle", str(throttle))
+        run("plan", "--snapshot", str(work / "before.json"), "--out", str(work / "plan"), "--throttle", str(throttle),
+            "--throttle-efficiency", str(efficiency))
         run("validate", "--snapshot", str(work / "before.json"), "--plan", str(work / "plan"))
         manifest = json.loads((work / "plan" / "plan.json").read_text())
         t = time.perf_counter()
@@ -112,9 +116,10 @@ def real_kafka(throttle: int, topics: int, partitions: int, mb: float) -> dict:
         summary = manifest["summary"]
         return {"size": f"real Kafka, 3 brokers, {topics}x{partitions} partitions of {mb:g} MiB, RF 2",
                 "steps": cont["steps"], "replica_moves": summary["replica_moves"], "bytes": summary["bytes_moved"],
-                "throttle_B_s": throttle, "estimate_s": cont["estimated_seconds"],
+                "throttle_B_s": throttle, "efficiency_planned": efficiency, "estimate_s": cont["estimated_seconds"],
                 "bound_s": summary["continuous"]["physical_bound_seconds"], "actual_s": cont["actual_seconds"],
                 "actual/estimate": round(cont["actual_seconds"] / cont["estimated_seconds"], 3),
+                "efficiency_measured": cont["measured_efficiency"],
                 "execute_command_wall_s": round(wall, 1)}
     finally:
         run("sandbox", "down", "--dir", str(sandbox), check=False)
@@ -130,9 +135,25 @@ def main() -> None:
     ap.add_argument("--kafka-topics", type=int, default=2, help="topics of the real-Kafka plan (RF 2)")
     ap.add_argument("--kafka-partitions", type=int, default=6, help="partitions per topic (real Kafka)")
     ap.add_argument("--kafka-mb", type=float, default=8.0, help="MiB per partition (real Kafka)")
+    ap.add_argument("--kafka-efficiency", type=float, default=None,
+                    help="plan every real-Kafka run with this --throttle-efficiency instead of calibrating on the first")
+    ap.add_argument("--kafka-then", default="8388608:32,1048576:4",
+                    help="further real-Kafka runs, THROTTLE:MIB_PER_PARTITION,..., each planned with the efficiency the "
+                         "first run measured (each on a fresh sandbox)")
     args = ap.parse_args()
     if args.real_kafka:
-        rows = [real_kafka(args.kafka_throttle, args.kafka_topics, args.kafka_partitions, args.kafka_mb)]
+        # The first run calibrates: planned at efficiency 1 (or the one given), it measures what this
+        # machine's brokers deliver; the others are different plans (throttle, sizes) planned with that figure.
+        first = real_kafka(args.kafka_throttle, args.kafka_topics, args.kafka_partitions, args.kafka_mb,
+                           args.kafka_efficiency or 1.0)
+        rows = [{"run": "calibration", **first}]
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        efficiency = args.kafka_efficiency or min(1.0, first["efficiency_measured"])
+        for spec in filter(None, args.kafka_then.split(",")):
+            throttle, mb = spec.split(":")
+            rows.append({"run": "calibrated", **real_kafka(int(throttle), args.kafka_topics, args.kafka_partitions,
+                                                           float(mb), efficiency)})
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     else:
         rows = []
         for spec in args.sizes.split(","):

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY
 from kafka_rebalance.windows import Window, WindowError, window_from_config
 
 SIMULATED_PREFIX = "simulated:"
@@ -43,6 +44,8 @@ class PlannerDefaults(BaseModel):
     exclude_topics: list[str] = Field(default_factory=list)
     byte_tolerance: float = Field(default=0.10, ge=0, le=10)
     optimizer: Literal["auto", "exact", "heuristic"] = "auto"
+    # The fraction of the throttle this cluster's brokers deliver (execute prints it after a run).
+    throttle_efficiency: float = Field(default=DEFAULT_THROTTLE_EFFICIENCY, ge=MIN_THROTTLE_EFFICIENCY, le=1, allow_inf_nan=False)
 
 
 class ExecutorConfig(BaseModel):

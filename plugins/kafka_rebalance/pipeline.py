@@ -191,7 +191,7 @@ def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
     """PlanOptions from the run's parameters over the cluster's clusters.yaml defaults.
 
     Every PlannerDefaults field reaches the planner this way; those the trigger form does
-    not show (byte_tolerance) come from clusters.yaml alone.
+    not show (byte_tolerance, throttle_efficiency) come from clusters.yaml alone.
     """
     from kafka_rebalance.planner import PlanOptions
     from kafka_rebalance.planner.options import resolve_threshold
@@ -209,6 +209,7 @@ def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
         exclude_topics=tuple(sorted(set(get("exclude_topics") or []))),
         decommission_brokers=tuple(sorted({int(b) for b in params.get("decommission_brokers") or []})),
         byte_tolerance=float(get("byte_tolerance")),
+        throttle_efficiency=float(get("throttle_efficiency")),
         threshold_percentage=threshold,
         threshold_source=source,
     )
@@ -253,14 +254,15 @@ def _optimizer_line(summary: Mapping[str, Any]) -> str:
     )
 
 
-def _duration_line(summary: Mapping[str, Any]) -> str:
+def _duration_line(summary: Mapping[str, Any], efficiency: float) -> str:
     """How long the continuous schedule should take against what physics allows (plans that carry it)."""
     c = summary.get("continuous")
     if not isinstance(c, Mapping):
         return ""
+    rate = "throttle" if efficiency == 1 else f"throttle x {efficiency:g} delivered"
     return (
         f"- Continuous schedule (schedule.json): about {c['estimated_seconds'] / 60:,.1f} minutes; physical bound "
-        f"{c['physical_bound_seconds'] / 60:,.1f} minutes (busiest broker's bytes / throttle), ratio {c['ratio_to_bound']}\n"
+        f"{c['physical_bound_seconds'] / 60:,.1f} minutes (busiest broker's bytes / {rate}), ratio {c['ratio_to_bound']}\n"
     )
 
 
@@ -284,7 +286,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
         f"{_optimizer_line(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
         f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
-        f"{_duration_line(s)}"
+        f"{_duration_line(s, manifest['options'].get('throttle_efficiency', 1.0))}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
         f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"

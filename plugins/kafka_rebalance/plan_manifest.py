@@ -25,6 +25,7 @@ from kafka_rebalance.plan_dir import (
     require_validated,
     verify_plan,
 )
+from kafka_rebalance.throttle_model import MIN_THROTTLE_EFFICIENCY, delivered_rate
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, int_in, is_ascii_digits, topic_name_problem
 
 
@@ -77,6 +78,12 @@ class PlanSchedule:
     estimated_seconds: float
     physical_bound_seconds: float
     moves: tuple[ScheduledMove, ...]
+    throttle_efficiency: float = 1.0  # absent from plans made before the option existed
+
+    @property
+    def delivered_rate(self) -> float:
+        """The rate the schedule was simulated with: the dispatcher must use the same one."""
+        return delivered_rate(self.throttle_bytes_per_sec, self.throttle_efficiency)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +169,10 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         if not finite_number(raw.get(key), 0):
             raise PlanError(f"{path}: {key}: expected a number >= 0, got {json.dumps(raw.get(key))[:60]}")
         head[key] = float(raw[key])
+    efficiency = raw.get("throttle_efficiency", 1.0)
+    if not finite_number(efficiency, MIN_THROTTLE_EFFICIENCY, 1):
+        raise PlanError(f"{path}: throttle_efficiency: expected a number within {MIN_THROTTLE_EFFICIENCY}..1, "
+                        f"got {json.dumps(efficiency)[:60]}")
     moves: list[ScheduledMove] = []
     last: dict[TP, int] = {}
     for n, st in enumerate(raw["steps"]):
@@ -191,7 +202,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
                                    st["after"], st["leader"], st["bytes"], float(st["produce_bytes_per_sec"]),
                                    float(st["estimated_start_s"]), float(st["estimated_end_s"])))
     return PlanSchedule(head["throttle_bytes_per_sec"], head["max_moves_per_broker"], head["max_in_flight"],
-                        head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves))
+                        head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves), float(efficiency))
 
 
 def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approval: bool = False) -> Plan:

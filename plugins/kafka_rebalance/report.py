@@ -300,13 +300,14 @@ def broker_rows(snapshot: Snapshot, plan: PlanInfo, final: Snapshot | None) -> l
     return rows
 
 
-def _continuous_caption(summary: dict[str, Any]) -> str:
+def _continuous_caption(summary: dict[str, Any], efficiency: float) -> str:
     c = summary.get("continuous")
     if not isinstance(c, dict):
         return ""
+    rate = "the throttle" if efficiency == 1 else f"the {efficiency:g} of the throttle the brokers deliver"
     return (f" The continuous schedule (schedule.json) is estimated at {human_seconds(float(c['estimated_seconds']))}"
             f" against a physical bound of {human_seconds(float(c['physical_bound_seconds']))}"
-            f" (the busiest broker's bytes at the throttle): {c['ratio_to_bound']}x.")
+            f" (the busiest broker's bytes at {rate}): {c['ratio_to_bound']}x.")
 
 
 def byte_unit(max_bytes: float) -> tuple[float, str]:
@@ -366,7 +367,7 @@ def build_charts(rows: list[BrokerRow], plan: PlanInfo, threshold: float,
         act = [actual.get(b.id) for b in plan.batches] if actual else None
         out.append({"id": "timeline", "title": "Batch timeline",
                     "caption": "Estimated: batches back to back at the throttle rate."
-                               + _continuous_caption(plan.summary)
+                               + _continuous_caption(plan.summary, float(plan.options.get("throttle_efficiency", 1.0)))
                                + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
                     "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
     s, lb = plan.summary, plan.summary["lower_bounds"]

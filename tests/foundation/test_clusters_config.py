@@ -40,6 +40,8 @@ def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> Non
         ("clusters:\n  - {cluster_id: a, source: x, shedule: '@daily'}\n", "clusters.0.shedule (cluster a): Extra inputs are not permitted"),
         ("defaults: {ordering: random}\nclusters: []\n", "defaults.ordering: Input should be 'small-first'"),
         ("defaults: {throttle_mb_per_sec: 0}\nclusters: []\n", "defaults.throttle_mb_per_sec: Input should be greater than 0"),
+        ("defaults: {throttle_efficiency: 1.2}\nclusters: []\n", "defaults.throttle_efficiency: Input should be less than or equal to 1"),
+        ("defaults: {throttle_efficiency: .nan}\nclusters: []\n", "defaults.throttle_efficiency: Input should be a finite number"),
         ("clusters:\n  - {cluster_id: a, source: x}\n  - {cluster_id: a, source: y}\n", "cluster_id a listed more than once"),
         ("- just a list\n", "must be a mapping with a 'clusters' list"),
         ("clusters: [\n", "not valid YAML"),

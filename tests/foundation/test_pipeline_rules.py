@@ -52,7 +52,7 @@ def _clusters(tmp_path: Path) -> Path:
     f = tmp_path / "clusters.yaml"
     f.write_text(
         "defaults: {byte_tolerance: 0.25, throttle_mb_per_sec: 20, max_partitions_per_batch: 7, max_moves_per_broker: 3,\n"
-        "           ordering: large-first, exclude_topics: [topic-003], optimizer: heuristic}\n"
+        "           ordering: large-first, exclude_topics: [topic-003], optimizer: heuristic, throttle_efficiency: 0.8}\n"
         f"clusters:\n  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}', defaults: {{byte_tolerance: 0.3}}}}\n"
     )
     return f
@@ -67,6 +67,7 @@ def test_every_clusters_yaml_planner_setting_reaches_plan_json(tmp_path: Path) -
     assert options["max_partitions_per_batch"] == 7 and options["max_moves_per_broker"] == 3
     assert options["ordering"] == "large-first" and options["exclude_topics"] == ["topic-003"]
     assert options["optimizer"] == "heuristic"
+    assert options["throttle_efficiency"] == 0.8
 
 
 def test_byte_tolerance_changes_the_plan(tmp_path: Path) -> None:

@@ -121,6 +121,9 @@ def test_schedule_is_typed() -> None:
     assert (s.estimated_seconds, s.physical_bound_seconds) == (10.0, 8.5)
     assert s.moves[0] == pm.ScheduledMove(0, TP("t", 0), "001", (1, 2), (3, 2), (3,), (1,), None, 1, 100, 1.5, 0.0, 2.5)
     assert [m.tp for m in s.moves] == [TP("t", 0), TP("t", 1)]
+    # Made before --throttle-efficiency existed: the throttle fully delivered, as it was simulated.
+    assert (s.throttle_efficiency, s.delivered_rate) == (1.0, 50)
+    assert pm._schedule({**SCHEDULE, "throttle_efficiency": 0.5}, PATH, {"001": BATCH}).delivered_rate == 25.0
 
 
 def test_a_partition_with_two_steps_names_its_previous_step() -> None:
@@ -142,6 +145,9 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
         (lambda r: r.pop("max_in_flight"), "max_in_flight: expected an integer within 1..2147483647, got null"),
         (lambda r: r.update(estimated_seconds=-1), "estimated_seconds: expected a number >= 0, got -1"),
         (lambda r: r.update(physical_bound_seconds="NaN"), "physical_bound_seconds: expected a number >= 0"),
+        (lambda r: r.update(throttle_efficiency=0), "throttle_efficiency: expected a number within 0.05..1, got 0"),
+        (lambda r: r.update(throttle_efficiency=True), "throttle_efficiency: expected a number within 0.05..1, got true"),
+        (lambda r: r.update(throttle_efficiency=1.5), "throttle_efficiency: expected a number within 0.05..1, got 1.5"),
         (lambda r: r["steps"].__setitem__(0, 7), "steps[0]: expected an object"),
         (lambda r: r["steps"][0].update(adds=[-1]), "steps[0]: before, replicas, adds and removes must be lists of broker ids"),
         (lambda r: r["steps"][0].update(before=None), "steps[0]: before, replicas, adds and removes must be lists"),

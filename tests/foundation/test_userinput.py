@@ -272,6 +272,8 @@ def test_topic_names_kafka_accepts() -> None:
         (["describe", "--threshold-percentage", "nan"], "error: --threshold-percentage: must be a percentage within 0..100, got nan"),
         (["describe", "--threshold-percentage", "-5"], "error: --threshold-percentage: must be a percentage within 0..100, got -5"),
         (["plan", "--byte-tolerance", "nan"], "error: plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got nan"),
+        (["plan", "--throttle-efficiency", "0"],
+         "error: plan: --throttle-efficiency must be within 0.05..1 (the fraction of the throttle the brokers deliver), got 0.0"),
         (["execute", "--poll-interval", "nan"], "error: --poll-interval must be within 0..3600 seconds (exclusive of 0), got nan"),
         (["execute", "--poll-interval", "inf"], "error: --poll-interval must be within 0..3600 seconds (exclusive of 0), got inf"),
         (["execute", "--batch-timeout", "-5"], "error: --batch-timeout must be within 0..604800 seconds (exclusive of 0), got -5.0"),

@@ -134,6 +134,9 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
     # polling costs (the executor polls when the next move is due, at least 1 s apart).
     cont = report["continuous"]
     assert cont["finished"] == len(moves) and 0.97 <= cont["actual_seconds"] / cont["estimated_seconds"] <= 1.05, cont
+    # The simulator's brokers deliver the whole throttle, and the executor measures just that.
+    assert cont["measured_efficiency"] == round(cont["estimated_seconds"] / cont["actual_seconds"], 3)
+    assert 0.95 <= cont["measured_efficiency"] <= 1.03
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     assert sorted(map(int, steps)) == list(range(len(moves)))
     assert all(e["state"] == "finished" and e["started_at"] <= e["ended_at"] for e in steps.values())
@@ -146,6 +149,24 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
     waves = Executor(plan, SimAdmin(waves_sim), _settings(mode="batches")).run()
     assert waves["status"] == "complete"
     assert sum(b["actual_seconds"] for b in waves["batches"]) > cont["actual_seconds"]
+
+
+def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_the_cluster_not_the_plan(tmp_path) -> None:
+    snap = _snapshot()
+    out = tmp_path / "plan"
+    options = PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP, throttle_efficiency=0.5)
+    write_plan(make_plan(snap, options), out, "snapshot.json")
+    judge(out, "passed")
+    plan = load_plan(out)
+    lines: list[str] = []
+    report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(), progress=lines.append).run()
+    cont = report["continuous"]
+    assert report["status"] == "complete" and 1.9 <= cont["estimated_seconds"] / cont["actual_seconds"] <= 2.1, cont
+    assert 0.95 <= cont["measured_efficiency"] <= 1.05
+    assert json.loads((out / "ledger.json").read_text())["continuous"]["measured_efficiency"] == cont["measured_efficiency"]
+    advice = [x for x in lines if "--throttle-efficiency" in x]
+    assert len(advice) == 1 and "(the plan assumed 0.5)" in advice[0]
+    assert f"--throttle-efficiency {min(1.0, cont['measured_efficiency']):g} " in advice[0]
 
 
 KILL_AFTER = "continuous: started"
@@ -188,6 +209,7 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
 
     assert report["status"] == "complete", report
     assert report["continuous"]["resumed_in_flight"] == len(in_flight_now)
+    assert report["continuous"]["measured_efficiency"] is None  # this run is not the schedule the estimate describes
     resubmitted = {(tp, t) for _, tp, t in admin.submitted}
     moves = plan.schedule.moves
     for i in finished | {i for i in running if moves[i].tp in in_flight_now}:

@@ -51,6 +51,33 @@ def test_plan_estimate_honours_the_produce_rate(tmp_path: Path) -> None:
     assert [(b["bytes"], b["estimated_seconds"]) for b in moves] == [(GiB, pytest.approx(20.48, abs=0.05))]  # plan.json rounds to 0.1 s
 
 
+def test_plan_estimates_at_the_delivered_rate_and_throttles_at_the_configured_one(tmp_path: Path) -> None:
+    # The same 1 GiB copy with the brokers delivering 0.75 of 100 MiB/s: 1024 / (75 - 50) = 40.96 s,
+    # in the batch, the continuous schedule and its physical bound alike; Kafka still gets 100 MiB/s.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], bytes_in_per_sec=50.0 * MiB)])
+    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,), throttle_efficiency=0.75)
+    moves = [b for b in m["batches"] if b["replica_moves"]]
+    assert [b["estimated_seconds"] for b in moves] == [pytest.approx(40.96, abs=0.05)]
+    assert m["summary"]["continuous"]["estimated_seconds"] == pytest.approx(40.96, abs=0.05)
+    assert m["summary"]["continuous"]["physical_bound_seconds"] == pytest.approx(1024 / 75, abs=0.05)
+    schedule = json.loads((tmp_path / "p" / "schedule.json").read_text())
+    assert (schedule["throttle_bytes_per_sec"], schedule["throttle_efficiency"]) == (100 * MiB, 0.75)
+    throttles = json.loads((tmp_path / "p" / "batches" / "001" / "throttles.json").read_text())
+    assert {v for cfg in throttles["brokers"].values() for v in cfg.values()} == {str(100 * MiB)}
+    assert load_plan(tmp_path / "p", require_passed=False).schedule.delivered_rate == 75 * MiB
+
+
+def test_a_partition_that_cannot_catch_up_at_the_delivered_rate_is_named(tmp_path: Path) -> None:
+    # 50 MiB/s of produce traffic is below the 60 MiB/s throttle but not below the 30 MiB/s it delivers at 0.5.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], bytes_in_per_sec=50.0 * MiB)])
+    with pytest.raises(Exception) as err:
+        plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=60 * MiB, decommission_brokers=(1,), throttle_efficiency=0.5)
+    assert str(err.value) == (
+        "partition t-0 must move (broker 1 is decommissioned) but its produce rate 52,428,800 B/s is at or above the "
+        "delivered rate 31,457,280 B/s (0.5 of the throttle 62,914,560 B/s), so its new replica could never catch up; "
+        "raise --throttle above 104,857,600")
+
+
 def _state(brokers: list[tuple[int, str]], rf: int) -> ClusterState:
     ids = [b for b, _ in brokers]
     return ClusterState(snapshot(brokers, [part("t", 0, ids[:rf])]), PlanOptions())

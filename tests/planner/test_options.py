@@ -49,6 +49,12 @@ def test_defaults_pass() -> None:
         ({"byte_tolerance": -0.1}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got -0.1"),
         ({"byte_tolerance": float("nan")}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got nan"),
         ({"threshold_percentage": 100.5}, "plan: --threshold-percentage must be within 0..100, got 100.5"),
+        ({"throttle_efficiency": 0.04},
+         "plan: --throttle-efficiency must be within 0.05..1 (the fraction of the throttle the brokers deliver), got 0.04"),
+        ({"throttle_efficiency": 1.01},
+         "plan: --throttle-efficiency must be within 0.05..1 (the fraction of the throttle the brokers deliver), got 1.01"),
+        ({"throttle_efficiency": float("inf")},
+         "plan: --throttle-efficiency must be within 0.05..1 (the fraction of the throttle the brokers deliver), got inf"),
     ],
 )
 def test_each_out_of_range_option_is_named_with_its_value(options: dict, message: str) -> None:
@@ -60,7 +66,8 @@ def test_each_out_of_range_option_is_named_with_its_value(options: dict, message
     [{"throttle_bytes_per_sec": 1024}, {"throttle_bytes_per_sec": 2**63 - 1}, {"max_partitions_per_batch": 1},
      {"max_moves_per_broker": 2**31 - 1}, {"replication_factor": 1}, {"replication_factor": 2**31 - 1},
      {"byte_tolerance": 0}, {"byte_tolerance": 10}, {"threshold_percentage": 0}, {"threshold_percentage": 100},
-     {"ordering": "under-replicated-first"}, {"optimizer": "heuristic"}],
+     {"ordering": "under-replicated-first"}, {"optimizer": "heuristic"}, {"throttle_efficiency": 0.05},
+     {"throttle_efficiency": 1}],
 )
 def test_the_limits_themselves_are_accepted(options: dict) -> None:
     PlanOptions(**options).check()
@@ -80,7 +87,16 @@ def test_options_block_of_plan_json() -> None:
         "max_new_replicas_per_partition": 1, "ordering": "large-first", "exclude_topics": ["a", "b"],
         "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "election_batch_size": 1000,
         "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "optimizer": "exact",
+        "throttle_efficiency": 1.0,
     }
+
+
+def test_durations_use_the_rate_the_brokers_deliver_and_kafka_gets_the_throttle_itself() -> None:
+    assert PlanOptions(throttle_bytes_per_sec=4096).delivered_rate == 4096
+    assert PlanOptions(throttle_bytes_per_sec=4096, throttle_efficiency=0.75).delivered_rate == 3072.0
+    assert PlanOptions(throttle_bytes_per_sec=4096, throttle_efficiency=0.75).rate_text() == (
+        "the delivered rate 3,072 B/s (0.75 of the throttle 4,096 B/s)")
+    assert PlanOptions(throttle_bytes_per_sec=4096).rate_text() == "the throttle 4,096 B/s"
 
 
 def test_exclusions_and_decommissions_must_name_what_the_snapshot_has() -> None:

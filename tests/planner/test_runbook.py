@@ -136,6 +136,11 @@ def test_runbook_states_the_plan_and_each_command() -> None:
                         "estimated 1h02m05s of data movement at 10,485,760 B/s per broker.")
     assert "Topics left where they are: `audit`." in lines
     assert "Brokers being emptied: `7`." in lines
+    slower = manifest([REORDER, MOVE])
+    slower["options"]["throttle_efficiency"] = 0.75
+    assert runbook.render(slower, 5).splitlines()[3].endswith(
+        "estimated 1h02m05s of data movement at 10,485,760 B/s per broker (assuming the brokers deliver 0.75 of it, "
+        "--throttle-efficiency).")
     assert "export BOOTSTRAP=broker1:9092" in lines
     assert f"WORK=\"$(mktemp -d -t kafka-rebalance-prod-eu-{'ab' * 6}.XXXXXX)\"" in lines
     assert "jq -e --arg cluster prod-eu '.cluster_id == $cluster' plan.json" in lines

@@ -12,6 +12,7 @@ from kafka_rebalance.cli._app import app, stderr
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.planner.options import DEFAULT_THROTTLE, OPTIMIZERS, ORDERINGS, parse_list, resolve_threshold
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY
 from kafka_rebalance.userinput import check_output_dir
 
 
@@ -37,6 +38,10 @@ def plan(
     optimizer: Annotated[
         str, typer.Option(help=" | ".join(OPTIMIZERS) + ": exact = fewest bytes (MILP), auto = exact where the cluster is small enough")
     ] = "auto",
+    throttle_efficiency: Annotated[
+        float, typer.Option(help=f"Fraction of --throttle the brokers deliver, {MIN_THROTTLE_EFFICIENCY}..1, for the time "
+                                 "estimates (execute prints the figure a cluster showed)")
+    ] = DEFAULT_THROTTLE_EFFICIENCY,
 ) -> None:
     """Plan a minimal-movement, rack-safe, throttled rebalance in Kafka's own file formats."""
     started = time.perf_counter()
@@ -58,6 +63,7 @@ def plan(
         threshold_percentage=threshold,
         threshold_source=source,
         optimizer=optimizer,
+        throttle_efficiency=throttle_efficiency,
     )
     result = make_plan(snap, options)
     planned = time.perf_counter()

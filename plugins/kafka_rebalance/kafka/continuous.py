@@ -44,6 +44,7 @@ from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.planner.steps import Step
 from kafka_rebalance.planner.throttles import batch_throttles
+from kafka_rebalance.throttle_model import MIN_THROTTLE_EFFICIENCY
 from kafka_rebalance.units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
@@ -62,6 +63,9 @@ class ContinuousResult:
     estimated_seconds: float = 0.0
     actual_seconds: float = 0.0
     resumed_in_flight: int = 0  # steps a killed run had submitted, watched here instead of resubmitted
+    # The throttle efficiency this cluster showed: the plan's efficiency x estimate / actual. Only for a
+    # run that executed the whole schedule from its first step, the one the estimate describes.
+    measured_efficiency: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -240,7 +244,7 @@ class ContinuousRun:
         ex, admin, s = self.ex, self.ex.admin, self.ex.settings
         done, running = self._resume()
         dispatcher = Dispatcher(self.steps, self.after, self.schedule.max_moves_per_broker, self.schedule.max_in_flight,
-                                self.schedule.throttle_bytes_per_sec, done=done, running=running)
+                                self.schedule.delivered_rate, done=done, running=running)
         self._begin_throttle_record()
         if running:
             self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
@@ -279,12 +283,21 @@ class ContinuousRun:
         if pending:
             r.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         r.state = FINISHED if r.finished == len(self.moves) and not pending else FAILED
-        self.entry.update(state=r.state, actual_seconds=r.actual_seconds, ended_at=self._iso())
+        whole_run = not done and not running and r.state == FINISHED
+        if whole_run and r.actual_seconds > 0 and r.estimated_seconds > 0:
+            r.measured_efficiency = round(self.schedule.throttle_efficiency * r.estimated_seconds / r.actual_seconds, 3)
+        self.entry.update(state=r.state, actual_seconds=r.actual_seconds, ended_at=self._iso(),
+                          measured_efficiency=r.measured_efficiency)
         self._mark_batches()
         ex.ledger.save()
         self._say(f"{r.state}: {r.finished}/{len(self.moves)} steps finished, {len(r.cancelled)} cancelled, "
                   f"{len(r.failed)} failed; took {human_seconds(r.actual_seconds)} of this run "
                   f"(the whole schedule was estimated at {human_seconds(r.estimated_seconds)})")
+        if r.measured_efficiency is not None:
+            self._say(f"this cluster delivered {r.measured_efficiency:g} of the throttle to the schedule (the plan assumed "
+                      f"{self.schedule.throttle_efficiency:g}); plan its next rebalance with --throttle-efficiency "
+                      f"{min(1.0, max(MIN_THROTTLE_EFFICIENCY, r.measured_efficiency)):g} (clusters.yaml: throttle_efficiency) "
+                      "for estimates that match it")
         return r
 
     def _bytes(self, i: int) -> int:

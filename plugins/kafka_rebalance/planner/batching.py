@@ -57,7 +57,7 @@ def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOpt
 
 
 def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[Batch]:
-    cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.throttle_bytes_per_sec
+    cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.delivered_rate
     window = 4 * cap + 100
     following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
     queue = deque(sorted((chain[0] for chain in moves if chain), key=key))

@@ -212,10 +212,10 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             p, part.topic, part.partition, original, final, part.leader, part.size_bytes or 0, rate,
             options.max_new_replicas_per_partition, valid=step_rules(state, original, final_idx), leave_first=leave_rank,
         )
-        if rate >= options.throttle_bytes_per_sec and not chain[0].reorder:
+        if rate >= options.delivered_rate and not chain[0].reorder:
             raise PlanError(
-                f"partition {part.name} would move but its produce rate {rate:,.0f} B/s is at or above the throttle "
-                f"{options.throttle_bytes_per_sec:,} B/s, so it could never catch up; raise --throttle"
+                f"partition {part.name} would move but its produce rate {rate:,.0f} B/s is at or above "
+                f"{options.rate_text()}, so it could never catch up; raise --throttle"
             )
         if chain[0].reorder:
             reorders.extend(chain)
@@ -242,19 +242,19 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     throttles = []
     for batch in batches:
         if batch.kind == "move":
-            batch.seconds = batch_seconds(batch.steps, options.throttle_bytes_per_sec)
+            batch.seconds = batch_seconds(batch.steps, options.delivered_rate)
             if math.isinf(batch.seconds):
                 s = max(batch.steps, key=lambda s: s.rate)
                 raise PlanError(
                     f"a batch cannot finish: produce traffic into moving partitions (e.g. {s.topic}-{s.partition} "
-                    f"at {s.rate:,.0f} B/s) reaches the throttle {options.throttle_bytes_per_sec:,} B/s on one broker; "
+                    f"at {s.rate:,.0f} B/s) reaches {options.rate_text()} on one broker; "
                     "raise --throttle or lower --max-moves-per-broker"
                 )
             throttles.append(batch_throttles(batch.steps, options.throttle_bytes_per_sec))
         else:
             throttles.append(batch_throttles([], options.throttle_bytes_per_sec))
 
-    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.throttle_bytes_per_sec)
+    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate)
 
     after_pref = np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before_pref
     fl = final_leader[final_leader >= 0]

@@ -10,6 +10,7 @@ from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE
 from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
+from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY, delivered_rate
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, InputError, finite_number, is_ascii_digits, read_json
 
 # 50 MiB/s, the figure the plan-format contract shows; kafka-reassign-partitions takes bytes/s.
@@ -36,6 +37,19 @@ class PlanOptions:
     threshold_percentage: float | None = None
     threshold_source: str = "default"
     optimizer: str = "auto"
+    throttle_efficiency: float = DEFAULT_THROTTLE_EFFICIENCY
+
+    @property
+    def delivered_rate(self) -> float:
+        """Bytes/s a broker is expected to move under the throttle: what every duration is computed with."""
+        return delivered_rate(self.throttle_bytes_per_sec, self.throttle_efficiency)
+
+    def rate_text(self) -> str:
+        """The delivered rate for an error message: the throttle, and the efficiency when it is not 1."""
+        if self.throttle_efficiency == 1:
+            return f"the throttle {self.throttle_bytes_per_sec:,} B/s"
+        return (f"the delivered rate {self.delivered_rate:,.0f} B/s ({self.throttle_efficiency:g} of the throttle "
+                f"{self.throttle_bytes_per_sec:,} B/s)")
 
     def check(self) -> None:
         problems = []
@@ -61,6 +75,9 @@ class PlanOptions:
             problems.append(f"--replication-factor must be 1..{INT32_MAX}, got {self.replication_factor}")
         if not finite_number(self.byte_tolerance, 0, 10):
             problems.append(f"--byte-tolerance must be within 0..10 (a fraction of the mean), got {self.byte_tolerance}")
+        if not finite_number(self.throttle_efficiency, MIN_THROTTLE_EFFICIENCY, 1):
+            problems.append(f"--throttle-efficiency must be within {MIN_THROTTLE_EFFICIENCY}..1 (the fraction of the throttle "
+                            f"the brokers deliver), got {self.throttle_efficiency}")
         if self.threshold_percentage is not None and not finite_number(self.threshold_percentage, 0, 100):
             problems.append(f"--threshold-percentage must be within 0..100, got {self.threshold_percentage}")
         if problems:
@@ -95,6 +112,7 @@ class PlanOptions:
             "threshold_source": self.threshold_source,
             "replication_factor": self.replication_factor,
             "optimizer": self.optimizer,
+            "throttle_efficiency": self.throttle_efficiency,
         }
 
 

@@ -64,6 +64,11 @@ def _dur(seconds: float) -> str:
     return f"{h}h{m:02d}m{sec:02d}s" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
 
 
+def _efficiency(opts: dict[str, Any]) -> str:
+    eff = opts.get("throttle_efficiency", 1.0)
+    return "" if eff == 1 else f" (assuming the brokers deliver {eff:g} of it, --throttle-efficiency)"
+
+
 def render(manifest: dict[str, Any], n_elections: int) -> str:
     opts = manifest["options"]
     summary = manifest["summary"]
@@ -76,7 +81,7 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         f"Snapshot sha256 {_code(manifest['snapshot']['sha256'])} captured {_code(manifest['snapshot']['captured_at'])}.",
         f"{summary['replica_moves']} replica moves ({summary['bytes_moved']:,} bytes), {summary['reorders']} reorders, "
         f"{summary['leader_elections']} leader elections in {len(manifest['batches'])} batches; "
-        f"estimated {_dur(summary['estimated_seconds'])} of data movement at {rate:,} B/s per broker.",
+        f"estimated {_dur(summary['estimated_seconds'])} of data movement at {rate:,} B/s per broker{_efficiency(opts)}.",
     ]
     if "continuous" in summary:
         c = summary["continuous"]

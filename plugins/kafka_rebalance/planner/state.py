@@ -77,8 +77,8 @@ class ClusterState:
         self.excluded = np.fromiter((p.topic in excluded_topics for p in parts), dtype=bool, count=n_p)
         # A partition without a leader cannot be copied from; it stays where it is.
         self.frozen = self.excluded | (self.leader < 0)
-        # A partition whose produce rate is at or above the throttle could never catch up.
-        self.hot = np.nan_to_num(self.rates, nan=0.0) >= options.throttle_bytes_per_sec
+        # A partition whose produce rate is at or above the delivered rate could never catch up.
+        self.hot = np.nan_to_num(self.rates, nan=0.0) >= options.delivered_rate
         if options.replication_factor is not None:
             self.rf_target = np.where(self.frozen, rf, options.replication_factor)
         else:

@@ -17,10 +17,10 @@ from kafka_rebalance.planner.state import ClusterState
 
 def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
     rate = state.rates[p]
-    throttle = state.options.throttle_bytes_per_sec
+    needed = rate / state.options.throttle_efficiency
     return PlanError(
         f"partition {state.name(p)} must move ({why}) but its produce rate {rate:,.0f} B/s is at or above "
-        f"the throttle {throttle:,} B/s, so its new replica could never catch up; raise --throttle above {rate:,.0f}"
+        f"{state.options.rate_text()}, so its new replica could never catch up; raise --throttle above {needed:,.0f}"
     )
 
 
