@@ -11,7 +11,7 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test ui venv java kafka lock clean bench mutate
+.PHONY: demo test lint ui venv java kafka lock clean bench mutate
 
 java:
 	@scripts/check-java.sh
@@ -40,8 +40,13 @@ demo: export DEMO_STARTED := $(shell date +%s)
 demo: java kafka $(STAMP)
 	@if [ -n "$(SIMULATED)" ]; then scripts/demo-simulated.sh; else scripts/demo.sh; fi
 
-test: java kafka $(STAMP)
+# The linter and the type checker first (seconds): a style or type error fails the run before the suite.
+test: java kafka $(STAMP) lint
 	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	@$(BIN)/ruff check --quiet .
+	@$(BIN)/mypy
 
 ui: java kafka $(STAMP)
 	@scripts/ui.sh
@@ -64,4 +69,4 @@ lock:
 	  /tmp/kafka-rebalance-lock/bin/pip freeze --exclude kafka-rebalance; } > requirements.lock
 
 clean:
-	rm -rf $(VENV) .kafka .airflow .pytest_cache build *.egg-info spark-warehouse
+	rm -rf $(VENV) .kafka .airflow .pytest_cache .ruff_cache .mypy_cache build *.egg-info spark-warehouse

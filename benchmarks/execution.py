@@ -42,9 +42,9 @@ def simulate_size(brokers: int, partitions: int, throttle: int, poll: float) -> 
     from kafka_rebalance.generate import ClusterSpec, generate_snapshot
     from kafka_rebalance.kafka.executor import ExecSettings, Executor
     from kafka_rebalance.kafka.simulator import SimAdmin, Simulator
-    from kafka_rebalance.snapshot import write_snapshot
     from kafka_rebalance.plan_manifest import load_plan
     from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
+    from kafka_rebalance.snapshot import write_snapshot
 
     racks, new = SIZES.get((brokers, partitions), (3, max(1, brokers // 10)))
     snap = generate_snapshot(ClusterSpec(brokers=brokers, racks=racks, partitions=partitions, topics=max(10, partitions // 500),

@@ -39,8 +39,8 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 
-from kafka_rebalance.generate import ClusterSpec, generate  # noqa: E402
-from kafka_rebalance.snapshot import read_parquet_header  # noqa: E402
+from kafka_rebalance.generate import ClusterSpec, generate
+from kafka_rebalance.snapshot import read_parquet_header
 
 RF = 3
 WARM_ROWS = 30_000
@@ -192,7 +192,7 @@ def duckdb_run(files: list[Path], checked: bool = False) -> tuple[float, dict]:
         dense = [by_id.get(i) for i in range(base, max(by_id) + 1)] if by_id else []
         rows.append({"filename": str(f), "cluster_id": head["cluster_id"], "rack_count": len(racks),
                      "rack_base": base, "rack_index": dense})
-    files_df = pd.DataFrame(rows)  # noqa: F841 - read by DuckDB's replacement scan
+    files_df = pd.DataFrame(rows)
     con.register("files", files_df)
     started = time.perf_counter()
     names = {"files": [str(f) for f in files]}
@@ -210,7 +210,7 @@ def load() -> str:
     return open("/proc/loadavg").read().split()[0]
 
 
-def profiled(spark, group: str, fn):  # noqa: ANN001, ANN201
+def profiled(spark, group: str, fn):
     """Run fn() under a job group; return its result, seconds, Spark jobs and distinct stages."""
     sc = spark.sparkContext
     sc.setJobGroup(group, group)
@@ -360,13 +360,13 @@ def main() -> int:
         path = fleet(scratch, rows)
         files = sorted(path.glob("*.parquet"))
         with PeakRss() as rss:
-            result, spark_s, jobs, stages = profiled(spark, f"size-{rows}", lambda: analyze(spark, path))
+            result, spark_s, jobs, stages = profiled(spark, f"size-{rows}", lambda: analyze(spark, path))  # noqa: B023 - called within this iteration
             t0 = time.perf_counter()
             write_outputs(result, scratch / f"kafka-rebalance-bench-out-{rows}")
             spark_s += time.perf_counter() - t0
             # The same query again: the JIT has then compiled its generated code, as it has in
             # any long-lived driver (a fleet DAG's later clusters, a notebook).
-            _, repeat_s, _, _ = profiled(spark, f"size-{rows}-repeat", lambda: analyze(spark, path))
+            _, repeat_s, _, _ = profiled(spark, f"size-{rows}-repeat", lambda: analyze(spark, path))  # noqa: B023 - called within this iteration
         duck_s, duck = min(duckdb_run(files), duckdb_run(files), key=lambda run: run[0])
         checked_s, checked = duckdb_run(files, checked=True)
         spark_view = {

@@ -80,7 +80,7 @@ def run_exact(workdir: Path) -> list[dict]:
     return rows
 
 
-def spec_for(brokers: int, partitions: int):  # noqa: ANN201
+def spec_for(brokers: int, partitions: int):
     from kafka_rebalance.generate import ClusterSpec
 
     racks, new = SIZES.get((brokers, partitions), (3, max(1, brokers // 20)))
@@ -91,7 +91,7 @@ def spec_for(brokers: int, partitions: int):  # noqa: ANN201
     )
 
 
-def rack_violations(snapshot, rows_by_partition) -> int:  # noqa: ANN001
+def rack_violations(snapshot, rows_by_partition) -> int:
     rack = snapshot.rack_of
     n_racks = len({r for r in rack.values()})
     bad = 0

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plugins"))
 
-from kafka_rebalance.generate import ClusterSpec, generate  # noqa: E402
-from kafka_rebalance.snapshot import load_snapshot  # noqa: E402
+from kafka_rebalance.generate import ClusterSpec, generate
+from kafka_rebalance.snapshot import load_snapshot
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param,
 
 from kafka_rebalance import pipeline
 from kafka_rebalance.approval import PlanApprovalOperator
-from kafka_rebalance.execute_operator import ExecutePlanOperator
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
+from kafka_rebalance.execute_operator import ExecutePlanOperator
 from kafka_rebalance.planner.options import OPTIMIZERS
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -42,9 +42,12 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
             d.threshold_percentage, type=["null", "number"], minimum=0, maximum=100,
             description="leader.imbalance.per.broker.percentage to apply when the cluster does not report one (KRaft). Empty = 10",
         ),
-        "max_partitions_per_batch": Param(d.max_partitions_per_batch, type="integer", minimum=1, maximum=100_000, description="Partitions per reassignment batch"),
-        "max_moves_per_broker": Param(d.max_moves_per_broker, type="integer", minimum=1, maximum=10_000, description="Replica moves into or out of one broker per batch"),
-        "throttle_mb_per_sec": Param(d.throttle_mb_per_sec, type="number", exclusiveMinimum=0, maximum=100_000, description="Replication throttle per broker, MB/s (KIP-73)"),
+        "max_partitions_per_batch": Param(d.max_partitions_per_batch, type="integer", minimum=1, maximum=100_000,
+                                          description="Partitions per reassignment batch"),
+        "max_moves_per_broker": Param(d.max_moves_per_broker, type="integer", minimum=1, maximum=10_000,
+                                      description="Replica moves into or out of one broker per batch"),
+        "throttle_mb_per_sec": Param(d.throttle_mb_per_sec, type="number", exclusiveMinimum=0, maximum=100_000,
+                                     description="Replication throttle per broker, MB/s (KIP-73)"),
         "ordering": Param(d.ordering, enum=["small-first", "large-first", "under-replicated-first"], description="Which partitions move first"),
         "optimizer": Param(d.optimizer, enum=list(OPTIMIZERS),
                            description="exact = fewest bytes moved (MILP, small clusters); heuristic = goals; auto = exact where it fits"),
@@ -59,7 +62,7 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
     }  # fmt: skip
 
 
-def build(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - returns an Airflow DAG
+def build(cfg: ClustersFile, cluster: ClusterConfig):
     defaults = cfg.effective_defaults(cluster)
     staged_asset = Asset(f"kafka-rebalance://plans/{cluster.cluster_id}")
     needs_plan = Asset(f"kafka-rebalance://needs-plan/{cluster.cluster_id}")

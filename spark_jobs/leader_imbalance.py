@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from kafka_rebalance.analysis.job import build_session, run
-    from kafka_rebalance.balance import Tolerances
     from kafka_rebalance.analysis.summary import describe_cluster
+    from kafka_rebalance.balance import Tolerances
     from kafka_rebalance.errors import RebalanceError
 
     try:

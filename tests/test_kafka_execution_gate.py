@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ from kafka_rebalance.windows import Window, policy
 from tests.support.plans import move_one_replica, write_plan
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "sample-cluster.json"
-EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=timezone.utc)  # the simulator's clock 0
+EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0
 RATE = 50 * 1024 * 1024
 SETTINGS = ExecSettings(poll_interval=5.0, stall_seconds=600.0, mode="batches")  # waves; continuous: tests/kafka
 
@@ -256,7 +256,7 @@ def _two_window_plan(tmp_path: Path):
     return sim, admin, plan, gate, (a, b, c)
 
 
-def _refused_with_nothing_executed(sim, admin, plan, gate, match: str) -> None:  # noqa: ANN001
+def _refused_with_nothing_executed(sim, admin, plan, gate, match: str) -> None:
     from kafka_rebalance.kafka.executor import ExecutionRefused
 
     before = (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"])
@@ -287,7 +287,7 @@ def test_a_broker_replaced_between_windows_is_refused_and_nothing_runs(tmp_path)
 # ----------------------------------------------------------------------------- a killed run's batch
 
 
-def _killed_mid_batch(sim_and_plan, grace_s: float):  # noqa: ANN001, ANN202
+def _killed_mid_batch(sim_and_plan, grace_s: float):
     """A child process runs the plan on the persisted simulator and dies (os._exit) mid-batch: no
     finally, no throttle restore, exactly what kill -9 leaves. The parent carries on from the state."""
     import multiprocessing
@@ -347,7 +347,8 @@ def test_a_killed_runs_batch_restarted_within_the_grace_is_watched_to_its_end(si
     sim.advance(11 * 60)  # 00:11: the window has closed, but the grace has not passed
     assert set(sim.list_reassignments()) & set(batches[0])  # still moving
     report = Executor(plan, admin, SETTINGS, gate=gate).run()
-    assert report["batches"][0]["id"] == "001" and report["batches"][0]["state"] == "finished", (report["batches"][0]["problems"], report["batches"][0]["cancelled"], report["hold"])
+    first = report["batches"][0]
+    assert first["id"] == "001" and first["state"] == "finished", (first["problems"], first["cancelled"], report["hold"])
     assert report["batches"][0]["cancelled"] == []
     assert report["status"] == "waiting-for-window"  # batch 002 waits for a window it fits in
     assert sim.list_reassignments() == {} and not _throttled(sim)

@@ -338,7 +338,7 @@ class _CancelFailsFirst(SimAdmin):
         super().__init__(sim)
         self.failures, self.cancel_calls = failures, 0
 
-    def alter_reassignments(self, targets):  # noqa: ANN001, ANN201
+    def alter_reassignments(self, targets):
         if any(t is None for t in targets.values()):
             self.cancel_calls += 1
             if self.failures:

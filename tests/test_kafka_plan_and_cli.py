@@ -37,7 +37,7 @@ def test_plan_hash_is_sha256_of_the_canonical_field_digests(plan_dir):
     manifest = read_json(plan_dir / "plan.json")
     import hashlib
 
-    def digest(value) -> str:  # noqa: ANN001 - the contract's words, independently of plan_dir
+    def digest(value) -> str:
         return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
     hashed = {k: v for k, v in manifest.items() if k not in ("plan_hash", "field_sha256")}
@@ -107,7 +107,7 @@ def test_cli_simulate_persists_state_for_verify_and_reruns(plan_dir, tmp_path):
 def test_cli_connection_refused_is_one_line(plan_dir):
     r = _cli("execute", "--plan", str(plan_dir), "--bootstrap-server", "127.0.0.1:1", "--connect-timeout", "2")
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert lines == ["error: cannot connect to 127.0.0.1:1 over PLAINTEXT: connection refused (nothing listens on that host:port)"]
 
 
@@ -122,7 +122,7 @@ def test_cli_bad_credentials_is_one_line_without_the_password(plan_dir, tmp_path
         r = _cli("verify", "--plan", str(plan_dir), "--bootstrap-server", server.bootstrap_servers,
                  "--command-config", str(props), "--connect-timeout", "2")
     assert r.returncode == 2
-    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "authentication failed" in lines[0] and "SASL PLAIN as admin" in lines[0], r.stderr
     assert "wrong-secret-123" not in r.stderr + r.stdout
 
@@ -155,7 +155,7 @@ def test_real_planned_plan_balances_the_simulated_cluster(tmp_path):
              "--partitions", "48", "--new-brokers", "2", "--mean-partition-mb", "8", "--seed", "3")
     assert r.returncode == 0, r.stderr
     before = load_snapshot(snap_path)
-    assert not counts_balanced([l.replicas for l in broker_loads(before)])
+    assert not counts_balanced([b.replicas for b in broker_loads(before)])
     plan_dir = tmp_path / "plan"
     r = _cli("plan", "--snapshot", str(snap_path), "--out", str(plan_dir))
     assert r.returncode == 0, r.stderr
@@ -166,6 +166,6 @@ def test_real_planned_plan_balances_the_simulated_cluster(tmp_path):
     assert json.loads(r.stdout)["status"] == "complete"
     after = load_snapshot(tmp_path / "after.json")
     loads = broker_loads(after)
-    assert counts_balanced([l.replicas for l in loads])
-    assert counts_balanced([l.leaders for l in loads])
+    assert counts_balanced([b.replicas for b in loads])
+    assert counts_balanced([b.leaders for b in loads])
     assert all(b.configs == {} for b in after.brokers)

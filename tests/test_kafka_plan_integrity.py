@@ -185,7 +185,7 @@ PLAN_FILES = ["plan.json", "election.json", "RUNBOOK.md", "batches/001/reassignm
               "validation/result.json", "approval.json", "ledger.json"]
 
 
-def _collect(plan: Path, snap) -> Path:  # noqa: ANN001
+def _collect(plan: Path, snap) -> Path:
     """Give a plan everything a plan directory collects: verdict (already there), approval, ledger."""
     record_approval(plan, "approved", "alice")
     Ledger.fresh(plan, read_json(plan / "plan.json")["plan_hash"]).save()
@@ -272,7 +272,7 @@ def test_completed_partitions_are_decided_per_partition_not_by_name_matching(tmp
     plan_dir = write_plan(tmp_path / "plan", snap, [batch])
 
     class RefusesOrders10(SimAdmin):
-        def alter_reassignments(self, targets):  # noqa: ANN001, ANN202
+        def alter_reassignments(self, targets):
             refused = {tp: "INVALID_REPLICA_ASSIGNMENT" for tp in targets if tp == TP("orders", 10) and targets[tp] is not None}
             return {**super().alter_reassignments({tp: t for tp, t in targets.items() if tp not in refused}), **refused}
 

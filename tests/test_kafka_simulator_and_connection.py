@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import shutil
-import subprocess
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from kafka_rebalance.kafka.connection import (
     settings_from_properties,
 )
 from kafka_rebalance.kafka.live import LiveAdmin
-from kafka_rebalance.kafka.simulator import SimAdmin, Simulator, SimBroker, SimPartition
+from kafka_rebalance.kafka.simulator import SimAdmin, SimBroker, SimPartition, Simulator
 from kafka_rebalance.kafka.testserver import KafkaTestServer
 from kafka_rebalance.snapshot import load_snapshot
 

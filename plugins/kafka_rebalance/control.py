@@ -21,7 +21,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,7 @@ def request(plan_dir: Path, action: ControlAction | str, by: str | None = None, 
         raise PlanError(f"action: expected pause, resume or stop, got {action!r}") from None
     who = " ".join((by or os_user()).split())[:_MAX_NAME] or "unknown"
     _, plan_hash = verify_plan(plan_dir)
-    at = (now or datetime.now(timezone.utc)).astimezone(timezone.utc).isoformat(timespec="seconds")
+    at = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
     with _locked(plan_dir):
         current = read_control(plan_dir, plan_hash)
         if len(current.requests) >= MAX_REQUESTS:

@@ -35,7 +35,7 @@ class PlanResumedTrigger(BaseTrigger):
     def _state(self) -> str:
         try:
             return read_control(Path(self.plan_dir), self.plan_hash).state.value
-        except Exception as exc:  # noqa: BLE001 - the execute step re-reads it and names the problem
+        except Exception as exc:
             return f"unreadable: {exc}"
 
     async def run(self) -> AsyncIterator[TriggerEvent]:

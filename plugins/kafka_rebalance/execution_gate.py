@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.control import RunState, read_control
 from kafka_rebalance.units import human_seconds
-from kafka_rebalance.windows import WindowPolicy, WindowMode
+from kafka_rebalance.windows import WindowMode, WindowPolicy
 
 
 class HoldReason(str, Enum):
@@ -49,7 +49,7 @@ class Hold:
 
 
 def wall_clock() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class ExecutionGate:
@@ -117,4 +117,4 @@ class ExecutionGate:
 
 
 def _iso(at: datetime | None) -> str:
-    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if at else "never"
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if at else "never"

@@ -33,14 +33,13 @@ from typing import Any
 import numpy as np
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.userinput import INT64_MAX, check_output_file, finite_number, int_in
 from kafka_rebalance.snapshot import (
     Snapshot,
     partition_schema,
     snapshot_from_dict,
     write_parquet,
 )
-
+from kafka_rebalance.userinput import INT64_MAX, check_output_file, finite_number, int_in
 
 MAX_REPLICA_SKEW = 100.0  # 100: the first brokers get ~100x the replicas; more is a typo
 MAX_PARTITION_MB = 1024.0 * 1024  # 1 TiB per partition

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-def _client():  # noqa: ANN202
+def _client():
     from airflow.api_fastapi.app import create_app
     from fastapi.testclient import TestClient
 
@@ -75,7 +75,7 @@ class Approver(threading.Thread):
                         self.response = answer(client, self.detail, choice)
                         self.log(f"answered '{self.detail.get('subject')}' with {choice} through the REST API")
                         return
-                except Exception as exc:  # noqa: BLE001 - retried; reported if the deadline passes
+                except Exception as exc:
                     last = exc
                 time.sleep(0.5)
             raise TimeoutError(f"no approval request for {self.dag_id} answered within {self.timeout:.0f}s"

@@ -18,11 +18,11 @@ from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, Planner
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.kafka.gather import gather_snapshot
 from kafka_rebalance.plan_dir import (
+    DATA_DOCS_DIR,
+    FINAL_SNAPSHOT_STEM,
     LEDGER_FILE,
     REPORT_FILE,
     RUNBOOK_FILE,
-    DATA_DOCS_DIR,
-    FINAL_SNAPSHOT_STEM,
     VERIFICATION_FILE,
     atomic_write_json,
     read_manifest,
@@ -41,7 +41,7 @@ SIM_STATE_FILE = "state.json"
 # ----------------------------------------------------------------------------- cluster access
 
 
-def open_admin(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - a ClusterAdmin
+def open_admin(cfg: ClustersFile, cluster: ClusterConfig):
     """The cluster behind ``source``: the persistent simulator, or a live cluster via an Airflow connection."""
     if cluster.simulated:
         from kafka_rebalance.kafka.simulator import SimAdmin
@@ -55,7 +55,7 @@ def open_admin(cfg: ClustersFile, cluster: ClusterConfig):  # noqa: ANN201 - a C
     return LiveAdmin(settings_from_airflow_connection(cluster.source))
 
 
-def _write_cluster_snapshot(snapshot, directory: Path, name: str = "snapshot") -> Path:  # noqa: ANN001
+def _write_cluster_snapshot(snapshot, directory: Path, name: str = "snapshot") -> Path:
     suffix = ".parquet" if len(snapshot.partitions) > PARQUET_ABOVE_PARTITIONS else ".json"
     return write_snapshot(snapshot, directory / f"{name}{suffix}")
 
@@ -186,7 +186,7 @@ def _setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: 
     return getattr(defaults or PlannerDefaults(), name)
 
 
-def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,  # noqa: ANN001, ANN201
+def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
                  defaults: PlannerDefaults | None = None):  # fmt: skip
     """PlanOptions from the run's parameters over the cluster's clusters.yaml defaults.
 
@@ -328,7 +328,7 @@ def wants_execution(run_type: Any, params: Mapping[str, Any]) -> bool:
 # ----------------------------------------------------------------------------- execute
 
 
-def window_policy(cluster: ClusterConfig, window: str | None):  # noqa: ANN201 - a windows.WindowPolicy
+def window_policy(cluster: ClusterConfig, window: str | None):
     """The run's windows: the trigger form's ``window`` (now / configured / an ISO interval) over the cluster's."""
     from kafka_rebalance.windows import policy
 
@@ -336,7 +336,7 @@ def window_policy(cluster: ClusterConfig, window: str | None):  # noqa: ANN201 -
 
 
 def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True,
-              window: str | None = None):  # noqa: ANN201
+              window: str | None = None):
     from datetime import timedelta
 
     from kafka_rebalance.execution_gate import ExecutionGate

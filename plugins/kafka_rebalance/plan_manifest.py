@@ -179,7 +179,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         where = f"{path}: steps[{n}]"
         if not isinstance(st, dict):
             raise PlanError(f"{where}: expected an object")
-        ids = {k: st.get(k) for k in ("before", "replicas", "adds", "removes")}
+        ids: dict[str, Any] = {k: st.get(k) for k in ("before", "replicas", "adds", "removes")}
         if not all(isinstance(v, list) and all(int_in(x, 0, INT32_MAX) for x in v) for v in ids.values()):
             raise PlanError(f"{where}: before, replicas, adds and removes must be lists of broker ids")
         if not (st.get("id") == n and isinstance(st.get("topic"), str) and int_in(st.get("partition"), 0, INT32_MAX)

@@ -30,11 +30,20 @@ from markupsafe import Markup
 
 from kafka_rebalance import report_charts as charts
 from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.control import read_control
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
-from kafka_rebalance.control import read_control
-from kafka_rebalance.plan_dir import DATA_DOCS_DIR, LEDGER_FILE, PLAN_FILE, REPORT_FILE, VALIDATION_RESULT as _RESULT, PlanError
-from kafka_rebalance.plan_dir import atomic_write, plan_hash_of, read_validation_verdict
+from kafka_rebalance.plan_dir import (
+    DATA_DOCS_DIR,
+    LEDGER_FILE,
+    PLAN_FILE,
+    REPORT_FILE,
+    PlanError,
+    atomic_write,
+    plan_hash_of,
+    read_validation_verdict,
+)
+from kafka_rebalance.plan_dir import VALIDATION_RESULT as _RESULT
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.units import human_bytes, human_seconds
 from kafka_rebalance.userinput import InputError, check_output_file, finite_number, is_ascii_digits, read_json
@@ -134,7 +143,7 @@ def read_plan(plan_dir: Path) -> PlanInfo:
         ))
     try:
         verdict = read_validation_verdict(plan_dir)
-        validation = {"status": verdict.status, "plan_hash": verdict.plan_hash} if verdict else {"status": "pending"}
+        validation: dict[str, Any] = {"status": verdict.status, "plan_hash": verdict.plan_hash} if verdict else {"status": "pending"}
     except PlanError:
         validation = {"status": "unreadable"}
     try:
@@ -181,7 +190,7 @@ def actual_batch_times(ledger: Mapping[str, Any] | None, batch_ids: Sequence[str
     """
     if not ledger:
         return None
-    entries = ledger.get("batches") if isinstance(ledger.get("batches"), Mapping) else ledger
+    entries: Mapping[str, Any] = ledger["batches"] if isinstance(ledger.get("batches"), Mapping) else ledger
     times: dict[str, tuple[float, float]] = {}
     for bid in batch_ids:
         entry = entries.get(bid)

@@ -38,9 +38,10 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kafka_rebalance.control import ControlAction, read_control, request as control_request
-from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanError, validation_status, verify_plan
+from kafka_rebalance.control import ControlAction, read_control
+from kafka_rebalance.control import request as control_request
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanError, validation_status, verify_plan
 from kafka_rebalance.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
 
 PREFIX = REPORTS_URL_PREFIX
@@ -83,7 +84,7 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-async def airflow_user(request: Request) -> Any:  # noqa: ANN401 (Airflow's BaseUser)
+async def airflow_user(request: Request) -> Any:
     """The caller as Airflow's own ``get_user`` resolves it (401 without a token, 403 for a bad one).
 
     Imported on first request, not with the module: every task process loads plugins, and
@@ -184,7 +185,7 @@ def _dag_ids_by_cluster() -> dict[str, str] | None:
         return None
 
 
-def _may_read_runs(request: Request, user: Any, dag_id: str | None) -> None:  # noqa: ANN401
+def _may_read_runs(request: Request, user: Any, dag_id: str | None) -> None:
     """Airflow's own check for reading DAG runs (403 when refused); dag_id None means all DAGs."""
     from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
     from airflow.api_fastapi.core_api.security import requires_access_dag
@@ -207,7 +208,7 @@ def _authorize_plan(request: Request, user: User, cluster: str) -> None:
     _may_read_runs(request, user, dag_ids.get(cluster))
 
 
-def _row_visible(user: Any, dag_id: str | None) -> bool:  # noqa: ANN401
+def _row_visible(user: Any, dag_id: str | None) -> bool:
     from airflow.api_fastapi.app import get_auth_manager
     from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
     from airflow.models.dag import DagModel
@@ -286,7 +287,7 @@ def plan_file(cluster: str, plan: str, file_path: str) -> FileResponse:
 
 
 @app.get("/runs/{dag_id}/{run_id}", dependencies=[Depends(_authorize_run)])
-def run_report(request: Request, dag_id: str, run_id: str):  # noqa: ANN201
+def run_report(request: Request, dag_id: str, run_id: str):
     _check_segment(dag_id, "dag_id")
     _check_segment(run_id, "run_id")
     dag_ids = _dag_ids_by_cluster()
@@ -342,7 +343,7 @@ def _staged_plan(cluster: str, plan: str) -> Path:
     return path
 
 
-def _user_name(user: Any) -> str:  # noqa: ANN401
+def _user_name(user: Any) -> str:
     name = getattr(user, "get_name", None)
     return str(name() if callable(name) else getattr(user, "username", "unknown"))
 
@@ -384,7 +385,7 @@ def control_page(request: Request, cluster: str, plan: str) -> str:
 
 
 @app.post("/control/{cluster}/{plan}/{action}", dependencies=[Depends(_authorize_plan_change)])
-def control_action(request: Request, user: User, cluster: str, plan: str, action: str):  # noqa: ANN201
+def control_action(request: Request, user: User, cluster: str, plan: str, action: str):
     try:
         wanted = ControlAction(action)
     except ValueError:

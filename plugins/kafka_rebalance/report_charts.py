@@ -12,14 +12,15 @@ import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg", force=False)  # never a GUI backend on a worker
 
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
-_RC = {
+_RC: Any = {  # matplotlib types rc keys as a Literal union
     "svg.hashsalt": "kafka-rebalance-report",
     "svg.fonttype": "none",
     "font.family": "DejaVu Sans",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,7 +232,7 @@ def _int_list(value: Any, what: str, where: str, problems: list[str]) -> tuple[i
 
 
 def validate_partitions(
-    columns: dict[str, Sequence[Any]],
+    columns: Mapping[str, Sequence[Any]],
     known_brokers: set[int],
     problems: list[str],
     row_numbers: Sequence[int] | None = None,
@@ -497,7 +497,7 @@ def write_snapshot(snapshot: Snapshot, path: str | Path) -> Path:
     return p
 
 
-def partition_schema():  # noqa: ANN201 - pyarrow is imported lazily
+def partition_schema():
     import pyarrow as pa
 
     return pa.schema(
@@ -514,7 +514,7 @@ def partition_schema():  # noqa: ANN201 - pyarrow is imported lazily
     )
 
 
-def partition_table(partitions: Iterable[Partition]):  # noqa: ANN201
+def partition_table(partitions: Iterable[Partition]):
     import pyarrow as pa
 
     parts = list(partitions)
@@ -533,7 +533,7 @@ def partition_table(partitions: Iterable[Partition]):  # noqa: ANN201
     )
 
 
-def write_parquet(table, header: dict[str, Any], path: Path) -> None:  # noqa: ANN001
+def write_parquet(table, header: dict[str, Any], path: Path) -> None:
     import pyarrow.parquet as pq
 
     meta = dict(table.schema.metadata or {})
@@ -565,11 +565,11 @@ def read_parquet_header(path: str | Path) -> dict[str, Any]:
     return header
 
 
-def _compatible(actual, expected) -> bool:  # noqa: ANN001 - pyarrow types
+def _compatible(actual, expected) -> bool:
     """Same kind of column: integers of any width for integers, strings for strings, and so on."""
     import pyarrow as pa
 
-    def kind(t) -> str:  # noqa: ANN001
+    def kind(t) -> str:
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             return "list<" + kind(t.value_type) + ">"
         if pa.types.is_integer(t):

@@ -24,7 +24,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from kafka_rebalance.errors import RebalanceError
 
@@ -49,7 +49,7 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def int_in(value: Any, lo: int, hi: int) -> bool:
+def int_in(value: Any, lo: int, hi: int) -> TypeGuard[int]:
     return is_int(value) and lo <= value <= hi
 
 
@@ -68,7 +68,7 @@ def is_ascii_digits(text: str) -> bool:
     return bool(text) and text.isascii() and text.isdigit()
 
 
-def finite_number(value: Any, lo: float = -math.inf, hi: float = math.inf) -> bool:
+def finite_number(value: Any, lo: float = -math.inf, hi: float = math.inf) -> TypeGuard[int | float]:
     """A real, finite JSON/Python number within lo..hi (False for bool, NaN and +-inf)."""
     return (
         isinstance(value, (int, float)) and not isinstance(value, bool)

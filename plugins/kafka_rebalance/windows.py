@@ -18,7 +18,7 @@ import heapq
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -27,7 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from kafka_rebalance.errors import RebalanceError
 
-UTC = timezone.utc
+UTC = UTC
 
 # An interval is merged with the next one only up to this span: windows that cover all time (a
 # per-minute cron with a minute's duration) would otherwise be merged forever. No single move runs

@@ -10,21 +10,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def dagbag(airflow_db):  # noqa: ANN001, ANN201
+def dagbag(airflow_db):
     from airflow.dag_processing.dagbag import DagBag
 
     return DagBag(dag_folder=str(ROOT / "dags"))
 
 
-def test_no_import_errors(dagbag) -> None:  # noqa: ANN001
+def test_no_import_errors(dagbag) -> None:
     assert dagbag.import_errors == {}
 
 
-def test_expected_dags(dagbag) -> None:  # noqa: ANN001
+def test_expected_dags(dagbag) -> None:
     assert {"kafka_rebalance_demo_eu_1", "kafka_fleet_imbalance"} <= set(dagbag.dag_ids)
 
 
-def test_every_dag_has_tags_and_one_active_run(dagbag) -> None:  # noqa: ANN001
+def test_every_dag_has_tags_and_one_active_run(dagbag) -> None:
     for dag_id in dagbag.dag_ids:
         dag = dagbag.get_dag(dag_id)
         assert dag.tags, dag_id
@@ -32,7 +32,7 @@ def test_every_dag_has_tags_and_one_active_run(dagbag) -> None:  # noqa: ANN001
         assert all(t.retries is not None for t in dag.tasks), dag_id
 
 
-def test_cluster_dag_trigger_form(dagbag) -> None:  # noqa: ANN001
+def test_cluster_dag_trigger_form(dagbag) -> None:
     dag = dagbag.get_dag("kafka_rebalance_demo_eu_1")
     params = dag.params
     assert set(params.keys()) == {

@@ -27,7 +27,7 @@ XSS_DIR = "<b>x"
 
 
 @pytest.fixture(scope="module")
-def api(airflow_db):  # noqa: ANN001, ANN201
+def api(airflow_db):
     from airflow.api_fastapi.app import create_app, get_auth_manager
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from fastapi.testclient import TestClient
@@ -63,13 +63,13 @@ PAGES = ["/kafka-rebalance/", f"/kafka-rebalance/plans/{CLUSTER}/abcdef012345678
          "/kafka-rebalance/runs/kafka_rebalance_balanced/manual__nothing"]  # fmt: skip
 
 
-def assert_security_headers(r) -> None:  # noqa: ANN001
+def assert_security_headers(r) -> None:
     csp = r.headers["content-security-policy"]
     assert "default-src 'none'" in csp and "script-src" not in csp and "frame-ancestors 'self'" in csp
     assert r.headers["x-content-type-options"] == "nosniff"
 
 
-def test_pages_need_an_airflow_token(api) -> None:  # noqa: ANN001
+def test_pages_need_an_airflow_token(api) -> None:
     app, TestClient, token = api
     stage(CLUSTER, "abcdef0123456789", GOOD)
     anonymous = TestClient(app)
@@ -90,7 +90,7 @@ def test_pages_need_an_airflow_token(api) -> None:  # noqa: ANN001
     assert anonymous.get("/api/v2/dags").status_code == 401
 
 
-def test_pages_open_with_a_token_in_the_header_or_the_ui_cookie(api) -> None:  # noqa: ANN001
+def test_pages_open_with_a_token_in_the_header_or_the_ui_cookie(api) -> None:
     app, TestClient, token = api
     stage(CLUSTER, "abcdef0123456789", GOOD)
     viewer = token("viewer")
@@ -115,7 +115,7 @@ def test_pages_open_with_a_token_in_the_header_or_the_ui_cookie(api) -> None:  #
     assert {v["destination"] for v in mine["external_views"]} == {"dag_run", "nav"}
 
 
-def test_values_from_plan_files_come_back_escaped(api) -> None:  # noqa: ANN001
+def test_values_from_plan_files_come_back_escaped(api) -> None:
     app, TestClient, token = api
     evil = {"summary": {"replica_moves": XSS_MOVES}}
     stage(CLUSTER, XSS_DIR, {"plan.json": json.dumps(evil), "approval.json": json.dumps({"decision": "<i>ok</i>"}),
@@ -140,7 +140,7 @@ def test_values_from_plan_files_come_back_escaped(api) -> None:  # noqa: ANN001
      b'{"summary": {"replica_moves": {"nested": 1}}, "validation": []}', b'{"summary": {"replica_moves": 1' + b"0" * 5000 + b"}}"],
     ids=["broken", "list", "binary", "deep", "summary-string", "wrong-shapes", "huge-int"],
 )  # fmt: skip
-def test_malformed_plan_json_is_an_unreadable_row_not_a_500(api, content: bytes) -> None:  # noqa: ANN001
+def test_malformed_plan_json_is_an_unreadable_row_not_a_500(api, content: bytes) -> None:
     app, TestClient, token = api
     stage(CLUSTER, "0000malformed000", {"plan.json": content, "approval.json": b"\x00\x01", "verification.json": b"7"})
     client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"}, raise_server_exceptions=False)
@@ -153,7 +153,7 @@ def test_malformed_plan_json_is_an_unreadable_row_not_a_500(api, content: bytes)
     assert raw.status_code == 200 and raw.content == content and raw.headers["content-type"].startswith("text/plain")
 
 
-def test_nul_bytes_and_broken_run_files_give_4xx(api) -> None:  # noqa: ANN001
+def test_nul_bytes_and_broken_run_files_give_4xx(api) -> None:
     from kafka_rebalance.staging import run_dir
 
     app, TestClient, token = api
@@ -181,7 +181,7 @@ def test_nul_bytes_and_broken_run_files_give_4xx(api) -> None:  # noqa: ANN001
     assert client.get("/kafka-rebalance/runs/not_a_rebalance_dag/x").status_code == 404
 
 
-def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeypatch) -> None:
     app, TestClient, token = api
     broken = tmp_path / "clusters.yaml"
     broken.write_text("clusters: [\n")
@@ -196,7 +196,7 @@ def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeyp
 
 
 @pytest.fixture
-def staged_real_plan():  # noqa: ANN201
+def staged_real_plan():
     """A real plan directory (hash-checked by the control routes) staged under the test cluster."""
     from kafka_rebalance.snapshot import load_snapshot
     from tests.support.plans import move_one_replica, write_plan
@@ -210,7 +210,7 @@ def staged_real_plan():  # noqa: ANN201
     shutil.rmtree(plan, ignore_errors=True)
 
 
-def test_pause_resume_stop_through_the_api(api, staged_real_plan) -> None:  # noqa: ANN001
+def test_pause_resume_stop_through_the_api(api, staged_real_plan) -> None:
     app, TestClient, token = api
     url = f"/kafka-rebalance/control/{CLUSTER}/{staged_real_plan.name}"
     anonymous = TestClient(app)
@@ -235,7 +235,7 @@ def test_pause_resume_stop_through_the_api(api, staged_real_plan) -> None:  # no
     assert admin.post(f"/kafka-rebalance/control/{CLUSTER}/..%2F..%2Fetc/pause").status_code == 404
 
 
-def test_the_plan_page_buttons_work_with_the_ui_cookie_from_this_origin_only(api, staged_real_plan) -> None:  # noqa: ANN001
+def test_the_plan_page_buttons_work_with_the_ui_cookie_from_this_origin_only(api, staged_real_plan) -> None:
     app, TestClient, token = api
     url = f"/kafka-rebalance/control/{CLUSTER}/{staged_real_plan.name}"
     browser = TestClient(app, cookies={"_token": token("admin")}, follow_redirects=False)

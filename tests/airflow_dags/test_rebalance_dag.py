@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC
 from pathlib import Path
 
 import pytest
 
+from kafka_rebalance.hitl_client import Approver
 from kafka_rebalance.metrics import broker_loads
 from kafka_rebalance.snapshot import load_snapshot
-
-from kafka_rebalance.hitl_client import Approver
 
 ROOT = Path(__file__).resolve().parents[2]
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def dagbag(airflow_db):  # noqa: ANN001, ANN201
+def dagbag(airflow_db):
     from airflow.dag_processing.dagbag import DagBag
 
     bag = DagBag(dag_folder=str(ROOT / "dags"))
@@ -29,7 +29,7 @@ def dagbag(airflow_db):  # noqa: ANN001, ANN201
     return bag
 
 
-def run(dagbag, dag_id: str, **conf):  # noqa: ANN001, ANN201
+def run(dagbag, dag_id: str, **conf):
     dr = dagbag.get_dag(dag_id).test(run_conf=conf or None)
     return dr, {ti.task_id: str(getattr(ti.state, "value", ti.state)) for ti in dr.get_task_instances()}
 
@@ -52,13 +52,13 @@ def throttles_left(state: dict) -> list[str]:
     return found
 
 
-def current_snapshot(cluster: str):  # noqa: ANN201
+def current_snapshot(cluster: str):
     from kafka_rebalance.kafka.simulator import read_state
 
     return read_state(data_root() / "simulated" / cluster / "state.json").describe()
 
 
-def assignment(snapshot) -> dict:  # noqa: ANN001
+def assignment(snapshot) -> dict:
     return {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
 
 
@@ -67,7 +67,7 @@ def staged_dirs(cluster: str) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.exists() else []
 
 
-def test_balanced_cluster_stops_after_analysis(dagbag) -> None:  # noqa: ANN001
+def test_balanced_cluster_stops_after_analysis(dagbag) -> None:
     dr, states = run(dagbag, "kafka_rebalance_balanced")
     assert str(dr.state) in ("success", "DagRunState.SUCCESS")
     assert states["analyze"] == "success" and states["record_balanced"] == "success"
@@ -75,7 +75,7 @@ def test_balanced_cluster_stops_after_analysis(dagbag) -> None:  # noqa: ANN001
     assert staged_dirs("balanced") == []
 
 
-def test_dry_run_stages_a_validated_plan(dagbag) -> None:  # noqa: ANN001
+def test_dry_run_stages_a_validated_plan(dagbag) -> None:
     dr, states = run(dagbag, "kafka_rebalance_demo_dry")
     assert states["stage"] == "success" and states["dry_run_done"] == "success"
     assert states["approve"] == "skipped" and states["execute"] == "skipped"
@@ -91,7 +91,7 @@ def test_dry_run_stages_a_validated_plan(dagbag) -> None:  # noqa: ANN001
     assert assignment(current_snapshot("demo-dry")) == assignment(load_snapshot(ROOT / "samples" / "sample-cluster.json"))
 
 
-def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:  # noqa: ANN001
+def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:
     before = load_snapshot(ROOT / "samples" / "sample-cluster.json")
     approver = Approver("kafka_rebalance_demo_exec", "Approve")
     approver.start()
@@ -115,7 +115,7 @@ def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:
     assert json.loads((staged / "plan.json").read_text())["options"]["throttle_bytes_per_sec"] == 80 * 1024 * 1024
 
 
-def test_rejected_approval_executes_nothing(dagbag) -> None:  # noqa: ANN001
+def test_rejected_approval_executes_nothing(dagbag) -> None:
     approver = Approver("kafka_rebalance_demo_reject", "Reject")
     approver.start()
     dr, states = run(dagbag, "kafka_rebalance_demo_reject", mode="execute")
@@ -130,7 +130,7 @@ def test_rejected_approval_executes_nothing(dagbag) -> None:  # noqa: ANN001
     assert assignment(current_snapshot("demo-reject")) == assignment(load_snapshot(ROOT / "samples" / "sample-cluster.json"))
 
 
-def test_failing_batch_still_restores_throttles(dagbag) -> None:  # noqa: ANN001
+def test_failing_batch_still_restores_throttles(dagbag) -> None:
     def kill_a_destination(detail: dict) -> None:
         # Just before approving, kill a broker that the first data-moving batch copies to.
         [staged] = staged_dirs("demo-fail")
@@ -160,7 +160,7 @@ def test_failing_batch_still_restores_throttles(dagbag) -> None:  # noqa: ANN001
     assert throttles_left(sim_state("demo-fail")) == []
 
 
-def test_rest_api_refuses_bad_trigger_values(dagbag) -> None:  # noqa: ANN001
+def test_rest_api_refuses_bad_trigger_values(dagbag) -> None:
     from airflow.api_fastapi.app import create_app
     from fastapi.testclient import TestClient
 
@@ -171,7 +171,7 @@ def test_rest_api_refuses_bad_trigger_values(dagbag) -> None:  # noqa: ANN001
     assert "max_moves_per_broker" in bad.text
 
 
-def test_fleet_dag_runs_one_spark_job_and_flags_unbalanced_clusters(dagbag) -> None:  # noqa: ANN001
+def test_fleet_dag_runs_one_spark_job_and_flags_unbalanced_clusters(dagbag) -> None:
     dr, states = run(dagbag, "kafka_fleet_imbalance")
     assert states["gather_fleet"] == "success" and states["analyze_fleet"] == "success"
     summary_files = sorted((data_root() / "runs" / "_fleet").glob("*/fleet_summary.json"))
@@ -188,7 +188,7 @@ def test_fleet_dag_runs_one_spark_job_and_flags_unbalanced_clusters(dagbag) -> N
     assert {c["cluster_id"] for c in json.loads(analysis.read_text())["clusters"]} == set(by_id)
 
 
-def test_decommission_on_a_balanced_cluster_empties_the_brokers(dagbag) -> None:  # noqa: ANN001
+def test_decommission_on_a_balanced_cluster_empties_the_brokers(dagbag) -> None:
     """The cluster is balanced, so only the operator's request makes this run plan. Brokers 4 and 5
     (racks 1 and 2) share partitions: those lose two replicas with one new replica per step, so
     their first step keeps a replica on a broker being decommissioned, which the gate accepts."""
@@ -221,7 +221,7 @@ def test_decommission_on_a_balanced_cluster_empties_the_brokers(dagbag) -> None:
 
 
 @pytest.mark.spark
-def test_fleet_dag_spark_submit_on_two_worker_standalone_cluster(dagbag, spark, spark_standalone, monkeypatch) -> None:  # noqa: ANN001
+def test_fleet_dag_spark_submit_on_two_worker_standalone_cluster(dagbag, spark, spark_standalone, monkeypatch) -> None:
     """The DAG's SparkSubmitOperator path against a real master with two workers: same bytes as local mode."""
     from kafka_rebalance.analysis.job import run as run_locally
 
@@ -243,16 +243,16 @@ def test_fleet_dag_spark_submit_on_two_worker_standalone_cluster(dagbag, spark, 
     assert "balanced" not in need and need
 
 
-def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:  # noqa: ANN001
+def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:
     """Paused before it starts, the execute task waits in a trigger (PlanResumedTrigger) until resumed; then,
     before its window (an explicit interval from the trigger form), in Airflow's DateTimeTrigger."""
     import threading
     import time
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from kafka_rebalance.control import request
 
-    opens = (datetime.now(timezone.utc) + timedelta(seconds=45)).replace(microsecond=0)
+    opens = (datetime.now(UTC) + timedelta(seconds=45)).replace(microsecond=0)
     resumed_at: list[datetime] = []
 
     def pause_before_approving(detail: dict) -> None:
@@ -264,7 +264,7 @@ def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:
             while time.monotonic() < deadline:
                 ledger = staged / "ledger.json"
                 if ledger.exists() and json.loads(ledger.read_text()).get("holds"):
-                    resumed_at.append(datetime.now(timezone.utc))
+                    resumed_at.append(datetime.now(UTC))
                     request(staged, "resume", by="operator-b")
                     return
                 time.sleep(0.5)

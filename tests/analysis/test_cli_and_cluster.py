@@ -27,7 +27,7 @@ def _env() -> dict[str, str]:
             "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
-def test_cli_analyze_writes_outputs_and_prints_per_cluster(spark, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_cli_analyze_writes_outputs_and_prints_per_cluster(spark, tmp_path: Path, monkeypatch, capsys) -> None:
     from kafka_rebalance.cli import main
 
     write(thresholds_cluster("c1"), tmp_path / "fleet" / "c1.json")
@@ -64,7 +64,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_spark_submit_on_standalone_cluster_equals_local(spark, spark_standalone, tmp_path: Path) -> None:  # noqa: ANN001
+def test_spark_submit_on_standalone_cluster_equals_local(spark, spark_standalone, tmp_path: Path) -> None:
     fleet = tmp_path / "fleet"
     generate(ClusterSpec(cluster_id="gen-x", brokers=12, racks=3, partitions=3000, replica_skew=0.8,
                          leader_skew=0.2, dead_brokers=1, new_brokers=2, seed=5), fleet / "gen-x.parquet")

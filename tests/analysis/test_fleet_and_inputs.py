@@ -28,7 +28,7 @@ from tests.analysis.clusters import (
 pytestmark = pytest.mark.spark
 
 
-def test_threshold_per_cluster_of_a_fleet(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_threshold_per_cluster_of_a_fleet(spark, tmp_path: Path) -> None:
     write(thresholds_cluster("a-default"), tmp_path / "a.json")
     write(thresholds_cluster("b-cluster-25", {"leader.imbalance.per.broker.percentage": "25"}), tmp_path / "b.parquet")
     write(thresholds_cluster("c-cluster-0", {"leader.imbalance.per.broker.percentage": "0"}), tmp_path / "c.json")
@@ -53,7 +53,7 @@ def test_threshold_per_cluster_of_a_fleet(spark, tmp_path: Path) -> None:  # noq
     assert keys == [(c, b, t) for c, t in (("a-default", 24.0), ("b-cluster-25", 25.0), ("c-cluster-0", 0.0)) for b in range(4)]
 
 
-def test_json_and_parquet_give_the_same_result(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_json_and_parquet_give_the_same_result(spark, tmp_path: Path) -> None:
     for raw in (thresholds_cluster(), dead_broker_cluster(), rack_cluster()):
         write(raw, tmp_path / "json" / f"{raw['cluster_id']}.json")
         write(raw, tmp_path / "parquet" / f"{raw['cluster_id']}.parquet")
@@ -69,7 +69,7 @@ def test_json_and_parquet_give_the_same_result(spark, tmp_path: Path) -> None:  
     assert len(from_json.summary["clusters"]) == 3
 
 
-def test_outputs_are_deterministic_and_documented_shape(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_outputs_are_deterministic_and_documented_shape(spark, tmp_path: Path) -> None:
     write(dead_broker_cluster(), tmp_path / "in" / "d.json")
     run(spark, tmp_path / "in", tmp_path / "o1")
     run(spark, tmp_path / "in", tmp_path / "o2")
@@ -87,7 +87,7 @@ def test_outputs_are_deterministic_and_documented_shape(spark, tmp_path: Path) -
     assert table.column("broker_id").to_pylist() == [0, 1, 2]
 
 
-def test_matches_plain_python_oracle_on_generated_fleet(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_matches_plain_python_oracle_on_generated_fleet(spark, tmp_path: Path) -> None:
     specs = [
         ClusterSpec(cluster_id="gen-a", brokers=9, racks=3, topics=7, partitions=400, replica_skew=1.0,
                     leader_skew=0.3, new_brokers=2, dead_brokers=1, under_replicated=0.1, seed=1),
@@ -129,7 +129,7 @@ def test_matches_plain_python_oracle_on_generated_fleet(spark, tmp_path: Path) -
     assert (gen_b["threshold_percentage"], gen_b["threshold_source"]) == (20.0, "cluster")
 
 
-def test_one_spark_job_over_100_clusters_flags_exactly_the_unbalanced(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_one_spark_job_over_100_clusters_flags_exactly_the_unbalanced(spark, tmp_path: Path) -> None:
     for i in range(100):
         write(fleet_member(i), tmp_path / f"c{i:03d}.parquet")
     sc = spark.sparkContext
@@ -154,7 +154,7 @@ def test_one_spark_job_over_100_clusters_flags_exactly_the_unbalanced(spark, tmp
         assert (c["partitions"], c["replicas"], c["rack_violations"]) == (60, 180, 0)
 
 
-def test_long_replica_lists_and_odd_file_names(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_long_replica_lists_and_odd_file_names(spark, tmp_path: Path) -> None:
     path = write(long_replicas_cluster(), tmp_path / "a weird [name] %41+x.parquet")
     write(dead_broker_cluster("json-one"), tmp_path / "b.json")
     result = analyze(spark, tmp_path)
@@ -190,7 +190,7 @@ def _bad_parquet(path: Path, rows: list[dict], header_brokers: list[dict]) -> Pa
         ({"topic": "t", "partition": 0, "replicas": [0], "leader": 0, "isr": [0], "size_bytes": -5}, "size_bytes"),
     ],
 )
-def test_bad_parquet_rows_name_file_and_partition(spark, tmp_path: Path, row: dict, expected: str) -> None:  # noqa: ANN001
+def test_bad_parquet_rows_name_file_and_partition(spark, tmp_path: Path, row: dict, expected: str) -> None:
     good = {"topic": "ok", "partition": 0, "replicas": [1, 0], "leader": 1, "isr": [1, 0]}
     path = _bad_parquet(tmp_path / "bad.parquet", [good, row], brokers(0, 1, 2))
     with pytest.raises(RebalanceError) as err:
@@ -201,7 +201,7 @@ def test_bad_parquet_rows_name_file_and_partition(spark, tmp_path: Path, row: di
         assert "t-" in message  # an example partition is named
 
 
-def test_isr_in_any_order_and_subset_is_well_formed(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_isr_in_any_order_and_subset_is_well_formed(spark, tmp_path: Path) -> None:
     rows = [
         {"topic": "t", "partition": 0, "replicas": [0, 1, 2], "leader": 2, "isr": [2, 0, 1]},
         {"topic": "t", "partition": 1, "replicas": [1, 2, 0], "leader": 0, "isr": [0]},
@@ -212,14 +212,14 @@ def test_isr_in_any_order_and_subset_is_well_formed(spark, tmp_path: Path) -> No
     assert (cluster["under_replicated_partitions"], cluster["offline_partitions"]) == (2, 1)
 
 
-def test_duplicate_parquet_partition(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_duplicate_parquet_partition(spark, tmp_path: Path) -> None:
     row = {"topic": "t", "partition": 3, "replicas": [0], "leader": 0, "isr": [0]}
     path = _bad_parquet(tmp_path / "dup.parquet", [row, row], brokers(0))
     with pytest.raises(RebalanceError, match=r"dup\.parquet.*duplicate partition rows: t-3 \(2 times\)"):
         analyze(spark, path)
 
 
-def test_input_errors_before_spark_runs(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_input_errors_before_spark_runs(spark, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     plain = tmp_path / "plain.parquet"
@@ -257,7 +257,7 @@ def _empty_dir(tmp_path: Path) -> Path:
     return d
 
 
-def test_value_spark_cannot_read_is_one_line_naming_the_file(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_value_spark_cannot_read_is_one_line_naming_the_file(spark, tmp_path: Path) -> None:
     # int64 broker ids pass the column check but overflow Spark's int: caught mid-scan.
     table = pa.table({"topic": ["t"], "partition": [0], "replicas": pa.array([[5_000_000_000]], pa.list_(pa.int64())),
                       "leader": [0], "isr": pa.array([[0]], pa.list_(pa.int32()))})

@@ -7,23 +7,22 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.analysis.job import analyze
-
 from tests.analysis.clusters import brokers, cluster, dead_broker_cluster, part, rack_cluster, thresholds_cluster, write
 
 pytestmark = pytest.mark.spark
 
 
-def by_broker(result) -> dict[int, dict]:  # noqa: ANN001
+def by_broker(result) -> dict[int, dict]:
     return {r["broker_id"]: r for r in result.broker_rows}
 
 
 @pytest.fixture(scope="module")
-def thresholds_result(spark, tmp_path_factory):  # noqa: ANN001
+def thresholds_result(spark, tmp_path_factory):
     path = write(thresholds_cluster(), tmp_path_factory.mktemp("thr") / "thresholds.json")
     return analyze(spark, path)
 
 
-def test_per_broker_counts_and_ratios(thresholds_result) -> None:  # noqa: ANN001
+def test_per_broker_counts_and_ratios(thresholds_result) -> None:
     b = by_broker(thresholds_result)
     assert sorted(b) == [0, 1, 2, 3]
     assert [(b[i]["preferred_partitions"], b[i]["preferred_not_led"]) for i in range(4)] == [(10, 1), (9, 1), (4, 1), (0, 0)]
@@ -40,7 +39,7 @@ def test_per_broker_counts_and_ratios(thresholds_result) -> None:  # noqa: ANN00
     assert [b[i]["could_lead_after_election"] for i in range(4)] == [10, 9, 3, 0]
 
 
-def test_ratio_exactly_at_threshold_does_not_exceed(thresholds_result) -> None:  # noqa: ANN001
+def test_ratio_exactly_at_threshold_does_not_exceed(thresholds_result) -> None:
     b = by_broker(thresholds_result)
     assert b[0]["threshold_percentage"] == 10.0 and b[0]["threshold_source"] == "default"
     assert b[0]["exceeds_threshold"] is False  # 1/10 == 10 %: not over
@@ -48,13 +47,13 @@ def test_ratio_exactly_at_threshold_does_not_exceed(thresholds_result) -> None: 
     assert b[2]["exceeds_threshold"] is True
 
 
-def test_broker_without_preferred_partitions_has_null_ratio(thresholds_result) -> None:  # noqa: ANN001
+def test_broker_without_preferred_partitions_has_null_ratio(thresholds_result) -> None:
     b3 = by_broker(thresholds_result)[3]
     assert b3["imbalance_ratio"] is None
     assert b3["exceeds_threshold"] is False
 
 
-def test_partition_without_leader_counts_as_not_led(thresholds_result) -> None:  # noqa: ANN001
+def test_partition_without_leader_counts_as_not_led(thresholds_result) -> None:
     c = thresholds_result.summary["clusters"][0]
     assert by_broker(thresholds_result)[2]["preferred_not_led"] == 1  # t2-3, leader -1
     assert c["offline_partitions"] == 1
@@ -68,7 +67,7 @@ def test_partition_without_leader_counts_as_not_led(thresholds_result) -> None: 
 
 
 @pytest.mark.parametrize(("setting", "over"), [(25, []), (24, [2]), (100 / 9, [2])])
-def test_threshold_setting_boundaries(spark, tmp_path: Path, setting: float, over: list[int]) -> None:  # noqa: ANN001
+def test_threshold_setting_boundaries(spark, tmp_path: Path, setting: float, over: list[int]) -> None:
     path = write(thresholds_cluster(), tmp_path / "t.json")
     c = analyze(spark, path, threshold_setting=setting).summary["clusters"][0]
     assert c["threshold_source"] == "setting"
@@ -76,14 +75,14 @@ def test_threshold_setting_boundaries(spark, tmp_path: Path, setting: float, ove
     assert c["brokers_over_threshold"] == over
 
 
-def test_cluster_config_wins_over_setting(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cluster_config_wins_over_setting(spark, tmp_path: Path) -> None:
     raw = thresholds_cluster(configs={"leader.imbalance.per.broker.percentage": "25"})
     c = analyze(spark, write(raw, tmp_path / "t.parquet"), threshold_setting=5).summary["clusters"][0]
     assert (c["threshold_percentage"], c["threshold_source"]) == (25.0, "cluster")
     assert c["brokers_over_threshold"] == []  # broker 2 is at exactly 25 %
 
 
-def test_dead_broker(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_dead_broker(spark, tmp_path: Path) -> None:
     result = analyze(spark, write(dead_broker_cluster(), tmp_path / "d.json"))
     b = by_broker(result)
     assert [b[i]["alive"] for i in range(3)] == [True, True, False]
@@ -104,19 +103,19 @@ def test_dead_broker(spark, tmp_path: Path) -> None:  # noqa: ANN001
     assert c["balanced"] is False  # broker 2 is over the threshold
 
 
-def test_rack_violations(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_rack_violations(spark, tmp_path: Path) -> None:
     c = analyze(spark, write(rack_cluster(), tmp_path / "r.parquet")).summary["clusters"][0]
     assert c["racks"] == 2
     assert c["rack_violations"] == 2
 
 
-def test_no_racks_means_no_rack_violations(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_no_racks_means_no_rack_violations(spark, tmp_path: Path) -> None:
     c = analyze(spark, write(dead_broker_cluster(), tmp_path / "x.json")).summary["clusters"][0]
     assert c["racks"] == 3 and c["rack_violations"] == 0
 
 
 @pytest.mark.parametrize("suffix", [".json", ".parquet"])
-def test_empty_cluster(spark, tmp_path: Path, suffix: str) -> None:  # noqa: ANN001
+def test_empty_cluster(spark, tmp_path: Path, suffix: str) -> None:
     result = analyze(spark, write(cluster("empty", [], []), tmp_path / f"e{suffix}"))
     assert result.broker_rows == []
     c = result.summary["clusters"][0]
@@ -125,14 +124,14 @@ def test_empty_cluster(spark, tmp_path: Path, suffix: str) -> None:  # noqa: ANN
     assert c["balanced"] is True
 
 
-def test_brokers_without_partitions(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_brokers_without_partitions(spark, tmp_path: Path) -> None:
     result = analyze(spark, write(cluster("idle", brokers(5, 7), []), tmp_path / "i.json"))
     assert [(r["broker_id"], r["replicas"], r["imbalance_ratio"], r["exceeds_threshold"]) for r in result.broker_rows] == [
         (5, 0, None, False), (7, 0, None, False)]
     assert result.summary["clusters"][0]["balanced"] is True
 
 
-def test_balanced_cluster(spark, tmp_path: Path) -> None:  # noqa: ANN001
+def test_balanced_cluster(spark, tmp_path: Path) -> None:
 
 
     parts = [part("t", i, [i % 3, (i + 1) % 3], i % 3, size=100) for i in range(6)]

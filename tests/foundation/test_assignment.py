@@ -201,7 +201,7 @@ def test_validate_replica_assignment_messages() -> None:
 
 
 @st.composite
-def rack_clusters(draw):  # noqa: ANN001, ANN201
+def rack_clusters(draw):
     n_racks = draw(st.integers(1, 5))
     per_rack = draw(st.integers(1, 5))
     # Rack names deliberately not in id order, so the interlacing is exercised.
@@ -216,7 +216,7 @@ def rack_clusters(draw):  # noqa: ANN001, ANN201
 
 @settings(max_examples=150, deadline=None)
 @given(rack_clusters(), st.integers(1, 60))
-def test_every_partition_spans_min_rf_racks(cluster, n_partitions: int) -> None:  # noqa: ANN001
+def test_every_partition_spans_min_rf_racks(cluster, n_partitions: int) -> None:
     racks, rf, start, shift = cluster
     metas = [BrokerMetadata(b, racks[b]) for b in sorted(racks)]
     got = assign_replicas_to_brokers(metas, n_partitions, rf, start_index=start, replica_shift=shift)
@@ -228,7 +228,7 @@ def test_every_partition_spans_min_rf_racks(cluster, n_partitions: int) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(rack_clusters(), st.integers(1, 4))
-def test_partitions_multiple_of_brokers_give_equal_counts(cluster, multiple: int) -> None:  # noqa: ANN001
+def test_partitions_multiple_of_brokers_give_equal_counts(cluster, multiple: int) -> None:
     # Kafka's own AdminRackAwareTest asserts this for racks of equal size.
     racks, rf, start, shift = cluster
     metas = [BrokerMetadata(b, racks[b]) for b in sorted(racks)]

@@ -64,8 +64,8 @@ def test_errors_are_one_line_and_exit_2() -> None:
 
 
 def test_add_partitions_prints_only_new_ones(tmp_path: Path) -> None:
-    from kafka_rebalance.topics_describe import parse_topics_describe
     from kafka_rebalance.snapshot import write_snapshot
+    from kafka_rebalance.topics_describe import parse_topics_describe
 
     from .test_topics_describe import SEED_002
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ def test_no_request_means_running(plan: Path) -> None:
 
 
 def test_requests_are_recorded_in_order_with_who_when_and_how(plan: Path) -> None:
-    at = datetime(2026, 11, 24, 21, 0, 5, tzinfo=timezone.utc)
+    at = datetime(2026, 11, 24, 21, 0, 5, tzinfo=UTC)
     assert request(plan, "pause", by="alice", via="ui", now=at).state is RunState.PAUSED
     assert request(plan, ControlAction.RESUME, by="bob", now=at).state is RunState.RUNNING
     assert request(plan, "stop", now=at).state is RunState.STOPPED
@@ -63,7 +63,8 @@ def test_another_plans_requests_are_refused(plan: Path) -> None:
         read_control(plan, h)
 
 
-@pytest.mark.parametrize("content", ['[]', '{"plan_hash": "x"}', "{", '{"plan_hash": "H", "requests": [{"action": "halt", "by": "a", "at": "t", "via": "cli"}]}',
+@pytest.mark.parametrize("content", ['[]', '{"plan_hash": "x"}', "{",
+                                     '{"plan_hash": "H", "requests": [{"action": "halt", "by": "a", "at": "t", "via": "cli"}]}',
                                      '{"plan_hash": "H", "requests": [{"action": "pause", "by": 7, "at": "t", "via": "cli"}]}'])
 def test_a_corrupt_control_file_is_named(plan: Path, content: str) -> None:
     h = verify_plan(plan)[1]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from kafka_rebalance.windows import Window, policy
 from tests.support.plans import move_one_replica, write_plan
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
-UTC = timezone.utc
+UTC = UTC
 HOURLY = [Window("0 * * * *", timedelta(minutes=30))]  # hh:00-hh:30
 
 
@@ -33,7 +33,7 @@ def plan(tmp_path: Path) -> Path:
     return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 1)])
 
 
-def gate(plan: Path, clock: Clock, windows=HOURLY, margin: int = 60, grace: int = 120) -> ExecutionGate:  # noqa: ANN001
+def gate(plan: Path, clock: Clock, windows=HOURLY, margin: int = 60, grace: int = 120) -> ExecutionGate:
     return ExecutionGate(plan, verify_plan(plan)[1], policy("configured", windows), margin=timedelta(seconds=margin),
                          grace=timedelta(seconds=grace), clock=clock)
 

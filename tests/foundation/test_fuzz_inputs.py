@@ -12,6 +12,7 @@ import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +270,7 @@ def test_window_inputs_are_a_policy_or_one_error(text: str, cron: str, duration:
 
 def _policy_or_one_error(text: str, cron: str, duration: str) -> None:
     """The trigger form's window, and a clusters file's cron and duration: a policy, or a WindowError."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from kafka_rebalance.windows import WindowError, policy, window_from_config
 
@@ -280,4 +281,4 @@ def _policy_or_one_error(text: str, cron: str, duration: str) -> None:
             assert "\n" not in str(exc) and str(exc)
             continue
         if hasattr(result, "next_opening"):
-            result.next_opening(datetime(2026, 11, 24, tzinfo=timezone.utc))
+            result.next_opening(datetime(2026, 11, 24, tzinfo=UTC))

@@ -13,7 +13,7 @@ from kafka_rebalance.snapshot import snapshot_from_dict, write_snapshot
 from kafka_rebalance.userinput import InputError
 
 
-def _snap(parts: list[tuple[list[int], int]]):  # noqa: ANN202
+def _snap(parts: list[tuple[list[int], int]]):
     return snapshot_from_dict({
         "cluster_id": "c",
         "brokers": [{"id": 0}, {"id": 1}, {"id": 2}],
@@ -25,7 +25,7 @@ def _snap(parts: list[tuple[list[int], int]]):  # noqa: ANN202
     })  # fmt: skip
 
 
-def test_leaderless_partition_is_not_led_by_its_preferred_replica(tmp_path) -> None:  # noqa: ANN001
+def test_leaderless_partition_is_not_led_by_its_preferred_replica(tmp_path) -> None:
     # t-0 led by 0 (its preferred), t-1 has no leader (-1), t-2 led by 2.
     snap = _snap([([0, 1], 0), ([0, 2], -1), ([2, 1], 2)])
     loads = {b.broker_id: b for b in broker_loads(snap)}

@@ -6,7 +6,7 @@ from kafka_rebalance.plan_decision import plan_decision
 from kafka_rebalance.snapshot import snapshot_from_dict
 
 
-def cluster(partitions: list[tuple[str, int, list[int], int]]):  # noqa: ANN201
+def cluster(partitions: list[tuple[str, int, list[int], int]]):
     """Brokers 0..3; partitions as (topic, partition, replicas, leader)."""
     return snapshot_from_dict({
         "cluster_id": "c", "brokers": [{"id": b} for b in range(4)],

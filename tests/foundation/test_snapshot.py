@@ -44,7 +44,7 @@ def problems_of(raw: dict) -> list[str]:
     return err.value.problems
 
 
-def mutate(fn) -> dict:  # noqa: ANN001
+def mutate(fn) -> dict:
     raw = copy.deepcopy(GOOD)
     fn(raw)
     return raw
@@ -96,7 +96,7 @@ def test_good_snapshot_loads_sorted() -> None:
         "bad-controller", "bad-threshold", "missing-field", "bad-broker-id", "negative-partition",
     ],
 )  # fmt: skip
-def test_each_bad_snapshot_names_the_problem(change, expected: str) -> None:  # noqa: ANN001
+def test_each_bad_snapshot_names_the_problem(change, expected: str) -> None:
     assert expected in problems_of(mutate(change))
 
 

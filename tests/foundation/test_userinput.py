@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from kafka_rebalance import userinput
 from kafka_rebalance.cli import app
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.kafka.connection import settings_from_properties
 from kafka_rebalance.kafka.executor import parse_batch_selection
 from kafka_rebalance.plan_manifest import Batch, Plan, Throttles
-from kafka_rebalance import userinput
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.userinput import loads_json, parse_int, topic_name_problem
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +17,7 @@ from kafka_rebalance.windows import (
     window_from_config,
 )
 
-UTC = timezone.utc
+UTC = UTC
 WEEKDAYS = Window("0 1 * * 1-5", timedelta(hours=4))  # Mon-Fri 01:00-05:00 UTC
 
 
@@ -165,7 +165,7 @@ def test_a_window_ending_exactly_now_is_closed_and_a_later_one_is_next() -> None
         t("2026-11-24T01:00:00"), t("2026-11-24T03:00:00"), t("2026-11-25T01:00:00")]
 
 
-def _first(p, at, n):  # noqa: ANN001, ANN202
+def _first(p, at, n):
     it = p.intervals(at)
     return [next(it) for _ in range(n)]
 

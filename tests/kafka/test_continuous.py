@@ -11,7 +11,7 @@ import json
 import multiprocessing
 import os
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ from kafka_rebalance.windows import Window, policy
 from tests.support.plans import judge
 
 RATE = 20 * 1024 * 1024
-EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=timezone.utc)  # the simulator's clock 0, for the gate
+EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the gate
 PRIOR_BROKER = {"follower.replication.throttled.rate": "12345"}  # an operator's values that must survive
 PRIOR_TOPIC = {"leader.replication.throttled.replicas": "7:1", "retention.ms": "3600000"}
 CAP = 2  # moves per broker: small, so the dispatcher really has to queue
@@ -44,7 +44,7 @@ def _snapshot() -> Snapshot:
     return replace(snap, brokers=brokers, topics=topics)
 
 
-def _plan(tmp_path: Path, snap: Snapshot):  # noqa: ANN202
+def _plan(tmp_path: Path, snap: Snapshot):
     out = tmp_path / "plan"
     write_plan(make_plan(snap, PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP)), out, "snapshot.json")
     judge(out, "passed")
@@ -64,7 +64,7 @@ class Recording(SimAdmin):
         self.violations: list[str] = []
         self.topic_lists_seen: list[dict[str, dict[str, str]]] = []
 
-    def alter_reassignments(self, targets):  # noqa: ANN001, ANN201
+    def alter_reassignments(self, targets):
         for tp, t in sorted(targets.items()):
             if t is not None:
                 if tp in self.sim.list_reassignments():
@@ -219,7 +219,7 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
     assert admin.violations == []
 
 
-def _gated(plan, admin: SimAdmin, **kw) -> ExecutionGate:  # noqa: ANN001
+def _gated(plan, admin: SimAdmin, **kw) -> ExecutionGate:
     return ExecutionGate(plan.path, plan.plan_hash, kw.pop("windows", policy("now", [])),
                          clock=lambda: EPOCH + timedelta(seconds=admin.now()), **kw)
 

@@ -53,7 +53,8 @@ def test_flags_that_do_not_apply_are_refused_in_one_line() -> None:
         ("--placer", "striped", "--replica-shift", "1"): "error: --replica-shift does not apply to --placer striped",
         ("--fenced", "1"): "error: --fenced applies only to --placer striped",
         ("--placer", "striped", "--fenced", "9"): "error: --fenced: broker 9 is not in --brokers",
-        ("--placer", "striped", "--seed", str(1 << 63)): "error: Invalid value for '--seed': Input should be less than or equal to 9223372036854775807",
+        ("--placer", "striped", "--seed", str(1 << 63)):
+            "error: Invalid value for '--seed': Input should be less than or equal to 9223372036854775807",
     }
     for args, start in cases.items():
         r = run_cli("assign", *BASE, *args)

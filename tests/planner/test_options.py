@@ -12,7 +12,7 @@ from kafka_rebalance.planner.options import parse_list, resolve_threshold
 from kafka_rebalance.snapshot import snapshot_from_dict
 
 
-def snap(configs: dict[str, str] | None = None, cluster_id: str = "c1"):  # noqa: ANN201
+def snap(configs: dict[str, str] | None = None, cluster_id: str = "c1"):
     return snapshot_from_dict({
         "cluster_id": cluster_id, "captured_at": "2026-01-01T00:00:00Z", "configs": configs or {},
         "brokers": [{"id": 1}, {"id": 2}, {"id": 10}],

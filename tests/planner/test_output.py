@@ -13,7 +13,8 @@ import pytest
 
 from kafka_rebalance.balance import Tolerances, bytes_balanced, counts_balanced
 from kafka_rebalance.generate import ClusterSpec, generate, generate_snapshot
-from kafka_rebalance.plan_dir import plan_hash_of, sha256_bytes as sha256
+from kafka_rebalance.plan_dir import plan_hash_of
+from kafka_rebalance.plan_dir import sha256_bytes as sha256
 from kafka_rebalance.planner.kafka_generate import generate_moves
 from kafka_rebalance.snapshot import write_snapshot
 from tests.planner._helpers import batches, final_assignment, part, plan_dir, read, snapshot
@@ -26,12 +27,12 @@ SKEWED = ClusterSpec(
 
 
 @pytest.fixture(scope="module")
-def skewed():  # noqa: ANN201
+def skewed():
     return generate_snapshot(SKEWED)
 
 
 @pytest.fixture(scope="module")
-def default_plan(skewed, tmp_path_factory) -> tuple[dict, Path]:  # noqa: ANN001
+def default_plan(skewed, tmp_path_factory) -> tuple[dict, Path]:
     """The skewed cluster planned once with default options, for the tests that only read it.
 
     Planning it takes ~2.5 s (the exact optimizer runs at this size); sharing it keeps the
@@ -50,7 +51,7 @@ def all_files(d: Path) -> dict[str, bytes]:
     return {str(f.relative_to(d)): f.read_bytes() for f in sorted(d.rglob("*")) if f.is_file()}
 
 
-def test_planning_twice_gives_byte_identical_directories(skewed, default_plan, tmp_path: Path) -> None:  # noqa: ANN001
+def test_planning_twice_gives_byte_identical_directories(skewed, default_plan, tmp_path: Path) -> None:
     a, first = default_plan
     b = plan_dir(skewed, tmp_path / "b")
     fa, fb = all_files(first), all_files(tmp_path / "b")
@@ -59,7 +60,7 @@ def test_planning_twice_gives_byte_identical_directories(skewed, default_plan, t
     assert a["plan_hash"] == b["plan_hash"]
 
 
-def test_manifest_hashes_every_file_and_the_plan_hash_recomputes(skewed, default_plan) -> None:  # noqa: ANN001
+def test_manifest_hashes_every_file_and_the_plan_hash_recomputes(skewed, default_plan) -> None:
     m, out = default_plan
     on_disk = all_files(out)
     assert set(m["files"]) == set(on_disk) - {"plan.json"}
@@ -75,7 +76,7 @@ def test_manifest_hashes_every_file_and_the_plan_hash_recomputes(skewed, default
     assert kinds == sorted(kinds, key=lambda k: k != "reorder"), "reorders run before moves"
 
 
-def test_final_state_is_balanced_and_rack_safe(skewed, default_plan) -> None:  # noqa: ANN001
+def test_final_state_is_balanced_and_rack_safe(skewed, default_plan) -> None:
     m, out = default_plan
     final = final_assignment(skewed, out)
     sizes = {(p.topic, p.partition): p.size_bytes for p in skewed.partitions}
@@ -100,7 +101,7 @@ def test_final_state_is_balanced_and_rack_safe(skewed, default_plan) -> None:  #
     assert m["summary"]["replica_moves"] < generate_moves(skewed)["replica_moves"]
 
 
-def test_batch_limits_are_honoured(skewed, tmp_path: Path) -> None:  # noqa: ANN001
+def test_batch_limits_are_honoured(skewed, tmp_path: Path) -> None:
     # Limits are batching, the same whatever chose the moves: the heuristic is 10x quicker here.
     plan_dir(skewed, tmp_path / "p", max_partitions_per_batch=7, max_moves_per_broker=2, optimizer="heuristic")
     bs = batches(tmp_path / "p")
@@ -120,7 +121,7 @@ def test_batch_limits_are_honoured(skewed, tmp_path: Path) -> None:  # noqa: ANN
         assert all(v <= 2 for v in load.values()), f"batch {b['id']}: {load}"
 
 
-def test_orderings(skewed, tmp_path: Path) -> None:  # noqa: ANN001
+def test_orderings(skewed, tmp_path: Path) -> None:
     sizes = {(p.topic, p.partition): p.size_bytes for p in skewed.partitions}
     firsts = {}
     for ordering in ("small-first", "large-first"):
@@ -196,7 +197,8 @@ def test_threshold_from_analysis_summary(tmp_path: Path) -> None:
     analysis = tmp_path / "analysis"
     analysis.mkdir()
     (analysis / "summary.json").write_text(json.dumps(
-        {"clusters": [{"cluster_id": "other", "threshold_percentage": 5}, {"cluster_id": "prod", "threshold_percentage": 25, "threshold_source": "setting"}]}
+        {"clusters": [{"cluster_id": "other", "threshold_percentage": 5},
+                      {"cluster_id": "prod", "threshold_percentage": 25, "threshold_source": "setting"}]}
     ))
     r = cli("plan", "--snapshot", str(snap_path), "--out", str(tmp_path / "p"), "--analysis", str(analysis))
     assert r.returncode == 0, r.stderr
@@ -210,7 +212,7 @@ def test_threshold_from_analysis_summary(tmp_path: Path) -> None:
     assert r.returncode == 2 and "no entry for cluster_id 'prod'" in r.stderr
 
 
-def test_runbook_has_kafka_commands_for_every_batch(default_plan) -> None:  # noqa: ANN001
+def test_runbook_has_kafka_commands_for_every_batch(default_plan) -> None:
     m, out = default_plan
     text = (out / "RUNBOOK.md").read_text()
     for b in m["batches"]:
@@ -242,7 +244,7 @@ def test_fast_reassignment_writer_matches_json_dumps() -> None:
     assert reassignment_bytes([], "after") == dump(_entries([], "after"))
 
 
-def test_fast_json_layout_matches_json_dumps_on_a_whole_plan(default_plan) -> None:  # noqa: ANN001
+def test_fast_json_layout_matches_json_dumps_on_a_whole_plan(default_plan) -> None:
     _, out = default_plan
     for f in sorted(out.rglob("*.json")):
         value = json.loads(f.read_text())

@@ -23,7 +23,7 @@ ALLOWED_COMMANDS = ("export BOOTSTRAP=", 'WORK="$(mktemp ', "jq ", "sha256sum ",
 
 
 @pytest.fixture(scope="module", params=HOSTILE_CLUSTERS, ids=["printable", "multi-line"])
-def hostile(request, tmp_path_factory) -> tuple[str, dict]:  # noqa: ANN001
+def hostile(request, tmp_path_factory) -> tuple[str, dict]:
     # A real plan (moves, a reorder, elections in several chunks), then the values a snapshot
     # file controls replaced by hostile ones: render() is what the planner calls with them.
     snap = snapshot([(b, f"r{b % 3}") for b in range(6)],
@@ -51,7 +51,7 @@ def shell_lines(text: str) -> list[str]:
     return lines
 
 
-def test_every_shell_line_is_an_expected_command(hostile) -> None:  # noqa: ANN001
+def test_every_shell_line_is_an_expected_command(hostile) -> None:
     text, _ = hostile
     lines = shell_lines(text)
     assert len(lines) > 10
@@ -66,7 +66,7 @@ def test_every_shell_line_is_an_expected_command(hostile) -> None:  # noqa: ANN0
         assert not any(raw in line for line in others), raw
 
 
-def test_the_cluster_id_is_one_quoted_argument(hostile, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_cluster_id_is_one_quoted_argument(hostile, tmp_path: Path) -> None:
     text, manifest = hostile
     raw = manifest["cluster_id"]
     [check] = [line for line in shell_lines(text) if line.startswith("jq -e ")]
@@ -81,7 +81,7 @@ def test_the_cluster_id_is_one_quoted_argument(hostile, tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
-def test_prose_values_cannot_open_a_code_block(hostile) -> None:  # noqa: ANN001
+def test_prose_values_cannot_open_a_code_block(hostile) -> None:
     text, manifest = hostile
     title = text.splitlines()[0]
     assert title.startswith("# Rebalance runbook: `") and "\n" not in title
@@ -93,7 +93,7 @@ def test_prose_values_cannot_open_a_code_block(hostile) -> None:  # noqa: ANN001
     assert runbook._code("``") == "``` `` ```" and runbook._code("a`b") == "``a`b``"
 
 
-def test_scratch_directory_is_private_and_per_plan(hostile, tmp_path: Path) -> None:  # noqa: ANN001
+def test_scratch_directory_is_private_and_per_plan(hostile, tmp_path: Path) -> None:
     text, manifest = hostile
     [make] = [line for line in shell_lines(text) if line.startswith("WORK=")]
     script = f'{make}\nprintf %s "$WORK"'

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 
-def test_rebalance_dag_executes_on_real_kafka(kafka_sandbox, topic_prefix, airflow_db):  # noqa: ANN001
+def test_rebalance_dag_executes_on_real_kafka(kafka_sandbox, topic_prefix, airflow_db):
     from airflow.dag_processing.dagbag import DagBag
 
     seed(kafka_sandbox, SeedSpec(topics=2, partitions=8, mb_per_partition=0.5, skew=0.9, seed=4, topic_prefix=topic_prefix))

@@ -37,7 +37,7 @@ MIB = 1024 * 1024
 
 
 
-def _wait_for(predicate, timeout: float, what: str, poll: float = 0.3) -> None:  # noqa: ANN001
+def _wait_for(predicate, timeout: float, what: str, poll: float = 0.3) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -58,7 +58,7 @@ def test_gather_agrees_with_kafka_topics_describe(kafka_sandbox, topic_prefix, t
         "--rack-map", str(tmp_path / "racks.json"), "--out", str(tmp_path / "imported.json"), check=True)
     imported = load_snapshot(tmp_path / "imported.json")
 
-    def view(s):  # noqa: ANN001, ANN202
+    def view(s):
         return {(p.topic, p.partition): (p.replicas, p.leader, tuple(sorted(p.isr)))
                 for p in s.partitions if p.topic.startswith(topic_prefix)}
 
@@ -329,7 +329,7 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
         assert now[tp]["replicas"] == target
 
 
-def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:  # noqa: ANN001
+def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:
     """Throttles on the live brokers and on the topics (the killed broker cannot be asked)."""
     left = {}
     for n in sandbox.nodes:

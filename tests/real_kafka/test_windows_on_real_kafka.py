@@ -13,14 +13,23 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.windows import Window, policy
-from tests.support.kafka import ROOT, THROTTLE_KEYS, cli, config_describe, describe_partitions, final_targets, gather, plan_and_validate, tool
+from tests.support.kafka import (
+    ROOT,
+    THROTTLE_KEYS,
+    cli,
+    config_describe,
+    describe_partitions,
+    final_targets,
+    gather,
+    plan_and_validate,
+    tool,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 WINDOW = Window("* * * * *", timedelta(seconds=30))
@@ -28,7 +37,7 @@ GRACE = 8.0
 
 
 
-def _kafka_view_between_windows(sandbox, prefix: str) -> tuple[str, dict]:  # noqa: ANN001
+def _kafka_view_between_windows(sandbox, prefix: str) -> tuple[str, dict]:
     """Kafka's own listing of reassignments in flight, and every throttle config of ours."""
     listed = tool(sandbox, "kafka-reassign-partitions", "--bootstrap-server", sandbox.bootstrap_servers, "--list").stdout
     throttles = {}
@@ -63,7 +72,7 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_pref
     try:
         deadline = time.monotonic() + 420
         while proc.poll() is None and time.monotonic() < deadline:
-            now = datetime.now(timezone.utc)
+            now = datetime.now(UTC)
             ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {"batches": {}}
             states = {v.get("state") for v in ledger["batches"].values()}
             if not killed and "finished" in states and {"throttled", "submitted"} & states:
@@ -76,9 +85,9 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_pref
             last_end = now.replace(second=30, microsecond=0) if now.second >= 30 else None
             if window is None and last_end is not None and now >= last_end + timedelta(seconds=GRACE + 1) and now.second < 52:
                 view = _kafka_view_between_windows(kafka_sandbox, topic_prefix)
-                if datetime.now(timezone.utc) < now.replace(second=59):  # the look ended before the next window
+                if datetime.now(UTC) < now.replace(second=59):  # the look ended before the next window
                     samples.append(view)
-                time.sleep(max(0.0, 60 - datetime.now(timezone.utc).second))
+                time.sleep(max(0.0, 60 - datetime.now(UTC).second))
                 continue
             time.sleep(0.5)
         out, err = proc.communicate(timeout=60)

@@ -7,9 +7,8 @@ import json
 import re
 import subprocess
 from collections import Counter
+from datetime import UTC
 from pathlib import Path
-
-import pytest
 
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.report import write_report
@@ -102,7 +101,7 @@ def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_s
 
 
 def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, sample_snapshot_path: Path) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from kafka_rebalance.control import request
     from kafka_rebalance.execution_gate import ExecutionGate
@@ -120,10 +119,10 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
     (plan_dir / "validation" / "result.json").write_text(json.dumps({"status": "passed", "plan_hash": h}))
     write_validation_verdict(plan_dir, "passed", h)
     record_approval(plan_dir, "approved", "tester")
-    request(plan_dir, "pause", by="<b>eve</b>", now=datetime(2026, 11, 24, 22, 0, tzinfo=timezone.utc))
+    request(plan_dir, "pause", by="<b>eve</b>", now=datetime(2026, 11, 24, 22, 0, tzinfo=UTC))
     plan = load_plan(plan_dir)
     gate = ExecutionGate(plan.path, plan.plan_hash, policy("2999-01-01T00:00Z/PT1H", []),
-                         clock=lambda: datetime(2026, 11, 24, 22, 5, tzinfo=timezone.utc))
+                         clock=lambda: datetime(2026, 11, 24, 22, 5, tzinfo=UTC))
     Executor(plan, SimAdmin(Simulator.from_snapshot(load_snapshot(sample_snapshot_path))), ExecSettings(), gate=gate).run()
     html = write_report(plan_dir, sample_snapshot_path).read_text()
     assert "Operator state: <strong>paused</strong>" in html

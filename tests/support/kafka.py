@@ -39,7 +39,7 @@ def tool(sandbox: Sandbox, name: str, *args: str, check: bool = True, timeout: f
     return resolve_runtime(sandbox.kafka_version, fetch=False).tool(name, list(args), check=check, timeout=timeout)
 
 
-def admin(sandbox: Sandbox):  # noqa: ANN201
+def admin(sandbox: Sandbox):
     from kafka.admin import KafkaAdminClient
 
     return KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=30000)

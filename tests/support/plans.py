@@ -15,7 +15,7 @@ from kafka_rebalance.plan_dir import FORMAT_VERSION, batch_dir_name, dump, file_
 from kafka_rebalance.snapshot import Snapshot
 
 
-def dump_text(value) -> str:  # noqa: ANN001
+def dump_text(value) -> str:
     return dump(value).decode("utf-8")
 
 

@@ -55,7 +55,7 @@ class Airflow:
         self.base, self.home, self.user, self.password = base, home, user, password
         self._token: str | None = None
 
-    def api(self, method: str, path: str, **kw) -> httpx.Response:  # noqa: ANN003
+    def api(self, method: str, path: str, **kw) -> httpx.Response:
         if self._token is None:
             r = httpx.post(f"{self.base}/auth/token", json={"username": self.user, "password": self.password}, timeout=API_TIMEOUT)
             r.raise_for_status()
@@ -65,7 +65,7 @@ class Airflow:
 
 
 @pytest.fixture(scope="module")
-def airflow(tmp_path_factory):  # noqa: ANN201
+def airflow(tmp_path_factory):
     _ensure_chromium()
     home = tmp_path_factory.mktemp("airflow-ui")
     port = _free_port()
@@ -127,7 +127,7 @@ def airflow(tmp_path_factory):  # noqa: ANN201
         log.close()
 
 
-def _wait(predicate, timeout: float, what: str, every: float = 3.0):  # noqa: ANN001, ANN202
+def _wait(predicate, timeout: float, what: str, every: float = 3.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -137,7 +137,7 @@ def _wait(predicate, timeout: float, what: str, every: float = 3.0):  # noqa: AN
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:  # noqa: ANN001
+def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)

@@ -33,7 +33,7 @@ DEFAULT_MASTER = "local[*]"
 DEFAULT_DRIVER_MEMORY = "1g"  # Spark's own default, stated so that -Xms can match it
 
 
-def broker_metrics_schema():  # noqa: ANN201 - pyarrow is imported lazily
+def broker_metrics_schema():
     import pyarrow as pa
 
     return pa.schema(
@@ -153,20 +153,20 @@ def shuffle_partitions(partition_rows: int, parallelism: int) -> int:
 
 @contextmanager
 def _session_conf(spark: SparkSession, conf: Mapping[str, str]) -> Iterator[None]:
-    old = {key: spark.conf.get(key, None) for key in conf}
+    old: dict[str, str | None] = {key: spark.conf.get(key, None) for key in conf}
     for key, value in conf.items():
         spark.conf.set(key, value)
     try:
         yield
     finally:
-        for key, value in old.items():
-            if value is None:
+        for key, previous in old.items():
+            if previous is None:
                 spark.conf.unset(key)
             else:
-                spark.conf.set(key, value)
+                spark.conf.set(key, previous)
 
 
-def _check_problems(fleet: Fleet, flagged, stats: Sequence[Mapping[str, Any]], suspect_keys: set[int]) -> None:  # noqa: ANN001
+def _check_problems(fleet: Fleet, flagged, stats: Sequence[Mapping[str, Any]], suspect_keys: set[int]) -> None:
     """Turn counted malformed rows into a SnapshotError naming the file and example partitions.
 
     Extra Spark queries run here only when a count says there is something to report.

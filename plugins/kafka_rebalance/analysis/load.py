@@ -196,7 +196,7 @@ def _read_parquet_group(
     if missing:
         raise SnapshotError(str(missing[0]), [f"Spark lists this file under another path: {sorted(uris)[:3]}"])
 
-    def col(name: str, sql_type: str):  # noqa: ANN202
+    def col(name: str, sql_type: str):
         return (F.col(name) if name in names else F.lit(None)).cast(sql_type).alias(name)
 
     rows = raw.select(
@@ -300,12 +300,12 @@ def load_fleet(spark: SparkSession, path: str | Path, threshold_setting: float |
         groups.setdefault(used, []).append(f)
     scans, uris = [], {}
     for used, files in groups.items():
-        rows, paths = _read_parquet_group(spark, files, used)
-        scans.append(rows)
+        scan, paths = _read_parquet_group(spark, files, used)
+        scans.append(scan)
         uris.update(paths)
     settings = _settings(spark, infos, {cid: uris[f] for cid, (f, _) in parquet.items()})
     # A broadcast hash join per row on the file name (the settings table has one row per cluster).
-    frames = [rows.join(F.broadcast(settings), "file_name").drop("file_name") for rows in scans]
+    frames = [scan.join(F.broadcast(settings), "file_name").drop("file_name") for scan in scans]
     if json_snaps:
         number = {c.cluster_id: no for no, c in enumerate(infos)}
         frames.append(_json_rows(spark, [(number[s.cluster_id], s) for s in json_snaps], settings))

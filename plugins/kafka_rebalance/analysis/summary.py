@@ -90,7 +90,7 @@ def partition_stats(info: ClusterInfo, aggregates: Mapping[int | None, Mapping[s
         for column, name in names.items():
             stats[name] += int(agg[column])
         stats["replicas"] += int(agg["replicas"])
-        if alive.get(broker_id):
+        if broker_id is not None and alive.get(broker_id):
             stats["electable"] += int(agg["p_electable"])
         if broker_id is not None and broker_id not in alive:
             stats["unknown_brokers"][broker_id] = int(agg["replicas"])

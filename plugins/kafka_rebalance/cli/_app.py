@@ -32,8 +32,10 @@ class OneLineErrors(TyperGroup):
     block and a boxed panel; file-system errors would print a traceback.
     """
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+    def main(  # type: ignore[override]  # Click's keyword-only extras differ by version; all are passed on
+        self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+        standalone_mode: bool = True, **extra: Any,
+    ) -> Any:  # fmt: skip
         from typer._click.exceptions import ClickException, NoArgsIsHelpError
         from typer.exceptions import Abort
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,18 +16,17 @@ def analyze(
     out: Annotated[Path, typer.Option(help="Directory for broker_metrics.parquet and summary.json")],
     master: Annotated[str, typer.Option(help="Spark master: local[*], local[N] or spark://host:7077")] = "local[*]",
     threshold_percentage: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(help="leader.imbalance.per.broker.percentage for clusters whose snapshot does not report it [default: 10]"),
     ] = None,
 ) -> None:
     """Kafka's per-broker leader imbalance ratio, replica/leader/byte skew, rack violations (Spark job)."""
     from kafka_rebalance.analysis.job import build_session, run
-    from kafka_rebalance.metrics import check_threshold_setting
     from kafka_rebalance.analysis.summary import describe_cluster
+    from kafka_rebalance.metrics import check_threshold_setting
+    from kafka_rebalance.plan_dir import check_output
     from kafka_rebalance.snapshot import snapshot_files
     from kafka_rebalance.userinput import check_output_dir
-
-    from kafka_rebalance.plan_dir import check_output
 
     # Cheap input checks before a JVM starts.
     check_threshold_setting(threshold_percentage)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -15,7 +15,8 @@ from kafka_rebalance.clusters_config import clusters_file, load_clusters
 from kafka_rebalance.control import RunState, read_control
 from kafka_rebalance.execution_gate import ExecutionGate
 from kafka_rebalance.kafka.admin import ClusterAdmin
-from kafka_rebalance.kafka.executor import MAX_WAIT_SECONDS, ExecSettings, Executor, parse_batch_selection, rearm as rearm_plan
+from kafka_rebalance.kafka.executor import MAX_WAIT_SECONDS, ExecSettings, Executor, parse_batch_selection
+from kafka_rebalance.kafka.executor import rearm as rearm_plan
 from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
@@ -27,10 +28,10 @@ EXIT_HELD = 3
 MAX_CONNECT_TIMEOUT = 3600.0
 
 PlanOpt = Annotated[Path, typer.Option("--plan", help="Plan directory (plan.json, batches/, election.json)")]
-BootstrapOpt = Annotated[Optional[str], typer.Option("--bootstrap-server", help="HOST:PORT of a broker")]
-CommandConfigOpt = Annotated[Optional[Path], typer.Option("--command-config", help="Client properties file (security settings)")]
+BootstrapOpt = Annotated[str | None, typer.Option("--bootstrap-server", help="HOST:PORT of a broker")]
+CommandConfigOpt = Annotated[Path | None, typer.Option("--command-config", help="Client properties file (security settings)")]
 SimulateOpt = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option("--simulate", help=f"Snapshot to simulate; the simulated cluster persists in DIR/{SIM_STATE}"),
 ]
 
@@ -91,7 +92,7 @@ def _wait_for(gate: ExecutionGate, hold: dict, poll_interval: float) -> None:
         return
     until = datetime.fromisoformat(hold["resume_at"])
     _progress(f"waiting until the window opens at {hold['resume_at']}")
-    while (left := (until - datetime.now(timezone.utc)).total_seconds()) > 0:
+    while (left := (until - datetime.now(UTC)).total_seconds()) > 0:
         time.sleep(min(left, poll_interval))
 
 
@@ -102,21 +103,21 @@ def execute(
     command_config: CommandConfigOpt = None,
     simulate: SimulateOpt = None,
     connect_timeout: ConnectTimeoutOpt = 15.0,
-    final_snapshot: Annotated[Optional[Path], typer.Option(help="Write the cluster after execution here (snapshot format)")] = None,
-    batches: Annotated[Optional[str], typer.Option(help="Batches to run, e.g. 1-3 (default: all not yet finished)")] = None,
+    final_snapshot: Annotated[Path | None, typer.Option(help="Write the cluster after execution here (snapshot format)")] = None,
+    batches: Annotated[str | None, typer.Option(help="Batches to run, e.g. 1-3 (default: all not yet finished)")] = None,
     additional: Annotated[bool, typer.Option("--additional", help="Start even while other reassignments are in flight")] = False,
     poll_interval: Annotated[float, typer.Option(help="Longest wait between progress polls (continuous mode polls "
                                                  "sooner when a move is due to land)")] = 10.0,
     stall_seconds: Annotated[float, typer.Option(help="Cancel a move that made no progress for this long")] = 300.0,
-    batch_timeout: Annotated[Optional[float], typer.Option(help="Seconds per batch (continuous mode: per move) before "
+    batch_timeout: Annotated[float | None, typer.Option(help="Seconds per batch (continuous mode: per move) before "
                                                            "unfinished moves are cancelled")] = None,
     on_stall: Annotated[str, typer.Option(help="After cancelling a stalled move: continue or stop")] = "continue",
-    mode: Annotated[Optional[str], typer.Option(help="continuous (default): moves start as soon as capacity frees, "
+    mode: Annotated[str | None, typer.Option(help="continuous (default): moves start as soon as capacity frees, "
                                                 "following schedule.json; batches: one wave per batch file (default "
                                                 "when --batches is given)")] = None,
     rearm: Annotated[bool, typer.Option("--rearm", help="Run the plan afresh: archive its ledger as ledger.N.json "
                                         "(kept, with who and when) after restoring throttles it left set")] = False,
-    rearm_by: Annotated[Optional[str], typer.Option(help="Who re-arms, for the audit record (default: the OS user)")] = None,
+    rearm_by: Annotated[str | None, typer.Option(help="Who re-arms, for the audit record (default: the OS user)")] = None,
     window: Annotated[str, typer.Option(help="When batches may start: now, configured (the plan's cluster's windows in "
                                         "the clusters file) or an ISO interval START/END or START/DURATION")] = "now",
     window_margin: Annotated[float, typer.Option(help="A batch starts only if its estimate ends this many seconds "

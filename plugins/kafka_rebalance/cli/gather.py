@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -19,7 +19,7 @@ def gather(
     cluster_id: Annotated[str, typer.Option(help="Your name for the cluster (plans and reports are keyed by it)")],
     out: Annotated[Path, typer.Option(help="Snapshot to write: .json, or .parquet for large clusters")],
     command_config: Annotated[
-        Optional[Path], typer.Option("--command-config", help="Client properties file (security.protocol, sasl.*, ssl.*)")
+        Path | None, typer.Option("--command-config", help="Client properties file (security.protocol, sasl.*, ssl.*)")
     ] = None,
     connect_timeout: Annotated[float, typer.Option(help="Seconds to wait for the first broker connection", min=0.1, max=600)] = 15.0,
 ) -> None:

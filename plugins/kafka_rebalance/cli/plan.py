@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -25,16 +25,16 @@ def plan(
     max_new_replicas_per_partition: Annotated[int, typer.Option(help="New replicas of one partition per batch")] = 1,
     throttle: Annotated[int, typer.Option(help="Replication throttle in bytes/s per broker (KIP-73), >= 1024")] = DEFAULT_THROTTLE,
     ordering: Annotated[str, typer.Option(help=" | ".join(ORDERINGS))] = "small-first",
-    exclude_topics: Annotated[Optional[str], typer.Option(help="Comma-separated topics never touched")] = None,
-    decommission_brokers: Annotated[Optional[str], typer.Option(help="Comma-separated broker ids to empty")] = None,
-    replication_factor: Annotated[Optional[int], typer.Option(help="Change every non-excluded topic to this RF")] = None,
+    exclude_topics: Annotated[str | None, typer.Option(help="Comma-separated topics never touched")] = None,
+    decommission_brokers: Annotated[str | None, typer.Option(help="Comma-separated broker ids to empty")] = None,
+    replication_factor: Annotated[int | None, typer.Option(help="Change every non-excluded topic to this RF")] = None,
     byte_tolerance: Annotated[float, typer.Option(help="Allowed byte deviation from the mean, as a fraction")] = 0.10,
     election_batch_size: Annotated[int, typer.Option(help="Partitions per preferred-leader election call")] = 1000,
     threshold_percentage: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(help="leader.imbalance.per.broker.percentage to apply when the snapshot does not report it"),
     ] = None,
-    analysis: Annotated[Optional[Path], typer.Option(help="Spark analysis output directory (reads summary.json)")] = None,
+    analysis: Annotated[Path | None, typer.Option(help="Spark analysis output directory (reads summary.json)")] = None,
     optimizer: Annotated[
         str, typer.Option(help=" | ".join(OPTIMIZERS) + ": exact = fewest bytes (MILP), auto = exact where the cluster is small enough")
     ] = "auto",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ def ledger_times(plan_dir: Path) -> dict[str, dict[str, float]] | None:
 
     if not (plan_dir / LEDGER_FILE).exists():
         return None
-    ledger = Ledger.open(plan_dir, read_manifest(plan_dir).get("plan_hash"))
+    ledger = Ledger.open(plan_dir, str(read_manifest(plan_dir).get("plan_hash") or ""))
     number = (int, float)
     return {
         bid: {"started_at": e["started_clock"], "finished_at": e["started_clock"] + e["actual_seconds"]}
@@ -30,8 +30,8 @@ def ledger_times(plan_dir: Path) -> dict[str, dict[str, float]] | None:
 def report(
     plan: Annotated[Path, typer.Option("--plan", help="Plan directory")],
     snapshot: Annotated[Path, typer.Option(help="The snapshot the plan was made from")],
-    final_snapshot: Annotated[Optional[Path], typer.Option(help="Snapshot taken after execution")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Output file (default PLAN/report.html)")] = None,
+    final_snapshot: Annotated[Path | None, typer.Option(help="Snapshot taken after execution")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output file (default PLAN/report.html)")] = None,
 ) -> None:
     """Write report.html: per-broker bars before/after with the threshold, batch timeline, bounds, validation."""
     from kafka_rebalance.report import write_report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -29,12 +29,12 @@ def _say(line: str) -> None:
 def up(
     dir: DirOpt,
     brokers: Annotated[int, typer.Option(help="Combined broker+controller KRaft nodes", min=1, max=9)] = 3,
-    racks: Annotated[Optional[int], typer.Option(
+    racks: Annotated[int | None, typer.Option(
         help="Racks the brokers are spread over (0 = no broker.rack) [default: 3, or --brokers if fewer]", min=0, max=9)] = None,
     kafka_version: Annotated[str, typer.Option(help="Apache Kafka release (resolved from Maven Central once)")] = DEFAULT_KAFKA_VERSION,
     auto_leader_rebalance: Annotated[bool, typer.Option("--auto-leader-rebalance", help="Let the controller move leaders back itself")] = False,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every broker to register", min=5, max=900)] = 120.0,
-    override: Annotated[Optional[list[str]], typer.Option(
+    override: Annotated[list[str] | None, typer.Option(
         "--override", help="Extra server.properties line KEY=VALUE for every node (repeatable)")] = None,
 ) -> None:
     """Start N KRaft nodes on 127.0.0.1 (free ports) and wait until every broker is registered."""

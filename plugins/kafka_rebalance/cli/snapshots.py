@@ -5,12 +5,12 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from kafka_rebalance.cli._app import app, emit_json, fail, stderr, stdout
+from kafka_rebalance.cli._app import app, emit_json, stderr, stdout
 from kafka_rebalance.generate import ClusterSpec, generate
 from kafka_rebalance.metrics import broker_loads, is_over_threshold, threshold_percentage
 from kafka_rebalance.plan_dir import check_output
@@ -24,7 +24,7 @@ from kafka_rebalance.userinput import read_text
 def describe(
     snapshot: Annotated[Path, typer.Option(help="Cluster snapshot (.json or .parquet)")],
     threshold_percentage_setting: Annotated[
-        Optional[float], typer.Option("--threshold-percentage", help="Used when the cluster does not report one")
+        float | None, typer.Option("--threshold-percentage", help="Used when the cluster does not report one")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table")] = False,
 ) -> None:
@@ -87,7 +87,7 @@ def generate_cluster(
     mean_partition_mb: Annotated[float, typer.Option(help="Typical partition size in MiB")] = 256.0,
     controller: Annotated[str, typer.Option(help="kraft or zookeeper")] = "kraft",
     threshold_percentage: Annotated[
-        Optional[int], typer.Option(help="Write leader.imbalance.per.broker.percentage into the snapshot")
+        int | None, typer.Option(help="Write leader.imbalance.per.broker.percentage into the snapshot")
     ] = None,
     seed: Annotated[int, typer.Option(help="Random seed: same seed, same file")] = 0,
 ) -> None:
@@ -114,7 +114,7 @@ def import_describe(
     input: Annotated[Path, typer.Option("--input", help="Saved `kafka-topics.sh --describe` output, or - for stdin")],
     cluster_id: Annotated[str, typer.Option(help="cluster_id to record")],
     out: Annotated[Path, typer.Option(help="Snapshot to write (.json or .parquet)")],
-    rack_map: Annotated[Optional[Path], typer.Option(help="Broker racks: JSON {\"0\": \"rack-a\"} or '0 rack-a' lines")] = None,
+    rack_map: Annotated[Path | None, typer.Option(help="Broker racks: JSON {\"0\": \"rack-a\"} or '0 rack-a' lines")] = None,
 ) -> None:
     """Turn `kafka-topics.sh --describe` output into a snapshot."""
     check_output(out, "--out", inputs=[("--input", None if str(input) == "-" else input), ("--rack-map", rack_map)])

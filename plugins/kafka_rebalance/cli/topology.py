@@ -6,7 +6,7 @@ import enum
 import random
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,7 +18,7 @@ from kafka_rebalance.assignment import (
 from kafka_rebalance.cli._app import app, emit_json, fail
 from kafka_rebalance.placement import JavaRandom, UsableBroker, place_striped
 from kafka_rebalance.snapshot import load_snapshot
-from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, InputError, check_topic_name, is_ascii_digits
+from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, check_topic_name, is_ascii_digits
 
 # Placing more partitions than this in one call is a typo, and would take minutes to print.
 MAX_PARTITIONS = 1_000_000
@@ -82,20 +82,23 @@ def assign(
     partitions: Annotated[int, typer.Option(help="Number of partitions to place", min=-INT32_MAX - 1, max=MAX_PARTITIONS)],
     replication_factor: Annotated[int, typer.Option(help="Replicas per partition", min=-INT32_MAX - 1, max=INT32_MAX)],
     start_index: Annotated[
-        Optional[int], typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift (adminutils)", min=0, max=INT32_MAX)
+        int | None, typer.Option(help="Kafka's fixedStartIndex; alone it also fixes the shift (adminutils)", min=0, max=INT32_MAX)
     ] = None,
     replica_shift: Annotated[
-        Optional[int], typer.Option(help="nextReplicaShift, independently of --start-index (adminutils)", min=0, max=INT32_MAX)
+        int | None, typer.Option(help="nextReplicaShift, independently of --start-index (adminutils)", min=0, max=INT32_MAX)
     ] = None,
     start_partition_id: Annotated[
         int, typer.Option(help="First partition id (adding partitions)", min=-1, max=INT32_MAX - MAX_PARTITIONS)
     ] = -1,
-    seed: Annotated[Optional[int], typer.Option(help="adminutils: seed for the random start index / shift; striped: the java.util.Random seed (a Java long)",
-                                                min=-INT64_MAX - 1, max=INT64_MAX)] = None,
+    seed: Annotated[int | None, typer.Option(
+        help="adminutils: seed for the random start index / shift; striped: the java.util.Random seed (a Java long)",
+        min=-INT64_MAX - 1, max=INT64_MAX)] = None,
     disable_rack_aware: Annotated[bool, typer.Option(help="Ignore racks, as kafka-topics.sh --disable-rack-aware")] = False,
-    topic: Annotated[Optional[str], typer.Option(help="Print kafka-reassign-partitions JSON for this topic")] = None,
-    placer: Annotated[Placer, typer.Option(help="adminutils: AdminUtils (ZooKeeper-era, --generate before 4.1); striped: the KRaft controller's StripedReplicaPlacer")] = Placer.adminutils,
-    fenced: Annotated[Optional[str], typer.Option(help="Fenced broker ids, e.g. 3,4 (striped only: never leaders, used last)")] = None,
+    topic: Annotated[str | None, typer.Option(help="Print kafka-reassign-partitions JSON for this topic")] = None,
+    placer: Annotated[Placer, typer.Option(
+        help="adminutils: AdminUtils (ZooKeeper-era, --generate before 4.1); striped: the KRaft controller's StripedReplicaPlacer",
+    )] = Placer.adminutils,
+    fenced: Annotated[str | None, typer.Option(help="Fenced broker ids, e.g. 3,4 (striped only: never leaders, used last)")] = None,
 ) -> None:
     """Place partitions exactly as Kafka does: AdminUtils.assignReplicasToBrokers, or the KRaft StripedReplicaPlacer."""
     metas = parse_brokers(brokers)

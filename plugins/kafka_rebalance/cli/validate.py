@@ -33,7 +33,7 @@ def validate(
         outcome = validate_plan(plan, snapshot, engine=engine)
     except RebalanceError as exc:
         fail(str(exc))
-    except Exception as exc:  # noqa: BLE001 - a gate that crashes must still say so in one line
+    except Exception as exc:
         fail(f"validation could not run ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); plan not approved")
     print(outcome.report())
     stderr.print(f"wrote {outcome.result_path} and {outcome.docs_index}")

@@ -218,11 +218,11 @@ def settings_from_airflow_extra(extra: Mapping[str, Any], conn_id: str = "kafka_
 
 
 def settings_from_airflow_connection(conn_id: str = "kafka_default") -> ConnectionSettings:
-    from airflow.sdk import BaseHook  # noqa: PLC0415 - Airflow is only needed inside the DAG
+    from airflow.sdk import BaseHook
 
     try:
         conn = BaseHook.get_connection(conn_id)
-    except Exception as exc:  # noqa: BLE001 - Airflow raises its own NotFound types; the operator needs one line
+    except Exception as exc:
         from kafka_rebalance.kafka.admin import ClusterConnectionError
 
         raise ClusterConnectionError(f"Airflow connection {conn_id!r}: {exc}") from None

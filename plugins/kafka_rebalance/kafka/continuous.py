@@ -161,8 +161,8 @@ class ContinuousRun:
                 e.update(state=CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
         self.result.resumed_in_flight = len(running)
         if running:
-            first = min((self._step(i).get("started_at") for i in running), default=None)
-            self.ex.gate.watch_in_flight(datetime.fromisoformat(first) if isinstance(first, str) else None)
+            starts = [s for s in (self._step(i).get("started_at") for i in running) if isinstance(s, str)]
+            self.ex.gate.watch_in_flight(datetime.fromisoformat(min(starts)) if starts else None)
             self._say(f"{len(running)} step(s) a previous run submitted are still moving: watching them, not resubmitting")
         return done, running
 
@@ -241,7 +241,7 @@ class ContinuousRun:
     # ------------------------------------------------------------------ the loop
 
     def run(self) -> ContinuousResult:
-        ex, admin, s = self.ex, self.ex.admin, self.ex.settings
+        ex, admin = self.ex, self.ex.admin
         done, running = self._resume()
         dispatcher = Dispatcher(self.steps, self.after, self.schedule.max_moves_per_broker, self.schedule.max_in_flight,
                                 self.schedule.delivered_rate, done=done, running=running)

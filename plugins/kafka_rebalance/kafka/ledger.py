@@ -11,7 +11,7 @@ from __future__ import annotations
 import getpass
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -187,7 +187,7 @@ def _user() -> str:
 def rearm_record(by: str | None, archived: Path | None, run: str | None, reason: str) -> dict[str, Any]:
     return {
         "by": by or _user(),
-        "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "archived_as": archived.name if archived else None,
         "run": run,
         "reason": reason,

@@ -13,14 +13,14 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 
-from kafka_rebalance.kafka.admin import BROKER, TOPIC, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
+from kafka_rebalance.kafka.admin import BROKER, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
 from kafka_rebalance.kafka.connection import ConnectionSettings, install_redaction
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, Partition, Snapshot
 
@@ -38,7 +38,7 @@ class _Capture(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             self.lines.append(record.getMessage())
-        except Exception:  # noqa: BLE001 - never let logging break the connection attempt
+        except Exception:
             pass
 
 
@@ -218,7 +218,7 @@ class LiveAdmin:
         return Snapshot(
             cluster_id=cluster.get("cluster_id") or "unknown", brokers=tuple(brokers), partitions=tuple(parts),
             controller=controller_kind,
-            captured_at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            captured_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             configs=cluster_configs, topics=topic_out,
         )
 
@@ -321,5 +321,5 @@ class LiveAdmin:
     def close(self) -> None:
         try:
             self.client.close()
-        except Exception:  # noqa: BLE001 - closing must not mask the outcome being reported
+        except Exception:
             pass

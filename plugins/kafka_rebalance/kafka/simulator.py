@@ -31,7 +31,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +44,12 @@ from kafka_rebalance.kafka.admin import (
     LEADER_REPLICAS,
     TOPIC,
     TP,
-    PartitionView,
     ClusterError,
+    PartitionView,
     Reassignment,
     parse_throttled_replicas,
 )
-from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, Partition, Snapshot, snapshot_from_dict
+from kafka_rebalance.snapshot import Broker, Partition, Snapshot, snapshot_from_dict
 
 STATE_FORMAT = "kafka-rebalance-simulator"
 DEFAULT_REPLICATION_BYTES_PER_SEC = 100 * 1024 * 1024
@@ -193,7 +193,7 @@ class Simulator:
             return self.captured_at
         moment = start + timedelta(seconds=round(self.now, 3))
         if moment.tzinfo is not None:
-            moment = moment.astimezone(timezone.utc)
+            moment = moment.astimezone(UTC)
             return moment.strftime("%Y-%m-%dT%H:%M:%S") + (f".{moment.microsecond // 1000:03d}" if moment.microsecond else "") + "Z"
         return moment.isoformat()
 
@@ -450,17 +450,17 @@ class Simulator:
                 leader = ("L", p.leader) if self._throttled(p.tp, p.leader, LEADER_REPLICAS, LEADER_RATE) else None
                 candidates.append((p, r, follower, leader))
         sharing: dict[tuple[str, int], int] = {}
-        for _, _, f, l in candidates:
-            for key in (f, l):
+        for _, _, f, lead in candidates:
+            for key in (f, lead):
                 if key is not None:
                     sharing[key] = sharing.get(key, 0) + 1
         flows = []
-        for p, r, f, l in candidates:
+        for p, r, f, lead in candidates:
             rate = self.replication_bytes_per_sec
             if f is not None:
                 rate = min(rate, self._rate(f[1], FOLLOWER_RATE) / sharing[f])
-            if l is not None:
-                rate = min(rate, self._rate(l[1], LEADER_RATE) / sharing[l])
+            if lead is not None:
+                rate = min(rate, self._rate(lead[1], LEADER_RATE) / sharing[lead])
             flows.append((p, r, rate))
         return flows
 

@@ -116,12 +116,13 @@ def _exact_if_better(
     set_targets(fresh)
     result = exact.solve(fresh)
     heuristic_bytes = heuristic.moved_bytes()
-    usable = result.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    rows = result.rows if result.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE) else None
+    usable = rows is not None
     # Under auto the heuristic's plan stays only if it is at least as good: it reaches every
     # rule the solved one reaches, and moves fewer bytes. Exact asked for is exact given.
     as_good = _reaches_all(heuristic, unrepaired, result.widening) and heuristic_bytes < result.bytes_moved
-    if usable and (options.optimizer == "exact" or not as_good):
-        exact.apply(fresh, result.rows)
+    if rows is not None and (options.optimizer == "exact" or not as_good):
+        exact.apply(fresh, rows)
         return fresh, result
     if options.optimizer == "exact" and not usable:
         raise PlanError(
@@ -267,7 +268,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     counts_reached = bool(
         ((state.counts[elig_idx] >= state.lo[elig_idx]) & (state.counts[elig_idx] <= state.hi[elig_idx])).all()
     )
-    bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
+    reached_bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)
@@ -284,10 +285,10 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         "bytes_moved": bytes_moved,
         "reorders": len(reorders),
         "leader_elections": len(elections),
-        "lower_bounds": bounds,
+        "lower_bounds": reached_bounds,
         "ratio_to_lower_bound": {
-            "replica_moves": _ratio(replica_moves, bounds["replica_moves"]),
-            "bytes_moved": _ratio(bytes_moved, bounds["bytes_moved"]),
+            "replica_moves": _ratio(replica_moves, reached_bounds["replica_moves"]),
+            "bytes_moved": _ratio(bytes_moved, reached_bounds["bytes_moved"]),
         },
         "estimated_seconds": round(sum(b.seconds for b in batches), 1),
         "continuous": {
@@ -312,7 +313,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             "threshold_percentage": threshold,
             "brokers_over_threshold_after_election": over_threshold,
         },
-        "optimizer": _optimizer_summary(options, solved, bytes_moved, bounds["bytes_moved"], counts_reached and balanced_bytes),
+        "optimizer": _optimizer_summary(options, solved, bytes_moved, reached_bounds["bytes_moved"], counts_reached and balanced_bytes),
         "rack_violations_unrepaired": unrepaired,
         "steps_beyond_max_new_replicas": sum(
             1 for b in batches for s in b.steps if len(s.adds) > options.max_new_replicas_per_partition

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from kafka_rebalance.planner.steps import Step
 
 
-def batch_seconds(steps: Iterable[Step], rate: int) -> float:
+def batch_seconds(steps: Iterable[Step], rate: float) -> float:
     recv: dict[int, float] = defaultdict(float)
     recv_rate: dict[int, float] = defaultdict(float)
     send: dict[int, float] = defaultdict(float)

@@ -90,7 +90,7 @@ def solve(state: ClusterState) -> ExactResult:
             # reached the widening can miss the band by a few kilobytes and come out infeasible.
             slack = 1e-5 * max(1.0, float(state.sizes[~state.frozen].max(initial=1)))
             result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack)
-            if result.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE):
+            if result.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE) and result.rows is not None:
                 result = replace(result, widening=_widening_reached(state, result.rows))
     return replace(result, seconds=round(time.monotonic() - started, 3))
 

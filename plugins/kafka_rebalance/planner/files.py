@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import tempfile
-from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from kafka_rebalance.plan_dir import (
     PLAN_FILE,
     RUNBOOK_FILE,
     SCHEDULE_FILE,
-    PlanError as PlanDirError,
     batch_file,
     dump,
     enclosing_plan_dir,
@@ -31,12 +30,15 @@ from kafka_rebalance.plan_dir import (
     seal,
     sha256_bytes,
 )
+from kafka_rebalance.plan_dir import (
+    PlanError as PlanDirError,
+)
 from kafka_rebalance.planner import runbook
 from kafka_rebalance.planner.core import Plan
 from kafka_rebalance.planner.errors import PlanError
 
 
-def _entries(steps, which: str) -> dict[str, Any]:  # noqa: ANN001
+def _entries(steps, which: str) -> dict[str, Any]:
     return {
         "version": 1,
         "partitions": [
@@ -51,7 +53,7 @@ def _entries(steps, which: str) -> dict[str, Any]:  # noqa: ANN001
     }
 
 
-def reassignment_bytes(steps, which: str) -> bytes:  # noqa: ANN001
+def reassignment_bytes(steps, which: str) -> bytes:
     """``dump(_entries(steps, which))``, byte for byte, without json's slow indenting encoder.
 
     Thousands of batch files at a million partitions made the generic encoder the
@@ -108,7 +110,7 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
     """All files of the plan directory (relative path -> bytes) and the manifest."""
     files: dict[str, bytes] = {}
     width = max(3, len(str(len(plan.batches))))
-    batch_rows = []
+    batch_rows: list[dict[str, Any]] = []
     for n, (batch, throttles) in enumerate(zip(plan.batches, plan.throttles), start=1):
         bid = f"{n:0{width}d}"
         files[batch_file(bid, "reassignment")] = reassignment_bytes(batch.steps, "after")

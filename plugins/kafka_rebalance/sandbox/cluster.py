@@ -285,7 +285,7 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
                 last = _registered_brokers(",".join(n.bootstrap for n in nodes))
             if expect <= last:
                 return
-        except Exception:  # noqa: BLE001 - not ready yet; the deadline decides
+        except Exception:
             pass
         time.sleep(0.5)
     raise SandboxError(f"brokers {sorted(expect - last)} did not register with the controller within {timeout:.0f}s")
@@ -433,7 +433,7 @@ def status(directory: Path) -> tuple[Sandbox, list[NodeStatus]]:
     registered: set[int] | None
     try:
         registered = _registered_brokers(sandbox.bootstrap_servers) if any(pid_alive(n.pid) for n in sandbox.nodes) else set()
-    except Exception:  # noqa: BLE001 - status reports what it can
+    except Exception:
         registered = None
     return sandbox, [NodeStatus(n, pid_alive(n.pid) and _is_our_process(n.pid, n.directory),
                                 None if registered is None else n.node_id in registered) for n in sandbox.nodes]

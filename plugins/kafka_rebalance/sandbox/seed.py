@@ -157,7 +157,7 @@ def seed(sandbox: Sandbox, spec: SeedSpec, progress: Callable[[str], None] = lam
                       sum(len(v) for v in reorder.values()))
 
 
-def _wait_for_leaders(admin, assignment: dict[str, dict[int, list[int]]], timeout: float = 60.0) -> None:  # noqa: ANN001
+def _wait_for_leaders(admin, assignment: dict[str, dict[int, list[int]]], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         described = admin.describe_topics(list(assignment))
@@ -169,7 +169,7 @@ def _wait_for_leaders(admin, assignment: dict[str, dict[int, list[int]]], timeou
     raise SeedError(f"topics {sorted(assignment)} did not get leaders and full ISRs within {timeout:.0f}s")
 
 
-def _wait_no_reassignments(admin, timeout: float = 60.0) -> None:  # noqa: ANN001
+def _wait_no_reassignments(admin, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not admin.list_partition_reassignments():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, SCHEDULE_FILE, file_sha256
@@ -29,7 +29,7 @@ class ValidationInputError(RebalanceError):
         self.plan_unusable = plan_unusable
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -119,7 +119,7 @@ def _partition(i: int, p: Any, source: str) -> RawPartition:
     where = f"{where} {topic}-{part}"
     if "replicas" not in p:
         raise ValidationInputError(f"{where}: missing field 'replicas'")
-    leader = p.get("leader", -1)
+    leader: Any = p.get("leader", -1)
     leader = -1 if leader is None else leader
     if not _is_int(leader):
         raise ValidationInputError(f"{where}: leader must be a broker id or -1, got {json.dumps(leader)}")

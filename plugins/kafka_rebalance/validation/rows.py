@@ -15,7 +15,6 @@ live in the suites.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -323,7 +322,7 @@ def _per_broker(state: dict[tuple[str, int], PartitionState], sizes: dict[tuple[
 
 
 def threshold(snap: RawSnapshot, plan: RawPlan) -> float:
-    pct = plan.options.get("threshold_percentage")
+    pct: Any = plan.options.get("threshold_percentage")
     if pct is None:
         pct = snap.configs.get(THRESHOLD_CONFIG, DEFAULT_THRESHOLD_PERCENTAGE)
     return float(pct)

@@ -22,7 +22,7 @@ from kafka_rebalance.plan_dir import (
     write_validation_verdict,
 )
 from kafka_rebalance.validation import gx_context
-from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_json, read_plan, read_raw_snapshot
+from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_plan, read_raw_snapshot
 from kafka_rebalance.validation.report import Failure, format_report, row_message
 from kafka_rebalance.validation.rows import Table, balance_table, plan_eligible, plan_table, snapshot_table
 from kafka_rebalance.validation.suites import SUITE_NAMES, build_suite

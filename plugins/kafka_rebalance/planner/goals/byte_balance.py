@@ -68,7 +68,7 @@ class ByteBalanceGoal(Goal):
             desired = max(0.0, min(bh - th, tr - br)) or ((bh - th) - (br - tr)) / 2
 
             def better(s: float) -> bool:
-                return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9
+                return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9  # noqa: B023 - called within this iteration
 
             if self._single(state, h, r, desired, better):
                 return True
@@ -77,7 +77,7 @@ class ByteBalanceGoal(Goal):
         return False
 
     @staticmethod
-    def _arrival(state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
+    def _arrival(state: ClusterState, x: int, desired: float, ok) -> int | None:
         """A replica that moved ONTO x during planning: moving it on again changes its
         destination, not the number of moves (and moving it home cancels a move)."""
         lst = [p for p in dict.fromkeys(state.arrivals.get(x, ())) if x in state.row(p)]
@@ -87,7 +87,7 @@ class ByteBalanceGoal(Goal):
                 return p
         return None
 
-    def _pick(self, state: ClusterState, x: int, desired: float, ok) -> int | None:  # noqa: ANN001
+    def _pick(self, state: ClusterState, x: int, desired: float, ok) -> int | None:
         idx = donor_index(state, x)
         p = idx.find(desired, ok, limit=64)
         if p is None:
@@ -96,14 +96,14 @@ class ByteBalanceGoal(Goal):
             p = idx.find(desired, ok, limit=64, allow_touched=True)
         return p
 
-    def _single(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001
+    def _single(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:
         p = self._pick(state, h, desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r))
         if p is None:
             return False
         state.move(p, h, r)
         return True
 
-    def _swap(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:  # noqa: ANN001
+    def _swap(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:
         """Move a replica from h to r and a smaller one from r to h: counts unchanged."""
         q = self._pick(state, r, 0.0, lambda q: state.accepts(q, r, h, count_neutral=True))
         if q is None:

@@ -11,8 +11,6 @@ strictly lowers the bytes moved, so it ends.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.state import ClusterState
 

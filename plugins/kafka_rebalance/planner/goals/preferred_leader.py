@@ -35,10 +35,10 @@ def electable_matrix(state: ClusterState, F: np.ndarray) -> np.ndarray:
         flat = np.searchsorted(ids, flat)
         rows = np.repeat(np.arange(n_p), isr_len)
         cols = np.arange(len(flat)) - np.repeat(np.cumsum(isr_len) - isr_len, isr_len)
-        I = np.full((n_p, iw), -2, dtype=np.int64)
-        I[rows, cols] = flat
+        isr_matrix = np.full((n_p, iw), -2, dtype=np.int64)
+        isr_matrix[rows, cols] = flat
         for k in range(iw):
-            in_isr |= F == I[:, k : k + 1]
+            in_isr |= F == isr_matrix[:, k : k + 1]
     is_new = valid.copy()
     for k in range(state.rf_max):
         is_new &= F != state.R[:, k : k + 1]
@@ -180,7 +180,7 @@ class PreferredLeaderGoal(Goal):
         self.pc[d] -= 1
         self.pc[b] += 1
 
-    def _give(self, state, elig, by_pref, tier, changeable, bound: int) -> None:  # noqa: ANN001
+    def _give(self, state, elig, by_pref, tier, changeable, bound: int) -> None:
         """Brokers above ceil hand partitions to a fellow replica below ``bound``."""
         pc, pref, F, E, leader = self.pc, self.pref, self.F, self.E, state.leader
         parts, owners = by_pref
@@ -208,9 +208,9 @@ class PreferredLeaderGoal(Goal):
                 if best is not None:
                     self._switch(p, best[2])
 
-    def _take(self, state, elig, by_replica, changeable, bound: int) -> None:  # noqa: ANN001
+    def _take(self, state, elig, by_replica, changeable, bound: int) -> None:
         """Brokers below floor take partitions they replicate from a preferred leader above ``bound``."""
-        pc, pref, F, E, leader = self.pc, self.pref, self.F, self.E, state.leader
+        pc, pref, F, leader = self.pc, self.pref, self.F, state.leader
         parts, owners = by_replica
         for r in elig.tolist():
             if pc[r] >= self.floor:

@@ -15,7 +15,6 @@ import numpy as np
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.state import ClusterState
 
-
 # Aim inside the tolerance band by this fraction of it, so that the sizes actually found
 # (the nearest to the wanted one) leave the byte goal nothing to repair.
 BAND_MARGIN = 0.25
@@ -74,14 +73,14 @@ class ReplicaCountGoal(Goal):
                 # safety blocks every such pair, any broker with room: a two-move chain through it.
                 tiers = [(under > 0, under), (c < state.hi[elig], state.hi[elig] - c)]
                 heavy = byte_need(state, np.asarray([d]))[0] < 0
-                if not self._first_transfer(state, elig, rack, tiers, d, lambda r: (d, r), heavy, int(ov[io])):
+                if not self._first_transfer(state, elig, rack, tiers, d, lambda r: (d, r), heavy, int(ov[io])):  # noqa: B023 - called within this iteration
                     receivers = elig[under > 0] if (under > 0).any() else elig[c < state.hi[elig]]
                     stuck[d] = not self._chain(state, elig, [d], receivers.tolist())
             else:
                 r = int(elig[iu])
                 tiers = [(over > 0, over), (c > state.lo[elig], c - state.lo[elig])]
                 light = byte_need(state, np.asarray([r]))[0] > 0
-                if not self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), light, int(un[iu])):
+                if not self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), light, int(un[iu])):  # noqa: B023 - called within this iteration
                     donors = elig[over > 0] if (over > 0).any() else elig[c > state.lo[elig]]
                     stuck[r] = not self._chain(state, elig, donors.tolist(), [r])
 
@@ -121,11 +120,11 @@ class ReplicaCountGoal(Goal):
                     if x in (d, r):
                         continue
                     onward = donor_index(state, x)
-                    q = onward.find(desired_size(state, x, r), lambda q: state.accepts(q, x, r), allow_touched=True)
+                    q = onward.find(desired_size(state, x, r), lambda q: state.accepts(q, x, r), allow_touched=True)  # noqa: B023 - called within this iteration
                     if q is None:
                         continue
                     inward = donor_index(state, d)
-                    p = inward.find(desired_size(state, d, x), lambda p: p != q and state.accepts(p, d, x), allow_touched=True)
+                    p = inward.find(desired_size(state, d, x), lambda p: p != q and state.accepts(p, d, x), allow_touched=True)  # noqa: B023 - called within this iteration
                     if p is None:
                         onward.put_back(q)
                         continue
