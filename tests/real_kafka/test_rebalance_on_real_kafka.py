@@ -162,6 +162,10 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     # Kafka's quota delivers 70-85 % of the configured rate on this 2-core sandbox (Kafka's own tool takes as
     # long: docs/PERFORMANCE.md), so the model's estimate runs short here; 30 % is what it holds.
     assert abs(estimate - moved) <= 0.30 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
+    # What the brokers delivered is measured for the cluster's next plan (--throttle-efficiency).
+    measured = report["continuous"]["measured_efficiency"]
+    assert measured == round(report["continuous"]["estimated_seconds"] / moved, 3) and 0.5 <= measured <= 1.1, measured
+    assert f"plan its next rebalance with --throttle-efficiency {min(1.0, measured):g} " in done.stderr
 
 
 def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
