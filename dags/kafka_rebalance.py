@@ -21,6 +21,7 @@ from kafka_rebalance import pipeline
 from kafka_rebalance.approval import PlanApprovalOperator
 from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
 from kafka_rebalance.execute_operator import ExecutePlanOperator
+from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
 from kafka_rebalance.planner.options import OPTIMIZERS
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,8 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
         "mode": Param("dry-run", enum=["dry-run", "execute"], description="dry-run stages a plan; execute runs it after approval"),
         "threshold_percentage": Param(
             d.threshold_percentage, type=["null", "number"], minimum=0, maximum=100,
-            description="leader.imbalance.per.broker.percentage to apply when the cluster does not report one (KRaft). Empty = 10",
+            description="leader.imbalance.per.broker.percentage to apply when the cluster does not report one (KRaft). "
+                        f"Empty = {DEFAULT_THRESHOLD_PERCENTAGE}",
         ),
         "max_partitions_per_batch": Param(d.max_partitions_per_batch, type="integer", minimum=1, maximum=100_000,
                                           description="Partitions per reassignment batch"),
@@ -101,7 +103,8 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
             application=str(SPARK_JOB),
             application_args=[
                 "--snapshot", run["snapshot"], "--out", run["analysis"],
-                "--threshold-percentage", "{{ params.threshold_percentage if params.threshold_percentage is not none else 10 }}",
+                "--threshold-percentage",
+                f"{{{{ params.threshold_percentage if params.threshold_percentage is not none else {DEFAULT_THRESHOLD_PERCENTAGE} }}}}",
                 "--byte-tolerance", str(defaults.byte_tolerance),
             ],
             env_vars=SPARK_ENV,

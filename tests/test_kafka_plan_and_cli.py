@@ -13,7 +13,7 @@ import pytest
 from kafka_rebalance.kafka.simulator import Simulator
 from kafka_rebalance.kafka.testserver import KafkaTestServer
 from kafka_rebalance.plan_dir import seal
-from kafka_rebalance.plan_manifest import PlanError, load_plan
+from kafka_rebalance.plan_manifest import PlanDirError, load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.plans import judge, move_one_replica, read_json, write_plan
 
@@ -54,7 +54,7 @@ def test_edited_batch_file_is_refused(plan_dir):
     raw = read_json(path)
     raw["partitions"][0]["replicas"] = list(reversed(raw["partitions"][0]["replicas"]))
     path.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
-    with pytest.raises(PlanError, match=r"batches/001/reassignment.json: changed since planning"):
+    with pytest.raises(PlanDirError, match=r"batches/001/reassignment.json: changed since planning"):
         load_plan(plan_dir)
 
 
@@ -62,11 +62,11 @@ def test_edited_manifest_is_refused_even_with_matching_file_hashes(plan_dir):
     manifest = read_json(plan_dir / "plan.json")
     manifest["options"]["throttle_bytes_per_sec"] = 1
     (plan_dir / "plan.json").write_text(json.dumps(manifest))
-    with pytest.raises(PlanError, match="plan.json: options: changed since planning"):
+    with pytest.raises(PlanDirError, match="plan.json: options: changed since planning"):
         load_plan(plan_dir)
     # Re-hashing the edit does not help: the verdict names the old hash.
     (plan_dir / "plan.json").write_text(json.dumps(seal(manifest)))
-    with pytest.raises(PlanError, match="verdict.json: plan_hash: the verdict judged plan"):
+    with pytest.raises(PlanDirError, match="verdict.json: plan_hash: the verdict judged plan"):
         load_plan(plan_dir)
 
 

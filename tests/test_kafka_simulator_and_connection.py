@@ -1,4 +1,4 @@
-"""Simulator semantics (seed 001, KIP-73, KIP-455), the live adapter's describe, connection settings, secrets."""
+"""Simulator semantics (KIP-73, KIP-455), the live adapter's describe, connection settings, secrets."""
 
 from __future__ import annotations
 

@@ -30,7 +30,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 def clusters_file() -> Path:
     """``$KAFKA_REBALANCE_CLUSTERS``, else the project's ``config/clusters.yaml``."""
     return Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT_ROOT / "config" / "clusters.yaml"))
-ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 
 
 class PlannerDefaults(BaseModel):

@@ -26,7 +26,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.plan_dir import CONTROL_FILE, PlanError, atomic_write_json, read_json, verify_plan
+from kafka_rebalance.plan_dir import CONTROL_FILE, PlanDirError, atomic_write_json, read_json, verify_plan
 
 MAX_REQUESTS = 10_000  # a runaway script must not grow the file without bound
 _MAX_NAME = 200
@@ -88,10 +88,10 @@ def read_control(plan_dir: Path, plan_hash: str) -> Control:
         return Control(plan_hash)
     raw = read_json(path, "control file")
     if not isinstance(raw, dict) or not isinstance(raw.get("requests"), list):
-        raise PlanError(f"{path}: expected {{\"plan_hash\": ..., \"requests\": [...]}}; the control file is corrupt "
+        raise PlanDirError(f"{path}: expected {{\"plan_hash\": ..., \"requests\": [...]}}; the control file is corrupt "
                         "(move it aside and pause or resume again)")
     if raw.get("plan_hash") != plan_hash:
-        raise PlanError(f"{path}: plan_hash: the requests are for plan {raw.get('plan_hash')!r}, but this directory's "
+        raise PlanDirError(f"{path}: plan_hash: the requests are for plan {raw.get('plan_hash')!r}, but this directory's "
                         f"plan hashes to {plan_hash}; refusing to obey another plan's requests")
     requests = []
     for i, item in enumerate(raw["requests"]):
@@ -99,10 +99,10 @@ def read_control(plan_dir: Path, plan_hash: str) -> Control:
             action = ControlAction(item["action"])
             fields = {k: item[k] for k in ("by", "at", "via")}
         except (TypeError, KeyError, ValueError):
-            raise PlanError(f"{path}: requests[{i}]: expected action pause|resume|stop with by, at and via, got {item!r}; "
+            raise PlanDirError(f"{path}: requests[{i}]: expected action pause|resume|stop with by, at and via, got {item!r}; "
                             "the control file is corrupt") from None
         if not all(isinstance(v, str) for v in fields.values()):
-            raise PlanError(f"{path}: requests[{i}]: by, at and via must be strings; the control file is corrupt")
+            raise PlanDirError(f"{path}: requests[{i}]: by, at and via must be strings; the control file is corrupt")
         requests.append(ControlRequest(action, **fields))
     return Control(plan_hash, tuple(requests))
 
@@ -126,14 +126,14 @@ def request(plan_dir: Path, action: ControlAction | str, by: str | None = None, 
     try:
         action = ControlAction(action)
     except ValueError:
-        raise PlanError(f"action: expected pause, resume or stop, got {action!r}") from None
+        raise PlanDirError(f"action: expected pause, resume or stop, got {action!r}") from None
     who = " ".join((by or os_user()).split())[:_MAX_NAME] or "unknown"
     _, plan_hash = verify_plan(plan_dir)
     at = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
     with _locked(plan_dir):
         current = read_control(plan_dir, plan_hash)
         if len(current.requests) >= MAX_REQUESTS:
-            raise PlanError(f"{plan_dir / CONTROL_FILE}: already holds {MAX_REQUESTS} requests; refusing more")
+            raise PlanDirError(f"{plan_dir / CONTROL_FILE}: already holds {MAX_REQUESTS} requests; refusing more")
         updated = Control(plan_hash, (*current.requests, ControlRequest(action, who, at, via)))
         atomic_write_json(plan_dir / CONTROL_FILE, _as_json(updated))
     return updated

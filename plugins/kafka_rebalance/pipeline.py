@@ -41,7 +41,7 @@ SIM_STATE_FILE = "state.json"
 # ----------------------------------------------------------------------------- cluster access
 
 
-def open_admin(cfg: ClustersFile, cluster: ClusterConfig):
+def cluster_admin(cfg: ClustersFile, cluster: ClusterConfig):
     """The cluster behind ``source``: the persistent simulator, or a live cluster via an Airflow connection."""
     if cluster.simulated:
         from kafka_rebalance.kafka.simulator import SimAdmin
@@ -63,7 +63,7 @@ def _write_cluster_snapshot(snapshot, directory: Path, name: str = "snapshot") -
 def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, str]:
     """Describe the cluster into a snapshot file in this run's directory."""
     directory = run_dir(cluster.cluster_id, run_id)
-    admin = open_admin(cfg, cluster)
+    admin = cluster_admin(cfg, cluster)
     try:
         # Everything downstream (analysis, plans, staging) is keyed by the configured id.
         snapshot = gather_snapshot(admin, cluster.cluster_id)
@@ -143,7 +143,7 @@ def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
     failed = []
     for cluster in cfg.clusters:
         try:
-            admin = open_admin(cfg, cluster)
+            admin = cluster_admin(cfg, cluster)
             try:
                 # The fleet summary is keyed by the configured id, whatever the cluster calls itself.
                 snap = gather_snapshot(admin, cluster.cluster_id)
@@ -350,7 +350,7 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
-    return Executor(plan, open_admin(cfg, cluster), settings, progress=log.info, gate=gate)
+    return Executor(plan, cluster_admin(cfg, cluster), settings, progress=log.info, gate=gate)
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
@@ -363,7 +363,7 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
     by = _responder(approval)
     record_decision(Path(staged_dir), "approved", by)
     if rearm:
-        admin = open_admin(cfg, cluster)
+        admin = cluster_admin(cfg, cluster)
         try:
             out = rearm_plan(load_plan(Path(staged_dir), require_approval=True), admin, by=by, run=run_id, progress=log.info)
         finally:

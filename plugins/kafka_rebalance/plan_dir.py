@@ -77,7 +77,7 @@ UNHASHED_SNAPSHOT_FIELDS = ("path",)
 _STAGED_NAME = re.compile(r"[0-9a-f]{16}")
 
 
-class PlanError(RebalanceError):
+class PlanDirError(RebalanceError):
     """The plan directory is malformed, altered since planning, not approved, or would be overwritten."""
 
 
@@ -226,26 +226,26 @@ def _layout(value: Any, pad: str, out: list[str]) -> None:
 
 
 def read_json(path: Path, what: str = "plan file") -> Any:
-    """A plan-directory JSON file, or PlanError naming the file and why it cannot be read."""
+    """A plan-directory JSON file, or PlanDirError naming the file and why it cannot be read."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise PlanError(f"{path}: missing ({what})") from None
+        raise PlanDirError(f"{path}: missing ({what})") from None
     except IsADirectoryError:
-        raise PlanError(f"{path}: is a directory, expected the {what}") from None
+        raise PlanDirError(f"{path}: is a directory, expected the {what}") from None
     except PermissionError:
-        raise PlanError(f"{path}: not readable (permission denied)") from None
+        raise PlanDirError(f"{path}: not readable (permission denied)") from None
     except UnicodeDecodeError as exc:
-        raise PlanError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the {what} is corrupt") from None
+        raise PlanDirError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the {what} is corrupt") from None
     except OSError as exc:
-        raise PlanError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise PlanDirError(f"{path}: cannot be read ({exc.strerror})") from None
     # One strict JSON reader for everything users and files hand us (duplicate keys, NaN, depth).
     from kafka_rebalance.userinput import InputError, loads_json
 
     try:
         return loads_json(text, str(path))
     except InputError as exc:
-        raise PlanError(f"{exc} (the {what} is corrupt or ambiguous)") from None
+        raise PlanDirError(f"{exc} (the {what} is corrupt or ambiguous)") from None
 
 
 def atomic_write(path: Path, data: bytes) -> Path:
@@ -292,11 +292,11 @@ def read_manifest(plan_dir: Path) -> dict[str, Any]:
     """plan.json as written, unchecked beyond being a JSON object (see ``verify_plan`` for trust)."""
     plan_dir = Path(plan_dir)
     if not plan_dir.is_dir():
-        raise PlanError(f"{plan_dir}: not a plan directory (does not exist or is a file)")
+        raise PlanDirError(f"{plan_dir}: not a plan directory (does not exist or is a file)")
     where = plan_dir / PLAN_FILE
     manifest = read_json(where, "plan manifest")
     if not isinstance(manifest, dict):
-        raise PlanError(f"{where}: top level must be a JSON object")
+        raise PlanDirError(f"{where}: top level must be a JSON object")
     return manifest
 
 
@@ -314,69 +314,69 @@ def verify_plan(plan_dir: Path) -> tuple[dict[str, Any], str]:
     manifest = read_manifest(plan_dir)
     where = plan_dir / PLAN_FILE
     if manifest.get("format_version") != FORMAT_VERSION:
-        raise PlanError(f"{where}: format_version: expected {FORMAT_VERSION}, got {json.dumps(manifest.get('format_version'))}; "
+        raise PlanDirError(f"{where}: format_version: expected {FORMAT_VERSION}, got {json.dumps(manifest.get('format_version'))}; "
                         "re-plan with this version of kafka-rebalance")
     recorded_fields = manifest.get("field_sha256")
     if not isinstance(recorded_fields, dict):
-        raise PlanError(f"{where}: field_sha256: missing; cannot prove the plan is unchanged")
+        raise PlanDirError(f"{where}: field_sha256: missing; cannot prove the plan is unchanged")
     try:
         actual_fields = field_digests(manifest)
     except ValueError as exc:
-        raise PlanError(f"{where}: holds a value JSON cannot hash ({exc})") from None
+        raise PlanDirError(f"{where}: holds a value JSON cannot hash ({exc})") from None
     changed = sorted(k for k in set(actual_fields) | set(recorded_fields) if actual_fields.get(k) != recorded_fields.get(k))
     if changed:
         k = changed[0]
         state = "added" if k not in recorded_fields else "removed" if k not in actual_fields else "changed"
-        raise PlanError(f"{where}: {k}: {state} since planning (sha256 now {_short(actual_fields.get(k))}, "
+        raise PlanDirError(f"{where}: {k}: {state} since planning (sha256 now {_short(actual_fields.get(k))}, "
                         f"recorded {_short(recorded_fields.get(k))})"
                         + (f"; also {', '.join(changed[1:])}" if len(changed) > 1 else "")
                         + "; re-plan and re-approve instead of editing")
     recomputed = sha256_bytes(canonical_json(actual_fields))
     if manifest.get("plan_hash") != recomputed:
-        raise PlanError(f"{where}: plan_hash: recorded {json.dumps(manifest.get('plan_hash'))} but the plan hashes to "
+        raise PlanDirError(f"{where}: plan_hash: recorded {json.dumps(manifest.get('plan_hash'))} but the plan hashes to "
                         f"{recomputed}; plan.json was edited after planning")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
-        raise PlanError(f"{where}: files: missing or empty; cannot prove the plan is unchanged")
+        raise PlanDirError(f"{where}: files: missing or empty; cannot prove the plan is unchanged")
     root = plan_dir.resolve()
     for rel, expected in sorted(files.items()):
         target = (plan_dir / rel).resolve()
         if root not in target.parents:
-            raise PlanError(f"{where}: files: {rel!r} points outside the plan directory")
+            raise PlanDirError(f"{where}: files: {rel!r} points outside the plan directory")
         if not target.is_file():
-            raise PlanError(f"{plan_dir / rel}: missing (listed in plan.json files)")
+            raise PlanDirError(f"{plan_dir / rel}: missing (listed in plan.json files)")
         actual = file_sha256(target)
         if actual != expected:
-            raise PlanError(f"{plan_dir / rel}: changed since planning (sha256 {actual[:12]}..., plan.json files records "
+            raise PlanDirError(f"{plan_dir / rel}: changed since planning (sha256 {actual[:12]}..., plan.json files records "
                             f"{_short(expected)}); re-plan and re-approve instead of editing")
     batches_dir = plan_dir / BATCHES_DIR
     if batches_dir.is_dir():
         for f in sorted(batches_dir.rglob("*")):
             rel = f.relative_to(plan_dir).as_posix()
             if f.is_file() and rel not in files:
-                raise PlanError(f"{f}: not listed in plan.json files; a plan's batch files are never added after planning")
+                raise PlanDirError(f"{f}: not listed in plan.json files; a plan's batch files are never added after planning")
     batches = manifest.get("batches")
     if not isinstance(batches, list):
-        raise PlanError(f"{where}: batches: must be a list")
+        raise PlanDirError(f"{where}: batches: must be a list")
     listed = set()
     for i, b in enumerate(batches):
         bid = b.get("id") if isinstance(b, dict) else None
         if not isinstance(bid, str) or not bid.isascii() or not bid.isdigit():
-            raise PlanError(f"{where}: batches[{i}].id: expected a zero-padded number, got {json.dumps(bid)}")
+            raise PlanDirError(f"{where}: batches[{i}].id: expected a zero-padded number, got {json.dumps(bid)}")
         if bid in listed:
-            raise PlanError(f"{where}: batches[{i}].id: batch {bid} is listed twice")
+            raise PlanDirError(f"{where}: batches[{i}].id: batch {bid} is listed twice")
         listed.add(bid)
         for kind in BATCH_FILE_KINDS:
             if batch_file(bid, kind) not in files:
-                raise PlanError(f"{where}: files: {batch_file(bid, kind)} is not listed; the plan cannot be trusted")
+                raise PlanDirError(f"{where}: files: {batch_file(bid, kind)} is not listed; the plan cannot be trusted")
     for rel in sorted(files):
         parts = rel.split("/")
         if parts[0] == BATCHES_DIR and (len(parts) < 3 or parts[1] not in listed):
-            raise PlanError(f"{where}: batches: {rel} belongs to no batch in the list; the batch list was cut")
+            raise PlanDirError(f"{where}: batches: {rel} belongs to no batch in the list; the batch list was cut")
     if [b["id"] for b in batches] != sorted((b["id"] for b in batches), key=int):
-        raise PlanError(f"{where}: batches: ids must be in numeric order")
+        raise PlanDirError(f"{where}: batches: ids must be in numeric order")
     if _STAGED_NAME.fullmatch(plan_dir.resolve().name) and plan_dir.resolve().name != recomputed[:16]:
-        raise PlanError(f"{plan_dir}: staged under the name of another plan (this plan hashes to {recomputed[:16]}...)")
+        raise PlanDirError(f"{plan_dir}: staged under the name of another plan (this plan hashes to {recomputed[:16]}...)")
     return manifest, recomputed
 
 
@@ -412,7 +412,7 @@ def read_validation_verdict(plan_dir: Path) -> ValidationVerdict | None:
         return None
     raw = read_json(path, "validation verdict")
     if not isinstance(raw, dict) or raw.get("status") not in ("passed", "failed"):
-        raise PlanError(f"{path}: status: expected \"passed\" or \"failed\"; the verdict is corrupt, validate again")
+        raise PlanDirError(f"{path}: status: expected \"passed\" or \"failed\"; the verdict is corrupt, validate again")
     return ValidationVerdict(raw["status"], raw.get("plan_hash"), raw.get("result"), raw.get("result_sha256"), raw.get("reason"))
 
 
@@ -420,7 +420,7 @@ def validation_status(plan_dir: Path) -> str:
     """For display: passed | failed | pending | unreadable."""
     try:
         verdict = read_validation_verdict(plan_dir)
-    except PlanError:
+    except PlanDirError:
         return "unreadable"
     return verdict.status if verdict else "pending"
 
@@ -431,21 +431,21 @@ def require_validated(plan_dir: Path, plan_hash: str) -> ValidationVerdict:
     path = plan_dir / VALIDATION_VERDICT
     verdict = read_validation_verdict(plan_dir)
     if verdict is None:
-        raise PlanError(f"{path}: missing; the plan was never validated (run kafka-rebalance validate)")
+        raise PlanDirError(f"{path}: missing; the plan was never validated (run kafka-rebalance validate)")
     if verdict.plan_hash != plan_hash:
-        raise PlanError(f"{path}: plan_hash: the verdict judged plan {json.dumps(verdict.plan_hash)}, but this directory's "
+        raise PlanDirError(f"{path}: plan_hash: the verdict judged plan {json.dumps(verdict.plan_hash)}, but this directory's "
                         f"plan hashes to {plan_hash}; validate this plan")
     if verdict.status != "passed":
-        raise PlanError(f"{path}: status is \"{verdict.status}\"; only a plan that passed validation can run"
+        raise PlanDirError(f"{path}: status is \"{verdict.status}\"; only a plan that passed validation can run"
                         + (f" ({verdict.reason})" if verdict.reason else ""))
     result_path = plan_dir / VALIDATION_RESULT
     if verdict.result != VALIDATION_RESULT or not isinstance(verdict.result_sha256, str):
-        raise PlanError(f"{path}: result_sha256: the verdict does not name the result it summarises; validate again")
+        raise PlanDirError(f"{path}: result_sha256: the verdict does not name the result it summarises; validate again")
     if not result_path.is_file() or file_sha256(result_path) != verdict.result_sha256:
-        raise PlanError(f"{result_path}: differs from what {VALIDATION_VERDICT} recorded (result_sha256); validate again")
+        raise PlanDirError(f"{result_path}: differs from what {VALIDATION_VERDICT} recorded (result_sha256); validate again")
     result = read_json(result_path, "validation result")
     if not isinstance(result, dict) or result.get("status") != verdict.status or result.get("plan_hash") != plan_hash:
-        raise PlanError(f"{path}: status: says {verdict.status!r} but {VALIDATION_RESULT} says "
+        raise PlanDirError(f"{path}: status: says {verdict.status!r} but {VALIDATION_RESULT} says "
                         f"{result.get('status') if isinstance(result, dict) else '?'!r} for plan "
                         f"{result.get('plan_hash') if isinstance(result, dict) else '?'}; validate again")
     return verdict
@@ -457,7 +457,7 @@ def read_approval(plan_dir: Path) -> dict[str, Any] | None:
         return None
     raw = read_json(path, "approval")
     if not isinstance(raw, dict) or raw.get("decision") not in ("approved", "rejected"):
-        raise PlanError(f"{path}: decision: expected \"approved\" or \"rejected\"; the approval record is corrupt")
+        raise PlanDirError(f"{path}: decision: expected \"approved\" or \"rejected\"; the approval record is corrupt")
     return raw
 
 
@@ -469,7 +469,7 @@ def record_approval(plan_dir: Path, decision: str, by: str, note: str = "") -> P
     existing = read_approval(plan_dir)
     if existing is not None:
         if existing.get("decision") != decision or existing.get("plan_hash") != plan_hash:
-            raise PlanError(f"{path}: plan {existing.get('plan_hash')} was already {existing.get('decision')} by "
+            raise PlanDirError(f"{path}: plan {existing.get('plan_hash')} was already {existing.get('decision')} by "
                             f"{existing.get('by')}; not recording '{decision}'")
         return path
     return atomic_write_json(path, {"decision": decision, "by": by, "note": note, "plan_hash": plan_hash})
@@ -479,12 +479,12 @@ def require_approved(plan_dir: Path, plan_hash: str) -> dict[str, Any]:
     path = Path(plan_dir) / APPROVAL_FILE
     approval = read_approval(plan_dir)
     if approval is None:
-        raise PlanError(f"{path}: missing; nobody approved this plan")
+        raise PlanDirError(f"{path}: missing; nobody approved this plan")
     if approval.get("plan_hash") != plan_hash:
-        raise PlanError(f"{path}: plan_hash: the approval names plan {json.dumps(approval.get('plan_hash'))}, "
+        raise PlanDirError(f"{path}: plan_hash: the approval names plan {json.dumps(approval.get('plan_hash'))}, "
                         f"but this directory's plan hashes to {plan_hash}")
     if approval["decision"] != "approved":
-        raise PlanError(f"{path}: decision is \"{approval['decision']}\" (by {approval.get('by')}); a rejected plan never runs")
+        raise PlanDirError(f"{path}: decision is \"{approval['decision']}\" (by {approval.get('by')}); a rejected plan never runs")
     return approval
 
 
@@ -524,11 +524,11 @@ def check_output(path: Path, flag: str, *, may_write: Iterable[str] = (), inputs
             continue
         given = Path(given)
         if _same_file(target, given) or (directory and given.resolve().is_relative_to(target)):
-            raise PlanError(f"{flag} {out}: is the {what} this command reads; refusing to overwrite it (choose another path)")
+            raise PlanDirError(f"{flag} {out}: is the {what} this command reads; refusing to overwrite it (choose another path)")
         if given.is_dir() and target.is_relative_to(given.resolve()):
-            raise PlanError(f"{flag} {out}: lies inside the {what} directory {given} this command reads; choose another path")
+            raise PlanDirError(f"{flag} {out}: lies inside the {what} directory {given} this command reads; choose another path")
     if not directory and target.is_dir():
-        raise PlanError(f"{flag} {out}: is a directory; give a file path")
+        raise PlanDirError(f"{flag} {out}: is a directory; give a file path")
     plan = enclosing_plan_dir(target)
     if plan is None:
         return out
@@ -538,10 +538,10 @@ def check_output(path: Path, flag: str, *, may_write: Iterable[str] = (), inputs
         return out
     try:
         files = (read_manifest(plan).get("files") or {}).keys()
-    except PlanError:
+    except PlanDirError:
         files = ()
     owner = owner_of(rel, files) if rel != "." else "plan"
     whose = f"belongs to the '{owner}' step" if owner else "is not a file of the plan format"
     may = f"; {flag} may write only {' or '.join(allowed)} there" if allowed else ""
-    raise PlanError(f"{flag} {out}: inside plan directory {plan}, where {rel} {whose}{may}; "
+    raise PlanDirError(f"{flag} {out}: inside plan directory {plan}, where {rel} {whose}{may}; "
                     "nothing else writes into a plan directory (choose a path outside it)")

@@ -18,7 +18,7 @@ from kafka_rebalance.plan_dir import (
     ELECTION_FILE,
     PLAN_FILE,
     SCHEDULE_FILE,
-    PlanError,
+    PlanDirError,
     batch_file,
     read_json,
     require_approved,
@@ -106,7 +106,7 @@ class Plan:
         for b in self.batches:
             if b.id == batch_id or (is_ascii_digits(batch_id) and is_ascii_digits(b.id) and int(b.id) == int(batch_id)):
                 return b
-        raise PlanError(f"{self.path / PLAN_FILE}: batches: no batch {batch_id!r} (plan has {', '.join(b.id for b in self.batches)})")
+        raise PlanDirError(f"{self.path / PLAN_FILE}: batches: no batch {batch_id!r} (plan has {', '.join(b.id for b in self.batches)})")
 
 
 def _read_json(path: Path, rel: str) -> Any:
@@ -115,41 +115,41 @@ def _read_json(path: Path, rel: str) -> Any:
 
 def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
     if not isinstance(raw, dict) or raw.get("version") != 1 or not isinstance(raw.get("partitions"), list):
-        raise PlanError(f"{path}: expected Kafka's reassignment JSON {{\"version\": 1, \"partitions\": [...]}}")
+        raise PlanDirError(f"{path}: expected Kafka's reassignment JSON {{\"version\": 1, \"partitions\": [...]}}")
     out: dict[TP, tuple[int, ...]] = {}
     for i, p in enumerate(raw["partitions"]):
         topic, part, replicas = (p.get("topic"), p.get("partition"), p.get("replicas")) if isinstance(p, dict) else (None,) * 3
         if not isinstance(topic, str) or not int_in(part, 0, INT32_MAX) or not isinstance(replicas, list) or not replicas \
                 or not all(int_in(r, 0, INT32_MAX) for r in replicas):
-            raise PlanError(f"{path}: partitions[{i}]: needs topic (string), partition (int32) and replicas (non-empty broker id list), "
+            raise PlanDirError(f"{path}: partitions[{i}]: needs topic (string), partition (int32) and replicas (non-empty broker id list), "
                             f"got {json.dumps(p)[:200]}")
         if topic_name_problem(topic):
-            raise PlanError(f"{path}: partitions[{i}].topic: {topic_name_problem(topic)}")
+            raise PlanDirError(f"{path}: partitions[{i}].topic: {topic_name_problem(topic)}")
         if len(set(replicas)) != len(replicas):
-            raise PlanError(f"{path}: partitions[{i}] {topic}-{part}: replicas {replicas} name a broker twice")
+            raise PlanDirError(f"{path}: partitions[{i}] {topic}-{part}: replicas {replicas} name a broker twice")
         tp = TP(topic, part)
         if tp in out:
-            raise PlanError(f"{path}: partitions[{i}]: {tp} listed twice")
+            raise PlanDirError(f"{path}: partitions[{i}]: {tp} listed twice")
         out[tp] = tuple(replicas)
     return out
 
 
 def _throttles(raw: Any, path: Path) -> Throttles:
     if not isinstance(raw, dict):
-        raise PlanError(f"{path}: expected an object with rate_bytes_per_sec, brokers and topics")
+        raise PlanDirError(f"{path}: expected an object with rate_bytes_per_sec, brokers and topics")
     brokers_raw, topics_raw = raw.get("brokers", {}), raw.get("topics", {})
     if not isinstance(brokers_raw, dict) or not isinstance(topics_raw, dict):
-        raise PlanError(f"{path}: brokers and topics must be objects")
+        raise PlanDirError(f"{path}: brokers and topics must be objects")
     brokers: dict[int, dict[str, str]] = {}
     for bid, cfg in brokers_raw.items():
         if not (is_ascii_digits(bid) and int(bid) <= INT32_MAX) or not isinstance(cfg, dict) \
                 or not all(isinstance(v, str) for v in cfg.values()):
-            raise PlanError(f"{path}: brokers.{bid}: expected a broker id mapping config names to string values")
+            raise PlanDirError(f"{path}: brokers.{bid}: expected a broker id mapping config names to string values")
         brokers[int(bid)] = dict(cfg)
     topics: dict[str, dict[str, str]] = {}
     for name, cfg in topics_raw.items():
         if not isinstance(cfg, dict) or not all(isinstance(v, str) for v in cfg.values()):
-            raise PlanError(f"{path}: topics.{name}: expected config names mapping to string values")
+            raise PlanDirError(f"{path}: topics.{name}: expected config names mapping to string values")
         topics[name] = dict(cfg)
     rate = raw.get("rate_bytes_per_sec")
     return Throttles(rate if isinstance(rate, int) else None, brokers, topics)
@@ -158,45 +158,45 @@ def _throttles(raw: Any, path: Path) -> Throttles:
 def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
     """schedule.json, typed; every step must be exactly its batch's move (the executor acts on these)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("steps"), list):
-        raise PlanError(f"{path}: expected {{\"version\": 1, ..., \"steps\": [...]}}")
+        raise PlanDirError(f"{path}: expected {{\"version\": 1, ..., \"steps\": [...]}}")
     head: dict[str, Any] = {}
     for key, lo, hi in (("throttle_bytes_per_sec", 1, INT64_MAX), ("max_moves_per_broker", 1, INT32_MAX),
                         ("max_in_flight", 1, INT32_MAX)):
         if not int_in(raw.get(key), lo, hi):
-            raise PlanError(f"{path}: {key}: expected an integer within {lo}..{hi}, got {json.dumps(raw.get(key))[:60]}")
+            raise PlanDirError(f"{path}: {key}: expected an integer within {lo}..{hi}, got {json.dumps(raw.get(key))[:60]}")
         head[key] = raw[key]
     for key in ("estimated_seconds", "physical_bound_seconds"):
         if not finite_number(raw.get(key), 0):
-            raise PlanError(f"{path}: {key}: expected a number >= 0, got {json.dumps(raw.get(key))[:60]}")
+            raise PlanDirError(f"{path}: {key}: expected a number >= 0, got {json.dumps(raw.get(key))[:60]}")
         head[key] = float(raw[key])
     efficiency = raw.get("throttle_efficiency", 1.0)
     if not finite_number(efficiency, MIN_THROTTLE_EFFICIENCY, 1):
-        raise PlanError(f"{path}: throttle_efficiency: expected a number within {MIN_THROTTLE_EFFICIENCY}..1, "
+        raise PlanDirError(f"{path}: throttle_efficiency: expected a number within {MIN_THROTTLE_EFFICIENCY}..1, "
                         f"got {json.dumps(efficiency)[:60]}")
     moves: list[ScheduledMove] = []
     last: dict[TP, int] = {}
     for n, st in enumerate(raw["steps"]):
         where = f"{path}: steps[{n}]"
         if not isinstance(st, dict):
-            raise PlanError(f"{where}: expected an object")
+            raise PlanDirError(f"{where}: expected an object")
         ids: dict[str, Any] = {k: st.get(k) for k in ("before", "replicas", "adds", "removes")}
         if not all(isinstance(v, list) and all(int_in(x, 0, INT32_MAX) for x in v) for v in ids.values()):
-            raise PlanError(f"{where}: before, replicas, adds and removes must be lists of broker ids")
+            raise PlanDirError(f"{where}: before, replicas, adds and removes must be lists of broker ids")
         if not (st.get("id") == n and isinstance(st.get("topic"), str) and int_in(st.get("partition"), 0, INT32_MAX)
                 and isinstance(st.get("batch"), str) and int_in(st.get("leader"), -1, INT32_MAX)
                 and int_in(st.get("bytes"), 0, INT64_MAX) and finite_number(st.get("produce_bytes_per_sec"), 0)
                 and finite_number(st.get("estimated_start_s"), 0) and finite_number(st.get("estimated_end_s"), 0)):
-            raise PlanError(f"{where}: needs id {n}, topic, partition, batch, leader, bytes, produce_bytes_per_sec and "
+            raise PlanDirError(f"{where}: needs id {n}, topic, partition, batch, leader, bytes, produce_bytes_per_sec and "
                             f"estimated_start_s/_end_s of the right types, got {json.dumps(st)[:200]}")
         tp = TP(st["topic"], st["partition"])
         before, replicas = tuple(ids["before"]), tuple(ids["replicas"])
         batch = batches.get(st["batch"])
         if batch is None or batch.before.get(tp) != before or batch.targets.get(tp) != replicas:
-            raise PlanError(f"{where}: {tp} {list(before)} -> {list(replicas)} is not a move of batch {st['batch']!r}")
+            raise PlanDirError(f"{where}: {tp} {list(before)} -> {list(replicas)} is not a move of batch {st['batch']!r}")
         if sorted(ids["adds"]) != sorted(set(replicas) - set(before)) or sorted(ids["removes"]) != sorted(set(before) - set(replicas)):
-            raise PlanError(f"{where}: adds/removes are not the difference between before and replicas")
+            raise PlanDirError(f"{where}: adds/removes are not the difference between before and replicas")
         if st.get("after") != last.get(tp):
-            raise PlanError(f"{where}: after must be {last.get(tp)!r}, the partition's previous step")
+            raise PlanDirError(f"{where}: after must be {last.get(tp)!r}, the partition's previous step")
         last[tp] = n
         moves.append(ScheduledMove(n, tp, st["batch"], before, replicas, tuple(ids["adds"]), tuple(ids["removes"]),
                                    st["after"], st["leader"], st["bytes"], float(st["produce_bytes_per_sec"]),
@@ -221,7 +221,7 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
         targets = _assignment(_read_json(plan_dir / rels["reassignment"], rels["reassignment"]), plan_dir / rels["reassignment"])
         before = _assignment(_read_json(plan_dir / rels["rollback"], rels["rollback"]), plan_dir / rels["rollback"])
         if set(before) != set(targets):
-            raise PlanError(f"{plan_dir / rels['rollback']}: partitions differ from {rels['reassignment']}")
+            raise PlanDirError(f"{plan_dir / rels['rollback']}: partitions differ from {rels['reassignment']}")
         est = b.get("estimated_seconds")
         batches.append(
             Batch(bid, str(b.get("kind", "move")), targets, before,
@@ -234,10 +234,10 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
         raw = _read_json(plan_dir / ELECTION_FILE, ELECTION_FILE)
         parts = raw.get("partitions") if isinstance(raw, dict) else None
         if not isinstance(parts, list):
-            raise PlanError(f"{plan_dir / ELECTION_FILE}: expected {{\"partitions\": [{{\"topic\": ..., \"partition\": ...}}]}}")
+            raise PlanDirError(f"{plan_dir / ELECTION_FILE}: expected {{\"partitions\": [{{\"topic\": ..., \"partition\": ...}}]}}")
         if not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and int_in(p.get("partition"), 0, INT32_MAX)
                    for p in parts):
-            raise PlanError(f"{plan_dir / ELECTION_FILE}: every entry needs topic (string) and partition (int32)")
+            raise PlanDirError(f"{plan_dir / ELECTION_FILE}: every entry needs topic (string) and partition (int32)")
         elections = tuple(TP(p["topic"], p["partition"]) for p in parts)
     schedule = None
     if SCHEDULE_FILE in files:

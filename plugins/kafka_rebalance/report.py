@@ -38,7 +38,7 @@ from kafka_rebalance.plan_dir import (
     LEDGER_FILE,
     PLAN_FILE,
     REPORT_FILE,
-    PlanError,
+    PlanDirError,
     atomic_write,
     plan_hash_of,
     read_validation_verdict,
@@ -108,7 +108,7 @@ class PlanInfo:
     validation: dict[str, Any]
 
 
-def read_plan(plan_dir: Path) -> PlanInfo:
+def read_plan_info(plan_dir: Path) -> PlanInfo:
     """The fields of plan.json the report draws, checked; anything else is ignored."""
     src = plan_dir / PLAN_FILE
     plan = _read_json(src, "plan manifest")
@@ -144,7 +144,7 @@ def read_plan(plan_dir: Path) -> PlanInfo:
     try:
         verdict = read_validation_verdict(plan_dir)
         validation: dict[str, Any] = {"status": verdict.status, "plan_hash": verdict.plan_hash} if verdict else {"status": "pending"}
-    except PlanError:
+    except PlanDirError:
         validation = {"status": "unreadable"}
     try:
         recomputed = plan_hash_of(plan)
@@ -223,7 +223,7 @@ def read_execution(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
         control = read_control(plan_dir, plan.plan_hash)
         out["state"] = control.state.value
         out["requests"] = [r.as_json() for r in control.requests]
-    except PlanError as exc:
+    except PlanDirError as exc:
         out["problem"] = f"control.json unreadable: {exc}"
     ledger_path = plan_dir / LEDGER_FILE
     if ledger_path.exists():
@@ -421,7 +421,7 @@ def write_report(
     or an executor ledger with those entries under ``batches``.
     """
     plan_dir = Path(plan_dir)
-    plan = read_plan(plan_dir)
+    plan = read_plan_info(plan_dir)
     snapshot = load_snapshot(snapshot_path)
     if snapshot.fingerprint() != plan.snapshot_sha256:
         raise ReportError(

@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kafka_rebalance.control import ControlAction, read_control
 from kafka_rebalance.control import request as control_request
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanError, validation_status, verify_plan
+from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanDirError, validation_status, verify_plan
 from kafka_rebalance.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
 
 PREFIX = REPORTS_URL_PREFIX
@@ -354,7 +354,7 @@ def control_page(request: Request, cluster: str, plan: str) -> str:
     try:
         _, plan_hash = verify_plan(path)
         control = read_control(path, plan_hash)
-    except PlanError as exc:
+    except PlanDirError as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None
     base = request.scope.get("root_path", "")
     ledger = _read_object(path / LEDGER_FILE)
@@ -393,7 +393,7 @@ def control_action(request: Request, user: User, cluster: str, plan: str, action
     path = _staged_plan(cluster, plan)
     try:
         control = control_request(path, wanted, by=_user_name(user), via="ui")
-    except PlanError as exc:
+    except PlanDirError as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None
     last = control.last
     assert last is not None

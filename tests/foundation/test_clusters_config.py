@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.clusters_config import load_clusters
+from kafka_rebalance.clusters_config import PlannerDefaults, load_clusters
 from kafka_rebalance.errors import RebalanceError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,3 +82,16 @@ def test_docker_clusters_file_is_valid() -> None:
     cfg = load_clusters(ROOT / "config" / "clusters.docker.yaml")
     live = next(c for c in cfg.clusters if not c.simulated)
     assert live.source == "kafka_demo"  # the connection docker-compose.yml defines
+
+
+def test_clusters_yaml_defaults_are_the_planners_own() -> None:
+    # PlannerDefaults restates the options (the web app reads it without importing the planner);
+    # each default it shares with PlanOptions must be the planner's.
+    from kafka_rebalance.planner import PlanOptions
+
+    yaml_defaults, planner = PlannerDefaults(), PlanOptions()
+    assert yaml_defaults.throttle_mb_per_sec * 1024 * 1024 == planner.throttle_bytes_per_sec
+    shared = ("max_partitions_per_batch", "max_moves_per_broker", "ordering", "byte_tolerance", "optimizer",
+              "throttle_efficiency", "threshold_percentage")
+    assert {k: getattr(yaml_defaults, k) for k in shared} == {k: getattr(planner, k) for k in shared}
+    assert yaml_defaults.exclude_topics == list(planner.exclude_topics) == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.control import ControlAction, RunState, os_user, read_control, request
-from kafka_rebalance.plan_dir import CONTROL_FILE, PlanError, check_output, verify_plan
+from kafka_rebalance.plan_dir import CONTROL_FILE, PlanDirError, check_output, verify_plan
 from kafka_rebalance.snapshot import load_snapshot
 from tests.placement.cli_inprocess import run_cli
 from tests.support.plans import move_one_replica, write_plan
@@ -59,7 +59,7 @@ def test_another_plans_requests_are_refused(plan: Path) -> None:
     raw = json.loads((plan / CONTROL_FILE).read_text())
     (plan / CONTROL_FILE).write_text(json.dumps({**raw, "plan_hash": "0" * 64}))
     h = verify_plan(plan)[1]
-    with pytest.raises(PlanError, match=f"plan_hash: the requests are for plan '{'0' * 64}', but this directory's plan hashes to {h}"):
+    with pytest.raises(PlanDirError, match=f"plan_hash: the requests are for plan '{'0' * 64}', but this directory's plan hashes to {h}"):
         read_control(plan, h)
 
 
@@ -69,19 +69,19 @@ def test_another_plans_requests_are_refused(plan: Path) -> None:
 def test_a_corrupt_control_file_is_named(plan: Path, content: str) -> None:
     h = verify_plan(plan)[1]
     (plan / CONTROL_FILE).write_text(content.replace('"H"', json.dumps(h)))
-    with pytest.raises(PlanError, match=f"^{plan / CONTROL_FILE}: .*corrupt"):
+    with pytest.raises(PlanDirError, match=f"^{plan / CONTROL_FILE}: .*corrupt"):
         read_control(plan, h)
 
 
 def test_an_edited_plan_cannot_be_controlled(plan: Path) -> None:
     (plan / "RUNBOOK.md").write_text("edited")
-    with pytest.raises(PlanError, match="RUNBOOK.md"):
+    with pytest.raises(PlanDirError, match="RUNBOOK.md"):
         request(plan, "pause")
     assert not (plan / CONTROL_FILE).exists()
 
 
 def test_no_other_output_flag_may_write_the_control_file(plan: Path) -> None:
-    with pytest.raises(PlanError, match="control.json belongs to the 'control' step"):
+    with pytest.raises(PlanDirError, match="control.json belongs to the 'control' step"):
         check_output(plan / CONTROL_FILE, "--out")
 
 

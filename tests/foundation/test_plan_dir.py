@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.plan_dir import PlanError, canonical_json, check_output, plan_hash_of, read_json, seal
+from kafka_rebalance.plan_dir import PlanDirError, canonical_json, check_output, plan_hash_of, read_json, seal
 
 
 def test_canonical_json_is_the_same_in_memory_and_after_a_file_round_trip() -> None:
@@ -38,7 +38,7 @@ def test_plan_hash_covers_every_field_but_the_snapshot_path() -> None:
 def test_read_json_refuses_duplicate_keys_and_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "plan.json"
     path.write_text('{"batches": [1], "batches": []}')
-    with pytest.raises(PlanError, match=r"plan.json: duplicate key \"batches\" in one object"):
+    with pytest.raises(PlanDirError, match=r"plan.json: duplicate key \"batches\" in one object"):
         read_json(path)
 
 
@@ -48,11 +48,11 @@ def test_check_output_refuses_inputs_and_plan_files_but_allows_owned_names(tmp_p
     (plan / "plan.json").write_text("{}")
     snap = tmp_path / "snap.json"
     snap.write_text("{}")
-    with pytest.raises(PlanError, match="is the --snapshot this command reads"):
+    with pytest.raises(PlanDirError, match="is the --snapshot this command reads"):
         check_output(snap, "--out", inputs=[("--snapshot", snap)])
-    with pytest.raises(PlanError, match="where ledger.json belongs to the 'execute' step; --out may write only report.html"):
+    with pytest.raises(PlanDirError, match="where ledger.json belongs to the 'execute' step; --out may write only report.html"):
         check_output(plan / "ledger.json", "--out", may_write=("report.html",))
-    with pytest.raises(PlanError, match="where plan.json belongs to the 'plan' step"):
+    with pytest.raises(PlanDirError, match="where plan.json belongs to the 'plan' step"):
         check_output(plan / "plan.json", "--out")
     assert check_output(plan / "report.html", "--out", may_write=("report.html",)) == plan / "report.html"
     assert check_output(tmp_path / "elsewhere.html", "--out") == tmp_path / "elsewhere.html"

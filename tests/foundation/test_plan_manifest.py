@@ -16,7 +16,7 @@ import pytest
 
 from kafka_rebalance import plan_manifest as pm
 from kafka_rebalance.kafka.admin import TP
-from kafka_rebalance.plan_dir import PlanError
+from kafka_rebalance.plan_dir import PlanDirError
 from tests.planner._helpers import part, plan_dir, read, snapshot
 
 PATH = Path("/plans/p/batches/001/reassignment.json")
@@ -49,7 +49,7 @@ def test_assignment_is_typed_in_file_order() -> None:
     ],
 )
 def test_each_malformed_assignment_is_one_error_naming_the_file_and_entry(raw: Any, message: str) -> None:
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(PlanDirError) as err:
         pm._assignment(raw, PATH)
     assert str(err.value).startswith(f"{PATH}: ")
     assert message in str(err.value)
@@ -57,7 +57,7 @@ def test_each_malformed_assignment_is_one_error_naming_the_file_and_entry(raw: A
 
 def test_assignment_error_quotes_at_most_200_characters_of_the_entry() -> None:
     entry = {"topic": "t", "partition": "x" * 1000, "replicas": [1]}
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(PlanDirError) as err:
         pm._assignment({"version": 1, "partitions": [entry]}, PATH)
     assert str(err.value).endswith("got " + json.dumps(entry)[:200])
 
@@ -87,7 +87,7 @@ def test_throttles_are_typed() -> None:
     ],
 )
 def test_each_malformed_throttles_file_is_one_error(raw: Any, message: str) -> None:
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(PlanDirError) as err:
         pm._throttles(raw, PATH)
     assert str(err.value).startswith(f"{PATH}: {message}")
 
@@ -132,7 +132,7 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
     raw["steps"].append(step(2, 0, [3, 2], [3, 1], [1], [2], after=0, batch="002"))
     assert pm._schedule(raw, PATH, {"001": BATCH, "002": later}).moves[2].after == 0
     raw["steps"][2]["after"] = None
-    with pytest.raises(PlanError, match=r"steps\[2\]: after must be 0, the partition's previous step"):
+    with pytest.raises(PlanDirError, match=r"steps\[2\]: after must be 0, the partition's previous step"):
         pm._schedule(raw, PATH, {"001": BATCH, "002": later})
 
 
@@ -168,7 +168,7 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
 def test_each_malformed_schedule_is_one_error(edit: Any, message: str) -> None:
     raw = copy.deepcopy(SCHEDULE)
     edit(raw)
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(PlanDirError) as err:
         pm._schedule(raw, PATH, {"001": BATCH})
     assert str(err.value).startswith(f"{PATH}: {message}")
 
@@ -210,15 +210,15 @@ def test_batches_are_found_by_id_with_or_without_leading_zeros(written: tuple[Pa
     first = plan.batches[0]
     assert plan.batch(first.id) is first
     assert plan.batch(str(int(first.id))) is first
-    with pytest.raises(PlanError, match=r"batches: no batch '999' \(plan has 001"):
+    with pytest.raises(PlanDirError, match=r"batches: no batch '999' \(plan has 001"):
         plan.batch("999")
-    with pytest.raises(PlanError, match="no batch '١'"):
+    with pytest.raises(PlanDirError, match="no batch '١'"):
         plan.batch("١")  # a Unicode digit is not a batch number
 
 
 def test_unvalidated_plan_is_refused_unless_asked_not_to(written: tuple[Path, dict[str, Any]]) -> None:
     out, _ = written
-    with pytest.raises(PlanError):
+    with pytest.raises(PlanDirError):
         pm.load_plan(out)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.balance import placement_targets
-from kafka_rebalance.plan_manifest import PlanError, load_plan
+from kafka_rebalance.plan_manifest import PlanDirError, load_plan
 from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.state import ClusterState
@@ -119,7 +119,7 @@ def test_the_executor_refuses_an_edited_runbook(tmp_path: Path) -> None:
     load_plan(out, require_passed=False)  # unedited: accepted
     runbook = out / "RUNBOOK.md"
     runbook.write_text(runbook.read_text() + "\nkafka-reassign-partitions.sh --execute --reassignment-json-file evil.json\n")
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(PlanDirError) as err:
         load_plan(out, require_passed=False)
     assert str(err.value).startswith(f"{runbook}: changed since planning")
     assert json.loads((out / "plan.json").read_text())["files"]["RUNBOOK.md"] == m["files"]["RUNBOOK.md"]

@@ -25,16 +25,6 @@ from kafka_rebalance.balance import (
     counts_balanced,
 )
 
-STAT_FIELDS = (
-    "partitions",
-    "replicas",
-    "offline",
-    "under_replicated",
-    "non_preferred_leaders",
-    "electable",
-    "rack_violations",
-)
-
 
 def broker_metrics(info: ClusterInfo, aggregates: Mapping[int | None, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per broker of the cluster's header (idle and dead ones included), sorted by id.

@@ -41,7 +41,7 @@ ConnectTimeoutOpt = Annotated[
 ]
 
 
-def open_admin(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
+def admin_from_flags(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
                connect_timeout: float = 15.0) -> ClusterAdmin:
     """The cluster named on the command line: exactly one of --bootstrap-server or --simulate."""
     if (bootstrap is None) == (simulate is None):
@@ -149,7 +149,7 @@ def execute(
     selection = parse_batch_selection(batches, the_plan) if batches is not None else None
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
-    admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
+    admin = admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
         if rearm:
             rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
@@ -194,7 +194,7 @@ def verify(
 ) -> None:
     """Check every plan partition is at its target with a full ISR and a leader, and no throttle is left."""
     the_plan = load_plan(plan)
-    admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
+    admin = admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
         report = Executor(the_plan, admin, ExecSettings(), _progress).verify()
     finally:
@@ -214,7 +214,7 @@ def cancel(
 ) -> None:
     """Abort cleanly: cancel the plan's in-flight moves and restore the recorded throttle values."""
     the_plan = load_plan(plan, require_passed=False)
-    admin = open_admin(plan, bootstrap_server, command_config, simulate, connect_timeout)
+    admin = admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)
     try:
         report = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
     finally:

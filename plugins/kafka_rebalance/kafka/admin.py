@@ -17,7 +17,6 @@ from kafka_rebalance.snapshot import Snapshot
 
 BROKER = "broker"
 TOPIC = "topic"
-RESOURCE_TYPES = (BROKER, TOPIC)
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"
@@ -63,12 +62,6 @@ class ClusterError(RebalanceError):
 
 class ClusterConnectionError(ClusterError):
     """Could not connect or authenticate: one line naming the server and the cause."""
-
-
-class Clock(Protocol):
-    def now(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanError, atomic_write, read_json
+from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanDirError, atomic_write, read_json
 from kafka_rebalance.userinput import is_ascii_digits
 
 LEDGER_VERSION = 1
@@ -29,7 +29,7 @@ CONTINUOUS = "continuous"
 STEP_STATES = (SUBMITTED, FINISHED, FAILED, CANCELLED)
 
 
-class CorruptLedger(PlanError):
+class CorruptLedger(PlanDirError):
     """ledger.json exists but cannot be trusted; it is kept as it is."""
 
 
@@ -43,7 +43,7 @@ def _check(path: Path, data: Any, plan_hash: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _corrupt(path, "top level is not an object")
     if data.get("plan_hash") != plan_hash:
-        raise PlanError(f"{path}: plan_hash: the ledger belongs to plan {data.get('plan_hash')}, not {plan_hash}")
+        raise PlanDirError(f"{path}: plan_hash: the ledger belongs to plan {data.get('plan_hash')}, not {plan_hash}")
     for key, kind in (("batches", dict), ("elections", dict), ("events", list), ("rearms", list)):
         if not isinstance(data.setdefault(key, kind()), kind):
             raise _corrupt(path, f"{key} is not a{'n object' if kind is dict else ' list'}")
@@ -84,7 +84,7 @@ class Ledger:
             return cls.fresh(plan_dir, plan_hash)
         try:
             data = read_json(path, "ledger")
-        except PlanError as exc:
+        except PlanDirError as exc:
             raise _corrupt(path, str(exc).removeprefix(f"{path}: ")) from None
         return cls(path, _check(path, data, plan_hash))
 

@@ -5,7 +5,7 @@ What it models (see docs/KAFKA.md for the honest limits):
 * brokers with racks and liveness; partitions with a size and a produce rate that
   grows them as virtual time passes;
 * a reassignment as the controller runs it (KafkaController.onPartitionReassignment,
-  seed 001, and KIP-455): the replica set becomes target + old (AR = RAR + OAR), each
+  docs/KAFKA.md, and KIP-455): the replica set becomes target + old (AR = RAR + OAR), each
   new replica copies from the leader until it has caught up with a log that keeps
   growing, then joins the ISR; once every target replica is in the ISR the leader
   moves if it is not in the target (first target replica alive and in ISR), the old

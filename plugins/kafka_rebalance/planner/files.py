@@ -23,15 +23,13 @@ from kafka_rebalance.plan_dir import (
     PLAN_FILE,
     RUNBOOK_FILE,
     SCHEDULE_FILE,
+    PlanDirError,
     batch_file,
     dump,
     enclosing_plan_dir,
     read_manifest,
     seal,
     sha256_bytes,
-)
-from kafka_rebalance.plan_dir import (
-    PlanError as PlanDirError,
 )
 from kafka_rebalance.planner import runbook
 from kafka_rebalance.planner.core import Plan

@@ -12,12 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kafka_rebalance.kafka.admin import FOLLOWER_RATE, FOLLOWER_REPLICAS, LEADER_RATE, LEADER_REPLICAS
 from kafka_rebalance.planner.steps import Step
-
-LEADER_REPLICAS = "leader.replication.throttled.replicas"
-FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
-LEADER_RATE = "leader.replication.throttled.rate"
-FOLLOWER_RATE = "follower.replication.throttled.rate"
 
 
 def batch_throttles(steps: Iterable[Step], rate: int) -> dict[str, Any]:

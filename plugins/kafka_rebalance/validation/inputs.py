@@ -97,7 +97,7 @@ class RawSnapshot:
         return {b.id for b in self.brokers if b.alive}
 
 
-def _int_list(value: Any, where: str, what: str, plan_file: bool = False) -> tuple[int, ...]:
+def _int_list(value: Any, what: str, where: str, plan_file: bool = False) -> tuple[int, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(_is_int(x) for x in value):
@@ -130,7 +130,7 @@ def _partition(i: int, p: Any, source: str) -> RawPartition:
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float))):
         raise ValidationInputError(f"{where}: bytes_in_per_sec must be a number, got {json.dumps(rate)}")
     return RawPartition(
-        i, topic, part, _int_list(p["replicas"], where, "replicas"), leader, _int_list(p.get("isr"), where, "isr"),
+        i, topic, part, _int_list(p["replicas"], "replicas", where), leader, _int_list(p.get("isr"), "isr", where),
         size, None if rate is None else float(rate),
     )
 
@@ -233,7 +233,7 @@ def _batch_ids(plan_dir: Path, manifest: dict[str, Any]) -> list[str]:
     return sorted(on_disk | listed, key=lambda i: (int(i), i))
 
 
-def read_plan(plan_dir: str | Path) -> RawPlan:
+def read_raw_plan(plan_dir: str | Path) -> RawPlan:
     d = Path(plan_dir)
     if not d.is_dir():
         raise ValidationInputError(f"{d}: plan directory does not exist")
@@ -255,7 +255,7 @@ def read_plan(plan_dir: str | Path) -> RawPlan:
                 raise ValidationInputError(f"{base / 'reassignment.json'}: partitions[{i}] needs a string 'topic' and an integer 'partition'", True)
             if not isinstance(m.get("replicas"), list):
                 raise ValidationInputError(f"{base / 'reassignment.json'}: partitions[{i}]: missing field 'replicas'", True)
-            _int_list(m["replicas"], f"{base / 'reassignment.json'}: partitions[{i}]", "replicas", plan_file=True)
+            _int_list(m["replicas"], "replicas", f"{base / 'reassignment.json'}: partitions[{i}]", plan_file=True)
         throttles = read_json(base / "throttles.json", plan_file=True)
         if not isinstance(throttles, dict):
             raise ValidationInputError(f"{base / 'throttles.json'}: top level must be a JSON object", True)

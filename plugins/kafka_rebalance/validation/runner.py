@@ -22,7 +22,7 @@ from kafka_rebalance.plan_dir import (
     write_validation_verdict,
 )
 from kafka_rebalance.validation import gx_context
-from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_plan, read_raw_snapshot
+from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_raw_plan, read_raw_snapshot
 from kafka_rebalance.validation.report import Failure, format_report, row_message
 from kafka_rebalance.validation.rows import Table, balance_table, plan_eligible, plan_table, snapshot_table
 from kafka_rebalance.validation.suites import SUITE_NAMES, build_suite
@@ -153,7 +153,7 @@ def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str =
     d = Path(plan_dir).resolve()  # GX's file store wants an absolute Data Docs directory
     snap = read_raw_snapshot(snapshot_path)
     try:
-        plan = read_plan(d)
+        plan = read_raw_plan(d)
     except ValidationInputError as exc:
         if exc.plan_unusable and (d / PLAN_FILE).is_file():
             (d / RESULT_FILE).unlink(missing_ok=True)  # an older result must not outlive a failed verdict
