@@ -14,8 +14,8 @@ import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, dag, task
 
-from kafka_rebalance import pipeline
-from kafka_rebalance.clusters_config import clusters_file, load_clusters
+from kafka_rebalance.orchestration import pipeline
+from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
 
 PROJECT = Path(__file__).resolve().parents[1]
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"

@@ -4,7 +4,7 @@ gather -> snapshot gate -> Spark analysis -> balanced? -> plan -> validate -> st
 -> [execute mode] approval -> execute batches (throttles always restored) -> elections
 -> final verify -> report.
 
-This file only wires tasks; every step is a function in ``kafka_rebalance.pipeline``.
+This file only wires tasks; every step is a function in ``kafka_rebalance.orchestration.pipeline``.
 Scheduled (and asset-triggered) runs are dry runs: they stage a plan and stop.
 """
 
@@ -17,11 +17,11 @@ import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, TriggerRule, dag, task
 
-from kafka_rebalance import pipeline
-from kafka_rebalance.approval import PlanApprovalOperator
-from kafka_rebalance.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
-from kafka_rebalance.execute_operator import ExecutePlanOperator
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
+from kafka_rebalance.orchestration import pipeline
+from kafka_rebalance.orchestration.approval import PlanApprovalOperator
+from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
+from kafka_rebalance.orchestration.execute_operator import ExecutePlanOperator
 from kafka_rebalance.planner.options import OPTIMIZERS
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
 SPARK_ENV = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(PROJECT / "plugins")}
 
 
-# A first check at trigger time; kafka_rebalance.windows.policy gives the exact error for a bad interval.
+# A first check at trigger time; kafka_rebalance.executor.windows.policy gives the exact error for a bad interval.
 WINDOW_PATTERN = r"^(now|configured|\d{4}-\d{2}-\d{2}T[^/]+/[^/]+)$"
 
 

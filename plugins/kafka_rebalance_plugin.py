@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
-from kafka_rebalance.report_app import PREFIX, app
+from kafka_rebalance.orchestration.report_app import PREFIX, app
 
 
 class KafkaRebalancePlugin(AirflowPlugin):

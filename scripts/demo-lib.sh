@@ -37,7 +37,7 @@ demo_run_dag() {
   fi
   wait "$approver" || { echo "error: the approval was not answered" >&2; exit 1; }
   # What the pipeline and the executor said, without Airflow's own chatter.
-  grep -E "\[kafka_rebalance\.(pipeline|kafka\.executor)\]|\[DAG TEST\] end task" "$LOG" \
+  grep -E "\[kafka_rebalance\.(orchestration\.pipeline|executor\.executor)\]|\[DAG TEST\] end task" "$LOG" \
     | sed -E 's/^[0-9T:.-]+Z \[[a-z ]+\] //; s/ +\[(kafka_rebalance|airflow)[^]]*\].*$//' | cut -c1-160 || true
   echo "== DAG run finished in $(( $(date +%s) - started ))s"
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from kafka_rebalance.hitl_client import Approver
+from kafka_rebalance.testing.hitl_client import Approver
 
 
 def main() -> int:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.kafka.admin import TP
+from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.plan_dir import (
     BATCH_FILE_KINDS,
     ELECTION_FILE,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.staging import run_dir_path
+from kafka_rebalance.orchestration.staging import run_dir_path
 
 PLANS = Path(os.environ["KAFKA_REBALANCE_HOME"]) / "plans"
 # In the test clusters file (DAG kafka_rebalance_demo_eu_1), and no DAG test stages plans for it:
@@ -154,7 +154,7 @@ def test_malformed_plan_json_is_an_unreadable_row_not_a_500(api, content: bytes)
 
 
 def test_nul_bytes_and_broken_run_files_give_4xx(api) -> None:
-    from kafka_rebalance.staging import run_dir
+    from kafka_rebalance.orchestration.staging import run_dir
 
     app, TestClient, token = api
     client = TestClient(app, headers={"Authorization": f"Bearer {token('viewer')}"}, raise_server_exceptions=False)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.hitl_client import Approver
 from kafka_rebalance.metrics import broker_loads
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.testing.hitl_client import Approver
 
 ROOT = Path(__file__).resolve().parents[2]
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
@@ -53,7 +53,7 @@ def throttles_left(state: dict) -> list[str]:
 
 
 def current_snapshot(cluster: str):
-    from kafka_rebalance.kafka.simulator import read_state
+    from kafka_rebalance.cluster.simulator import read_state
 
     return read_state(data_root() / "simulated" / cluster / "state.json").describe()
 
@@ -139,7 +139,7 @@ def test_failing_batch_still_restores_throttles(dagbag) -> None:
         before = json.loads((staged / "batches" / first_move / "rollback.json").read_text())
         old = {(p["topic"], p["partition"]): set(p["replicas"]) for p in before["partitions"]}
         victim = next(b for p in plan["partitions"] for b in p["replicas"] if b not in old[(p["topic"], p["partition"])])
-        from kafka_rebalance.kafka.simulator import read_state, write_state
+        from kafka_rebalance.cluster.simulator import read_state, write_state
 
         path = data_root() / "simulated" / "demo-fail" / "state.json"
         sim = read_state(path)
@@ -250,7 +250,7 @@ def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:
     import time
     from datetime import datetime, timedelta
 
-    from kafka_rebalance.control import request
+    from kafka_rebalance.executor.control import request
 
     opens = (datetime.now(UTC) + timedelta(seconds=45)).replace(microsecond=0)
     resumed_at: list[datetime] = []

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from kafka_rebalance.assignment import BrokerMetadata, assign_replicas_to_brokers, create_new_partitions_assignment
 from kafka_rebalance.errors import AssignmentError
-from tests.placement.cli_inprocess import run_cli
 from tests.placement.oracle import Oracle, broker_token
+from tests.support.cli_inprocess import run_cli
 
 SEED = 20240612
 ASSIGN_CASES = 2400

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.placement.cli_inprocess import run_cli
+from tests.support.cli_inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 

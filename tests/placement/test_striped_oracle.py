@@ -17,8 +17,8 @@ import pytest
 from kafka_rebalance.errors import AssignmentError
 from kafka_rebalance.placement import JavaRandom, UsableBroker, place_striped
 from kafka_rebalance.placement.striped import NON_TERMINATION
-from tests.placement.cli_inprocess import run_cli
 from tests.placement.oracle import Oracle, broker_token
+from tests.support.cli_inprocess import run_cli
 
 SEED = 4_100_001
 CASES = 2200

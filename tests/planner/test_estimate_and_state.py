@@ -13,7 +13,7 @@ from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step
-from tests.planner._helpers import GiB, part, plan_dir, snapshot
+from tests.support.planner import GiB, part, plan_dir, snapshot
 
 MiB = 1024**2
 

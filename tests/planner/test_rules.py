@@ -8,7 +8,7 @@ import pytest
 
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.planner import PlanError, PlanOptions, make_plan
-from tests.planner._helpers import batches, final_assignment, part, plan_dir, read, snapshot
+from tests.support.planner import batches, final_assignment, part, plan_dir, read, snapshot
 
 
 def counts(assignment: dict, brokers: list[int]) -> dict[int, int]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.planner import runbook
-from tests.planner._helpers import part, plan_dir, read, snapshot
+from tests.support.planner import part, plan_dir, read, snapshot
 
 # Printable (shlex.quote'd, so shlex.split reads it back) and multi-line (bash's $'...' quoting).
 HOSTILE_CLUSTERS = ["$(touch CANARY) `touch CANARY2`; rm -rf ~ 'it''s' \"q\" \\ é",

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.hitl_client import Approver
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.testing.hitl_client import Approver
 from tests.support.kafka import describe_partitions, throttles_anywhere
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
-from kafka_rebalance.windows import Window, policy
 from tests.support.kafka import (
     ROOT,
     THROTTLE_KEYS,

@@ -11,7 +11,7 @@ from datetime import UTC
 from pathlib import Path
 
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
-from kafka_rebalance.report import write_report
+from kafka_rebalance.report.html import write_report
 from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,8 +71,8 @@ def test_hostile_names_are_escaped(tmp_path: Path) -> None:
 
 def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_snapshot_path: Path) -> None:
     from kafka_rebalance.cli.report import ledger_times
-    from kafka_rebalance.kafka.executor import Executor
-    from kafka_rebalance.kafka.simulator import SimAdmin
+    from kafka_rebalance.cluster.simulator import SimAdmin
+    from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.plan_manifest import load_plan
     from kafka_rebalance.validation import validate_plan
 
@@ -103,13 +103,13 @@ def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_s
 def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, sample_snapshot_path: Path) -> None:
     from datetime import datetime
 
-    from kafka_rebalance.control import request
-    from kafka_rebalance.execution_gate import ExecutionGate
-    from kafka_rebalance.kafka.executor import ExecSettings, Executor
-    from kafka_rebalance.kafka.simulator import SimAdmin, Simulator
+    from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+    from kafka_rebalance.executor.control import request
+    from kafka_rebalance.executor.executor import ExecSettings, Executor
+    from kafka_rebalance.executor.gate import ExecutionGate
+    from kafka_rebalance.executor.windows import policy
     from kafka_rebalance.plan_dir import record_approval, write_validation_verdict
     from kafka_rebalance.plan_manifest import load_plan
-    from kafka_rebalance.windows import policy
 
     plan_dir = planned(tmp_path, sample_snapshot_path)
     html = write_report(plan_dir, sample_snapshot_path).read_text()

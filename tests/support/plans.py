@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kafka_rebalance.kafka.admin import TP
+from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.plan_dir import FORMAT_VERSION, batch_dir_name, dump, file_sha256, seal, write_validation_verdict
 from kafka_rebalance.snapshot import Snapshot
 

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_rebalance.validation import validate_plan
 from kafka_rebalance.validation.suites import SUITE_NAMES
-from tests.validation.plan_helper import dump, restamp, small_plan
+from tests.support.validation_plans import dump, restamp, small_plan
 
 
 def test_data_docs_index_lists_every_suite_and_custom_names(good_plan) -> None:

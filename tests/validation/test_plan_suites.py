@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kafka_rebalance.validation import validate_plan
-from tests.validation.plan_helper import dump, restamp, small_plan, small_plan_moves, small_snapshot, write_plan
+from tests.support.validation_plans import dump, restamp, small_plan, small_plan_moves, small_snapshot, write_plan
 
 RP = "reassignment_plan."
 PB = "projected_balance."

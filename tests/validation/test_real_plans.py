@@ -18,7 +18,7 @@ from kafka_rebalance.generate import ClusterSpec, generate
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.validation import validate_plan
-from tests.validation.plan_helper import dump, restamp
+from tests.support.validation_plans import dump, restamp
 
 SPEC = ClusterSpec(cluster_id="real-1", brokers=6, racks=3, topics=4, partitions=40, new_brokers=1,
                    leader_skew=0.2, seed=1)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kafka_rebalance.validation import validate_snapshot
-from tests.validation.plan_helper import dump, small_snapshot
+from tests.support.validation_plans import dump, small_snapshot
 
 
 def _part(snap: dict[str, Any], topic: str, partition: int) -> dict[str, Any]:

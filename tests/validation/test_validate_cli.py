@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.validation.plan_helper import dump, restamp, small_plan
+from tests.support.validation_plans import dump, restamp, small_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 

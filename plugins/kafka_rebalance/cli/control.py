@@ -1,4 +1,4 @@
-"""``pause``, ``resume`` and ``stop``: an operator's requests to a plan's execution (kafka_rebalance.control)."""
+"""``pause``, ``resume`` and ``stop``: an operator's requests to a plan's execution (kafka_rebalance.executor.control)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, emit_json, stderr
-from kafka_rebalance.control import Control, ControlAction, request
+from kafka_rebalance.executor.control import Control, ControlAction, request
 
 PlanDirOpt = Annotated[Path, typer.Option("--plan", help="Plan directory whose execution to control")]
 

@@ -11,17 +11,17 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
-from kafka_rebalance.clusters_config import clusters_file, load_clusters
-from kafka_rebalance.control import RunState, read_control
-from kafka_rebalance.execution_gate import ExecutionGate
-from kafka_rebalance.kafka.admin import ClusterAdmin
-from kafka_rebalance.kafka.executor import MAX_WAIT_SECONDS, ExecSettings, Executor, parse_batch_selection
-from kafka_rebalance.kafka.executor import rearm as rearm_plan
+from kafka_rebalance.cluster.admin import ClusterAdmin
+from kafka_rebalance.executor.control import RunState, read_control
+from kafka_rebalance.executor.executor import MAX_WAIT_SECONDS, ExecSettings, Executor, parse_batch_selection
+from kafka_rebalance.executor.executor import rearm as rearm_plan
+from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.windows import WindowPolicy, policy
+from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
 from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.userinput import check_output_file
-from kafka_rebalance.windows import WindowPolicy, policy
 
 SIM_STATE = SIM_STATE_FILE
 EXIT_HELD = 3
@@ -49,11 +49,11 @@ def admin_from_flags(plan_dir: Path, bootstrap: str | None, command_config: Path
     if simulate is not None:
         if command_config is not None:
             fail("--command-config applies to --bootstrap-server, not --simulate")
-        from kafka_rebalance.kafka.simulator import SimAdmin
+        from kafka_rebalance.cluster.simulator import SimAdmin
 
         return SimAdmin.open(load_snapshot(simulate), plan_dir / SIM_STATE)
-    from kafka_rebalance.kafka.connection import ConnectionSettings, settings_from_properties
-    from kafka_rebalance.kafka.live import LiveAdmin
+    from kafka_rebalance.cluster.connection import ConnectionSettings, settings_from_properties
+    from kafka_rebalance.cluster.live import LiveAdmin
 
     assert bootstrap is not None
     settings = settings_from_properties(command_config, bootstrap) if command_config else ConnectionSettings(bootstrap, source="--bootstrap-server")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, fail, stderr
-from kafka_rebalance.kafka.gather import gather_snapshot
+from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.snapshot import write_snapshot
 from kafka_rebalance.units import human_bytes
 
@@ -24,8 +24,8 @@ def gather(
     connect_timeout: Annotated[float, typer.Option(help="Seconds to wait for the first broker connection", min=0.1, max=600)] = 15.0,
 ) -> None:
     """Snapshot a live cluster: brokers, racks, liveness, partitions, leaders, ISR, replica sizes, dynamic configs."""
-    from kafka_rebalance.kafka.connection import ConnectionSettings, settings_from_properties
-    from kafka_rebalance.kafka.live import LiveAdmin
+    from kafka_rebalance.cluster.connection import ConnectionSettings, settings_from_properties
+    from kafka_rebalance.cluster.live import LiveAdmin
 
     if out.suffix not in (".json", ".parquet"):
         fail(f"--out {out}: the snapshot must end in .json or .parquet")

@@ -13,7 +13,7 @@ from kafka_rebalance.plan_dir import LEDGER_FILE, REPORT_FILE, check_output, rea
 
 def ledger_times(plan_dir: Path) -> dict[str, dict[str, float]] | None:
     """Batch start/finish on the executor's clock, from DIR/ledger.json when the plan ran."""
-    from kafka_rebalance.kafka.ledger import Ledger
+    from kafka_rebalance.executor.ledger import Ledger
 
     if not (plan_dir / LEDGER_FILE).exists():
         return None
@@ -34,7 +34,7 @@ def report(
     out: Annotated[Path | None, typer.Option(help="Output file (default PLAN/report.html)")] = None,
 ) -> None:
     """Write report.html: per-broker bars before/after with the threshold, batch timeline, bounds, validation."""
-    from kafka_rebalance.report import write_report
+    from kafka_rebalance.report.html import write_report
 
     inputs = [("--snapshot", snapshot), ("--final-snapshot", final_snapshot), ("ledger", plan / LEDGER_FILE)]
     check_output(out if out is not None else plan / REPORT_FILE, "--out", may_write=(REPORT_FILE,), inputs=inputs)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.staging import PROJECT_ROOT
+from kafka_rebalance.paths import PROJECT_ROOT
 
 DEFAULT_KAFKA_VERSION = "4.1.1"
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.paths import EXPECTATIONS_DIR
 from kafka_rebalance.validation.inputs import ValidationInputError
 
 SUITE_NAMES = ("snapshot", "reassignment_plan", "projected_balance")
@@ -17,7 +18,7 @@ def suites_dir() -> Path:
     """``$KAFKA_REBALANCE_EXPECTATIONS``, else ``expectations/`` at the project root."""
     if os.environ.get(_ENV):
         return Path(os.environ[_ENV])
-    return Path(__file__).resolve().parents[3] / "expectations"
+    return EXPECTATIONS_DIR
 
 
 def load_suite_dict(name: str, directory: Path | None = None) -> dict[str, Any]:

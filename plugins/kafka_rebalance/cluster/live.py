@@ -1,0 +1,325 @@
+"""``ClusterAdmin`` over a real cluster through kafka-python's KafkaAdminClient (3.0.x).
+
+kafka-python is the one Python client with every call the pipeline needs
+(DescribeLogDirs, AlterPartitionReassignments, ListPartitionReassignments,
+ElectLeaders, incremental configs); see docs/KAFKA.md.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import kafka.errors as kafka_errors
+from kafka import TopicPartition
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+
+from kafka_rebalance.cluster.admin import BROKER, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
+from kafka_rebalance.cluster.connection import ConnectionSettings, install_redaction
+from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, Partition, Snapshot
+
+DYNAMIC_SOURCES = {"DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"}
+UNKNOWN_RACK = "unknown-offline"
+
+
+class _Capture(logging.Handler):
+    """Keeps the client's recent warnings so a failed connection can say why in one line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: collections.deque[str] = collections.deque(maxlen=50)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.lines.append(record.getMessage())
+        except Exception:
+            pass
+
+
+def _cause(lines: Iterable[str]) -> str:
+    text = "\n".join(lines)
+    if "SaslAuthenticationFailed" in text:
+        details = re.findall(r"SaslAuthenticationFailedError: ([^\n(]+)", text)
+        detail = details[-1].replace("Authentication failed:", "").strip() if details else "credentials rejected"
+        return f"authentication failed ({detail})"
+    if "UnsupportedSaslMechanism" in text:
+        return "the broker does not offer this SASL mechanism"
+    if "ECONNREFUSED" in text or "Connection refused" in text:
+        return "connection refused (nothing listens on that host:port)"
+    if "Handshake failed" in text or "SSL" in text:
+        m = re.search(r"Handshake failed: ([^\n]+)", text)
+        return f"TLS handshake failed ({m.group(1).strip() if m else 'see the broker listener settings'})"
+    if "socket disconnected" in text:
+        return "the server closed the connection (wrong security.protocol for this listener?)"
+    if "Name or service not known" in text or "getaddrinfo" in text or "EAI_" in text:
+        return "host name does not resolve"
+    return "no answer within the bootstrap timeout"
+
+
+class LiveAdmin:
+    def __init__(self, settings: ConnectionSettings, *, quiet: bool = False) -> None:
+        self.settings = settings
+        install_redaction(settings.secrets())
+        kafka_logger = logging.getLogger("kafka")
+        capture = _Capture()
+        kafka_logger.addHandler(capture)
+        if quiet:
+            # The CLI prints one line per failure; the client's own retries and warnings stay out of it.
+            kafka_logger.propagate = False
+        try:
+            self.client = KafkaAdminClient(**settings.kafka_python_kwargs())
+        except kafka_errors.KafkaConfigurationError as exc:
+            raise ClusterConnectionError(f"cannot connect to {settings.describe()}: bad client setting ({exc})") from None
+        except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+            cause = _cause(capture.lines) if capture.lines else type(exc).__name__
+            raise ClusterConnectionError(f"cannot connect to {settings.describe()}: {cause}") from None
+        finally:
+            kafka_logger.removeHandler(capture)
+
+    # ------------------------------------------------------------------ helpers
+
+    @contextmanager
+    def _call(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except ClusterError:
+            raise
+        except (kafka_errors.KafkaError, OSError, ValueError) as exc:
+            # kafka-python only re-reads the controller id after NOT_CONTROLLER; a killed node it
+            # still names (KRaft brokers name a live broker, which may be the one that just died)
+            # would be asked forever. Forget it so the next call looks it up again.
+            if hasattr(self.client, "_controller_id"):
+                self.client._controller_id = None
+            raise ClusterError(f"{self.settings.bootstrap_servers}: {what} failed: {exc}") from None
+
+    @staticmethod
+    def _error_name(err: Any) -> str | None:
+        if err is None or err is kafka_errors.NoError:
+            return None
+        if isinstance(err, type) and issubclass(err, kafka_errors.ElectionNotNeededError):
+            return None
+        name = getattr(err, "message", None) or getattr(err, "__name__", str(err))
+        return str(name)
+
+    # ------------------------------------------------------------------ ClusterAdmin
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:
+        wanted = set(tps)
+        if not wanted:
+            return {}
+        with self._call("describe topics"):
+            topics = self.client.describe_topics(sorted({tp.topic for tp in wanted}))
+        out: dict[TP, PartitionView] = {}
+        for t in topics:
+            if t.get("error_code"):
+                continue  # the topic is gone: its partitions are absent
+            for p in t["partitions"]:
+                tp = TP(t["name"], p["partition_index"])
+                if tp in wanted:
+                    out[tp] = PartitionView(tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), p["leader_id"])
+        return out
+
+    def describe(self) -> Snapshot:
+        with self._call("describe cluster"):
+            cluster = self.client.describe_cluster()
+            topics = self.client.describe_topics()
+        registered = {b["broker_id"]: b for b in cluster["brokers"]}
+        live_ids = sorted(b for b, info in registered.items() if not info.get("is_fenced"))
+        all_ids = set(registered)
+        for t in topics:
+            for p in t["partitions"]:
+                all_ids.update(p["replica_nodes"])
+        try:
+            log_dirs = self._log_dirs(None, live_ids) if live_ids else []
+        except ClusterError as exc:
+            # A broker without DescribeLogDirs (e.g. tansu): sizes stay unknown (None), never guessed.
+            if "IncompatibleBrokerVersion" not in str(exc):
+                raise
+            log_dirs = []
+        sizes: dict[tuple[str, int, int], int] = {}
+        for entry in log_dirs:
+            for d in entry["log_dirs"]:
+                for t in d["topics"]:
+                    for p in t["partitions"]:
+                        if not p.get("is_future_key"):
+                            key = (t["name"], p["partition_index"], entry["broker"])
+                            sizes[key] = max(sizes.get(key, 0), p["partition_size"])
+        resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in live_ids]
+        resources += [ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in topics]
+        try:
+            with self._call("describe configs"):
+                configs = self.client.describe_configs(resources, config_filter="all") if resources else {}
+        except ClusterError:
+            # Broker configs are served by each broker itself: one that was just killed (registered
+            # until its session times out) fails the whole call. Ask each on its own; a broker that
+            # does not answer is recorded as not alive, which is what it is to a rebalance.
+            configs = {"broker": {}, "topic": {}}
+            topic_resources = [r for r in resources if r.resource_type == ConfigResourceType.TOPIC]
+            if topic_resources:
+                with self._call("describe topic configs"):
+                    configs["topic"] = self.client.describe_configs(topic_resources, config_filter="all").get("topic", {})
+            for b in list(live_ids):
+                try:
+                    with self._call(f"describe broker {b} configs"):
+                        found = self.client.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(b))],
+                                                             config_filter="all")
+                    configs["broker"].update(found.get("broker", {}))
+                except ClusterError:
+                    live_ids.remove(b)
+        broker_cfgs = configs.get("broker", {})
+        topic_cfgs = configs.get("topic", {})
+        cluster_configs: dict[str, str] = {}
+        controller_kind = "kraft"
+        for b in live_ids:
+            cfg = broker_cfgs.get(str(b), {})
+            if THRESHOLD_CONFIG in cfg and cfg[THRESHOLD_CONFIG].get("value") is not None:
+                cluster_configs.setdefault(THRESHOLD_CONFIG, cfg[THRESHOLD_CONFIG]["value"])
+            zk = cfg.get("zookeeper.connect", {}).get("value")
+            roles = cfg.get("process.roles", {}).get("value")
+            if zk and not roles:
+                controller_kind = "zookeeper"
+        has_racks = any(info.get("rack") for info in registered.values())
+        brokers = []
+        for b in sorted(all_ids):
+            info = registered.get(b)
+            rack = info.get("rack") if info else (UNKNOWN_RACK if has_racks else None)
+            dynamic = {k: v["value"] for k, v in broker_cfgs.get(str(b), {}).items()
+                       if v.get("config_source") in DYNAMIC_SOURCES and v.get("value") is not None}
+            brokers.append(Broker(b, rack or None, b in live_ids, dict(sorted(dynamic.items()))))
+        parts = []
+        for t in topics:
+            for p in t["partitions"]:
+                replicas = tuple(p["replica_nodes"])
+                leader = p["leader_id"]
+                by_replica = [sizes[(t["name"], p["partition_index"], r)] for r in replicas if (t["name"], p["partition_index"], r) in sizes]
+                size = sizes.get((t["name"], p["partition_index"], leader)) if leader >= 0 else None
+                if size is None and by_replica:
+                    size = max(by_replica)
+                parts.append(Partition(t["name"], p["partition_index"], replicas, leader, tuple(p["isr_nodes"]), size, None,
+                                       tuple(p.get("offline_replicas") or ())))
+        parts.sort(key=lambda p: (p.topic, p.partition))
+        topic_out = {
+            t["name"]: {"configs": {k: v["value"] for k, v in sorted(topic_cfgs.get(t["name"], {}).items())
+                                    if v.get("config_source") in DYNAMIC_SOURCES and v.get("value") is not None}}
+            for t in sorted(topics, key=lambda t: t["name"])
+        }
+        return Snapshot(
+            cluster_id=cluster.get("cluster_id") or "unknown", brokers=tuple(brokers), partitions=tuple(parts),
+            controller=controller_kind,
+            captured_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            configs=cluster_configs, topics=topic_out,
+        )
+
+    def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:
+        keys = list(keys)
+        kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
+        with self._call(f"describe {resource_type} {name} configs"):
+            # All keys, filtered here: some Kafka-compatible brokers (tansu) drop the connection on a key list.
+            found = self.client.describe_configs([ConfigResource(kind, str(name))], config_filter="all")
+        cfg = found.get(resource_type, {}).get(str(name), {})
+        return {k: (cfg[k]["value"] if k in cfg and cfg[k].get("config_source") in DYNAMIC_SOURCES else None) for k in keys}
+
+    def alter_configs(self, resource_type: str, name: str, changes: Mapping[str, str | None]) -> None:
+        if not changes:
+            return
+        kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
+        ops = {k: (AlterConfigOp.DELETE, None) if v is None else (AlterConfigOp.SET, v) for k, v in changes.items()}
+        with self._call(f"alter {resource_type} {name} configs"):
+            result = self.client.alter_configs([ConfigResource(kind, str(name), ops)], raise_on_unknown=False, incremental=True)
+        outcome = result.get(resource_type, {}).get(str(name))
+        if outcome != "OK":
+            raise ClusterError(f"{self.settings.bootstrap_servers}: alter {resource_type} {name} configs {sorted(changes)}: {outcome}")
+
+    def list_reassignments(self) -> dict[TP, Reassignment]:
+        with self._call("list partition reassignments"):
+            found = self.client.list_partition_reassignments()
+        return {
+            TP(tp.topic, tp.partition): Reassignment(tuple(v["replicas"]), tuple(v["adding_replicas"]), tuple(v["removing_replicas"]))
+            for tp, v in found.items()
+        }
+
+    def alter_reassignments(self, targets: Mapping[TP, tuple[int, ...] | None]) -> dict[TP, str | None]:
+        if not targets:
+            return {}
+        request = {TopicPartition(tp.topic, tp.partition): (None if t is None else list(t)) for tp, t in targets.items()}
+        with self._call("alter partition reassignments"):
+            result = self.client.alter_partition_reassignments(request)
+        return {TP(tp.topic, tp.partition): self._error_name(err) for tp, err in result.items()}
+
+    def _log_dirs(self, wanted: dict[str, list[int]] | None, brokers: list[int] | None) -> list[dict]:
+        """DescribeLogDirs of all (or the given) brokers, leaving out the ones that do not answer.
+
+        A broker that was just killed stays registered until its session times out (about 9 s),
+        and one unanswered broker fails the whole call: then each broker is asked on its own, so
+        a dead broker blinds neither the snapshot nor the executor to the others.
+        """
+        try:
+            with self._call("describe log dirs"):
+                return self.client.describe_log_dirs(topic_partitions=wanted, brokers=brokers)
+        except ClusterError as exc:
+            if "IncompatibleBrokerVersion" in str(exc):
+                raise
+        if brokers is None:
+            with self._call("describe cluster"):
+                brokers = sorted(b["broker_id"] for b in self.client.describe_cluster()["brokers"])
+        entries: list[dict] = []
+        answered = 0
+        for broker in brokers:
+            try:
+                with self._call(f"describe log dirs of broker {broker}"):
+                    entries += self.client.describe_log_dirs(topic_partitions=wanted, brokers=[broker])
+                answered += 1
+            except ClusterError:
+                continue
+        if brokers and not answered:
+            raise ClusterError(f"{self.settings.bootstrap_servers}: describe log dirs failed on every broker {brokers}")
+        return entries
+
+    def replica_sizes(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], int]:
+        wanted: dict[str, list[int]] = {}
+        for tp in partitions:
+            wanted.setdefault(tp.topic, []).append(tp.partition)
+        if not wanted:
+            return {}
+        entries = self._log_dirs(wanted, None)
+        out: dict[tuple[TP, int], int] = {}
+        for entry in entries:
+            for d in entry["log_dirs"]:
+                for t in d["topics"]:
+                    for p in t["partitions"]:
+                        key = (TP(t["name"], p["partition_index"]), entry["broker"])
+                        out[key] = max(out.get(key, 0), p["partition_size"])
+        return out
+
+    def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
+        wanted: dict[str, list[int]] = {}
+        for tp in partitions:
+            wanted.setdefault(tp.topic, []).append(tp.partition)
+        if not wanted:
+            return {}
+        with self._call("preferred leader election"):
+            response = self.client.elect_leaders(0, wanted, raise_errors=False)
+        out: dict[TP, str | None] = {}
+        for result in response.replica_election_results:
+            for p in result.partition_result:
+                err = kafka_errors.for_code(p.error_code)
+                out[TP(result.topic, p.partition_id)] = self._error_name(err)
+        return out
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:
+            pass

@@ -1,0 +1,827 @@
+"""The executor: runs an approved plan directory against a ``ClusterAdmin``, safely.
+
+Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then the
+plan's ``schedule.json`` through the planner's dispatcher (``kafka/continuous.py``); ``batches``
+runs every batch as a wave. The rules below are the batches'; the continuous run keeps the same
+ones per move (its module says how).
+
+Safety rules (docs/KAFKA.md):
+* refuse a plan that did not pass validation, whose files or plan hash changed, whose
+  "before" assignment no longer matches the cluster, or while a reassignment the plan
+  did not start is in flight (unless ``additional``);
+* per batch: record the throttle configs that exist, then set the batch's throttles,
+  submit, poll (progress line: partitions done, bytes left, ETA) until done, a time
+  limit, or a stall (no progress on a partition for ``stall_seconds``: cancel it);
+  verify; restore exactly the recorded values in ``finally``;
+* the ledger is written before every step that changes the cluster, so a killed run's
+  throttles are restored by the next run and finished batches are not run again.
+
+The DAG calls the steps one by one: ``preflight``, ``run_selected``, ``elections``,
+``final_snapshot``; the CLI calls ``run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from kafka_rebalance.cluster.admin import (
+    BROKER,
+    TOPIC,
+    TP,
+    ClusterAdmin,
+    ClusterError,
+    Reassignment,
+    merge_throttle,
+)
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.executor.continuous import ContinuousResult, ContinuousRun
+from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
+from kafka_rebalance.executor.ledger import (
+    CANCELLED,
+    CONTINUOUS,
+    FAILED,
+    FINISHED,
+    PENDING,
+    SUBMITTED,
+    THROTTLED,
+    THROTTLES_RECORDED,
+    CorruptLedger,
+    Ledger,
+    archive_ledger,
+    rearm_record,
+)
+from kafka_rebalance.plan_manifest import Batch, Plan
+from kafka_rebalance.snapshot import Snapshot, write_snapshot
+from kafka_rebalance.units import human_bytes, human_seconds
+from kafka_rebalance.userinput import finite_number, is_ascii_digits
+
+ON_STALL = ("continue", "stop")
+# continuous: reorder batches, then schedule.json through the dispatcher (kafka/continuous.py);
+# batches: every batch as a wave, as Kafka's own tool would run the batch files.
+MODES = ("continuous", "batches")
+# Upper bounds of the time settings: past them a value is a typo (or inf), and a poll
+# interval of nan/inf would sleep forever after throttles were already set.
+MAX_POLL_INTERVAL = 3600.0
+MAX_WAIT_SECONDS = 7 * 86400.0
+
+
+# A run that stopped starting work because of a hold ends with one of these statuses; a later run
+# (or the DAG's deferred task) continues from the ledger.
+HELD_STATUS = {
+    HoldReason.PAUSED: "paused",
+    HoldReason.STOPPED: "stopped",
+    HoldReason.OUTSIDE_WINDOW: "waiting-for-window",
+    HoldReason.WINDOW_TOO_SHORT: "waiting-for-window",
+    HoldReason.WINDOW_OVERRUN: "waiting-for-window",
+}
+
+
+class ExecutionRefused(RebalanceError):
+    """The executor will not start: the plan or the cluster is not in the state the plan assumes."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExecSettings:
+    poll_interval: float = 10.0  # seconds on the admin's clock between progress polls
+    stall_seconds: float = 300.0  # no byte of progress on a partition for this long: cancel it
+    batch_timeout: float | None = None  # None: 3 x the plan's estimate + 10 minutes (6 h without an estimate)
+    on_stall: str = "continue"  # after cancelling stalled moves: "continue" with the plan or "stop"
+    additional: bool = False  # allow starting while other reassignments are in flight
+    mode: str = "continuous"
+
+    def __post_init__(self) -> None:
+        if self.on_stall not in ON_STALL:
+            raise RebalanceError(f"on_stall: expected one of {', '.join(ON_STALL)}, got {self.on_stall!r}")
+        if self.mode not in MODES:
+            raise RebalanceError(f"--mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
+        problems = []
+        if not (finite_number(self.poll_interval, 0, MAX_POLL_INTERVAL) and self.poll_interval > 0):
+            problems.append(f"--poll-interval must be within 0..{MAX_POLL_INTERVAL:g} seconds (exclusive of 0), got {self.poll_interval}")
+        if not (finite_number(self.stall_seconds, 0, MAX_WAIT_SECONDS) and self.stall_seconds > 0):
+            problems.append(f"--stall-seconds must be within 0..{MAX_WAIT_SECONDS:g} seconds (exclusive of 0), got {self.stall_seconds}")
+        if self.batch_timeout is not None and not (finite_number(self.batch_timeout, 0, MAX_WAIT_SECONDS) and self.batch_timeout > 0):
+            problems.append(f"--batch-timeout must be within 0..{MAX_WAIT_SECONDS:g} seconds (exclusive of 0), got {self.batch_timeout}")
+        if problems:
+            raise RebalanceError("; ".join(problems))
+
+    def timeout_for(self, batch: Batch) -> float:
+        if self.batch_timeout is not None:
+            return self.batch_timeout
+        if batch.estimated_seconds:
+            return 3 * batch.estimated_seconds + 600
+        return 6 * 3600.0
+
+
+class PartitionState(str, Enum):
+    """Where one partition of a batch ended up, decided per partition (never by matching messages)."""
+
+    AT_TARGET = "at_target"  # target replicas, full ISR, a leader
+    CANCELLED = "cancelled"  # its move was cancelled and it is back on its old replicas
+    REFUSED = "refused"  # the cluster refused the reassignment
+    NOT_AT_TARGET = "not_at_target"  # anything else: see the problem
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOutcome:
+    tp: TP
+    state: PartitionState
+    problems: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class BatchResult:
+    id: str
+    state: str
+    partitions: int
+    completed: list[str] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    estimated_seconds: float | None = None
+    actual_seconds: float | None = None
+    skipped: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_batch_selection(spec: str | None, plan: Plan) -> list[str]:
+    """``1-3``, ``2``, ``1,3-4`` -> batch ids of the plan; None -> all."""
+    ids = [b.id for b in plan.batches]
+    if spec is None or not spec.strip():
+        return ids
+    numbers = {int(i) for i in ids}
+    wanted: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        lo, sep, hi = part.partition("-")
+        if not is_ascii_digits(lo) or (sep and not is_ascii_digits(hi)) or len(lo) > 9 or len(hi) > 9:
+            raise RebalanceError(f"--batches: {part!r} is not N or N-M (e.g. 1-3)")
+        a, b = int(lo), int(hi) if sep else int(lo)
+        if a > b:
+            raise RebalanceError(f"--batches: {part!r} runs backwards")
+        # Compare against the plan's batches, never materialise the range: 1-400000000 must not hang.
+        inside = {n for n in numbers if a <= n <= b}
+        if len(inside) != b - a + 1:
+            first_missing = next(n for n in range(a, b + 1) if n not in inside)
+            raise RebalanceError(
+                f"--batches: plan {plan.path} has batches {ids[0] if ids else '-'}..{ids[-1] if ids else '-'}, "
+                f"not {first_missing}" + (f" (asked for {a}..{b})" if a != b else "")
+            )
+        wanted |= inside
+    return [i for i in ids if int(i) in wanted]
+
+
+class Executor:
+    def __init__(
+        self,
+        plan: Plan,
+        admin: ClusterAdmin,
+        settings: ExecSettings = ExecSettings(),
+        progress: Callable[[str], None] | None = None,
+        ledger: Ledger | None = None,
+        gate: ExecutionGate | None = None,
+    ) -> None:
+        self.plan = plan
+        self.admin = admin
+        self.settings = settings
+        self.progress = progress or (lambda line: None)
+        self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash)
+        # Operators' pause/stop requests always apply; windows only when the caller configures them.
+        self.gate = gate if gate is not None else ExecutionGate.unrestricted(plan.path, plan.plan_hash)
+        self.hold: Hold | None = None  # why the last run stopped starting work, if it did
+
+    # ------------------------------------------------------------------ windows, pause, stop
+
+    def hold_before(self, batch: Batch) -> Hold | None:
+        """Whether the gate lets ``batch`` start now; a hold is recorded in the ledger and remembered.
+
+        A batch a killed run had already submitted is in flight in Kafka whatever the gate says: it is
+        watched to its end (a stop, or the end of the window it started in plus the grace, cancels it
+        there), never left running unwatched.
+        """
+        if self.ledger.state(batch.id) == SUBMITTED:
+            started = self.ledger.batch(batch.id).get("started_at")
+            self.gate.watch_in_flight(datetime.fromisoformat(started) if isinstance(started, str) else None)
+            return None
+        hold = self.gate.before_move(batch.estimated_seconds)
+        if hold is not None:
+            self._held(hold, f"batch {batch.id} not started")
+        return hold
+
+    def run_batches(self, batch_ids: Iterable[str]) -> list[BatchResult]:
+        """Run these batches in order while the gate allows; stop at a hold or at a batch that did not finish."""
+        self.hold = None
+        results: list[BatchResult] = []
+        for bid in batch_ids:
+            if self.ledger.state(bid) != FINISHED and self.hold_before(self.plan.batch(bid)) is not None:
+                break
+            r = self.run_batch(bid)
+            results.append(r)
+            if self.hold is not None or r.state != FINISHED or (r.cancelled and self.settings.on_stall == "stop"):
+                break
+        return results
+
+    def _held(self, hold: Hold, what: str) -> None:
+        self.hold = hold
+        self.ledger.event(f"{self.gate.clock().isoformat(timespec='seconds')} {what}: {hold.reason.value}: {hold.detail}")
+        self.ledger.data.setdefault("holds", []).append({"at": self.gate.clock().isoformat(timespec="seconds"), "what": what,
+                                                         **hold.to_dict()})
+        self.ledger.save()
+        self.progress(f"{what}: {hold.reason.value}: {hold.detail}")
+
+    def record_progress(self) -> dict[str, Any]:
+        """``progress_summary`` kept in the ledger as ``progress``, where the report and the plan page read it."""
+        summary = self.progress_summary()
+        self.ledger.data["progress"] = {**summary, "at": self.gate.clock().isoformat(timespec="seconds")}
+        self.ledger.save()
+        return summary
+
+    def progress_summary(self) -> dict[str, Any]:
+        """Done and remaining batches, and when the rest would finish given the windows (the report shows it)."""
+        remaining = [b for b in self.plan.batches if self.ledger.state(b.id) != FINISHED]
+        seconds = sum(b.estimated_seconds or 0.0 for b in remaining)
+        eta = self.gate.policy.eta(self.gate.clock(), seconds, self.gate.margin)
+        nxt = self.gate.policy.next_opening(self.gate.clock())
+        return {
+            "batches_done": len(self.plan.batches) - len(remaining),
+            "batches_remaining": [b.id for b in remaining],
+            "remaining_estimated_seconds": round(seconds, 3),
+            "window": self.gate.policy.describe(),
+            "next_window": nxt.iso() if nxt is not None and not self.gate.policy.unrestricted else None,
+            "eta_windows": eta.windows,
+            "eta": eta.finish.isoformat(timespec="seconds") if eta.finish else None,
+        }
+
+    # ------------------------------------------------------------------ throttles
+
+    def _record_throttles(self, batch: Batch, down: set[int]) -> dict[str, dict[str, dict[str, str | None]]]:
+        """The values before this batch; brokers that are down are left out (see ``_set_throttles``)."""
+        out: dict[str, dict[str, dict[str, str | None]]] = {"brokers": {}, "topics": {}}
+        for bid, cfg in sorted(batch.throttles.brokers.items()):
+            if int(bid) in down:
+                continue
+            out["brokers"][str(bid)] = self.admin.dynamic_configs(BROKER, str(bid), sorted(cfg))
+        for topic, cfg in sorted(batch.throttles.topics.items()):
+            out["topics"][topic] = self.admin.dynamic_configs(TOPIC, topic, sorted(cfg))
+        return out
+
+    def _set_throttles(self, batch: Batch, before: dict[str, dict[str, dict[str, str | None]]]) -> None:
+        # A broker's rate can only be read or written through that broker, and a broker that is down
+        # serves no replication anyway: only the brokers whose values were recorded get a rate.
+        for bid, cfg in sorted(batch.throttles.brokers.items()):
+            if str(bid) not in before["brokers"]:
+                continue
+            self.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
+        for topic, cfg in sorted(batch.throttles.topics.items()):
+            old = before["topics"].get(topic, {})
+            self.admin.alter_configs(TOPIC, topic, {k: merge_throttle(k, v, old.get(k)) for k, v in sorted(cfg.items())})
+
+    def _restore(self, batch_id: str) -> list[str]:
+        """Put back the recorded values on every resource that answers; returns those that could not be restored.
+
+        A broker's own throttle rate can only be changed through that broker (Kafka refuses a broker
+        config addressed to another broker id), so a dead broker's values stay pending in the ledger
+        and the next run, or `cancel`, restores them once it is back. Topics are restored first: their
+        throttled-replica lists are what actually slows replication.
+        """
+        entry = self.ledger.throttle_entry(batch_id)
+        before = entry.get("throttles_before")
+        if before is None or entry.get("throttles_restored"):
+            return []
+        done = set(entry.get("restored", []))
+        failed: list[str] = []
+        resources = [(TOPIC, t, v) for t, v in sorted(before.get("topics", {}).items())]
+        resources += [(BROKER, b, v) for b, v in sorted(before.get("brokers", {}).items())]
+        for kind, name, values in resources:
+            key = f"{kind}:{name}"
+            if key in done:
+                continue
+            try:
+                self.admin.alter_configs(kind, name, values)
+            except ClusterError as exc:
+                failed.append(key)
+                self.progress(f"{_label(batch_id)}: could not restore throttles on {kind} {name} ({exc}); "
+                              "they stay recorded and are restored by the next run")
+                continue
+            done.add(key)
+        entry["restored"] = sorted(done)
+        entry["restore_pending"] = failed
+        entry["throttles_restored"] = not failed
+        if failed:
+            self.ledger.event(f"{_label(batch_id)}: throttles not yet restored on {', '.join(failed)} (unreachable)")
+        self.ledger.save()
+        return failed
+
+    def restore_leftover_throttles(self) -> list[str]:
+        """Put back throttle values a killed or failed run left set; returns the batches concerned."""
+        leftover = self.ledger.unrestored()
+        for bid in leftover:
+            self.progress(f"{_label(bid)}: restoring the throttle values recorded before an interrupted run")
+            self._restore(bid)
+            self.ledger.event(f"restored throttles left by an interrupted run of {_label(bid)}")
+            self.ledger.save()
+        return leftover
+
+    # ------------------------------------------------------------------ checks
+
+    def _resumable(self, batch_id: str) -> bool:
+        return self.ledger.state(batch_id) in (THROTTLES_RECORDED, THROTTLED, SUBMITTED, FAILED, CANCELLED)
+
+    def _check_batches(self, batches: Iterable[Batch], current: dict[TP, tuple[int, ...]],
+                       inflight: dict[TP, Reassignment], registered: set[int] | None = None) -> list[str]:
+        """What no longer holds of the plan's starting state for these batches (empty: they still apply).
+
+        ``registered``: the broker ids the cluster knows now. A destination that left the cluster (a
+        broker replaced under a new id, or removed) makes Kafka refuse the move. A registered broker that
+        is merely down is the stall handling's business: it may come back within the stall time.
+        """
+        problems: list[str] = []
+        seen: set[TP] = set()
+        for b in batches:
+            resumable = self._resumable(b.id)
+            for tp, before in sorted(b.before.items()):
+                if tp in seen:
+                    continue
+                seen.add(tp)
+                cur = current.get(tp)
+                target = b.targets[tp]
+                gone = sorted(set(target) - set(before) - registered) if registered is not None and cur is not None else []
+                if cur is None:
+                    problems.append(f"{tp} no longer exists (batch {b.id})")
+                elif gone and not (resumable and cur == target):
+                    problems.append(f"{tp} would move to broker(s) {gone}, which the cluster no longer has (batch {b.id})")
+                elif tp in inflight:
+                    if not (resumable and inflight[tp].target == target):
+                        problems.append(f"{tp} is being reassigned to {list(inflight[tp].target)} by someone else")
+                # Kafka's cancel restores the replica SET (old replicas in the merged list's order),
+                # not necessarily the original order: a resumed batch accepts that as its start. A
+                # resumed batch also accepts the merged list of its own move (before + target): a
+                # broker's metadata can still show it after the controller finished or listed it.
+                elif cur != before and not (resumable and (cur == target or sorted(cur) == sorted(before)
+                                                           or set(cur) == set(before) | set(target))):
+                    problems.append(f"{tp} has replicas {list(cur)} but batches/{b.id}/rollback.json expects {list(before)}")
+        return problems
+
+    def _foreign(self, inflight: dict[TP, Reassignment]) -> dict[TP, Reassignment]:
+        ours: dict[TP, tuple[int, ...]] = {}
+        for b in self.plan.batches:
+            if self._resumable(b.id):
+                ours.update(b.targets)
+        return {tp: r for tp, r in inflight.items() if ours.get(tp) != r.target}
+
+    def _refuse_foreign(self, inflight: dict[TP, Reassignment]) -> None:
+        foreign = self._foreign(inflight)
+        if foreign and not self.settings.additional:
+            shown = ", ".join(f"{tp} -> {list(r.target)}" for tp, r in sorted(foreign.items())[:5])
+            raise ExecutionRefused(
+                f"{len(foreign)} reassignment(s) not started by this plan are in flight ({shown}"
+                f"{', ...' if len(foreign) > 5 else ''}); wait for them, cancel them, or pass --additional")
+
+    def _refuse_moved_back(self, current: dict[TP, tuple[int, ...]], inflight: dict[TP, Reassignment]) -> None:
+        """The ledger says a batch finished, but its partitions are no longer where the plan put them."""
+        last: dict[TP, tuple[str, tuple[int, ...]]] = {}
+        for b in self.plan.batches:
+            for tp, target in b.targets.items():
+                last[tp] = (b.id, target)
+        moved = sorted(f"{tp} (batch {bid}: replicas {list(current.get(tp, ()))}, target {list(target)})"
+                       for tp, (bid, target) in last.items()
+                       if self.ledger.state(bid) == FINISHED and tp not in inflight and current.get(tp) != target)
+        if moved:
+            raise ExecutionRefused(
+                f"{self.ledger.path}: records finished batches whose partitions are no longer at their targets: "
+                + "; ".join(moved[:5]) + ("; ..." if len(moved) > 5 else "")
+                + "; the cluster moved since the plan ran. To run this plan again from the start, re-arm it "
+                  "(`execute --rearm`, or the DAG's rearm parameter); the old ledger is archived, not deleted")
+
+    def preflight(self, batch_ids: Iterable[str] | None = None) -> dict[str, Any]:
+        """Restore leftover throttles, then refuse if the cluster is not where the plan starts."""
+        restored = self.restore_leftover_throttles()
+        wanted = set(batch_ids) if batch_ids is not None else {b.id for b in self.plan.batches}
+        todo = [b for b in self.plan.batches if b.id in wanted and self.ledger.state(b.id) != FINISHED]
+        inflight = self.admin.list_reassignments()
+        self._refuse_foreign(inflight)
+        snap = self.admin.describe()
+        current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
+        self._refuse_moved_back(current, inflight)
+        problems = self._check_batches(todo, current, inflight, {b.id for b in snap.brokers})
+        if problems:
+            raise ExecutionRefused(
+                f"{self.plan.path}: the cluster changed since planning ({len(problems)} partition(s)): "
+                + "; ".join(problems[:10]) + ("; ..." if len(problems) > 10 else "") + "; re-plan from a fresh snapshot")
+        if snap.cluster_id != self.plan.cluster_id:
+            self.progress(f"note: cluster reports id {snap.cluster_id!r}, the plan was made for {self.plan.cluster_id!r}")
+        return {"batches_to_run": [b.id for b in todo], "restored_throttles_of": restored}
+
+    # ------------------------------------------------------------------ one batch
+
+    def run_batch(self, batch_id: str) -> BatchResult:
+        batch = self.plan.batch(batch_id)
+        entry = self.ledger.batch(batch.id)
+        if entry.get("state") == FINISHED:
+            return BatchResult(batch.id, FINISHED, len(batch.targets), entry.get("completed", []), entry.get("cancelled", []),
+                               entry.get("problems", []), batch.estimated_seconds, entry.get("actual_seconds"), skipped=True)
+        self.restore_leftover_throttles()
+        inflight = self.admin.list_reassignments()
+        self._refuse_foreign(inflight)
+        snap = self.admin.describe()
+        current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
+        down = {b.id for b in snap.brokers if not b.alive}
+        skipped = sorted(int(b) for b in batch.throttles.brokers if int(b) in down)
+        if skipped:
+            self.ledger.event(f"batch {batch.id}: brokers {skipped} are down; their throttle rates are neither set nor restored")
+        problems = self._check_batches([batch], current, inflight, {b.id for b in snap.brokers})
+        if problems:
+            raise ExecutionRefused(f"batch {batch.id}: the cluster is not where this batch starts: " + "; ".join(problems[:10]))
+        result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
+        start = self.admin.now()
+        entry.update(state=THROTTLES_RECORDED, throttles_before=None, throttles_restored=False, started_clock=start,
+                     started_at=self.gate.clock().isoformat(timespec="milliseconds"), restored=[], restore_pending=[])
+        entry["throttles_before"] = self._record_throttles(batch, down)
+        # The ledger holds the old values BEFORE anything is set: a kill from here on is recoverable.
+        self.ledger.save()
+        try:
+            self._set_throttles(batch, entry["throttles_before"])
+            entry["state"] = THROTTLED
+            self.ledger.save()
+            to_submit = {tp: t for tp, t in sorted(batch.targets.items())
+                         if current[tp] != t and not (tp in inflight and inflight[tp].target == t)}
+            errors = {tp: e for tp, e in self.admin.alter_reassignments(to_submit).items() if e}
+            entry["state"] = SUBMITTED
+            self.ledger.save()
+            timed_out, stopped = self._poll(batch, set(batch.targets) - set(errors), result, start)
+            outcomes = self._verify_batch(batch, {TP(*_split(c)) for c in result.cancelled}, errors)
+            result.problems.extend(p for o in outcomes.values() for p in o.problems)
+            ok = not result.problems and not timed_out and not (stopped and result.cancelled)
+            result.state = FINISHED if ok else FAILED
+        except BaseException:
+            entry["state"] = FAILED
+            raise
+        finally:
+            self.ledger.save()
+            pending = self._restore(batch.id)
+        if pending:
+            result.state = FAILED
+            result.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
+        result.actual_seconds = round(self.admin.now() - start, 3)
+        result.completed = [str(tp) for tp, o in sorted(outcomes.items()) if o.state is PartitionState.AT_TARGET]
+        entry.update(state=result.state, completed=result.completed, cancelled=result.cancelled, problems=result.problems,
+                     partition_states={str(tp): o.state.value for tp, o in sorted(outcomes.items())},
+                     actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds,
+                     ended_at=self.gate.clock().isoformat(timespec="milliseconds"))
+        self.ledger.save()
+        self.progress(
+            f"batch {batch.id}: {result.state}, {len(result.completed)}/{len(batch.targets)} partitions at target, "
+            f"{len(result.cancelled)} cancelled, took {human_seconds(result.actual_seconds)} "
+            f"(estimated {human_seconds(batch.estimated_seconds)})")
+        for problem in result.problems:
+            self.progress(f"batch {batch.id}: {problem}")
+        return result
+
+    def _poll(self, batch: Batch, pending: set[TP], result: BatchResult, start: float) -> tuple[bool, bool]:
+        """Poll until done, stalled or timed out; returns (timed_out, stopped_on_stall)."""
+        s = self.settings
+        timeout = s.timeout_for(batch)
+        total = len(batch.targets)
+        marker: dict[TP, int] = {}
+        last_change: dict[TP, float] = {}
+        last_left: dict[TP, int] = {}
+        moved = 0.0
+        rate_hint = batch.throttles.rate_bytes_per_sec
+        unreachable_since: float | None = None
+        while True:
+            try:
+                inflight = self.admin.list_reassignments()
+                sizes_of = sorted(tp for tp in pending if tp in inflight)
+                sizes = self.admin.replica_sizes(sizes_of) if sizes_of else {}
+            except ClusterError as exc:
+                # A broker dying (possibly the active controller) makes calls fail until the quorum
+                # elects a new controller and fences the dead broker: seconds, not a reason to abandon
+                # moves in flight with their throttles set. Keep polling; give up only after a stall's time.
+                now = self.admin.now()
+                unreachable_since = now if unreachable_since is None else unreachable_since
+                if now - unreachable_since >= s.stall_seconds:
+                    raise
+                self.progress(f"batch {batch.id}: cluster not answering ({exc}); retrying")
+                self.admin.sleep(s.poll_interval)
+                continue
+            unreachable_since = None
+            now = self.admin.now()
+            for tp in sorted(pending):
+                if tp not in inflight:
+                    moved += last_left.pop(tp, 0)
+                    pending.discard(tp)
+            left_total, stalled = 0, []
+            for tp in sorted(pending):
+                r = inflight[tp]
+                source = max((sizes.get((tp, x), 0) for x in r.replicas if x not in r.adding), default=0)
+                left = sum(max(0, source - sizes.get((tp, x), 0)) for x in r.adding)
+                copied = sum(sizes.get((tp, x), 0) for x in r.adding)
+                if tp not in marker or copied > marker[tp]:
+                    marker[tp], last_change[tp] = copied, now
+                elif now - last_change[tp] >= s.stall_seconds:
+                    stalled.append(tp)
+                if tp in last_left and left < last_left[tp]:
+                    moved += last_left[tp] - left
+                last_left[tp] = left
+                left_total += left
+            elapsed = now - start
+            rate = moved / elapsed if moved > 0 and elapsed > 0 else rate_hint
+            eta = left_total / rate if rate else None
+            done = total - len(pending) - len(result.cancelled)
+            self.progress(f"batch {batch.id}: {done}/{total} partitions done, {human_bytes(left_total)} left, "
+                          f"ETA {human_seconds(eta) if pending else '0s'}")
+            hold = self.gate.while_moving() if pending else None
+            if hold is not None:
+                # Stop, or the window closed and the grace period passed: cancel what is in flight (Kafka
+                # reverts it); the batch ends unfinished, so the next run or window runs it again.
+                self._cancel(sorted(pending), pending, result, f"{hold.reason.value}: {hold.detail}")
+                result.problems.append(f"{hold.reason.value}: {hold.detail}; moves in flight were cancelled")
+                self._held(hold, f"batch {batch.id} interrupted")
+                return False, True
+            if stalled:
+                self._cancel(stalled, pending, result, f"no progress for {human_seconds(s.stall_seconds)}")
+                if s.on_stall == "stop":
+                    if pending:
+                        self._cancel(sorted(pending), pending, result, "stopping the batch after a stall")
+                    return False, True
+            if not pending:
+                return False, False
+            if elapsed >= timeout:
+                self._cancel(sorted(pending), pending, result, f"batch time limit {human_seconds(timeout)} reached")
+                result.problems.append(f"time limit {human_seconds(timeout)} reached; unfinished moves were cancelled")
+                return True, False
+            self.admin.sleep(s.poll_interval)
+
+    def _cancel(self, tps: list[TP], pending: set[TP], result: BatchResult, why: str) -> None:
+        cancelled = self.cancel_moves(tps, f"batch {result.id}", why)
+        pending.difference_update(tps)
+        result.cancelled.extend(str(tp) for tp in tps if tp in cancelled)
+
+    def cancel_moves(self, tps: list[TP], label: str, why: str) -> set[TP]:
+        """Cancel these moves; returns those Kafka cancelled (the others had just finished).
+
+        Cancelling is most needed when a broker has just died, which is also when the call can land on
+        that broker (kafka-python routes it to the controller id Metadata named a moment ago). Retry as
+        polling does, for up to a stall's time, rather than abandon the moves with their throttles set.
+        """
+        first_failure: float | None = None
+        while True:
+            try:
+                outcome = self.admin.alter_reassignments({tp: None for tp in tps})
+                break
+            except ClusterError as exc:
+                now = self.admin.now()
+                first_failure = now if first_failure is None else first_failure
+                if now - first_failure >= self.settings.stall_seconds:
+                    raise
+                self.progress(f"{label}: cancel not answered ({exc}); retrying")
+                self.admin.sleep(self.settings.poll_interval)
+        cancelled = {tp for tp in tps if outcome.get(tp) is None}
+        for tp in sorted(cancelled):
+            self.progress(f"{label}: cancelled {tp}: {why}")
+        # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
+        return cancelled
+
+    # Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a
+    # cache that follows the controller's log a moment later. A move the controller calls done can
+    # still show its old replicas for a second or two, so verification waits for the views to agree.
+    METADATA_SETTLE_SECONDS = 15.0
+
+    def _verify_batch(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
+        deadline = self.admin.now() + self.METADATA_SETTLE_SECONDS
+        while True:
+            out = self._batch_outcomes(batch, cancelled, refused)
+            if not any(o.problems for o in out.values()) or self.admin.now() >= deadline:
+                return out
+            self.admin.sleep(min(1.0, self.settings.poll_interval))
+
+    def _batch_outcomes(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
+        """Each partition's state after the batch, with the problems that keep it from counting as done."""
+        snap = self.admin.describe()
+        parts = {TP(p.topic, p.partition): p for p in snap.partitions}
+        alive = {b.id for b in snap.brokers if b.alive}
+        out: dict[TP, PartitionOutcome] = {}
+        for tp, target in sorted(batch.targets.items()):
+            p = parts.get(tp)
+            before = batch.before[tp]
+            if p is None:
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: disappeared during the batch",))
+            elif tp in refused or tp in cancelled:
+                problems = [f"{tp}: reassignment refused by the cluster ({refused[tp]})"] if tp in refused else []
+                # Kafka's cancel restores the old replica set, not necessarily its order.
+                if sorted(p.replicas) != sorted(before):
+                    problems.append(f"{tp}: {'refused' if tp in refused else 'cancelled'}, but replicas are "
+                                    f"{list(p.replicas)}, not back to {list(before)}")
+                state = PartitionState.REFUSED if tp in refused else PartitionState.CANCELLED
+                out[tp] = PartitionOutcome(tp, state, tuple(problems))
+            elif p.replicas != target:
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET,
+                                           (f"{tp}: replicas {list(p.replicas)} differ from the target {list(target)}",))
+            elif not set(target) <= set(p.isr):
+                missing = sorted(set(target) - set(p.isr))
+                dead = [m for m in missing if m not in alive]
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (
+                    f"{tp}: ISR {list(p.isr)} lacks {missing}" + (f" (broker(s) {dead} down)" if dead else ""),))
+            elif p.leader == -1:
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: has no leader",))
+            else:
+                out[tp] = PartitionOutcome(tp, PartitionState.AT_TARGET)
+        return out
+
+    # ------------------------------------------------------------------ after the batches
+
+    def elections(self) -> dict[str, Any]:
+        size = self.plan.election_batch_size
+        tps = list(self.plan.elections)
+        failed: dict[str, str] = {}
+        for i in range(0, len(tps), size):
+            chunk = tps[i:i + size]
+            for tp, err in sorted(self.admin.elect_preferred(chunk).items()):
+                if err:
+                    failed[str(tp)] = err
+            self.progress(f"elections: {min(i + size, len(tps))}/{len(tps)} partitions requested")
+        out = {"requested": len(tps), "chunks": -(-len(tps) // size) if tps else 0, "failed": failed}
+        self.ledger.data["elections"] = {**out, "done": True}
+        self.ledger.save()
+        return out
+
+    def final_snapshot(self, path: Path | None) -> Snapshot:
+        from kafka_rebalance.cluster.gather import gather_snapshot
+
+        # Recorded under the plan's cluster name, so the final snapshot compares with the gathered one.
+        snap = gather_snapshot(self.admin, self.plan.cluster_id)
+        if path is not None:
+            write_snapshot(snap, path)
+        return snap
+
+    def all_finished(self) -> bool:
+        return all(self.ledger.state(b.id) == FINISHED for b in self.plan.batches)
+
+    def check_mode(self, batch_ids: list[str] | None) -> None:
+        """Refuse a selection or a ledger that does not fit the mode, before anything touches the cluster."""
+        if self.settings.mode != "continuous":
+            if any(e.get("state") == SUBMITTED for e in self.ledger.continuous()["steps"].values()):
+                raise ExecutionRefused(f"{self.ledger.path}: a continuous run left moves in flight; resume it with "
+                                       "--mode continuous (or `cancel` them) before running batches")
+            return
+        if batch_ids is not None:
+            raise RebalanceError("--batches selects batches to run as waves: it needs --mode batches")
+        if self.plan.schedule is None:
+            raise ExecutionRefused(f"{self.plan.path}: has no schedule.json (planned by an older version): "
+                                   "execute it with --mode batches, or re-plan")
+
+    def run_selected(self, batch_ids: list[str]) -> tuple[list[BatchResult], ContinuousResult | None]:
+        """The mode's way through the plan: batches as waves, or the reorders then the continuous schedule."""
+        if self.settings.mode != "continuous":
+            return self.run_batches(batch_ids), None
+        results = self.run_batches([b.id for b in self.plan.batches if b.kind != "move" and b.id in batch_ids])
+        if self.hold is not None or any(r.state != FINISHED for r in results):
+            return results, None
+        if all(self.ledger.state(b.id) == FINISHED for b in self.plan.batches if b.kind == "move"):
+            return results, None
+        return results, ContinuousRun(self).run()
+
+    def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
+        self.check_mode(batch_ids)
+        selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
+        self.preflight(selected)
+        results, cont = self.run_selected(selected)
+        held = self.hold is not None
+        stopped = not held and bool(results) and (
+            results[-1].state != FINISHED or bool(results[-1].cancelled and self.settings.on_stall == "stop"))
+        if cont is not None and not held:
+            stopped = stopped or bool(cont.failed) or bool(cont.cancelled and self.settings.on_stall == "stop")
+        elections = self.elections() if not stopped and not held and self.all_finished() else None
+        snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
+        cancelled = sum(len(r.cancelled) for r in results) + (len(cont.cancelled) if cont is not None else 0)
+        if self.hold is not None:
+            status = HELD_STATUS[self.hold.reason]
+        else:
+            status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
+        if status == "complete" and elections and elections["failed"]:
+            status = "incomplete"
+        return {
+            "plan_hash": self.plan.plan_hash,
+            "status": status,
+            "mode": self.settings.mode,
+            "batches": [
+                {**r.to_dict(), "predicted_seconds": r.estimated_seconds} for r in results
+            ],
+            "continuous": cont.to_dict() if cont is not None else None,
+            "elections": elections,
+            "final_snapshot": str(final_snapshot) if snap is not None else None,
+            "hold": self.hold.to_dict() if self.hold is not None else None,
+            "progress": self.record_progress(),
+        }
+
+    # ------------------------------------------------------------------ verify / cancel
+
+    def verify(self) -> dict[str, Any]:
+        snap = self.admin.describe()
+        parts = {TP(p.topic, p.partition): p for p in snap.partitions}
+        inflight = self.admin.list_reassignments()
+        plan_tps = {tp for b in self.plan.batches for tp in b.targets}
+        final_target: dict[TP, tuple[int, ...]] = {}
+        for b in self.plan.batches:
+            final_target.update(b.targets)
+        problems, at_target = [], 0
+        for tp, target in sorted(final_target.items()):
+            p = parts.get(tp)
+            if p is None:
+                problems.append(f"{tp}: does not exist")
+            elif tp in inflight:
+                problems.append(f"{tp}: still moving ({list(inflight[tp].adding)} catching up)")
+            elif p.replicas != target:
+                problems.append(f"{tp}: replicas {list(p.replicas)}, target {list(target)}")
+            elif not set(target) <= set(p.isr):
+                problems.append(f"{tp}: ISR {list(p.isr)} incomplete")
+            elif p.leader == -1:
+                problems.append(f"{tp}: no leader")
+            else:
+                at_target += 1
+        throttles_left = [f"{_label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
+        not_preferred = [str(tp) for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]]
+        foreign = sorted(str(tp) for tp in inflight if tp not in plan_tps)
+        complete = not problems and not throttles_left
+        return {
+            "plan_hash": self.plan.plan_hash,
+            "status": "complete" if complete else "incomplete",
+            "partitions": len(final_target),
+            "at_target": at_target,
+            "problems": problems,
+            "throttles_left": throttles_left,
+            "batches": {b.id: self.ledger.state(b.id) for b in self.plan.batches},
+            "not_led_by_preferred": not_preferred,
+            "other_reassignments_in_flight": foreign,
+        }
+
+    def cancel(self) -> dict[str, Any]:
+        inflight = self.admin.list_reassignments()
+        ours = {tp: t for b in self.plan.batches for tp, t in b.targets.items()}
+        to_cancel = sorted(tp for tp, r in inflight.items() if tp in ours)
+        outcome = self.admin.alter_reassignments({tp: None for tp in to_cancel}) if to_cancel else {}
+        restored = self.ledger.unrestored()
+        for bid in restored:
+            self._restore(bid)
+        for b in self.plan.batches:
+            if self.ledger.state(b.id) not in (FINISHED, PENDING):
+                self.ledger.batch(b.id)["state"] = CANCELLED
+        for sid, entry in self.ledger.continuous()["steps"].items():
+            if entry["state"] == SUBMITTED:
+                entry["state"] = CANCELLED
+                self.ledger.step_changed(sid)
+        self.ledger.event(f"cancelled {len(to_cancel)} in-flight move(s); restored throttles of {restored or 'no batch'}")
+        self.ledger.save()
+        return {
+            "plan_hash": self.plan.plan_hash,
+            "cancelled": [str(tp) for tp in to_cancel if outcome.get(tp) is None],
+            "not_cancelled": {str(tp): outcome[tp] for tp in to_cancel if outcome.get(tp)},
+            "restored_throttles_of": restored,
+        }
+
+
+def rearm(plan: Plan, admin: ClusterAdmin, by: str | None = None, run: str | None = None,
+          progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the plan afresh: restore throttles the old ledger left set, archive it (ledger.<n>.json), start a new one.
+
+    Audited: the new ledger's ``rearms`` lists every re-arm (who, when, which archive, which run).
+    Idempotent per run: a run that already re-armed this plan does not archive its own ledger again.
+    """
+    say = progress or (lambda line: None)
+    old: Ledger | None = None
+    history: list[dict[str, Any]] = []
+    try:
+        old = Ledger.open(plan.path, plan.plan_hash)
+    except CorruptLedger as exc:
+        say(f"re-arm: {exc}; archiving it unread, its throttle values could not be restored automatically")
+    if old is not None:
+        history = list(old.data.get("rearms", []))
+        if run is not None and any(r.get("run") == run for r in history):
+            say(f"re-arm: already done by run {run}; keeping its ledger")
+            return {"rearmed": False, "archived_as": None, "reason": "already re-armed by this run"}
+        if not old.path.exists():
+            return {"rearmed": False, "archived_as": None, "reason": "nothing ran yet"}
+        Executor(plan, admin, ExecSettings(), say, ledger=old).restore_leftover_throttles()
+    archived = archive_ledger(plan.path)
+    record = rearm_record(by, archived, run, "re-armed: run the plan afresh from its first batch")
+    fresh = Ledger.fresh(plan.path, plan.plan_hash)
+    fresh.data["rearms"] = [*history, record]
+    fresh.event(f"re-armed by {record['by']} at {record['at']}; previous ledger kept as {record['archived_as']}")
+    fresh.save()
+    say(f"re-armed plan {plan.plan_hash[:16]}: previous ledger kept as {record['archived_as']}")
+    return {"rearmed": True, **record}
+
+
+def _label(key: str) -> str:
+    """How messages name a throttle record: a batch, or the continuous run."""
+    return "continuous execution" if key == CONTINUOUS else f"batch {key}"
+
+
+def _split(name: str) -> tuple[str, int]:
+    topic, _, part = name.rpartition("-")
+    return topic, int(part)

@@ -1,0 +1,184 @@
+"""``config/clusters.yaml``: which clusters the pipeline manages, and how to reach them.
+
+One Airflow DAG is generated per cluster. A cluster's ``source`` is either the id of
+an Airflow connection of the Kafka provider's ``kafka`` type (a real cluster), or
+``simulated:<snapshot>`` (the embedded simulator started from that snapshot file,
+path relative to the clusters file). Planner defaults can be set once under
+``defaults`` and overridden per cluster; the manual-trigger form starts from them.
+
+Validation uses pydantic so a typo names the file, the cluster and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.executor.windows import Window, WindowError, window_from_config
+from kafka_rebalance.paths import PROJECT_ROOT
+from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY
+
+SIMULATED_PREFIX = "simulated:"
+
+
+def clusters_file() -> Path:
+    """``$KAFKA_REBALANCE_CLUSTERS``, else the project's ``config/clusters.yaml``."""
+    return Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT_ROOT / "config" / "clusters.yaml"))
+
+
+class PlannerDefaults(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    threshold_percentage: float | None = Field(default=None, ge=0, le=100)
+    throttle_mb_per_sec: float = Field(default=50, gt=0, le=100_000)
+    max_partitions_per_batch: int = Field(default=50, ge=1, le=100_000)
+    max_moves_per_broker: int = Field(default=5, ge=1, le=10_000)
+    ordering: Literal["small-first", "large-first", "under-replicated-first"] = "small-first"
+    exclude_topics: list[str] = Field(default_factory=list)
+    byte_tolerance: float = Field(default=0.10, ge=0, le=10)
+    optimizer: Literal["auto", "exact", "heuristic"] = "auto"
+    # The fraction of the throttle this cluster's brokers deliver (execute prints it after a run).
+    throttle_efficiency: float = Field(default=DEFAULT_THROTTLE_EFFICIENCY, ge=MIN_THROTTLE_EFFICIENCY, le=1, allow_inf_nan=False)
+
+
+class ExecutorConfig(BaseModel):
+    """How the executor watches a running plan on this cluster (``ExecSettings``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # continuous: moves start as capacity frees (schedule.json); batches: one wave per batch file.
+    mode: Literal["continuous", "batches"] = "continuous"
+    poll_interval_seconds: float = Field(default=10.0, gt=0, le=3600, allow_inf_nan=False)
+    stall_seconds: float = Field(default=300.0, gt=0, le=7 * 24 * 3600, allow_inf_nan=False)
+    # Inside a maintenance window a move starts only if its estimate ends this long before the window
+    # closes; a move still running this long after the close is handled as a stall.
+    window_margin_seconds: float = Field(default=300.0, ge=0, le=24 * 3600, allow_inf_nan=False)
+    window_grace_seconds: float = Field(default=600.0, ge=0, le=7 * 24 * 3600, allow_inf_nan=False)
+
+
+class WindowConfig(BaseModel):
+    """One maintenance window: opens at each ``cron`` time in ``timezone`` for ``duration`` (4h, 90m, PT4H)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cron: str
+    duration: str
+    timezone: str = "UTC"
+
+    @model_validator(mode="after")
+    def _valid(self) -> WindowConfig:
+        try:
+            self.window()
+        except WindowError as exc:
+            raise ValueError(str(exc).split(": ", 1)[-1]) from None
+        return self
+
+    def window(self) -> Window:
+        return window_from_config(self.model_dump(), "window")
+
+
+class ClusterConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cluster_id: str
+    source: str
+    schedule: str | None = "*/30 * * * *"
+    defaults: PlannerDefaults | None = None
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    # Maintenance windows: moves start only inside one (none listed: any time). docs/EXECUTION_WINDOWS.md
+    windows: list[WindowConfig] = Field(default_factory=list)
+
+    @field_validator("cluster_id")
+    @classmethod
+    def _id(cls, v: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", v):
+            raise ValueError("must be letters, digits, '.', '_' or '-' (it names a DAG and a directory)")
+        return v
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, v: str) -> str:
+        if v.startswith(SIMULATED_PREFIX):
+            if not v[len(SIMULATED_PREFIX) :].strip():
+                raise ValueError("simulated: needs a snapshot path, e.g. simulated:samples/sample-cluster.json")
+        elif not re.fullmatch(r"[A-Za-z0-9_.-]+", v):
+            raise ValueError("must be an Airflow connection id or simulated:<snapshot path>")
+        return v
+
+    def configured_windows(self) -> tuple[Window, ...]:
+        return tuple(w.window() for w in self.windows)
+
+    @property
+    def simulated(self) -> bool:
+        return self.source.startswith(SIMULATED_PREFIX)
+
+    @property
+    def dag_id(self) -> str:
+        return "kafka_rebalance_" + re.sub(r"[^A-Za-z0-9_]", "_", self.cluster_id)
+
+
+class FleetConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schedule: str | None = "@daily"
+
+
+class ClustersFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    defaults: PlannerDefaults = Field(default_factory=PlannerDefaults)
+    fleet: FleetConfig = Field(default_factory=FleetConfig)
+    clusters: list[ClusterConfig]
+    path: Path | None = Field(default=None, exclude=True)
+
+    def effective_defaults(self, cluster: ClusterConfig) -> PlannerDefaults:
+        if cluster.defaults is None:
+            return self.defaults
+        merged = self.defaults.model_dump()
+        merged.update(cluster.defaults.model_dump(exclude_unset=True))
+        return PlannerDefaults(**merged)
+
+    def simulated_snapshot(self, cluster: ClusterConfig) -> Path:
+        if not cluster.simulated:
+            raise RebalanceError(f"cluster {cluster.cluster_id} is not simulated (source {cluster.source})")
+        raw = Path(cluster.source[len(SIMULATED_PREFIX) :].strip())
+        base = self.path.parent if self.path else Path.cwd()
+        return raw if raw.is_absolute() else (base / raw).resolve()
+
+
+def load_clusters(path: str | Path) -> ClustersFile:
+    p = Path(path)
+    if not p.exists():
+        raise RebalanceError(f"{p}: clusters file does not exist")
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise RebalanceError(f"{p}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise RebalanceError(f"{p}: must be a mapping with a 'clusters' list")
+    try:
+        parsed = ClustersFile(**raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = list(err["loc"])
+            where = ".".join(str(x) for x in loc)
+            if len(loc) >= 2 and loc[0] == "clusters" and isinstance(loc[1], int):
+                try:
+                    where += f" (cluster {raw['clusters'][loc[1]].get('cluster_id', '?')})"
+                except (AttributeError, IndexError, KeyError, TypeError):
+                    pass
+            problems.append(f"{where}: {err['msg']}")
+        raise RebalanceError(f"{p}: " + "; ".join(problems)) from None
+    ids = [c.cluster_id for c in parsed.clusters]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise RebalanceError(f"{p}: cluster_id {', '.join(dupes)} listed more than once")
+    parsed.path = p.resolve()
+    return parsed

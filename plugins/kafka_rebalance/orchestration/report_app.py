@@ -1,0 +1,405 @@
+"""A small web app, mounted in Airflow's API server by the plugin, that serves staged plans.
+
+Routes (under the plugin's prefix, ``/kafka-rebalance``):
+* ``/``                              every staged plan the caller may see, newest first, with its verdicts;
+* ``/plans/{cluster}/{plan}/{file}`` a file of a staged plan (report.html, RUNBOOK.md, Data Docs...);
+* ``/runs/{dag_id}/{run_id}``        the report of the plan a DAG run staged (the run's "Rebalance
+  report" tab in the Airflow UI points here);
+* ``/control/{cluster}/{plan}``      the plan's execution: pause/resume/stop state and who asked, holds
+  (windows, pauses), batches done; with Pause, Resume and Stop buttons, which POST to
+* ``/control/{cluster}/{plan}/{pause|resume|stop}`` (also the API: JSON back when asked for JSON).
+
+Security. Airflow does not authenticate plugin apps (a mounted app inherits none of the core
+API's dependencies), so every route here depends on Airflow's own ``get_user`` (the auth
+manager's JWT from ``Authorization: Bearer`` or the UI's ``_token`` cookie: 401 without one,
+403 for an invalid one) and on Airflow's authorization for reading DAG runs, checked against
+the DAG of the plan's cluster (``requires_access_dag("GET", DagAccessEntity.RUN)``, the check
+Airflow's own DAG-run endpoints make). Pause, resume and stop need the right to change that
+DAG's runs (``requires_access_dag("PUT", DagAccessEntity.RUN)``), and a request authenticated by
+the UI's cookie must come from this origin (``Origin``/``Referer``), on top of the cookie's
+SameSite=Lax, so another site cannot pause a rebalance through a visitor's browser. Every value
+put into HTML is escaped; every response carries a Content-Security-Policy that allows no
+scripts, no plugins, forms only to this origin and no third-party resources, plus
+``X-Content-Type-Options: nosniff``. Only files inside the staging root are served; the only
+write is the control request (control.json, through kafka_rebalance.executor.control). Unreadable or
+malformed files never end in a 500: they give a 4xx, or an "unreadable" cell in the plan list.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.executor.control import ControlAction, read_control
+from kafka_rebalance.executor.control import request as control_request
+from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
+from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanDirError, validation_status, verify_plan
+
+PREFIX = REPORTS_URL_PREFIX
+
+# No scripts at all (the report is static SVG and CSS by design); styles and images only from
+# this origin (report.html and the plan list use inline <style>); framing only by Airflow's own
+# UI (the "Rebalance report" tab is an iframe). Great Expectations' Data Docs pull CSS and JS
+# from CDNs: served here they render unstyled, which is the price of not running third-party
+# scripts on Airflow's origin.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; "
+    "frame-ancestors 'self'; base-uri 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = [
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """Adds SECURITY_HEADERS to every response of the app, errors and 401s included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name for name, _ in SECURITY_HEADERS}
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": kept + SECURITY_HEADERS}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+async def airflow_user(request: Request) -> Any:
+    """The caller as Airflow's own ``get_user`` resolves it (401 without a token, 403 for a bad one).
+
+    Imported on first request, not with the module: every task process loads plugins, and
+    Airflow's API security module would pull the whole API server into each of them.
+    """
+    from airflow.api_fastapi.core_api.security import bearer_scheme, get_user
+
+    return await get_user(request, None, await bearer_scheme(request))
+
+
+# Authentication for every route, whatever its own dependencies say.
+app = FastAPI(
+    title="kafka-rebalance plans and reports", docs_url=None, redoc_url=None, openapi_url=None,
+    dependencies=[Depends(airflow_user)],
+)  # fmt: skip
+app.add_middleware(SecurityHeaders)
+
+User = Annotated[Any, Depends(airflow_user)]
+
+
+def _plans_root() -> Path:
+    return (data_root() / "plans").resolve()
+
+
+def _check_segment(value: str, what: str) -> str:
+    # A NUL byte makes every os call raise ValueError; control characters have no business in a
+    # plan path either. Refuse them before touching the file system.
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise HTTPException(status_code=400, detail=f"{what}: control characters are not allowed")
+    return value
+
+
+def _inside(root: Path, *parts: str) -> Path:
+    try:
+        path = root.joinpath(*parts).resolve()
+    except (OSError, RuntimeError):  # name too long, symlink loop
+        raise HTTPException(status_code=404, detail="not found") from None
+    if root != path and root not in path.parents:
+        raise HTTPException(status_code=404, detail="not found")
+    return path
+
+
+@dataclass(frozen=True)
+class JsonFile:
+    """A small JSON object file as the pages see it: its content, or why it cannot be read."""
+
+    value: dict[str, Any] | None
+    problem: str | None = None
+
+
+def _read_object(path: Path) -> JsonFile:
+    try:
+        value = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return JsonFile(None)
+    except OSError as exc:
+        return JsonFile(None, f"unreadable ({exc.strerror or type(exc).__name__})")
+    except UnicodeDecodeError:
+        return JsonFile(None, "unreadable (not UTF-8)")
+    except json.JSONDecodeError as exc:
+        return JsonFile(None, f"unreadable (not valid JSON: {exc.msg} at line {exc.lineno})")
+    except (ValueError, RecursionError):  # huge integers, absurd nesting
+        return JsonFile(None, "unreadable (not usable JSON)")
+    if not isinstance(value, dict):
+        return JsonFile(None, "unreadable (not a JSON object)")
+    return JsonFile(value)
+
+
+def _text(value: Any) -> str:
+    """One escaped table cell: scalars as themselves, anything else is not what the page expects."""
+    if value is None:
+        return "-"
+    if isinstance(value, (str, int, float, bool)):
+        return html.escape(str(value))
+    return "unreadable"
+
+
+def _field(doc: JsonFile, *keys: str) -> str:
+    if doc.problem:
+        return html.escape(doc.problem)
+    value: Any = doc.value
+    for key in keys:
+        if value is None:
+            return "-"
+        if not isinstance(value, dict):
+            return "unreadable"
+        value = value.get(key)
+    return _text(value)
+
+
+def _dag_ids_by_cluster() -> dict[str, str] | None:
+    """cluster id -> its DAG id, or None when the clusters file cannot be read."""
+    from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
+
+    try:
+        return {c.cluster_id: c.dag_id for c in load_clusters(clusters_file()).clusters}
+    except (RebalanceError, OSError, ValueError):
+        return None
+
+
+def _may_read_runs(request: Request, user: Any, dag_id: str | None) -> None:
+    """Airflow's own check for reading DAG runs (403 when refused); dag_id None means all DAGs."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    requires_access_dag("GET", DagAccessEntity.RUN, param_dag_id=dag_id)(request, user)
+
+
+def _authorize_all_runs(request: Request, user: User) -> None:
+    _may_read_runs(request, user, None)
+
+
+def _authorize_run(request: Request, user: User, dag_id: str) -> None:
+    _may_read_runs(request, user, dag_id)
+
+
+def _authorize_plan(request: Request, user: User, cluster: str) -> None:
+    # A plan of a cluster the clusters file does not (or no longer) name, or any plan while
+    # that file is unreadable, needs the right to read the runs of every DAG.
+    dag_ids = _dag_ids_by_cluster() or {}
+    _may_read_runs(request, user, dag_ids.get(cluster))
+
+
+def _row_visible(user: Any, dag_id: str | None) -> bool:
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
+    from airflow.models.dag import DagModel
+
+    if dag_id is None:  # the index route already checked access to every DAG's runs
+        return True
+    team = DagModel.get_team_name(dag_id)
+    return get_auth_manager().is_authorized_dag(
+        method="GET", access_entity=DagAccessEntity.RUN, details=DagDetails(id=dag_id, team_name=team), user=user
+    )
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+@app.get("/", response_class=HTMLResponse, dependencies=[Depends(_authorize_all_runs)])
+def index(request: Request, user: User) -> str:
+    root = _plans_root()
+    base = request.scope.get("root_path", "")
+    dag_ids = _dag_ids_by_cluster() or {}
+    manifests = [p for p in root.glob(f"*/*/{PLAN_FILE}") if not p.parent.name.startswith(".")] if root.is_dir() else []
+    manifests.sort(key=_mtime, reverse=True)
+    rows = []
+    for manifest_path in manifests:
+        plan = manifest_path.parent
+        cluster = plan.parent.name
+        if not _row_visible(user, dag_ids.get(cluster)):
+            continue
+        m = _read_object(manifest_path)
+        approval = _read_object(plan / APPROVAL_FILE)
+        verification = _read_object(plan / VERIFICATION_FILE)
+        link = html.escape(f"{base}/plans/{quote(cluster)}/{quote(plan.name)}")
+        if m.value is None:
+            problem = html.escape(m.problem or "unreadable (plan.json vanished)")
+            cells = f"<td colspan=2>plan.json {problem}</td>"
+        else:
+            cells = f"<td>{_field(m, 'summary', 'replica_moves')}</td><td>{html.escape(validation_status(plan))}</td>"
+        rows.append(
+            f"<tr><td>{html.escape(cluster)}</td><td><a href=\"{link}/report.html\">{html.escape(plan.name)}</a></td>"
+            f"{cells}<td>{_field(approval, 'decision')}</td><td>{_field(verification, 'status')}</td>"
+            f"<td><a href=\"{html.escape(f'{base}/control/{quote(cluster)}/{quote(plan.name)}')}\">execution</a> · "
+            f"<a href=\"{link}/RUNBOOK.md\">runbook</a> · "
+            f"<a href=\"{link}/validation/data_docs/index.html\">data docs</a></td></tr>"
+        )
+    body = "".join(rows) or "<tr><td colspan=7>No plan staged yet.</td></tr>"
+    return (
+        "<!doctype html><meta charset=utf-8><title>Kafka rebalance plans</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;text-align:left}</style>"
+        "<h1>Staged rebalance plans</h1><table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
+        f"<th>decision</th><th>verification</th><th>files</th></tr>{body}</table>"
+    )
+
+
+@app.get("/plans/{cluster}/{plan}/{file_path:path}", dependencies=[Depends(_authorize_plan)])
+def plan_file(cluster: str, plan: str, file_path: str) -> FileResponse:
+    for value, what in ((cluster, "cluster"), (plan, "plan"), (file_path, "file")):
+        _check_segment(value, what)
+    path = _inside(_plans_root(), cluster, plan, file_path or "report.html")
+    try:
+        found = path.is_file()
+    except OSError:
+        found = False
+    if not found:
+        raise HTTPException(status_code=404, detail=f"{cluster}/{plan}/{file_path} not found")
+    try:  # FileResponse opens the file only while sending, too late for a clear error
+        path.open("rb").close()
+    except OSError as exc:
+        raise HTTPException(status_code=404, detail=f"{cluster}/{plan}/{file_path} cannot be read ({exc.strerror})") from None
+    # JSON and Markdown are shown as text: a browser must never render a plan file as a page.
+    media = "text/plain; charset=utf-8" if path.suffix in (".md", ".json") else None
+    return FileResponse(path, media_type=media)
+
+
+@app.get("/runs/{dag_id}/{run_id}", dependencies=[Depends(_authorize_run)])
+def run_report(request: Request, dag_id: str, run_id: str):
+    _check_segment(dag_id, "dag_id")
+    _check_segment(run_id, "run_id")
+    dag_ids = _dag_ids_by_cluster()
+    if dag_ids is None:
+        from kafka_rebalance.orchestration.clusters_config import clusters_file
+
+        raise HTTPException(status_code=404, detail=f"{dag_id}: the clusters file {clusters_file()} cannot be read")
+    cluster_id = next((c for c, d in dag_ids.items() if d == dag_id), None)
+    if cluster_id is None:
+        raise HTTPException(status_code=404, detail=f"{dag_id} is not a rebalance DAG")
+    base = request.scope.get("root_path", "")
+    staged_file = _read_object(run_dir_path(cluster_id, run_id) / "staged.json")
+    if staged_file.problem:
+        raise HTTPException(status_code=422, detail=f"staged.json of run {run_id}: {staged_file.problem}")
+    staged = (staged_file.value or {}).get("dir")
+    if not staged:
+        return HTMLResponse(
+            f"<!doctype html><meta charset=utf-8><p>Run {html.escape(run_id)} of {html.escape(cluster_id)} staged no "
+            "plan (the cluster was balanced, or the run stopped before staging). "
+            f"<a href=\"{html.escape(base)}/\">All staged plans</a></p>"
+        )
+    if not isinstance(staged, str) or "\0" in staged:
+        raise HTTPException(status_code=422, detail=f"staged.json of run {run_id}: 'dir' is not a path")
+    plan = _inside(_plans_root(), staged)
+    if plan.parent.parent != _plans_root():
+        raise HTTPException(status_code=422, detail=f"staged.json of run {run_id}: 'dir' is not a staged plan")
+    return RedirectResponse(f"{base}/plans/{quote(plan.parent.name)}/{quote(plan.name)}/report.html")
+
+
+# ----------------------------------------------------------------------------- execution control
+
+
+def _authorize_plan_change(request: Request, user: User, cluster: str) -> None:
+    """Changing a plan's execution needs the right to change its DAG's runs, and no cross-site request."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    dag_ids = _dag_ids_by_cluster() or {}
+    requires_access_dag("PUT", DagAccessEntity.RUN, param_dag_id=dag_ids.get(cluster))(request, user)
+    if "authorization" not in request.headers:  # the UI's cookie: a browser could be sending it for another site
+        origin = request.headers.get("origin") or request.headers.get("referer") or ""
+        own = f"{request.url.scheme}://{request.url.netloc}"
+        if origin != own and not origin.startswith(own + "/"):
+            raise HTTPException(status_code=403, detail="cross-site request refused: Origin/Referer is not this server")
+
+
+def _staged_plan(cluster: str, plan: str) -> Path:
+    _check_segment(cluster, "cluster")
+    _check_segment(plan, "plan")
+    path = _inside(_plans_root(), cluster, plan)
+    if not (path / PLAN_FILE).is_file():
+        raise HTTPException(status_code=404, detail=f"{cluster}/{plan}: no staged plan")
+    return path
+
+
+def _user_name(user: Any) -> str:
+    name = getattr(user, "get_name", None)
+    return str(name() if callable(name) else getattr(user, "username", "unknown"))
+
+
+@app.get("/control/{cluster}/{plan}", response_class=HTMLResponse, dependencies=[Depends(_authorize_plan)])
+def control_page(request: Request, cluster: str, plan: str) -> str:
+    path = _staged_plan(cluster, plan)
+    try:
+        _, plan_hash = verify_plan(path)
+        control = read_control(path, plan_hash)
+    except PlanDirError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+    base = request.scope.get("root_path", "")
+    ledger = _read_object(path / LEDGER_FILE)
+    batches = (ledger.value or {}).get("batches") or {}
+    holds = (ledger.value or {}).get("holds") or []
+    rows = "".join(f"<tr><td>{html.escape(r.action.value)}</td><td>{html.escape(r.by)}</td><td>{html.escape(r.at)}</td>"
+                   f"<td>{html.escape(r.via)}</td></tr>" for r in reversed(control.requests)) or "<tr><td colspan=4>none</td></tr>"
+    batch_rows = "".join(f"<tr><td>{html.escape(str(b))}</td><td>{_text((v or {}).get('state'))}</td>"
+                         f"<td>{_text((v or {}).get('started_at'))}</td><td>{_text((v or {}).get('ended_at'))}</td></tr>"
+                         for b, v in sorted(batches.items()) if isinstance(v, dict)) or "<tr><td colspan=4>none started</td></tr>"
+    hold_rows = "".join(f"<tr><td>{_text(h.get('at'))}</td><td>{_text(h.get('reason'))}</td><td>{_text(h.get('detail'))}</td>"
+                        f"<td>{_text(h.get('resume_at'))}</td></tr>" for h in reversed(holds[-20:]) if isinstance(h, dict)) \
+        or "<tr><td colspan=4>none</td></tr>"
+    action = html.escape(f"{base}/control/{quote(cluster)}/{quote(plan)}")
+    buttons = "".join(f"<form method=post action=\"{action}/{a.value}\" style=\"display:inline\">"
+                      f"<button type=submit>{a.value.capitalize()}</button></form> " for a in ControlAction)
+    return (
+        "<!doctype html><meta charset=utf-8><title>Rebalance execution</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;text-align:left}</style>"
+        f"<h1>Execution of plan {html.escape(plan)} ({html.escape(cluster)})</h1>"
+        f"<p>State: <strong>{html.escape(control.state.value)}</strong>. Pause: no new move starts, moves in flight "
+        "finish, throttles are restored. Stop: moves in flight are cancelled, then as pause. Resume: moves start again "
+        f"(within the plan's windows).</p><p>{buttons}</p>"
+        f"<h2>Requests</h2><table><tr><th>action</th><th>by</th><th>at</th><th>via</th></tr>{rows}</table>"
+        f"<h2>Holds</h2><table><tr><th>at</th><th>reason</th><th>detail</th><th>resumes</th></tr>{hold_rows}</table>"
+        f"<h2>Batches</h2><table><tr><th>batch</th><th>state</th><th>started</th><th>ended</th></tr>{batch_rows}</table>"
+    )
+
+
+@app.post("/control/{cluster}/{plan}/{action}", dependencies=[Depends(_authorize_plan_change)])
+def control_action(request: Request, user: User, cluster: str, plan: str, action: str):
+    try:
+        wanted = ControlAction(action)
+    except ValueError:
+        raise HTTPException(status_code=404, detail=f"{action}: expected pause, resume or stop") from None
+    path = _staged_plan(cluster, plan)
+    try:
+        control = control_request(path, wanted, by=_user_name(user), via="ui")
+    except PlanDirError as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from None
+    last = control.last
+    assert last is not None
+    if "application/json" in request.headers.get("accept", ""):
+        from fastapi.responses import JSONResponse
+
+        return JSONResponse({"plan_hash": control.plan_hash, "state": control.state.value, "request": last.as_json()})
+    base = request.scope.get("root_path", "")
+    return RedirectResponse(f"{base}/control/{quote(cluster)}/{quote(plan)}", status_code=303)

@@ -1,0 +1,453 @@
+"""``report.html``: one static, offline file that shows what a plan does to a cluster.
+
+Inputs are the plan directory (docs/PLAN_FORMAT.md), the snapshot it was planned from,
+and optionally the snapshot taken after execution and the executor's batch times. The
+page holds per-broker bars before / projected / after (replicas, leaders, preferred
+leaders, bytes), Kafka's leader imbalance ratio per broker against the threshold, the
+batch timeline, moves and bytes against their lower bounds, and the validation verdict
+with a relative link to the Data Docs. Charts are inline SVG, styles inline, no script
+and no network: the file can be mailed, attached to a ticket or opened from a share.
+
+Same inputs give byte-identical output (no clock, no random ids).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.executor.control import read_control
+from kafka_rebalance.metrics import BrokerLoad, broker_loads
+from kafka_rebalance.plan_dir import (
+    DATA_DOCS_DIR,
+    LEDGER_FILE,
+    PLAN_FILE,
+    REPORT_FILE,
+    PlanDirError,
+    atomic_write,
+    plan_hash_of,
+    read_validation_verdict,
+)
+from kafka_rebalance.plan_dir import VALIDATION_RESULT as _RESULT
+from kafka_rebalance.report import charts
+from kafka_rebalance.snapshot import Snapshot, load_snapshot
+from kafka_rebalance.units import human_bytes, human_seconds
+from kafka_rebalance.userinput import InputError, check_output_file, finite_number, is_ascii_digits, read_json
+
+DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
+VALIDATION_RESULT = Path(_RESULT)
+METRICS = ("replicas", "leaders", "preferred_leaders", "size_bytes")
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+class ReportError(RebalanceError):
+    """An input of the report is missing or malformed."""
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return read_json(path, what)
+    except InputError as exc:
+        raise ReportError(str(exc)) from None
+
+
+def _field(obj: Any, key: str, where: str, source: Path, kind: type | tuple[type, ...]) -> Any:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    ok = isinstance(value, kind) and not (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)))
+    if not ok:
+        want = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ReportError(f"{source}: {where}{key}: expected {want}, got {json.dumps(value, default=str)}")
+    return value
+
+
+def _number(obj: Any, key: str, where: str, source: Path) -> float:
+    value = _field(obj, key, where, source, (int, float))
+    if isinstance(value, float) and not math.isfinite(value) or value < 0:
+        raise ReportError(f"{source}: {where}{key}: expected a non-negative number, got {value}")
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchInfo:
+    id: str
+    kind: str
+    partitions: int
+    replica_moves: int
+    bytes: int
+    estimated_seconds: float
+    topics: tuple[tuple[str, int], ...] = ()  # (topic, partitions in this batch)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanInfo:
+    path: Path
+    cluster_id: str
+    plan_hash: str
+    snapshot_sha256: str
+    options: dict[str, Any]
+    batches: tuple[BatchInfo, ...]
+    summary: dict[str, Any]
+    projected: dict[int, dict[str, int]]
+    validation: dict[str, Any]
+
+
+def read_plan_info(plan_dir: Path) -> PlanInfo:
+    """The fields of plan.json the report draws, checked; anything else is ignored."""
+    src = plan_dir / PLAN_FILE
+    plan = _read_json(src, "plan manifest")
+    if not isinstance(plan, dict):
+        raise ReportError(f"{src}: expected a JSON object, got {type(plan).__name__}")
+    snap = _field(plan, "snapshot", "", src, dict)
+    options = _field(plan, "options", "", src, dict)
+    summary = _field(plan, "summary", "", src, dict)
+    for key in ("replica_moves", "bytes_moved", "estimated_seconds"):
+        _number(summary, key, "summary.", src)
+    bounds = _field(summary, "lower_bounds", "summary.", src, dict)
+    for key in ("replica_moves", "bytes_moved"):
+        _number(bounds, key, "summary.lower_bounds.", src)
+    projected: dict[int, dict[str, int]] = {}
+    for i, row in enumerate(_field(summary, "projected", "summary.", src, list)):
+        where = f"summary.projected[{i}]."
+        bid = _field(row, "broker_id", where, src, int)
+        if bid in projected:
+            raise ReportError(f"{src}: {where}broker_id: broker {bid} is listed twice")
+        projected[bid] = {m: int(_number(row, m, where, src)) for m in METRICS}
+    batches = []
+    for i, b in enumerate(_field(plan, "batches", "", src, list)):
+        where = f"batches[{i}]."
+        bid = _field(b, "id", where, src, str)
+        if not is_ascii_digits(bid) or len(bid) > 9:
+            raise ReportError(f"{src}: {where}id: expected a zero-padded number like \"001\", got {json.dumps(bid)}")
+        batches.append(BatchInfo(
+            id=bid, kind=str(b.get("kind", "")), partitions=int(_number(b, "partitions", where, src)),
+            replica_moves=int(_number(b, "replica_moves", where, src)), bytes=int(_number(b, "bytes", where, src)),
+            estimated_seconds=_number(b, "estimated_seconds", where, src),
+            topics=_batch_topics(plan_dir, bid),
+        ))
+    try:
+        verdict = read_validation_verdict(plan_dir)
+        validation: dict[str, Any] = {"status": verdict.status, "plan_hash": verdict.plan_hash} if verdict else {"status": "pending"}
+    except PlanDirError:
+        validation = {"status": "unreadable"}
+    try:
+        recomputed = plan_hash_of(plan)
+    except ValueError:
+        recomputed = ""
+    # The hash the plan really has: a verdict for an edited plan.json does not count as this plan's.
+    validation["for_this_plan"] = validation.get("plan_hash") == recomputed == plan.get("plan_hash")
+    return PlanInfo(
+        path=plan_dir, cluster_id=_field(plan, "cluster_id", "", src, str),
+        plan_hash=_field(plan, "plan_hash", "", src, str), snapshot_sha256=_field(snap, "sha256", "snapshot.", src, str),
+        options=options, batches=tuple(batches), summary=summary, projected=projected, validation=validation,
+    )
+
+
+def _batch_topics(plan_dir: Path, batch_id: str) -> tuple[tuple[str, int], ...]:
+    path = plan_dir / "batches" / batch_id / "reassignment.json"
+    if not path.is_file():
+        return ()
+    data = _read_json(path, "reassignment file")
+    parts = data.get("partitions") if isinstance(data, dict) else None
+    if not isinstance(parts, list):
+        raise ReportError(f"{path}: partitions: expected a list, got {json.dumps(parts, default=str)[:80]}")
+    counts = Counter(str(p.get("topic")) for p in parts if isinstance(p, dict))
+    return tuple(sorted(counts.items()))
+
+
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    raise ReportError(f"ledger: {where}: expected an ISO-8601 time or epoch seconds, got {json.dumps(value, default=str)}")
+
+
+def actual_batch_times(ledger: Mapping[str, Any] | None, batch_ids: Sequence[str]) -> dict[str, tuple[float, float]] | None:
+    """(start, duration) per finished batch, in seconds from the first batch's start.
+
+    Accepts ``{batch_id: {"started_at": ..., "finished_at": ...}}`` or a whole executor
+    ledger whose ``batches`` holds such entries; batches without both times are left out.
+    """
+    if not ledger:
+        return None
+    entries: Mapping[str, Any] = ledger["batches"] if isinstance(ledger.get("batches"), Mapping) else ledger
+    times: dict[str, tuple[float, float]] = {}
+    for bid in batch_ids:
+        entry = entries.get(bid)
+        if not isinstance(entry, Mapping) or entry.get("started_at") is None or entry.get("finished_at") is None:
+            continue
+        start = _seconds(entry["started_at"], f"{bid}.started_at")
+        end = _seconds(entry["finished_at"], f"{bid}.finished_at")
+        if end < start:
+            raise ReportError(f"ledger: {bid}.finished_at: {entry['finished_at']} is before started_at {entry['started_at']}")
+        times[bid] = (start, end - start)
+    if not times:
+        return None
+    origin = min(s for s, _ in times.values())
+    return {b: (s - origin, d) for b, (s, d) in times.items()}
+
+
+def read_execution(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
+    """The execution so far: operators' requests (control.json), holds and progress (ledger.json).
+
+    What cannot be read is said on the page ("unreadable: ..."), never a failed report: the report
+    is most needed when something went wrong.
+    """
+    # A staged plan (plans/<cluster>/<hash16>/) is served by the plugin at .../plans/<cluster>/<hash16>/report.html,
+    # beside its execution page at .../control/<cluster>/<hash16>.
+    staged = re.fullmatch(r"[0-9a-f]{16}", plan_dir.name) is not None and plan.plan_hash.startswith(plan_dir.name)
+    link = f"../../../control/{quote(plan_dir.parent.name)}/{plan_dir.name}" if staged else None
+    out: dict[str, Any] = {"state": "running", "requests": [], "holds": [], "progress": None, "problem": None,
+                           "control_link": link}
+    try:
+        control = read_control(plan_dir, plan.plan_hash)
+        out["state"] = control.state.value
+        out["requests"] = [r.as_json() for r in control.requests]
+    except PlanDirError as exc:
+        out["problem"] = f"control.json unreadable: {exc}"
+    ledger_path = plan_dir / LEDGER_FILE
+    if ledger_path.exists():
+        try:
+            ledger = read_json(ledger_path, LEDGER_FILE)
+        except InputError as exc:
+            out["problem"] = f"ledger unreadable: {exc}"
+            return out
+        if isinstance(ledger, dict):
+            out["holds"] = [h for h in ledger.get("holds") or [] if isinstance(h, dict)]
+            out["progress"] = ledger.get("progress") if isinstance(ledger.get("progress"), dict) else None
+    return out
+
+
+def read_validation(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
+    """What validate recorded: validation/verdict.json and, when present, result.json's suites."""
+    status = str(plan.validation.get("status") or "pending")
+    out: dict[str, Any] = {
+        "status": status,
+        "for_this_plan": bool(plan.validation.get("for_this_plan")),
+        "suites": [],
+        "failures": [],
+    }
+    result_path = plan_dir / VALIDATION_RESULT
+    if result_path.is_file():
+        result = _read_json(result_path, "validation result")
+        suites = result.get("suites") if isinstance(result, dict) else None
+        for s in suites if isinstance(suites, list) else []:
+            if not isinstance(s, dict):
+                continue
+            out["suites"].append({
+                "name": str(s.get("suite", "?")), "success": bool(s.get("success")),
+                "evaluated": s.get("evaluated", "?"), "passed": s.get("passed", "?"),
+            })
+            for e in s.get("expectations") or []:
+                if isinstance(e, dict) and not e.get("success", True):
+                    rows = [str(r) for r in (e.get("offending_rows") or [])]
+                    out["failures"].append({
+                        "suite": str(s.get("suite", "?")), "type": str(e.get("type", "?")),
+                        "description": str(e.get("description", "")), "count": e.get("unexpected_count", len(rows)),
+                        "rows": rows[:10], "more": max(0, len(rows) - 10),
+                    })
+    return out
+
+
+# --------------------------------------------------------------------------- figures
+
+
+@dataclass(slots=True)
+class BrokerRow:
+    broker_id: int
+    rack: str | None
+    alive: bool | None
+    before: dict[str, int] = field(default_factory=dict)
+    projected: dict[str, int] | None = None
+    final: dict[str, int] | None = None
+    ratio_before: float | None = None
+    ratio_final: float | None = None
+
+
+def _metrics(load: BrokerLoad) -> dict[str, int]:
+    return {"replicas": load.replicas, "leaders": load.leaders,
+            "preferred_leaders": load.preferred_partitions, "size_bytes": load.size_bytes}
+
+
+def broker_rows(snapshot: Snapshot, plan: PlanInfo, final: Snapshot | None) -> list[BrokerRow]:
+    before = {b.broker_id: b for b in broker_loads(snapshot)}
+    after = {b.broker_id: b for b in broker_loads(final)} if final is not None else {}
+    ids = sorted(set(before) | set(plan.projected) | set(after))
+    rows = []
+    for bid in ids:
+        b, a = before.get(bid), after.get(bid)
+        rows.append(BrokerRow(
+            broker_id=bid,
+            rack=b.rack if b else (a.rack if a else None),
+            alive=b.alive if b else (a.alive if a else None),
+            before=_metrics(b) if b else dict.fromkeys(METRICS, 0),
+            projected=plan.projected.get(bid),
+            final=_metrics(a) if a else (dict.fromkeys(METRICS, 0) if final is not None else None),
+            ratio_before=b.imbalance_ratio if b else None,
+            ratio_final=a.imbalance_ratio if a else None,
+        ))
+    return rows
+
+
+def _continuous_caption(summary: dict[str, Any], efficiency: float) -> str:
+    c = summary.get("continuous")
+    if not isinstance(c, dict):
+        return ""
+    rate = "the throttle" if efficiency == 1 else f"the {efficiency:g} of the throttle the brokers deliver"
+    return (f" The continuous schedule (schedule.json) is estimated at {human_seconds(float(c['estimated_seconds']))}"
+            f" against a physical bound of {human_seconds(float(c['physical_bound_seconds']))}"
+            f" (the busiest broker's bytes at {rate}): {c['ratio_to_bound']}x.")
+
+
+def byte_unit(max_bytes: float) -> tuple[float, str]:
+    for power, unit in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if max_bytes >= 1024**power:
+            return float(1024**power), unit
+    return 1.0, "bytes"
+
+
+def _eligible(rows: list[BrokerRow], plan: PlanInfo) -> list[BrokerRow]:
+    decommission = set(plan.options.get("decommission_brokers") or [])
+    return [r for r in rows if r.alive is not False and r.broker_id not in decommission]
+
+
+def build_charts(rows: list[BrokerRow], plan: PlanInfo, threshold: float,
+                 actual: dict[str, tuple[float, float]] | None, has_final: bool) -> list[dict[str, Any]]:
+    ids = [r.broker_id for r in rows]
+    eligible = _eligible(rows, plan)
+    out: list[dict[str, Any]] = []
+
+    def series(metric: str) -> list[charts.Series]:
+        s = [charts.Series("before", [r.before[metric] for r in rows]),
+             charts.Series("projected", [r.projected[metric] if r.projected else None for r in rows])]
+        if has_final:
+            s.append(charts.Series("final", [r.final[metric] if r.final else None for r in rows]))
+        return s
+
+    for metric, title in (("replicas", "Replicas per broker"), ("leaders", "Leaders per broker"),
+                          ("preferred_leaders", "Preferred leaders per broker (first replica)")):
+        total = sum(r.before[metric] for r in rows)
+        lo, hi = count_bounds(total, len(eligible))
+        out.append({"id": metric.replace("_", "-"), "title": title,
+                    "caption": f"Shaded: the balanced range [{lo}, {hi}] per eligible broker.",
+                    "svg": charts.broker_bars(metric.replace("_", "-"), title, ids, series(metric), (lo, hi),
+                                              "balanced range")})
+    sizes = [r.before["size_bytes"] for r in eligible]
+    tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
+    mean = sum(r.before["size_bytes"] for r in rows) / len(eligible) if eligible else 0.0
+    div, unit = byte_unit(max([mean] + sizes + [r.projected["size_bytes"] for r in rows if r.projected]))
+    out.append({"id": "bytes", "title": "Bytes per broker",
+                "caption": f"Shaded: mean ± {tolerance:.0%} (the byte tolerance).",
+                "svg": charts.broker_bars("bytes", "Bytes per broker", ids, series("size_bytes"),
+                                          (mean * (1 - tolerance), mean * (1 + tolerance)), f"mean ± {tolerance:.0%}",
+                                          div, unit)})
+    ratio_series = [charts.Series("before", [r.ratio_before for r in rows])]
+    if has_final:
+        ratio_series.append(charts.Series("final", [r.ratio_final for r in rows]))
+    out.append({"id": "imbalance", "title": "Leader imbalance ratio per broker",
+                "caption": f"Dashed line: the threshold ({threshold:g}%). Kafka elects preferred leaders on a broker "
+                           "whose ratio exceeds it; brokers without preferred partitions show no bar.",
+                "svg": charts.imbalance_ratios("imbalance", ids, ratio_series, threshold)})
+    if plan.batches:
+        start, estimated = 0.0, []
+        for b in plan.batches:
+            estimated.append((start, b.estimated_seconds))
+            start += b.estimated_seconds
+        act = [actual.get(b.id) for b in plan.batches] if actual else None
+        out.append({"id": "timeline", "title": "Batch timeline",
+                    "caption": "Estimated: batches back to back at the throttle rate."
+                               + _continuous_caption(plan.summary, float(plan.options.get("throttle_efficiency", 1.0)))
+                               + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
+                    "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
+    s, lb = plan.summary, plan.summary["lower_bounds"]
+    byte_bound, caption = int(lb["bytes_moved"]), "Lower bound: what any plan reaching balance must move at least."
+    opt = s.get("optimizer")
+    if isinstance(opt, dict) and isinstance(opt.get("bytes_bound"), int):
+        byte_bound = max(byte_bound, opt["bytes_bound"])
+        gap = "unknown" if opt.get("gap_percent") is None else f"at most {float(opt['gap_percent']):.2f} %"
+        caption += f" Bytes: {gap} above the fewest possible (optimizer {opt.get('used')}, {opt.get('exact_status')})."
+    out.append({"id": "lower-bounds", "title": "Moves and bytes against their lower bounds",
+                "caption": caption,
+                "svg": charts.against_lower_bounds("lower-bounds", (int(s["replica_moves"]), int(lb["replica_moves"])),
+                                                   (int(s["bytes_moved"]), byte_bound),
+                                                   byte_unit(max(s["bytes_moved"], byte_bound)))})
+    for c in out:
+        c["svg"] = Markup(c["svg"])  # matplotlib escapes its own text; nothing user-supplied is drawn
+    return out
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(_TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["bytes"] = human_bytes
+    env.filters["duration"] = human_seconds
+    env.filters["ratio"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
+    return env
+
+
+def write_report(
+    plan_dir: str | Path,
+    snapshot_path: str | Path,
+    out_path: str | Path | None = None,
+    final_snapshot_path: str | Path | None = None,
+    ledger: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write the report (default ``PLAN_DIR/report.html``) and return its path.
+
+    ``ledger``: ``{batch_id: {"started_at": ISO-8601 or epoch, "finished_at": ...}}``,
+    or an executor ledger with those entries under ``batches``.
+    """
+    plan_dir = Path(plan_dir)
+    plan = read_plan_info(plan_dir)
+    snapshot = load_snapshot(snapshot_path)
+    if snapshot.fingerprint() != plan.snapshot_sha256:
+        raise ReportError(
+            f"{snapshot_path}: not the snapshot this plan was made from (fingerprint {snapshot.fingerprint()[:16]}…, "
+            f"{plan_dir / PLAN_FILE} snapshot.sha256 {plan.snapshot_sha256[:16]}…)")
+    final = load_snapshot(final_snapshot_path) if final_snapshot_path is not None else None
+    out = check_output_file(out_path, "--out") if out_path is not None else plan_dir / REPORT_FILE
+    threshold = plan.options.get("threshold_percentage")
+    if not finite_number(threshold, 0, 100):
+        raise ReportError(f"{plan_dir / PLAN_FILE}: options.threshold_percentage: expected a number 0..100, got {json.dumps(threshold)}")
+    rows = broker_rows(snapshot, plan, final)
+    actual = actual_batch_times(ledger, [b.id for b in plan.batches])
+    docs = plan_dir / DATA_DOCS
+    out.parent.mkdir(parents=True, exist_ok=True)
+    page = _environment().get_template("report.html.j2").render(
+        plan=plan,
+        snapshot=snapshot,
+        final=final,
+        rows=rows,
+        threshold=float(threshold),
+        charts=build_charts(rows, plan, float(threshold), actual, final is not None),
+        actual=actual or {},
+        validation=read_validation(plan_dir, plan),
+        execution=read_execution(plan_dir, plan),
+        data_docs=Path(os.path.relpath(docs.resolve(), out.parent.resolve())).as_posix() if docs.is_file() else None,
+        metrics=METRICS,
+    )
+    atomic_write(out, page.encode("utf-8"))
+    return out

@@ -1,0 +1,312 @@
+"""Continuous execution (kafka/continuous.py) on the simulator's virtual clock.
+
+Plans come from the real planner (``schedule.json`` and all), judged as passed. What is asserted is
+what the cluster saw: the reassignments submitted and when, the throttle configs while moves ran,
+and the configs and replicas afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.cluster.simulator import SimAdmin, Simulator, read_state, write_state
+from kafka_rebalance.executor.control import request
+from kafka_rebalance.executor.executor import ExecSettings, Executor
+from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.windows import Window, policy
+from kafka_rebalance.generate import ClusterSpec, generate_snapshot
+from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
+from kafka_rebalance.snapshot import Snapshot
+from tests.support.plans import judge
+
+RATE = 20 * 1024 * 1024
+EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the gate
+PRIOR_BROKER = {"follower.replication.throttled.rate": "12345"}  # an operator's values that must survive
+PRIOR_TOPIC = {"leader.replication.throttled.replicas": "7:1", "retention.ms": "3600000"}
+CAP = 2  # moves per broker: small, so the dispatcher really has to queue
+
+
+def _snapshot() -> Snapshot:
+    snap = generate_snapshot(ClusterSpec(brokers=8, racks=2, topics=4, partitions=96, new_brokers=2,
+                                         mean_partition_mb=512, seed=11))
+    brokers = tuple(replace(b, configs=dict(PRIOR_BROKER)) if b.id == 1 else b for b in snap.brokers)
+    first = sorted(snap.topics)[0]
+    topics = {t: {**v, "configs": dict(PRIOR_TOPIC)} if t == first else v for t, v in snap.topics.items()}
+    return replace(snap, brokers=brokers, topics=topics)
+
+
+def _plan(tmp_path: Path, snap: Snapshot):
+    out = tmp_path / "plan"
+    write_plan(make_plan(snap, PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP)), out, "snapshot.json")
+    judge(out, "passed")
+    return load_plan(out)
+
+
+def _configs(sim: Simulator) -> tuple[dict, dict]:
+    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
+
+
+class Recording(SimAdmin):
+    """The simulator's admin, remembering what was submitted and checking the limits at every call."""
+
+    def __init__(self, sim: Simulator, state_path: Path | None = None) -> None:
+        super().__init__(sim, state_path)
+        self.submitted: list[tuple[float, TP, tuple[int, ...]]] = []
+        self.violations: list[str] = []
+        self.topic_lists_seen: list[dict[str, dict[str, str]]] = []
+
+    def alter_reassignments(self, targets):
+        for tp, t in sorted(targets.items()):
+            if t is not None:
+                if tp in self.sim.list_reassignments():
+                    self.violations.append(f"{tp} submitted while its previous step was in flight")
+                self.submitted.append((self.now(), tp, tuple(t)))
+        out = super().alter_reassignments(targets)
+        self._check()
+        return out
+
+    def sleep(self, seconds: float) -> None:
+        self._check()
+        super().sleep(seconds)
+
+    def _check(self) -> None:
+        per_broker: dict[int, int] = {}
+        for r in self.sim.list_reassignments().values():
+            for b in [*r.adding, *r.removing[: len(r.adding)]]:
+                per_broker[b] = per_broker.get(b, 0) + 1
+        over = {b: n for b, n in per_broker.items() if n > CAP}
+        if over:
+            self.violations.append(f"more than {CAP} moves in flight on {over}")
+        self.topic_lists_seen.append({t: {k: v for k, v in c.items() if k.endswith("throttled.replicas")}
+                                      for t, c in self.sim.topics.items()})
+
+
+def _settings(**kw) -> ExecSettings:
+    return ExecSettings(**{"poll_interval": 2.0, "stall_seconds": 600.0, **kw})
+
+
+@pytest.fixture
+def cluster(tmp_path: Path):
+    snap = _snapshot()
+    return snap, _plan(tmp_path, snap)
+
+
+def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores_throttles_exactly(cluster) -> None:
+    snap, plan = cluster
+    sim = Simulator.from_snapshot(snap)
+    before = _configs(sim)
+    admin = Recording(sim)
+    report = Executor(plan, admin, _settings()).run()
+
+    assert report["status"] == "complete" and report["mode"] == "continuous", report
+    assert admin.violations == []
+    moves = plan.schedule.moves
+    assert len(moves) >= 20 and len(admin.submitted) == len(moves)  # every step exactly once
+    # Each step was submitted only after its partition's previous step had landed.
+    order = [(tp, t) for _, tp, t in admin.submitted]
+    for m in moves:
+        if m.after is not None:
+            prev = moves[m.after]
+            assert order.index((prev.tp, prev.replicas)) < order.index((m.tp, m.replicas))
+    # Throttled-replica lists only ever named the operator's entries and partitions with a move in flight.
+    prior = PRIOR_TOPIC["leader.replication.throttled.replicas"]
+    assert any(len(seen) > 1 for seen in admin.topic_lists_seen)
+    for seen in admin.topic_lists_seen:
+        for topic, lists in seen.items():
+            for value in lists.values():
+                assert value == "*" or all(e == prior or TP(topic, int(e.split(":")[0])) in {m.tp for m in moves}
+                                           for e in value.split(",") if e)
+    assert _configs(sim) == before
+    for tp, p in sim.partitions.items():
+        final = [m.replicas for m in moves if m.tp == tp]
+        if final:
+            assert tuple(p.replicas) == final[-1] and set(p.isr) == set(final[-1])
+    # The estimate is the simulation of this very dispatch: the actual run lands on it, within what
+    # polling costs (the executor polls when the next move is due, at least 1 s apart).
+    cont = report["continuous"]
+    assert cont["finished"] == len(moves) and 0.97 <= cont["actual_seconds"] / cont["estimated_seconds"] <= 1.05, cont
+    # The simulator's brokers deliver the whole throttle, and the executor measures just that.
+    assert cont["measured_efficiency"] == round(cont["estimated_seconds"] / cont["actual_seconds"], 3)
+    assert 0.95 <= cont["measured_efficiency"] <= 1.03
+    steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
+    assert sorted(map(int, steps)) == list(range(len(moves)))
+    assert all(e["state"] == "finished" and e["started_at"] <= e["ended_at"] for e in steps.values())
+
+    # The same plan as waves, on the same cluster, takes longer: brokers idle while a batch's slowest move runs.
+    waves_sim = Simulator.from_snapshot(snap)
+    from kafka_rebalance.executor.ledger import archive_ledger
+
+    archive_ledger(plan.path)
+    waves = Executor(plan, SimAdmin(waves_sim), _settings(mode="batches")).run()
+    assert waves["status"] == "complete"
+    assert sum(b["actual_seconds"] for b in waves["batches"]) > cont["actual_seconds"]
+
+
+def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_the_cluster_not_the_plan(tmp_path) -> None:
+    snap = _snapshot()
+    out = tmp_path / "plan"
+    options = PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP, throttle_efficiency=0.5)
+    write_plan(make_plan(snap, options), out, "snapshot.json")
+    judge(out, "passed")
+    plan = load_plan(out)
+    lines: list[str] = []
+    report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(), progress=lines.append).run()
+    cont = report["continuous"]
+    assert report["status"] == "complete" and 1.9 <= cont["estimated_seconds"] / cont["actual_seconds"] <= 2.1, cont
+    assert 0.95 <= cont["measured_efficiency"] <= 1.05
+    assert json.loads((out / "ledger.json").read_text())["continuous"]["measured_efficiency"] == cont["measured_efficiency"]
+    advice = [x for x in lines if "--throttle-efficiency" in x]
+    assert len(advice) == 1 and "(the plan assumed 0.5)" in advice[0]
+    assert f"--throttle-efficiency {min(1.0, cont['measured_efficiency']):g} " in advice[0]
+
+
+KILL_AFTER = "continuous: started"
+
+
+def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_running_moves(cluster, tmp_path) -> None:
+    snap, plan = cluster
+    sim = Simulator.from_snapshot(snap)
+    before = _configs(sim)
+    state = tmp_path / "sim-state.json"
+    write_state(sim, state)
+
+    def child() -> None:
+        admin = SimAdmin(read_state(state), state)
+        seen = {"starts": 0}
+
+        def die(line: str) -> None:  # like kill -9: no finally, no throttle restore
+            if line.startswith(KILL_AFTER):
+                seen["starts"] += 1
+                if seen["starts"] == 4:  # some steps have finished, others are in flight
+                    os._exit(137)
+
+        Executor(plan, admin, _settings(), progress=die).run()
+        os._exit(0)
+
+    proc = multiprocessing.get_context("fork").Process(target=child)
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 137
+    ledger = json.loads((plan.path / "ledger.json").read_text())["continuous"]
+    finished = {int(i) for i, e in ledger["steps"].items() if e["state"] == "finished"}
+    running = {int(i) for i, e in ledger["steps"].items() if e["state"] == "submitted"}
+    assert finished and running and ledger["throttles_restored"] is False
+    admin = Recording(read_state(state), state)
+    assert _configs(admin.sim) != before  # the killed run left its throttles set
+    in_flight_now = set(admin.sim.list_reassignments())
+    assert in_flight_now <= {plan.schedule.moves[i].tp for i in running}
+
+    report = Executor(plan, admin, _settings()).run()
+
+    assert report["status"] == "complete", report
+    assert report["continuous"]["resumed_in_flight"] == len(in_flight_now)
+    assert report["continuous"]["measured_efficiency"] is None  # this run is not the schedule the estimate describes
+    resubmitted = {(tp, t) for _, tp, t in admin.submitted}
+    moves = plan.schedule.moves
+    for i in finished | {i for i in running if moves[i].tp in in_flight_now}:
+        assert (moves[i].tp, moves[i].replicas) not in resubmitted, f"step {i} submitted again"
+    assert len(admin.submitted) == len(moves) - len(finished) - len(in_flight_now)
+    assert _configs(admin.sim) == before
+    assert admin.violations == []
+
+
+def _gated(plan, admin: SimAdmin, **kw) -> ExecutionGate:
+    return ExecutionGate(plan.path, plan.plan_hash, kw.pop("windows", policy("now", [])),
+                         clock=lambda: EPOCH + timedelta(seconds=admin.now()), **kw)
+
+
+def test_pause_lets_moves_in_flight_finish_starts_nothing_new_and_resume_completes(cluster) -> None:
+    snap, plan = cluster
+    sim = Simulator.from_snapshot(snap)
+    before = _configs(sim)
+    admin = Recording(sim)
+    paused: list[int] = []
+
+    def pause_once(line: str) -> None:
+        if line.startswith("continuous: started") and not paused:
+            paused.append(len(admin.submitted))
+            request(plan.path, "pause", by="ops", via="test")
+
+    report = Executor(plan, admin, _settings(), progress=pause_once, gate=_gated(plan, admin)).run()
+    assert report["status"] == "paused" and report["continuous"]["cancelled"] == []
+    assert len(admin.submitted) == paused[0]  # nothing started after the pause
+    assert sim.list_reassignments() == {} and _configs(sim) == before
+    request(plan.path, "resume", by="ops", via="test")
+    report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run()
+    assert report["status"] == "complete" and len(admin.submitted) == len(plan.schedule.moves)
+    assert _configs(sim) == before and admin.violations == []
+
+
+def test_stop_cancels_the_moves_in_flight_and_a_resume_redoes_them(cluster) -> None:
+    snap, plan = cluster
+    sim = Simulator.from_snapshot(snap)
+    before = _configs(sim)
+    admin = Recording(sim)
+    stopped: list[set[TP]] = []
+
+    def stop_once(line: str) -> None:
+        if line.startswith("continuous: started") and not stopped and sim.list_reassignments():
+            stopped.append(set(sim.list_reassignments()))
+            request(plan.path, "stop", by="ops", via="test")
+
+    report = Executor(plan, admin, _settings(), progress=stop_once, gate=_gated(plan, admin)).run()
+    assert report["status"] == "stopped"
+    cancelled = {c.split(" ")[2].rstrip(":") for c in report["continuous"]["cancelled"]}
+    assert cancelled and cancelled <= {str(tp) for tp in stopped[0]}
+    assert sim.list_reassignments() == {} and _configs(sim) == before
+    steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
+    for e in steps.values():
+        if e["state"] == "cancelled":
+            tp = next(m for m in plan.schedule.moves if str(m.tp) == e["tp"] and m.batch == e["batch"])
+            assert tuple(sim.partitions[tp.tp].replicas) in (tp.before,) or sorted(sim.partitions[tp.tp].replicas) == sorted(tp.before)
+    request(plan.path, "resume", by="ops", via="test")
+    report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run()
+    assert report["status"] == "complete" and _configs(sim) == before
+    steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
+    assert any(e.get("earlier") for e in steps.values())  # the cancelled attempt is kept in the ledger
+
+
+def test_moves_start_only_inside_windows(cluster) -> None:
+    snap, plan = cluster
+    sim = Simulator.from_snapshot(snap)
+    admin = Recording(sim)
+    # 00:00-00:03 each hour: the plan (~6.5 min) needs several windows; its longest step (~1.5 min) fits one.
+    windows = policy("configured", [Window("0 * * * *", timedelta(minutes=3))])
+    gate = _gated(plan, admin, windows=windows, margin=timedelta(seconds=10), grace=timedelta(minutes=30))
+    for _ in range(20):
+        report = Executor(plan, admin, _settings(), gate=gate).run()
+        if report["status"] == "complete":
+            break
+        assert report["status"] == "waiting-for-window", report
+        assert sim.list_reassignments() == {}  # between windows nothing moves and nothing is throttled
+        resume_at = datetime.fromisoformat(report["hold"]["resume_at"])
+        sim.advance((resume_at - EPOCH).total_seconds() - admin.now())
+    assert report["status"] == "complete"
+    for at, _, _ in admin.submitted:
+        assert (at % 3600) <= 3 * 60, f"a move started {at % 3600:.0f} s into the hour"
+    assert len({at // 3600 for at, _, _ in admin.submitted}) >= 2  # it really took several windows
+
+
+def test_a_stalled_move_is_cancelled_its_partitions_later_steps_dropped_and_the_rest_finish(cluster) -> None:
+    snap, plan = cluster
+    sim = Simulator.from_snapshot(snap)
+    moves = plan.schedule.moves
+    stuck = moves[0]
+    sim.never_catch_up(stuck.tp, stuck.adds[0])
+    report = Executor(plan, Recording(sim), _settings(stall_seconds=120.0)).run()
+    assert report["status"] == "incomplete", report
+    cont = report["continuous"]
+    assert [c.split(" ")[2].rstrip(":") for c in cont["cancelled"]] == [str(stuck.tp)]
+    assert sorted(sim.partitions[stuck.tp].replicas) == sorted(stuck.before)
+    later = [m for m in moves if m.tp == stuck.tp and m.id != stuck.id]
+    assert cont["finished"] == len(moves) - 1 - len(later)
+    assert sim.list_reassignments() == {}

@@ -1,0 +1,377 @@
+"""The executor over both backends: the simulator in-process, and the real kafka-python
+client talking to the Kafka-protocol test server (backed by a simulator) over TCP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.cluster.admin import TP, ClusterAdmin, ClusterError
+from kafka_rebalance.cluster.connection import ConnectionSettings
+from kafka_rebalance.cluster.live import LiveAdmin
+from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+from kafka_rebalance.executor.executor import ExecSettings, ExecutionRefused, Executor
+from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.testing.testserver import KafkaTestServer
+from tests.support.plans import move_one_replica, read_json, write_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "sample-cluster.json"
+RATE = 50 * 1024 * 1024
+PRIOR_BROKER = {"follower.replication.throttled.rate": "12345"}  # an operator's throttle that must survive
+PRIOR_TOPIC = {"leader.replication.throttled.replicas": "7:5", "retention.ms": "3600000"}
+
+
+class Backend:
+    """One cluster, reachable through a ClusterAdmin, with fault injection on its simulator."""
+
+    def __init__(self, kind: str, sim: Simulator) -> None:
+        self.kind, self.sim, self.server = kind, sim, None
+        if kind == "server":
+            # 400 virtual seconds per wall second: a 20 s batch takes ~50 ms of polling.
+            self.server = KafkaTestServer(sim, time_scale=400).start()
+
+    def admin(self) -> ClusterAdmin:
+        if self.server is None:
+            return SimAdmin(self.sim)
+        return LiveAdmin(ConnectionSettings(self.server.bootstrap_servers, bootstrap_timeout_ms=5000), quiet=True)
+
+    def settings(self, **kw) -> ExecSettings:
+        # These cases test wave execution (batches); tests/executor/test_continuous.py the continuous mode.
+        base = {"poll_interval": 10.0, "stall_seconds": 120.0, "mode": "batches"} if self.server is None else \
+            {"poll_interval": 0.05, "stall_seconds": 0.5, "batch_timeout": 20.0, "mode": "batches"}
+        return ExecSettings(**{**base, **kw})
+
+    def fault(self, fn, *args) -> None:
+        if self.server is None:
+            fn(*args)
+        else:
+            with self.server.lock:
+                fn(*args)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+@pytest.fixture
+def snap():
+    base = load_snapshot(SAMPLE)
+    from dataclasses import replace
+    brokers = tuple(replace(b, configs=dict(PRIOR_BROKER)) if b.id == 0 else b for b in base.brokers)
+    topics = {t: {"configs": dict(PRIOR_TOPIC) if t == "topic-000" else {}} for t in base.topics}
+    return replace(base, brokers=brokers, topics=topics)
+
+
+# Over real sockets these cases run against real Apache Kafka (tests/real_kafka); here the simulator
+# gives them a virtual clock and faults on demand. The wire-protocol test server is kept for SASL
+# and protocol errors only (test_kafka_plan_and_cli.py, test_kafka_simulator_and_connection.py).
+@pytest.fixture(params=["sim"])
+def backend(request, snap):
+    b = Backend(request.param, Simulator.from_snapshot(snap))
+    yield b
+    b.close()
+
+
+def _configs(sim: Simulator) -> tuple[dict, dict]:
+    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
+
+
+def _plan(tmp_path: Path, snap, batches) -> Path:
+    return write_plan(tmp_path / "plan", snap, batches, rate=RATE)
+
+
+def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path, snap, backend):
+    b1, b2 = move_one_replica(snap, 6), move_one_replica(snap, 6, skip=6)
+    plan = load_plan(_plan(tmp_path, snap, [b1, b2]))
+    before_configs = _configs(backend.sim)
+    seen_during: list[tuple[dict, dict]] = []
+    admin = backend.admin()
+    ex = Executor(plan, admin, backend.settings(), progress=lambda line: seen_during.append(_configs(backend.sim)))
+    report = ex.run(final_snapshot=tmp_path / "final.json")
+    admin.close()
+
+    assert report["status"] == "complete", report
+    state = {tp: tuple(p.replicas) for tp, p in backend.sim.partitions.items()}
+    for tp, target in {**b1, **b2}.items():
+        assert state[tp] == target
+        assert set(backend.sim.partitions[tp].isr) == set(target)
+    # Throttles were really in force during the run, and the prior values are back exactly afterwards.
+    brokers_during, topics_during = seen_during[0]
+    assert any(c.get("leader.replication.throttled.rate") == str(RATE) for c in brokers_during.values())
+    assert brokers_during[0]["follower.replication.throttled.rate"] == str(RATE)
+    assert "7:5" in topics_during["topic-000"]["leader.replication.throttled.replicas"]
+    assert _configs(backend.sim) == before_configs
+    final = read_json(tmp_path / "final.json")
+    assert final["brokers"][0]["configs"] == PRIOR_BROKER
+    assert final["topics"]["topic-000"]["configs"] == PRIOR_TOPIC
+    ledger = read_json(plan.path / "ledger.json")
+    assert {b: v["state"] for b, v in ledger["batches"].items()} == {"001": "finished", "002": "finished"}
+    assert all(v["throttles_restored"] for v in ledger["batches"].values())
+    assert [b["predicted_seconds"] for b in report["batches"]] == [m["estimated_seconds"] for m in plan.manifest["batches"]]
+    assert all(b["actual_seconds"] > 0 for b in report["batches"])
+    # Elections ran: every plan partition is led by its preferred replica.
+    for tp in plan.elections:
+        p = backend.sim.partitions[tp]
+        assert p.leader == p.replicas[0]
+    # A re-run resumes after the last finished batch: nothing left to do.
+    again = Executor(plan, backend.admin(), backend.settings()).run()
+    assert [b["skipped"] for b in again["batches"]] == [True, True]
+
+
+def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, snap, backend):
+    from dataclasses import replace
+
+    # Move the largest partitions, so the copies are still running when the broker dies
+    # (small ones can finish between two polls of the real-time protocol server).
+    largest_first = replace(snap, partitions=tuple(sorted(snap.partitions, key=lambda p: (-(p.size_bytes or 0), p.name))))
+    batch = move_one_replica(largest_first, 6)
+    victim = next(iter(batch.values()))[-1]  # destination of the first move
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = _configs(backend.sim)
+    killed: list[bool] = []
+    in_flight_at_kill: set[str] = set()
+
+    def kill() -> None:
+        # Moves that finished before the kill (possible on the real-time server) are not cancelled.
+        in_flight_at_kill.update(str(tp) for tp in backend.sim.list_reassignments())
+        backend.sim.kill_broker(victim)
+
+    def progress(line: str) -> None:
+        if not killed:
+            killed.append(True)
+            backend.fault(kill)
+
+    admin = backend.admin()
+    report = Executor(plan, admin, backend.settings(), progress=progress).run()
+    admin.close()
+    # Moves to the dead broker stall and are cancelled; the run goes on (on_stall=continue) and
+    # cannot end "complete". Whether the batch counts as failed or incomplete depends on timing.
+    assert report["status"] in ("failed", "incomplete")
+    result = report["batches"][0]
+    moving_to_victim = sorted(str(tp) for tp, t in batch.items() if victim in t and victim not in snap.partitions[0].replicas
+                              and victim not in next(p for p in snap.partitions if (p.topic, p.partition) == tp).replicas
+                              and str(tp) in in_flight_at_kill)
+    assert moving_to_victim and set(moving_to_victim) <= set(result["cancelled"])
+    assert any(f"broker(s) [{victim}] down" in p for p in result["problems"]) or result["cancelled"]
+    for name in result["cancelled"]:
+        topic, _, part = name.rpartition("-")
+        tp = TP(topic, int(part))
+        assert tuple(backend.sim.partitions[tp].replicas) == next(
+            p.replicas for p in snap.partitions if (p.topic, p.partition) == tp)
+    # As on real Kafka, a broker's own configs are only reachable through it: everything else is
+    # restored now, the dead broker's rate stays pending in the ledger ...
+    brokers_after, topics_after = _configs(backend.sim)
+    brokers_before, topics_before = before_configs
+    assert topics_after == topics_before
+    assert {b: c for b, c in brokers_after.items() if b != victim} == {b: c for b, c in brokers_before.items() if b != victim}
+    entry = json.loads((plan.path / "ledger.json").read_text())["batches"][result["id"]]
+    assert entry["restore_pending"] == [f"broker:{victim}"] and entry["throttles_restored"] is False
+    assert backend.sim.list_reassignments() == {}
+    # ... and the next run puts it back once the broker is up again.
+    backend.fault(backend.sim.start_broker, victim)
+    admin = backend.admin()
+    assert Executor(plan, admin, backend.settings()).restore_leftover_throttles() == [result["id"]]
+    admin.close()
+    assert _configs(backend.sim) == before_configs
+
+
+def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend):
+    batch = move_one_replica(snap, 4)
+    stuck_tp = sorted(batch)[1]
+    dest = [r for r in batch[stuck_tp] if r not in backend.sim.partitions[stuck_tp].replicas][0]
+    backend.sim.never_catch_up(stuck_tp, dest)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = _configs(backend.sim)
+    admin = backend.admin()
+    report = Executor(plan, admin, backend.settings(on_stall="continue")).run()
+    admin.close()
+    result = report["batches"][0]
+    assert result["cancelled"] == [str(stuck_tp)]
+    assert result["state"] == "finished" and report["status"] == "incomplete"
+    assert tuple(backend.sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
+    for tp, target in batch.items():
+        if tp != stuck_tp:
+            assert tuple(backend.sim.partitions[tp].replicas) == target
+    assert _configs(backend.sim) == before_configs
+
+
+def test_produce_rate_above_throttle_hits_the_time_limit(tmp_path, snap, backend):
+    batch = move_one_replica(snap, 2)
+    hot = sorted(batch)[0]
+    backend.sim.set_produce_rate(hot, 2 * RATE)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = _configs(backend.sim)
+    timeout = 600.0 if backend.server is None else 1.5
+    admin = backend.admin()
+    report = Executor(plan, admin, backend.settings(batch_timeout=timeout, stall_seconds=6e5)).run()
+    admin.close()
+    result = report["batches"][0]
+    assert report["status"] == "failed"
+    assert str(hot) in result["cancelled"]
+    assert any("time limit" in p for p in result["problems"])
+    assert _configs(backend.sim) == before_configs
+
+
+def test_exception_between_setting_and_restoring_throttles_still_restores(tmp_path, snap, backend):
+    plan = load_plan(_plan(tmp_path, snap, [move_one_replica(snap, 3)]))
+    before_configs = _configs(backend.sim)
+
+    def boom(line: str) -> None:
+        raise RuntimeError("operator pressed ctrl-c")
+
+    admin = backend.admin()
+    with pytest.raises(RuntimeError):
+        Executor(plan, admin, backend.settings(), progress=boom).run()
+    assert _configs(backend.sim) == before_configs
+    ledger = read_json(plan.path / "ledger.json")
+    assert ledger["batches"]["001"]["state"] == "failed" and ledger["batches"]["001"]["throttles_restored"]
+    # The moves were submitted and keep running; the next run adopts them and finishes.
+    report = Executor(plan, admin, backend.settings()).run()
+    admin.close()
+    assert report["status"] == "complete"
+    assert _configs(backend.sim) == before_configs
+
+
+KILL_SCRIPT = textwrap.dedent("""
+    import os, sys
+    from pathlib import Path
+    from kafka_rebalance.plan_manifest import load_plan
+    from kafka_rebalance.executor.executor import Executor, ExecSettings
+    plan = load_plan(sys.argv[1])
+    if sys.argv[2] == "sim":
+        from kafka_rebalance.cluster.simulator import SimAdmin, read_state
+        path = Path(sys.argv[3])
+        admin = SimAdmin(read_state(path), path)
+        settings = ExecSettings(poll_interval=10, stall_seconds=120, mode="batches")
+    else:
+        from kafka_rebalance.cluster.connection import ConnectionSettings
+        from kafka_rebalance.cluster.live import LiveAdmin
+        admin = LiveAdmin(ConnectionSettings(sys.argv[3]), quiet=True)
+        settings = ExecSettings(poll_interval=0.05, stall_seconds=0.5, batch_timeout=20, mode="batches")
+    # Like SIGKILL: no finally, no atexit, right after the throttles are set and the moves submitted.
+    Executor(plan, admin, settings, progress=lambda line: os._exit(9)).run()
+""")
+
+
+def test_killed_run_is_cleaned_up_by_the_next_run(tmp_path, snap, backend):
+    from kafka_rebalance.cluster.simulator import read_state, write_state
+
+    plan = load_plan(_plan(tmp_path, snap, [move_one_replica(snap, 4)]))
+    before_configs = _configs(backend.sim)
+    state = tmp_path / "sim.json"
+    if backend.server is None:
+        write_state(backend.sim, state)
+        target = str(state)
+    else:
+        target = backend.server.bootstrap_servers
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "plugins"), str(ROOT)])}
+    proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, str(plan.path), backend.kind, target],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr
+    sim = read_state(state) if backend.server is None else backend.sim
+    ledger = read_json(plan.path / "ledger.json")
+    assert ledger["batches"]["001"]["throttles_restored"] is False
+    assert _configs(sim) != before_configs  # the throttles are left behind by the killed run
+    admin = SimAdmin(sim, state) if backend.server is None else backend.admin()
+    report = Executor(plan, admin, backend.settings()).run()
+    admin.close()
+    assert report["status"] == "complete"
+    assert _configs(sim) == before_configs
+    assert any("interrupted run" in e for e in read_json(plan.path / "ledger.json")["events"])
+
+
+def test_changed_cluster_and_foreign_reassignment_are_refused(tmp_path, snap, backend):
+    batch = move_one_replica(snap, 3)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    outsider = TP(snap.partitions[-1].topic, snap.partitions[-1].partition)
+    assert outsider not in batch
+    spare = [b for b in backend.sim.brokers if b not in backend.sim.partitions[outsider].replicas][0]
+    backend.fault(backend.sim.alter_reassignments, {outsider: (spare, *backend.sim.partitions[outsider].replicas[1:])})
+    backend.sim.never_catch_up(outsider, spare)
+    admin = backend.admin()
+    with pytest.raises(ExecutionRefused, match="not started by this plan are in flight.*--additional"):
+        Executor(plan, admin, backend.settings()).run()
+    backend.fault(backend.sim.alter_reassignments, {outsider: None})
+    first = sorted(batch)[0]
+    other = [b for b in backend.sim.brokers if b not in backend.sim.partitions[first].replicas and b not in batch[first]][0]
+    changed = (other, *backend.sim.partitions[first].replicas[1:])
+    backend.fault(backend.sim.alter_reassignments, {first: changed})
+    backend.fault(backend.sim.advance, 3600)
+    with pytest.raises(ExecutionRefused, match=f"{first} has replicas"):
+        Executor(plan, admin, backend.settings()).run()
+    admin.close()
+    assert not (plan.path / "ledger.json").exists() or not read_json(plan.path / "ledger.json")["batches"]
+
+
+def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 3)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = _configs(sim)
+    for tp, target in batch.items():
+        sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
+    admin = SimAdmin(sim)
+    with pytest.raises(RuntimeError):
+        Executor(plan, admin, ExecSettings(mode="batches"), progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
+    assert set(sim.list_reassignments()) == set(batch)
+    report = Executor(plan, admin, ExecSettings(mode="batches")).cancel()
+    assert sorted(report["cancelled"]) == sorted(str(tp) for tp in batch)
+    assert sim.list_reassignments() == {}
+    assert _configs(sim) == before_configs
+    for tp in batch:
+        assert tuple(sim.partitions[tp].replicas) == plan.batches[0].before[tp]
+
+
+class _CancelFailsFirst(SimAdmin):
+    """The simulator, except that the first `failures` cancel requests fail as a call routed to a
+    just-killed controller does on real Kafka (NodeNotReadyError), and take a virtual second each."""
+
+    def __init__(self, sim: Simulator, failures: int) -> None:
+        super().__init__(sim)
+        self.failures, self.cancel_calls = failures, 0
+
+    def alter_reassignments(self, targets):
+        if any(t is None for t in targets.values()):
+            self.cancel_calls += 1
+            if self.failures:
+                self.failures -= 1
+                self.sim.advance(1.0)
+                raise ClusterError("127.0.0.1:9092: alter partition reassignments failed: NodeNotReadyError: 3")
+        return super().alter_reassignments(targets)
+
+
+def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered(tmp_path, snap):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 3)
+    stuck_tp = sorted(batch)[0]
+    sim.never_catch_up(stuck_tp, [r for r in batch[stuck_tp] if r not in sim.partitions[stuck_tp].replicas][0])
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = _configs(sim)
+    admin = _CancelFailsFirst(sim, failures=2)
+    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run()
+    assert admin.cancel_calls == 3  # two unanswered, the third reaches the controller
+    assert report["batches"][0]["cancelled"] == [str(stuck_tp)]
+    assert tuple(sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
+    assert _configs(sim) == before_configs
+
+
+def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tmp_path, snap):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 1)
+    (tp, target), = batch.items()
+    sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    admin = _CancelFailsFirst(sim, failures=10**6)
+    with pytest.raises(ClusterError, match="NodeNotReadyError"):
+        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run()
+    # 120 s of stall before the first cancel, then one attempt per 10 s poll plus the failed call's 1 s,
+    # until 120 s have passed since the first failure: attempts at 0, 11, ..., 121 → 12 calls.
+    assert admin.cancel_calls == 12

@@ -1,0 +1,97 @@
+"""config/clusters.yaml parsing: good file, and typos named by file, cluster and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.orchestration.clusters_config import PlannerDefaults, load_clusters
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bundled_clusters_file() -> None:
+    cfg = load_clusters(ROOT / "config" / "clusters.yaml")
+    demo = cfg.clusters[0]
+    assert demo.cluster_id == "demo-eu-1" and demo.simulated and demo.dag_id == "kafka_rebalance_demo_eu_1"
+    assert cfg.simulated_snapshot(demo) == (ROOT / "samples" / "sample-cluster.json").resolve()
+    assert cfg.effective_defaults(demo).max_moves_per_broker == 5
+
+
+def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(
+        "defaults: {throttle_mb_per_sec: 20, max_moves_per_broker: 3}\n"
+        "clusters:\n  - {cluster_id: a, source: kafka_a, defaults: {throttle_mb_per_sec: 100}}\n"
+    )
+    cfg = load_clusters(f)
+    eff = cfg.effective_defaults(cfg.clusters[0])
+    assert (eff.throttle_mb_per_sec, eff.max_moves_per_broker) == (100, 3)
+    assert cfg.clusters[0].schedule == "*/30 * * * *"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("clusters:\n  - {cluster_id: 'a b', source: x}\n", "clusters.0.cluster_id (cluster a b): Value error, must be letters"),
+        ("clusters:\n  - {cluster_id: a, source: 'simulated:'}\n", "clusters.0.source (cluster a): Value error, simulated: needs a snapshot path"),
+        ("clusters:\n  - {cluster_id: a, source: x, shedule: '@daily'}\n", "clusters.0.shedule (cluster a): Extra inputs are not permitted"),
+        ("defaults: {ordering: random}\nclusters: []\n", "defaults.ordering: Input should be 'small-first'"),
+        ("defaults: {throttle_mb_per_sec: 0}\nclusters: []\n", "defaults.throttle_mb_per_sec: Input should be greater than 0"),
+        ("defaults: {throttle_efficiency: 1.2}\nclusters: []\n", "defaults.throttle_efficiency: Input should be less than or equal to 1"),
+        ("defaults: {throttle_efficiency: .nan}\nclusters: []\n", "defaults.throttle_efficiency: Input should be a finite number"),
+        ("clusters:\n  - {cluster_id: a, source: x}\n  - {cluster_id: a, source: y}\n", "cluster_id a listed more than once"),
+        ("- just a list\n", "must be a mapping with a 'clusters' list"),
+        ("clusters: [\n", "not valid YAML"),
+        ("clusters:\n  - {cluster_id: a, source: x, windows: [{cron: '0 25 * * *', duration: 4h}]}\n",
+         "clusters.0.windows.0 (cluster a): Value error, not a 5-field cron expression: '0 25 * * *'"),
+        ("clusters:\n  - {cluster_id: a, source: x, windows: [{cron: '0 1 * * *', duration: forever}]}\n",
+         "clusters.0.windows.0 (cluster a): Value error, expected a duration such as 4h, 90m or PT4H, got 'forever'"),
+        ("clusters:\n  - {cluster_id: a, source: x, windows: [{cron: '0 1 * * *', duration: 1h, timezone: Utopia}]}\n",
+         "clusters.0.windows.0 (cluster a): Value error, unknown time zone 'Utopia'"),
+        ("clusters:\n  - {cluster_id: a, source: x, executor: {window_margin_seconds: -1}}\n",
+         "clusters.0.executor.window_margin_seconds (cluster a): Input should be greater than or equal to 0"),
+    ],
+)
+def test_bad_clusters_files_name_the_field(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "clusters.yaml"
+    f.write_text(text)
+    with pytest.raises(RebalanceError) as err:
+        load_clusters(f)
+    assert str(err.value).startswith(f"{f}: ")
+    assert message in str(err.value)
+
+
+def test_windows_per_cluster(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from kafka_rebalance.executor.windows import Window
+
+    f = tmp_path / "c.yaml"
+    f.write_text("clusters:\n  - cluster_id: a\n    source: kafka_a\n    windows:\n"
+                 "      - {cron: '0 1 * * 1-5', duration: 4h}\n      - {cron: '30 22 * * 6', duration: PT90M, timezone: Europe/Berlin}\n")
+    cluster = load_clusters(f).clusters[0]
+    assert cluster.configured_windows() == (Window("0 1 * * 1-5", timedelta(hours=4), "UTC"),
+                                            Window("30 22 * * 6", timedelta(minutes=90), "Europe/Berlin"))
+    assert (cluster.executor.window_margin_seconds, cluster.executor.window_grace_seconds) == (300.0, 600.0)
+
+
+def test_docker_clusters_file_is_valid() -> None:
+    cfg = load_clusters(ROOT / "config" / "clusters.docker.yaml")
+    live = next(c for c in cfg.clusters if not c.simulated)
+    assert live.source == "kafka_demo"  # the connection docker-compose.yml defines
+
+
+def test_clusters_yaml_defaults_are_the_planners_own() -> None:
+    # PlannerDefaults restates the options (the web app reads it without importing the planner);
+    # each default it shares with PlanOptions must be the planner's.
+    from kafka_rebalance.planner import PlanOptions
+
+    yaml_defaults, planner = PlannerDefaults(), PlanOptions()
+    assert yaml_defaults.throttle_mb_per_sec * 1024 * 1024 == planner.throttle_bytes_per_sec
+    shared = ("max_partitions_per_batch", "max_moves_per_broker", "ordering", "byte_tolerance", "optimizer",
+              "throttle_efficiency", "threshold_percentage")
+    assert {k: getattr(yaml_defaults, k) for k in shared} == {k: getattr(planner, k) for k in shared}
+    assert yaml_defaults.exclude_topics == list(planner.exclude_topics) == []

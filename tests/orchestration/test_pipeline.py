@@ -1,0 +1,114 @@
+"""Pipeline rules that need no scheduler: only a manual execute-mode trigger may execute."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_rebalance.orchestration.pipeline import wants_execution
+
+
+@pytest.mark.parametrize(
+    ("run_type", "mode", "expected"),
+    [
+        ("manual", "execute", True),
+        ("manual", "dry-run", False),
+        ("scheduled", "execute", False),  # scheduled runs are dry runs whatever the defaults say
+        ("asset_triggered", "execute", False),  # so are runs started by the fleet DAG's asset events
+        ("backfill", "execute", False),
+    ],
+)
+def test_only_manual_execute_runs_execute(run_type: str, mode: str, expected: bool) -> None:
+    assert wants_execution(run_type, {"mode": mode}) is expected
+
+
+def test_run_type_enum_is_understood() -> None:
+    from airflow.utils.types import DagRunType
+
+    assert wants_execution(DagRunType.MANUAL, {"mode": "execute"}) is True
+    assert wants_execution(DagRunType.SCHEDULED, {"mode": "execute"}) is False
+
+
+# --------------------------------------------------------------------------- clusters.yaml -> planner
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from kafka_rebalance.orchestration.clusters_config import load_clusters  # noqa: E402
+from kafka_rebalance.orchestration.pipeline import make_plan, needs_plan  # noqa: E402
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
+
+
+def _run(tmp_path: Path, balanced: bool = False) -> dict[str, str]:
+    """A run directory as gather and the Spark job leave it (the summary as the job writes it)."""
+    analysis = tmp_path / "analysis"
+    analysis.mkdir()
+    (analysis / "summary.json").write_text(json.dumps(
+        {"clusters": [{"cluster_id": "demo-eu-1", "threshold_percentage": 10.0, "balanced": balanced}]}))
+    return {"cluster_id": "demo-eu-1", "run_dir": str(tmp_path), "snapshot": str(SAMPLE), "analysis": str(analysis)}
+
+
+def _clusters(tmp_path: Path) -> Path:
+    f = tmp_path / "clusters.yaml"
+    f.write_text(
+        "defaults: {byte_tolerance: 0.25, throttle_mb_per_sec: 20, max_partitions_per_batch: 7, max_moves_per_broker: 3,\n"
+        "           ordering: large-first, exclude_topics: [topic-003], optimizer: heuristic, throttle_efficiency: 0.8}\n"
+        f"clusters:\n  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}', defaults: {{byte_tolerance: 0.3}}}}\n"
+    )
+    return f
+
+
+def test_every_clusters_yaml_planner_setting_reaches_plan_json(tmp_path: Path) -> None:
+    cfg = load_clusters(_clusters(tmp_path))
+    defaults = cfg.effective_defaults(cfg.clusters[0])
+    options = json.loads((Path(make_plan(_run(tmp_path), {}, defaults)) / "plan.json").read_text())["options"]
+    assert options["byte_tolerance"] == 0.3  # the cluster's own entry over the file's defaults
+    assert options["throttle_bytes_per_sec"] == 20 * 1048576
+    assert options["max_partitions_per_batch"] == 7 and options["max_moves_per_broker"] == 3
+    assert options["ordering"] == "large-first" and options["exclude_topics"] == ["topic-003"]
+    assert options["optimizer"] == "heuristic"
+    assert options["throttle_efficiency"] == 0.8
+
+
+def test_byte_tolerance_changes_the_plan(tmp_path: Path) -> None:
+    cfg = load_clusters(_clusters(tmp_path))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    tolerant = json.loads((Path(make_plan(_run(tmp_path / "a"), {}, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())
+    default = json.loads((Path(make_plan(_run(tmp_path / "b"), {})) / "plan.json").read_text())
+    assert tolerant["summary"]["targets"]["byte_tolerance"] == 0.3 and default["summary"]["targets"]["byte_tolerance"] == 0.1
+    assert tolerant["plan_hash"] != default["plan_hash"]
+
+
+def test_trigger_form_values_win_over_clusters_yaml(tmp_path: Path) -> None:
+    cfg = load_clusters(_clusters(tmp_path))
+    params = {"max_moves_per_broker": 4, "exclude_topics": [], "decommission_brokers": [5]}
+    options = json.loads((Path(make_plan(_run(tmp_path), params, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())["options"]
+    assert (options["max_moves_per_broker"], options["exclude_topics"], options["decommission_brokers"]) == (4, [], [5])
+    assert options["byte_tolerance"] == 0.3
+    assert options["optimizer"] == "heuristic"
+    params["optimizer"] = "exact"
+    (tmp_path / "again").mkdir()
+    manifest = json.loads((Path(make_plan(_run(tmp_path / "again"), params, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())
+    assert manifest["options"]["optimizer"] == "exact" and manifest["summary"]["optimizer"]["used"] == "exact"
+
+
+def test_approval_text_states_the_byte_bound_and_gap() -> None:
+    from kafka_rebalance.orchestration.pipeline import approval_body
+
+    summary = {"replica_moves": 3, "bytes_moved": 3 * 1048576, "reorders": 0, "leader_elections": 1, "estimated_seconds": 60.0,
+               "lower_bounds": {"replica_moves": 3, "bytes_moved": 1048576},
+               "optimizer": {"used": "exact", "exact_status": "optimal", "bytes_bound": 2 * 1048576, "gap_percent": 50.0}}
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": [],
+                "options": {"throttle_bytes_per_sec": 1048576}}
+    text = approval_body(Path("/nonexistent/run/plan"), manifest)
+    assert "- Bytes above the fewest that reach this balance: at most 50.00 % (certified bound 2.0 MiB; optimizer exact, optimal)" in text
+    del summary["optimizer"]  # plans staged before the optimizer was reported still render
+    assert "Bytes above the fewest" not in approval_body(Path("/nonexistent/run/plan"), manifest)
+
+
+def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path) -> None:
+    run = _run(tmp_path, balanced=True)
+    assert needs_plan(run, {"decommission_brokers": []}) is False
+    assert needs_plan(run, {"decommission_brokers": [5]}) is False  # broker 5 of the sample holds nothing yet
+    assert needs_plan(run, {"decommission_brokers": [3]}) is True

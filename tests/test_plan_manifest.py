@@ -1,0 +1,228 @@
+"""plan_manifest: the executor's typed view of a plan, and the exact refusal for each malformed file.
+
+The parsers run only after the plan hash proved the files unchanged, so a malformed file here
+is one the planner itself wrote wrongly (or a hand-made plan): each must still be one clear
+error naming the file and the entry, never a traceback or a silently different plan.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_rebalance import plan_manifest as pm
+from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.plan_dir import PlanDirError
+from tests.support.planner import part, plan_dir, read, snapshot
+
+PATH = Path("/plans/p/batches/001/reassignment.json")
+
+
+def test_assignment_is_typed_in_file_order() -> None:
+    raw = {"version": 1, "partitions": [{"topic": "b", "partition": 1, "replicas": [3, 1]},
+                                        {"topic": "a", "partition": 0, "replicas": [2]}]}
+    assert list(pm._assignment(raw, PATH).items()) == [(TP("b", 1), (3, 1)), (TP("a", 0), (2,))]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"version": 2, "partitions": []}, "expected Kafka's reassignment JSON"),
+        ({"version": 1, "partitions": {}}, "expected Kafka's reassignment JSON"),
+        ([], "expected Kafka's reassignment JSON"),
+        ({"version": 1, "partitions": ["x"]}, "partitions[0]: needs topic (string), partition (int32)"),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": 2**31, "replicas": [1]}]}, "partitions[0]: needs topic"),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": -1, "replicas": [1]}]}, "partitions[0]: needs topic"),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": []}]}, "partitions[0]: needs topic"),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, -2]}]}, "partitions[0]: needs topic"),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, True]}]}, "partitions[0]: needs topic"),
+        ({"version": 1, "partitions": [{"topic": 5, "partition": 0, "replicas": [1]}]}, "partitions[0]: needs topic"),
+        ({"version": 1, "partitions": [{"topic": "a b", "partition": 0, "replicas": [1]}]}, "partitions[0].topic: "),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1, 1]}]},
+         "partitions[0] t-0: replicas [1, 1] name a broker twice"),
+        ({"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1]},
+                                       {"topic": "t", "partition": 0, "replicas": [2]}]}, "partitions[1]: t-0 listed twice"),
+    ],
+)
+def test_each_malformed_assignment_is_one_error_naming_the_file_and_entry(raw: Any, message: str) -> None:
+    with pytest.raises(PlanDirError) as err:
+        pm._assignment(raw, PATH)
+    assert str(err.value).startswith(f"{PATH}: ")
+    assert message in str(err.value)
+
+
+def test_assignment_error_quotes_at_most_200_characters_of_the_entry() -> None:
+    entry = {"topic": "t", "partition": "x" * 1000, "replicas": [1]}
+    with pytest.raises(PlanDirError) as err:
+        pm._assignment({"version": 1, "partitions": [entry]}, PATH)
+    assert str(err.value).endswith("got " + json.dumps(entry)[:200])
+
+
+def test_throttles_are_typed() -> None:
+    t = pm._throttles({"rate_bytes_per_sec": 10, "brokers": {"2": {"k": "v"}}, "topics": {"t": {"x": "y"}}}, PATH)
+    assert t == pm.Throttles(10, {2: {"k": "v"}}, {"t": {"x": "y"}})
+    assert not t.empty
+    assert pm._throttles({}, PATH) == pm.Throttles(None, {}, {}) and pm._throttles({}, PATH).empty
+    assert pm._throttles({"rate_bytes_per_sec": "10"}, PATH).rate_bytes_per_sec is None
+    assert not pm.Throttles(None, {}, {"t": {}}).empty and not pm.Throttles(None, {1: {}}, {}).empty
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ([], "expected an object with rate_bytes_per_sec, brokers and topics"),
+        ({"brokers": []}, "brokers and topics must be objects"),
+        ({"topics": "x"}, "brokers and topics must be objects"),
+        ({"brokers": {"b1": {}}}, "brokers.b1: expected a broker id"),
+        ({"brokers": {"٣": {}}}, "brokers.٣: expected a broker id"),
+        ({"brokers": {"2147483648": {}}}, "brokers.2147483648: expected a broker id"),
+        ({"brokers": {"1": []}}, "brokers.1: expected a broker id"),
+        ({"brokers": {"1": {"k": 5}}}, "brokers.1: expected a broker id"),
+        ({"topics": {"t": []}}, "topics.t: expected config names mapping to string values"),
+        ({"topics": {"t": {"k": None}}}, "topics.t: expected config names mapping to string values"),
+    ],
+)
+def test_each_malformed_throttles_file_is_one_error(raw: Any, message: str) -> None:
+    with pytest.raises(PlanDirError) as err:
+        pm._throttles(raw, PATH)
+    assert str(err.value).startswith(f"{PATH}: {message}")
+
+
+def test_broker_id_at_the_int32_limit_is_accepted() -> None:
+    assert pm._throttles({"brokers": {"2147483647": {}}}, PATH).brokers == {2147483647: {}}
+
+
+# --------------------------------------------------------------------------- schedule
+
+
+BATCH = pm.Batch("001", "move", {TP("t", 0): (3, 2), TP("t", 1): (1, 3)}, {TP("t", 0): (1, 2), TP("t", 1): (1, 2)},
+                 pm.Throttles(None), None, None)
+
+
+def step(n: int, topic_partition: int, before: list[int], replicas: list[int], adds: list[int], removes: list[int],
+         after: int | None = None, **over: Any) -> dict[str, Any]:
+    return {"id": n, "topic": "t", "partition": topic_partition, "batch": "001", "before": before, "replicas": replicas,
+            "adds": adds, "removes": removes, "after": after, "leader": before[0], "bytes": 100,
+            "produce_bytes_per_sec": 1.5, "estimated_start_s": 0, "estimated_end_s": 2.5, **over}
+
+
+SCHEDULE = {"version": 1, "throttle_bytes_per_sec": 50, "max_moves_per_broker": 2, "max_in_flight": 4,
+            "estimated_seconds": 10, "physical_bound_seconds": 8.5,
+            "steps": [step(0, 0, [1, 2], [3, 2], [3], [1]), step(1, 1, [1, 2], [1, 3], [3], [2])]}
+
+
+def test_schedule_is_typed() -> None:
+    s = pm._schedule(SCHEDULE, PATH, {"001": BATCH})
+    assert (s.throttle_bytes_per_sec, s.max_moves_per_broker, s.max_in_flight) == (50, 2, 4)
+    assert (s.estimated_seconds, s.physical_bound_seconds) == (10.0, 8.5)
+    assert s.moves[0] == pm.ScheduledMove(0, TP("t", 0), "001", (1, 2), (3, 2), (3,), (1,), None, 1, 100, 1.5, 0.0, 2.5)
+    assert [m.tp for m in s.moves] == [TP("t", 0), TP("t", 1)]
+    # Made before --throttle-efficiency existed: the throttle fully delivered, as it was simulated.
+    assert (s.throttle_efficiency, s.delivered_rate) == (1.0, 50)
+    assert pm._schedule({**SCHEDULE, "throttle_efficiency": 0.5}, PATH, {"001": BATCH}).delivered_rate == 25.0
+
+
+def test_a_partition_with_two_steps_names_its_previous_step() -> None:
+    later = pm.Batch("002", "move", {TP("t", 0): (3, 1)}, {TP("t", 0): (3, 2)}, pm.Throttles(None), None, None)
+    raw = copy.deepcopy(SCHEDULE)
+    raw["steps"].append(step(2, 0, [3, 2], [3, 1], [1], [2], after=0, batch="002"))
+    assert pm._schedule(raw, PATH, {"001": BATCH, "002": later}).moves[2].after == 0
+    raw["steps"][2]["after"] = None
+    with pytest.raises(PlanDirError, match=r"steps\[2\]: after must be 0, the partition's previous step"):
+        pm._schedule(raw, PATH, {"001": BATCH, "002": later})
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda r: r.update(steps={}), 'expected {"version": 1, ..., "steps": [...]}'),
+        (lambda r: r.update(throttle_bytes_per_sec=0), "throttle_bytes_per_sec: expected an integer within 1..9223372036854775807, got 0"),
+        (lambda r: r.update(max_moves_per_broker=2**31), "max_moves_per_broker: expected an integer within 1..2147483647"),
+        (lambda r: r.pop("max_in_flight"), "max_in_flight: expected an integer within 1..2147483647, got null"),
+        (lambda r: r.update(estimated_seconds=-1), "estimated_seconds: expected a number >= 0, got -1"),
+        (lambda r: r.update(physical_bound_seconds="NaN"), "physical_bound_seconds: expected a number >= 0"),
+        (lambda r: r.update(throttle_efficiency=0), "throttle_efficiency: expected a number within 0.05..1, got 0"),
+        (lambda r: r.update(throttle_efficiency=True), "throttle_efficiency: expected a number within 0.05..1, got true"),
+        (lambda r: r.update(throttle_efficiency=1.5), "throttle_efficiency: expected a number within 0.05..1, got 1.5"),
+        (lambda r: r["steps"].__setitem__(0, 7), "steps[0]: expected an object"),
+        (lambda r: r["steps"][0].update(adds=[-1]), "steps[0]: before, replicas, adds and removes must be lists of broker ids"),
+        (lambda r: r["steps"][0].update(before=None), "steps[0]: before, replicas, adds and removes must be lists"),
+        (lambda r: r["steps"][0].update(id=1), "steps[0]: needs id 0, topic, partition, batch"),
+        (lambda r: r["steps"][0].update(leader=-2), "steps[0]: needs id 0"),
+        (lambda r: r["steps"][0].update(bytes=-1), "steps[0]: needs id 0"),
+        (lambda r: r["steps"][0].update(batch=1), "steps[0]: needs id 0"),
+        (lambda r: r["steps"][0].update(produce_bytes_per_sec=float("inf")), "steps[0]: needs id 0"),
+        (lambda r: r["steps"][0].update(estimated_end_s=-0.5), "steps[0]: needs id 0"),
+        (lambda r: r["steps"][0].update(batch="002"), "steps[0]: t-0 [1, 2] -> [3, 2] is not a move of batch '002'"),
+        (lambda r: r["steps"][0].update(replicas=[3, 1]), "steps[0]: t-0 [1, 2] -> [3, 1] is not a move of batch '001'"),
+        (lambda r: r["steps"][0].update(before=[2, 1]), "steps[0]: t-0 [2, 1] -> [3, 2] is not a move of batch '001'"),
+        (lambda r: r["steps"][0].update(adds=[3, 2]), "steps[0]: adds/removes are not the difference between before and replicas"),
+        (lambda r: r["steps"][0].update(removes=[]), "steps[0]: adds/removes are not the difference"),
+        (lambda r: r["steps"][1].update(after=0), "steps[1]: after must be None, the partition's previous step"),
+    ],
+)
+def test_each_malformed_schedule_is_one_error(edit: Any, message: str) -> None:
+    raw = copy.deepcopy(SCHEDULE)
+    edit(raw)
+    with pytest.raises(PlanDirError) as err:
+        pm._schedule(raw, PATH, {"001": BATCH})
+    assert str(err.value).startswith(f"{PATH}: {message}")
+
+
+# --------------------------------------------------------------------------- a real plan directory
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    snap = snapshot([(b, f"r{b % 3}") for b in range(6)],
+                    [part("orders", i, [0, 1, 2] if i % 2 else [1, 0, 2]) for i in range(12)]
+                    + [part("logs", i, [3, 4, 5]) for i in range(12)])  # fmt: skip
+    out = tmp_path_factory.mktemp("manifest") / "plan"
+    manifest = plan_dir(snap, out, max_partitions_per_batch=3, election_batch_size=7)
+    return out, manifest
+
+
+def test_load_plan_reads_back_what_the_planner_wrote(written: tuple[Path, dict[str, Any]]) -> None:
+    out, manifest = written
+    plan = pm.load_plan(out, require_passed=False)
+    assert plan.plan_hash == manifest["plan_hash"] and plan.cluster_id == "test"
+    assert [b.id for b in plan.batches] == [b["id"] for b in manifest["batches"]]
+    assert [b.kind for b in plan.batches] == [b["kind"] for b in manifest["batches"]]
+    for b in plan.batches:
+        reassignment = read(out, f"batches/{b.id}/reassignment.json")["partitions"]
+        rollback = read(out, f"batches/{b.id}/rollback.json")["partitions"]
+        assert b.targets == {TP(p["topic"], p["partition"]): tuple(p["replicas"]) for p in reassignment}
+        assert b.before == {TP(p["topic"], p["partition"]): tuple(p["replicas"]) for p in rollback}
+        assert b.throttles.rate_bytes_per_sec == read(out, f"batches/{b.id}/throttles.json").get("rate_bytes_per_sec")
+    assert plan.elections == tuple(TP(p["topic"], p["partition"]) for p in read(out, "election.json")["partitions"])
+    assert plan.election_batch_size == 7
+    assert plan.schedule is not None
+    assert len(plan.schedule.moves) == len(read(out, "schedule.json")["steps"])
+
+
+def test_batches_are_found_by_id_with_or_without_leading_zeros(written: tuple[Path, dict[str, Any]]) -> None:
+    out, _ = written
+    plan = pm.load_plan(out, require_passed=False)
+    first = plan.batches[0]
+    assert plan.batch(first.id) is first
+    assert plan.batch(str(int(first.id))) is first
+    with pytest.raises(PlanDirError, match=r"batches: no batch '999' \(plan has 001"):
+        plan.batch("999")
+    with pytest.raises(PlanDirError, match="no batch '١'"):
+        plan.batch("١")  # a Unicode digit is not a batch number
+
+
+def test_unvalidated_plan_is_refused_unless_asked_not_to(written: tuple[Path, dict[str, Any]]) -> None:
+    out, _ = written
+    with pytest.raises(PlanDirError):
+        pm.load_plan(out)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 1000), (0, 1000), (-3, 1000), ("5", 1000), (5, 5)])
+def test_election_batch_size_falls_back_to_kafkas_default(value: Any, expected: int) -> None:
+    options = {} if value is None else {"election_batch_size": value}
+    assert pm.Plan(Path("."), {}, "h", "c", options, (), ()).election_batch_size == expected
