@@ -14,7 +14,7 @@ import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, dag, task
 
-from kafka_rebalance.orchestration import pipeline
+from kafka_rebalance.orchestration import fleet as fleet_steps
 from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -40,7 +40,7 @@ _config = load_clusters(clusters_file())
 def kafka_fleet_imbalance():
     @task
     def gather_fleet(**ctx) -> dict:
-        return pipeline.gather_fleet(_config, ctx["run_id"])
+        return fleet_steps.gather_fleet(_config, ctx["run_id"])
 
     fleet = gather_fleet()
     analyze = SparkSubmitOperator(
@@ -54,7 +54,7 @@ def kafka_fleet_imbalance():
 
     @task.branch
     def fleet_summary(fleet: dict) -> list[str]:
-        return [f"needs_plan_{c}" for c in pipeline.fleet_summary(fleet)]
+        return [f"needs_plan_{c}" for c in fleet_steps.fleet_summary(fleet)]
 
     chooser = fleet_summary(fleet)
     fleet >> analyze >> chooser

@@ -1,6 +1,9 @@
-"""Human-readable sizes and durations for tables, progress lines and reports."""
+"""Units: the binary megabyte, and human-readable sizes and durations for tables, progress lines and reports."""
 
 from __future__ import annotations
+
+# Throttles in the trigger form and clusters.yaml are in MB/s of 1,048,576 bytes, as Kafka's docs count them.
+MIB = 1024 * 1024
 
 
 def human_bytes(n: float) -> str:

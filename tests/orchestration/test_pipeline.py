@@ -94,7 +94,7 @@ def test_trigger_form_values_win_over_clusters_yaml(tmp_path: Path) -> None:
 
 
 def test_approval_text_states_the_byte_bound_and_gap() -> None:
-    from kafka_rebalance.orchestration.pipeline import approval_body
+    from kafka_rebalance.orchestration.approval_text import approval_body
 
     summary = {"replica_moves": 3, "bytes_moved": 3 * 1048576, "reorders": 0, "leader_elections": 1, "estimated_seconds": 60.0,
                "lower_bounds": {"replica_moves": 3, "bytes_moved": 1048576},

@@ -70,10 +70,10 @@ def test_hostile_names_are_escaped(tmp_path: Path) -> None:
 
 
 def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_snapshot_path: Path) -> None:
-    from kafka_rebalance.cli.report import ledger_times
     from kafka_rebalance.cluster.simulator import SimAdmin
     from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.plan_manifest import load_plan
+    from kafka_rebalance.report.html import ledger_times
     from kafka_rebalance.validation import validate_plan
 
     plan_dir = planned(tmp_path, sample_snapshot_path)

@@ -8,22 +8,7 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, stderr
-from kafka_rebalance.plan_dir import LEDGER_FILE, REPORT_FILE, check_output, read_manifest
-
-
-def ledger_times(plan_dir: Path) -> dict[str, dict[str, float]] | None:
-    """Batch start/finish on the executor's clock, from DIR/ledger.json when the plan ran."""
-    from kafka_rebalance.executor.ledger import Ledger
-
-    if not (plan_dir / LEDGER_FILE).exists():
-        return None
-    ledger = Ledger.open(plan_dir, str(read_manifest(plan_dir).get("plan_hash") or ""))
-    number = (int, float)
-    return {
-        bid: {"started_at": e["started_clock"], "finished_at": e["started_clock"] + e["actual_seconds"]}
-        for bid, e in ledger.data["batches"].items()
-        if isinstance(e.get("started_clock"), number) and isinstance(e.get("actual_seconds"), number)
-    }
+from kafka_rebalance.plan_dir import LEDGER_FILE, REPORT_FILE, check_output
 
 
 @app.command()
@@ -34,7 +19,7 @@ def report(
     out: Annotated[Path | None, typer.Option(help="Output file (default PLAN/report.html)")] = None,
 ) -> None:
     """Write report.html: per-broker bars before/after with the threshold, batch timeline, bounds, validation."""
-    from kafka_rebalance.report.html import write_report
+    from kafka_rebalance.report.html import ledger_times, write_report
 
     inputs = [("--snapshot", snapshot), ("--final-snapshot", final_snapshot), ("ledger", plan / LEDGER_FILE)]
     check_output(out if out is not None else plan / REPORT_FILE, "--out", may_write=(REPORT_FILE,), inputs=inputs)

@@ -10,66 +10,43 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.orchestration.approval_text import approval_body
+from kafka_rebalance.orchestration.cluster_access import admin_session
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
-from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX, record_decision, run_dir, simulated_state_dir, stage_plan
+from kafka_rebalance.orchestration.plan_params import plan_options, setting
+from kafka_rebalance.orchestration.staging import record_decision, run_dir, stage_plan, write_cluster_snapshot
 from kafka_rebalance.plan_dir import (
-    DATA_DOCS_DIR,
     FINAL_SNAPSHOT_STEM,
     LEDGER_FILE,
-    REPORT_FILE,
-    RUNBOOK_FILE,
     VERIFICATION_FILE,
     atomic_write_json,
     read_manifest,
-    validation_status,
 )
-from kafka_rebalance.snapshot import load_snapshot, write_snapshot
+from kafka_rebalance.snapshot import load_snapshot
+
+if TYPE_CHECKING:
+    from kafka_rebalance.executor.executor import Executor
 
 log = logging.getLogger("kafka_rebalance.orchestration.pipeline")
 
-MIB = 1024 * 1024
-PARQUET_ABOVE_PARTITIONS = 50_000
-SIM_STATE_FILE = "state.json"
 
-
-# ----------------------------------------------------------------------------- cluster access
-
-
-def cluster_admin(cfg: ClustersFile, cluster: ClusterConfig):
-    """The cluster behind ``source``: the persistent simulator, or a live cluster via an Airflow connection."""
-    if cluster.simulated:
-        from kafka_rebalance.cluster.simulator import SimAdmin
-
-        # The simulated cluster persists between runs, so a second run sees what the first one executed.
-        state = simulated_state_dir(cluster.cluster_id) / SIM_STATE_FILE
-        return SimAdmin.open(load_snapshot(cfg.simulated_snapshot(cluster)), state)
-    from kafka_rebalance.cluster.connection import settings_from_airflow_connection
-    from kafka_rebalance.cluster.live import LiveAdmin
-
-    return LiveAdmin(settings_from_airflow_connection(cluster.source))
-
-
-def _write_cluster_snapshot(snapshot, directory: Path, name: str = "snapshot") -> Path:
-    suffix = ".parquet" if len(snapshot.partitions) > PARQUET_ABOVE_PARTITIONS else ".json"
-    return write_snapshot(snapshot, directory / f"{name}{suffix}")
 
 
 def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, str]:
     """Describe the cluster into a snapshot file in this run's directory."""
     directory = run_dir(cluster.cluster_id, run_id)
-    admin = cluster_admin(cfg, cluster)
-    try:
+    with admin_session(cfg, cluster) as admin:
         # Everything downstream (analysis, plans, staging) is keyed by the configured id.
         snapshot = gather_snapshot(admin, cluster.cluster_id)
-    finally:
-        admin.close()
-    path = _write_cluster_snapshot(snapshot, directory)
+    path = write_cluster_snapshot(snapshot, directory)
     log.info("gathered %s: %d brokers, %d partitions -> %s", cluster.cluster_id, len(snapshot.brokers),
              len(snapshot.partitions), path)
     return {"cluster_id": cluster.cluster_id, "run_dir": str(directory), "snapshot": str(path),
@@ -120,7 +97,7 @@ def needs_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: Plan
     if balanced and not leaving:
         return False
     decision = plan_decision(load_snapshot(run["snapshot"]), balanced, decommission_brokers=leaving,
-                             exclude_topics=_setting(params, defaults, "exclude_topics") or [])  # fmt: skip
+                             exclude_topics=setting(params, defaults, "exclude_topics") or [])  # fmt: skip
     log.info("plan needed: %s", "; ".join(decision.reasons) if decision.plan else "no: balanced and nothing requested")
     return decision.plan
 
@@ -132,87 +109,7 @@ def record_balanced(run: Mapping[str, str]) -> str:
     return str(path)
 
 
-# ----------------------------------------------------------------------------- fleet
-
-
-def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
-    """One snapshot per configured cluster, in one directory: the Spark job reads it as a fleet."""
-    directory = run_dir("_fleet", run_id)
-    snapshots = directory / "snapshots"
-    snapshots.mkdir(exist_ok=True)
-    failed = []
-    for cluster in cfg.clusters:
-        try:
-            admin = cluster_admin(cfg, cluster)
-            try:
-                # The fleet summary is keyed by the configured id, whatever the cluster calls itself.
-                snap = gather_snapshot(admin, cluster.cluster_id)
-            finally:
-                admin.close()
-        except RebalanceError as exc:
-            # One unreachable cluster must not hide the state of the others: record and go on.
-            log.error("cluster %s: cannot gather: %s", cluster.cluster_id, exc)
-            failed.append({"cluster_id": cluster.cluster_id, "error": str(exc)})
-            continue
-        _write_cluster_snapshot(snap, snapshots, cluster.cluster_id)
-    (directory / "gather_errors.json").write_text(json.dumps(failed, indent=2) + "\n", encoding="utf-8")
-    if len(failed) == len(cfg.clusters):
-        raise RebalanceError(f"no cluster could be gathered: {failed}")
-    return {"run_dir": str(directory), "snapshots": str(snapshots), "analysis": str(directory / "analysis")}
-
-
-def fleet_summary(fleet: Mapping[str, str]) -> list[str]:
-    """Write fleet_summary.json and return the clusters that need a plan."""
-    summary = json.loads((Path(fleet["analysis"]) / "summary.json").read_text(encoding="utf-8"))
-    rows = [
-        {"cluster_id": c["cluster_id"], "balanced": c.get("balanced"), "threshold_percentage": c.get("threshold_percentage"),
-         "brokers_over_threshold": c.get("brokers_over_threshold", []), "max_imbalance_ratio": c.get("max_imbalance_ratio")}
-        for c in summary.get("clusters", [])
-    ]  # fmt: skip
-    need = sorted(r["cluster_id"] for r in rows if not r["balanced"])
-    out = Path(fleet["run_dir"]) / "fleet_summary.json"
-    out.write_text(json.dumps({"clusters": rows, "need_plan": need}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    log.info("fleet: %d cluster(s), %d need a plan: %s", len(rows), len(need), ", ".join(need) or "none")
-    return need
-
-
 # ----------------------------------------------------------------------------- plan, validate, stage
-
-
-def _setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: str) -> Any:
-    """A planner setting: the run's parameter (the trigger form), else the cluster's entry in clusters.yaml."""
-    if name in params:
-        return params[name]
-    return getattr(defaults or PlannerDefaults(), name)
-
-
-def plan_options(snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
-                 defaults: PlannerDefaults | None = None):  # fmt: skip
-    """PlanOptions from the run's parameters over the cluster's clusters.yaml defaults.
-
-    Every PlannerDefaults field reaches the planner this way; those the trigger form does
-    not show (byte_tolerance, throttle_efficiency) come from clusters.yaml alone.
-    """
-    from kafka_rebalance.planner import PlanOptions
-    from kafka_rebalance.planner.options import resolve_threshold
-
-    def get(name: str) -> Any:
-        return _setting(params, defaults, name)
-
-    threshold, source = resolve_threshold(snapshot, get("threshold_percentage"), analysis_dir)
-    return PlanOptions(
-        throttle_bytes_per_sec=int(round(float(get("throttle_mb_per_sec")) * MIB)),
-        max_partitions_per_batch=int(get("max_partitions_per_batch")),
-        max_moves_per_broker=int(get("max_moves_per_broker")),
-        ordering=str(get("ordering")),
-        optimizer=str(get("optimizer")),
-        exclude_topics=tuple(sorted(set(get("exclude_topics") or []))),
-        decommission_brokers=tuple(sorted({int(b) for b in params.get("decommission_brokers") or []})),
-        byte_tolerance=float(get("byte_tolerance")),
-        throttle_efficiency=float(get("throttle_efficiency")),
-        threshold_percentage=threshold,
-        threshold_source=source,
-    )
 
 
 def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> str:
@@ -242,65 +139,9 @@ def validate_plan(run: Mapping[str, str], plan_dir: str) -> str:
     return plan_dir
 
 
-def _optimizer_line(summary: Mapping[str, Any]) -> str:
-    """The proven distance from the fewest bytes, for plans that carry it (format 2 plans may not)."""
-    opt = summary.get("optimizer")
-    if not isinstance(opt, Mapping):
-        return ""
-    gap = "unknown (bound 0)" if opt.get("gap_percent") is None else f"at most {opt['gap_percent']:.2f} %"
-    return (
-        f"- Bytes above the fewest that reach this balance: {gap} "
-        f"(certified bound {opt['bytes_bound'] / MIB:,.1f} MiB; optimizer {opt['used']}, {opt['exact_status']})\n"
-    )
-
-
-def _duration_line(summary: Mapping[str, Any], efficiency: float) -> str:
-    """How long the continuous schedule should take against what physics allows (plans that carry it)."""
-    c = summary.get("continuous")
-    if not isinstance(c, Mapping):
-        return ""
-    rate = "throttle" if efficiency == 1 else f"throttle x {efficiency:g} delivered"
-    return (
-        f"- Continuous schedule (schedule.json): about {c['estimated_seconds'] / 60:,.1f} minutes; physical bound "
-        f"{c['physical_bound_seconds'] / 60:,.1f} minutes (busiest broker's bytes / {rate}), ratio {c['ratio_to_bound']}\n"
-    )
-
-
-def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
-    s = manifest["summary"]
-    minutes = s["estimated_seconds"] / 60
-    lb = s["lower_bounds"]
-    rows = "\n".join(
-        f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {b['bytes'] / MIB:,.1f} MiB | "
-        f"{b['estimated_seconds']:,.0f} s |"
-        for b in manifest["batches"][:20]
-    )
-    more = f"\n\n…and {len(manifest['batches']) - 20} more batches." if len(manifest["batches"]) > 20 else ""
-    throttle = manifest["options"]["throttle_bytes_per_sec"] / MIB
-    validation = validation_status(staged)
-    base = f"{REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}"
-    return (
-        f"**Plan {manifest['plan_hash'][:16]}** for cluster `{manifest['cluster_id']}` — validation **{validation}**\n\n"
-        f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
-        f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
-        f"{_optimizer_line(s)}"
-        f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
-        f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
-        f"{_duration_line(s, manifest['options'].get('throttle_efficiency', 1.0))}"
-        f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
-        f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
-        f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"
-        f"- Plan files: `{staged}`\n\n"
-        f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
-        "Approve to execute it (by default continuously, following schedule.json; throttles are always restored); "
-        "Reject keeps the plan as rejected."
-    )
-
-
 def write_plan_report(staged: Path, final_snapshot: Path | None = None) -> Path:
     """report.html beside the plan: projected before execution, with the final state and batch times after."""
-    from kafka_rebalance.cli.report import ledger_times
-    from kafka_rebalance.report.html import write_report
+    from kafka_rebalance.report.html import ledger_times, write_report
 
     snapshot = read_manifest(staged)["snapshot"]["path"]
     return write_report(staged, snapshot, final_snapshot_path=final_snapshot,
@@ -335,10 +176,10 @@ def window_policy(cluster: ClusterConfig, window: str | None):
     return policy(window, cluster.configured_windows(), field="window")
 
 
+@contextmanager
 def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True,
-              window: str | None = None):
-    from datetime import timedelta
-
+              window: str | None = None) -> Iterator[Executor]:
+    """The executor for a staged plan on its cluster, the cluster closed however the block ends."""
     from kafka_rebalance.executor.executor import ExecSettings, Executor
     from kafka_rebalance.executor.gate import ExecutionGate
     from kafka_rebalance.plan_manifest import load_plan
@@ -350,7 +191,8 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
-    return Executor(plan, cluster_admin(cfg, cluster), settings, progress=log.info, gate=gate)
+    with admin_session(cfg, cluster) as admin:
+        yield Executor(plan, admin, settings, progress=log.info, gate=gate)
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
@@ -363,17 +205,11 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
     by = _responder(approval)
     record_decision(Path(staged_dir), "approved", by)
     if rearm:
-        admin = cluster_admin(cfg, cluster)
-        try:
+        with admin_session(cfg, cluster) as admin:
             out = rearm_plan(load_plan(Path(staged_dir), require_approval=True), admin, by=by, run=run_id, progress=log.info)
-        finally:
-            admin.close()
         log.info("re-arm: %s", out)
-    ex = _executor(cfg, cluster, staged_dir)
-    try:
+    with _executor(cfg, cluster, staged_dir) as ex:
         checked = ex.preflight()
-    finally:
-        ex.admin.close()
     log.info("preflight: batches to run %s; restored throttles left by an earlier run: %s",
              checked["batches_to_run"], checked["restored_throttles_of"] or "none")  # fmt: skip
     return checked
@@ -388,8 +224,7 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
     """
     from kafka_rebalance.executor.ledger import FINISHED
 
-    ex = _executor(cfg, cluster, staged_dir, window=window)
-    try:
+    with _executor(cfg, cluster, staged_dir, window=window) as ex:
         ex.check_mode(None)
         todo = ex.preflight()["batches_to_run"]
         log.info("executing %d batch(es) (%s): %s; window: %s", len(todo), ex.settings.mode,
@@ -407,8 +242,6 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
                 raise RebalanceError(f"continuous execution ended {cont.state}: "
                                      + "; ".join([*cont.failed, *cont.cancelled, *cont.problems][:5]) + "; see the ledger")
         progress = ex.record_progress()
-    finally:
-        ex.admin.close()
     hold = ex.hold
     if hold is not None and not hold.waits_for_operator and hold.resume_at is None:
         raise RebalanceError(f"execution cannot go on: {hold.detail}")
@@ -423,21 +256,15 @@ def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str
     """Teardown: put back every throttle value a failed or killed batch left set."""
     if not (Path(staged_dir) / LEDGER_FILE).exists():
         return "nothing executed"
-    ex = _executor(cfg, cluster, staged_dir, require_passed=False)
-    try:
+    with _executor(cfg, cluster, staged_dir, require_passed=False) as ex:
         restored = ex.restore_leftover_throttles()
-    finally:
-        ex.admin.close()
     log.info("restored throttles of batches: %s", restored or "none needed")
     return ",".join(restored)
 
 
 def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
-    ex = _executor(cfg, cluster, staged_dir)
-    try:
+    with _executor(cfg, cluster, staged_dir) as ex:
         out = ex.elections()
-    finally:
-        ex.admin.close()
     if out["failed"]:
         log.warning("%d preferred election(s) did not succeed: %s", len(out["failed"]), out["failed"])
     return json.dumps(out, sort_keys=True)
@@ -448,13 +275,10 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
     from kafka_rebalance.balance import counts_balanced
     from kafka_rebalance.metrics import broker_loads, brokers_over_threshold, threshold_percentage
 
-    ex = _executor(cfg, cluster, staged_dir)
-    try:
+    with _executor(cfg, cluster, staged_dir) as ex:
         verdict = ex.verify()
         final = ex.final_snapshot(None)
-    finally:
-        ex.admin.close()
-    final_path = _write_cluster_snapshot(final, Path(staged_dir), FINAL_SNAPSHOT_STEM)
+    final_path = write_cluster_snapshot(final, Path(staged_dir), FINAL_SNAPSHOT_STEM)
     manifest = read_manifest(Path(staged_dir))
     threshold, source = threshold_percentage(final, manifest["options"].get("threshold_percentage"))
     loads = [b for b in broker_loads(final) if b.alive]

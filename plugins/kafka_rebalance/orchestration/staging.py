@@ -22,6 +22,11 @@ from pathlib import Path
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.paths import PROJECT_ROOT
 from kafka_rebalance.plan_dir import read_manifest, record_approval, verify_plan
+from kafka_rebalance.snapshot import Snapshot, write_snapshot
+
+# The embedded simulator's state in simulated/<cluster>/ (the CLI's --simulate keeps its own in the plan directory).
+SIMULATED_STATE_FILE = "state.json"
+PARQUET_ABOVE_PARTITIONS = 50_000
 
 # Where the Airflow plugin serves staged plans in the API server (report_app).
 REPORTS_URL_PREFIX = "/kafka-rebalance"
@@ -47,6 +52,12 @@ def simulated_state_dir(cluster_id: str, root: Path | None = None) -> Path:
     path = (root or data_root()) / "simulated" / cluster_id
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def write_cluster_snapshot(snapshot: Snapshot, directory: Path, name: str = "snapshot") -> Path:
+    """A gathered snapshot in a run directory: Parquet once JSON would be slow to load."""
+    suffix = ".parquet" if len(snapshot.partitions) > PARQUET_ABOVE_PARTITIONS else ".json"
+    return write_snapshot(snapshot, directory / f"{name}{suffix}")
 
 
 def stage_plan(plan_dir: Path, cluster_id: str, root: Path | None = None) -> Path:

@@ -40,6 +40,7 @@ from kafka_rebalance.plan_dir import (
     PlanDirError,
     atomic_write,
     plan_hash_of,
+    read_manifest,
     read_validation_verdict,
 )
 from kafka_rebalance.plan_dir import VALIDATION_RESULT as _RESULT
@@ -451,3 +452,18 @@ def write_report(
     )
     atomic_write(out, page.encode("utf-8"))
     return out
+
+
+def ledger_times(plan_dir: Path) -> dict[str, dict[str, float]] | None:
+    """Batch start/finish on the executor's clock, from DIR/ledger.json when the plan ran."""
+    from kafka_rebalance.executor.ledger import Ledger
+
+    if not (plan_dir / LEDGER_FILE).exists():
+        return None
+    ledger = Ledger.open(plan_dir, str(read_manifest(plan_dir).get("plan_hash") or ""))
+    number = (int, float)
+    return {
+        bid: {"started_at": e["started_clock"], "finished_at": e["started_clock"] + e["actual_seconds"]}
+        for bid, e in ledger.data["batches"].items()
+        if isinstance(e.get("started_clock"), number) and isinstance(e.get("actual_seconds"), number)
+    }

@@ -1,0 +1,67 @@
+"""The text an approver reads before a plan runs (Markdown, as Airflow's HITL form renders it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
+from kafka_rebalance.plan_dir import DATA_DOCS_DIR, REPORT_FILE, RUNBOOK_FILE, validation_status
+from kafka_rebalance.units import MIB
+
+
+def optimizer_line(summary: Mapping[str, Any]) -> str:
+    """The proven distance from the fewest bytes, for plans that carry it (format 2 plans may not)."""
+    opt = summary.get("optimizer")
+    if not isinstance(opt, Mapping):
+        return ""
+    gap = "unknown (bound 0)" if opt.get("gap_percent") is None else f"at most {opt['gap_percent']:.2f} %"
+    return (
+        f"- Bytes above the fewest that reach this balance: {gap} "
+        f"(certified bound {opt['bytes_bound'] / MIB:,.1f} MiB; optimizer {opt['used']}, {opt['exact_status']})\n"
+    )
+
+
+def duration_line(summary: Mapping[str, Any], efficiency: float) -> str:
+    """How long the continuous schedule should take against what physics allows (plans that carry it)."""
+    c = summary.get("continuous")
+    if not isinstance(c, Mapping):
+        return ""
+    rate = "throttle" if efficiency == 1 else f"throttle x {efficiency:g} delivered"
+    return (
+        f"- Continuous schedule (schedule.json): about {c['estimated_seconds'] / 60:,.1f} minutes; physical bound "
+        f"{c['physical_bound_seconds'] / 60:,.1f} minutes (busiest broker's bytes / {rate}), ratio {c['ratio_to_bound']}\n"
+    )
+
+
+def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
+    """What the approver reads in Airflow's HITL form: the plan's figures, links, and its first batches."""
+    s = manifest["summary"]
+    minutes = s["estimated_seconds"] / 60
+    lb = s["lower_bounds"]
+    rows = "\n".join(
+        f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {b['bytes'] / MIB:,.1f} MiB | "
+        f"{b['estimated_seconds']:,.0f} s |"
+        for b in manifest["batches"][:20]
+    )
+    more = f"\n\n…and {len(manifest['batches']) - 20} more batches." if len(manifest["batches"]) > 20 else ""
+    throttle = manifest["options"]["throttle_bytes_per_sec"] / MIB
+    validation = validation_status(staged)
+    base = f"{REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}"
+    return (
+        f"**Plan {manifest['plan_hash'][:16]}** for cluster `{manifest['cluster_id']}` — validation **{validation}**\n\n"
+        f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
+        f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
+        f"{optimizer_line(s)}"
+        f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
+        f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
+        f"{duration_line(s, manifest['options'].get('throttle_efficiency', 1.0))}"
+        f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
+        f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
+        f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"
+        f"- Plan files: `{staged}`\n\n"
+        f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
+        "Approve to execute it (by default continuously, following schedule.json; throttles are always restored); "
+        "Reject keeps the plan as rejected."
+    )

@@ -1,0 +1,54 @@
+"""The fleet DAG's steps: one snapshot per configured cluster, and the list of clusters that need a plan."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from kafka_rebalance.cluster.gather import gather_snapshot
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.orchestration.cluster_access import admin_session
+from kafka_rebalance.orchestration.clusters_config import ClustersFile
+from kafka_rebalance.orchestration.staging import run_dir, write_cluster_snapshot
+
+log = logging.getLogger(__name__)
+
+
+def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
+    """One snapshot per configured cluster, in one directory: the Spark job reads it as a fleet."""
+    directory = run_dir("_fleet", run_id)
+    snapshots = directory / "snapshots"
+    snapshots.mkdir(exist_ok=True)
+    failed = []
+    for cluster in cfg.clusters:
+        try:
+            with admin_session(cfg, cluster) as admin:
+                # The fleet summary is keyed by the configured id, whatever the cluster calls itself.
+                snap = gather_snapshot(admin, cluster.cluster_id)
+        except RebalanceError as exc:
+            # One unreachable cluster must not hide the state of the others: record and go on.
+            log.error("cluster %s: cannot gather: %s", cluster.cluster_id, exc)
+            failed.append({"cluster_id": cluster.cluster_id, "error": str(exc)})
+            continue
+        write_cluster_snapshot(snap, snapshots, cluster.cluster_id)
+    (directory / "gather_errors.json").write_text(json.dumps(failed, indent=2) + "\n", encoding="utf-8")
+    if len(failed) == len(cfg.clusters):
+        raise RebalanceError(f"no cluster could be gathered: {failed}")
+    return {"run_dir": str(directory), "snapshots": str(snapshots), "analysis": str(directory / "analysis")}
+
+
+def fleet_summary(fleet: Mapping[str, str]) -> list[str]:
+    """Write fleet_summary.json and return the clusters that need a plan."""
+    summary = json.loads((Path(fleet["analysis"]) / "summary.json").read_text(encoding="utf-8"))
+    rows = [
+        {"cluster_id": c["cluster_id"], "balanced": c.get("balanced"), "threshold_percentage": c.get("threshold_percentage"),
+         "brokers_over_threshold": c.get("brokers_over_threshold", []), "max_imbalance_ratio": c.get("max_imbalance_ratio")}
+        for c in summary.get("clusters", [])
+    ]  # fmt: skip
+    need = sorted(r["cluster_id"] for r in rows if not r["balanced"])
+    out = Path(fleet["run_dir"]) / "fleet_summary.json"
+    out.write_text(json.dumps({"clusters": rows, "need_plan": need}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    log.info("fleet: %d cluster(s), %d need a plan: %s", len(rows), len(need), ", ".join(need) or "none")
+    return need

@@ -1,0 +1,122 @@
+"""Every step the DAGs call, as plain functions on the embedded simulator: no scheduler, seconds each.
+
+The DAG tests (tests/airflow_dags) run the same steps through ``dag.test()``; these pin what each
+step writes and returns, so a broken step fails here, fast, with its own name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.metrics import broker_loads
+from kafka_rebalance.orchestration import fleet, pipeline
+from kafka_rebalance.orchestration.clusters_config import ClustersFile
+from kafka_rebalance.plan_dir import VERIFICATION_FILE, read_manifest
+from kafka_rebalance.snapshot import load_snapshot
+
+SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
+APPROVED = {"chosen_options": ["Approve"], "responded_by": {"name": "alice"}}
+
+
+def _config(*sources: tuple[str, str]) -> ClustersFile:
+    return ClustersFile.model_validate({"clusters": [{"cluster_id": c, "source": s} for c, s in sources]})
+
+
+def _analysis(run: dict[str, str], balanced: bool) -> None:
+    """What the Spark job leaves for the branch (its summary.json, as tests/analysis pin it)."""
+    Path(run["analysis"]).mkdir(parents=True, exist_ok=True)
+    (Path(run["analysis"]) / "summary.json").write_text(json.dumps(
+        {"clusters": [{"cluster_id": run["cluster_id"], "threshold_percentage": 10.0, "balanced": balanced}]}))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KAFKA_REBALANCE_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_a_cluster_goes_from_gather_to_a_verified_report_step_by_step(home: Path) -> None:
+    cfg = _config(("demo", f"simulated:{SAMPLE}"))
+    cluster = cfg.clusters[0]
+
+    run = pipeline.gather(cfg, cluster, "manual__1")
+    gathered = load_snapshot(run["snapshot"])
+    assert gathered.cluster_id == "demo" and Path(run["run_dir"]).parent == home / "runs" / "demo"
+    assert len(gathered.partitions) == len(load_snapshot(SAMPLE).partitions)
+    assert json.loads(Path(pipeline.snapshot_gate(run)).read_text())["status"] == "passed"
+
+    _analysis(run, balanced=False)
+    assert pipeline.needs_plan(run, {}) is True
+    plan_dir = pipeline.make_plan(run, {"throttle_mb_per_sec": 20})
+    assert read_manifest(Path(plan_dir))["options"]["throttle_bytes_per_sec"] == 20 * 1024 * 1024
+    assert pipeline.validate_plan(run, plan_dir) == plan_dir
+
+    staged = pipeline.stage("demo", plan_dir)
+    manifest = read_manifest(Path(staged["dir"]))
+    assert Path(staged["dir"]) == home / "plans" / "demo" / manifest["plan_hash"][:16]
+    assert staged["plan_hash"] == manifest["plan_hash"] and f"**Plan {manifest['plan_hash'][:16]}**" in staged["body"]
+    assert (Path(staged["dir"]) / "report.html").is_file()
+
+    checked = pipeline.preflight(cfg, cluster, staged["dir"], APPROVED)
+    assert checked["batches_to_run"] == [b["id"] for b in manifest["batches"]]
+    executed = pipeline.execute(cfg, cluster, staged["dir"])
+    assert executed["hold"] is None and executed["plan_hash"] == manifest["plan_hash"]
+    assert pipeline.restore_throttles(cfg, cluster, staged["dir"]) == ""  # the run restored its own
+    elected = json.loads(pipeline.elections(cfg, cluster, staged["dir"]))
+    assert elected["failed"] == {} and elected["requested"] == len(json.loads((Path(staged["dir"]) / "election.json").read_text())["partitions"])
+    verification = json.loads(Path(pipeline.final_verify(cfg, cluster, run, staged["dir"])).read_text())
+    assert verification["status"] == "complete" and verification["replicas_balanced"] is True
+
+    done = pipeline.finish(run, staged["dir"], APPROVED)
+    assert done["outcome"] == "executed" and done["verification"] == str(Path(staged["dir"]) / VERIFICATION_FILE)
+    assert Path(done["report"]).is_file()
+    # The simulated cluster kept what was executed: the next run gathers the balanced cluster.
+    again = load_snapshot(pipeline.gather(cfg, cluster, "manual__2")["snapshot"])
+    loads = sorted(b.replicas for b in broker_loads(again) if b.alive)
+    assert loads[-1] - loads[0] <= 1
+
+
+def test_a_balanced_cluster_is_recorded_and_finishes_with_nothing_to_do(home: Path) -> None:
+    cfg = _config(("demo", f"simulated:{SAMPLE}"))
+    run = pipeline.gather(cfg, cfg.clusters[0], "scheduled__1")
+    _analysis(run, balanced=True)
+    assert pipeline.needs_plan(run, {}) is False
+    pipeline.record_balanced(run)
+    assert pipeline.finish(run, None, None)["outcome"] == "balanced: nothing to do"
+
+
+def test_a_rejected_plan_is_recorded_and_nothing_runs(home: Path) -> None:
+    cfg = _config(("demo", f"simulated:{SAMPLE}"))
+    run = pipeline.gather(cfg, cfg.clusters[0], "manual__1")
+    _analysis(run, balanced=False)
+    staged = pipeline.stage("demo", pipeline.validate_plan(run, pipeline.make_plan(run, {})))
+    done = pipeline.finish(run, staged["dir"], {"chosen_options": ["Reject"], "responded_by": {"name": "bob"}})
+    assert done["outcome"] == "rejected: nothing executed"
+    assert not (Path(staged["dir"]) / "ledger.json").exists()
+    with pytest.raises(RebalanceError):  # a rejected plan can never be executed
+        pipeline.preflight(cfg, cfg.clusters[0], staged["dir"], APPROVED)
+
+
+def test_the_fleet_gathers_every_cluster_it_can_and_names_those_that_need_a_plan(home: Path) -> None:
+    cfg = _config(("eu", f"simulated:{SAMPLE}"), ("us", "simulated:/nonexistent/us.json"))
+    gathered = fleet.gather_fleet(cfg, "scheduled__1")
+    assert sorted(p.name for p in Path(gathered["snapshots"]).iterdir()) == ["eu.json"]
+    errors = json.loads((Path(gathered["run_dir"]) / "gather_errors.json").read_text())
+    assert [e["cluster_id"] for e in errors] == ["us"] and "/nonexistent/us.json" in errors[0]["error"]
+
+    Path(gathered["analysis"]).mkdir()
+    (Path(gathered["analysis"]) / "summary.json").write_text(json.dumps({"clusters": [
+        {"cluster_id": "eu", "balanced": False, "threshold_percentage": 10.0, "brokers_over_threshold": [1],
+         "max_imbalance_ratio": 0.5}]}))
+    assert fleet.fleet_summary(gathered) == ["eu"]
+    written = json.loads((Path(gathered["run_dir"]) / "fleet_summary.json").read_text())
+    assert written["need_plan"] == ["eu"] and written["clusters"][0]["brokers_over_threshold"] == [1]
+
+
+def test_a_fleet_where_no_cluster_answers_fails(home: Path) -> None:
+    with pytest.raises(RebalanceError, match="no cluster could be gathered"):
+        fleet.gather_fleet(_config(("us", "simulated:/nonexistent/us.json")), "scheduled__1")
