@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, TriggerRule, dag, task
+from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, TriggerRule, chain, dag, task
 
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
 from kafka_rebalance.orchestration import pipeline
@@ -182,29 +182,26 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
             staged = ti.xcom_pull(task_ids="stage")
             return pipeline.finish(run, staged["dir"] if staged else None, ti.xcom_pull(task_ids="approve", key="decision"))
 
+        # Every run: the metadata, its gate, the Spark analysis, then plan or not.
         branch = balanced(run)
-        gate >> analyze >> branch
+        chain(gate, analyze, branch)
+        # Balanced: record it.
         done_balanced = record_balanced(run)
         branch >> done_balanced
+        # Plan: validate, stage, then a dry run ends here and an execute run asks for approval.
         plan_dir = plan(run)
-        branch >> plan_dir
         staged = stage(validate(run, plan_dir))
-        chooser = mode()
-        staged >> chooser
         done_dry = dry_run_done(staged)
-        chooser >> [done_dry, approve]
-        # preflight (setup) -> execute -> restore_throttles (teardown): the teardown runs whenever
-        # the setup succeeded, so throttles are restored even when a batch fails.
+        chain(branch, plan_dir)
+        chain(staged, mode(), [done_dry, approve])
+        # Execute: preflight (setup) -> execute -> restore_throttles (teardown): the teardown runs
+        # whenever the setup succeeded, so throttles are restored even when a batch fails.
         armed = preflight(staged)
-        approve >> armed
-        armed >> execute
         restore = restore_throttles()
-        execute >> restore
-        armed >> restore.as_teardown(setups=armed)
-        elected = elections(staged)
-        [execute, restore] >> elected
         verified = final_verify(run, staged)
-        elected >> verified
+        chain(approve, armed, execute, restore)
+        armed >> restore.as_teardown(setups=armed)
+        chain([execute, restore], elections(staged), verified)
         # Not a direct child of `approve`, so a Reject does not skip it: the decision and the
         # report are always written, and a rejected plan stays on disk marked rejected.
         [done_balanced, done_dry, verified] >> report(run)
