@@ -190,14 +190,14 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     leaders = PreferredLeaderGoal()
     leaders.optimize(state)
 
-    pref, col, F, E = leaders.pref, leaders.col, leaders.F, leaders.E
+    pref, col, final_rows, electable = leaders.pref, leaders.col, leaders.final_rows, leaders.electable
     ids = state.broker_ids
     changed = np.flatnonzero(state.touched | (col != 0)).tolist()
     reorders: list[Step] = []
     moves: list[list[Step]] = []
     final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
     elections: list[tuple[str, int]] = []
-    electable_pref = E[np.arange(state.n_parts), col] if state.n_parts else np.zeros(0, bool)
+    electable_pref = electable[np.arange(state.n_parts), col] if state.n_parts else np.zeros(0, bool)
     def leave_rank(bid: int) -> int:
         return 1 if state.eligible[state.index_of[bid]] else 0
 
@@ -231,7 +231,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     final_leader[need] = pref[need]
     # Partitions not elected keep their leader if it is still a live replica, else the first live one.
     for p in np.flatnonzero(state.touched & ~need).tolist():
-        row = F[p]
+        row = final_rows[p]
         if final_leader[p] < 0 or final_leader[p] not in row.tolist() or not state.alive[final_leader[p]]:
             live = [x for x in row.tolist() if x >= 0 and state.alive[x]]
             final_leader[p] = live[0] if live else -1

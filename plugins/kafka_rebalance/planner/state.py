@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import math
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.planner.options import PlanOptions
 from kafka_rebalance.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.goals.base import DonorIndex
 
 
 class ClusterState:
@@ -47,6 +51,9 @@ class ClusterState:
                 f"no eligible broker left: every broker of {snapshot.cluster_id} is dead or in --decommission-brokers"
             )
         self.eligible_arr = np.asarray(self.eligible, dtype=bool)
+        self.eligible_index_arr = np.asarray(self.eligible_idx, dtype=np.int64)
+        # Each broker's replicas by size, built on first use by the goals (goals/base.donor_index).
+        self.donor_indexes: dict[int, DonorIndex] = {}
         self.n_racks = len({self.rack[i] for i in self.eligible_idx}) if self.has_racks else 0
 
         # Replica matrix, padded with -1 where replication factors differ.

@@ -154,8 +154,7 @@ class DonorIndex:
 
 
 def donor_index(state: ClusterState, broker: int) -> DonorIndex:
-    cache = state.__dict__.setdefault("_donor_indexes", {})
-    idx = cache.get(broker)
+    idx = state.donor_indexes.get(broker)
     if idx is None:
-        idx = cache[broker] = DonorIndex(state, broker)
+        idx = state.donor_indexes[broker] = DonorIndex(state, broker)
     return idx

@@ -26,9 +26,7 @@ def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
 
 def best_destination(state: ClusterState, p: int, row: list[int], src: int | None, rf: int, other_rack: bool = False) -> int | None:
     """The least-loaded eligible broker that may take a replica of ``p`` (replacing ``src``)."""
-    elig = state.__dict__.get("_elig_arr")
-    if elig is None:
-        elig = state.__dict__["_elig_arr"] = np.asarray(state.eligible_idx, dtype=np.int64)
+    elig = state.eligible_index_arr
     order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
     rack = state.rack
     for b in order.tolist():

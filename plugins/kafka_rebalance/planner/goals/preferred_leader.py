@@ -21,14 +21,14 @@ from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.state import ClusterState
 
 
-def electable_matrix(state: ClusterState, F: np.ndarray) -> np.ndarray:
-    """E[p, j]: could broker F[p, j] win a preferred election once the plan has run?"""
+def electable_matrix(state: ClusterState, final_rows: np.ndarray) -> np.ndarray:
+    """electable[p, j]: could broker final_rows[p, j] win a preferred election once the plan has run?"""
     parts = state.parts
     n_p = state.n_parts
-    valid = F >= 0
+    valid = final_rows >= 0
     isr_len = np.fromiter((len(p.isr) for p in parts), dtype=np.int64, count=n_p)
     iw = int(isr_len.max()) if n_p else 0
-    in_isr = np.zeros(F.shape, dtype=bool)
+    in_isr = np.zeros(final_rows.shape, dtype=bool)
     if iw:
         ids = np.asarray(state.broker_ids, dtype=np.int64)
         flat = np.fromiter(chain.from_iterable(p.isr for p in parts), dtype=np.int64, count=int(isr_len.sum()))
@@ -38,30 +38,30 @@ def electable_matrix(state: ClusterState, F: np.ndarray) -> np.ndarray:
         isr_matrix = np.full((n_p, iw), -2, dtype=np.int64)
         isr_matrix[rows, cols] = flat
         for k in range(iw):
-            in_isr |= F == isr_matrix[:, k : k + 1]
+            in_isr |= final_rows == isr_matrix[:, k : k + 1]
     is_new = valid.copy()
     for k in range(state.rf_max):
-        is_new &= F != state.R[:, k : k + 1]
-    return valid & state.eligible_arr[np.maximum(F, 0)] & (in_isr | is_new)
+        is_new &= final_rows != state.R[:, k : k + 1]
+    return valid & state.eligible_arr[np.maximum(final_rows, 0)] & (in_isr | is_new)
 
 
 class PreferredLeaderGoal(Goal):
     name = "preferred-leader"
 
     def optimize(self, state: ClusterState) -> None:
-        F = state.final_rows()
-        E = electable_matrix(state, F)
-        n_p, width = F.shape
-        pref = F[:, 0].astype(np.int64).copy() if n_p else np.zeros(0, dtype=np.int64)
+        final_rows = state.final_rows()
+        electable = electable_matrix(state, final_rows)
+        n_p, width = final_rows.shape
+        pref = final_rows[:, 0].astype(np.int64).copy() if n_p else np.zeros(0, dtype=np.int64)
         col = np.zeros(n_p, dtype=np.int64)
         changeable = ~state.frozen
         pc = np.bincount(pref, minlength=state.n_brokers).astype(np.int64)
         leader = state.leader
-        self.F, self.E, self.pref, self.col, self.pc = F, E, pref, col, pc
+        self.final_rows, self.electable, self.pref, self.col, self.pc = final_rows, electable, pref, col, pc
 
         # (1) a first replica that cannot lead gets replaced by one that can
-        for p in np.flatnonzero(~E[:, 0] & changeable).tolist():
-            row, er = F[p].tolist(), E[p].tolist()
+        for p in np.flatnonzero(~electable[:, 0] & changeable).tolist():
+            row, er = final_rows[p].tolist(), electable[p].tolist()
             options = [(int(pc[row[j]]), j) for j in range(1, width) if row[j] >= 0 and er[j]]
             if options:
                 self._switch(p, min(options)[1])
@@ -71,7 +71,7 @@ class PreferredLeaderGoal(Goal):
         self.floor, self.ceil = count_bounds(on_elig, len(elig))
         lo, hi = self.floor, self.ceil
         by_pref = self._lists(pref[None, :].T, n_p)
-        by_replica = self._lists(F, n_p)
+        by_replica = self._lists(final_rows, n_p)
         tier = (leader == pref).astype(np.int64) * 2 + (~state.touched).astype(np.int64)
         for _ in range(3):
             before = pc.copy()
@@ -91,16 +91,16 @@ class PreferredLeaderGoal(Goal):
         Each augmenting path found by BFS moves one preferred leadership per edge, so
         only the path's ends change their counts.
         """
-        F, E, pref, pc = self.F, self.E, self.pref, self.pc
+        final_rows, electable, pref, pc = self.final_rows, self.electable, self.pref, self.pc
         n_b = state.n_brokers
         eligible = state.eligible_arr
         W: dict[tuple[int, int], list[int]] = {}
         C = np.zeros((n_b, n_b), dtype=np.int64)
         rows = np.flatnonzero(changeable)
-        for j in range(F.shape[1]):
-            ok = E[rows, j] & (F[rows, j] != pref[rows]) & (F[rows, j] >= 0)
+        for j in range(final_rows.shape[1]):
+            ok = electable[rows, j] & (final_rows[rows, j] != pref[rows]) & (final_rows[rows, j] >= 0)
             ps = rows[ok]
-            a, b = pref[ps], F[ps, j].astype(np.int64)
+            a, b = pref[ps], final_rows[ps, j].astype(np.int64)
             np.add.at(C, (a, b), 1)
             keys = a * n_b + b
             order = np.argsort(keys, kind="stable")
@@ -112,7 +112,7 @@ class PreferredLeaderGoal(Goal):
                     W.setdefault((k // n_b, k % n_b), []).extend(chunk_p.tolist())
 
         def shift(p: int, a: int, b: int) -> None:
-            row, er = F[p].tolist(), E[p].tolist()
+            row, er = final_rows[p].tolist(), electable[p].tolist()
             for x, e in zip(row, er):
                 if x >= 0 and e and x != a:
                     C[a, x] -= 1
@@ -125,7 +125,7 @@ class PreferredLeaderGoal(Goal):
             lst = W.get((a, b), [])
             while lst:
                 p = lst.pop()
-                if pref[p] == a and b in F[p].tolist():
+                if pref[p] == a and b in final_rows[p].tolist():
                     return p
             return None
 
@@ -173,7 +173,7 @@ class PreferredLeaderGoal(Goal):
         return (order // M.shape[1]).astype(np.int64), owners
 
     def _switch(self, p: int, j: int) -> None:
-        b = int(self.F[p, j])
+        b = int(self.final_rows[p, j])
         d = int(self.pref[p])
         self.pref[p] = b
         self.col[p] = j
@@ -182,7 +182,7 @@ class PreferredLeaderGoal(Goal):
 
     def _give(self, state, elig, by_pref, tier, changeable, bound: int) -> None:
         """Brokers above ceil hand partitions to a fellow replica below ``bound``."""
-        pc, pref, F, E, leader = self.pc, self.pref, self.F, self.E, state.leader
+        pc, pref, final_rows, electable, leader = self.pc, self.pref, self.final_rows, self.electable, state.leader
         parts, owners = by_pref
         for d in elig.tolist():
             if pc[d] <= self.ceil:
@@ -196,7 +196,7 @@ class PreferredLeaderGoal(Goal):
                     break
                 if pref[p] != d:
                     continue
-                row, er, lp = F[p].tolist(), E[p].tolist(), int(leader[p])
+                row, er, lp = final_rows[p].tolist(), electable[p].tolist(), int(leader[p])
                 best = None
                 for j in range(len(row)):
                     x = row[j]
@@ -210,7 +210,7 @@ class PreferredLeaderGoal(Goal):
 
     def _take(self, state, elig, by_replica, changeable, bound: int) -> None:
         """Brokers below floor take partitions they replicate from a preferred leader above ``bound``."""
-        pc, pref, F, leader = self.pc, self.pref, self.F, state.leader
+        pc, pref, final_rows, leader = self.pc, self.pref, self.final_rows, state.leader
         parts, owners = by_replica
         for r in elig.tolist():
             if pc[r] >= self.floor:
@@ -225,7 +225,7 @@ class PreferredLeaderGoal(Goal):
                 d = int(pref[p])
                 if pc[d] <= bound or d == r:
                     continue
-                row = F[p].tolist()
+                row = final_rows[p].tolist()
                 j = row.index(r)
-                if self.E[p, j]:
+                if self.electable[p, j]:
                     self._switch(p, j)
