@@ -1,163 +1,30 @@
-"""The cluster snapshot: what the pipeline knows about one cluster at one moment.
-
-One format for every stage (gather, analyze, plan, validate, execute, verify).
-JSON for hand-written and small clusters; Parquet for large ones, where each row
-is one partition and the cluster-level fields (id, configs, brokers, topics) sit
-in the file's key-value metadata under ``kafka_rebalance.snapshot`` so that a
-snapshot stays one self-contained file and Spark can scan the partition rows
-directly.
-
-Loading is strict: every problem is reported with its location, e.g.
-``partitions[17] orders-3: replica 9 is not a known broker``. Partitions are
-kept sorted by (topic, partition) and brokers by id so that everything
-downstream is deterministic whatever order the cluster reported them in.
-"""
+"""The strict parser: a snapshot document (JSON's dict, or Parquet's columns) to a Snapshot, every problem named
+with its location, or SnapshotError listing them all."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kafka_rebalance.errors import RebalanceError, SnapshotError
+from kafka_rebalance.errors import SnapshotError
+from kafka_rebalance.snapshot.model import (
+    CONTROLLERS,
+    THRESHOLD_CONFIG,
+    Broker,
+    Partition,
+    Snapshot,
+)
 from kafka_rebalance.userinput import (
     INT32_MAX,
     INT64_MAX,
-    InputError,
     finite_number,
     int_in,
     is_ascii_digits,
     is_int,
-    loads_json,
-    read_text,
     topic_name_problem,
 )
-
-CONTROLLERS = ("kraft", "zookeeper")
-THRESHOLD_CONFIG = "leader.imbalance.per.broker.percentage"
-PARQUET_META_KEY = b"kafka_rebalance.snapshot"
-FORMAT_VERSION = 1
-SNAPSHOT_SUFFIXES = (".json", ".parquet")
-
-
-@dataclass(frozen=True, slots=True)
-class Broker:
-    id: int
-    rack: str | None = None
-    alive: bool = True
-    configs: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Partition:
-    topic: str
-    partition: int
-    replicas: tuple[int, ...]
-    leader: int  # -1: no leader
-    isr: tuple[int, ...]
-    size_bytes: int | None = None
-    bytes_in_per_sec: float | None = None
-    offline_replicas: tuple[int, ...] = ()
-
-    @property
-    def name(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-    @property
-    def preferred(self) -> int:
-        return self.replicas[0]
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    cluster_id: str
-    brokers: tuple[Broker, ...]
-    partitions: tuple[Partition, ...]
-    controller: str = "kraft"
-    captured_at: str | None = None
-    configs: dict[str, str] = field(default_factory=dict)
-    topics: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-
-    @property
-    def broker_ids(self) -> list[int]:
-        return [b.id for b in self.brokers]
-
-    @property
-    def live_broker_ids(self) -> list[int]:
-        return [b.id for b in self.brokers if b.alive]
-
-    def broker(self, broker_id: int) -> Broker:
-        for b in self.brokers:
-            if b.id == broker_id:
-                return b
-        raise KeyError(broker_id)
-
-    @property
-    def rack_of(self) -> dict[int, str | None]:
-        return {b.id: b.rack for b in self.brokers}
-
-    @property
-    def has_racks(self) -> bool:
-        return any(b.rack is not None for b in self.brokers)
-
-    def topic_configs(self, topic: str) -> dict[str, str]:
-        return self.topics.get(topic, {}).get("configs", {})
-
-    def header_dict(self) -> dict[str, Any]:
-        """Everything but the partitions, in the JSON field order of the format."""
-        out: dict[str, Any] = {"cluster_id": self.cluster_id}
-        if self.captured_at is not None:
-            out["captured_at"] = self.captured_at
-        out["controller"] = self.controller
-        out["configs"] = dict(sorted(self.configs.items()))
-        out["brokers"] = [_broker_dict(b) for b in self.brokers]
-        out["topics"] = {t: {"configs": dict(sorted(v.get("configs", {}).items()))} for t, v in sorted(self.topics.items())}
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        out = self.header_dict()
-        out["partitions"] = [_partition_dict(p) for p in self.partitions]
-        return out
-
-    def fingerprint(self) -> str:
-        """sha256 of the canonical JSON form: equal for equal content, whatever the file format."""
-        digest = hashlib.sha256()
-        digest.update(json.dumps(self.header_dict(), sort_keys=True, separators=(",", ":")).encode())
-        # One JSON array of fixed-order rows: the C encoder does it in one call (10x faster
-        # than a document per partition at a million partitions).
-        rows = [
-            [p.topic, p.partition, p.replicas, p.leader, p.isr, p.size_bytes, p.bytes_in_per_sec, p.offline_replicas]
-            for p in self.partitions
-        ]
-        digest.update(json.dumps(rows, separators=(",", ":")).encode())
-        return digest.hexdigest()
-
-
-def _broker_dict(b: Broker) -> dict[str, Any]:
-    return {"id": b.id, "rack": b.rack, "alive": b.alive, "configs": dict(sorted(b.configs.items()))}
-
-
-def _partition_dict(p: Partition) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "topic": p.topic,
-        "partition": p.partition,
-        "replicas": list(p.replicas),
-        "leader": p.leader,
-        "isr": list(p.isr),
-        "size_bytes": p.size_bytes,
-        "bytes_in_per_sec": p.bytes_in_per_sec,
-    }
-    if p.offline_replicas:
-        out["offline_replicas"] = list(p.offline_replicas)
-    return out
-
-
-# --------------------------------------------------------------------------- validation
-
 
 _is_int = is_int
 
@@ -358,7 +225,7 @@ def validate_partitions(
     return out
 
 
-def _header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     cluster_id = raw.get("cluster_id")
     if not isinstance(cluster_id, str) or not cluster_id.strip():
         problems.append(f"cluster_id: must be a non-empty string, got {json.dumps(cluster_id)}")
@@ -404,7 +271,7 @@ def snapshot_from_dict(raw: Any, source: str = "snapshot") -> Snapshot:
     if not isinstance(raw, dict):
         raise SnapshotError(source, [f"top level must be a JSON object, got {type(raw).__name__}"])
     problems: list[str] = []
-    head = _header(raw, problems)
+    head = parse_header(raw, problems)
     parts_raw = raw.get("partitions")
     if parts_raw is None:
         problems.append("partitions: missing (use [] for a cluster without topics)")
@@ -438,174 +305,4 @@ def snapshot_from_dict(raw: Any, source: str = "snapshot") -> Snapshot:
     partitions = validate_partitions(columns, {b.id for b in head["brokers"]}, problems, keep)
     if problems:
         raise SnapshotError(source, problems)
-    return Snapshot(partitions=tuple(partitions), **{**head, "brokers": tuple(head["brokers"])})
-
-
-# --------------------------------------------------------------------------- I/O
-
-
-def load_snapshot(path: str | Path) -> Snapshot:
-    """Load a JSON or Parquet snapshot file, validating it strictly."""
-    p = Path(path)
-    if not p.exists():
-        raise SnapshotError(str(p), ["file does not exist"])
-    if p.is_dir():
-        raise SnapshotError(str(p), ["is a directory; give one snapshot file (.json or .parquet)"])
-    if _is_parquet(p):
-        return _load_parquet(p)
-    try:
-        raw = loads_json(read_text(p, "snapshot file (JSON or Parquet)"), str(p))
-    except InputError as exc:
-        raise SnapshotError(str(p), [str(exc).removeprefix(f"{p}: ")]) from None
-    return snapshot_from_dict(raw, str(p))
-
-
-def _is_parquet(p: Path) -> bool:
-    try:
-        with p.open("rb") as fh:
-            return fh.read(4) == b"PAR1"
-    except OSError as exc:
-        raise SnapshotError(str(p), [f"cannot read ({exc.strerror})"]) from None
-
-
-def snapshot_files(path: str | Path) -> list[Path]:
-    """One snapshot file, or every snapshot file of a fleet directory (sorted by name)."""
-    p = Path(path)
-    if p.is_dir():
-        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in SNAPSHOT_SUFFIXES)
-        if not files:
-            raise SnapshotError(str(p), ["directory holds no snapshot files (*.json, *.parquet)"])
-        return files
-    if not p.exists():
-        raise SnapshotError(str(p), ["file does not exist"])
-    return [p]
-
-
-def write_snapshot(snapshot: Snapshot, path: str | Path) -> Path:
-    """Write JSON or Parquet, chosen by the file suffix."""
-    from kafka_rebalance.userinput import check_output_file
-
-    p = check_output_file(path, "snapshot output")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if p.suffix == ".parquet":
-            write_parquet(partition_table(snapshot.partitions), snapshot.header_dict(), p)
-        else:
-            p.write_text(json.dumps(snapshot.to_dict(), indent=1) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise RebalanceError(f"{p}: cannot write snapshot ({exc.strerror or exc})") from None
-    return p
-
-
-def partition_schema():
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("topic", pa.string()),
-            ("partition", pa.int32()),
-            ("replicas", pa.list_(pa.int32())),
-            ("leader", pa.int32()),
-            ("isr", pa.list_(pa.int32())),
-            ("size_bytes", pa.int64()),
-            ("bytes_in_per_sec", pa.float64()),
-            ("offline_replicas", pa.list_(pa.int32())),
-        ]
-    )
-
-
-def partition_table(partitions: Iterable[Partition]):
-    import pyarrow as pa
-
-    parts = list(partitions)
-    return pa.table(
-        {
-            "topic": [p.topic for p in parts],
-            "partition": [p.partition for p in parts],
-            "replicas": [list(p.replicas) for p in parts],
-            "leader": [p.leader for p in parts],
-            "isr": [list(p.isr) for p in parts],
-            "size_bytes": [p.size_bytes for p in parts],
-            "bytes_in_per_sec": [p.bytes_in_per_sec for p in parts],
-            "offline_replicas": [list(p.offline_replicas) for p in parts],
-        },
-        schema=partition_schema(),
-    )
-
-
-def write_parquet(table, header: dict[str, Any], path: Path) -> None:
-    import pyarrow.parquet as pq
-
-    meta = dict(table.schema.metadata or {})
-    meta[PARQUET_META_KEY] = json.dumps({"format_version": FORMAT_VERSION, **header}, sort_keys=True).encode()
-    pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
-
-
-def read_parquet_header(path: str | Path) -> dict[str, Any]:
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.read_schema(path).metadata or {}
-    except Exception as exc:  # pyarrow raises a zoo of types (ArrowInvalid, OSError...) for a damaged footer
-        raise SnapshotError(str(path), [f"unreadable Parquet footer: {str(exc).splitlines()[0][:200]}"]) from None
-    if PARQUET_META_KEY not in meta:
-        raise SnapshotError(
-            str(path),
-            [f"Parquet file has no '{PARQUET_META_KEY.decode()}' metadata; write snapshots with kafka-rebalance"],
-        )
-    where = f"{path}: metadata {PARQUET_META_KEY.decode()}"
-    try:
-        header = loads_json(meta[PARQUET_META_KEY].decode("utf-8"), where)
-    except UnicodeDecodeError:
-        raise SnapshotError(str(path), [f"metadata {PARQUET_META_KEY.decode()}: not UTF-8 text"]) from None
-    except InputError as exc:
-        raise SnapshotError(str(path), [str(exc).removeprefix(f"{path}: ")]) from None
-    if not isinstance(header, dict):
-        raise SnapshotError(str(path), [f"metadata {PARQUET_META_KEY.decode()}: must be a JSON object, got {type(header).__name__}"])
-    return header
-
-
-def _compatible(actual, expected) -> bool:
-    """Same kind of column: integers of any width for integers, strings for strings, and so on."""
-    import pyarrow as pa
-
-    def kind(t) -> str:
-        if pa.types.is_list(t) or pa.types.is_large_list(t):
-            return "list<" + kind(t.value_type) + ">"
-        if pa.types.is_integer(t):
-            return "int"
-        if pa.types.is_floating(t):
-            return "float"
-        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_dictionary(t):
-            return "string"
-        return str(t)
-
-    return kind(actual) == kind(expected) or (kind(expected) == "float" and kind(actual) == "int")
-
-
-def _load_parquet(p: Path) -> Snapshot:
-    import pyarrow.parquet as pq
-
-    problems: list[str] = []
-    head = _header(read_parquet_header(p), problems)
-    try:
-        table = pq.read_table(p)
-    except Exception as exc:  # pyarrow raises a zoo of types for a damaged file
-        raise SnapshotError(str(p), [f"unreadable Parquet: {str(exc).splitlines()[0][:200]}"]) from None
-    required = ("topic", "partition", "replicas", "leader", "isr")
-    missing = [c for c in required if c not in table.column_names]
-    if missing:
-        raise SnapshotError(str(p), [f"Parquet partition rows lack column(s) {', '.join(missing)}"])
-    expected = partition_schema()
-    wrong = [
-        f"column {f.name} is {table.schema.field(f.name).type}, expected {f.type}"
-        for f in expected
-        if f.name in table.column_names and not _compatible(table.schema.field(f.name).type, f.type)
-    ]
-    if wrong:
-        raise SnapshotError(str(p), wrong)
-    columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    partitions = validate_partitions(columns, {b.id for b in head["brokers"]}, problems, typed=True)
-    if problems:
-        raise SnapshotError(str(p), problems)
     return Snapshot(partitions=tuple(partitions), **{**head, "brokers": tuple(head["brokers"])})
