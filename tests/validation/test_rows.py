@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from kafka_rebalance.validation import rows
+from kafka_rebalance.validation import projection, rows
 from kafka_rebalance.validation.inputs import Batch, RawBroker, RawPartition, RawPlan, RawSnapshot
+from kafka_rebalance.validation.table import Table, _spark_value
 
 
 def snapshot(partitions: list[tuple[str, int, tuple[int, ...], int, tuple[int, ...], float]],
@@ -35,7 +36,7 @@ def plan(tmp_path: Path, batches: list[list[tuple[str, int, list[int]]]], thrott
     )
 
 
-def of_kind(table: rows.Table, kind: str) -> list[dict[str, Any]]:
+def of_kind(table: Table, kind: str) -> list[dict[str, Any]]:
     return [r for r in table.rows if r["kind"] == kind]
 
 
@@ -43,7 +44,7 @@ def of_kind(table: rows.Table, kind: str) -> list[dict[str, Any]]:
 
 
 def test_table_numbers_rows_and_refuses_undeclared_columns() -> None:
-    t = rows.Table("s")
+    t = Table("s")
     t.add("broker", "broker 1", broker_id=1)
     t.add("broker", "broker 2", broker_id=2)
     assert [r["row"] for r in t.rows] == [0, 1]
@@ -52,7 +53,7 @@ def test_table_numbers_rows_and_refuses_undeclared_columns() -> None:
 
 
 def test_table_columns_follow_the_declared_order_and_include_declared_empty_ones() -> None:
-    t = rows.Table("s", declared=("schedule_consistent",))
+    t = Table("s", declared=("schedule_consistent",))
     t.add("x", "w", size_bytes=1.5, topic="t")
     assert t.columns == ["row", "kind", "where", "topic", "size_bytes", "schedule_consistent"]
     frame = t.to_pandas()
@@ -64,10 +65,10 @@ def test_table_columns_follow_the_declared_order_and_include_declared_empty_ones
 
 
 def test_spark_values_are_coerced_to_the_column_type() -> None:
-    assert rows._spark_value(None, "double") is None
-    assert rows._spark_value(3, "double") == 3.0 and isinstance(rows._spark_value(3, "double"), float)
-    assert rows._spark_value((1, 2), "array<bigint>") == [1, 2]
-    assert rows._spark_value("x", "string") == "x"
+    assert _spark_value(None, "double") is None
+    assert _spark_value(3, "double") == 3.0 and isinstance(_spark_value(3, "double"), float)
+    assert _spark_value((1, 2), "array<bigint>") == [1, 2]
+    assert _spark_value("x", "string") == "x"
 
 
 # --------------------------------------------------------------------------- snapshot suite
@@ -296,7 +297,7 @@ def test_project_follows_kafka_leadership_rules(tmp_path: Path) -> None:
     p = plan(tmp_path, [[("stay", 0, [3, 2]), ("left", 0, [3, 2]), ("dead", 0, [4, 3]), ("order", 0, [2, 1]),
                          ("ghost", 0, [1, 2])]],
              election=[("elect", 0), ("noelect", 0), ("notsync", 0), ("ghost", 1)])
-    state = rows.project(snap, p)
+    state = projection.project(snap, p)
     assert state[("stay", 0)] == rows.PartitionState((3, 2), 2, (3, 2))
     assert state[("left", 0)] == rows.PartitionState((3, 2), 3, (3, 2))
     assert state[("dead", 0)] == rows.PartitionState((4, 3), 3, (3,))
@@ -309,13 +310,13 @@ def test_project_follows_kafka_leadership_rules(tmp_path: Path) -> None:
 
 def test_a_move_onto_dead_brokers_only_leaves_the_partition_offline(tmp_path: Path) -> None:
     snap = snapshot([("t", 0, (1, 2), 1, (1, 2), 0.0)], brokers=[(1, "a", True), (2, "b", True), (3, "c", False)])
-    assert rows.project(snap, plan(tmp_path, [[("t", 0, [3])]]))[("t", 0)] == rows.PartitionState((3,), -1, ())
+    assert projection.project(snap, plan(tmp_path, [[("t", 0, [3])]]))[("t", 0)] == rows.PartitionState((3,), -1, ())
 
 
 def test_per_broker_counts() -> None:
     state = {("t", 0): rows.PartitionState((1, 2), 2, (1, 2)), ("t", 1): rows.PartitionState((1, 3), -1, ()),
              ("t", 2): rows.PartitionState((), -1, ())}
-    c = rows._per_broker(state, {("t", 0): 10.0, ("t", 1): 5.0})
+    c = projection._per_broker(state, {("t", 0): 10.0, ("t", 1): 5.0})
     assert c["replicas"] == {1: 2, 2: 1, 3: 1}
     assert c["bytes"] == {1: 15, 2: 10, 3: 5}
     assert c["preferred"] == {1: 2}
@@ -325,19 +326,19 @@ def test_per_broker_counts() -> None:
 
 def test_threshold_option_then_broker_config_then_kafka_default(tmp_path: Path) -> None:
     snap = snapshot([], configs={"leader.imbalance.per.broker.percentage": "25"})
-    assert rows.threshold(snap, plan(tmp_path, [], threshold_percentage=5)) == 5.0
-    assert rows.threshold(snap, plan(tmp_path, [])) == 25.0
-    assert rows.threshold(snapshot([]), plan(tmp_path, [])) == 10.0
+    assert projection.threshold(snap, plan(tmp_path, [], threshold_percentage=5)) == 5.0
+    assert projection.threshold(snap, plan(tmp_path, [])) == 25.0
+    assert projection.threshold(snapshot([]), plan(tmp_path, [])) == 10.0
 
 
 def test_targets_need_an_eligible_broker(tmp_path: Path) -> None:
     snap = snapshot([("t", 0, (1,), 1, (1,), 0.0)], brokers=[(1, "a", True)])
-    assert rows.targets(snap, plan(tmp_path, [], decommission_brokers=[1])) is None
+    assert projection.targets(snap, plan(tmp_path, [], decommission_brokers=[1])) is None
 
 
 def test_targets_are_none_when_no_placement_can_be_rack_safe(tmp_path: Path) -> None:
     snap = snapshot([("t", 0, (1, 2), 1, (1, 2), 0.0)], brokers=[(1, "a", True), (2, "b", True)])
-    assert rows.targets(snap, plan(tmp_path, [], replication_factor=3)) is None
+    assert projection.targets(snap, plan(tmp_path, [], replication_factor=3)) is None
 
 
 def test_targets_split_replicas_and_bytes_over_eligible_brokers(tmp_path: Path) -> None:
@@ -345,7 +346,7 @@ def test_targets_split_replicas_and_bytes_over_eligible_brokers(tmp_path: Path) 
     # 400 bytes each. The excluded topic's replica on broker 1 is fixed load there.
     parts = [("t", i, (1 + i % 3, 1 + (i + 1) % 3), 1 + i % 3, (1 + i % 3,), 100.0) for i in range(6)]
     snap = snapshot([*parts, ("x", 0, (1,), 1, (1,), 60.0)])
-    ranges, byte_mean = rows.targets(snap, plan(tmp_path, [], exclude_topics=["x"]))
+    ranges, byte_mean = projection.targets(snap, plan(tmp_path, [], exclude_topics=["x"]))
     assert sum(lo for lo, _ in ranges.values()) <= 13 <= sum(hi for _, hi in ranges.values())
     assert sorted(ranges) == [1, 2, 3] and sorted(byte_mean) == [1, 2, 3]
     assert sum(byte_mean.values()) == pytest.approx(1260.0)
@@ -359,7 +360,7 @@ def test_balance_rows_after_a_plan(tmp_path: Path) -> None:
     # replica of each of t-0..t-2 from broker 2 to broker 3 and elects nothing.
     snap = snapshot([("t", i, (1, 2), 1, (1, 2), 100.0) for i in range(3)])
     p = plan(tmp_path, [[("t", 0, [1, 3]), ("t", 1, [1, 3])]], byte_tolerance=0.1)
-    table = rows.balance_table(snap, p)
+    table = projection.balance_table(snap, p)
     by = {r["broker_id"]: r for r in of_kind(table, "broker")}
     # 6 replicas over 3 brokers: 2 each; 1 has 3, 2 has 1, 3 has 2.
     assert {b: r["replicas_after"] for b, r in by.items()} == {1: 3, 2: 1, 3: 2}
@@ -384,20 +385,20 @@ def test_balance_rows_after_a_plan(tmp_path: Path) -> None:
 
 def test_byte_tolerance_is_the_floor_of_the_allowed_deviation(tmp_path: Path) -> None:
     snap = snapshot([("t", i, (1 + i % 3,), 1 + i % 3, (1 + i % 3,), 100.0) for i in range(3)])
-    by = {r["broker_id"]: r for r in of_kind(rows.balance_table(snap, plan(tmp_path, [], byte_tolerance=0.25)), "broker")}
+    by = {r["broker_id"]: r for r in of_kind(projection.balance_table(snap, plan(tmp_path, [], byte_tolerance=0.25)), "broker")}
     assert {b: r["byte_deviation_before"] for b, r in by.items()} == {1: 0.0, 2: 0.0, 3: 0.0}
     assert by[1]["byte_deviation_allowed"] == pytest.approx(0.25 + 1e-9)
-    by = {r["broker_id"]: r for r in of_kind(rows.balance_table(snap, plan(tmp_path, [])), "broker")}
+    by = {r["broker_id"]: r for r in of_kind(projection.balance_table(snap, plan(tmp_path, [])), "broker")}
     assert by[1]["byte_deviation_allowed"] == pytest.approx(0.1 + 1e-9)   # the default tolerance
 
 
 def test_imbalance_counts_only_topics_the_plan_may_touch(tmp_path: Path) -> None:
     # Broker 1 prefers t-0 (led by 2) and x-0 (led by 2, excluded): ratio 1/1, not 2/2 or 1/2.
     snap = snapshot([("t", 0, (1, 2), 2, (1, 2), 0.0), ("x", 0, (1, 3), 3, (1, 3), 0.0), ("t", 1, (2, 3), 2, (2, 3), 0.0)])
-    by = {r["broker_id"]: r for r in of_kind(rows.balance_table(snap, plan(tmp_path, [], exclude_topics=["x"])), "broker")}
+    by = {r["broker_id"]: r for r in of_kind(projection.balance_table(snap, plan(tmp_path, [], exclude_topics=["x"])), "broker")}
     assert by[1]["imbalance_ratio_after"] == 1.0
     assert by[1]["preferred_after"] == 2 and by[1]["preferred_before"] == 2
-    by = {r["broker_id"]: r for r in of_kind(rows.balance_table(snap, plan(tmp_path, [])), "broker")}
+    by = {r["broker_id"]: r for r in of_kind(projection.balance_table(snap, plan(tmp_path, [])), "broker")}
     assert by[1]["imbalance_ratio_after"] == 1.0 and by[2]["imbalance_ratio_after"] == 0.0
 
 
@@ -410,7 +411,7 @@ def test_leaving_brokers_count_the_replicas_any_plan_could_have_moved(tmp_path: 
         ("t", 2, (5, 1), -1, (), 10.0),         # dead 5 without a leader: cannot move
     ], brokers=brokers)
     p = plan(tmp_path, [[("t", 0, [1, 2])]], decommission_brokers=[4], exclude_topics=["x"])
-    table = rows.balance_table(snap, p)
+    table = projection.balance_table(snap, p)
     assert {r["broker_id"]: r["movable_replicas_after"] for r in of_kind(table, "leaving_broker")} == {4: 1, 5: 0}
     assert sorted(r["broker_id"] for r in of_kind(table, "broker")) == [1, 2, 3]
     # The stuck replicas on 4 and 5 (x-0, t-2) count in no total: 8 replicas - 2 = 6 over 3,
@@ -422,7 +423,7 @@ def test_plain_bounds_when_the_plan_changes_totals_the_options_do_not_ask_for(tm
     # The plan raises t-0 to three replicas though no replication factor is asked: the rack
     # targets (for RF 2) no longer add up, so the bounds are [floor, ceil] of 7 over 3.
     snap = snapshot([("t", i, (1 + i % 3, 1 + (i + 1) % 3), 1 + i % 3, (1 + i % 3,), 100.0) for i in range(3)])
-    table = rows.balance_table(snap, plan(tmp_path, [[("t", 0, [1, 2, 3])]]))
+    table = projection.balance_table(snap, plan(tmp_path, [[("t", 0, [1, 2, 3])]]))
     by = {r["broker_id"]: r for r in of_kind(table, "broker")}
     assert {b: (r["replica_lo"], r["replica_hi"]) for b, r in by.items()} == {1: (2, 3), 2: (2, 3), 3: (2, 3)}
     assert {b: r["byte_target"] for b, r in by.items()} == {b: 700 / 3 for b in (1, 2, 3)}

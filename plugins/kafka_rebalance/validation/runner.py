@@ -23,9 +23,11 @@ from kafka_rebalance.plan_dir import (
 )
 from kafka_rebalance.validation import gx_context
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_raw_plan, read_raw_snapshot
+from kafka_rebalance.validation.projection import balance_table
 from kafka_rebalance.validation.report import Failure, format_report, row_message
-from kafka_rebalance.validation.rows import Table, balance_table, plan_eligible, plan_table, snapshot_table
+from kafka_rebalance.validation.rows import plan_eligible, plan_table, snapshot_table
 from kafka_rebalance.validation.suites import SUITE_NAMES, build_suite
+from kafka_rebalance.validation.table import Table
 
 ENGINES = ("pandas", "spark")
 RESULT_FILE = VALIDATION_RESULT

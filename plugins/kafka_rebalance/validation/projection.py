@@ -1,0 +1,185 @@
+"""The balance a plan projects: each partition's replicas and leader after every batch and election, per broker,
+against the targets the planner was held to (the `projected_balance` suite's rows)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kafka_rebalance.balance import count_bounds, placement_targets
+from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
+from kafka_rebalance.snapshot import THRESHOLD_CONFIG
+from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot
+from kafka_rebalance.validation.rows import (
+    PartitionState,
+    plan_eligible,
+)
+from kafka_rebalance.validation.table import (
+    Table,
+)
+
+
+def project(snap: RawSnapshot, plan: RawPlan) -> dict[tuple[str, int], PartitionState]:
+    """The cluster after every batch and the preferred election, as Kafka would leave it.
+
+    A moved partition's new replicas are in sync once the move completes; if its
+    leader left, Kafka's controller picks the first live in-sync replica of the new
+    list. The election then moves leadership to the preferred (first) replica where
+    that broker is alive and in sync (KIP-460).
+    """
+    alive = snap.alive_ids
+    state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
+    for batch in plan.batches:
+        for m in batch.moves:
+            key = (m["topic"], m["partition"])
+            cur = state.get(key)
+            if cur is None:
+                continue  # reported by expect_partition_in_snapshot
+            new = tuple(m["replicas"])
+            if set(new) == set(cur.replicas):
+                state[key] = PartitionState(new, cur.leader, cur.isr)
+                continue
+            isr = tuple(b for b in new if b in alive)
+            leader = cur.leader if cur.leader in new and cur.leader in alive else (isr[0] if isr else -1)
+            state[key] = PartitionState(new, leader, isr)
+    for key in plan.election:
+        cur = state.get(key)
+        if cur is not None and cur.replicas and cur.replicas[0] in alive and cur.replicas[0] in cur.isr:
+            state[key] = PartitionState(cur.replicas, cur.replicas[0], cur.isr)
+    return state
+
+
+def _per_broker(state: dict[tuple[str, int], PartitionState], sizes: dict[tuple[str, int], float]) -> dict[str, Counter[int]]:
+    c: dict[str, Counter[int]] = {k: Counter() for k in ("replicas", "preferred", "preferred_not_led", "leaders", "bytes")}
+    for key, s in state.items():
+        for b in s.replicas:
+            c["replicas"][b] += 1
+            c["bytes"][b] += int(sizes.get(key) or 0)
+        if s.replicas:
+            c["preferred"][s.replicas[0]] += 1
+            if s.leader != s.replicas[0]:
+                c["preferred_not_led"][s.replicas[0]] += 1
+        if s.leader >= 0:
+            c["leaders"][s.leader] += 1
+    return c
+
+
+def threshold(snap: RawSnapshot, plan: RawPlan) -> float:
+    pct: Any = plan.options.get("threshold_percentage")
+    if pct is None:
+        pct = snap.configs.get(THRESHOLD_CONFIG, DEFAULT_THRESHOLD_PERCENTAGE)
+    return float(pct)
+
+
+def _stuck(snap: RawSnapshot, plan: RawPlan) -> set[tuple[str, int]]:
+    """Partitions no plan may move: excluded topics and partitions without a leader to copy from."""
+    excluded = set(plan.options.get("exclude_topics") or [])
+    return {(p.topic, p.partition) for p in snap.partitions if p.topic in excluded or p.leader < 0}
+
+
+def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
+    """Rack-aware replica ranges and byte targets per eligible broker (kafka_rebalance.balance), or
+    None when no plan could be rack-safe (the planner refuses such input)."""
+    eligible = plan_eligible(snap, plan)
+    if not eligible:
+        return None
+    rack_of = snap.rack_of
+    stuck = _stuck(snap, plan)
+    wanted_rf = plan.options.get("replication_factor")
+    by_rf: dict[int, tuple[int, int]] = {}
+    fixed: dict[int, tuple[int, int]] = {}
+    for p in snap.partitions:
+        size = int(p.size_bytes or 0)
+        if (p.topic, p.partition) in stuck:
+            for b in p.replicas:
+                if b in eligible:
+                    n, total = fixed.get(b, (0, 0))
+                    fixed[b] = (n + 1, total + size)
+            continue
+        rf = int(wanted_rf) if wanted_rf is not None else len(p.replicas)
+        n, total = by_rf.get(rf, (0, 0))
+        by_rf[rf] = (n + 1, total + size)
+    try:
+        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed)
+    except ValueError:
+        return None
+    return t.replicas, t.byte_mean
+
+
+def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
+    """One row per eligible broker after the plan.
+
+    Replica counts must lie within the rack-aware targets of ``kafka_rebalance.balance``
+    (plain [floor, ceil] of the ideal unless rack safety forces rack totals apart), and
+    bytes are measured against the same per-broker byte targets. Replicas of partitions
+    no plan can move (excluded topics, no leader) that sit on dead or decommissioned
+    brokers are load no eligible broker can take, so they count in no total.
+
+    Kafka's leader imbalance ratio is measured over the partitions the plan may touch: an
+    excluded topic's leadership is the operator's to keep, and no election of the plan changes it.
+    One more row per dead or decommissioned broker counts the replicas any plan could have
+    moved off it that are still there after the plan: it must be none.
+    """
+    eligible = sorted(plan_eligible(snap, plan))
+    sizes = {(p.topic, p.partition): float(p.size_bytes or 0) for p in snap.partitions}
+    before_state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
+    after_state = project(snap, plan)
+    before, after = _per_broker(before_state, sizes), _per_broker(after_state, sizes)
+    stuck = _stuck(snap, plan)
+    elig_set = set(eligible)
+    stuck_away = _per_broker({k: s for k, s in after_state.items() if k in stuck}, sizes)
+    excluded = set(plan.options.get("exclude_topics") or [])
+    led = _per_broker({k: s for k, s in after_state.items() if k[0] not in excluded}, sizes)
+    movable_after = _per_broker({k: s for k, s in after_state.items() if k not in stuck}, sizes)["replicas"]
+    n = len(eligible)
+    tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
+
+    def movable_total(kind: str) -> int:
+        return sum(after[kind].values()) - sum(v for b, v in stuck_away[kind].items() if b not in elig_set)
+
+    rep_total = movable_total("replicas")
+    pref_total = movable_total("preferred")
+    rep_lo, rep_hi = count_bounds(rep_total, n)
+    pref_lo, pref_hi = count_bounds(pref_total, n)
+    aimed = targets(snap, plan)
+    if aimed is not None and sum(lo for lo, _ in aimed[0].values()) <= rep_total <= sum(hi for _, hi in aimed[0].values()):
+        ranges, byte_target = aimed
+    else:  # RF or totals differ from what the options ask: plain bounds around the mean
+        ranges = {b: (rep_lo, rep_hi) for b in eligible}
+        mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
+        byte_target = {b: mean for b in eligible}
+    t = Table("projected_balance", declared=("movable_replicas_after",))
+    t.parameters = {
+        "threshold_ratio": threshold(snap, plan) / 100,
+        "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
+        "replica_ceil": max((hi for _, hi in ranges.values()), default=rep_hi),
+        "preferred_floor": pref_lo, "preferred_ceil": pref_hi,
+    }
+    # The before state is measured against the same shape of targets, scaled to the bytes
+    # the eligible brokers held then (dead brokers' data not yet re-created).
+    aimed_total = sum(byte_target.values())
+    scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
+
+    def dev(value: float, mean: float) -> float:
+        return abs(value - mean) / mean if mean else 0.0
+
+    for b in eligible:
+        pref = after["preferred"][b]
+        pref_led = led["preferred"][b]
+        lo, hi = ranges[b]
+        replicas = after["replicas"][b]
+        dev_before = dev(before["bytes"][b], byte_target[b] * scale)
+        t.add(
+            "broker", f"broker {b}", broker_id=b, replicas_after=replicas, replica_lo=lo, replica_hi=hi,
+            replicas_off_target=max(0, lo - replicas, replicas - hi), byte_target=byte_target[b],
+            preferred_after=pref, leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
+            preferred_before=before["preferred"][b],
+            imbalance_ratio_after=led["preferred_not_led"][b] / pref_led if pref_led else None,
+            size_before=before["bytes"][b], size_after=after["bytes"][b], byte_deviation_before=dev_before,
+            byte_deviation_after=dev(after["bytes"][b], byte_target[b]),
+            # 1e-9: the same bytes must compare equal whatever the float rounding
+            byte_deviation_allowed=max(dev_before, tolerance) + 1e-9,
+        )
+    for b in sorted(snap.broker_ids - elig_set):
+        t.add("leaving_broker", f"broker {b}", broker_id=b, movable_replicas_after=movable_after[b])
+    return t
