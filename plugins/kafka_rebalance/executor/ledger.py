@@ -12,6 +12,7 @@ import getpass
 import json
 import os
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,29 @@ from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanDirError, 
 from kafka_rebalance.userinput import is_ascii_digits
 
 LEDGER_VERSION = 1
-# Batch states, in the order a batch goes through them.
-PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED = (
-    "pending", "throttles_recorded", "throttled", "submitted", "finished", "failed", "cancelled")
-STATES = (PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED)
+
+
+class MoveState(StrEnum):
+    """Where a batch (all of these, in this order) or a schedule step (submitted onwards) stands.
+
+    The values are what ledger.json holds; a StrEnum compares equal to them.
+    """
+
+    PENDING = "pending"
+    THROTTLES_RECORDED = "throttles_recorded"
+    THROTTLED = "throttled"
+    SUBMITTED = "submitted"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED = MoveState
+STATES = tuple(MoveState)
 # Continuous execution (kafka/continuous.py) keeps its throttle record and one entry per schedule step
 # under this key; ``unrestored`` names it beside the batch ids (which are digits, so never collide).
 CONTINUOUS = "continuous"
-STEP_STATES = (SUBMITTED, FINISHED, FAILED, CANCELLED)
+STEP_STATES = (MoveState.SUBMITTED, MoveState.FINISHED, MoveState.FAILED, MoveState.CANCELLED)
 
 
 class CorruptLedger(PlanDirError):
