@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kafka_rebalance.validation import projection, rows
-from kafka_rebalance.validation.inputs import Batch, RawBroker, RawPartition, RawPlan, RawSnapshot
+from kafka_rebalance.validation.inputs import RawBatch, RawBroker, RawPartition, RawPlan, RawSnapshot
 from kafka_rebalance.validation.table import Table, _spark_value
 
 
@@ -30,7 +30,7 @@ def plan(tmp_path: Path, batches: list[list[tuple[str, int, list[int]]]], thrott
          election: list[tuple[str, int]] | None = None, **options: Any) -> RawPlan:
     return RawPlan(
         dir=tmp_path, manifest={"options": options, "files": {}, "batches": []},
-        batches=[Batch(f"{i + 1:03d}", [{"topic": t, "partition": p, "replicas": r} for t, p, r in moves],
+        batches=[RawBatch(f"{i + 1:03d}", [{"topic": t, "partition": p, "replicas": r} for t, p, r in moves],
                        (throttles or [{}] * len(batches))[i]) for i, moves in enumerate(batches)],
         election=election or [],
     )

@@ -24,7 +24,7 @@ from kafka_rebalance.planner.steps import Step
 
 
 @dataclass(slots=True)
-class Batch:
+class PlannedBatch:
     kind: str  # "reorder" | "move"
     steps: list[Step]
     seconds: float = 0.0
@@ -46,22 +46,22 @@ def order_key(options: PlanOptions, under_replicated: Callable[[int], bool]) -> 
     return lambda s: (s.size, s.topic, s.partition, s.seq)
 
 
-def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[Batch]:
+def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[PlannedBatch]:
     cap = options.max_partitions_per_batch
-    batches: list[Batch] = []
+    batches: list[PlannedBatch] = []
     reorders = sorted(reorders, key=key)
     for i in range(0, len(reorders), cap):
-        batches.append(Batch("reorder", reorders[i : i + cap]))
+        batches.append(PlannedBatch("reorder", reorders[i : i + cap]))
     batches.extend(_move_batches(moves, options, key))
     return batches
 
 
-def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[Batch]:
+def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[PlannedBatch]:
     cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.delivered_rate
     window = 4 * cap + 100
     following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
     queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
-    out: list[Batch] = []
+    out: list[PlannedBatch] = []
     while queue:
         taken: list[Step] = []
         skipped: list[Step] = []
@@ -95,5 +95,5 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
         successors = [following[(s.p, s.seq)] for s in taken if (s.p, s.seq) in following]
         if successors:
             queue = deque(heapq.merge(queue, sorted(successors, key=key), key=key))
-        out.append(Batch("move", sorted(taken, key=key)))
+        out.append(PlannedBatch("move", sorted(taken, key=key)))
     return out

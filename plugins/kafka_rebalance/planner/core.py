@@ -16,7 +16,7 @@ import numpy as np
 
 from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.planner import exact, lower_bounds
-from kafka_rebalance.planner.batching import Batch, make_batches, order_key
+from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
 from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.goals import (
@@ -41,7 +41,7 @@ from kafka_rebalance.snapshot import Snapshot
 class Plan:
     snapshot: Snapshot
     options: PlanOptions
-    batches: list[Batch]
+    batches: list[PlannedBatch]
     elections: list[tuple[str, int]]
     summary: dict[str, Any]
     throttles: list[dict[str, Any]]

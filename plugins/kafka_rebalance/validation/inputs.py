@@ -205,7 +205,7 @@ def _strict_fingerprint(p: Path) -> str | None:
 
 
 @dataclass(frozen=True)
-class Batch:
+class RawBatch:
     id: str
     moves: list[dict[str, Any]]  # reassignment.json "partitions", as written
     throttles: dict[str, Any]
@@ -215,7 +215,7 @@ class Batch:
 class RawPlan:
     dir: Path
     manifest: dict[str, Any]
-    batches: list[Batch]
+    batches: list[RawBatch]
     election: list[tuple[str, int]]
     schedule: list[dict[str, Any]] | None = None  # schedule.json's steps; None for plans made before it existed
 
@@ -259,7 +259,7 @@ def read_raw_plan(plan_dir: str | Path) -> RawPlan:
         throttles = read_json(base / "throttles.json", plan_file=True)
         if not isinstance(throttles, dict):
             raise ValidationInputError(f"{base / 'throttles.json'}: top level must be a JSON object", True)
-        batches.append(Batch(bid, moves, throttles))
+        batches.append(RawBatch(bid, moves, throttles))
     election_raw = read_json(d / ELECTION_FILE, plan_file=True)
     parts = election_raw.get("partitions") if isinstance(election_raw, dict) else None
     if not isinstance(parts, list) or not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and _is_int(p.get("partition")) for p in parts):
