@@ -10,6 +10,7 @@ preferred partitions), undefined when it has none.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
@@ -79,7 +80,12 @@ def threshold_percentage(snapshot: Snapshot, setting: float | None = None) -> tu
     it; then the pipeline's setting (default 10) is the policy.
     """
     check_threshold_setting(setting)
-    raw = snapshot.configs.get(THRESHOLD_CONFIG)
+    return threshold_from_configs(snapshot.configs, setting)
+
+
+def threshold_from_configs(configs: Mapping[str, str], setting: float | None = None) -> tuple[float, str]:
+    """The threshold rule itself, over a cluster's configs: the cluster's value, else the setting, else 10."""
+    raw = configs.get(THRESHOLD_CONFIG)
     if raw is not None:  # snapshot loading already checked that it parses
         return float(raw), "cluster"
     if setting is not None:

@@ -7,8 +7,7 @@ from collections import Counter
 from typing import Any
 
 from kafka_rebalance.balance import count_bounds, placement_targets
-from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
-from kafka_rebalance.snapshot import THRESHOLD_CONFIG
+from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot
 from kafka_rebalance.validation.rows import (
     PartitionState,
@@ -65,10 +64,9 @@ def _per_broker(state: dict[tuple[str, int], PartitionState], sizes: dict[tuple[
 
 
 def threshold(snap: RawSnapshot, plan: RawPlan) -> float:
+    """The threshold the plan recorded (the one the planner was held to), else the cluster's rule."""
     pct: Any = plan.options.get("threshold_percentage")
-    if pct is None:
-        pct = snap.configs.get(THRESHOLD_CONFIG, DEFAULT_THRESHOLD_PERCENTAGE)
-    return float(pct)
+    return float(pct) if pct is not None else threshold_from_configs(snap.configs)[0]
 
 
 def _stuck(snap: RawSnapshot, plan: RawPlan) -> set[tuple[str, int]]:
