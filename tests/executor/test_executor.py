@@ -72,7 +72,7 @@ def snap():
 
 # Over real sockets these cases run against real Apache Kafka (tests/real_kafka); here the simulator
 # gives them a virtual clock and faults on demand. The wire-protocol test server is kept for SASL
-# and protocol errors only (test_kafka_plan_and_cli.py, test_kafka_simulator_and_connection.py).
+# and protocol errors only (tests/cli/test_plan_and_execute_over_the_wire.py, tests/cluster/test_simulator_and_connection.py).
 @pytest.fixture(params=["sim"])
 def backend(request, snap):
     b = Backend(request.param, Simulator.from_snapshot(snap))

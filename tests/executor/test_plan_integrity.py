@@ -267,7 +267,7 @@ def test_completed_partitions_are_decided_per_partition_not_by_name_matching(tmp
     spare = brokers[2]
     # orders-1 moves normally; the cluster refuses orders-10's move (as Kafka answers a reassignment it
     # rejects, e.g. INVALID_REPLICA_ASSIGNMENT; a destination broker the cluster does not have at all is
-    # refused before anything is submitted: test_kafka_execution_gate.py).
+    # refused before anything is submitted: tests/executor/test_gate_in_the_executor.py).
     batch = {TP("orders", 1): (brokers[0], spare), TP("orders", 10): (brokers[0], spare)}
     plan_dir = write_plan(tmp_path / "plan", snap, [batch])
 
