@@ -24,6 +24,7 @@ from kafka_rebalance.plan_dir import (
     RUNBOOK_FILE,
     SCHEDULE_FILE,
     PlanDirError,
+    batch_dir_name,
     batch_file,
     dump,
     enclosing_plan_dir,
@@ -107,10 +108,9 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
 def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, Any]]:
     """All files of the plan directory (relative path -> bytes) and the manifest."""
     files: dict[str, bytes] = {}
-    width = max(3, len(str(len(plan.batches))))
     batch_rows: list[dict[str, Any]] = []
     for n, (batch, throttles) in enumerate(zip(plan.batches, plan.throttles), start=1):
-        bid = f"{n:0{width}d}"
+        bid = batch_dir_name(n, len(plan.batches))
         files[batch_file(bid, "reassignment")] = reassignment_bytes(batch.steps, "after")
         files[batch_file(bid, "rollback")] = reassignment_bytes(batch.steps, "before")
         files[batch_file(bid, "throttles")] = dump(throttles)
