@@ -29,6 +29,7 @@ from kafka_rebalance.snapshot import (
     FORMAT_VERSION,
     Broker,
     Snapshot,
+    is_parquet,
     load_snapshot,
     partition_table,
     read_parquet_header,
@@ -91,14 +92,6 @@ class Fleet:
             if c.cluster_id == cluster_id:
                 return c.source
         return cluster_id
-
-
-def _is_parquet(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(4) == b"PAR1"
-    except OSError as exc:
-        raise SnapshotError(str(path), [f"cannot read: {exc.strerror}"]) from None
 
 
 def _header_snapshot(header: Any, path: Path) -> Snapshot:
@@ -270,7 +263,7 @@ def load_fleet(spark: SparkSession, path: str | Path, threshold_setting: float |
     json_snaps: list[Snapshot] = []
     seen: dict[str, Path] = {}
     for f in snapshot_files(path):
-        if _is_parquet(f):
+        if is_parquet(f):
             try:
                 header = read_parquet_header(f)
             except SnapshotError:

@@ -16,6 +16,7 @@ downstream is deterministic whatever order the cluster reported them in.
 from __future__ import annotations
 
 from kafka_rebalance.snapshot.files import (
+    is_parquet,
     load_snapshot,
     partition_schema,
     partition_table,
@@ -40,6 +41,7 @@ from kafka_rebalance.snapshot.parse import (
 )
 
 __all__ = [
+    "is_parquet",
     "Broker",
     "CONTROLLERS",
     "FORMAT_VERSION",

@@ -34,7 +34,7 @@ def load_snapshot(path: str | Path) -> Snapshot:
         raise SnapshotError(str(p), ["file does not exist"])
     if p.is_dir():
         raise SnapshotError(str(p), ["is a directory; give one snapshot file (.json or .parquet)"])
-    if _is_parquet(p):
+    if is_parquet(p):
         return _load_parquet(p)
     try:
         raw = loads_json(read_text(p, "snapshot file (JSON or Parquet)"), str(p))
@@ -43,7 +43,8 @@ def load_snapshot(path: str | Path) -> Snapshot:
     return snapshot_from_dict(raw, str(p))
 
 
-def _is_parquet(p: Path) -> bool:
+def is_parquet(p: Path) -> bool:
+    """A Parquet file by its magic bytes, whatever its name."""
     try:
         with p.open("rb") as fh:
             return fh.read(4) == b"PAR1"
