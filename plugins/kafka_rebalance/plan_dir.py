@@ -315,7 +315,7 @@ def verify_plan(plan_dir: Path) -> tuple[dict[str, Any], str]:
     where = plan_dir / PLAN_FILE
     if manifest.get("format_version") != FORMAT_VERSION:
         raise PlanDirError(f"{where}: format_version: expected {FORMAT_VERSION}, got {json.dumps(manifest.get('format_version'))}; "
-                        "re-plan with this version of kafka-rebalance")
+                           "re-plan with this version of kafka-rebalance")
     recorded_fields = manifest.get("field_sha256")
     if not isinstance(recorded_fields, dict):
         raise PlanDirError(f"{where}: field_sha256: missing; cannot prove the plan is unchanged")
@@ -328,13 +328,13 @@ def verify_plan(plan_dir: Path) -> tuple[dict[str, Any], str]:
         k = changed[0]
         state = "added" if k not in recorded_fields else "removed" if k not in actual_fields else "changed"
         raise PlanDirError(f"{where}: {k}: {state} since planning (sha256 now {_short(actual_fields.get(k))}, "
-                        f"recorded {_short(recorded_fields.get(k))})"
+                           f"recorded {_short(recorded_fields.get(k))})"
                         + (f"; also {', '.join(changed[1:])}" if len(changed) > 1 else "")
                         + "; re-plan and re-approve instead of editing")
     recomputed = sha256_bytes(canonical_json(actual_fields))
     if manifest.get("plan_hash") != recomputed:
         raise PlanDirError(f"{where}: plan_hash: recorded {json.dumps(manifest.get('plan_hash'))} but the plan hashes to "
-                        f"{recomputed}; plan.json was edited after planning")
+                           f"{recomputed}; plan.json was edited after planning")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
         raise PlanDirError(f"{where}: files: missing or empty; cannot prove the plan is unchanged")
@@ -348,7 +348,7 @@ def verify_plan(plan_dir: Path) -> tuple[dict[str, Any], str]:
         actual = file_sha256(target)
         if actual != expected:
             raise PlanDirError(f"{plan_dir / rel}: changed since planning (sha256 {actual[:12]}..., plan.json files records "
-                            f"{_short(expected)}); re-plan and re-approve instead of editing")
+                               f"{_short(expected)}); re-plan and re-approve instead of editing")
     batches_dir = plan_dir / BATCHES_DIR
     if batches_dir.is_dir():
         for f in sorted(batches_dir.rglob("*")):
@@ -434,7 +434,7 @@ def require_validated(plan_dir: Path, plan_hash: str) -> ValidationVerdict:
         raise PlanDirError(f"{path}: missing; the plan was never validated (run kafka-rebalance validate)")
     if verdict.plan_hash != plan_hash:
         raise PlanDirError(f"{path}: plan_hash: the verdict judged plan {json.dumps(verdict.plan_hash)}, but this directory's "
-                        f"plan hashes to {plan_hash}; validate this plan")
+                           f"plan hashes to {plan_hash}; validate this plan")
     if verdict.status != "passed":
         raise PlanDirError(f"{path}: status is \"{verdict.status}\"; only a plan that passed validation can run"
                         + (f" ({verdict.reason})" if verdict.reason else ""))
@@ -446,8 +446,8 @@ def require_validated(plan_dir: Path, plan_hash: str) -> ValidationVerdict:
     result = read_json(result_path, "validation result")
     if not isinstance(result, dict) or result.get("status") != verdict.status or result.get("plan_hash") != plan_hash:
         raise PlanDirError(f"{path}: status: says {verdict.status!r} but {VALIDATION_RESULT} says "
-                        f"{result.get('status') if isinstance(result, dict) else '?'!r} for plan "
-                        f"{result.get('plan_hash') if isinstance(result, dict) else '?'}; validate again")
+                           f"{result.get('status') if isinstance(result, dict) else '?'!r} for plan "
+                           f"{result.get('plan_hash') if isinstance(result, dict) else '?'}; validate again")
     return verdict
 
 
@@ -470,7 +470,7 @@ def record_approval(plan_dir: Path, decision: str, by: str, note: str = "") -> P
     if existing is not None:
         if existing.get("decision") != decision or existing.get("plan_hash") != plan_hash:
             raise PlanDirError(f"{path}: plan {existing.get('plan_hash')} was already {existing.get('decision')} by "
-                            f"{existing.get('by')}; not recording '{decision}'")
+                               f"{existing.get('by')}; not recording '{decision}'")
         return path
     return atomic_write_json(path, {"decision": decision, "by": by, "note": note, "plan_hash": plan_hash})
 
@@ -482,7 +482,7 @@ def require_approved(plan_dir: Path, plan_hash: str) -> dict[str, Any]:
         raise PlanDirError(f"{path}: missing; nobody approved this plan")
     if approval.get("plan_hash") != plan_hash:
         raise PlanDirError(f"{path}: plan_hash: the approval names plan {json.dumps(approval.get('plan_hash'))}, "
-                        f"but this directory's plan hashes to {plan_hash}")
+                           f"but this directory's plan hashes to {plan_hash}")
     if approval["decision"] != "approved":
         raise PlanDirError(f"{path}: decision is \"{approval['decision']}\" (by {approval.get('by')}); a rejected plan never runs")
     return approval
@@ -544,4 +544,4 @@ def check_output(path: Path, flag: str, *, may_write: Iterable[str] = (), inputs
     whose = f"belongs to the '{owner}' step" if owner else "is not a file of the plan format"
     may = f"; {flag} may write only {' or '.join(allowed)} there" if allowed else ""
     raise PlanDirError(f"{flag} {out}: inside plan directory {plan}, where {rel} {whose}{may}; "
-                    "nothing else writes into a plan directory (choose a path outside it)")
+                       "nothing else writes into a plan directory (choose a path outside it)")

@@ -122,7 +122,7 @@ def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
         if not isinstance(topic, str) or not int_in(part, 0, INT32_MAX) or not isinstance(replicas, list) or not replicas \
                 or not all(int_in(r, 0, INT32_MAX) for r in replicas):
             raise PlanDirError(f"{path}: partitions[{i}]: needs topic (string), partition (int32) and replicas (non-empty broker id list), "
-                            f"got {json.dumps(p)[:200]}")
+                               f"got {json.dumps(p)[:200]}")
         if topic_name_problem(topic):
             raise PlanDirError(f"{path}: partitions[{i}].topic: {topic_name_problem(topic)}")
         if len(set(replicas)) != len(replicas):
@@ -172,7 +172,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
     efficiency = raw.get("throttle_efficiency", 1.0)
     if not finite_number(efficiency, MIN_THROTTLE_EFFICIENCY, 1):
         raise PlanDirError(f"{path}: throttle_efficiency: expected a number within {MIN_THROTTLE_EFFICIENCY}..1, "
-                        f"got {json.dumps(efficiency)[:60]}")
+                           f"got {json.dumps(efficiency)[:60]}")
     moves: list[ScheduledMove] = []
     last: dict[TP, int] = {}
     for n, st in enumerate(raw["steps"]):
@@ -187,7 +187,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
                 and int_in(st.get("bytes"), 0, INT64_MAX) and finite_number(st.get("produce_bytes_per_sec"), 0)
                 and finite_number(st.get("estimated_start_s"), 0) and finite_number(st.get("estimated_end_s"), 0)):
             raise PlanDirError(f"{where}: needs id {n}, topic, partition, batch, leader, bytes, produce_bytes_per_sec and "
-                            f"estimated_start_s/_end_s of the right types, got {json.dumps(st)[:200]}")
+                               f"estimated_start_s/_end_s of the right types, got {json.dumps(st)[:200]}")
         tp = TP(st["topic"], st["partition"])
         before, replicas = tuple(ids["before"]), tuple(ids["replicas"])
         batch = batches.get(st["batch"])

@@ -31,7 +31,7 @@ def plan(tmp_path: Path, batches: list[list[tuple[str, int, list[int]]]], thrott
     return RawPlan(
         dir=tmp_path, manifest={"options": options, "files": {}, "batches": []},
         batches=[RawBatch(f"{i + 1:03d}", [{"topic": t, "partition": p, "replicas": r} for t, p, r in moves],
-                       (throttles or [{}] * len(batches))[i]) for i, moves in enumerate(batches)],
+                          (throttles or [{}] * len(batches))[i]) for i, moves in enumerate(batches)],
         election=election or [],
     )
 

@@ -42,7 +42,7 @@ ConnectTimeoutOpt = Annotated[
 
 
 def admin_from_flags(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
-               connect_timeout: float = 15.0) -> ClusterAdmin:
+                     connect_timeout: float = 15.0) -> ClusterAdmin:
     """The cluster named on the command line: exactly one of --bootstrap-server or --simulate."""
     if (bootstrap is None) == (simulate is None):
         fail("give exactly one of --bootstrap-server HOST:PORT or --simulate SNAPSHOT")

@@ -89,10 +89,10 @@ def read_control(plan_dir: Path, plan_hash: str) -> Control:
     raw = read_json(path, "control file")
     if not isinstance(raw, dict) or not isinstance(raw.get("requests"), list):
         raise PlanDirError(f"{path}: expected {{\"plan_hash\": ..., \"requests\": [...]}}; the control file is corrupt "
-                        "(move it aside and pause or resume again)")
+                           "(move it aside and pause or resume again)")
     if raw.get("plan_hash") != plan_hash:
         raise PlanDirError(f"{path}: plan_hash: the requests are for plan {raw.get('plan_hash')!r}, but this directory's "
-                        f"plan hashes to {plan_hash}; refusing to obey another plan's requests")
+                           f"plan hashes to {plan_hash}; refusing to obey another plan's requests")
     requests = []
     for i, item in enumerate(raw["requests"]):
         try:
@@ -100,7 +100,7 @@ def read_control(plan_dir: Path, plan_hash: str) -> Control:
             fields = {k: item[k] for k in ("by", "at", "via")}
         except (TypeError, KeyError, ValueError):
             raise PlanDirError(f"{path}: requests[{i}]: expected action pause|resume|stop with by, at and via, got {item!r}; "
-                            "the control file is corrupt") from None
+                               "the control file is corrupt") from None
         if not all(isinstance(v, str) for v in fields.values()):
             raise PlanDirError(f"{path}: requests[{i}]: by, at and via must be strings; the control file is corrupt")
         requests.append(ControlRequest(action, **fields))

@@ -11,10 +11,11 @@ from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
 from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY, delivered_rate
+from kafka_rebalance.units import MIB
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, InputError, finite_number, is_ascii_digits, read_json
 
 # 50 MiB/s, the figure the plan-format contract shows; kafka-reassign-partitions takes bytes/s.
-DEFAULT_THROTTLE = 50 * 1024 * 1024
+DEFAULT_THROTTLE = 50 * MIB
 MIN_THROTTLE = 1024  # under 1 KB/s a throttle is a typo, not a policy
 MAX_THROTTLE = INT64_MAX  # Kafka's *.replication.throttled.rate is a Java long
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")

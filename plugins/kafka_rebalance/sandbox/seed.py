@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.sandbox.cluster import Sandbox
+from kafka_rebalance.units import MIB
 
-MIB = 1024 * 1024
 RECORD_BYTES = 256 * 1024  # well under the broker's default message.max.bytes (~1 MiB)
 
 
