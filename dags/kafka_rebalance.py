@@ -22,7 +22,7 @@ from kafka_rebalance.orchestration import pipeline
 from kafka_rebalance.orchestration.approval import PlanApprovalOperator
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
 from kafka_rebalance.orchestration.execute_operator import ExecutePlanOperator
-from kafka_rebalance.planner.options import OPTIMIZERS
+from kafka_rebalance.orchestration.plan_params import planner_form
 
 PROJECT = Path(__file__).resolve().parents[1]
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
@@ -39,22 +39,7 @@ def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
     d = cfg.effective_defaults(cluster)
     return {
         "mode": Param("dry-run", enum=["dry-run", "execute"], description="dry-run stages a plan; execute runs it after approval"),
-        "threshold_percentage": Param(
-            d.threshold_percentage, type=["null", "number"], minimum=0, maximum=100,
-            description="leader.imbalance.per.broker.percentage to apply when the cluster does not report one (KRaft). "
-                        f"Empty = {DEFAULT_THRESHOLD_PERCENTAGE}",
-        ),
-        "max_partitions_per_batch": Param(d.max_partitions_per_batch, type="integer", minimum=1, maximum=100_000,
-                                          description="Partitions per reassignment batch"),
-        "max_moves_per_broker": Param(d.max_moves_per_broker, type="integer", minimum=1, maximum=10_000,
-                                      description="Replica moves into or out of one broker per batch"),
-        "throttle_mb_per_sec": Param(d.throttle_mb_per_sec, type="number", exclusiveMinimum=0, maximum=100_000,
-                                     description="Replication throttle per broker, MB/s (KIP-73)"),
-        "ordering": Param(d.ordering, enum=["small-first", "large-first", "under-replicated-first"], description="Which partitions move first"),
-        "optimizer": Param(d.optimizer, enum=list(OPTIMIZERS),
-                           description="exact = fewest bytes moved (MILP, small clusters); heuristic = goals; auto = exact where it fits"),
-        "exclude_topics": Param(list(d.exclude_topics), type="array", items={"type": "string"}, description="Topics never touched"),
-        "decommission_brokers": Param([], type="array", items={"type": "integer", "minimum": 0}, description="Broker ids to empty"),
+        **planner_form(d),
         "window": Param("configured", type="string", pattern=WINDOW_PATTERN,
                         description="Execute mode: when moves may start. 'configured' = this cluster's maintenance windows "
                                     "in clusters.yaml (none = any time), 'now' = any time, or one ISO 8601 interval "

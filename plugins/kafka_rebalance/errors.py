@@ -33,3 +33,7 @@ class AssignmentError(RebalanceError):
     def __init__(self, message: str, *, kafka_exception: str = "AdminOperationException") -> None:
         super().__init__(message)
         self.kafka_exception = kafka_exception
+
+
+class PlanError(RebalanceError):
+    """The snapshot cannot be balanced under the options given (or an option is unusable)."""

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.orchestration.clusters_config import PlannerDefaults, load_clusters
+from kafka_rebalance.orchestration.clusters_config import load_clusters
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,7 @@ def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> Non
         ("clusters:\n  - {cluster_id: a, source: 'simulated:'}\n", "clusters.0.source (cluster a): Value error, simulated: needs a snapshot path"),
         ("clusters:\n  - {cluster_id: a, source: x, shedule: '@daily'}\n", "clusters.0.shedule (cluster a): Extra inputs are not permitted"),
         ("defaults: {ordering: random}\nclusters: []\n", "defaults.ordering: Input should be 'small-first'"),
-        ("defaults: {throttle_mb_per_sec: 0}\nclusters: []\n", "defaults.throttle_mb_per_sec: Input should be greater than 0"),
+        ("defaults: {throttle_mb_per_sec: 0}\nclusters: []\n", "defaults.throttle_mb_per_sec: Input should be greater than or equal to 0.0009765625"),
         ("defaults: {throttle_efficiency: 1.2}\nclusters: []\n", "defaults.throttle_efficiency: Input should be less than or equal to 1"),
         ("defaults: {throttle_efficiency: .nan}\nclusters: []\n", "defaults.throttle_efficiency: Input should be a finite number"),
         ("clusters:\n  - {cluster_id: a, source: x}\n  - {cluster_id: a, source: y}\n", "cluster_id a listed more than once"),
@@ -82,16 +82,3 @@ def test_docker_clusters_file_is_valid() -> None:
     cfg = load_clusters(ROOT / "config" / "clusters.docker.yaml")
     live = next(c for c in cfg.clusters if not c.simulated)
     assert live.source == "kafka_demo"  # the connection docker-compose.yml defines
-
-
-def test_clusters_yaml_defaults_are_the_planners_own() -> None:
-    # PlannerDefaults restates the options (the web app reads it without importing the planner);
-    # each default it shares with PlanOptions must be the planner's.
-    from kafka_rebalance.planner import PlanOptions
-
-    yaml_defaults, planner = PlannerDefaults(), PlanOptions()
-    assert yaml_defaults.throttle_mb_per_sec * 1024 * 1024 == planner.throttle_bytes_per_sec
-    shared = ("max_partitions_per_batch", "max_moves_per_broker", "ordering", "byte_tolerance", "optimizer",
-              "throttle_efficiency", "threshold_percentage")
-    assert {k: getattr(yaml_defaults, k) for k in shared} == {k: getattr(planner, k) for k in shared}
-    assert yaml_defaults.exclude_topics == list(planner.exclude_topics) == []

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_rebalance.analysis import imbalance, summary
 from kafka_rebalance.analysis.load import Fleet, load_fleet
+from kafka_rebalance.analysis.summary_file import SUMMARY_FILE
 from kafka_rebalance.balance import Tolerances
 from kafka_rebalance.errors import RebalanceError, SnapshotError
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 BROKER_METRICS_FILE = "broker_metrics.parquet"
-SUMMARY_FILE = "summary.json"
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 DEFAULT_MASTER = "local[*]"
 DEFAULT_DRIVER_MEMORY = "1g"  # Spark's own default, stated so that -Xms can match it

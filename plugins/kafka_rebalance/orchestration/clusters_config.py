@@ -14,15 +14,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.windows import Window, WindowError, window_from_config
+from kafka_rebalance.options import OptionField, option_fields
 from kafka_rebalance.paths import PROJECT_ROOT
-from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY
 
 SIMULATED_PREFIX = "simulated:"
 
@@ -32,19 +32,34 @@ def clusters_file() -> Path:
     return Path(os.environ.get("KAFKA_REBALANCE_CLUSTERS", PROJECT_ROOT / "config" / "clusters.yaml"))
 
 
-class PlannerDefaults(BaseModel):
+def _setting_field(f: OptionField) -> tuple[Any, Any]:
+    """An option as a clusters.yaml field: its setting's name, unit, range and choices."""
+    lo, hi = f.setting_limits()
+    if f.option.choices:
+        annotation: Any = Literal[f.option.choices]
+    elif f.item is not None:
+        annotation = list[f.item]  # type: ignore[name-defined]
+    else:
+        annotation = float if f.option.scale != 1 else f.kind
+    if f.nullable:
+        annotation = annotation | None
+    limits: dict[str, Any] = {} if f.item is not None else {"ge": lo, "le": hi}
+    if annotation in (float, float | None):
+        limits["allow_inf_nan"] = False
+    return annotation, Field(default=f.setting_default, **limits)
+
+
+class _Defaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    threshold_percentage: float | None = Field(default=None, ge=0, le=100)
-    throttle_mb_per_sec: float = Field(default=50, gt=0, le=100_000)
-    max_partitions_per_batch: int = Field(default=50, ge=1, le=100_000)
-    max_moves_per_broker: int = Field(default=5, ge=1, le=10_000)
-    ordering: Literal["small-first", "large-first", "under-replicated-first"] = "small-first"
-    exclude_topics: list[str] = Field(default_factory=list)
-    byte_tolerance: float = Field(default=0.10, ge=0, le=10)
-    optimizer: Literal["auto", "exact", "heuristic"] = "auto"
-    # The fraction of the throttle this cluster's brokers deliver (execute prints it after a run).
-    throttle_efficiency: float = Field(default=DEFAULT_THROTTLE_EFFICIENCY, ge=MIN_THROTTLE_EFFICIENCY, le=1, allow_inf_nan=False)
+
+# The planner options a cluster may set a default for (kafka_rebalance.options says which), under
+# their setting names (throttle_mb_per_sec). The trigger form starts from them.
+if TYPE_CHECKING:
+    PlannerDefaults = _Defaults
+else:
+    PlannerDefaults = create_model("PlannerDefaults", __base__=_Defaults,
+                                   **{f.setting: _setting_field(f) for f in option_fields() if f.option.in_clusters_file})
 
 
 class ExecutorConfig(BaseModel):

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Mapping
 from pathlib import Path
 
+from kafka_rebalance.analysis.summary_file import read_summaries
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.orchestration.cluster_access import admin_session
@@ -41,11 +42,10 @@ def gather_fleet(cfg: ClustersFile, run_id: str) -> dict[str, str]:
 
 def fleet_summary(fleet: Mapping[str, str]) -> list[str]:
     """Write fleet_summary.json and return the clusters that need a plan."""
-    summary = json.loads((Path(fleet["analysis"]) / "summary.json").read_text(encoding="utf-8"))
     rows = [
         {"cluster_id": c["cluster_id"], "balanced": c.get("balanced"), "threshold_percentage": c.get("threshold_percentage"),
          "brokers_over_threshold": c.get("brokers_over_threshold", []), "max_imbalance_ratio": c.get("max_imbalance_ratio")}
-        for c in summary.get("clusters", [])
+        for c in read_summaries(fleet["analysis"])
     ]  # fmt: skip
     need = sorted(r["cluster_id"] for r in rows if not r["balanced"])
     out = Path(fleet["run_dir"]) / "fleet_summary.json"

@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kafka_rebalance.analysis.summary_file import cluster_entry
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.orchestration.approval_text import approval_body
@@ -67,20 +68,8 @@ def snapshot_gate(run: Mapping[str, str]) -> str:
     return str(result)
 
 
-def _cluster_summary(analysis_dir: str | Path, cluster_id: str) -> dict[str, Any]:
-    path = Path(analysis_dir) / "summary.json"
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RebalanceError(f"{path}: the Spark analysis wrote no summary") from None
-    for entry in summary.get("clusters", []):
-        if entry.get("cluster_id") == cluster_id:
-            return entry
-    raise RebalanceError(f"{path}: no entry for cluster {cluster_id!r}")
-
-
 def is_balanced(run: Mapping[str, str]) -> bool:
-    entry = _cluster_summary(run["analysis"], run["cluster_id"])
+    entry = cluster_entry(run["analysis"], run["cluster_id"])[0]
     log.info("analysis of %s: balanced=%s, brokers over threshold %s (threshold %s%% from %s)", run["cluster_id"],
              entry.get("balanced"), entry.get("brokers_over_threshold"), entry.get("threshold_percentage"),
              entry.get("threshold_source"))  # fmt: skip
@@ -104,7 +93,7 @@ def needs_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: Plan
 
 def record_balanced(run: Mapping[str, str]) -> str:
     path = Path(run["run_dir"]) / "balanced.json"
-    entry = _cluster_summary(run["analysis"], run["cluster_id"])
+    entry = cluster_entry(run["analysis"], run["cluster_id"])[0]
     path.write_text(json.dumps({"balanced": True, "analysis": entry}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return str(path)
 

@@ -1,53 +1,48 @@
 """A run's planner options: the trigger form's values over the cluster's clusters.yaml defaults.
 
-The form speaks MB/s (1 MB = 1,048,576 bytes, as the form says); the planner takes bytes/s.
+The form and clusters.yaml speak MB/s (1 MB = 1,048,576 bytes, as the form says); the planner
+takes bytes/s. Both are derived from the options' one definition (kafka_rebalance.options).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kafka_rebalance.options import PlanOptions, option_fields, resolve_threshold
 from kafka_rebalance.orchestration.clusters_config import PlannerDefaults
 from kafka_rebalance.snapshot import Snapshot
-from kafka_rebalance.units import MIB
-
-if TYPE_CHECKING:
-    from kafka_rebalance.planner import PlanOptions
 
 
 def setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: str) -> Any:
-    """A planner setting: the run's parameter (the trigger form), else the cluster's entry in clusters.yaml."""
+    """A planner setting by its setting name: the run's parameter (the trigger form), else the
+    cluster's entry in clusters.yaml, else the option's default."""
     if name in params:
         return params[name]
-    return getattr(defaults or PlannerDefaults(), name)
+    chosen = defaults or PlannerDefaults()
+    if name in type(chosen).model_fields:
+        return getattr(chosen, name)
+    return next(f.setting_default for f in option_fields() if f.setting == name)
 
 
 def plan_options(snapshot: Snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
                  defaults: PlannerDefaults | None = None) -> PlanOptions:  # fmt: skip
     """PlanOptions from the run's parameters over the cluster's clusters.yaml defaults.
 
-    Every PlannerDefaults field reaches the planner this way; those the trigger form does
-    not show (byte_tolerance, throttle_efficiency) come from clusters.yaml alone.
+    Every option an operator may set outside the CLI reaches the planner this way; those the
+    trigger form does not show (byte_tolerance, throttle_efficiency, ...) come from clusters.yaml alone.
     """
-    from kafka_rebalance.planner import PlanOptions
-    from kafka_rebalance.planner.options import resolve_threshold
+    values = {f.name: f.from_setting(setting(params, defaults, f.setting)) for f in option_fields()
+              if f.option.in_form or f.option.in_clusters_file}  # fmt: skip
+    threshold, source = resolve_threshold(snapshot, values.pop("threshold_percentage"), analysis_dir)
+    return PlanOptions(**values, threshold_percentage=threshold, threshold_source=source)
 
-    def get(name: str) -> Any:
-        return setting(params, defaults, name)
 
-    threshold, source = resolve_threshold(snapshot, get("threshold_percentage"), analysis_dir)
-    return PlanOptions(
-        throttle_bytes_per_sec=int(round(float(get("throttle_mb_per_sec")) * MIB)),
-        max_partitions_per_batch=int(get("max_partitions_per_batch")),
-        max_moves_per_broker=int(get("max_moves_per_broker")),
-        ordering=str(get("ordering")),
-        optimizer=str(get("optimizer")),
-        exclude_topics=tuple(sorted(set(get("exclude_topics") or []))),
-        decommission_brokers=tuple(sorted({int(b) for b in params.get("decommission_brokers") or []})),
-        byte_tolerance=float(get("byte_tolerance")),
-        throttle_efficiency=float(get("throttle_efficiency")),
-        threshold_percentage=threshold,
-        threshold_source=source,
-    )
+def planner_form(defaults: PlannerDefaults) -> dict[str, Any]:
+    """The trigger form's planner fields, each an Airflow Param starting from the cluster's default."""
+    from airflow.sdk import Param
+
+    return {f.setting: Param(setting({}, defaults, f.setting), description=f.help_text(setting=True), **f.setting_schema())
+            for f in option_fields() if f.option.in_form}  # fmt: skip
+

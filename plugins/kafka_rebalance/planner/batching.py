@@ -19,7 +19,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kafka_rebalance.planner.options import PlanOptions
+from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.steps import Step
 
 

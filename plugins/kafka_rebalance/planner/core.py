@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import threshold_percentage
+from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
-from kafka_rebalance.planner.errors import PlanError
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.goals import (
     ByteBalanceGoal,
@@ -28,7 +29,6 @@ from kafka_rebalance.planner.goals import (
     RackSafetyGoal,
     ReplicaCountGoal,
 )
-from kafka_rebalance.planner.options import PlanOptions
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step, partition_steps

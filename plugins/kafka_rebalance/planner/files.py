@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance import __version__
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.plan_dir import (
     ELECTION_FILE,
     FORMAT_VERSION,
@@ -34,7 +35,6 @@ from kafka_rebalance.plan_dir import (
 )
 from kafka_rebalance.planner import runbook
 from kafka_rebalance.planner.core import Plan
-from kafka_rebalance.planner.errors import PlanError
 
 
 def _entries(steps, which: str) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_rebalance.planner.errors import PlanError
-from kafka_rebalance.planner.options import PlanOptions
+from kafka_rebalance.errors import PlanError
+from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.snapshot import Snapshot
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_rebalance.balance import placement_targets
-from kafka_rebalance.planner.errors import PlanError
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.state import ClusterState
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_rebalance.planner.errors import PlanError
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.state import ClusterState
 

@@ -1,4 +1,5 @@
-"""planner/options.py: each flag's range, the options block of plan.json, list flags and the threshold source."""
+"""options.py: each option's range, the surfaces derived from its one definition, the options block of plan.json,
+list flags and the threshold source."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.planner import PlanError, PlanOptions
-from kafka_rebalance.planner.options import parse_list, resolve_threshold
+from kafka_rebalance.errors import PlanError, RebalanceError
+from kafka_rebalance.options import PlanOptions, parse_list, resolve_threshold
 from kafka_rebalance.snapshot import snapshot_from_dict
 
 
@@ -44,8 +45,9 @@ def test_defaults_pass() -> None:
         ({"ordering": "random"},
          "plan: --ordering must be one of small-first, large-first, under-replicated-first, got 'random'"),
         ({"optimizer": "best"}, "plan: --optimizer must be one of auto, exact, heuristic, got 'best'"),
-        ({"replication_factor": 0}, "plan: --replication-factor must be 1..2147483647, got 0"),
-        ({"replication_factor": 2**31}, "plan: --replication-factor must be 1..2147483647, got 2147483648"),
+        ({"replication_factor": 0}, "plan: --replication-factor must be at least 1, got 0"),
+        ({"replication_factor": 2**31}, "plan: --replication-factor must be at most 2147483647, got 2147483648"),
+        ({"decommission_brokers": (3, -1)}, "plan: --decommission-brokers must be within 0..2147483647, got -1"),
         ({"byte_tolerance": -0.1}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got -0.1"),
         ({"byte_tolerance": float("nan")}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got nan"),
         ({"threshold_percentage": 100.5}, "plan: --threshold-percentage must be within 0..100, got 100.5"),
@@ -77,6 +79,41 @@ def test_every_problem_is_reported_at_once() -> None:
     assert problems(throttle_bytes_per_sec=1, ordering="x") == (
         "plan: --throttle must be at least 1024 bytes/s, got 1; "
         "--ordering must be one of small-first, large-first, under-replicated-first, got 'x'")
+
+
+def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> None:
+    import typer
+
+    from kafka_rebalance.cli import app
+
+    command = typer.main.get_command(app).commands["plan"]  # type: ignore[attr-defined]
+    flags = {p.opts[0]: p.default for p in command.params}
+    assert flags == {
+        "--snapshot": None, "--out": None, "--analysis": None,
+        "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
+        "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
+        "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
+        "--election-batch-size": 1000, "--threshold-percentage": None, "--optimizer": "auto",
+        "--throttle-efficiency": 1.0,
+    }
+
+
+def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_one_off_requests() -> None:
+    from kafka_rebalance.orchestration.clusters_config import PlannerDefaults
+    from kafka_rebalance.orchestration.plan_params import planner_form
+
+    assert PlannerDefaults().model_dump() == {
+        "throttle_mb_per_sec": 50.0, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
+        "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
+        "election_batch_size": 1000, "threshold_percentage": None, "optimizer": "auto", "throttle_efficiency": 1.0,
+    }
+    form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
+    assert set(form) == {"throttle_mb_per_sec", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
+                         "exclude_topics", "decommission_brokers", "threshold_percentage", "optimizer"}
+    throttle = form["throttle_mb_per_sec"]
+    assert throttle.value == 20 and throttle.schema["minimum"] == 1024 / 1048576
+    assert throttle.description.startswith("Replication throttle per broker (KIP-73) [0.000976562..")
+    assert throttle.description.endswith(" MB/s]")
 
 
 def test_options_block_of_plan_json() -> None:
@@ -153,17 +190,17 @@ def test_threshold_from_the_analysis_of_this_cluster(tmp_path: Path) -> None:
 )
 def test_bad_analysis_summaries_are_named(tmp_path: Path, summary: object, message: str) -> None:
     analysis = write_summary(tmp_path / "a", summary)
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(RebalanceError) as err:
         resolve_threshold(snap(), None, analysis)
     assert str(err.value) == message.format(path=analysis / "summary.json")
 
 
 def test_missing_or_unreadable_analysis_is_named(tmp_path: Path) -> None:
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(RebalanceError) as err:
         resolve_threshold(snap(), None, tmp_path / "nowhere")
-    assert str(err.value) == f"--analysis {tmp_path / 'nowhere'}: no summary.json (give the Spark job's output directory)"
+    assert str(err.value) == f"{tmp_path / 'nowhere'}: no summary.json (give the Spark job's output directory)"
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "summary.json").write_text("{not json")
-    with pytest.raises(PlanError) as err:
+    with pytest.raises(RebalanceError) as err:
         resolve_threshold(snap(), None, tmp_path / "bad")
     assert str(tmp_path / "bad" / "summary.json") in str(err.value) and "\n" not in str(err.value)

@@ -1,0 +1,303 @@
+"""The planner's options, each defined once.
+
+Every field of ``PlanOptions`` carries an ``Option``: its flag and help, its range or choices,
+and where else an operator may set it. ``kafka-rebalance plan``'s flags (cli/plan.py),
+clusters.yaml's ``defaults`` (orchestration/clusters_config.py), the DAG's trigger form
+(orchestration/plan_params.py) and ``PlanOptions.check`` are all derived from these fields, so an
+option, its default or a limit changes here and nowhere else (as topicmappr registers each flag
+once).
+
+clusters.yaml and the trigger form speak MB/s for the throttle (1 MB = 1,048,576 bytes): an
+option's ``setting`` is its name there and ``scale`` converts. Nothing heavy is imported here; the
+DAG file and the clusters file read it without loading the planner.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+from types import NoneType, UnionType
+from typing import TYPE_CHECKING, Any
+
+from kafka_rebalance.analysis.summary_file import cluster_entry
+from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE
+from kafka_rebalance.errors import PlanError
+from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
+from kafka_rebalance.snapshot import THRESHOLD_CONFIG
+from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY, delivered_rate
+from kafka_rebalance.units import MIB
+from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, is_ascii_digits
+
+if TYPE_CHECKING:
+    from kafka_rebalance.snapshot import Snapshot
+
+ORDERINGS = ("small-first", "large-first", "under-replicated-first")
+# exact: the MILP (planner/exact.py); heuristic: the goals; auto: exact where the model is small enough.
+OPTIMIZERS = ("auto", "exact", "heuristic")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option's contract with the operator."""
+
+    flag: str
+    help: str
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    choices: tuple[str, ...] = ()
+    unit: str = ""  # after a limit in an error: "bytes/s"
+    why: str = ""  # after the upper limit in an error: why it is what it is
+    setting: str = ""  # its name in clusters.yaml and the trigger form, when not the field's
+    scale: int = 1  # the option's value = the setting's value x scale
+    setting_unit: str = ""
+    in_clusters_file: bool = True  # a per-cluster default in clusters.yaml
+    in_form: bool = False  # a field of the DAG's trigger form
+
+
+def _option(default: Any, **spec: Any) -> Any:
+    return field(default=default, metadata={"option": Option(**spec)})
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    # 50 MiB/s, the figure the plan-format contract shows; kafka-reassign-partitions takes bytes/s.
+    throttle_bytes_per_sec: int = _option(
+        50 * MIB, flag="--throttle", help="Replication throttle per broker (KIP-73)",
+        minimum=1024,  # under 1 KB/s a throttle is a typo, not a policy
+        maximum=INT64_MAX, unit="bytes/s", why="(a Java long)",  # Kafka's *.replication.throttled.rate
+        setting="throttle_mb_per_sec", scale=MIB, setting_unit="MB/s", in_form=True)
+    max_partitions_per_batch: int = _option(
+        50, flag="--max-partitions-per-batch", help="Partitions per reassignment batch", minimum=1, maximum=INT32_MAX,
+        in_form=True)
+    max_moves_per_broker: int = _option(
+        5, flag="--max-moves-per-broker", help="Replica moves into or out of one broker per batch", minimum=1,
+        maximum=INT32_MAX, in_form=True)
+    max_new_replicas_per_partition: int = _option(
+        1, flag="--max-new-replicas-per-partition", help="New replicas of one partition per batch", minimum=1,
+        maximum=INT32_MAX)
+    ordering: str = _option(
+        "small-first", flag="--ordering", help="Which partitions move first", choices=ORDERINGS, in_form=True)
+    exclude_topics: tuple[str, ...] = _option(
+        (), flag="--exclude-topics", help="Topics never touched (comma-separated on the command line)", in_form=True)
+    # One-off operator requests, never a standing default of a cluster.
+    decommission_brokers: tuple[int, ...] = _option(
+        (), flag="--decommission-brokers", help="Broker ids to empty (comma-separated on the command line)",
+        minimum=0, maximum=INT32_MAX, in_clusters_file=False, in_form=True)
+    replication_factor: int | None = _option(
+        None, flag="--replication-factor", help="Change every non-excluded topic to this replication factor",
+        minimum=1, maximum=INT32_MAX, in_clusters_file=False)
+    byte_tolerance: float = _option(
+        DEFAULT_BYTE_TOLERANCE, flag="--byte-tolerance", help="Allowed byte deviation from the mean, as a fraction",
+        minimum=0, maximum=10, why="(a fraction of the mean)")
+    election_batch_size: int = _option(
+        1000, flag="--election-batch-size", help="Partitions per preferred-leader election call", minimum=1,
+        maximum=INT32_MAX)
+    threshold_percentage: float | None = _option(
+        None, flag="--threshold-percentage",
+        help="leader.imbalance.per.broker.percentage to apply when the cluster does not report one (KRaft); "
+             f"none given: {DEFAULT_THRESHOLD_PERCENTAGE}",
+        minimum=0, maximum=100, in_form=True)
+    threshold_source: str = "default"  # where threshold_percentage came from: not an option, a finding
+    optimizer: str = _option(
+        "auto", flag="--optimizer",
+        help="exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small enough",
+        choices=OPTIMIZERS, in_form=True)
+    throttle_efficiency: float = _option(
+        DEFAULT_THROTTLE_EFFICIENCY, flag="--throttle-efficiency",
+        help="Fraction of the throttle the brokers deliver, for the time estimates (execute prints the figure a "
+             "cluster showed)",
+        minimum=MIN_THROTTLE_EFFICIENCY, maximum=1, why="(the fraction of the throttle the brokers deliver)")
+
+    @property
+    def delivered_rate(self) -> float:
+        """Bytes/s a broker is expected to move under the throttle: what every duration is computed with."""
+        return delivered_rate(self.throttle_bytes_per_sec, self.throttle_efficiency)
+
+    def rate_text(self) -> str:
+        """The delivered rate for an error message: the throttle, and the efficiency when it is not 1."""
+        if self.throttle_efficiency == 1:
+            return f"the throttle {self.throttle_bytes_per_sec:,} B/s"
+        return (f"the delivered rate {self.delivered_rate:,.0f} B/s ({self.throttle_efficiency:g} of the throttle "
+                f"{self.throttle_bytes_per_sec:,} B/s)")
+
+    def check(self) -> None:
+        """Every option's range or choice at once, as one PlanError naming each flag and value."""
+        problems = [p for f in option_fields() if (p := f.problem(getattr(self, f.name))) is not None]
+        if problems:
+            raise PlanError("plan: " + "; ".join(problems))
+
+    def check_against(self, snapshot: Snapshot) -> None:
+        known_topics = {p.topic for p in snapshot.partitions} | set(snapshot.topics)
+        unknown = [t for t in self.exclude_topics if t not in known_topics]
+        if unknown:
+            raise PlanError(f"--exclude-topics: topic(s) {', '.join(unknown)} not in snapshot of {snapshot.cluster_id}")
+        ids = set(snapshot.broker_ids)
+        stray = [b for b in self.decommission_brokers if b not in ids]
+        if stray:
+            raise PlanError(
+                f"--decommission-brokers: broker(s) {', '.join(map(str, stray))} not in snapshot of {snapshot.cluster_id} "
+                f"(brokers: {', '.join(map(str, sorted(ids)))})"
+            )
+
+    def manifest(self) -> dict[str, Any]:
+        """The options block of plan.json (part of the plan hash): every field, lists sorted."""
+        return {f.name: sorted(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+
+
+def _number(x: int | float) -> str:
+    return str(x) if isinstance(x, int) else f"{x:g}"
+
+
+@dataclass(frozen=True)
+class OptionField:
+    """A PlanOptions field with its Option and the shape of its value, read from the field's type."""
+
+    name: str
+    default: Any
+    kind: type  # int, float, str or tuple
+    item: type | None  # the element type of a tuple option
+    nullable: bool
+    option: Option
+
+    @property
+    def flag(self) -> str:
+        return self.option.flag
+
+    @property
+    def setting(self) -> str:
+        """The option's name in clusters.yaml and the trigger form."""
+        return self.option.setting or self.name
+
+    @property
+    def setting_default(self) -> Any:
+        if self.item is not None:
+            return list(self.default)
+        if self.option.scale != 1:
+            return self.default / self.option.scale
+        return self.default
+
+    def setting_limits(self) -> tuple[float | None, float | None]:
+        lo, hi, scale = self.option.minimum, self.option.maximum, self.option.scale
+        if scale == 1:
+            return lo, hi
+        return (None if lo is None else lo / scale), (None if hi is None else hi / scale)
+
+    def setting_schema(self) -> dict[str, Any]:
+        """The JSON schema of the option's setting: the trigger form's field."""
+        lo, hi = self.setting_limits()
+        limits = {k: v for k, v in (("minimum", lo), ("maximum", hi)) if v is not None}
+        if self.option.choices:
+            return {"enum": list(self.option.choices)}
+        if self.item is not None:
+            items = {"type": "integer", **limits} if self.item is int else {"type": "string"}
+            return {"type": "array", "items": items}
+        kind = "integer" if self.kind is int and self.option.scale == 1 else "number"
+        return {"type": ["null", kind] if self.nullable else kind, **limits}
+
+    def help_text(self, setting: bool = False) -> str:
+        """The help, with the choices or the range (in the setting's unit for clusters.yaml and the form)."""
+        o = self.option
+        if o.choices:
+            return f"{o.help} ({' | '.join(o.choices)})"
+        lo, hi = self.setting_limits() if setting else (o.minimum, o.maximum)
+        unit = o.setting_unit if setting else o.unit
+        if lo is not None and hi is not None:
+            return f"{o.help} [{_number(lo)}..{_number(hi)}{' ' + unit if unit else ''}]"
+        return o.help
+
+    def from_setting(self, value: Any) -> Any:
+        """The option's value from clusters.yaml or the trigger form (already checked against its schema)."""
+        if value is None and (self.nullable or self.item is not None):
+            return None if self.nullable else ()
+        if self.item is not None:
+            return tuple(sorted({self.item(v) for v in value}))
+        if self.option.scale != 1:
+            return int(round(float(value) * self.option.scale))
+        return self.kind(value)
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` for this option, in the words of its flag; None when it is usable."""
+        o = self.option
+        if value is None and self.nullable:
+            return None
+        if o.choices:
+            return None if value in o.choices else f"{o.flag} must be one of {', '.join(o.choices)}, got {value!r}"
+        lo = -float("inf") if o.minimum is None else o.minimum
+        hi = float("inf") if o.maximum is None else o.maximum
+        if self.item is str:  # topic names: check_against holds them to the snapshot
+            return None
+        if self.item is not None:
+            bad = [v for v in value if not finite_number(v, lo, hi)]
+            return f"{o.flag} must be within {_number(lo)}..{_number(hi)}, got {bad[0]}" if bad else None
+        if self.kind is float:
+            if finite_number(value, lo, hi):
+                return None
+            why = f" {o.why}" if o.why else ""
+            return f"{o.flag} must be within {_number(lo)}..{_number(hi)}{why}, got {value}"
+        if self.kind is int:
+            unit = f" {o.unit}" if o.unit else ""
+            if value < lo:
+                return f"{o.flag} must be at least {_number(lo)}{unit}, got {value}"
+            if value > hi:
+                why = f" {o.why}" if o.why else ""
+                return f"{o.flag} must be at most {_number(hi)}{unit}{why}, got {value}"
+        return None
+
+
+@cache
+def _option_fields() -> tuple[OptionField, ...]:
+    hints = typing.get_type_hints(PlanOptions)
+    found = []
+    for f in fields(PlanOptions):
+        if "option" not in f.metadata:
+            continue
+        tp, nullable = hints[f.name], False
+        if isinstance(tp, UnionType):  # X | None
+            tp = next(a for a in typing.get_args(tp) if a is not NoneType)
+            nullable = True
+        origin = typing.get_origin(tp)
+        item = typing.get_args(tp)[0] if origin is tuple else None
+        found.append(OptionField(f.name, f.default, origin or tp, item, nullable, f.metadata["option"]))
+    return tuple(found)
+
+
+def option_fields() -> Iterator[OptionField]:
+    """Every option, in PlanOptions' order (threshold_source is a finding, not an option)."""
+    return iter(_option_fields())
+
+
+def option_field(name: str) -> OptionField:
+    return next(f for f in _option_fields() if f.name == name)
+
+
+def parse_list(text: str | None, flag: str, as_int: bool = False) -> tuple[Any, ...]:
+    """``a,b,c`` -> sorted unique tuple; ints when ``as_int``."""
+    if not text:
+        return ()
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if as_int:
+        bad = [t for t in items if not (is_ascii_digits(t) and int(t) <= INT32_MAX)]
+        if bad:
+            raise PlanError(f"{flag}: {', '.join(bad)} is not a broker id (expected e.g. 3,7)")
+        return tuple(sorted({int(t) for t in items}))
+    return tuple(sorted(set(items)))
+
+
+def from_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
+    """PlanOptions' values from ``plan``'s flags (list options arrive comma-separated)."""
+    return {f.name: parse_list(flags[f.name], f.flag, as_int=f.item is int) if f.item is not None else flags[f.name]
+            for f in option_fields()}  # fmt: skip
+
+
+def resolve_threshold(snapshot: Snapshot, setting: float | None, analysis_dir: Path | None) -> tuple[float, str]:
+    """The leader-imbalance threshold: the cluster's config, else the Spark analysis, else the setting/default."""
+    if THRESHOLD_CONFIG in snapshot.configs or analysis_dir is None:
+        return threshold_percentage(snapshot, setting)
+    entry, where = cluster_entry(analysis_dir, snapshot.cluster_id)
+    value = entry.get("threshold_percentage")
+    if not finite_number(value, 0, 100):
+        raise PlanError(f"{where}.threshold_percentage must be 0..100, got {value!r}")
+    return float(value), "analysis"
