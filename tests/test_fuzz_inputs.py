@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from kafka_rebalance.cli import app
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.plan_manifest import load_plan
-from kafka_rebalance.report.html import read_plan_info
+from kafka_rebalance.report.html import load_report_plan
 from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
 from kafka_rebalance.topics_describe import parse_topics_describe
 from tests.support.planner import part, plan_dir, snapshot
@@ -182,7 +182,7 @@ def test_plan_readers(plan_files: dict[str, str], data: st.DataObject) -> None:
         text = data.draw(st.one_of(st.text(max_size=80), json_values.map(json.dumps)))
     root = _edited(plan_files, rel, text)
     accepted_or_refused(load_plan, root, False)
-    accepted_or_refused(read_plan_info, root)
+    accepted_or_refused(load_report_plan, root)
 
 
 # --------------------------------------------------------------------------- every numeric CLI flag

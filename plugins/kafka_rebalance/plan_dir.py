@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.userinput import InputError
+from kafka_rebalance.userinput import read_json as read_strict_json
 
 FORMAT_VERSION = 2
 
@@ -226,26 +228,16 @@ def _layout(value: Any, pad: str, out: list[str]) -> None:
 
 
 def read_json(path: Path, what: str = "plan file") -> Any:
-    """A plan-directory JSON file, or PlanDirError naming the file and why it cannot be read."""
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise PlanDirError(f"{path}: missing ({what})") from None
-    except IsADirectoryError:
-        raise PlanDirError(f"{path}: is a directory, expected the {what}") from None
-    except PermissionError:
-        raise PlanDirError(f"{path}: not readable (permission denied)") from None
-    except UnicodeDecodeError as exc:
-        raise PlanDirError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); the {what} is corrupt") from None
-    except OSError as exc:
-        raise PlanDirError(f"{path}: cannot be read ({exc.strerror})") from None
-    # One strict JSON reader for everything users and files hand us (duplicate keys, NaN, depth).
-    from kafka_rebalance.userinput import InputError, loads_json
+    """A plan-directory JSON file, or PlanDirError naming the file and why it cannot be read.
 
+    The reading and the strict JSON rules (duplicate keys, NaN, depth) are userinput's, as for
+    every file users and steps hand us; only the error says it is a plan file.
+    """
     try:
-        return loads_json(text, str(path))
+        return read_strict_json(path, what)
     except InputError as exc:
-        raise PlanDirError(f"{exc} (the {what} is corrupt or ambiguous)") from None
+        # A file that is there but unusable was damaged, or written by hand: say so.
+        raise PlanDirError(f"{exc} (the {what} is corrupt or ambiguous)" if path.is_file() else str(exc)) from None
 
 
 def atomic_write(path: Path, data: bytes) -> Path:

@@ -8,6 +8,7 @@ plan passed for that very hash.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,20 @@ class Batch:
     throttles: Throttles
     estimated_seconds: float | None
     bytes: int | None
+
+    @property
+    def partitions(self) -> int:
+        return len(self.targets)
+
+    @property
+    def replica_moves(self) -> int:
+        """New replicas the batch creates (a reorder creates none)."""
+        return sum(len(set(replicas) - set(self.before[tp])) for tp, replicas in self.targets.items())
+
+    @property
+    def topics(self) -> tuple[tuple[str, int], ...]:
+        """(topic, partitions of it in this batch), by topic."""
+        return tuple(sorted(Counter(tp.topic for tp in self.targets).items()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +111,12 @@ class Plan:
     batches: tuple[Batch, ...]
     elections: tuple[TP, ...]
     schedule: PlanSchedule | None = None  # None: a plan written before schedule.json existed
+
+    @property
+    def snapshot_sha256(self) -> str:
+        """The fingerprint of the snapshot the plan was made from."""
+        snapshot = self.manifest.get("snapshot")
+        return str(snapshot.get("sha256", "")) if isinstance(snapshot, dict) else ""
 
     @property
     def election_batch_size(self) -> int:

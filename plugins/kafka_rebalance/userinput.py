@@ -186,12 +186,7 @@ def check_output_file(path: str | Path, flag: str) -> Path:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{flag} {p}: is a directory, expected a file name")
-    for parent in p.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise InputError(f"{flag} {p}: {parent} is a file, not a directory")
-            break
-    return p
+    return _check_parents(p, flag)
 
 
 def check_output_dir(path: str | Path, flag: str) -> Path:
@@ -199,6 +194,11 @@ def check_output_dir(path: str | Path, flag: str) -> Path:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise InputError(f"{flag} {p}: is a file, expected a directory")
+    return _check_parents(p, flag)
+
+
+def _check_parents(p: Path, flag: str) -> Path:
+    """The nearest existing parent must be a directory (mkdir -p would fail under a file)."""
     for parent in p.parents:
         if parent.exists():
             if not parent.is_dir():

@@ -65,5 +65,5 @@ def test_decision_cannot_be_flipped(tmp_path: Path) -> None:
 
 
 def test_not_a_plan_directory(tmp_path: Path) -> None:
-    with pytest.raises(RebalanceError, match="plan.json: missing"):
+    with pytest.raises(RebalanceError, match="plan.json: plan manifest does not exist"):
         stage_plan(tmp_path, "c1", root=tmp_path / "root")

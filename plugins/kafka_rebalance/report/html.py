@@ -17,7 +17,6 @@ import json
 import math
 import os
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,15 +38,15 @@ from kafka_rebalance.plan_dir import (
     REPORT_FILE,
     PlanDirError,
     atomic_write,
-    plan_hash_of,
     read_manifest,
     read_validation_verdict,
 )
 from kafka_rebalance.plan_dir import VALIDATION_RESULT as _RESULT
+from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.report import charts
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.units import human_bytes, human_seconds
-from kafka_rebalance.userinput import InputError, check_output_file, finite_number, is_ascii_digits, read_json
+from kafka_rebalance.userinput import InputError, check_output_file, finite_number, read_json
 
 DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
 VALIDATION_RESULT = Path(_RESULT)
@@ -86,38 +85,21 @@ def _number(obj: Any, key: str, where: str, source: Path) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class BatchInfo:
-    id: str
-    kind: str
-    partitions: int
-    replica_moves: int
-    bytes: int
-    estimated_seconds: float
-    topics: tuple[tuple[str, int], ...] = ()  # (topic, partitions in this batch)
+class Figures:
+    """What plan.json's summary says the plan does, checked: the numbers the page draws."""
 
-
-@dataclass(frozen=True, slots=True)
-class PlanInfo:
-    path: Path
-    cluster_id: str
-    plan_hash: str
-    snapshot_sha256: str
-    options: dict[str, Any]
-    batches: tuple[BatchInfo, ...]
     summary: dict[str, Any]
-    projected: dict[int, dict[str, int]]
-    validation: dict[str, Any]
+    projected: dict[int, dict[str, int]]  # broker id -> METRICS after the plan
 
 
-def read_plan_info(plan_dir: Path) -> PlanInfo:
-    """The fields of plan.json the report draws, checked; anything else is ignored."""
+def load_report_plan(plan_dir: Path) -> tuple[Plan, Figures]:
+    """The plan (hash verified, as the executor reads it; any verdict) and its summary's figures."""
+    try:
+        plan = load_plan(plan_dir, require_passed=False)
+    except PlanDirError as exc:
+        raise ReportError(str(exc)) from None
     src = plan_dir / PLAN_FILE
-    plan = _read_json(src, "plan manifest")
-    if not isinstance(plan, dict):
-        raise ReportError(f"{src}: expected a JSON object, got {type(plan).__name__}")
-    snap = _field(plan, "snapshot", "", src, dict)
-    options = _field(plan, "options", "", src, dict)
-    summary = _field(plan, "summary", "", src, dict)
+    summary = _field(plan.manifest, "summary", "", src, dict)
     for key in ("replica_moves", "bytes_moved", "estimated_seconds"):
         _number(summary, key, "summary.", src)
     bounds = _field(summary, "lower_bounds", "summary.", src, dict)
@@ -130,46 +112,21 @@ def read_plan_info(plan_dir: Path) -> PlanInfo:
         if bid in projected:
             raise ReportError(f"{src}: {where}broker_id: broker {bid} is listed twice")
         projected[bid] = {m: int(_number(row, m, where, src)) for m in METRICS}
-    batches = []
-    for i, b in enumerate(_field(plan, "batches", "", src, list)):
-        where = f"batches[{i}]."
-        bid = _field(b, "id", where, src, str)
-        if not is_ascii_digits(bid) or len(bid) > 9:
-            raise ReportError(f"{src}: {where}id: expected a zero-padded number like \"001\", got {json.dumps(bid)}")
-        batches.append(BatchInfo(
-            id=bid, kind=str(b.get("kind", "")), partitions=int(_number(b, "partitions", where, src)),
-            replica_moves=int(_number(b, "replica_moves", where, src)), bytes=int(_number(b, "bytes", where, src)),
-            estimated_seconds=_number(b, "estimated_seconds", where, src),
-            topics=_batch_topics(plan_dir, bid),
-        ))
+    for i, b in enumerate(plan.batches):
+        if b.estimated_seconds is None or b.bytes is None:
+            raise ReportError(f"{src}: batches[{i}]: estimated_seconds and bytes must be numbers")
+    return plan, Figures(summary, projected)
+
+
+def validation_verdict(plan: Plan) -> dict[str, Any]:
+    """The verdict's status, and whether it judged this plan (a verdict for an edited plan.json does not count)."""
     try:
-        verdict = read_validation_verdict(plan_dir)
-        validation: dict[str, Any] = {"status": verdict.status, "plan_hash": verdict.plan_hash} if verdict else {"status": "pending"}
+        verdict = read_validation_verdict(plan.path)
     except PlanDirError:
-        validation = {"status": "unreadable"}
-    try:
-        recomputed = plan_hash_of(plan)
-    except ValueError:
-        recomputed = ""
-    # The hash the plan really has: a verdict for an edited plan.json does not count as this plan's.
-    validation["for_this_plan"] = validation.get("plan_hash") == recomputed == plan.get("plan_hash")
-    return PlanInfo(
-        path=plan_dir, cluster_id=_field(plan, "cluster_id", "", src, str),
-        plan_hash=_field(plan, "plan_hash", "", src, str), snapshot_sha256=_field(snap, "sha256", "snapshot.", src, str),
-        options=options, batches=tuple(batches), summary=summary, projected=projected, validation=validation,
-    )
-
-
-def _batch_topics(plan_dir: Path, batch_id: str) -> tuple[tuple[str, int], ...]:
-    path = plan_dir / "batches" / batch_id / "reassignment.json"
-    if not path.is_file():
-        return ()
-    data = _read_json(path, "reassignment file")
-    parts = data.get("partitions") if isinstance(data, dict) else None
-    if not isinstance(parts, list):
-        raise ReportError(f"{path}: partitions: expected a list, got {json.dumps(parts, default=str)[:80]}")
-    counts = Counter(str(p.get("topic")) for p in parts if isinstance(p, dict))
-    return tuple(sorted(counts.items()))
+        return {"status": "unreadable", "for_this_plan": False}
+    if verdict is None:
+        return {"status": "pending", "for_this_plan": False}
+    return {"status": verdict.status, "for_this_plan": verdict.plan_hash == plan.plan_hash}
 
 
 def _seconds(value: Any, where: str) -> float:
@@ -208,7 +165,7 @@ def actual_batch_times(ledger: Mapping[str, Any] | None, batch_ids: Sequence[str
     return {b: (s - origin, d) for b, (s, d) in times.items()}
 
 
-def read_execution(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
+def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
     """The execution so far: operators' requests (control.json), holds and progress (ledger.json).
 
     What cannot be read is said on the page ("unreadable: ..."), never a failed report: the report
@@ -239,15 +196,9 @@ def read_execution(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
     return out
 
 
-def read_validation(plan_dir: Path, plan: PlanInfo) -> dict[str, Any]:
+def read_validation(plan_dir: Path, plan: Plan) -> dict[str, Any]:
     """What validate recorded: validation/verdict.json and, when present, result.json's suites."""
-    status = str(plan.validation.get("status") or "pending")
-    out: dict[str, Any] = {
-        "status": status,
-        "for_this_plan": bool(plan.validation.get("for_this_plan")),
-        "suites": [],
-        "failures": [],
-    }
+    out: dict[str, Any] = {**validation_verdict(plan), "suites": [], "failures": []}
     result_path = plan_dir / VALIDATION_RESULT
     if result_path.is_file():
         result = _read_json(result_path, "validation result")
@@ -290,10 +241,10 @@ def _metrics(load: BrokerLoad) -> dict[str, int]:
             "preferred_leaders": load.preferred_partitions, "size_bytes": load.size_bytes}
 
 
-def broker_rows(snapshot: Snapshot, plan: PlanInfo, final: Snapshot | None) -> list[BrokerRow]:
+def broker_rows(snapshot: Snapshot, projected: Mapping[int, dict[str, int]], final: Snapshot | None) -> list[BrokerRow]:
     before = {b.broker_id: b for b in broker_loads(snapshot)}
     after = {b.broker_id: b for b in broker_loads(final)} if final is not None else {}
-    ids = sorted(set(before) | set(plan.projected) | set(after))
+    ids = sorted(set(before) | set(projected) | set(after))
     rows = []
     for bid in ids:
         b, a = before.get(bid), after.get(bid)
@@ -302,7 +253,7 @@ def broker_rows(snapshot: Snapshot, plan: PlanInfo, final: Snapshot | None) -> l
             rack=b.rack if b else (a.rack if a else None),
             alive=b.alive if b else (a.alive if a else None),
             before=_metrics(b) if b else dict.fromkeys(METRICS, 0),
-            projected=plan.projected.get(bid),
+            projected=projected.get(bid),
             final=_metrics(a) if a else (dict.fromkeys(METRICS, 0) if final is not None else None),
             ratio_before=b.imbalance_ratio if b else None,
             ratio_final=a.imbalance_ratio if a else None,
@@ -327,12 +278,12 @@ def byte_unit(max_bytes: float) -> tuple[float, str]:
     return 1.0, "bytes"
 
 
-def _eligible(rows: list[BrokerRow], plan: PlanInfo) -> list[BrokerRow]:
+def _eligible(rows: list[BrokerRow], plan: Plan) -> list[BrokerRow]:
     decommission = set(plan.options.get("decommission_brokers") or [])
     return [r for r in rows if r.alive is not False and r.broker_id not in decommission]
 
 
-def build_charts(rows: list[BrokerRow], plan: PlanInfo, threshold: float,
+def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], threshold: float,
                  actual: dict[str, tuple[float, float]] | None, has_final: bool) -> list[dict[str, Any]]:
     ids = [r.broker_id for r in rows]
     eligible = _eligible(rows, plan)
@@ -372,15 +323,16 @@ def build_charts(rows: list[BrokerRow], plan: PlanInfo, threshold: float,
     if plan.batches:
         start, estimated = 0.0, []
         for b in plan.batches:
-            estimated.append((start, b.estimated_seconds))
-            start += b.estimated_seconds
+            seconds = b.estimated_seconds or 0.0  # load_report_plan made sure each batch has one
+            estimated.append((start, seconds))
+            start += seconds
         act = [actual.get(b.id) for b in plan.batches] if actual else None
         out.append({"id": "timeline", "title": "Batch timeline",
                     "caption": "Estimated: batches back to back at the throttle rate."
-                               + _continuous_caption(plan.summary, float(plan.options.get("throttle_efficiency", 1.0)))
+                               + _continuous_caption(summary, float(plan.options.get("throttle_efficiency", 1.0)))
                                + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
                     "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
-    s, lb = plan.summary, plan.summary["lower_bounds"]
+    s, lb = summary, summary["lower_bounds"]
     byte_bound, caption = int(lb["bytes_moved"]), "Lower bound: what any plan reaching balance must move at least."
     opt = s.get("optimizer")
     if isinstance(opt, dict) and isinstance(opt.get("bytes_bound"), int):
@@ -422,7 +374,7 @@ def write_report(
     or an executor ledger with those entries under ``batches``.
     """
     plan_dir = Path(plan_dir)
-    plan = read_plan_info(plan_dir)
+    plan, figures = load_report_plan(plan_dir)
     snapshot = load_snapshot(snapshot_path)
     if snapshot.fingerprint() != plan.snapshot_sha256:
         raise ReportError(
@@ -433,17 +385,18 @@ def write_report(
     threshold = plan.options.get("threshold_percentage")
     if not finite_number(threshold, 0, 100):
         raise ReportError(f"{plan_dir / PLAN_FILE}: options.threshold_percentage: expected a number 0..100, got {json.dumps(threshold)}")
-    rows = broker_rows(snapshot, plan, final)
+    rows = broker_rows(snapshot, figures.projected, final)
     actual = actual_batch_times(ledger, [b.id for b in plan.batches])
     docs = plan_dir / DATA_DOCS
     out.parent.mkdir(parents=True, exist_ok=True)
     page = _environment().get_template("report.html.j2").render(
         plan=plan,
+        summary=figures.summary,
         snapshot=snapshot,
         final=final,
         rows=rows,
         threshold=float(threshold),
-        charts=build_charts(rows, plan, float(threshold), actual, final is not None),
+        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None),
         actual=actual or {},
         validation=read_validation(plan_dir, plan),
         execution=read_execution(plan_dir, plan),

@@ -18,7 +18,8 @@ from typing import Any, TypeGuard
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, SCHEDULE_FILE, file_sha256
 from kafka_rebalance.snapshot import PARQUET_META_KEY
-from kafka_rebalance.userinput import InputError, loads_json, read_text
+from kafka_rebalance.userinput import InputError, loads_json
+from kafka_rebalance.userinput import read_json as read_strict_json
 
 
 class ValidationInputError(RebalanceError):
@@ -34,10 +35,8 @@ def _is_int(v: Any) -> TypeGuard[int]:
 
 
 def read_json(path: Path, plan_file: bool = False) -> Any:
-    if not path.is_file():
-        raise ValidationInputError(f"{path}: file does not exist", plan_file)
     try:
-        return loads_json(read_text(path), str(path))
+        return read_strict_json(path)
     except InputError as exc:
         raise ValidationInputError(str(exc), plan_file) from None
 
