@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.metrics import broker_loads
+from kafka_rebalance.orchestration.staging import simulated_state_file
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.hitl_client import Approver
 
@@ -39,7 +40,7 @@ def data_root() -> Path:
 
 
 def sim_state(cluster: str) -> dict:
-    return json.loads((data_root() / "simulated" / cluster / "state.json").read_text())
+    return json.loads(simulated_state_file(cluster).read_text())
 
 
 def throttles_left(state: dict) -> list[str]:
@@ -55,7 +56,7 @@ def throttles_left(state: dict) -> list[str]:
 def current_snapshot(cluster: str):
     from kafka_rebalance.cluster.simulator import read_state
 
-    return read_state(data_root() / "simulated" / cluster / "state.json").describe()
+    return read_state(simulated_state_file(cluster)).describe()
 
 
 def assignment(snapshot) -> dict:
@@ -141,7 +142,7 @@ def test_failing_batch_still_restores_throttles(dagbag) -> None:
         victim = next(b for p in plan["partitions"] for b in p["replicas"] if b not in old[(p["topic"], p["partition"])])
         from kafka_rebalance.cluster.simulator import read_state, write_state
 
-        path = data_root() / "simulated" / "demo-fail" / "state.json"
+        path = simulated_state_file("demo-fail")
         sim = read_state(path)
         sim.kill_broker(victim)
         write_state(sim, path)

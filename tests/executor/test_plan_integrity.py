@@ -314,7 +314,7 @@ def test_rearm_runs_an_executed_plan_again_and_keeps_the_old_ledger(plan, capsys
 def test_rearm_from_the_pipeline_step_is_audited_and_once_per_run(plan, snap, tmp_path, monkeypatch):
     from kafka_rebalance.orchestration import pipeline
     from kafka_rebalance.orchestration.clusters_config import ClustersFile
-    from kafka_rebalance.orchestration.staging import SIMULATED_STATE_FILE
+    from kafka_rebalance.orchestration.staging import simulated_state_file
 
     monkeypatch.setenv("KAFKA_REBALANCE_HOME", str(tmp_path / "home"))
     cfg = ClustersFile.model_validate({"clusters": [{"cluster_id": snap.cluster_id, "source": f"simulated:{SAMPLE}"}]})
@@ -322,7 +322,7 @@ def test_rearm_from_the_pipeline_step_is_audited_and_once_per_run(plan, snap, tm
     approval = {"chosen_options": ["Approve"], "responded_by": {"name": "bob"}}
     pipeline.preflight(cfg, cluster, str(plan), approval)
     pipeline.execute(cfg, cluster, str(plan))
-    state = tmp_path / "home" / "simulated" / snap.cluster_id / SIMULATED_STATE_FILE
+    state = simulated_state_file(snap.cluster_id, tmp_path / "home")
     state.unlink()  # the cluster moved back
     with pytest.raises(Exception, match="no longer at their targets.*rearm"):
         pipeline.preflight(cfg, cluster, str(plan), approval)

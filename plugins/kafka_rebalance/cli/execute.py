@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -149,8 +150,7 @@ def execute(
     selection = parse_batch_selection(batches, the_plan) if batches is not None else None
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
-    admin = admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)
-    try:
+    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         if rearm:
             rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
         while True:
@@ -161,8 +161,6 @@ def execute(
             if hold["resume_at"] is None and hold["reason"] not in ("paused", "stopped"):
                 break  # nothing to wait for: the message says why
             _wait_for(gate, hold, poll_interval)
-    finally:
-        admin.close()
     emit_json(report)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
@@ -194,11 +192,8 @@ def verify(
 ) -> None:
     """Check every plan partition is at its target with a full ISR and a leader, and no throttle is left."""
     the_plan = load_plan(plan)
-    admin = admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)
-    try:
+    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         report = Executor(the_plan, admin, ExecSettings(), _progress).verify()
-    finally:
-        admin.close()
     emit_json(report)
     if report["status"] != "complete":
         raise typer.Exit(1)
@@ -214,9 +209,6 @@ def cancel(
 ) -> None:
     """Abort cleanly: cancel the plan's in-flight moves and restore the recorded throttle values."""
     the_plan = load_plan(plan, require_passed=False)
-    admin = admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)
-    try:
+    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         report = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
-    finally:
-        admin.close()
     emit_json(report)

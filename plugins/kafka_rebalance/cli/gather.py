@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Annotated
 
@@ -35,11 +36,8 @@ def gather(
         fail("--cluster-id: must not be empty")
     settings = (settings_from_properties(command_config, bootstrap_server) if command_config
                 else ConnectionSettings(bootstrap_server, source="--bootstrap-server"))
-    admin = LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)
-    try:
+    with closing(LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)) as admin:
         snap = gather_snapshot(admin, cluster_id)
-    finally:
-        admin.close()
     write_snapshot(snap, out)
     alive = sum(b.alive for b in snap.brokers)
     size = sum(p.size_bytes or 0 for p in snap.partitions)

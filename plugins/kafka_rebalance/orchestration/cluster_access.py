@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile
-from kafka_rebalance.orchestration.staging import SIMULATED_STATE_FILE, simulated_state_dir
+from kafka_rebalance.orchestration.staging import simulated_state_file
 from kafka_rebalance.snapshot import load_snapshot
 
 
@@ -21,8 +21,7 @@ def cluster_admin(cfg: ClustersFile, cluster: ClusterConfig) -> ClusterAdmin:
         from kafka_rebalance.cluster.simulator import SimAdmin
 
         # The simulated cluster persists between runs, so a second run sees what the first one executed.
-        state = simulated_state_dir(cluster.cluster_id) / SIMULATED_STATE_FILE
-        return SimAdmin.open(load_snapshot(cfg.simulated_snapshot(cluster)), state)
+        return SimAdmin.open(load_snapshot(cfg.simulated_snapshot(cluster)), simulated_state_file(cluster.cluster_id))
     from kafka_rebalance.cluster.connection import settings_from_airflow_connection
     from kafka_rebalance.cluster.live import LiveAdmin
 

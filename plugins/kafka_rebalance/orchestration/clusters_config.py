@@ -23,6 +23,7 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.windows import Window, WindowError, window_from_config
 from kafka_rebalance.options import OptionField, option_fields
 from kafka_rebalance.paths import PROJECT_ROOT
+from kafka_rebalance.userinput import read_text
 
 SIMULATED_PREFIX = "simulated:"
 
@@ -169,10 +170,9 @@ class ClustersFile(BaseModel):
 
 def load_clusters(path: str | Path) -> ClustersFile:
     p = Path(path)
-    if not p.exists():
-        raise RebalanceError(f"{p}: clusters file does not exist")
+    text = read_text(p, "clusters file")
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise RebalanceError(f"{p}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

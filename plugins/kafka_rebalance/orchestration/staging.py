@@ -21,11 +21,9 @@ from pathlib import Path
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.paths import PROJECT_ROOT
-from kafka_rebalance.plan_dir import read_manifest, record_approval, verify_plan
+from kafka_rebalance.plan_dir import SIM_STATE_FILE, read_manifest, record_approval, verify_plan
 from kafka_rebalance.snapshot import Snapshot, write_snapshot
 
-# The embedded simulator's state in simulated/<cluster>/ (the CLI's --simulate keeps its own in the plan directory).
-SIMULATED_STATE_FILE = "state.json"
 PARQUET_ABOVE_PARTITIONS = 50_000
 
 # Where the Airflow plugin serves staged plans in the API server (report_app).
@@ -48,10 +46,12 @@ def run_dir(cluster_id: str, run_id: str, root: Path | None = None) -> Path:
     return path
 
 
-def simulated_state_dir(cluster_id: str, root: Path | None = None) -> Path:
+def simulated_state_file(cluster_id: str, root: Path | None = None) -> Path:
+    """The embedded simulator's state for a ``simulated:`` cluster, kept across runs in simulated/<cluster>/
+    (under the file name the CLI's --simulate uses in a plan directory)."""
     path = (root or data_root()) / "simulated" / cluster_id
     path.mkdir(parents=True, exist_ok=True)
-    return path
+    return path / SIM_STATE_FILE
 
 
 def write_cluster_snapshot(snapshot: Snapshot, directory: Path, name: str = "snapshot") -> Path:

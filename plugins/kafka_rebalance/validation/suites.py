@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.paths import EXPECTATIONS_DIR
-from kafka_rebalance.validation.inputs import ValidationInputError
+from kafka_rebalance.validation.inputs import ValidationInputError, read_json
 
 SUITE_NAMES = ("snapshot", "reassignment_plan", "projected_balance")
 _ENV = "KAFKA_REBALANCE_EXPECTATIONS"
@@ -25,11 +24,8 @@ def load_suite_dict(name: str, directory: Path | None = None) -> dict[str, Any]:
     path = (directory or suites_dir()) / f"{name}.json"
     if not path.is_file():
         raise ValidationInputError(f"{path}: expectation suite file does not exist (set {_ENV} to the expectations/ directory)")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValidationInputError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if raw.get("name") != name or not isinstance(raw.get("expectations"), list):
+    raw = read_json(path)
+    if not isinstance(raw, dict) or raw.get("name") != name or not isinstance(raw.get("expectations"), list):
         raise ValidationInputError(f"{path}: must hold {{\"name\": \"{name}\", \"expectations\": [...]}}")
     for i, e in enumerate(raw["expectations"]):
         if not (e.get("meta") or {}).get("description"):
