@@ -40,7 +40,8 @@ SIZES = {(12, 2_000): (3, 3), (50, 50_000): (5, 5), (200, 200_000): (5, 10)}  # 
 
 def simulate_size(brokers: int, partitions: int, throttle: int, poll: float) -> dict:
     from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
-    from kafka_rebalance.executor.executor import ExecSettings, Executor
+    from kafka_rebalance.executor.executor import Executor
+    from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.generate import ClusterSpec, generate_snapshot
     from kafka_rebalance.plan_manifest import load_plan
     from kafka_rebalance.planner import PlanOptions, make_plan, write_plan

@@ -18,7 +18,7 @@ from kafka_rebalance import userinput
 from kafka_rebalance.cli import app
 from kafka_rebalance.cluster.connection import settings_from_properties
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.executor.executor import parse_batch_selection
+from kafka_rebalance.executor.settings import parse_batch_selection
 from kafka_rebalance.plan_manifest import Batch, Plan, Throttles
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.userinput import loads_json, parse_int, topic_name_problem

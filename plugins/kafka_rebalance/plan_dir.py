@@ -23,13 +23,13 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.userinput import InputError
 from kafka_rebalance.userinput import read_json as read_strict_json
@@ -240,41 +240,8 @@ def read_json(path: Path, what: str = "plan file") -> Any:
         raise PlanDirError(f"{exc} (the {what} is corrupt or ambiguous)" if path.is_file() else str(exc)) from None
 
 
-def atomic_write(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a part.
-
-    Temp file in the same directory, fsync, ``os.replace``, fsync of the directory.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-    return path
-
-
 def atomic_write_json(path: Path, value: Any) -> Path:
     return atomic_write(path, dump(value))
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems refuse fsync on a directory; the rename is still atomic
-    finally:
-        os.close(fd)
 
 
 # ----------------------------------------------------------------------------- the manifest

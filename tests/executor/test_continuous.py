@@ -1,4 +1,4 @@
-"""Continuous execution (kafka/continuous.py) on the simulator's virtual clock.
+"""Continuous execution (executor/continuous.py) on the simulator's virtual clock.
 
 Plans come from the real planner (``schedule.json`` and all), judged as passed. What is asserted is
 what the cluster saw: the reassignments submitted and when, the throttle configs while moves ran,
@@ -19,8 +19,9 @@ import pytest
 from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.cluster.simulator import SimAdmin, Simulator, read_state, write_state
 from kafka_rebalance.executor.control import request
-from kafka_rebalance.executor.executor import ExecSettings, Executor
+from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.plan_manifest import load_plan

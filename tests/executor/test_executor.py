@@ -16,7 +16,8 @@ from kafka_rebalance.cluster.admin import TP, ClusterAdmin, ClusterError
 from kafka_rebalance.cluster.connection import ConnectionSettings
 from kafka_rebalance.cluster.live import LiveAdmin
 from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
-from kafka_rebalance.executor.executor import ExecSettings, ExecutionRefused, Executor
+from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.settings import ExecSettings, ExecutionRefused
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.testserver import KafkaTestServer
@@ -244,7 +245,8 @@ KILL_SCRIPT = textwrap.dedent("""
     import os, sys
     from pathlib import Path
     from kafka_rebalance.plan_manifest import load_plan
-    from kafka_rebalance.executor.executor import Executor, ExecSettings
+    from kafka_rebalance.executor.executor import Executor
+    from kafka_rebalance.executor.settings import ExecSettings
     plan = load_plan(sys.argv[1])
     if sys.argv[2] == "sim":
         from kafka_rebalance.cluster.simulator import SimAdmin, read_state

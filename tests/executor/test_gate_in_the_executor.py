@@ -15,8 +15,9 @@ import pytest
 
 from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
 from kafka_rebalance.executor.control import request
-from kafka_rebalance.executor.executor import ExecSettings, Executor
+from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate, HoldReason
+from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
@@ -257,7 +258,7 @@ def _two_window_plan(tmp_path: Path):
 
 
 def _refused_with_nothing_executed(sim, admin, plan, gate, match: str) -> None:
-    from kafka_rebalance.executor.executor import ExecutionRefused
+    from kafka_rebalance.executor.settings import ExecutionRefused
 
     before = (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"])
     sim.advance(3600 - admin.now())  # the next window, 01:00

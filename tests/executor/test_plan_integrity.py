@@ -13,8 +13,10 @@ import pytest
 
 from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
-from kafka_rebalance.executor.executor import ExecSettings, Executor, PartitionState
+from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.ledger import Ledger
+from kafka_rebalance.executor.results import PartitionState
+from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_dir import dump, file_sha256, record_approval, seal, write_validation_verdict
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot

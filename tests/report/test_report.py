@@ -105,8 +105,9 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
 
     from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
     from kafka_rebalance.executor.control import request
-    from kafka_rebalance.executor.executor import ExecSettings, Executor
+    from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.executor.gate import ExecutionGate
+    from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.executor.windows import policy
     from kafka_rebalance.plan_dir import record_approval, write_validation_verdict
     from kafka_rebalance.plan_manifest import load_plan

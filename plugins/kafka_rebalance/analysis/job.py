@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_rebalance.analysis import imbalance, summary
 from kafka_rebalance.analysis.load import Fleet, load_fleet
 from kafka_rebalance.analysis.summary_file import SUMMARY_FILE
+from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.balance import Tolerances
 from kafka_rebalance.errors import RebalanceError, SnapshotError
 
@@ -257,11 +258,10 @@ def write_outputs(result: AnalysisResult, out: str | Path) -> tuple[Path, Path]:
         raise RebalanceError(f"{metrics_path}: is a directory (left by another tool?); remove it")
     schema = broker_metrics_schema()
     table = pa.Table.from_pylist([{f.name: r[f.name] for f in schema} for r in result.broker_rows], schema=schema)
-    tmp_metrics, tmp_summary = metrics_path.with_name(".broker_metrics.tmp"), summary_path.with_name(".summary.tmp")
-    pq.write_table(table, tmp_metrics, compression="zstd")
-    tmp_summary.write_text(json.dumps(result.summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp_metrics, metrics_path)
-    os.replace(tmp_summary, summary_path)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    atomic_write(metrics_path, sink.getvalue().to_pybytes())
+    atomic_write(summary_path, (json.dumps(result.summary, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     return metrics_path, summary_path
 
 

@@ -14,9 +14,10 @@ import typer
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
-from kafka_rebalance.executor.executor import MAX_WAIT_SECONDS, ExecSettings, Executor, parse_batch_selection
-from kafka_rebalance.executor.executor import rearm as rearm_plan
+from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.rearm import rearm as rearm_plan
+from kafka_rebalance.executor.settings import MAX_WAIT_SECONDS, ExecSettings, parse_batch_selection
 from kafka_rebalance.executor.windows import WindowPolicy, policy
 from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
 from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output

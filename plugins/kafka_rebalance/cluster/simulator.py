@@ -27,14 +27,13 @@ constant in between), so hours of virtual replication cost microseconds.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.cluster.admin import (
     BROKER,
     FOLLOWER_RATE,
@@ -50,6 +49,7 @@ from kafka_rebalance.cluster.admin import (
 )
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Broker, Partition, Snapshot, snapshot_from_dict
+from kafka_rebalance.userinput import InputError, read_json
 
 STATE_FORMAT = "kafka-rebalance-simulator"
 DEFAULT_REPLICATION_BYTES_PER_SEC = 100 * 1024 * 1024
@@ -523,22 +523,17 @@ class Simulator:
 
 
 def write_state(sim: Simulator, path: Path) -> None:
-    """Atomically (temp file + rename), so a killed run never leaves half a state."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(sim.to_state(), fh, sort_keys=True, indent=1)
-        fh.write("\n")
-    os.replace(tmp, path)
+    """Atomically, so a killed run never leaves half a state."""
+    atomic_write(path, (json.dumps(sim.to_state(), sort_keys=True, indent=1) + "\n").encode("utf-8"))
 
 
 def read_state(path: Path) -> Simulator:
     what_to_do = ("it is only the simulated cluster, so delete it to start the simulation again from the snapshot "
                   "(the plan's ledger then no longer matches: re-arm the plan)")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise RebalanceError(f"{path}: corrupt simulator state ({type(exc).__name__}: {exc}); {what_to_do}") from None
+        raw = read_json(path, "simulator state")
+    except InputError as exc:
+        raise RebalanceError(f"{path}: corrupt simulator state ({str(exc).removeprefix(f'{path}: ')}); {what_to_do}") from None
     if not isinstance(raw, dict):
         raise RebalanceError(f"{path}: corrupt simulator state (top level is not an object); {what_to_do}")
     try:

@@ -37,7 +37,6 @@ from kafka_rebalance.cluster.admin import (
     TOPIC_THROTTLE_KEYS,
     TP,
     ClusterError,
-    merge_throttle,
 )
 from kafka_rebalance.executor.ledger import CANCELLED, CONTINUOUS, FAILED, FINISHED, PENDING, SUBMITTED
 from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
@@ -108,6 +107,7 @@ class ContinuousRun:
         self.moves: tuple[ScheduledMove, ...] = self.schedule.moves
         self.steps, self.after = schedule_steps(self.schedule)
         self.entry = ex.ledger.continuous()
+        self.throttles = ex.throttle_record(CONTINUOUS)
         self.rate = str(self.schedule.throttle_bytes_per_sec)
         self.tracks: dict[int, _Track] = {}
         self.by_topic: dict[str, set[int]] = defaultdict(set)  # topic -> steps in flight
@@ -192,25 +192,14 @@ class ContinuousRun:
 
     # ------------------------------------------------------------------ throttles
 
-    def _begin_throttle_record(self) -> None:
-        """A fresh record, unless a previous one could not be fully restored (it keeps the true originals)."""
-        e = self.entry
-        if e.get("throttles_before") is None or e.get("throttles_restored"):
-            e.update(throttles_before={"brokers": {}, "topics": {}}, throttles_restored=False, restored=[], restore_pending=[])
-        else:
-            e.update(restored=[])
-
     def _throttle(self, new: list[int]) -> None:
         """Record (and save) the values of resources touched for the first time, then set the throttles for ``new``."""
-        admin, before = self.ex.admin, self.entry["throttles_before"]
+        admin = self.ex.admin
         brokers = sorted({b for i in new for b in (*self.moves[i].before, *self.moves[i].replicas)} - self.rate_set)
         fresh_brokers: list[int] = []
         for b in brokers:
-            if str(b) in before["brokers"]:  # recorded by an earlier run whose restore is still pending
-                fresh_brokers.append(b)
-                continue
             try:
-                before["brokers"][str(b)] = admin.dynamic_configs(BROKER, str(b), list(BROKER_THROTTLE_KEYS))
+                self.throttles.record_broker(b, BROKER_THROTTLE_KEYS)  # kept if an earlier run's restore is pending
                 fresh_brokers.append(b)
             except ClusterError as exc:
                 # A broker that is down serves no replication and can only be configured through itself;
@@ -219,9 +208,9 @@ class ContinuousRun:
                     self.unreachable.add(b)
                     self.ex.ledger.event(f"continuous: broker {b} did not answer ({exc}); its throttle rate is neither "
                                          "set nor restored while it does not")
-        for topic in sorted({self.moves[i].tp.topic for i in new} - set(before["topics"])):
-            before["topics"][topic] = admin.dynamic_configs(TOPIC, topic, list(TOPIC_THROTTLE_KEYS))
-        self.ex.ledger.save()  # the old values are on disk before anything is set
+        for topic in sorted({self.moves[i].tp.topic for i in new}):
+            self.throttles.record_topic(topic, TOPIC_THROTTLE_KEYS)
+        self.throttles.save()  # the old values are on disk before anything is set
         for b in fresh_brokers:
             admin.alter_configs(BROKER, str(b), {k: self.rate for k in BROKER_THROTTLE_KEYS})
             self.rate_set.add(b)
@@ -231,9 +220,10 @@ class ContinuousRun:
 
     def _write_topic_throttles(self, topics: set[str]) -> None:
         for topic in sorted(topics):
-            original = self.entry["throttles_before"]["topics"][topic]  # recorded before its first move started
+            original = self.throttles.recorded["topics"][topic]  # recorded before its first move started
             planned = batch_throttles((self.steps[i] for i in sorted(self.by_topic.get(topic, ()))), 0)["topics"].get(topic, {})
-            want = {k: merge_throttle(k, planned[k], original.get(k)) if k in planned else original.get(k) for k in TOPIC_THROTTLE_KEYS}
+            merged = self.throttles.merged(topic, planned)
+            want = {k: merged[k] if k in merged else original.get(k) for k in TOPIC_THROTTLE_KEYS}
             if self.written.get(topic) != want:
                 self.ex.admin.alter_configs(TOPIC, topic, want)
                 self.written[topic] = want
@@ -245,7 +235,7 @@ class ContinuousRun:
         done, running = self._resume()
         dispatcher = Dispatcher(self.steps, self.after, self.schedule.max_moves_per_broker, self.schedule.max_in_flight,
                                 self.schedule.delivered_rate, done=done, running=running)
-        self._begin_throttle_record()
+        self.throttles.begin()
         if running:
             self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
@@ -275,7 +265,7 @@ class ContinuousRun:
             raise
         finally:
             ex.ledger.save()
-            pending = ex._restore(CONTINUOUS)
+            pending = self.throttles.restore()
             self.written.clear()
         r = self.result
         r.finished = len(dispatcher.completed)

@@ -1,7 +1,7 @@
 """The executor: runs an approved plan directory against a ``ClusterAdmin``, safely.
 
 Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then the
-plan's ``schedule.json`` through the planner's dispatcher (``kafka/continuous.py``); ``batches``
+plan's ``schedule.json`` through the planner's dispatcher (``executor/continuous.py``); ``batches``
 runs every batch as a wave. The rules below are the batches'; the continuous run keeps the same
 ones per move (its module says how).
 
@@ -23,9 +23,7 @@ The DAG calls the steps one by one: ``preflight``, ``run_selected``, ``elections
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -36,39 +34,26 @@ from kafka_rebalance.cluster.admin import (
     ClusterAdmin,
     ClusterError,
     Reassignment,
-    merge_throttle,
 )
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.continuous import ContinuousResult, ContinuousRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.executor.ledger import (
     CANCELLED,
-    CONTINUOUS,
     FAILED,
     FINISHED,
     PENDING,
     SUBMITTED,
     THROTTLED,
     THROTTLES_RECORDED,
-    CorruptLedger,
     Ledger,
-    archive_ledger,
-    rearm_record,
 )
+from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState
+from kafka_rebalance.executor.settings import ExecSettings, ExecutionRefused
+from kafka_rebalance.executor.throttles import ThrottleRecord, label, restore_leftovers
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.snapshot import Snapshot, write_snapshot
 from kafka_rebalance.units import human_bytes, human_seconds
-from kafka_rebalance.userinput import finite_number, is_ascii_digits
-
-ON_STALL = ("continue", "stop")
-# continuous: reorder batches, then schedule.json through the dispatcher (kafka/continuous.py);
-# batches: every batch as a wave, as Kafka's own tool would run the batch files.
-MODES = ("continuous", "batches")
-# Upper bounds of the time settings: past them a value is a typo (or inf), and a poll
-# interval of nan/inf would sleep forever after throttles were already set.
-MAX_POLL_INTERVAL = 3600.0
-MAX_WAIT_SECONDS = 7 * 86400.0
-
 
 # A run that stopped starting work because of a hold ends with one of these statuses; a later run
 # (or the DAG's deferred task) continues from the ledger.
@@ -79,101 +64,6 @@ HELD_STATUS = {
     HoldReason.WINDOW_TOO_SHORT: "waiting-for-window",
     HoldReason.WINDOW_OVERRUN: "waiting-for-window",
 }
-
-
-class ExecutionRefused(RebalanceError):
-    """The executor will not start: the plan or the cluster is not in the state the plan assumes."""
-
-
-@dataclass(frozen=True, slots=True)
-class ExecSettings:
-    poll_interval: float = 10.0  # seconds on the admin's clock between progress polls
-    stall_seconds: float = 300.0  # no byte of progress on a partition for this long: cancel it
-    batch_timeout: float | None = None  # None: 3 x the plan's estimate + 10 minutes (6 h without an estimate)
-    on_stall: str = "continue"  # after cancelling stalled moves: "continue" with the plan or "stop"
-    additional: bool = False  # allow starting while other reassignments are in flight
-    mode: str = "continuous"
-
-    def __post_init__(self) -> None:
-        if self.on_stall not in ON_STALL:
-            raise RebalanceError(f"on_stall: expected one of {', '.join(ON_STALL)}, got {self.on_stall!r}")
-        if self.mode not in MODES:
-            raise RebalanceError(f"--mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
-        problems = []
-        if not (finite_number(self.poll_interval, 0, MAX_POLL_INTERVAL) and self.poll_interval > 0):
-            problems.append(f"--poll-interval must be within 0..{MAX_POLL_INTERVAL:g} seconds (exclusive of 0), got {self.poll_interval}")
-        if not (finite_number(self.stall_seconds, 0, MAX_WAIT_SECONDS) and self.stall_seconds > 0):
-            problems.append(f"--stall-seconds must be within 0..{MAX_WAIT_SECONDS:g} seconds (exclusive of 0), got {self.stall_seconds}")
-        if self.batch_timeout is not None and not (finite_number(self.batch_timeout, 0, MAX_WAIT_SECONDS) and self.batch_timeout > 0):
-            problems.append(f"--batch-timeout must be within 0..{MAX_WAIT_SECONDS:g} seconds (exclusive of 0), got {self.batch_timeout}")
-        if problems:
-            raise RebalanceError("; ".join(problems))
-
-    def timeout_for(self, batch: Batch) -> float:
-        if self.batch_timeout is not None:
-            return self.batch_timeout
-        if batch.estimated_seconds:
-            return 3 * batch.estimated_seconds + 600
-        return 6 * 3600.0
-
-
-class PartitionState(str, Enum):
-    """Where one partition of a batch ended up, decided per partition (never by matching messages)."""
-
-    AT_TARGET = "at_target"  # target replicas, full ISR, a leader
-    CANCELLED = "cancelled"  # its move was cancelled and it is back on its old replicas
-    REFUSED = "refused"  # the cluster refused the reassignment
-    NOT_AT_TARGET = "not_at_target"  # anything else: see the problem
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionOutcome:
-    tp: TP
-    state: PartitionState
-    problems: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
-class BatchResult:
-    id: str
-    state: str
-    partitions: int
-    completed: list[str] = field(default_factory=list)
-    cancelled: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    estimated_seconds: float | None = None
-    actual_seconds: float | None = None
-    skipped: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def parse_batch_selection(spec: str | None, plan: Plan) -> list[str]:
-    """``1-3``, ``2``, ``1,3-4`` -> batch ids of the plan; None -> all."""
-    ids = [b.id for b in plan.batches]
-    if spec is None or not spec.strip():
-        return ids
-    numbers = {int(i) for i in ids}
-    wanted: set[int] = set()
-    for part in spec.split(","):
-        part = part.strip()
-        lo, sep, hi = part.partition("-")
-        if not is_ascii_digits(lo) or (sep and not is_ascii_digits(hi)) or len(lo) > 9 or len(hi) > 9:
-            raise RebalanceError(f"--batches: {part!r} is not N or N-M (e.g. 1-3)")
-        a, b = int(lo), int(hi) if sep else int(lo)
-        if a > b:
-            raise RebalanceError(f"--batches: {part!r} runs backwards")
-        # Compare against the plan's batches, never materialise the range: 1-400000000 must not hang.
-        inside = {n for n in numbers if a <= n <= b}
-        if len(inside) != b - a + 1:
-            first_missing = next(n for n in range(a, b + 1) if n not in inside)
-            raise RebalanceError(
-                f"--batches: plan {plan.path} has batches {ids[0] if ids else '-'}..{ids[-1] if ids else '-'}, "
-                f"not {first_missing}" + (f" (asked for {a}..{b})" if a != b else "")
-            )
-        wanted |= inside
-    return [i for i in ids if int(i) in wanted]
 
 
 class Executor:
@@ -259,73 +149,13 @@ class Executor:
 
     # ------------------------------------------------------------------ throttles
 
-    def _record_throttles(self, batch: Batch, down: set[int]) -> dict[str, dict[str, dict[str, str | None]]]:
-        """The values before this batch; brokers that are down are left out (see ``_set_throttles``)."""
-        out: dict[str, dict[str, dict[str, str | None]]] = {"brokers": {}, "topics": {}}
-        for bid, cfg in sorted(batch.throttles.brokers.items()):
-            if int(bid) in down:
-                continue
-            out["brokers"][str(bid)] = self.admin.dynamic_configs(BROKER, str(bid), sorted(cfg))
-        for topic, cfg in sorted(batch.throttles.topics.items()):
-            out["topics"][topic] = self.admin.dynamic_configs(TOPIC, topic, sorted(cfg))
-        return out
-
-    def _set_throttles(self, batch: Batch, before: dict[str, dict[str, dict[str, str | None]]]) -> None:
-        # A broker's rate can only be read or written through that broker, and a broker that is down
-        # serves no replication anyway: only the brokers whose values were recorded get a rate.
-        for bid, cfg in sorted(batch.throttles.brokers.items()):
-            if str(bid) not in before["brokers"]:
-                continue
-            self.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
-        for topic, cfg in sorted(batch.throttles.topics.items()):
-            old = before["topics"].get(topic, {})
-            self.admin.alter_configs(TOPIC, topic, {k: merge_throttle(k, v, old.get(k)) for k, v in sorted(cfg.items())})
-
-    def _restore(self, batch_id: str) -> list[str]:
-        """Put back the recorded values on every resource that answers; returns those that could not be restored.
-
-        A broker's own throttle rate can only be changed through that broker (Kafka refuses a broker
-        config addressed to another broker id), so a dead broker's values stay pending in the ledger
-        and the next run, or `cancel`, restores them once it is back. Topics are restored first: their
-        throttled-replica lists are what actually slows replication.
-        """
-        entry = self.ledger.throttle_entry(batch_id)
-        before = entry.get("throttles_before")
-        if before is None or entry.get("throttles_restored"):
-            return []
-        done = set(entry.get("restored", []))
-        failed: list[str] = []
-        resources = [(TOPIC, t, v) for t, v in sorted(before.get("topics", {}).items())]
-        resources += [(BROKER, b, v) for b, v in sorted(before.get("brokers", {}).items())]
-        for kind, name, values in resources:
-            key = f"{kind}:{name}"
-            if key in done:
-                continue
-            try:
-                self.admin.alter_configs(kind, name, values)
-            except ClusterError as exc:
-                failed.append(key)
-                self.progress(f"{_label(batch_id)}: could not restore throttles on {kind} {name} ({exc}); "
-                              "they stay recorded and are restored by the next run")
-                continue
-            done.add(key)
-        entry["restored"] = sorted(done)
-        entry["restore_pending"] = failed
-        entry["throttles_restored"] = not failed
-        if failed:
-            self.ledger.event(f"{_label(batch_id)}: throttles not yet restored on {', '.join(failed)} (unreachable)")
-        self.ledger.save()
-        return failed
+    def throttle_record(self, key: str) -> ThrottleRecord:
+        """The throttle values recorded under ``key`` (a batch id or the continuous run)."""
+        return ThrottleRecord(self.admin, self.ledger, key, self.progress)
 
     def restore_leftover_throttles(self) -> list[str]:
-        """Put back throttle values a killed or failed run left set; returns the batches concerned."""
-        leftover = self.ledger.unrestored()
-        for bid in leftover:
-            self.progress(f"{_label(bid)}: restoring the throttle values recorded before an interrupted run")
-            self._restore(bid)
-            self.ledger.event(f"restored throttles left by an interrupted run of {_label(bid)}")
-            self.ledger.save()
-        return leftover
+        """Put back throttle values a killed or failed run left set; returns the keys concerned."""
+        return restore_leftovers(self.admin, self.ledger, self.progress)
 
     # ------------------------------------------------------------------ checks
 
@@ -439,13 +269,24 @@ class Executor:
             raise ExecutionRefused(f"batch {batch.id}: the cluster is not where this batch starts: " + "; ".join(problems[:10]))
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.admin.now()
-        entry.update(state=THROTTLES_RECORDED, throttles_before=None, throttles_restored=False, started_clock=start,
-                     started_at=self.gate.clock().isoformat(timespec="milliseconds"), restored=[], restore_pending=[])
-        entry["throttles_before"] = self._record_throttles(batch, down)
+        entry.update(state=THROTTLES_RECORDED, started_clock=start,
+                     started_at=self.gate.clock().isoformat(timespec="milliseconds"))
+        throttles = self.throttle_record(batch.id)
+        throttles.begin()
+        # A broker's rate can only be read or written through that broker, and a broker that is down
+        # serves no replication anyway: it is neither recorded nor set.
+        brokers = [(int(bid), cfg) for bid, cfg in sorted(batch.throttles.brokers.items()) if int(bid) not in down]
+        for bid, cfg in brokers:
+            throttles.record_broker(bid, cfg)
+        for topic, cfg in sorted(batch.throttles.topics.items()):
+            throttles.record_topic(topic, cfg)
         # The ledger holds the old values BEFORE anything is set: a kill from here on is recoverable.
-        self.ledger.save()
+        throttles.save()
         try:
-            self._set_throttles(batch, entry["throttles_before"])
+            for bid, cfg in brokers:
+                self.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
+            for topic, cfg in sorted(batch.throttles.topics.items()):
+                self.admin.alter_configs(TOPIC, topic, throttles.merged(topic, cfg))
             entry["state"] = THROTTLED
             self.ledger.save()
             to_submit = {tp: t for tp, t in sorted(batch.targets.items())
@@ -463,7 +304,7 @@ class Executor:
             raise
         finally:
             self.ledger.save()
-            pending = self._restore(batch.id)
+            pending = throttles.restore()
         if pending:
             result.state = FAILED
             result.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
@@ -744,7 +585,7 @@ class Executor:
                 problems.append(f"{tp}: no leader")
             else:
                 at_target += 1
-        throttles_left = [f"{_label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
+        throttles_left = [f"{label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
         not_preferred = [str(tp) for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]]
         foreign = sorted(str(tp) for tp in inflight if tp not in plan_tps)
         complete = not problems and not throttles_left
@@ -766,8 +607,8 @@ class Executor:
         to_cancel = sorted(tp for tp, r in inflight.items() if tp in ours)
         outcome = self.admin.alter_reassignments({tp: None for tp in to_cancel}) if to_cancel else {}
         restored = self.ledger.unrestored()
-        for bid in restored:
-            self._restore(bid)
+        for key in restored:
+            self.throttle_record(key).restore()
         for b in self.plan.batches:
             if self.ledger.state(b.id) not in (FINISHED, PENDING):
                 self.ledger.batch(b.id)["state"] = CANCELLED
@@ -783,43 +624,6 @@ class Executor:
             "not_cancelled": {str(tp): outcome[tp] for tp in to_cancel if outcome.get(tp)},
             "restored_throttles_of": restored,
         }
-
-
-def rearm(plan: Plan, admin: ClusterAdmin, by: str | None = None, run: str | None = None,
-          progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run the plan afresh: restore throttles the old ledger left set, archive it (ledger.<n>.json), start a new one.
-
-    Audited: the new ledger's ``rearms`` lists every re-arm (who, when, which archive, which run).
-    Idempotent per run: a run that already re-armed this plan does not archive its own ledger again.
-    """
-    say = progress or (lambda line: None)
-    old: Ledger | None = None
-    history: list[dict[str, Any]] = []
-    try:
-        old = Ledger.open(plan.path, plan.plan_hash)
-    except CorruptLedger as exc:
-        say(f"re-arm: {exc}; archiving it unread, its throttle values could not be restored automatically")
-    if old is not None:
-        history = list(old.data.get("rearms", []))
-        if run is not None and any(r.get("run") == run for r in history):
-            say(f"re-arm: already done by run {run}; keeping its ledger")
-            return {"rearmed": False, "archived_as": None, "reason": "already re-armed by this run"}
-        if not old.path.exists():
-            return {"rearmed": False, "archived_as": None, "reason": "nothing ran yet"}
-        Executor(plan, admin, ExecSettings(), say, ledger=old).restore_leftover_throttles()
-    archived = archive_ledger(plan.path)
-    record = rearm_record(by, archived, run, "re-armed: run the plan afresh from its first batch")
-    fresh = Ledger.fresh(plan.path, plan.plan_hash)
-    fresh.data["rearms"] = [*history, record]
-    fresh.event(f"re-armed by {record['by']} at {record['at']}; previous ledger kept as {record['archived_as']}")
-    fresh.save()
-    say(f"re-armed plan {plan.plan_hash[:16]}: previous ledger kept as {record['archived_as']}")
-    return {"rearmed": True, **record}
-
-
-def _label(key: str) -> str:
-    """How messages name a throttle record: a batch, or the continuous run."""
-    return "continuous execution" if key == CONTINUOUS else f"batch {key}"
 
 
 def _split(name: str) -> tuple[str, int]:

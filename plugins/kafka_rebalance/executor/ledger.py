@@ -16,7 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanDirError, atomic_write, read_json
+from kafka_rebalance.atomic import atomic_write
+from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanDirError, read_json
 from kafka_rebalance.userinput import is_ascii_digits
 
 LEDGER_VERSION = 1
@@ -39,7 +40,7 @@ class MoveState(StrEnum):
 
 PENDING, THROTTLES_RECORDED, THROTTLED, SUBMITTED, FINISHED, FAILED, CANCELLED = MoveState
 STATES = tuple(MoveState)
-# Continuous execution (kafka/continuous.py) keeps its throttle record and one entry per schedule step
+# Continuous execution (executor/continuous.py) keeps its throttle record and one entry per schedule step
 # under this key; ``unrestored`` names it beside the batch ids (which are digits, so never collide).
 CONTINUOUS = "continuous"
 STEP_STATES = (MoveState.SUBMITTED, MoveState.FINISHED, MoveState.FAILED, MoveState.CANCELLED)

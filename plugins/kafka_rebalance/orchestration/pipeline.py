@@ -169,8 +169,9 @@ def window_policy(cluster: ClusterConfig, window: str | None):
 def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True,
               window: str | None = None) -> Iterator[Executor]:
     """The executor for a staged plan on its cluster, the cluster closed however the block ends."""
-    from kafka_rebalance.executor.executor import ExecSettings, Executor
+    from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.executor.gate import ExecutionGate
+    from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.plan_manifest import load_plan
 
     # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
@@ -187,7 +188,7 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
               rearm: bool = False, run_id: str | None = None, window: str | None = None) -> dict:
     """Record the approval; re-arm if asked; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
-    from kafka_rebalance.executor.executor import rearm as rearm_plan
+    from kafka_rebalance.executor.rearm import rearm as rearm_plan
     from kafka_rebalance.plan_manifest import load_plan
 
     window_policy(cluster, window)  # a malformed window fails here, before anything touches the cluster

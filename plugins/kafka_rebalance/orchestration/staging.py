@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from kafka_rebalance.atomic import atomic_directory
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.paths import PROJECT_ROOT
 from kafka_rebalance.plan_dir import SIM_STATE_FILE, read_manifest, record_approval, verify_plan
@@ -74,15 +74,8 @@ def stage_plan(plan_dir: Path, cluster_id: str, root: Path | None = None) -> Pat
                 f"{target}: already holds a different plan (plan_hash {theirs.get('plan_hash')}); refusing to overwrite"
             )
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{plan_hash[:16]}-", dir=target.parent))
-    try:
+    with atomic_directory(target) as tmp:
         shutil.copytree(plan_dir, tmp, dirs_exist_ok=True)
-        os.sync()
-        os.rename(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return target
 
 

@@ -9,14 +9,12 @@ unless it already holds this very plan (same plan hash, every file byte-identica
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
 from kafka_rebalance import __version__
+from kafka_rebalance.atomic import atomic_directory
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.plan_dir import (
     ELECTION_FILE,
@@ -177,20 +175,9 @@ def write_plan(plan: Plan, out: str | Path, snapshot_path: str) -> tuple[dict[st
             f"--out {out}: directory is not empty and does not hold this plan (plan_hash {manifest['plan_hash'][:16]}); "
             "choose a new directory or remove it"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    with atomic_directory(out) as tmp:  # empty or absent: checked above
         for path, data in files.items():
             target = tmp / path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        os.chmod(tmp, 0o755)
-        # One sync for thousands of batch files; the rename below then publishes a complete plan.
-        os.sync()
-        if out.is_dir():
-            out.rmdir()  # empty: checked above
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return manifest, "written"

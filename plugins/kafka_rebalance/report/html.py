@@ -27,6 +27,7 @@ from urllib.parse import quote
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.control import read_control
@@ -37,7 +38,6 @@ from kafka_rebalance.plan_dir import (
     PLAN_FILE,
     REPORT_FILE,
     PlanDirError,
-    atomic_write,
     read_manifest,
     read_validation_verdict,
 )

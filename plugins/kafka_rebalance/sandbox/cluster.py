@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, java_error_line, quiet_kafka_client, resolve_runtime
 
@@ -188,9 +189,7 @@ def read_sandbox(directory: Path) -> Sandbox:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def _tail(path: Path, lines: int = 15) -> str:
