@@ -309,7 +309,8 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
     client = admin(kafka_sandbox)
     try:
         _wait_for(lambda: bool(client.list_partition_reassignments()), 60, "the first moves to be in flight", poll=0.2)
-        sandbox_cluster.kill_node(kafka_sandbox, victim)
+        crashed = cli("sandbox", "crash", "--dir", kafka_sandbox.directory, "--node", str(victim))
+        assert crashed.returncode == 0, crashed.stderr
         out, err = proc.communicate(timeout=300)
     finally:
         client.close()
@@ -322,7 +323,9 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
         assert "cancel" in text or "stall" in text, text[:2000] + err[-2000:]
         assert not throttles_anywhere_live(kafka_sandbox, topic_prefix, skip=victim)
     finally:
-        restarted = sandbox_cluster.restart_node(sandbox_cluster.read_sandbox(Path(kafka_sandbox.directory)), victim)
+        back = cli("sandbox", "restart", "--dir", kafka_sandbox.directory, "--node", str(victim))
+        assert back.returncode == 0, back.stderr
+        restarted = sandbox_cluster.read_sandbox(Path(kafka_sandbox.directory))
     assert restarted.node(victim).pid != kafka_sandbox.node(victim).pid
     again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
                 "--poll-interval", "1")

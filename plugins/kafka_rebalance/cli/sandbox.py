@@ -1,4 +1,4 @@
-"""``sandbox up|seed|status|down``: a real local Apache Kafka cluster (KRaft, from Maven Central jars)."""
+"""``sandbox up|seed|status|crash|restart|down``: a real local Apache Kafka cluster (KRaft, from Maven Central jars)."""
 
 from __future__ import annotations
 
@@ -86,6 +86,28 @@ def status(dir: DirOpt, as_json: Annotated[bool, typer.Option("--json", help="Pr
                       "live" if s.alive else "[red]dead[/red]",
                       "?" if s.registered is None else ("yes" if s.registered else "[red]no[/red]"), s.node.log_file)
     stdout.print(table)
+
+
+NodeOpt = Annotated[int, typer.Option("--node", help="The node id (see `sandbox status`)", min=0)]
+
+
+@sandbox_app.command()
+def crash(dir: DirOpt, node: NodeOpt) -> None:
+    """Kill one node with SIGKILL, as a crash would: rehearse a broker failure in the middle of a rebalance."""
+    sb = sandbox_cluster.read_sandbox(dir)
+    sandbox_cluster.kill_node(sb, node)
+    stderr.print(f"node {node} (pid {sb.node(node).pid}) killed; `sandbox restart --node {node}` brings it back")
+
+
+@sandbox_app.command()
+def restart(
+    dir: DirOpt,
+    node: NodeOpt,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for it to register again", min=5, max=900)] = 90.0,
+) -> None:
+    """Start a crashed or stopped node again with its own config and data, and wait until it is registered."""
+    sb = sandbox_cluster.restart_node(sandbox_cluster.read_sandbox(dir), node, timeout)
+    stderr.print(f"node {node} is back (pid {sb.node(node).pid})")
 
 
 @sandbox_app.command()
