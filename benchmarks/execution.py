@@ -39,7 +39,8 @@ SIZES = {(12, 2_000): (3, 3), (50, 50_000): (5, 5), (200, 200_000): (5, 10)}  # 
 
 
 def simulate_size(brokers: int, partitions: int, throttle: int, poll: float) -> dict:
-    from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+    from kafka_rebalance.cluster.sim_admin import SimAdmin
+    from kafka_rebalance.cluster.simulator import Simulator
     from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.generate import ClusterSpec, generate_snapshot

@@ -54,7 +54,7 @@ def throttles_left(state: dict) -> list[str]:
 
 
 def current_snapshot(cluster: str):
-    from kafka_rebalance.cluster.simulator import read_state
+    from kafka_rebalance.cluster.sim_admin import read_state
 
     return read_state(simulated_state_file(cluster)).describe()
 
@@ -140,7 +140,7 @@ def test_failing_batch_still_restores_throttles(dagbag) -> None:
         before = json.loads((staged / "batches" / first_move / "rollback.json").read_text())
         old = {(p["topic"], p["partition"]): set(p["replicas"]) for p in before["partitions"]}
         victim = next(b for p in plan["partitions"] for b in p["replicas"] if b not in old[(p["topic"], p["partition"])])
-        from kafka_rebalance.cluster.simulator import read_state, write_state
+        from kafka_rebalance.cluster.sim_admin import read_state, write_state
 
         path = simulated_state_file("demo-fail")
         sim = read_state(path)

@@ -19,7 +19,8 @@ from kafka_rebalance.cluster.connection import (
     settings_from_properties,
 )
 from kafka_rebalance.cluster.live import LiveAdmin
-from kafka_rebalance.cluster.simulator import SimAdmin, SimBroker, SimPartition, Simulator
+from kafka_rebalance.cluster.sim_admin import SimAdmin
+from kafka_rebalance.cluster.simulator import SimBroker, SimPartition, Simulator
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.testserver import KafkaTestServer
 

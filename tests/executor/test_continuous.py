@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.cluster.admin import TP
-from kafka_rebalance.cluster.simulator import SimAdmin, Simulator, read_state, write_state
+from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state, write_state
+from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.control import request
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate

@@ -15,7 +15,8 @@ import pytest
 from kafka_rebalance.cluster.admin import TP, ClusterAdmin, ClusterError
 from kafka_rebalance.cluster.connection import ConnectionSettings
 from kafka_rebalance.cluster.live import LiveAdmin
-from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+from kafka_rebalance.cluster.sim_admin import SimAdmin
+from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.settings import ExecSettings, ExecutionRefused
 from kafka_rebalance.plan_manifest import load_plan
@@ -249,7 +250,7 @@ KILL_SCRIPT = textwrap.dedent("""
     from kafka_rebalance.executor.settings import ExecSettings
     plan = load_plan(sys.argv[1])
     if sys.argv[2] == "sim":
-        from kafka_rebalance.cluster.simulator import SimAdmin, read_state
+        from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state
         path = Path(sys.argv[3])
         admin = SimAdmin(read_state(path), path)
         settings = ExecSettings(poll_interval=10, stall_seconds=120, mode="batches")
@@ -264,7 +265,7 @@ KILL_SCRIPT = textwrap.dedent("""
 
 
 def test_killed_run_is_cleaned_up_by_the_next_run(tmp_path, snap, backend):
-    from kafka_rebalance.cluster.simulator import read_state, write_state
+    from kafka_rebalance.cluster.sim_admin import read_state, write_state
 
     plan = load_plan(_plan(tmp_path, snap, [move_one_replica(snap, 4)]))
     before_configs = _configs(backend.sim)

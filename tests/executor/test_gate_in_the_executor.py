@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+from kafka_rebalance.cluster.sim_admin import SimAdmin
+from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.control import request
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate, HoldReason
@@ -294,7 +295,7 @@ def _killed_mid_batch(sim_and_plan, grace_s: float):
     import multiprocessing
     import os
 
-    from kafka_rebalance.cluster.simulator import read_state, write_state
+    from kafka_rebalance.cluster.sim_admin import read_state, write_state
 
     sim, plan, batches = sim_and_plan
     # One move of batch 001 crawls (produce rate at 90 % of the throttle): it is still in flight long

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.cluster.admin import TP
-from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+from kafka_rebalance.cluster.sim_admin import SimAdmin
+from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.ledger import Ledger
 from kafka_rebalance.executor.results import PartitionState

@@ -70,7 +70,7 @@ def test_hostile_names_are_escaped(tmp_path: Path) -> None:
 
 
 def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_snapshot_path: Path) -> None:
-    from kafka_rebalance.cluster.simulator import SimAdmin
+    from kafka_rebalance.cluster.sim_admin import SimAdmin
     from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.plan_manifest import load_plan
     from kafka_rebalance.report.html import ledger_times
@@ -103,7 +103,8 @@ def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_s
 def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, sample_snapshot_path: Path) -> None:
     from datetime import datetime
 
-    from kafka_rebalance.cluster.simulator import SimAdmin, Simulator
+    from kafka_rebalance.cluster.sim_admin import SimAdmin
+    from kafka_rebalance.cluster.simulator import Simulator
     from kafka_rebalance.executor.control import request
     from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.executor.gate import ExecutionGate

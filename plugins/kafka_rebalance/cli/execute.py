@@ -51,7 +51,7 @@ def admin_from_flags(plan_dir: Path, bootstrap: str | None, command_config: Path
     if simulate is not None:
         if command_config is not None:
             fail("--command-config applies to --bootstrap-server, not --simulate")
-        from kafka_rebalance.cluster.simulator import SimAdmin
+        from kafka_rebalance.cluster.sim_admin import SimAdmin
 
         return SimAdmin.open(load_snapshot(simulate), plan_dir / SIM_STATE)
     from kafka_rebalance.cluster.connection import ConnectionSettings, settings_from_properties

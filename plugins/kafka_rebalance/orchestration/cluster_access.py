@@ -18,7 +18,7 @@ from kafka_rebalance.snapshot import load_snapshot
 def cluster_admin(cfg: ClustersFile, cluster: ClusterConfig) -> ClusterAdmin:
     """The cluster behind ``source``: the persistent simulator, or a live cluster via an Airflow connection."""
     if cluster.simulated:
-        from kafka_rebalance.cluster.simulator import SimAdmin
+        from kafka_rebalance.cluster.sim_admin import SimAdmin
 
         # The simulated cluster persists between runs, so a second run sees what the first one executed.
         return SimAdmin.open(load_snapshot(cfg.simulated_snapshot(cluster)), simulated_state_file(cluster.cluster_id))
