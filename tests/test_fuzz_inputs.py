@@ -27,7 +27,8 @@ from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.report.html import load_report_plan
 from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
 from kafka_rebalance.topics_describe import parse_topics_describe
-from tests.support.planner import part, plan_dir, snapshot
+from tests.support.clusters import part, snapshot
+from tests.support.plans import plan_dir
 
 FUZZ = settings(derandomize=True, deadline=None, database=None, max_examples=60,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip

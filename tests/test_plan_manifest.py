@@ -17,7 +17,8 @@ import pytest
 from kafka_rebalance import plan_manifest as pm
 from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.plan_dir import PlanDirError
-from tests.support.planner import part, plan_dir, read, snapshot
+from tests.support.clusters import part, snapshot
+from tests.support.plans import plan_dir, read
 
 PATH = Path("/plans/p/batches/001/reassignment.json")
 

@@ -12,7 +12,7 @@ import pytest
 
 from kafka_rebalance.analysis.job import LOG4J_CONFIG, run
 from kafka_rebalance.generate import ClusterSpec, generate
-from tests.support.analysis_clusters import dead_broker_cluster, thresholds_cluster, write
+from tests.support.clusters import dead_broker_cluster, thresholds_cluster, write
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.generate import ClusterSpec, generate
 from kafka_rebalance.metrics import broker_loads
 from kafka_rebalance.snapshot import load_snapshot, partition_schema, write_parquet
-from tests.support.analysis_clusters import (
+from tests.support.clusters import (
     brokers,
     cluster,
     dead_broker_cluster,

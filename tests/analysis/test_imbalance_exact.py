@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.analysis.job import analyze
-from tests.support.analysis_clusters import brokers, cluster, dead_broker_cluster, part, rack_cluster, thresholds_cluster, write
+from tests.support.clusters import brokers, cluster, dead_broker_cluster, part, rack_cluster, thresholds_cluster, write
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,8 @@ from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step
-from tests.support.planner import GiB, part, plan_dir, snapshot
+from tests.support.clusters import GiB, part, snapshot
+from tests.support.plans import plan_dir
 
 MiB = 1024**2
 

@@ -16,7 +16,7 @@ from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.planner import PlanError, PlanOptions, exact, make_plan
 from kafka_rebalance.planner.core import Plan
 from kafka_rebalance.snapshot import Snapshot
-from tests.support.planner import GiB, part, snapshot
+from tests.support.clusters import GiB, part, snapshot
 
 
 def final_rows(plan: Plan) -> dict[tuple[str, int], list[int]]:

@@ -15,7 +15,7 @@ import pytest
 from kafka_rebalance.planner import PlanError, PlanOptions
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal, best_destination
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.planner import part, snapshot
+from tests.support.clusters import part, snapshot
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:

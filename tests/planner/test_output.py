@@ -17,7 +17,8 @@ from kafka_rebalance.plan_dir import plan_hash_of
 from kafka_rebalance.plan_dir import sha256_bytes as sha256
 from kafka_rebalance.planner.kafka_generate import generate_moves
 from kafka_rebalance.snapshot import write_snapshot
-from tests.support.planner import batches, final_assignment, part, plan_dir, read, snapshot
+from tests.support.clusters import part, snapshot
+from tests.support.plans import batches, final_assignment, plan_dir, read
 
 ROOT = Path(__file__).resolve().parents[2]
 SKEWED = ClusterSpec(

@@ -8,7 +8,8 @@ import pytest
 
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.planner import PlanError, PlanOptions, make_plan
-from tests.support.planner import batches, final_assignment, part, plan_dir, read, snapshot
+from tests.support.clusters import part, snapshot
+from tests.support.plans import batches, final_assignment, plan_dir, read
 
 
 def counts(assignment: dict, brokers: list[int]) -> dict[int, int]:

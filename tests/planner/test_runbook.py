@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.planner import runbook
-from tests.support.planner import part, plan_dir, read, snapshot
+from tests.support.clusters import part, snapshot
+from tests.support.plans import plan_dir, read
 
 # Printable (shlex.quote'd, so shlex.split reads it back) and multi-line (bash's $'...' quoting).
 HOSTILE_CLUSTERS = ["$(touch CANARY) `touch CANARY2`; rm -rf ~ 'it''s' \"q\" \\ é",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.validation_plans import small_plan
+from tests.support.plans import small_plan
 
 
 @pytest.fixture

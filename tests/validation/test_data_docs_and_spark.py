@@ -10,7 +10,7 @@ import pytest
 
 from kafka_rebalance.validation import validate_plan
 from kafka_rebalance.validation.suites import SUITE_NAMES
-from tests.support.validation_plans import dump, restamp, small_plan
+from tests.support.plans import restamp, small_plan, write_json
 
 
 def test_data_docs_index_lists_every_suite_and_custom_names(good_plan) -> None:
@@ -49,7 +49,7 @@ def test_spark_engine_same_verdicts(tmp_path: Path, spark) -> None:
     path = plan / "batches" / "001" / "reassignment.json"
     doc = json.loads(path.read_text())
     doc["partitions"][0]["replicas"] = [2, 0]  # both rack-a
-    dump(path, doc)
+    write_json(path, doc)
     restamp(plan)
     spark_out = validate_plan(plan, snapshot, engine="spark", spark=spark)
     pandas_out = validate_plan(plan, snapshot, engine="pandas")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kafka_rebalance.validation import validate_plan
-from tests.support.validation_plans import dump, restamp, small_plan, small_plan_moves, small_snapshot, write_plan
+from tests.support.plans import restamp, small_plan, small_plan_moves, small_snapshot, write_gate_plan, write_json
 
 RP = "reassignment_plan."
 PB = "projected_balance."
@@ -27,7 +27,7 @@ def edit_batch(plan: Path, batch: str, fn, name: str = "reassignment.json", stam
     path = plan / "batches" / batch / name
     doc = load(path)
     fn(doc)
-    dump(path, doc)
+    write_json(path, doc)
     if stamp:
         restamp(plan)
 
@@ -170,10 +170,10 @@ def test_staged_file_changed_after_planning(good_plan) -> None:
 
 def test_unlisted_file_and_forged_plan_hash(good_plan) -> None:
     plan, snapshot = good_plan
-    dump(plan / "batches" / "002" / "extra.json", {"version": 1, "partitions": []})
+    write_json(plan / "batches" / "002" / "extra.json", {"version": 1, "partitions": []})
     manifest = load(plan / "plan.json")
     manifest["options"]["max_moves_per_broker"] = 50  # loosen a limit without re-planning
-    dump(plan / "plan.json", manifest)
+    write_json(plan / "plan.json", manifest)
     rows = rows_of(plan, snapshot, RP + "expect_plan_files_match_manifest")
     assert [r.split(":")[0] for r in rows] == ["batches/002/extra.json", "plan.json plan_hash"]
 
@@ -182,7 +182,7 @@ def test_plan_checked_against_another_snapshot(good_plan, tmp_path) -> None:
     plan, _ = good_plan
     other = small_snapshot()
     other["captured_at"] = "2026-02-01T00:00:00Z"
-    dump(tmp_path / "other.json", other)
+    write_json(tmp_path / "other.json", other)
     rows = rows_of(plan, tmp_path / "other.json", RP + "expect_plan_files_match_manifest")
     assert [r.split(":")[0] for r in rows] == ["snapshot fingerprint"]
 
@@ -194,7 +194,7 @@ def test_election_missing_leaves_leader_imbalance(tmp_path) -> None:
     plan, snapshot = small_plan(tmp_path, exclude_topics=[])  # audit, led by its second replicas, is the plan's to fix
     election = load(plan / "election.json")
     election["partitions"] = [p for p in election["partitions"] if p["topic"] != "audit"]
-    dump(plan / "election.json", election)
+    write_json(plan / "election.json", election)
     restamp(plan)
     assert failed(plan, snapshot) == {PB + "expect_broker_leader_imbalance_within_threshold"}
     assert "broker 0: leader imbalance 33.3% after the election, threshold 10.0%" in rows_of(
@@ -228,7 +228,7 @@ def test_excluded_topic_leadership_is_not_the_plans_to_fix(good_plan) -> None:
     plan, snapshot = good_plan
     election = load(plan / "election.json")
     election["partitions"] = [p for p in election["partitions"] if p["topic"] != "audit"]
-    dump(plan / "election.json", election)
+    write_json(plan / "election.json", election)
     restamp(plan)
     outcome = validate_plan(plan, snapshot)
     assert outcome.status == "passed", outcome.report()
@@ -241,7 +241,7 @@ def snapshot_file(tmp: Path, brokers: list[tuple[int, str | None, bool]], partit
     """brokers: (id, rack, alive); partitions of topic t: (partition, replicas, leader); ISR = the live replicas."""
     alive = {b for b, _, up in brokers if up}
     path = tmp / "snapshot.json"
-    dump(path, {
+    write_json(path, {
         "cluster_id": "test-2", "captured_at": "2026-01-01T00:00:00Z", "controller": "kraft", "configs": {},
         "brokers": [{"id": b, "rack": r, "alive": up, "configs": {}} for b, r, up in brokers],
         "topics": {"t": {"configs": {}}},
@@ -263,7 +263,7 @@ DECOMMISSION_MOVES = [[("t", 0, [0, 3]), ("t", 3, [1, 0])], [("t", 0, [0, 1])]]
 def decommission_plan(tmp: Path, moves: list[list[Any]]) -> tuple[Path, Path]:
     snapshot = snapshot_file(tmp, DECOMMISSION_BROKERS, DECOMMISSION_PARTS)
     election = sorted({(t, p) for batch in moves for t, p, _ in batch})
-    return write_plan(tmp / "plan", snapshot, moves, election, decommission_brokers=[2, 3],
+    return write_gate_plan(tmp / "plan", snapshot, moves, election, decommission_brokers=[2, 3],
                       max_new_replicas_per_partition=1), snapshot
 
 
@@ -284,7 +284,7 @@ def test_batch_adding_a_replica_onto_a_decommissioned_broker_fails(tmp_path) -> 
 def test_batch_adding_a_replica_onto_a_dead_broker_fails(tmp_path) -> None:
     brokers = [(0, None, True), (1, None, True), (2, None, True), (3, None, False)]
     snapshot = snapshot_file(tmp_path, brokers, [(0, [0, 1], 0), (1, [1, 2], 1), (2, [2, 0], 2)])
-    plan = write_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 3])]], [("t", 0)])
+    plan = write_gate_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 3])]], [("t", 0)])
     assert rows_of(plan, snapshot, RP + "expect_target_brokers_eligible") == [
         "batch 001 t-0: replicas [0, 3]: broker 3 is not alive but gets a new replica"]
 
@@ -305,13 +305,13 @@ DEAD_RACK_PARTS = [(0, [0, 2, 3], 0), (1, [1, 0, 2], 1), (2, [2, 3, 1], 2)]
 def test_rack_with_only_dead_brokers_is_not_required(tmp_path) -> None:
     snapshot = snapshot_file(tmp_path, DEAD_RACK_BROKERS, DEAD_RACK_PARTS)
     moves = [[("t", 0, [0, 2, 1]), ("t", 2, [2, 1, 0])]]
-    plan = write_plan(tmp_path / "plan", snapshot, moves, [("t", 0), ("t", 2)])
+    plan = write_gate_plan(tmp_path / "plan", snapshot, moves, [("t", 0), ("t", 2)])
     outcome = validate_plan(plan, snapshot)
     assert outcome.status == "passed", outcome.report()
 
 
 def test_rack_spread_over_live_racks_is_still_required(tmp_path) -> None:
     snapshot = snapshot_file(tmp_path, DEAD_RACK_BROKERS + [(4, "a", True)], DEAD_RACK_PARTS)
-    plan = write_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 1, 4])]], [("t", 0)])
+    plan = write_gate_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 1, 4])]], [("t", 0)])
     assert rows_of(plan, snapshot, RP + "expect_partition_spread_over_min_rf_racks") == [
         "batch 001 t-0: replicas [0, 1, 4] span 1 rack(s), need 2"]

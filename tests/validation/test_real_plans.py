@@ -18,7 +18,7 @@ from kafka_rebalance.generate import ClusterSpec, generate
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.validation import validate_plan
-from tests.support.validation_plans import dump, restamp
+from tests.support.plans import restamp, write_json
 
 SPEC = ClusterSpec(cluster_id="real-1", brokers=6, racks=3, topics=4, partitions=40, new_brokers=1,
                    leader_skew=0.2, seed=1)
@@ -72,27 +72,27 @@ def racks(snapshot: Path) -> dict[int, str]:
 def set_option(plan: Path, **values: Any) -> None:
     manifest = load(plan / "plan.json")
     manifest["options"].update(values)
-    dump(plan / "plan.json", manifest)
+    write_json(plan / "plan.json", manifest)
 
 
 # Each corruption returns nothing; it edits files in place.
 def dup_in_batch(plan, snap):
     path, doc, move = first_move(plan)
     doc["partitions"].append(dict(move))
-    dump(path, doc)
+    write_json(path, doc)
     set_option(plan, max_partitions_per_batch=11)
 
 
 def not_in_snapshot(plan, snap):
     path, doc, move = first_move(plan)
     move["topic"] = "no-such-topic"
-    dump(path, doc)
+    write_json(path, doc)
 
 
 def repeat_broker(plan, snap):
     path, doc, move = first_move(plan)
     move["replicas"][1] = move["replicas"][0]
-    dump(path, doc)
+    write_json(path, doc)
 
 
 def rf_changed(plan, snap):
@@ -100,13 +100,13 @@ def rf_changed(plan, snap):
     spare = next(b for b in sorted(racks(snap)) if b not in move["replicas"])
     move["replicas"].append(spare)
     move["log_dirs"].append("any")
-    dump(path, doc)
+    write_json(path, doc)
 
 
 def unknown_target(plan, snap):
     path, doc, move = first_move(plan)
     move["replicas"][-1] = 99
-    dump(path, doc)
+    write_json(path, doc)
 
 
 def decommissioned_target(plan, snap):
@@ -124,7 +124,7 @@ def one_rack(plan, snap):
     first = move["replicas"][0]
     same = [b for b in sorted(rack_of) if rack_of[b] == rack_of[first] and b != first]
     move["replicas"][1] = same[0]
-    dump(path, doc)
+    write_json(path, doc)
 
 
 def batch_too_big(plan, snap):
@@ -139,7 +139,7 @@ def throttle_too_low(plan, snap):
     path = plan / "batches" / "001" / "throttles.json"
     doc = load(path)
     doc["rate_bytes_per_sec"] = 100
-    dump(path, doc)
+    write_json(path, doc)
 
 
 def excluded_topic_moved(plan, snap):
@@ -151,11 +151,11 @@ def drop_last_batch(plan, snap):
     manifest = load(plan / "plan.json")
     last = manifest["batches"].pop()
     shutil.rmtree(plan / "batches" / last["id"])
-    dump(plan / "plan.json", manifest)
+    write_json(plan / "plan.json", manifest)
 
 
 def drop_election(plan, snap):
-    dump(plan / "election.json", {"partitions": []})
+    write_json(plan / "election.json", {"partitions": []})
 
 
 CASES = [

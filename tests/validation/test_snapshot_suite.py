@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kafka_rebalance.validation import validate_snapshot
-from tests.support.validation_plans import dump, small_snapshot
+from tests.support.plans import small_snapshot, write_json
 
 
 def _part(snap: dict[str, Any], topic: str, partition: int) -> dict[str, Any]:
@@ -68,7 +68,7 @@ CASES: list[tuple[Callable[[dict[str, Any]], None], str, str]] = [
 
 def test_untouched_snapshot_passes(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    dump(path, small_snapshot())
+    write_json(path, small_snapshot())
     outcome = validate_snapshot(path)
     assert outcome.status == "passed", outcome.report()
     assert [s["suite"] for s in outcome.suites] == ["snapshot"]
@@ -80,7 +80,7 @@ def test_corruption_fails_its_expectation(tmp_path: Path, corrupt, expectation: 
     snap = small_snapshot()
     corrupt(snap)
     path = tmp_path / "s.json"
-    dump(path, snap)
+    write_json(path, snap)
     outcome = validate_snapshot(path)
     assert outcome.status == "failed"
     assert outcome.failed_expectations() == {f"snapshot.{expectation}"}
@@ -95,7 +95,7 @@ def test_every_offending_row_is_reported(tmp_path: Path) -> None:
     for i in (0, 2, 5):
         _part(snap, "orders", i)["leader"] = 3 if 3 not in _part(snap, "orders", i)["replicas"] else 9
     path = tmp_path / "s.json"
-    dump(path, snap)
+    write_json(path, snap)
     (failure,) = validate_snapshot(path).failures
     assert failure.unexpected_count == 3
     assert [r.split(":")[0] for r in failure.rows] == ["orders-0", "orders-2", "orders-5"]

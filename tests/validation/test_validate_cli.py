@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.validation_plans import dump, restamp, small_plan
+from tests.support.plans import restamp, small_plan, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,7 +32,7 @@ def test_pass_then_fail_with_readable_report(tmp_path: Path) -> None:
     path = plan / "batches" / "002" / "reassignment.json"
     doc = json.loads(path.read_text())
     doc["partitions"][0]["replicas"] = [0, 0]
-    dump(path, doc)
+    write_json(path, doc)
     restamp(plan)
     bad = cli("--plan", str(plan), "--snapshot", str(snapshot))
     assert bad.returncode == 1, bad.stderr

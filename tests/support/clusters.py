@@ -1,27 +1,61 @@
-"""Hand-built clusters for the analysis tests: each one small enough to compute by hand."""
+"""Hand-built clusters for tests: partitions, brokers, snapshot dicts and Snapshots, and named clusters
+small enough to compute by hand."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.snapshot import snapshot_from_dict, write_snapshot
+from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict, write_snapshot
+
+GiB = 1024**3
 
 
-def part(topic: str, p: int, replicas: list[int], leader: int, isr: list[int] | None = None,
-         size: int | None = None, rate: float | None = None) -> dict[str, Any]:
-    return {"topic": topic, "partition": p, "replicas": replicas, "leader": leader,
-            "isr": list(replicas) if isr is None else isr, "size_bytes": size, "bytes_in_per_sec": rate}
-
-
-def cluster(cluster_id: str, brokers: list[dict[str, Any]], partitions: list[dict[str, Any]],
-            configs: dict[str, str] | None = None) -> dict[str, Any]:
-    return {"cluster_id": cluster_id, "controller": "kraft", "configs": configs or {},
-            "brokers": brokers, "partitions": partitions}
+def part(topic: str, partition: int, replicas: list[int], leader: int | None = None, isr: list[int] | None = None,
+         size: int | None = None, rate: float | None = None, **fields: Any) -> dict[str, Any]:
+    """One partition row: led by its first replica with a full ISR unless told otherwise; a size and a
+    produce rate only when given (``fields`` may also name ``size_bytes`` directly)."""
+    row: dict[str, Any] = {"topic": topic, "partition": partition, "replicas": replicas,
+                           "leader": replicas[0] if leader is None else leader,
+                           "isr": list(replicas) if isr is None else isr}
+    if size is not None:
+        row["size_bytes"] = size
+    if rate is not None:
+        row["bytes_in_per_sec"] = rate
+    return {**row, **fields}
 
 
 def brokers(*ids: int, racks: list[str] | None = None, dead: tuple[int, ...] = ()) -> list[dict[str, Any]]:
     return [{"id": b, "rack": racks[i] if racks else None, "alive": b not in dead} for i, b in enumerate(ids)]
+
+
+def cluster(cluster_id: str, brokers: list[dict[str, Any]], partitions: list[dict[str, Any]],
+            configs: dict[str, str] | None = None) -> dict[str, Any]:
+    """A snapshot as a dict (what the analysis reads from a file)."""
+    return {"cluster_id": cluster_id, "controller": "kraft", "configs": configs or {},
+            "brokers": brokers, "partitions": partitions}
+
+
+def snapshot(brokers: list[Any], partitions: list[dict[str, Any]], cluster_id: str = "test") -> Snapshot:
+    """A Snapshot for the planner. brokers: ids, or (id, rack) / (id, rack, alive) tuples; partitions are
+    dicts with at least topic/partition/replicas, led by their first replica with a full ISR and 1 GiB
+    unless they say otherwise."""
+    bl = []
+    for b in brokers:
+        if isinstance(b, int):
+            bl.append({"id": b})
+        else:
+            bid, rack, *rest = b
+            bl.append({"id": bid, "rack": rack, "alive": rest[0] if rest else True})
+    parts = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), "size_bytes": GiB, **p} for p in partitions]
+    return snapshot_from_dict(
+        {"cluster_id": cluster_id, "captured_at": "2026-01-01T00:00:00Z", "brokers": bl, "partitions": parts}
+    )
+
+
+def write(raw: dict[str, Any], path: Path) -> Path:
+    """Write a hand-built cluster as JSON or Parquet (by suffix), through the strict loader."""
+    return write_snapshot(snapshot_from_dict(raw, str(path)), path)
 
 
 def thresholds_cluster(cluster_id: str = "thresholds", configs: dict[str, str] | None = None) -> dict[str, Any]:
@@ -52,11 +86,6 @@ def rack_cluster(cluster_id: str = "racks") -> dict[str, Any]:
         part("a", 0, [0, 1], 0), part("a", 1, [0, 2], 0), part("a", 2, [2, 3], 2),
         part("b", 0, [0, 2, 1], 0), part("c", 0, [3], 3),
     ])
-
-
-def write(raw: dict[str, Any], path: Path) -> Path:
-    """Write a hand-built cluster as JSON or Parquet (by suffix), through the strict loader."""
-    return write_snapshot(snapshot_from_dict(raw, str(path)), path)
 
 
 
