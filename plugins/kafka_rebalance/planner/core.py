@@ -29,6 +29,7 @@ from kafka_rebalance.planner.goals import (
     RackSafetyGoal,
     ReplicaCountGoal,
 )
+from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step, partition_steps
@@ -167,13 +168,46 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     state = ClusterState(snapshot, options)
     set_targets(state)
     bounds = lower_bounds.compute(state)
+    before = _Loads.of(state, np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts
+                       else np.zeros(state.n_brokers, int))  # fmt: skip
+    state, solved, unrepaired = _balance(snapshot, options, state)
+    leaders = PreferredLeaderGoal()
+    leaders.optimize(state)
+    choice = leaders.choice()
+    reorders, moves = _steps(state, choice, options)
+    elections, final_leader = _elections(state, choice)
+    batches, throttles = _batches(state, reorders, moves, options)
+    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate)
+    summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired)
+    summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
+    return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
 
-    before_counts = state.counts.copy()
-    before_bytes = state.bytes.copy()
-    before_pref = np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts else np.zeros(state.n_brokers, int)
-    lead = state.leader[state.leader >= 0]
-    before_leaders = np.bincount(lead, minlength=state.n_brokers)
 
+@dataclass(frozen=True)
+class _Loads:
+    """Per broker index: replicas, leaders, preferred leaderships and bytes."""
+
+    replicas: np.ndarray
+    leaders: np.ndarray
+    preferred: np.ndarray
+    size: np.ndarray
+
+    @classmethod
+    def of(cls, state: ClusterState, preferred: np.ndarray, leader: np.ndarray | None = None) -> _Loads:
+        lead = state.leader if leader is None else leader
+        return cls(state.counts.copy(), np.bincount(lead[lead >= 0], minlength=state.n_brokers), preferred,
+                   state.bytes.copy())
+
+    def rows(self, state: ClusterState) -> list[dict[str, int]]:
+        return _broker_rows(state, self.replicas, self.leaders, self.preferred, self.size)
+
+
+def _balance(snapshot: Snapshot, options: PlanOptions,
+             state: ClusterState) -> tuple[ClusterState, exact.ExactResult | None, list[str]]:  # fmt: skip
+    """The replica goals in order (hard ones veto every later move), then the exact model where it does better.
+
+    Returns the final state, the exact result (if it ran) and the rack violations left unrepaired.
+    """
     placement, rack, count, byte, trim = (
         PlacementGoal(), RackSafetyGoal(), ReplicaCountGoal(), ByteBalanceGoal(), ByteTrimGoal(),
     )
@@ -187,30 +221,26 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     state, solved = _exact_if_better(snapshot, options, state, unrepaired)
     if solved is not None and solved.rows is not None:
         unrepaired = []
-    leaders = PreferredLeaderGoal()
-    leaders.optimize(state)
+    return state, solved, unrepaired
 
-    pref, col, final_rows, electable = leaders.pref, leaders.col, leaders.final_rows, leaders.electable
+
+def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> tuple[list[Step], list[list[Step]]]:
+    """Each changed partition's path from its replicas to its final row: reorders, and chains of moves."""
     ids = state.broker_ids
-    changed = np.flatnonzero(state.touched | (col != 0)).tolist()
     reorders: list[Step] = []
     moves: list[list[Step]] = []
-    final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
-    elections: list[tuple[str, int]] = []
-    electable_pref = electable[np.arange(state.n_parts), col] if state.n_parts else np.zeros(0, bool)
+
     def leave_rank(bid: int) -> int:
         return 1 if state.eligible[state.index_of[bid]] else 0
 
-    for p in changed:
+    for p in np.flatnonzero(state.touched | (choice.column != 0)).tolist():
         part = state.parts[p]
-        base = state.row(p)
-        b = int(pref[p])
-        final_idx = [b] + [x for x in base if x != b]
+        b = int(choice.preferred[p])
+        final_idx = [b] + [x for x in state.row(p) if x != b]
         original = list(part.replicas)
-        final = [ids[x] for x in final_idx]
         rate = part.bytes_in_per_sec or 0.0
         chain = partition_steps(
-            p, part.topic, part.partition, original, final, part.leader, part.size_bytes or 0, rate,
+            p, part.topic, part.partition, original, [ids[x] for x in final_idx], part.leader, part.size_bytes or 0, rate,
             options.max_new_replicas_per_partition, valid=step_rules(state, original, final_idx), leave_first=leave_rank,
         )
         if rate >= options.delivered_rate and not chain[0].reorder:
@@ -222,24 +252,32 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             reorders.extend(chain)
         else:
             moves.append(chain)
-    # Elections: every changeable partition whose final first replica can lead and does not (or might not) yet.
-    changeable = ~state.frozen
-    need = changeable & electable_pref & (state.leader != pref)
-    for p in np.flatnonzero(need).tolist():
-        part = state.parts[p]
-        elections.append((part.topic, part.partition))
+    return reorders, moves
+
+
+def _elections(state: ClusterState, choice: LeaderChoice) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """The preferred-leader elections, and every partition's leader once they ran (-1: none)."""
+    pref = choice.preferred
+    electable_pref = choice.electable[np.arange(state.n_parts), choice.column] if state.n_parts else np.zeros(0, bool)
+    final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
+    # Every changeable partition whose final first replica can lead and does not (or might not) yet.
+    need = ~state.frozen & electable_pref & (state.leader != pref)
+    elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
     final_leader[need] = pref[need]
     # Partitions not elected keep their leader if it is still a live replica, else the first live one.
     for p in np.flatnonzero(state.touched & ~need).tolist():
-        row = final_rows[p]
+        row = choice.final_rows[p]
         if final_leader[p] < 0 or final_leader[p] not in row.tolist() or not state.alive[final_leader[p]]:
             live = [x for x in row.tolist() if x >= 0 and state.alive[x]]
             final_leader[p] = live[0] if live else -1
-    elections.sort()
+    return elections, final_leader
 
+
+def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
+             options: PlanOptions) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
+    """The batches in the chosen order, each with its duration and KIP-73 throttles."""
     urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
-    key = order_key(options, lambda p: bool(urp[p]))
-    batches = make_batches(reorders, moves, options, key)
+    batches = make_batches(reorders, moves, options, order_key(options, lambda p: bool(urp[p])))
     throttles = []
     for batch in batches:
         if batch.kind == "move":
@@ -254,12 +292,16 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             throttles.append(batch_throttles(batch.steps, options.throttle_bytes_per_sec))
         else:
             throttles.append(batch_throttles([], options.throttle_bytes_per_sec))
+    return batches, throttles
 
-    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate)
 
-    after_pref = np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before_pref
-    fl = final_leader[final_leader >= 0]
-    after_leaders = np.bincount(fl, minlength=state.n_brokers)
+def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: dict[str, Any], before: _Loads,
+             final_leader: np.ndarray, batches: list[PlannedBatch], schedule: Schedule, solved: exact.ExactResult | None,
+             unrepaired: list[str]) -> dict[str, Any]:  # fmt: skip
+    """plan.json's summary: what the plan moves against its lower bounds, the loads before and after, its targets."""
+    ids, pref = state.broker_ids, choice.preferred
+    after = _Loads.of(state, np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before.preferred,
+                      final_leader)  # fmt: skip
     tol = options.byte_tolerance
     balanced_bytes = all(
         abs(state.bytes[b] - state.byte_target[b]) <= tol * state.byte_target[b] + 1e-6 for b in state.eligible_idx
@@ -280,11 +322,9 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     over_threshold = [
         ids[b] for b in range(state.n_brokers) if led_pref[b] and not_led[b] / led_pref[b] > threshold / 100
     ]
-    summary: dict[str, Any] = {
+    return {
         "replica_moves": replica_moves,
         "bytes_moved": bytes_moved,
-        "reorders": len(reorders),
-        "leader_elections": len(elections),
         "lower_bounds": reached_bounds,
         "ratio_to_lower_bound": {
             "replica_moves": _ratio(replica_moves, reached_bounds["replica_moves"]),
@@ -297,11 +337,11 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             "ratio_to_bound": _ratio(schedule.seconds, schedule.bound_seconds),
             "batched_ratio_to_bound": _ratio(sum(b.seconds for b in batches), schedule.bound_seconds),
         },
-        "before": _broker_rows(state, before_counts, before_leaders, before_pref, before_bytes),
-        "projected": _broker_rows(state, state.counts, after_leaders, after_pref, state.bytes),
+        "before": before.rows(state),
+        "projected": after.rows(state),
         "targets": {
             "replicas": {str(ids[b]): [int(state.lo[b]), int(state.hi[b])] for b in state.eligible_idx},
-            "preferred_leaders": [leaders.floor, leaders.ceil],
+            "preferred_leaders": list(choice.bounds),
             "byte_mean": round(state.byte_mean, 1),
             "byte_targets": {str(ids[b]): round(float(state.byte_target[b]), 1) for b in state.eligible_idx},
             "clamped_racks": state.clamped_racks,
@@ -319,4 +359,3 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
             1 for b in batches for s in b.steps if len(s.adds) > options.max_new_replicas_per_partition
         ),
     }
-    return Plan(snapshot, options, batches, elections, summary, throttles, schedule)

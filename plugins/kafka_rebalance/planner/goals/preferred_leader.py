@@ -12,6 +12,7 @@ election needed) and partitions that move anyway (no extra reassignment).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
@@ -45,8 +46,23 @@ def electable_matrix(state: ClusterState, final_rows: np.ndarray) -> np.ndarray:
     return valid & state.eligible_arr[np.maximum(final_rows, 0)] & (in_isr | is_new)
 
 
+@dataclass(frozen=True)
+class LeaderChoice:
+    """What the goal decided, for the steps and the summary: each partition's final row and its first replica."""
+
+    final_rows: np.ndarray  # partition x slot: broker index of each final replica, -1 past the row's end
+    electable: np.ndarray  # partition x slot: that replica may lead (alive, and in the ISR or new)
+    preferred: np.ndarray  # per partition: broker index of the final first replica
+    column: np.ndarray  # per partition: the slot of final_rows it comes from
+    bounds: tuple[int, int]  # floor..ceil of preferred partitions per eligible broker
+
+
 class PreferredLeaderGoal(Goal):
     name = "preferred-leader"
+
+    def choice(self) -> LeaderChoice:
+        """The decision, once ``optimize`` ran."""
+        return LeaderChoice(self.final_rows, self.electable, self.pref, self.col, (self.floor, self.ceil))
 
     def optimize(self, state: ClusterState) -> None:
         final_rows = state.final_rows()
