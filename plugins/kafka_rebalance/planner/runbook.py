@@ -14,6 +14,8 @@ import re
 import shlex
 from typing import Any
 
+from kafka_rebalance.plan_dir import PLAN_FILE
+
 
 def _quote(value: str) -> str:
     """One shell word for ``value``, on one line.
@@ -104,7 +106,7 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         "```sh",
         "export BOOTSTRAP=broker1:9092",
         f"WORK=\"$({_sh('mktemp', '-d', '-t', _tmp_template(manifest))})\"",
-        _sh("jq", "-e", "--arg", "cluster", cluster_id, ".cluster_id == $cluster", "plan.json"),
+        _sh("jq", "-e", "--arg", "cluster", cluster_id, ".cluster_id == $cluster", PLAN_FILE),
         "```",
         "",
         "Before anything else, check that the plan is unchanged since approval:",

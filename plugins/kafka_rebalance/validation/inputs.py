@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, SCHEDULE_FILE, file_sha256
+from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, SCHEDULE_FILE, batch_file, file_sha256
 from kafka_rebalance.snapshot import PARQUET_META_KEY
 from kafka_rebalance.userinput import InputError, loads_json
 from kafka_rebalance.userinput import read_json as read_strict_json
@@ -244,25 +244,25 @@ def read_raw_plan(plan_dir: str | Path) -> RawPlan:
             raise ValidationInputError(f"{d / PLAN_FILE}: field '{key}' must be a JSON {kind.__name__.replace('dict', 'object')}", True)
     batches = []
     for bid in _batch_ids(d, manifest):
-        base = d / BATCHES_DIR / bid
-        reassignment = read_json(base / "reassignment.json", plan_file=True)
+        reassignment_path, throttles_path = d / batch_file(bid, "reassignment"), d / batch_file(bid, "throttles")
+        reassignment = read_json(reassignment_path, plan_file=True)
         moves = reassignment.get("partitions") if isinstance(reassignment, dict) else None
         if not isinstance(moves, list) or not all(isinstance(m, dict) for m in moves):
-            raise ValidationInputError(f"{base / 'reassignment.json'}: field 'partitions' must be a list of objects", True)
+            raise ValidationInputError(f"{reassignment_path}: field 'partitions' must be a list of objects", True)
         for i, m in enumerate(moves):
             if not isinstance(m.get("topic"), str) or not _is_int(m.get("partition")):
-                raise ValidationInputError(f"{base / 'reassignment.json'}: partitions[{i}] needs a string 'topic' and an integer 'partition'", True)
+                raise ValidationInputError(f"{reassignment_path}: partitions[{i}] needs a string 'topic' and an integer 'partition'", True)
             if not isinstance(m.get("replicas"), list):
-                raise ValidationInputError(f"{base / 'reassignment.json'}: partitions[{i}]: missing field 'replicas'", True)
-            _int_list(m["replicas"], "replicas", f"{base / 'reassignment.json'}: partitions[{i}]", plan_file=True)
-        throttles = read_json(base / "throttles.json", plan_file=True)
+                raise ValidationInputError(f"{reassignment_path}: partitions[{i}]: missing field 'replicas'", True)
+            _int_list(m["replicas"], "replicas", f"{reassignment_path}: partitions[{i}]", plan_file=True)
+        throttles = read_json(throttles_path, plan_file=True)
         if not isinstance(throttles, dict):
-            raise ValidationInputError(f"{base / 'throttles.json'}: top level must be a JSON object", True)
+            raise ValidationInputError(f"{throttles_path}: top level must be a JSON object", True)
         batches.append(RawBatch(bid, moves, throttles))
     election_raw = read_json(d / ELECTION_FILE, plan_file=True)
     parts = election_raw.get("partitions") if isinstance(election_raw, dict) else None
     if not isinstance(parts, list) or not all(isinstance(p, dict) and isinstance(p.get("topic"), str) and _is_int(p.get("partition")) for p in parts):
-        raise ValidationInputError(f"{d / 'election.json'}: 'partitions' must be a list of {{\"topic\", \"partition\"}}", True)
+        raise ValidationInputError(f"{d / ELECTION_FILE}: 'partitions' must be a list of {{\"topic\", \"partition\"}}", True)
     schedule = None
     if (d / SCHEDULE_FILE).exists() or SCHEDULE_FILE in manifest["files"]:
         doc = read_json(d / SCHEDULE_FILE, plan_file=True)
