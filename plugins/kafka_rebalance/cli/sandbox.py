@@ -51,15 +51,18 @@ def up(
     stdout.print(sb.bootstrap_servers)
 
 
+_S = SeedSpec()  # every flag's default is the spec's own
+
+
 @sandbox_app.command("seed")
 def seed_cmd(
     dir: DirOpt,
-    topics: Annotated[int, typer.Option(help="Topics to create", min=1, max=1000)] = 6,
-    partitions: Annotated[int, typer.Option(help="Partitions per topic", min=1, max=1000)] = 12,
-    mb_per_partition: Annotated[float, typer.Option(help="MiB of records produced into each partition", min=0, max=1024)] = 8.0,
-    skew: Annotated[float, typer.Option(help="Share of partitions packed onto the first brokers (0..1)", min=0.0, max=1.0)] = 0.8,
-    seed_: Annotated[int, typer.Option("--seed", help="Random seed: same seed, same layout", min=0, max=2**63 - 1)] = 1,
-    replication_factor: Annotated[int, typer.Option(help="Replicas per partition", min=1, max=9)] = 2,
+    topics: Annotated[int, typer.Option(help="Topics to create", min=1, max=1000)] = _S.topics,
+    partitions: Annotated[int, typer.Option(help="Partitions per topic", min=1, max=1000)] = _S.partitions,
+    mb_per_partition: Annotated[float, typer.Option(help="MiB of records produced into each partition", min=0, max=1024)] = _S.mb_per_partition,
+    skew: Annotated[float, typer.Option(help="Share of partitions packed onto the first brokers (0..1)", min=0.0, max=1.0)] = _S.skew,
+    seed_: Annotated[int, typer.Option("--seed", help="Random seed: same seed, same layout", min=0, max=2**63 - 1)] = _S.seed,
+    replication_factor: Annotated[int, typer.Option(help="Replicas per partition", min=1, max=9)] = _S.replication_factor,
 ) -> None:
     """Create deliberately unbalanced topics (explicit assignments) and fill them with real data."""
     sb = sandbox_cluster.read_sandbox(dir)

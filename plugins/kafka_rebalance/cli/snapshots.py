@@ -68,28 +68,31 @@ def describe(
     stdout.print(table)
 
 
+_G = ClusterSpec()  # every flag's default is the spec's own
+
+
 @app.command("generate-cluster")
 def generate_cluster(
     out: Annotated[Path, typer.Option(help="Output file: .parquet (large) or .json (small)")],
-    cluster_id: Annotated[str, typer.Option(help="cluster_id to write")] = "synthetic",
-    brokers: Annotated[int, typer.Option(help="Brokers in all, new ones included")] = 6,
-    racks: Annotated[int, typer.Option(help="Racks (0 = no rack information)")] = 3,
-    topics: Annotated[int, typer.Option(help="Topics")] = 10,
-    partitions: Annotated[int, typer.Option(help="Partitions in all")] = 120,
-    replication_factor: Annotated[int, typer.Option(help="Replication factor")] = 3,
-    replica_skew: Annotated[float, typer.Option(help="0 = even; 1 = first brokers get ~2x the replicas")] = 0.0,
-    leader_skew: Annotated[float, typer.Option(help="Share of partitions led by a non-preferred replica")] = 0.0,
-    new_brokers: Annotated[int, typer.Option(help="Brokers (highest ids) that hold nothing yet")] = 0,
-    dead_brokers: Annotated[int, typer.Option(help="Existing brokers marked not alive")] = 0,
-    under_replicated: Annotated[float, typer.Option(help="Share of partitions with one follower out of ISR (out of sync)")] = 0.0,
-    offline_replicas: Annotated[float, typer.Option(help="Share of partitions with one follower offline (failed log dir)")] = 0.0,
-    leaderless: Annotated[float, typer.Option(help="Share of partitions without a leader (-1)")] = 0.0,
-    mean_partition_mb: Annotated[float, typer.Option(help="Typical partition size in MiB")] = 256.0,
-    controller: Annotated[str, typer.Option(help="kraft or zookeeper")] = "kraft",
+    cluster_id: Annotated[str, typer.Option(help="cluster_id to write")] = _G.cluster_id,
+    brokers: Annotated[int, typer.Option(help="Brokers in all, new ones included")] = _G.brokers,
+    racks: Annotated[int, typer.Option(help="Racks (0 = no rack information)")] = _G.racks,
+    topics: Annotated[int, typer.Option(help="Topics")] = _G.topics,
+    partitions: Annotated[int, typer.Option(help="Partitions in all")] = _G.partitions,
+    replication_factor: Annotated[int, typer.Option(help="Replication factor")] = _G.replication_factor,
+    replica_skew: Annotated[float, typer.Option(help="0 = even; 1 = first brokers get ~2x the replicas")] = _G.replica_skew,
+    leader_skew: Annotated[float, typer.Option(help="Share of partitions led by a non-preferred replica")] = _G.leader_skew,
+    new_brokers: Annotated[int, typer.Option(help="Brokers (highest ids) that hold nothing yet")] = _G.new_brokers,
+    dead_brokers: Annotated[int, typer.Option(help="Existing brokers marked not alive")] = _G.dead_brokers,
+    under_replicated: Annotated[float, typer.Option(help="Share of partitions with one follower out of ISR (out of sync)")] = _G.under_replicated,
+    offline_replicas: Annotated[float, typer.Option(help="Share of partitions with one follower offline (failed log dir)")] = _G.offline_replicas,
+    leaderless: Annotated[float, typer.Option(help="Share of partitions without a leader (-1)")] = _G.leaderless,
+    mean_partition_mb: Annotated[float, typer.Option(help="Typical partition size in MiB")] = _G.mean_partition_mb,
+    controller: Annotated[str, typer.Option(help="kraft or zookeeper")] = _G.controller,
     threshold_percentage: Annotated[
         int | None, typer.Option(help="Write leader.imbalance.per.broker.percentage into the snapshot")
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Random seed: same seed, same file")] = 0,
+    ] = _G.threshold_percentage,
+    seed: Annotated[int, typer.Option(help="Random seed: same seed, same file")] = _G.seed,
 ) -> None:
     """Make a realistic synthetic cluster snapshot for demos, tests and benchmarks."""
     spec = ClusterSpec(
