@@ -269,10 +269,6 @@ def option_fields() -> Iterator[OptionField]:
     return iter(_option_fields())
 
 
-def option_field(name: str) -> OptionField:
-    return next(f for f in _option_fields() if f.name == name)
-
-
 def parse_list(text: str | None, flag: str, as_int: bool = False) -> tuple[Any, ...]:
     """``a,b,c`` -> sorted unique tuple; ints when ``as_int``."""
     if not text:

@@ -63,6 +63,10 @@ class Airflow:
         return httpx.request(method, f"{self.base}{path}", headers={"Authorization": f"Bearer {self._token}"},
                              timeout=API_TIMEOUT, **kw)  # fmt: skip
 
+    def log(self) -> str:
+        """What `airflow standalone` (scheduler, triggerer, API server, dag-processor) has logged so far."""
+        return (self.home / "standalone.log").read_text(encoding="utf-8", errors="replace")
+
 
 @pytest.fixture(scope="module")
 def airflow(tmp_path_factory):
@@ -180,6 +184,12 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
                 return False
 
         _wait(approval_listed, 600, "the approval request", every=1)
+        # Answer only once the scheduler has seen the approve task's worker exit after deferring. An answer
+        # before that resumes the task while the exit's "success" event is still unread, and Airflow then
+        # fails the resumed attempt as "killed externally" (the race apache/airflow#71579 describes).
+        deferred_exit = ("Received executor event with state success for task instance", "task_id='approve'", run_id)
+        _wait(lambda: any(all(k in line for k in deferred_exit) for line in airflow.log().splitlines()), 300,
+              "the scheduler to see the approval task defer", every=1)
         page.get_by_role("link", name=SUBJECT).first.click()
         approve = page.get_by_role("button", name="Approve")
         approve.wait_for()
