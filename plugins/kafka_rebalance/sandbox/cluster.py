@@ -24,6 +24,7 @@ from pathlib import Path
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, java_error_line, quiet_kafka_client, resolve_runtime
+from kafka_rebalance.userinput import InputError, read_json
 
 SANDBOX_FILE = "sandbox.json"
 STARTED_MARK = "Kafka Server started"
@@ -177,12 +178,12 @@ def log4j_properties(log_file: Path) -> str:
 
 def read_sandbox(directory: Path) -> Sandbox:
     path = Path(directory) / SANDBOX_FILE
+    if not path.exists():
+        raise SandboxError(f"{path}: no sandbox here (start one with `kafka-rebalance sandbox up --dir {directory}`)")
     try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise SandboxError(f"{path}: no sandbox here (start one with `kafka-rebalance sandbox up --dir {directory}`)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SandboxError(f"{path}: unreadable sandbox description ({exc})") from None
+        data = read_json(path, "sandbox description")
+    except InputError as exc:
+        raise SandboxError(f"{exc} (an unreadable sandbox description)") from None
     if not isinstance(data, dict):
         raise SandboxError(f"{path}: not a sandbox description (expected a JSON object)")
     return Sandbox.from_json(data, str(path))
