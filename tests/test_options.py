@@ -48,6 +48,7 @@ def test_defaults_pass() -> None:
         ({"replication_factor": 0}, "plan: --replication-factor must be at least 1, got 0"),
         ({"replication_factor": 2**31}, "plan: --replication-factor must be at most 2147483647, got 2147483648"),
         ({"decommission_brokers": (3, -1)}, "plan: --decommission-brokers must be within 0..2147483647, got -1"),
+        ({"decommission_brokers": (2**31,)}, "plan: --decommission-brokers must be within 0..2147483647, got 2147483648"),
         ({"byte_tolerance": -0.1}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got -0.1"),
         ({"byte_tolerance": float("nan")}, "plan: --byte-tolerance must be within 0..10 (a fraction of the mean), got nan"),
         ({"threshold_percentage": 100.5}, "plan: --threshold-percentage must be within 0..100, got 100.5"),
@@ -110,10 +111,54 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
     form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
     assert set(form) == {"throttle_mb_per_sec", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
                          "exclude_topics", "decommission_brokers", "threshold_percentage", "optimizer"}
+    assert {name: (param.schema, param.description) for name, param in form.items()} == {
+        "throttle_mb_per_sec": ({"type": "number", "minimum": 1024 / 2**20, "maximum": (2**63 - 1) / 2**20},
+                                "Replication throttle per broker (KIP-73) [0.0009765625..8796093022208 MB/s]"),
+        "max_partitions_per_batch": ({"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+                                     "Partitions per reassignment batch [1..2147483647]"),
+        "max_moves_per_broker": ({"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+                                 "Replica moves into or out of one broker per batch [1..2147483647]"),
+        "ordering": ({"enum": ["small-first", "large-first", "under-replicated-first"]},
+                     "Which partitions move first (small-first | large-first | under-replicated-first)"),
+        "exclude_topics": ({"type": "array", "items": {"type": "string"}},
+                           "Topics never touched (comma-separated on the command line)"),
+        "decommission_brokers": ({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}},
+                                 "Broker ids to empty (comma-separated on the command line) [0..2147483647]"),
+        "threshold_percentage": ({"type": ["null", "number"], "minimum": 0, "maximum": 100},
+                                 "leader.imbalance.per.broker.percentage to apply when the cluster does not report one "
+                                 "(KRaft); none given: 10 [0..100]"),
+        "optimizer": ({"enum": ["auto", "exact", "heuristic"]},
+                      "exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small "
+                      "enough (auto | exact | heuristic)"),
+    }
     throttle = form["throttle_mb_per_sec"]
     assert throttle.value == 20 and throttle.schema["minimum"] == 1024 / 1048576
-    assert throttle.description.startswith("Replication throttle per broker (KIP-73) [0.000976562..")
-    assert throttle.description.endswith(" MB/s]")
+
+
+def test_the_command_line_help_gives_each_range_in_the_flags_unit() -> None:
+    from kafka_rebalance.options import option_fields
+
+    helps = {f.flag: f.help_text() for f in option_fields()}
+    assert helps["--throttle"] == "Replication throttle per broker (KIP-73) [1024..9223372036854775807 bytes/s]"
+    assert helps["--throttle-efficiency"] == (
+        "Fraction of the throttle the brokers deliver, for the time estimates (execute prints the figure a cluster "
+        "showed) [0.05..1]")
+    assert helps["--exclude-topics"] == "Topics never touched (comma-separated on the command line)"
+
+
+def test_settings_from_clusters_yaml_and_the_form_become_option_values() -> None:
+    from kafka_rebalance.options import option_fields
+
+    by_setting = {f.setting: f for f in option_fields()}
+    assert by_setting["throttle_mb_per_sec"].from_setting(0.5) == 524288
+    assert by_setting["throttle_mb_per_sec"].from_setting(20) == 20 * 2**20
+    assert by_setting["threshold_percentage"].from_setting(None) is None
+    assert by_setting["threshold_percentage"].from_setting(7) == 7.0
+    assert by_setting["exclude_topics"].from_setting(None) == ()
+    assert by_setting["exclude_topics"].from_setting(["b", "a", "b"]) == ("a", "b")
+    assert by_setting["decommission_brokers"].from_setting([7, 3, 7]) == (3, 7)
+    assert by_setting["max_moves_per_broker"].from_setting(3) == 3
+    assert by_setting["ordering"].from_setting("large-first") == "large-first"
 
 
 def test_options_block_of_plan_json() -> None:
@@ -168,6 +213,11 @@ def test_threshold_from_the_cluster_beats_the_analysis_and_the_setting(tmp_path:
     assert resolve_threshold(s, 5.0, analysis) == (25.0, "cluster")
     assert resolve_threshold(snap(), 5.0, None) == (5.0, "setting")
     assert resolve_threshold(snap(), None, None) == (10.0, "default")
+
+
+def test_an_analysis_threshold_of_zero_is_a_threshold(tmp_path: Path) -> None:
+    analysis = write_summary(tmp_path / "a", {"clusters": [{"cluster_id": "c1", "threshold_percentage": 0}]})
+    assert resolve_threshold(snap(), 5.0, analysis) == (0.0, "analysis")
 
 
 def test_threshold_from_the_analysis_of_this_cluster(tmp_path: Path) -> None:

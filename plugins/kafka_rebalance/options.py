@@ -58,7 +58,8 @@ class Option:
 
 
 def _option(default: Any, **spec: Any) -> Any:
-    return field(default=default, metadata={"option": Option(**spec)})
+    # Runs once, at import: mutation testing cannot observe a change here, the tests of what it builds do.
+    return field(default=default, metadata={"option": Option(**spec)})  # pragma: no mutate
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,8 @@ class PlanOptions:
 
 
 def _number(x: int | float) -> str:
-    return str(x) if isinstance(x, int) else f"{x:g}"
+    """A limit as an operator would write it: 1024, 0.05, 0.0009765625 (never 1e+12 or 1.0)."""
+    return str(int(x)) if isinstance(x, int) or x.is_integer() else repr(x)
 
 
 @dataclass(frozen=True)
@@ -225,10 +227,10 @@ class OptionField:
             return None
         if o.choices:
             return None if value in o.choices else f"{o.flag} must be one of {', '.join(o.choices)}, got {value!r}"
-        lo = -float("inf") if o.minimum is None else o.minimum
-        hi = float("inf") if o.maximum is None else o.maximum
         if self.item is str:  # topic names: check_against holds them to the snapshot
             return None
+        lo, hi = o.minimum, o.maximum  # every numeric option has both (_option_fields checks)
+        assert lo is not None and hi is not None
         if self.item is not None:
             bad = [v for v in value if not finite_number(v, lo, hi)]
             return f"{o.flag} must be within {_number(lo)}..{_number(hi)}, got {bad[0]}" if bad else None
@@ -261,6 +263,9 @@ def _option_fields() -> tuple[OptionField, ...]:
         origin = typing.get_origin(tp)
         item = typing.get_args(tp)[0] if origin is tuple else None
         found.append(OptionField(f.name, f.default, origin or tp, item, nullable, f.metadata["option"]))
+        spec = found[-1].option
+        if not spec.choices and item is not str and (spec.minimum is None or spec.maximum is None):
+            raise TypeError(f"PlanOptions.{f.name}: a numeric option needs a minimum and a maximum")
     return tuple(found)
 
 
