@@ -227,3 +227,136 @@ def test_unvalidated_plan_is_refused_unless_asked_not_to(written: tuple[Path, di
 def test_election_batch_size_falls_back_to_kafkas_default(value: Any, expected: int) -> None:
     options = {} if value is None else {"election_batch_size": value}
     assert pm.Plan(Path("."), {}, "h", "c", options, (), ()).election_batch_size == expected
+
+
+def test_batches_carry_the_manifests_figures_and_their_own_counts(written: tuple[Path, dict[str, Any]]) -> None:
+    out, manifest = written
+    plan = pm.load_plan(out, require_passed=False)
+    for b, entry in zip(plan.batches, manifest["batches"], strict=True):
+        assert (b.kind, b.estimated_seconds, b.bytes) == (entry["kind"], float(entry["estimated_seconds"]), entry["bytes"])
+        assert (b.partitions, b.replica_moves) == (entry["partitions"], entry["replica_moves"])
+        reassignment = read(out, f"batches/{b.id}/reassignment.json")["partitions"]
+        topics: dict[str, int] = {}
+        for p in reassignment:
+            topics[p["topic"]] = topics.get(p["topic"], 0) + 1
+        assert b.topics == tuple(sorted(topics.items()))
+    ids = ", ".join(b["id"] for b in manifest["batches"])
+    with pytest.raises(PlanDirError) as err:
+        plan.batch("999")
+    assert str(err.value) == f"{out / 'plan.json'}: batches: no batch '999' (plan has {ids})"
+
+
+@pytest.fixture()
+def plan_copy(written: tuple[Path, dict[str, Any]], tmp_path: Path) -> Path:
+    import shutil
+
+    return Path(shutil.copytree(written[0], tmp_path / "plan"))
+
+
+def test_a_verdict_counts_only_for_the_plan_hash_it_names(plan_copy: Path) -> None:
+    from tests.support.plans import judge
+
+    plan_hash = json.loads((plan_copy / "plan.json").read_text())["plan_hash"]
+    judge(plan_copy, "passed", plan_hash="0" * 64)
+    with pytest.raises(PlanDirError, match="validation"):
+        pm.load_plan(plan_copy)
+    judge(plan_copy, "passed")
+    assert pm.load_plan(plan_copy).plan_hash == plan_hash
+
+
+def test_approval_is_required_when_asked_and_bound_to_the_plan_hash(plan_copy: Path) -> None:
+    from kafka_rebalance.plan_dir import record_approval
+    from tests.support.plans import judge
+
+    judge(plan_copy, "passed")
+    with pytest.raises(PlanDirError, match="approv"):
+        pm.load_plan(plan_copy, require_approval=True)
+    record_approval(plan_copy, "approved", "alice")
+    plan = pm.load_plan(plan_copy, require_approval=True)
+    manifest = json.loads((plan_copy / "plan.json").read_text())
+    assert plan.plan_hash == manifest["plan_hash"]
+    approval = json.loads((plan_copy / "approval.json").read_text())
+    (plan_copy / "approval.json").write_text(json.dumps({**approval, "plan_hash": "0" * 64}))
+    with pytest.raises(PlanDirError, match="approv"):
+        pm.load_plan(plan_copy, require_approval=True)
+
+
+def _resealed(plan_copy: Path, rel: str, value: Any) -> Path:
+    """A file changed and the plan's hashes recorded again: only load_plan's own checks can object."""
+    from tests.support.plans import restamp
+
+    (plan_copy / rel).write_text(value if isinstance(value, str) else json.dumps(value))
+    restamp(plan_copy)
+    return plan_copy
+
+
+@pytest.mark.parametrize(
+    ("rel", "value", "message"),
+    [
+        ("election.json", {"elections": []}, 'election.json: expected {"partitions": [{"topic": ..., "partition": ...}]}'),
+        ("election.json", [], 'election.json: expected {"partitions": [{"topic": ..., "partition": ...}]}'),
+        ("election.json", {"partitions": [{"topic": 5, "partition": 0}]},
+         "election.json: every entry needs topic (string) and partition (int32)"),
+        ("election.json", {"partitions": [{"topic": "t", "partition": -1}]},
+         "election.json: every entry needs topic (string) and partition (int32)"),
+        ("election.json", {"partitions": ["t-0"]}, "election.json: every entry needs topic (string) and partition (int32)"),
+        ("batches/001/rollback.json", {"version": 1, "partitions": []},
+         "batches/001/rollback.json: partitions differ from batches/001/reassignment.json"),
+        ("batches/001/reassignment.json", "{not json",
+         "batches/001/reassignment.json: not valid JSON: Expecting property name enclosed in double quotes at line 1 "
+         "column 2 (the plan file batches/001/reassignment.json is corrupt or ambiguous)"),
+        ("batches/001/rollback.json", "[1,",
+         "batches/001/rollback.json: not valid JSON: Expecting value at line 1 column 4 (the plan file "
+         "batches/001/rollback.json is corrupt or ambiguous)"),
+        ("batches/001/throttles.json", "",
+         "batches/001/throttles.json: not valid JSON: Expecting value at line 1 column 1 (the plan file "
+         "batches/001/throttles.json is corrupt or ambiguous)"),
+        ("election.json", "nul", "election.json: not valid JSON: Expecting value at line 1 column 1 (the plan file "
+                                 "election.json is corrupt or ambiguous)"),
+    ],
+)
+def test_each_malformed_plan_file_that_still_hashes_is_one_error(plan_copy: Path, rel: str, value: Any, message: str) -> None:
+    with pytest.raises(PlanDirError) as err:
+        pm.load_plan(_resealed(plan_copy, rel, value), require_passed=False)
+    assert str(err.value) == f"{plan_copy}/{message}"
+
+
+def test_manifest_figures_that_are_not_numbers_read_as_unknown_and_kind_defaults_to_move(plan_copy: Path) -> None:
+    from kafka_rebalance.plan_dir import seal
+
+    manifest = json.loads((plan_copy / "plan.json").read_text())
+    first = manifest["batches"][0]
+    del first["kind"]
+    first["estimated_seconds"], first["bytes"] = True, 1.5
+    manifest["batches"][1]["estimated_seconds"], manifest["batches"][1]["bytes"] = 7, 9
+    (plan_copy / "plan.json").write_text(json.dumps(seal(manifest)))
+    plan = pm.load_plan(plan_copy, require_passed=False)
+    assert (plan.batches[0].kind, plan.batches[0].estimated_seconds, plan.batches[0].bytes) == ("move", None, None)
+    assert (plan.batches[1].estimated_seconds, plan.batches[1].bytes) == (7.0, 9)
+    assert isinstance(plan.batches[1].estimated_seconds, float)
+
+
+@pytest.mark.parametrize(
+    ("rel", "value", "message"),
+    [
+        ("batches/001/reassignment.json", {"version": 2, "partitions": []}, "expected Kafka's reassignment JSON"),
+        ("batches/001/rollback.json", {"version": 2, "partitions": []}, "expected Kafka's reassignment JSON"),
+        ("batches/001/throttles.json", [], "expected"),
+        ("schedule.json", {"version": 1}, ""),
+    ],
+)
+def test_a_malformed_file_is_named_by_its_own_path(plan_copy: Path, rel: str, value: Any, message: str) -> None:
+    with pytest.raises(PlanDirError) as err:
+        pm.load_plan(_resealed(plan_copy, rel, value), require_passed=False)
+    assert str(err.value).startswith(f"{plan_copy / rel}: ") and message in str(err.value)
+
+
+def test_a_plan_without_a_schedule_or_elections_reads_as_none_and_empty(tmp_path: Path) -> None:
+    from tests.support.plans import move_one_replica, write_plan
+
+    snap = snapshot([0, 1, 2, 3], [part("t", i, [0, 1]) for i in range(4)])
+    out = write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 2)], schedule=False)
+    plan = pm.load_plan(out)
+    assert plan.schedule is None
+    assert plan.manifest == json.loads((out / "plan.json").read_text())
+    assert plan.elections == (TP("t", 0), TP("t", 1))
