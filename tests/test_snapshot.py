@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafka_rebalance.errors import SnapshotError
 from kafka_rebalance.snapshot import (
     load_snapshot,
     snapshot_files,
     snapshot_from_dict,
+    validate_partitions,
     write_snapshot,
 )
 
@@ -248,3 +251,155 @@ def test_isr_member_must_be_a_replica_not_just_a_known_broker(tmp_path: Path) ->
     with pytest.raises(SnapshotError) as err:
         load_snapshot(tmp_path / "s.parquet")
     assert err.value.problems == [expected]
+
+
+# --------------------------------------------------------------------------- the partition rows, both paths
+
+INT32_MAX, INT64_MAX = 2**31 - 1, 2**63 - 1
+BROKERS = {1, 2, 3}
+_ids = st.sampled_from([1, 2, 3, 4, -1, 0])
+_row = st.fixed_dictionaries({
+    "topic": st.sampled_from(["t", "u", "", "a b", "..", "x" * 250]),
+    "partition": st.sampled_from([0, 1, INT32_MAX, INT32_MAX + 1, -1]),
+    "replicas": st.lists(_ids, max_size=4),
+    "leader": st.one_of(st.none(), _ids, st.just(-2), st.just(INT32_MAX + 1)),
+    "isr": st.one_of(st.none(), st.lists(_ids, max_size=4)),
+    "size_bytes": st.one_of(st.none(), st.sampled_from([0, 1, INT64_MAX, INT64_MAX + 1, -1])),
+    "bytes_in_per_sec": st.one_of(st.none(), st.sampled_from([0.0, 1.5, -0.5, float("inf"), float("nan")])),
+    "offline_replicas": st.one_of(st.none(), st.lists(_ids, max_size=2)),
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=6))
+def test_the_parquet_fast_path_accepts_and_refuses_exactly_what_the_detailed_checks_do(rows: list[dict]) -> None:
+    # A Parquet file with our schema takes the fast path (typed=True); JSON always takes the detailed one.
+    # Both must give the same partitions and the same problems, row for row.
+    columns = {k: [r[k] for r in rows] for k in rows[0]}
+    numbers = [10 + i for i in range(len(rows))]
+    fast: list[str] = []
+    detailed: list[str] = []
+    assert validate_partitions(columns, BROKERS, fast, numbers, typed=True) == \
+        validate_partitions(columns, BROKERS, detailed, numbers, typed=False)
+    assert fast == detailed
+
+
+def _one(**row) -> tuple[list, list[str]]:
+    base = {"topic": "t", "partition": 0, "replicas": [1, 2], "leader": 1, "isr": [1, 2], "size_bytes": None,
+            "bytes_in_per_sec": None, "offline_replicas": None}
+    columns = {k: [v] for k, v in {**base, **row}.items()}
+    problems: list[str] = []
+    return validate_partitions(columns, BROKERS, problems, [7], typed=True), problems
+
+
+@pytest.mark.parametrize(
+    "row",
+    [{"partition": 0}, {"partition": INT32_MAX}, {"size_bytes": 0}, {"size_bytes": INT64_MAX},
+     {"bytes_in_per_sec": 0.0}, {"leader": -1}, {"leader": None}, {"isr": []}, {"isr": None},
+     {"offline_replicas": [2]}, {"offline_replicas": []}],
+)
+def test_the_limits_of_a_partition_row_are_accepted(row: dict) -> None:
+    parts, problems = _one(**row)
+    assert problems == [] and len(parts) == 1
+    assert parts[0].leader == (-1 if row.get("leader", 1) in (None, -1) else 1)
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ({"partition": INT32_MAX + 1}, f"partitions[7] t: partition must be an integer 0..{INT32_MAX}, got {INT32_MAX + 1}"),
+        ({"partition": -1}, f"partitions[7] t: partition must be an integer 0..{INT32_MAX}, got -1"),
+        ({"size_bytes": -1}, f"partitions[7] t-0: size_bytes must be an integer 0..{INT64_MAX}, got -1"),
+        ({"size_bytes": INT64_MAX + 1}, f"partitions[7] t-0: size_bytes must be an integer 0..{INT64_MAX}, got {INT64_MAX + 1}"),
+        ({"bytes_in_per_sec": float("inf")}, "partitions[7] t-0: bytes_in_per_sec must be a finite non-negative number, got Infinity"),
+        ({"bytes_in_per_sec": -0.5}, "partitions[7] t-0: bytes_in_per_sec must be a finite non-negative number, got -0.5"),
+        ({"leader": -2}, "partitions[7] t-0: leader must be a broker id or -1, got -2"),
+        ({"leader": 3}, "partitions[7] t-0: leader 3 is not among replicas [1, 2]"),
+        ({"isr": [1, 1]}, "partitions[7] t-0: isr [1, 1] repeats a broker"),
+        ({"isr": [3]}, "partitions[7] t-0: isr [3] is not a subset of replicas [1, 2] (3 not a replica)"),
+        ({"replicas": [1, 1], "isr": [1]}, "partitions[7] t-0: replicas [1, 1] repeat broker 1"),
+        ({"replicas": [], "leader": -1, "isr": []}, "partitions[7] t-0: replicas is empty; every partition needs at least one replica"),
+        ({"replicas": [1, 9], "isr": [1]}, "partitions[7] t-0: replica 9 is not a known broker"),
+        ({"offline_replicas": [3]}, "partitions[7] t-0: offline_replicas [3] are not all replicas"),
+        ({"topic": ""}, 'partitions[7]: topic must be a non-empty string, got ""'),
+    ],
+)
+def test_each_bad_partition_row_is_named_with_its_row_in_the_file(row: dict, problem: str) -> None:
+    parts, problems = _one(**row)
+    assert parts == [] and problems == [problem]
+
+
+def test_a_duplicate_partition_names_the_row_it_repeats() -> None:
+    columns = {"topic": ["t", "t"], "partition": [0, 0], "replicas": [[1], [2]], "leader": [1, 2], "isr": [[1], [2]]}
+    for typed in (True, False):
+        problems: list[str] = []
+        parts = validate_partitions(columns, BROKERS, problems, [4, 9], typed=typed)
+        assert [p.replicas for p in parts] == [(1,)]
+        assert problems == ["partitions[9] t-0: duplicate partition (also partitions[4])"]
+
+
+# --------------------------------------------------------------------------- the header, exactly
+
+
+THRESHOLD = "leader.imbalance.per.broker.percentage"
+
+
+def _header(**raw) -> list[str]:
+    """The problems of a one-broker snapshot with ``raw`` over its header, in the order they are found."""
+    doc = {"cluster_id": "c", "brokers": [{"id": 1}], "partitions": [], **raw}
+    try:
+        snapshot_from_dict(doc, "s.json")
+    except SnapshotError as exc:
+        return exc.problems
+    return []
+
+
+@pytest.mark.parametrize(
+    ("raw", "problems"),
+    [
+        ({"cluster_id": "  "}, ['cluster_id: must be a non-empty string, got "  "']),
+        ({"cluster_id": 7}, ["cluster_id: must be a non-empty string, got 7"]),
+        ({"controller": None}, ["controller: must be one of kraft, zookeeper, got null"]),
+        ({"captured_at": 20261125}, ["captured_at: must be an ISO-8601 string, got 20261125"]),
+        ({"topics": ["t"]}, ['topics: must be an object of topic name to {"configs": {...}}, got list']),
+        ({"topics": {"a b": {}}}, ['topics: topic name "a b" has characters outside [a-zA-Z0-9._-]']),
+        ({"topics": {"t": 5}}, ['topics.t: must be an object like {"configs": {...}}']),
+        ({"topics": {"t": {"configs": {"x": [1]}}}}, ["topics.t.configs.x: config values must be strings, got [1]"]),
+        ({"configs": ["x"]}, ["configs: must be an object of config name to value, got list"]),
+        ({"configs": {"a": None}}, ["configs.a: config values must be strings, got null"]),
+        ({"configs": {THRESHOLD: "101"}}, [f'configs.{THRESHOLD}: must be an integer percentage 0..100, got "101"']),
+        ({"configs": {THRESHOLD: "-1"}}, [f'configs.{THRESHOLD}: must be an integer percentage 0..100, got "-1"']),
+        ({"brokers": None}, ["brokers: missing (list the cluster's brokers, [] for an empty cluster)"]),
+        ({"brokers": {"id": 1}}, ["brokers: must be a list, got dict"]),
+        ({"brokers": [1]}, ["brokers[0]: must be an object with an 'id', got 1"]),
+        ({"brokers": [{"id": -1}]}, ["brokers[0]: id must be a broker id 0..2147483647, got -1"]),
+        ({"brokers": [{"id": 2**31}]}, ["brokers[0]: id must be a broker id 0..2147483647, got 2147483648"]),
+        ({"brokers": [{"id": 1, "rack": ""}]}, ['brokers[0] broker 1: rack must be a non-empty string or null, got ""']),
+        ({"brokers": [{"id": 1, "alive": "yes"}]}, ['brokers[0] broker 1: alive must be true or false, got "yes"']),
+        ({"brokers": [{"id": 1, "configs": 5}]}, ["brokers[0].configs: must be an object of config name to value, got int"]),
+        ({"partitions": None}, ["partitions: missing (use [] for a cluster without topics)"]),
+        ({"partitions": {}}, ["partitions: must be a list, got dict"]),
+        ({"partitions": ["t-0"]}, ['partitions[0]: must be an object, got "t-0"']),
+        ({"partitions": [{"topic": "t", "partition": 0}]}, ["partitions[0]: missing field 'replicas'"]),
+        ({"partitions": [{"partition": 0, "replicas": [1]}]}, ["partitions[0]: missing field 'topic'"]),
+    ],
+)
+def test_each_header_problem_is_named_exactly(raw: dict, problems: list[str]) -> None:
+    assert _header(**raw) == problems
+
+
+def test_the_header_limits_and_conversions() -> None:
+    snap = snapshot_from_dict({
+        "cluster_id": "c", "controller": "zookeeper", "captured_at": "2026-11-25T00:00:00Z",
+        "configs": {THRESHOLD: "100", "auto.leader.rebalance.enable": True, "x": 10},
+        "topics": {"t": None, "u": {"configs": {"retention.ms": 5}}},
+        "brokers": [{"id": 2**31 - 1, "rack": "r"}, {"id": 0, "rack": "r", "alive": False, "configs": {"a": False}}],
+        "partitions": [{"topic": "t", "partition": 0, "replicas": [0]}],
+    }, "s.json")
+    assert (snap.cluster_id, snap.controller, snap.captured_at) == ("c", "zookeeper", "2026-11-25T00:00:00Z")
+    assert snap.configs == {THRESHOLD: "100", "auto.leader.rebalance.enable": "true", "x": "10"}
+    assert snap.topics == {"t": {"configs": {}}, "u": {"configs": {"retention.ms": "5"}}}
+    assert [(b.id, b.rack, b.alive, b.configs) for b in snap.brokers] == [(0, "r", False, {"a": "false"}),
+                                                                          (2**31 - 1, "r", True, {})]
+    assert snap.partitions[0].leader == -1 and snap.partitions[0].isr == ()
+    assert _header(configs={THRESHOLD: "0"}) == [] and _header(brokers=[]) == [] and _header(controller="kraft") == []
