@@ -403,3 +403,54 @@ def test_the_header_limits_and_conversions() -> None:
                                                                           (2**31 - 1, "r", True, {})]
     assert snap.partitions[0].leader == -1 and snap.partitions[0].isr == ()
     assert _header(configs={THRESHOLD: "0"}) == [] and _header(brokers=[]) == [] and _header(controller="kraft") == []
+
+
+def test_every_bad_row_and_broker_is_reported_and_numbered_as_in_the_file() -> None:
+    doc = {
+        "cluster_id": "c",
+        "brokers": [{"id": 1, "rack": ""}, {"id": 2, "alive": 1}, {"id": 1}, {"id": 3, "rack": 5}],
+        "partitions": [
+            {"topic": "t", "partition": 0},  # missing replicas: reported once, its row number kept by the others
+            "junk",
+            {"topic": "t", "partition": 1, "replicas": "1", "leader": 1},
+            {"topic": "t", "partition": 2, "replicas": [1], "isr": [1, "2"]},
+            {"topic": "t", "partition": 3, "replicas": [1], "leader": 2},
+            {"topic": "", "partition": 4, "replicas": [1]},
+            {"topic": "a b", "partition": 5, "replicas": [1]},
+            {"topic": "t", "partition": 6, "replicas": [1], "offline_replicas": [1, "x"]},
+            {"topic": "t", "partition": 7, "replicas": [1], "leader": 1},
+        ],
+    }
+    with pytest.raises(SnapshotError) as err:
+        snapshot_from_dict(doc, "s.json")
+    assert err.value.problems == [
+        'brokers[0] broker 1: rack must be a non-empty string or null, got ""',
+        "brokers[1] broker 2: alive must be true or false, got 1",
+        "brokers[2]: duplicate broker id 1 (also brokers[0])",
+        "brokers[3] broker 3: rack must be a non-empty string or null, got 5",
+        "partitions[0]: missing field 'replicas'",
+        'partitions[1]: must be an object, got "junk"',
+        'partitions[2] t-1: replicas must be a list of broker ids, got "1"',
+        'partitions[3] t-2: isr must be a list of broker ids, got [1, "2"]',
+        "partitions[4] t-3: leader 2 is not among replicas [1]",
+        'partitions[5]: topic must be a non-empty string, got ""',
+        'partitions[6].topic: topic name "a b" has characters outside [a-zA-Z0-9._-]',
+        'partitions[7] t-6: offline_replicas must be a list of broker ids, got [1, "x"]',
+    ]
+
+
+def test_a_long_list_of_brokers_without_a_rack_is_cut_at_ten() -> None:
+    brokers = [{"id": 0, "rack": "r"}] + [{"id": i} for i in range(1, 13)]
+    assert _header(brokers=brokers) == [
+        "brokers: some brokers have a rack and some do not (no rack: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... (12 in all)); "
+        "Kafka's rack-aware placement needs all or none"]
+    exactly_ten = [{"id": 0, "rack": "r"}] + [{"id": i} for i in range(1, 11)]
+    assert _header(brokers=exactly_ten) == [
+        "brokers: some brokers have a rack and some do not (no rack: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10); "
+        "Kafka's rack-aware placement needs all or none"]
+
+
+def test_a_snapshot_that_is_not_an_object_names_its_source() -> None:
+    with pytest.raises(SnapshotError) as err:
+        snapshot_from_dict([], "s.json")
+    assert str(err.value) == "s.json: invalid snapshot (1 problem(s)): top level must be a JSON object, got list"
