@@ -427,3 +427,33 @@ def test_plain_bounds_when_the_plan_changes_totals_the_options_do_not_ask_for(tm
     by = {r["broker_id"]: r for r in of_kind(table, "broker")}
     assert {b: (r["replica_lo"], r["replica_hi"]) for b, r in by.items()} == {1: (2, 3), 2: (2, 3), 3: (2, 3)}
     assert {b: r["byte_target"] for b, r in by.items()} == {b: 700 / 3 for b in (1, 2, 3)}
+
+
+def test_projection_goes_on_past_an_unknown_partition_and_a_reorder_in_one_batch(tmp_path: Path) -> None:
+    snap = snapshot([("t", 0, (1, 2), 1, (1, 2), 1.0), ("t", 1, (1, 2), 1, (1, 2), 1.0)])
+    p = plan(tmp_path, [[("gone", 0, [1]), ("t", 0, [2, 1]), ("t", 1, [3, 2])]])
+    state = projection.project(snap, p)
+    assert state[("t", 0)] == rows.PartitionState((2, 1), 1, (1, 2))  # a reorder keeps leader and ISR
+    # The leader left: Kafka elects the first live in-sync replica of the new list.
+    assert state[("t", 1)] == rows.PartitionState((3, 2), 3, (3, 2))
+
+
+def test_the_election_needs_the_preferred_replica_alive_and_in_sync(tmp_path: Path) -> None:
+    brokers = [(1, "a", True), (2, "b", True), (3, "c", False)]
+    snap = snapshot([
+        ("t", 0, (3, 1), 1, (3, 1), 1.0),  # preferred 3 is dead (its ISR entry is stale): no election
+        ("t", 1, (2, 1), 1, (1,), 1.0),  # preferred 2 is out of sync: no election
+        ("t", 2, (2, 1), 1, (2, 1), 1.0),  # elected
+    ], brokers)
+    state = projection.project(snap, plan(tmp_path, [], election=[("t", 0), ("t", 1), ("t", 2)]))
+    assert state[("t", 0)] == rows.PartitionState((3, 1), 1, (3, 1))
+    assert state[("t", 1)] == rows.PartitionState((2, 1), 1, (1,))
+    assert state[("t", 2)] == rows.PartitionState((2, 1), 2, (2, 1))
+
+
+def test_leaderless_partitions_count_no_leader_and_stay_where_they_are(tmp_path: Path) -> None:
+    state = {("t", 0): rows.PartitionState((1, 2), -1, ()), ("t", 1): rows.PartitionState((0, 1), 0, (0, 1))}
+    c = projection._per_broker(state, {("t", 0): 10.0})
+    assert dict(c["leaders"]) == {0: 1}
+    assert dict(c["bytes"]) == {1: 10, 2: 10, 0: 0}
+    assert dict(c["preferred_not_led"]) == {1: 1}
