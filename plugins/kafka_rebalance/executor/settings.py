@@ -18,7 +18,6 @@ MAX_POLL_INTERVAL = 3600.0
 MAX_WAIT_SECONDS = 7 * 86400.0
 
 
-
 class ExecutionRefused(RebalanceError):
     """The executor will not start: the plan or the cluster is not in the state the plan assumes."""
 

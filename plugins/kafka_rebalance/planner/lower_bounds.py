@@ -89,10 +89,10 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
     byte = state.bytes.astype(np.float64)
     deficit_bytes = np.maximum(0.0, lower[elig] - byte[elig])
     count_deficit = np.maximum(0, state.lo[elig] - counts[elig])
-    byte_deficit_moves = np.ceil(deficit_bytes / biggest) if biggest > 0 else np.zeros(len(elig))
+    byte_deficit_moves = _ceil(deficit_bytes / biggest) if biggest > 0 else np.zeros(len(elig))
     excess_bytes = np.maximum(0.0, byte[elig] - upper[elig])
     with np.errstate(divide="ignore", invalid="ignore"):
-        byte_moves = np.where(max_size[elig] > 0, np.ceil(excess_bytes / np.maximum(max_size[elig], 1)), 0)
+        byte_moves = np.where(max_size[elig] > 0, _ceil(excess_bytes / np.maximum(max_size[elig], 1)), 0)
     count_excess = np.maximum(0, counts[elig] - state.hi[elig])
     leaving = int(movable_count[inelig].sum())
     shrinking = bool((state.rf_target < state.rf).any())
@@ -117,7 +117,7 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
         return 0.0 if shrinking else float(per_broker.sum()) + leaving_bytes
 
     def bytes_bound(per_in: np.ndarray, per_out: np.ndarray) -> int:
-        return int(np.ceil(max(float(per_in.sum()), out(per_out)))) if len(elig) else 0
+        return int(_ceil(np.float64(max(float(per_in.sum()), out(per_out))))) if len(elig) else 0
 
     return {
         "forced": {"replica_moves": forced, "bytes_moved": forced_bytes},
@@ -138,6 +138,12 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
             "bytes_moved": bytes_bound(np.maximum(cheapest_in, deficit_bytes), np.maximum(cheapest_out, excess_bytes)),
         },
     }
+
+
+def _ceil(x: np.ndarray | np.float64) -> np.ndarray:
+    """Round a bound up to whole bytes or moves, but never over a float's rounding error: a byte target
+    of 15 GiB computed as 16106127360.000002 must not claim that 16106127361 bytes are unavoidable."""
+    return np.ceil(x * (1 - 1e-9))
 
 
 def finish(bounds: dict[str, dict[str, int]], counts_reached: bool, bytes_reached: bool) -> dict[str, int]:
