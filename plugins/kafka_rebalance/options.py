@@ -20,19 +20,16 @@ from dataclasses import dataclass, field, fields
 from functools import cache
 from pathlib import Path
 from types import NoneType, UnionType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kafka_rebalance.analysis.summary_file import cluster_entry
 from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
-from kafka_rebalance.snapshot import THRESHOLD_CONFIG
+from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
 from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY, delivered_rate
 from kafka_rebalance.units import MIB
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, is_ascii_digits
-
-if TYPE_CHECKING:
-    from kafka_rebalance.snapshot import Snapshot
 
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 # exact: the MILP (planner/exact.py); heuristic: the goals; auto: exact where the model is small enough.
