@@ -126,6 +126,11 @@ def _exact_if_better(
         exact.apply(fresh, rows)
         return fresh, result
     if options.optimizer == "exact" and not usable:
+        if result.status is exact.ExactStatus.NO_SOLUTION:
+            raise PlanError(
+                f"--optimizer exact: no-solution: the solver stopped before finding any plan for {snapshot.cluster_id} "
+                f"(its limits: {exact.NODE_LIMIT} nodes, {exact.TIME_LIMIT:g} s); --optimizer heuristic plans without it"
+            )
         raise PlanError(
             f"--optimizer exact: {result.status.value}: no assignment of {snapshot.cluster_id} meets every balance rule "
             "(replica counts, byte band, rack safety, placement); --optimizer heuristic plans the closest it can reach"

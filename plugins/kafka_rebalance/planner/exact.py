@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_matrix
 
 from kafka_rebalance.planner.state import ClusterState
@@ -52,6 +52,8 @@ TIME_LIMIT = 30.0
 MIP_GAP = 1e-2
 # Only a plan proven within this relative gap is called optimal; any other is "feasible".
 OPTIMAL_GAP = 1e-4
+# scipy.optimize.milp's status for "the solver failed" (not infeasible, not a limit reached).
+_SOLVER_ERROR = 4
 
 
 class ExactStatus(str, Enum):
@@ -84,7 +86,10 @@ def solve(state: ClusterState) -> ExactResult:
     result = _solve(state, widen=0.0)
     if result.status is ExactStatus.INFEASIBLE:
         widen = _solve(state, widen=None)
-        if widen.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE):
+        if widen.status is ExactStatus.NO_SOLUTION:
+            # some assignment always exists once the band may widen: none found is the solver's limit
+            result = widen
+        elif widen.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE):
             # The widening found, plus slack for the solver's feasibility tolerance (1e-6 of the
             # model's unit, the largest partition): without it the rounded assignment that
             # reached the widening can miss the band by a few kilobytes and come out infeasible.
@@ -206,12 +211,8 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
     A = coo_matrix((np.concatenate(vals), (np.concatenate(rows_i), np.concatenate(cols_i))), shape=(n_rows, total)).tocsr()
     c = np.concatenate([cost if widen is not None else np.zeros(nx), np.zeros(n_y), np.ones(n_w)])
     ub = np.concatenate([upper_var, np.ones(n_y), np.full(n_w, np.inf)])
-    res = milp(
-        c, constraints=LinearConstraint(A, np.concatenate(lo_c), np.concatenate(hi_c)),
-        integrality=np.concatenate([np.ones(nx + n_y), np.zeros(n_w)]),
-        bounds=Bounds(np.zeros(total), ub),
-        options={"node_limit": NODE_LIMIT, "time_limit": TIME_LIMIT, "mip_rel_gap": MIP_GAP, "presolve": True},
-    )
+    res = _milp(c, LinearConstraint(A, np.concatenate(lo_c), np.concatenate(hi_c)),
+                np.concatenate([np.ones(nx + n_y), np.zeros(n_w)]), Bounds(np.zeros(total), ub))
     time_limited = "time limit" in str(res.message).lower()
     bound = getattr(res, "mip_dual_bound", None)
     bound_bytes = max(0, int(np.floor(float(bound) * scale * (1 - 1e-9)))) if bound is not None and np.isfinite(bound) else 0
@@ -234,6 +235,17 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
     optimal = optimal and moved - bound_bytes <= OPTIMAL_GAP * moved
     return ExactResult(ExactStatus.OPTIMAL if optimal else ExactStatus.FEASIBLE, rows, moved, bound_bytes,
                        strict, 0.0, time_limited, widen)
+
+
+def _milp(c: np.ndarray, constraints: LinearConstraint, integrality: np.ndarray, bounds: Bounds) -> OptimizeResult:
+    """HiGHS with presolve, and once more without it when HiGHS itself fails: its presolve
+    ends some small feasible models in "Solve error" (status 4), e.g. the widening model of five
+    single-replica partitions of 3, 25, 23, 6 and 8 GiB on four brokers, which solves without it."""
+    options = {"node_limit": NODE_LIMIT, "time_limit": TIME_LIMIT, "mip_rel_gap": MIP_GAP}
+    res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options={**options, "presolve": True})
+    if res.status == _SOLVER_ERROR:
+        res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options={**options, "presolve": False})
+    return res
 
 
 def apply(state: ClusterState, rows: dict[int, list[int]]) -> None:
