@@ -174,12 +174,10 @@ def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_
 KILL_AFTER = "continuous: started"
 
 
-def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_running_moves(cluster, tmp_path) -> None:
-    snap, plan = cluster
-    sim = Simulator.from_snapshot(snap)
-    before = _configs(sim)
-    state = tmp_path / "sim-state.json"
-    write_state(sim, state)
+def _kill_a_run(snap: Snapshot, plan, state: Path) -> tuple[set[int], set[int]]:
+    """Run the plan in a child process killed (like kill -9) while some steps have finished and
+    others are in flight; the (finished, submitted) steps its ledger records."""
+    write_state(Simulator.from_snapshot(snap), state)
 
     def child() -> None:
         admin = SimAdmin(read_state(state), state)
@@ -202,6 +200,14 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
     finished = {int(i) for i, e in ledger["steps"].items() if e["state"] == "finished"}
     running = {int(i) for i, e in ledger["steps"].items() if e["state"] == "submitted"}
     assert finished and running and ledger["throttles_restored"] is False
+    return finished, running
+
+
+def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_running_moves(cluster, tmp_path) -> None:
+    snap, plan = cluster
+    before = _configs(Simulator.from_snapshot(snap))
+    state = tmp_path / "sim-state.json"
+    finished, running = _kill_a_run(snap, plan, state)
     admin = Recording(read_state(state), state)
     assert _configs(admin.sim) != before  # the killed run left its throttles set
     in_flight_now = set(admin.sim.list_reassignments())
@@ -219,6 +225,45 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
     assert len(admin.submitted) == len(moves) - len(finished) - len(in_flight_now)
     assert _configs(admin.sim) == before
     assert admin.violations == []
+
+
+class LaggingMetadata(Recording):
+    """Kafka's two views apart: the controller no longer lists a finished reassignment while the
+    brokers' metadata still shows the partition in transition (target plus leaving replicas)."""
+
+    def __init__(self, sim: Simulator, state_path: Path, stale: dict[TP, tuple[int, ...]], calls: int) -> None:
+        super().__init__(sim, state_path)
+        self.stale, self.calls = stale, calls
+
+    def partitions(self, tps):
+        out = super().partitions(tps)
+        if self.calls > 0:
+            self.calls -= 1
+            out = {tp: replace(v, replicas=self.stale[tp]) if tp in self.stale else v for tp, v in out.items()}
+        return out
+
+
+def test_a_resume_waits_for_the_metadata_of_a_move_that_finished_while_no_executor_watched(cluster, tmp_path) -> None:
+    snap, plan = cluster
+    state = tmp_path / "sim-state.json"
+    _, running = _kill_a_run(snap, plan, state)
+    sim = read_state(state)
+    while sim.list_reassignments():  # the killed run's moves finish while nothing watches them
+        sim.advance(1.0)
+    moves = plan.schedule.moves
+    stale = {moves[i].tp: (*moves[i].replicas, *(b for b in moves[i].before if b not in moves[i].replicas)) for i in running}
+    assert any(v != moves[i].replicas for i, v in zip(sorted(running), (stale[moves[i].tp] for i in sorted(running))))
+    admin = LaggingMetadata(sim, state, stale, calls=2)
+
+    report = Executor(plan, admin, _settings()).run()
+
+    assert report["status"] == "complete", report
+    again = {tp for _, tp, _ in admin.submitted}
+    assert not again & {moves[i].tp for i in running}, "a move that had finished was submitted again"
+    steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
+    assert {steps[str(i)].get("note") for i in running} == {"finished while no executor watched it"}
+    assert not any("earlier" in steps[str(i)] for i in running)
+    assert admin.calls == 0  # the stale views were really served
 
 
 def _gated(plan, admin: SimAdmin, **kw) -> ExecutionGate:

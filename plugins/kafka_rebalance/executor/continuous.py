@@ -39,6 +39,7 @@ from kafka_rebalance.cluster.admin import (
     ClusterError,
 )
 from kafka_rebalance.executor.ledger import CANCELLED, CONTINUOUS, FAILED, FINISHED, PENDING, SUBMITTED
+from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS
 from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.planner.steps import Step
@@ -143,22 +144,32 @@ class ContinuousRun:
             return done, set()
         admin = self.ex.admin
         inflight = admin.list_reassignments()
-        current = admin.partitions([self.moves[i].tp for i in submitted])
-        running: set[int] = set()
+        running = {i for i in submitted if self.moves[i].tp in inflight and inflight[self.moves[i].tp].target == self.moves[i].replicas}
         now = admin.now()
-        for i in submitted:
-            m, e = self.moves[i], self._step(i)
-            p = current.get(m.tp)
-            if m.tp in inflight and inflight[m.tp].target == m.replicas:
-                running.add(i)
-                self.tracks[i] = self._track(m, now)
-                self.by_topic[m.tp.topic].add(i)
-            elif p is not None and p.replicas == m.replicas and set(m.replicas) <= set(p.isr):
-                e.update(state=FINISHED, ended_at=self._iso(), note="finished while no executor watched it")
-                done.add(i)
-            else:
-                # Never reached Kafka, or was cancelled since: it starts afresh, and the ledger says so.
-                e.update(state=CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
+        for i in sorted(running):
+            m = self.moves[i]
+            self._step(i)
+            self.tracks[i] = self._track(m, now)
+            self.by_topic[m.tp.topic].add(i)
+        # Not in flight: finished, or never reached Kafka, or cancelled since. The controller answers
+        # the reassignment list, brokers the metadata a moment later (see _land), so a move that just
+        # finished can still show its old or its in-transition replicas: wait for the views to agree.
+        unsettled = [i for i in submitted if i not in running]
+        deadline = now + METADATA_SETTLE_SECONDS
+        while unsettled:
+            current = admin.partitions([self.moves[i].tp for i in unsettled])
+            for i in list(unsettled):
+                m, p = self.moves[i], current.get(self.moves[i].tp)
+                if p is not None and p.replicas == m.replicas and set(m.replicas) <= set(p.isr):
+                    self._step(i).update(state=FINISHED, ended_at=self._iso(), note="finished while no executor watched it")
+                    done.add(i)
+                    unsettled.remove(i)
+            if not unsettled or admin.now() >= deadline:
+                break
+            admin.sleep(min(1.0, self.ex.settings.poll_interval))
+        for i in unsettled:
+            # Never reached Kafka, or was cancelled since: it starts afresh, and the ledger says so.
+            self._step(i).update(state=CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
         self.result.resumed_in_flight = len(running)
         if running:
             starts = [s for s in (self._step(i).get("started_at") for i in running) if isinstance(s, str)]
@@ -415,11 +426,7 @@ class ContinuousRun:
         self._say(f"{len(dispatcher.completed)}/{len(self.moves)} steps done, {len(dispatcher.in_flight)} in flight "
                   f"({human_bytes(left)} left in them, {human_bytes(waiting)} not started), {eta}")
 
-    # Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a cache
-    # that follows a moment later; a finished move can still show its old replicas for a second or two.
     def _land(self, gone: list[int], dispatcher: Dispatcher, now: float, touched: set[str]) -> None:
-        from kafka_rebalance.executor.executor import Executor
-
         parts = self.ex.admin.partitions([self.moves[i].tp for i in gone])
         for i in gone:
             m, t = self.moves[i], self.tracks[i]
@@ -429,7 +436,7 @@ class ContinuousRun:
                 touched.add(m.tp.topic)
                 continue
             t.gone_since = now if t.gone_since is None else t.gone_since
-            if now - t.gone_since < Executor.METADATA_SETTLE_SECONDS:
+            if now - t.gone_since < METADATA_SETTLE_SECONDS:  # the views may not agree yet
                 continue
             if p is None:
                 why = "the partition disappeared"

@@ -49,7 +49,7 @@ from kafka_rebalance.executor.ledger import (
     Ledger,
 )
 from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState
-from kafka_rebalance.executor.settings import ExecSettings, ExecutionRefused
+from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecSettings, ExecutionRefused
 from kafka_rebalance.executor.throttles import ThrottleRecord, label, restore_leftovers
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.snapshot import Snapshot, write_snapshot
@@ -428,13 +428,8 @@ class Executor:
         # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
         return cancelled
 
-    # Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a
-    # cache that follows the controller's log a moment later. A move the controller calls done can
-    # still show its old replicas for a second or two, so verification waits for the views to agree.
-    METADATA_SETTLE_SECONDS = 15.0
-
     def _verify_batch(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
-        deadline = self.admin.now() + self.METADATA_SETTLE_SECONDS
+        deadline = self.admin.now() + METADATA_SETTLE_SECONDS
         while True:
             out = self._batch_outcomes(batch, cancelled, refused)
             if not any(o.problems for o in out.values()) or self.admin.now() >= deadline:

@@ -16,6 +16,11 @@ MODES = ("continuous", "batches")
 # interval of nan/inf would sleep forever after throttles were already set.
 MAX_POLL_INTERVAL = 3600.0
 MAX_WAIT_SECONDS = 7 * 86400.0
+# Real Kafka: the controller answers ListPartitionReassignments, brokers answer Metadata from a
+# cache that follows the controller's log a moment later. A move the controller calls done can
+# still show its old (or in-transition) replicas for a second or two, so whoever judges a move
+# that left the reassignment list waits up to this long for the two views to agree.
+METADATA_SETTLE_SECONDS = 15.0
 
 
 class ExecutionRefused(RebalanceError):
