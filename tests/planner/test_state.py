@@ -1,0 +1,162 @@
+"""The planner's view of the cluster (planner/state.py): the arrays it builds from a snapshot, the
+bookkeeping of each change, and the rack rules the goals ask it. Brokers 0..n-1 are their own
+indexes; partitions are indexed in (topic, partition) order."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kafka_rebalance.planner import PlanError, PlanOptions
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.state import ClusterState
+from tests.support.clusters import GiB, part, snapshot
+
+MiB = 1024**2
+
+
+def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
+    return ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
+
+
+def test_mixed_replication_factors_are_padded_and_counted_once_per_replica() -> None:
+    s = state([0, 1, 2], [part("t", 0, [2, 0, 1], size_bytes=3 * GiB), part("t", 1, [1], size_bytes=5 * GiB),
+                          part("u", 0, [0, 2], size_bytes=7 * GiB)])
+    assert not s.uniform and s.rf_max == 3 and s.rf.tolist() == [3, 1, 2]
+    assert s.R.tolist() == [[2, 0, 1], [1, -1, -1], [0, 2, -1]]
+    assert [s.row(p) for p in range(3)] == [[2, 0, 1], [1], [0, 2]]
+    assert [s.original_row(p) for p in range(3)] == [[2, 0, 1], [1], [0, 2]]
+    assert s.counts.tolist() == [2, 2, 2]
+    assert (s.bytes // GiB).tolist() == [10, 8, 10]
+    assert [s.broker_parts(b).tolist() for b in range(3)] == [[0, 2], [0, 1], [0, 2]]
+
+
+def test_broker_ids_that_are_not_indexes_are_mapped_in_id_order() -> None:
+    s = state([5, 10, 7], [part("t", 0, [10, 5], leader=5), part("t", 1, [7])])
+    assert s.broker_ids == [5, 7, 10] and s.index_of == {5: 0, 7: 1, 10: 2}
+    assert s.R.tolist() == [[2, 0], [1, -1]] and s.leader.tolist() == [0, 1]
+    assert (s.bid(2), s.name(0)) == (10, "t-0")
+
+
+def test_frozen_hot_and_eligible() -> None:
+    rate = 10 * MiB
+    parts = [part("t", 0, [0], leader=-1, isr=[]),            # leaderless: frozen
+             part("x", 0, [1]),                                # excluded: frozen
+             part("t", 1, [1], rate=rate),                     # produces exactly the delivered rate: hot
+             part("t", 2, [1], rate=rate - 1)]                 # just below: not hot
+    s = state([0, 1, (2, None, False), 3], parts, exclude_topics=("x",), throttle_bytes_per_sec=rate,
+              decommission_brokers=(3,))
+    # partition order: t-0, t-1, t-2, x-0
+    assert s.leader.tolist() == [-1, 1, 1, 1]
+    assert s.frozen.tolist() == [True, False, False, True]
+    assert s.hot.tolist() == [False, True, False, False]
+    assert (s.alive, s.decommissioned, s.eligible_idx) == ([True, True, False, True], [False, False, False, True], [0, 1])
+    assert s.eligible_arr.tolist() == [True, True, False, False]
+    # half the throttle delivered: the same partition at half the rate is hot too
+    assert state([0, 1], [part("t", 0, [1], rate=rate / 2)], throttle_bytes_per_sec=rate, throttle_efficiency=0.5).hot.tolist() == [True]
+
+
+def test_a_replication_factor_change_leaves_frozen_partitions_alone() -> None:
+    s = state([0, 1, 2], [part("t", 0, [0]), part("x", 0, [1]), part("t", 1, [2, 0])], exclude_topics=("x",),
+              replication_factor=3)
+    assert s.rf_target.tolist() == [3, 3, 1]  # t-0, t-1, x-0
+    rows = s.final_rows()
+    assert rows.shape == (3, 3) and rows.tolist() == [[0, -1, -1], [2, 0, -1], [1, -1, -1]]
+
+
+def test_racks_are_coded_in_name_order_and_counted_over_eligible_brokers() -> None:
+    s = state([(0, "z"), (1, "a"), (2, "m", False)], [part("t", 0, [0, 1])])
+    assert s.rack_names == ["a", "m", "z"] and s.rack == [2, 0, 1] and s.has_racks
+    assert s.n_racks == 2  # the dead broker's rack has nobody eligible
+    assert state([0, 1], [part("t", 0, [0])]).n_racks == 0
+
+
+def test_moves_adds_and_removals_keep_counts_bytes_and_touched() -> None:
+    s = state([0, 1, 2], [part("t", 0, [0, 1], size_bytes=2 * GiB), part("t", 1, [0], size_bytes=3 * GiB)])
+    s.move(0, 0, 2)
+    assert s.row(0) == [2, 1] and s.original_row(0) == [0, 1]
+    assert s.counts.tolist() == [1, 1, 1] and (s.bytes // GiB).tolist() == [3, 2, 2]
+    assert s.touched.tolist() == [True, False] and s.arrivals == {2: [0]}
+    assert s.moved_bytes() == 2 * GiB
+    s.add(1, 1)
+    assert s.row(1) == [0, 1] and s.counts.tolist() == [1, 2, 1] and (s.bytes // GiB).tolist() == [3, 5, 2]
+    s.remove(1, 0)
+    assert s.row(1) == [1] and s.counts.tolist() == [0, 2, 1] and (s.bytes // GiB).tolist() == [0, 5, 2]
+    assert s.moved_bytes() == 5 * GiB
+    assert s.final_rows().tolist() == [[2, 1], [1, -1]]
+    assert s.broker_parts(0).tolist() == [0, 1]  # the ORIGINAL assignment
+
+
+def test_restore_forgets_a_change_only_when_the_row_is_back() -> None:
+    s = state([0, 1, 2], [part("t", 0, [0, 1])])
+    s.move(0, 0, 2)
+    s.restore(0)
+    assert s.row(0) == [2, 1] and s.touched[0]
+    s.move(0, 2, 0)
+    s.restore(0)
+    assert 0 not in s.cur and not s.touched[0] and s.moved_bytes() == 0
+    s.move(0, 0, 2)
+    s.move(0, 1, 0)
+    s.move(0, 2, 1)  # [1, 0]: the same replicas, another order
+    s.restore(0)
+    assert s.row(0) == [1, 0] and s.touched[0]
+
+
+def test_rack_cap_without_racks_is_the_replication_factor() -> None:
+    assert state([0, 1, 2], [part("t", 0, [0])]).rack_cap(3) == 3
+
+
+def test_rack_ok_keeps_a_rack_that_must_hold_two_from_being_emptied() -> None:
+    # Racks a = {0, 1}, b = {2, 3}, c = {4}; RF 4 over 3 racks: at most 2 per rack, and every rack kept.
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")], [part("t", 0, [0, 2, 3, 4])])
+    assert s.rack_ok([0, 2, 3, 4], 0, 1, 4)       # within rack a: always fine
+    assert not s.rack_ok([0, 2, 3, 4], 4, 1, 4)   # c's only replica to a: c would be empty
+    assert s.rack_ok([0, 2, 3, 4], 3, 1, 4)       # one of b's two to a: b keeps one, a gets its second
+    assert s.rack_ok([0, 1, 2, 3], 2, 4, 4)       # one of b's two to c
+    # with RF <= racks no rack needs two, so emptying one is fine as long as the cap holds
+    s3 = state([(0, "a"), (1, "a"), (2, "b"), (3, "c")], [part("t", 0, [0, 2])])
+    assert s3.rack_ok([0, 2], 2, 3, 2) and not s3.rack_ok([0, 2], 2, 1, 2)
+    assert state([0, 1, 2], [part("t", 0, [0, 1])]).rack_ok([0, 1], None, 0, 2)  # no racks: anything goes
+
+
+def test_rack_safe_is_the_gates_rule() -> None:
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")], [part("t", 0, [0, 2])])
+    assert s.rack_safe([0, 2, 4]) and s.rack_safe([0, 1, 2, 4])
+    assert not s.rack_safe([0, 1, 2])      # RF 3 over 3 racks: one per rack
+    assert not s.rack_safe([0, 1])         # two in a
+    assert not s.rack_safe([0, 1, 2, 3])   # RF 4: at most 2 per rack, but only 2 of the 3 racks used
+    assert s.rack_safe([]) and state([0, 1], [part("t", 0, [0])]).rack_safe([0, 0])
+
+
+class Veto(Goal):
+    def __init__(self, refuse: tuple[int, int, int], count_goal: bool) -> None:
+        self.refuse, self.count_goal = refuse, count_goal
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        return (p, src, dst) != self.refuse
+
+
+def test_every_optimised_goal_may_veto_and_count_goals_let_count_neutral_swaps_pass() -> None:
+    s = state([0, 1], [part("t", 0, [0])])
+    assert s.accepts(0, 0, 1)
+    s.vetoes = [Veto((0, 0, 1), count_goal=True)]
+    assert not s.accepts(0, 0, 1) and s.accepts(0, 0, 1, count_neutral=True) and s.accepts(0, 1, 0)
+    s.vetoes.append(Veto((0, 0, 1), count_goal=False))
+    assert not s.accepts(0, 0, 1, count_neutral=True)
+
+
+def test_a_snapshot_without_brokers_or_without_an_eligible_one_is_a_plan_error() -> None:
+    snap = snapshot([0, 1], [part("t", 0, [0])])
+    with pytest.raises(PlanError, match=r"^snapshot of test lists no brokers; nothing to plan$"):
+        ClusterState(replace(snap, brokers=(), partitions=()), PlanOptions())
+    with pytest.raises(PlanError, match=r"^no eligible broker left: every broker of test is dead or in --decommission-brokers$"):
+        ClusterState(snap, PlanOptions(decommission_brokers=(0, 1)))
+
+
+def test_an_empty_cluster_has_empty_arrays() -> None:
+    s = state([0, 1], [])
+    assert s.n_parts == 0 and s.R.shape == (0, 1) and s.counts.tolist() == [0, 0] and s.final_rows().shape == (0, 1)
+    assert np.asarray(s.broker_parts(1)).tolist() == []
