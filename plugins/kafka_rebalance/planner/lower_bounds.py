@@ -141,9 +141,11 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
 
 
 def _ceil(x: np.ndarray | np.float64) -> np.ndarray:
-    """Round a bound up to whole bytes or moves, but never over a float's rounding error: a byte target
-    of 15 GiB computed as 16106127360.000002 must not claim that 16106127361 bytes are unavoidable."""
-    return np.ceil(x * (1 - 1e-9))
+    """Round a bound up to whole bytes or moves, except a value within a float's rounding error of a
+    whole number, which is that number: a byte target of 15 GiB computed as 16106127360.000002 must not
+    claim that 16106127361 bytes are unavoidable, nor an exact 3 GiB that only 3221225469 are."""
+    nearest = np.rint(x)
+    return np.where(np.abs(x - nearest) <= 1e-9 * np.abs(x), nearest, np.ceil(x))
 
 
 def finish(bounds: dict[str, dict[str, int]], counts_reached: bool, bytes_reached: bool) -> dict[str, int]:
