@@ -454,3 +454,41 @@ def test_a_snapshot_that_is_not_an_object_names_its_source() -> None:
     with pytest.raises(SnapshotError) as err:
         snapshot_from_dict([], "s.json")
     assert str(err.value) == "s.json: invalid snapshot (1 problem(s)): top level must be a JSON object, got list"
+
+
+# --------------------------------------------------------------------------- Parquet column kinds
+
+
+@pytest.mark.parametrize(("actual", "expected", "ok"), [
+    ("int64", "int32", True), ("int8", "int32", True), ("uint16", "int32", True),      # any integer width
+    ("int32", "float64", True), ("float32", "float64", True),                          # integers widen to floats
+    ("float64", "int32", False), ("string", "int32", False), ("bool", "int32", False),
+    ("large_string", "string", True), ("dictionary", "string", True), ("int32", "string", False),
+    ("list<int64>", "list<int32>", True), ("large_list<int16>", "list<int32>", True),
+    ("list<string>", "list<int32>", False), ("list<float64>", "list<int32>", False), ("int32", "list<int32>", False),
+    ("timestamp", "timestamp", True), ("date32", "timestamp", False),
+])
+def test_parquet_columns_of_the_same_kind_are_accepted(actual: str, expected: str, ok: bool) -> None:
+    import pyarrow as pa
+
+    from kafka_rebalance.snapshot.files import _compatible
+
+    types = {"int64": pa.int64(), "int32": pa.int32(), "int8": pa.int8(), "uint16": pa.uint16(), "float64": pa.float64(),
+             "float32": pa.float32(), "string": pa.string(), "bool": pa.bool_(), "large_string": pa.large_string(),
+             "dictionary": pa.dictionary(pa.int32(), pa.string()), "list<int64>": pa.list_(pa.int64()),
+             "list<int32>": pa.list_(pa.int32()), "large_list<int16>": pa.large_list(pa.int16()),
+             "list<string>": pa.list_(pa.string()), "list<float64>": pa.list_(pa.float64()),
+             "timestamp": pa.timestamp("ms"), "date32": pa.date32()}
+    assert _compatible(types[actual], types[expected]) is ok
+
+
+def test_a_snapshot_that_cannot_be_written_is_one_error_naming_the_file() -> None:
+    from kafka_rebalance.errors import RebalanceError
+    from tests.support.clusters import part, snapshot
+
+    snap = snapshot([0], [part("t", 0, [0])])
+    with pytest.raises(RebalanceError, match=r"^/sys/kafka-rebalance\.json: cannot write snapshot \(Permission denied\)$"):
+        write_snapshot(snap, "/sys/kafka-rebalance.json")
+    # pyarrow's own errors carry no strerror: their message is quoted instead
+    with pytest.raises(RebalanceError, match=r"^/sys/kafka-rebalance\.parquet: cannot write snapshot \(.*Permission denied.*\)$"):
+        write_snapshot(snap, "/sys/kafka-rebalance.parquet")
