@@ -197,6 +197,84 @@ def test_validate_replica_assignment_messages() -> None:
     validate_replica_assignment({0: [0, 1], 1: [1, 2]}, 2, {0, 1, 2})  # valid: no exception
 
 
+def test_the_shift_grows_by_one_at_every_wrap() -> None:
+    # Four brokers, RF 2, start 0 and shift 0: the second replica sits 1 + shift % 3 after the first, and the
+    # shift grows by one after every 4 partitions (1, then 2, then 3 positions).
+    got = assign_replicas_to_brokers(brokers(0, 1, 2, 3), 12, 2, start_index=0)
+    assert got == {0: [0, 1], 1: [1, 2], 2: [2, 3], 3: [3, 0], 4: [0, 2], 5: [1, 3], 6: [2, 0], 7: [3, 1],
+                   8: [0, 3], 9: [1, 0], 10: [2, 1], 11: [3, 2]}
+    # Continuing from partition 4 (adding partitions) starts on the grown shift.
+    assert assign_replicas_to_brokers(brokers(0, 1, 2, 3), 2, 2, start_index=0, start_partition_id=4) == {4: [0, 2], 5: [1, 3]}
+
+
+def test_an_explicit_shift_is_kept_even_zero_or_alongside_a_start() -> None:
+    assert assign_replicas_to_brokers(brokers(0, 1, 2, 3), 1, 2, start_index=1, replica_shift=0) == {0: [1, 2]}
+    assert assign_replicas_to_brokers(brokers(0, 1, 2, 3), 1, 2, start_index=0, replica_shift=1) == {0: [0, 2]}
+
+
+def test_a_negative_start_or_shift_means_drawn_at_random_as_in_kafka() -> None:
+    # Kafka's fixedStartIndex -1 is "random": the same draws as giving none at all.
+    draws = random.Random(7)
+    start, shift = draws.randrange(5), draws.randrange(5)
+    fixed = assign_replicas_to_brokers(brokers(*range(5)), 10, 3, start_index=start, replica_shift=shift)
+    assert assign_replicas_to_brokers(brokers(*range(5)), 10, 3, rng=random.Random(7)) == fixed
+    assert assign_replicas_to_brokers(brokers(*range(5)), 10, 3, start_index=-1, replica_shift=-1, rng=random.Random(7)) == fixed
+    # a negative shift beside a start: as if no shift were given, so the start fixes it too
+    got = assign_replicas_to_brokers(brokers(*range(5)), 10, 3, start_index=2, replica_shift=-4)
+    assert got == assign_replicas_to_brokers(brokers(*range(5)), 10, 3, start_index=2, replica_shift=2)
+    assert got != assign_replicas_to_brokers(brokers(*range(5)), 10, 3, start_index=2, replica_shift=0)
+
+
+def test_rack_aware_placement_worked_by_hand() -> None:
+    # Racks a = {0, 1}, b = {2, 3}: the alternated list is [0, 2, 1, 3]. Start 0, shift 0, RF 2: each
+    # partition's follower is the next broker of the list, which is always of the other rack. After 4
+    # partitions the shift grows by the number of racks (2): the follower is 3 positions on.
+    got = assign_replicas_to_brokers(brokers(0, 1, 2, 3, racks={0: "a", 1: "a", 2: "b", 3: "b"}), 5, 2, start_index=0)
+    assert got == {0: [0, 2], 1: [2, 1], 2: [1, 3], 3: [3, 0], 4: [0, 3]}
+
+
+def test_racks_are_ordered_as_java_orders_strings() -> None:
+    # Java compares UTF-16 code units: U+1F600 (a surrogate pair starting 0xD83D) sorts before U+FFFD,
+    # while Python's code-point order puts it after.
+    assert rack_alternated_broker_list({0: "\ufffd", 1: "\U0001F600"}) == [1, 0]
+
+
+def test_each_error_names_the_exception_kafka_would_throw() -> None:
+    cases = [({"n_partitions": 0, "replication_factor": 1}, "InvalidPartitionsException"),
+             ({"n_partitions": 1, "replication_factor": 0}, "InvalidReplicationFactorException"),
+             ({"n_partitions": 1, "replication_factor": 4}, "InvalidReplicationFactorException")]
+    for kwargs, exception in cases:
+        with pytest.raises(AssignmentError) as err:
+            assign_replicas_to_brokers(brokers(0, 1, 2), **kwargs)
+        assert err.value.kafka_exception == exception
+    with pytest.raises(AssignmentError) as err:
+        create_new_partitions_assignment("orders", {0: [0], 1: [1]}, brokers(0, 1), 2)
+    assert err.value.kafka_exception == "InvalidPartitionsException"
+
+
+def test_adding_partitions_with_an_explicit_assignment_checks_it_against_partition_0_and_the_brokers() -> None:
+    existing = {0: [2, 0]}
+    got = create_new_partitions_assignment("t", existing, brokers(0, 1, 2), 3, {1: [1, 2], 2: [2, 1]})
+    assert got == {1: [1, 2], 2: [2, 1]}
+    with pytest.raises(AssignmentError, match=r"^Inconsistent replication factor between partitions, partition 0 has 2 "
+                                              r"while partition 1 has 1 replicas\.$"):
+        create_new_partitions_assignment("t", existing, brokers(0, 1, 2), 2, {1: [1]})
+    with pytest.raises(AssignmentError, match=r"^Some brokers specified for partition id 1 are not available\. "
+                                              r"Specified brokers: 1, 5, available brokers: 0, 1, 2\.$"):
+        create_new_partitions_assignment("t", existing, brokers(0, 1, 2), 2, {1: [1, 5]})
+
+
+def test_adding_partitions_starts_at_partition_0s_first_broker() -> None:
+    # Partition 0 starts on broker 2 of 0..3: start index 2, and the shift is the start (2). Partition 1:
+    # first (1 + 2) % 4 = 3, follower 1 + 2 % 3 = 3 positions on: broker 2. Partition 2: 0, then 3.
+    assert create_new_partitions_assignment("t", {0: [2, 0]}, brokers(0, 1, 2, 3), 3) == {1: [3, 2], 2: [0, 3]}
+
+
+def test_duplicate_entries_are_all_named_once() -> None:
+    with pytest.raises(AssignmentError, match=r"^Partition replica lists may not contain duplicate entries: 1,2$"):
+        parse_replica_assignment("2:1:1:2:3")
+
+
 # ---------------------------------------------------------------- properties (hypothesis)
 
 

@@ -108,6 +108,26 @@ def test_an_abandoned_step_drops_its_partitions_later_steps_and_frees_its_broker
     assert d.finished and d.abandoned == {order.index(first), order.index(second)}
 
 
+def test_the_lane_with_the_most_bytes_still_to_receive_goes_first_and_dropped_steps_leave_it() -> None:
+    # Lane 9 (the broker receiving) waits for 50 MiB of p-0's second step and holds two 5 MiB steps ready:
+    # 60 MiB to receive. Lane 8: p-0's first step (50 MiB); lane 7: one of 25 MiB. Two moves at a time.
+    first = step(0, [1], [8], 50, seq=0)
+    second = step(0, [8], [9], 50, seq=1, leader=8)
+    small = [step(1, [2], [9], 5), step(2, [3], [9], 5)]
+    other = step(3, [4], [7], 25)
+    order, after = priority_order([[first, second], [small[0]], [small[1]], [other]])
+    ix = {id(s): i for i, s in enumerate(order)}
+    d = Dispatcher(order, after, 5, max_in_flight=2, throttle=T)
+    started = d.start()
+    # lane 9 first (60 MiB), then lane 8 (50 MiB) over lane 7 (25 MiB): 9 already has a move in flight
+    assert [order[i].p for i in started] == [1, 0]
+    assert d.left == {9: 55 * MiB, 8: 0, 7: 25 * MiB}
+    d.abandon(ix[id(first)])  # p-0's second step is dropped: lane 9 has 5 MiB left to receive
+    assert d.left[9] == 5 * MiB and d.abandoned == {ix[id(first)], ix[id(second)]}
+    d.finish(started[0])
+    assert [order[i].p for i in d.start()] == [3, 2]  # now lane 7 (25 MiB) before lane 9 (5 MiB)
+
+
 def test_a_refused_start_keeps_the_step_for_the_next_dispatch() -> None:
     chains = [[step(p, [1], [9], 10 + p)] for p in range(2)]
     order, after = priority_order(chains)
