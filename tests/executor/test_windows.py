@@ -194,3 +194,67 @@ def test_override_text_is_trimmed_and_case_sensitive() -> None:
     assert policy("", [WEEKDAYS]).windows == (WEEKDAYS,)
     with pytest.raises(WindowError):
         policy("NOW", [])
+
+
+def test_touching_windows_merge_into_spans_of_eight_days_at_most() -> None:
+    # A 24-hour window every midnight: back to back forever. Intervals are cut at 8 days so that a
+    # plan always sees an end; the next interval starts where the previous stopped.
+    p = policy("configured", [Window("0 0 * * *", timedelta(hours=24))])
+    first, second = _first(p, t("2026-01-01T01:00:00"), 2)
+    assert first == Interval(t("2026-01-01T00:00:00"), t("2026-01-09T00:00:00"))
+    assert second.start == t("2026-01-09T00:00:00")
+
+
+def test_the_last_window_within_the_horizon_is_not_lost() -> None:
+    # Once a year for an hour: the five openings within five years, the last one included.
+    starts = [iv.start for iv in policy("configured", [Window("0 0 1 1 *", timedelta(hours=1))]).intervals(t("2026-06-01T00:00:00"))]
+    assert starts == [t(f"{y}-01-01T00:00:00") for y in range(2027, 2032)]
+
+
+def test_an_eta_that_exactly_fills_a_window_ends_in_it() -> None:
+    p = policy("2026-11-25T01:00Z/PT1H", [])
+    assert p.eta(t("2026-11-25T01:00:00"), 3600, timedelta(0)) == Eta(1, t("2026-11-25T02:00:00"))
+    assert p.eta(t("2026-11-25T01:00:00"), 3601, timedelta(0)) == Eta(None, None)
+
+
+def test_a_zero_estimate_may_start_up_to_the_margin_before_the_close() -> None:
+    p = policy("2026-11-25T01:00Z/PT1H", [])
+    assert p.may_start(t("2026-11-25T01:30:00"), 0, timedelta(minutes=30))
+    assert not p.may_start(t("2026-11-25T01:30:01"), 0, timedelta(minutes=30))
+
+
+@pytest.mark.parametrize(("delta", "text"), [
+    (timedelta(days=1), "1d"), (timedelta(hours=24, seconds=1), "1d1s"), (timedelta(hours=23, minutes=59, seconds=59), "23h59m59s"),
+    (timedelta(minutes=60), "1h"), (timedelta(seconds=59), "59s"), (timedelta(0), "0s"),
+])
+def test_durations_for_people(delta: timedelta, text: str) -> None:
+    assert Window("* * * * *", delta).describe() == f"* * * * * for {text} (UTC)"
+
+
+def test_the_longest_duration_and_the_edges_of_time() -> None:
+    assert parse_duration("366d", "d") == timedelta(days=366)
+    with pytest.raises(WindowError, match=r"^d: at most 366 days, got '366d1s'$"):
+        parse_duration("366d1s", "d")
+    with pytest.raises(WindowError, match=r"^d: expected a duration such as 4h, 90m or PT4H, got None$"):
+        parse_duration(None, "d")
+    assert policy("1970-01-01T00:00:00Z/PT1H", []).interval == Interval(t("1970-01-01T00:00:00"), t("1970-01-01T01:00:00"))
+    assert policy("2026-01-01T00:00:00Z/9000-01-01T00:00:00Z", []).interval.end == t("9000-01-01T00:00:00")
+    for text, which in (("1969-12-31T23:59:59Z/PT1H", "start"), ("2026-01-01T00:00Z/9000-01-01T00:00:01Z", "end")):
+        with pytest.raises(WindowError, match=rf"^window \({which}\): .* is out of range \(years 1970 to 9000\)$"):
+            policy(text, [])
+
+
+def test_an_interval_is_split_at_its_first_slash_and_may_not_be_empty() -> None:
+    with pytest.raises(WindowError, match=r"^window \(duration\): not an ISO 8601 duration: 'PT1H/PT1H'$"):
+        policy("2026-11-25T01:00Z/PT1H/PT1H", [])
+    with pytest.raises(WindowError, match=r"^window: the interval ends \(2026-11-25T01:00:00Z\) before it starts \(2026-11-25T01:00:00Z\)$"):
+        policy("2026-11-25T01:00Z/2026-11-25T01:00Z", [])
+
+
+def test_window_entries_name_every_unknown_key_and_the_field_of_a_bad_value() -> None:
+    with pytest.raises(WindowError, match=r"^w: unknown key\(s\) tz, zone \(allowed: cron, duration, timezone\)$"):
+        window_from_config({"cron": "0 1 * * *", "duration": "1h", "zone": "UTC", "tz": "UTC"}, "w")
+    with pytest.raises(WindowError, match=r"^w\.duration: expected a duration such as 4h, 90m or PT4H, got 'soon'$"):
+        window_from_config({"cron": "0 1 * * *", "duration": "soon"}, "w")
+    with pytest.raises(WindowError, match=r"^w\.cron: not a 5-field cron expression: 5$"):
+        window_from_config({"cron": 5, "duration": "1h"}, "w")
