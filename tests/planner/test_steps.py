@@ -1,0 +1,70 @@
+"""From an original to a final replica list (planner/steps.py): the steps, worked out by hand.
+
+Broker ids are plain numbers; ``dead`` marks brokers a step may not pass through."""
+
+from __future__ import annotations
+
+from kafka_rebalance.planner.steps import Step, _apply, partition_steps
+
+
+def plan(original: list[int], final: list[int], max_new: int, leader: int | None = None,
+         dead: tuple[int, ...] = (), first_out: tuple[int, ...] = ()) -> list[Step]:
+    return partition_steps(7, "t", 3, original, final, original[0] if leader is None else leader, 100, 1.5, max_new,
+                           valid=lambda row: not set(row) & set(dead), leave_first=lambda b: 0 if b in first_out else 1)
+
+
+def shape(steps: list[Step]) -> list[tuple]:
+    return [(s.before, s.after, s.adds, s.removes, s.seq, s.leader) for s in steps]
+
+
+def test_a_reorder_is_one_metadata_only_step() -> None:
+    (s,) = plan([1, 2, 3], [2, 1, 3], max_new=1)
+    assert s == Step(7, "t", 3, (1, 2, 3), (2, 1, 3), (), (), 0, 1, 100, 1.5)
+    assert s.reorder and s.involved == ()
+
+
+def test_within_the_limit_one_step_and_the_leader_leaves_last() -> None:
+    (s,) = plan([1, 2, 3], [4, 5, 3], max_new=2)
+    assert (s.adds, s.removes, s.after) == ((4, 5), (2, 1), (4, 5, 3))
+    assert s.involved == (4, 5, 2, 1) and not s.reorder
+
+
+def test_one_new_replica_per_step_ends_on_the_final_order() -> None:
+    assert shape(plan([1, 2, 3], [4, 5, 3], max_new=1)) == [
+        ((1, 2, 3), (1, 4, 3), (4,), (2,), 0, 1),
+        ((1, 4, 3), (4, 5, 3), (5,), (1,), 1, 1),
+    ]
+
+
+def test_a_dead_replica_leaves_first_and_no_step_passes_through_a_dead_broker() -> None:
+    assert shape(plan([1, 2, 3], [1, 4, 5], max_new=1, dead=(3,), first_out=(3,))) == [
+        ((1, 2, 3), (1, 2, 4), (4,), (3,), 0, 1),
+        ((1, 2, 4), (1, 4, 5), (5,), (2,), 1, 1),
+    ]
+
+
+def test_the_first_step_grows_past_the_limit_only_when_no_smaller_one_is_safe() -> None:
+    # Two dead replicas: replacing one leaves the other, so the first (and only) step replaces both.
+    assert shape(plan([1, 2, 3], [1, 4, 5], max_new=1, dead=(2, 3), first_out=(2, 3))) == [
+        ((1, 2, 3), (1, 4, 5), (4, 5), (2, 3), 0, 1),
+    ]
+
+
+def test_a_replication_factor_increase_happens_in_the_first_step() -> None:
+    assert shape(plan([1, 2], [3, 4, 5], max_new=1)) == [
+        ((1, 2), (1, 2, 3), (3,), (), 0, 1),
+        ((1, 2, 3), (1, 4, 3), (4,), (2,), 1, 1),
+        ((1, 4, 3), (3, 4, 5), (5,), (1,), 2, 1),
+    ]
+
+
+def test_leadership_follows_the_first_surviving_replica_from_step_to_step() -> None:
+    # The leader (1) is decommissioned, so it leaves first; the controller then hands leadership to the
+    # first replica that stayed (2), and after 2 leaves, to 4.
+    assert [s.leader for s in plan([1, 2, 3], [4, 5, 6], max_new=1, first_out=(1,))] == [1, 2, 4]
+
+
+def test_applying_a_step_replaces_in_place_and_appends_or_drops_the_rest() -> None:
+    assert _apply([1, 2, 3], (4,), (2, 3)) == [1, 4]
+    assert _apply([1, 2], (3, 4), (2,)) == [1, 3, 4]
+    assert _apply([1, 2, 3], (5, 6), (3, 1)) == [6, 2, 5]
