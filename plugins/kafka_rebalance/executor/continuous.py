@@ -147,10 +147,8 @@ class ContinuousRun:
         running = {i for i in submitted if self.moves[i].tp in inflight and inflight[self.moves[i].tp].target == self.moves[i].replicas}
         now = admin.now()
         for i in sorted(running):
-            m = self.moves[i]
-            self._step(i)
-            self.tracks[i] = self._track(m, now)
-            self.by_topic[m.tp.topic].add(i)
+            self.tracks[i] = self._track(self.moves[i], now)
+            self.by_topic[self.moves[i].tp.topic].add(i)
         # Not in flight: finished, or never reached Kafka, or cancelled since. The controller answers
         # the reassignment list, brokers the metadata a moment later (see _land), so a move that just
         # finished can still show its old or its in-transition replicas: wait for the views to agree.
