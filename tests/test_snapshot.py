@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.errors import SnapshotError
 from kafka_rebalance.snapshot import (
+    Snapshot,
     load_snapshot,
     snapshot_files,
     snapshot_from_dict,
@@ -492,3 +494,88 @@ def test_a_snapshot_that_cannot_be_written_is_one_error_naming_the_file() -> Non
     # pyarrow's own errors carry no strerror: their message is quoted instead
     with pytest.raises(RebalanceError, match=r"^/sys/kafka-rebalance\.parquet: cannot write snapshot \(.*Permission denied.*\)$"):
         write_snapshot(snap, "/sys/kafka-rebalance.parquet")
+
+
+# --------------------------------------------------------------------------- the file layer, message by message
+
+
+def _problem(path: Path, problem: str) -> str:
+    return f"{path}: invalid snapshot (1 problem(s)): {problem}"
+
+
+def _small() -> Snapshot:
+    from tests.support.clusters import part, snapshot
+
+    return snapshot([0, 1], [part("t", 0, [0, 1]), part("t", 1, [1, 0])])
+
+
+def test_missing_files_and_empty_directories_are_named(tmp_path: Path) -> None:
+    for call in (load_snapshot, snapshot_files):
+        with pytest.raises(SnapshotError) as err:
+            call(tmp_path / "gone.json")
+        assert str(err.value) == _problem(tmp_path / "gone.json", "file does not exist")
+    with pytest.raises(SnapshotError) as err:
+        snapshot_files(tmp_path)
+    assert str(err.value) == _problem(tmp_path, "directory holds no snapshot files (*.json, *.parquet)")
+    (tmp_path / "b.parquet").write_bytes(b"x")
+    (tmp_path / "a.json").write_text("{}")
+    (tmp_path / "notes.txt").write_text("")
+    assert snapshot_files(tmp_path) == [tmp_path / "a.json", tmp_path / "b.parquet"]
+    assert snapshot_files(tmp_path / "a.json") == [tmp_path / "a.json"]
+
+
+def test_written_files_are_laid_out_as_documented(tmp_path: Path) -> None:
+    snap = _small()
+    out = write_snapshot(snap, tmp_path / "deep" / "er" / "s.json")  # parents are created
+    text = out.read_text(encoding="utf-8")
+    assert text == json.dumps(snap.to_dict(), indent=1) + "\n"
+    pq_path = write_snapshot(snap, tmp_path / "deep" / "s.parquet")
+    meta = pq.read_schema(pq_path).metadata[b"kafka_rebalance.snapshot"]
+    assert meta == json.dumps({"format_version": 1, **snap.header_dict()}, sort_keys=True).encode()
+    assert pq.ParquetFile(pq_path).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def _parquet(tmp_path: Path, drop: str | None = None, meta: bytes | None = None, retype: tuple[str, Any] | None = None) -> Path:
+    from kafka_rebalance.snapshot.files import partition_table, write_parquet
+
+    table = partition_table(_small().partitions)
+    if drop:
+        table = table.drop_columns([drop])
+    if retype:
+        name, typ = retype
+        table = table.set_column(table.column_names.index(name), name, table.column(name).cast(typ))
+    path = tmp_path / "s.parquet"
+    write_parquet(table, _small().header_dict(), path)
+    if meta is not None:
+        t = pq.read_table(path)
+        pq.write_table(t.replace_schema_metadata({b"kafka_rebalance.snapshot": meta}), path)
+    return path
+
+
+@pytest.mark.parametrize(("kind", "problem"), [
+    ("drop", "Parquet partition rows lack column(s) isr"),
+    ("not-utf8", "metadata kafka_rebalance.snapshot: not UTF-8 text"),
+    ("not-object", "metadata kafka_rebalance.snapshot: must be a JSON object, got list"),
+    ("retype", "column leader is string, expected int32"),
+])
+def test_each_parquet_problem_is_named_with_the_file(tmp_path: Path, kind: str, problem: str) -> None:
+    import pyarrow as pa
+
+    path = {"drop": lambda: _parquet(tmp_path, drop="isr"),
+            "not-utf8": lambda: _parquet(tmp_path, meta=b"\xff\xfe"),
+            "not-object": lambda: _parquet(tmp_path, meta=b"[1]"),
+            "retype": lambda: _parquet(tmp_path, retype=("leader", pa.string()))}[kind]()
+    with pytest.raises(SnapshotError) as err:
+        load_snapshot(path)
+    assert str(err.value) == _problem(path, problem)
+
+
+def test_a_damaged_parquet_body_is_one_problem_naming_the_file(tmp_path: Path) -> None:
+    path = _parquet(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[8:200] = b"\0" * 192  # the column chunks, not the footer
+    path.write_bytes(bytes(data))
+    with pytest.raises(SnapshotError) as err:
+        load_snapshot(path)
+    assert str(err.value).startswith(f"{path}: invalid snapshot (1 problem(s)): unreadable Parquet: ")
+    assert "\n" not in str(err.value)
