@@ -254,3 +254,26 @@ def test_a_bound_never_exceeds_the_optimum_by_a_rounding_error() -> None:
     assert plan.summary["lower_bounds"]["bytes_moved"] <= 15 * GiB
     assert plan.summary["optimizer"]["bytes_bound"] <= 15 * GiB
     assert plan.summary["optimizer"]["gap_percent"] >= 0
+
+
+def test_exact_never_gives_a_partition_producing_at_the_throttle_a_new_replica() -> None:
+    # Broker 0: a (1 GiB, producing 20 MiB/s against a 10 MiB/s throttle), d (2), b (4), c (4); broker 1 new.
+    # Two each, 5.5 GiB +- 10 %: a + b (5 GiB) would be cheapest, but a could never catch up; d + b or d + c
+    # (6 GiB) is the best the rest allows.
+    MiB = 1024**2
+    snap = snapshot([0, 1], [part("a", 0, [0], size_bytes=GiB, bytes_in_per_sec=20 * MiB),
+                             part("b", 0, [0], size_bytes=4 * GiB), part("c", 0, [0], size_bytes=4 * GiB),
+                             part("d", 0, [0], size_bytes=2 * GiB)])
+    plan = make_plan(snap, PlanOptions(optimizer="exact", throttle_bytes_per_sec=10 * MiB))
+    rows = final_rows(plan)
+    assert rows[("a", 0)] == [0] and rows[("d", 0)] == [1]
+    assert plan.summary["bytes_moved"] == 6 * GiB and plan.summary["optimizer"]["exact_status"] == "optimal"
+
+
+def test_exact_moves_nothing_on_a_balanced_cluster_not_even_empty_partitions() -> None:
+    # Every replica costs its bytes plus one: an empty partition is not moved for nothing.
+    snap = snapshot([0, 1], [part("e", 0, [0], size_bytes=0), part("a", 0, [0], size_bytes=2 * GiB),
+                             part("b", 0, [1], size_bytes=2 * GiB)])
+    plan = make_plan(snap, PlanOptions(optimizer="exact"))
+    assert plan.summary["replica_moves"] == 0 and plan.batches == []
+    assert plan.summary["optimizer"]["used"] == "exact"
