@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.goals.base import DonorIndex, donor_index
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state
 
 
 def state(partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    return ClusterState(snapshot([0, 1, 2], partitions), PlanOptions(**options))
+    return planner_state([0, 1, 2], partitions, **options)
 
 
 def sized(*gib: int, replicas: list[int] | None = None) -> list[dict[str, Any]]:

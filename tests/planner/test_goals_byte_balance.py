@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.targets import set_targets
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state
 
 
 def balanced(brokers: list[int], layout: dict[int, list[int]], counts_veto: bool = False, **options: Any) -> ClusterState:
@@ -23,8 +21,7 @@ def balanced(brokers: list[int], layout: dict[int, list[int]], counts_veto: bool
         for g in sizes:
             parts.append(part("t", i, [b], size_bytes=g * GiB))
             i += 1
-    s = ClusterState(snapshot(brokers, parts), PlanOptions(**options))
-    set_targets(s)
+    s = planner_state(brokers, parts, targets=True, **options)
     if counts_veto:
         s.vetoes = [ReplicaCountGoal()]
     ByteBalanceGoal().optimize(s)

@@ -3,20 +3,16 @@ same donor when both brokers stay in the band. Brokers 0..n-1 are their own inde
 
 from __future__ import annotations
 
-from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.targets import set_targets
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state
 
 
 def moved_4_gib(**options) -> ClusterState:
     # Broker 0: a (4 GiB), b (3), c (1); broker 1: d (2). 10 GiB, 5 each. The plan so far moved a to 1.
-    s = ClusterState(snapshot([0, 1], [part("a", 0, [0], size_bytes=4 * GiB), part("b", 0, [0], size_bytes=3 * GiB),
-                                       part("c", 0, [0], size_bytes=GiB), part("d", 0, [1], size_bytes=2 * GiB)]),
-                     PlanOptions(**options))
-    set_targets(s)
+    s = planner_state([0, 1], [part("a", 0, [0], size_bytes=4 * GiB), part("b", 0, [0], size_bytes=3 * GiB),
+                               part("c", 0, [0], size_bytes=GiB), part("d", 0, [1], size_bytes=2 * GiB)], targets=True, **options)
     s.move(0, 0, 1)
     return s
 
@@ -33,9 +29,8 @@ def test_a_move_is_swapped_for_the_smallest_replica_that_keeps_both_brokers_in_t
 def test_a_receiver_still_below_the_band_keeps_the_larger_move() -> None:
     # Broker 0: a (4), b (3), c (3); broker 1: d (empty). After a's move 6 / 4 GiB: broker 1 is below the band,
     # so a smaller replica would only leave it further below.
-    s = ClusterState(snapshot([0, 1], [part("a", 0, [0], size_bytes=4 * GiB), part("b", 0, [0], size_bytes=3 * GiB),
-                                       part("c", 0, [0], size_bytes=3 * GiB), part("d", 0, [1], size_bytes=0)]), PlanOptions())
-    set_targets(s)
+    s = planner_state([0, 1], [part("a", 0, [0], size_bytes=4 * GiB), part("b", 0, [0], size_bytes=3 * GiB),
+                               part("c", 0, [0], size_bytes=3 * GiB), part("d", 0, [1], size_bytes=0)], targets=True)
     s.move(0, 0, 1)
     ByteTrimGoal().optimize(s)
     assert s.moved_bytes() == 4 * GiB and s.row(0) == [1]

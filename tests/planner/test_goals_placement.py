@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kafka_rebalance.planner import PlanError, PlanOptions
+from kafka_rebalance.planner import PlanError
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal, best_destination
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import part, snapshot
+from tests.support.clusters import part, planner_state
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    return ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
+    return planner_state(brokers, partitions, **options)
 
 
 def rows(s: ClusterState) -> list[list[int]]:

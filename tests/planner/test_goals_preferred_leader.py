@@ -12,14 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, electable_matrix
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import part, snapshot
+from tests.support.clusters import part, planner_state
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    return ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
+    return planner_state(brokers, partitions, **options)
 
 
 def preferred(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> tuple[list[int], list[int], tuple[int, int]]:

@@ -8,17 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.targets import set_targets
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    s = ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
-    set_targets(s)
-    return s
+    return planner_state(brokers, partitions, targets=True, **options)
 
 
 def four_on_zero(**options: Any) -> ClusterState:

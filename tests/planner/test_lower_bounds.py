@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_rebalance.planner import PlanOptions
 from kafka_rebalance.planner import lower_bounds as lb
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.targets import set_targets
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    s = ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
-    set_targets(s)
-    return s
+    return planner_state(brokers, partitions, targets=True, **options)
 
 
 def test_forced_copies_are_the_replicas_a_partition_cannot_keep() -> None:

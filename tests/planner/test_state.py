@@ -13,13 +13,13 @@ import pytest
 from kafka_rebalance.planner import PlanError, PlanOptions
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state, snapshot
 
 MiB = 1024**2
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    return ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
+    return planner_state(brokers, partitions, **options)
 
 
 def test_mixed_replication_factors_are_padded_and_counted_once_per_replica() -> None:

@@ -7,16 +7,13 @@ from typing import Any
 
 import pytest
 
-from kafka_rebalance.planner import PlanError, PlanOptions
+from kafka_rebalance.planner import PlanError
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.targets import set_targets
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state
 
 
 def targeted(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
-    s = ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
-    set_targets(s)
-    return s
+    return planner_state(brokers, partitions, targets=True, **options)
 
 
 def gib(values: Any) -> list[float]:

@@ -113,3 +113,16 @@ def long_replicas_cluster(cluster_id: str = "long") -> dict[str, Any]:
         part("a", 0, [0, 1, 2, 3, 4], 0), part("a", 1, [5, 1, 2, 3, 0], 5), part("a", 2, [1, 2, 3, 4, 5], 1),
         part("b", 0, [0, 1, 2, 3, 4, 5], 0), part("c", 0, [0, 5], 0),
     ])
+
+
+def planner_state(brokers: list[Any], partitions: list[dict[str, Any]], targets: bool = False, **options: Any):
+    """The planner's ClusterState of a hand-built snapshot (see ``snapshot``), with ``PlanOptions(**options)``;
+    ``targets``: with the per-broker targets set, as the planner sets them before its goals run."""
+    from kafka_rebalance.planner import PlanOptions
+    from kafka_rebalance.planner.state import ClusterState
+    from kafka_rebalance.planner.targets import set_targets
+
+    state = ClusterState(snapshot(brokers, partitions), PlanOptions(**options))
+    if targets:
+        set_targets(state)
+    return state

@@ -241,10 +241,11 @@ def _milp(c: np.ndarray, constraints: LinearConstraint, integrality: np.ndarray,
     """HiGHS with presolve, and once more without it when HiGHS itself fails: its presolve
     ends some small feasible models in "Solve error" (status 4), e.g. the widening model of five
     single-replica partitions of 3, 25, 23, 6 and 8 GiB on four brokers, which solves without it."""
-    options = {"node_limit": NODE_LIMIT, "time_limit": TIME_LIMIT, "mip_rel_gap": MIP_GAP}
-    res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options={**options, "presolve": True})
-    if res.status == _SOLVER_ERROR:
-        res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options={**options, "presolve": False})
+    for presolve in (True, False):
+        res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
+                   options={"node_limit": NODE_LIMIT, "time_limit": TIME_LIMIT, "mip_rel_gap": MIP_GAP, "presolve": presolve})
+        if res.status != _SOLVER_ERROR:
+            break
     return res
 
 
