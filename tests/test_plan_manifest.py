@@ -141,6 +141,9 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
     ("edit", "message"),
     [
         (lambda r: r.update(steps={}), 'expected {"version": 1, ..., "steps": [...]}'),
+        (lambda r: r.update(version=2), "version: expected 1 (this tool's schedule layout), got 2"),
+        (lambda r: r.pop("version"), "version: expected 1 (this tool's schedule layout), got null"),
+        (lambda r: r.update(version=True), "version: expected 1 (this tool's schedule layout), got true"),
         (lambda r: r.update(throttle_bytes_per_sec=0), "throttle_bytes_per_sec: expected an integer within 1..9223372036854775807, got 0"),
         (lambda r: r.update(max_moves_per_broker=2**31), "max_moves_per_broker: expected an integer within 1..2147483647"),
         (lambda r: r.pop("max_in_flight"), "max_in_flight: expected an integer within 1..2147483647, got null"),

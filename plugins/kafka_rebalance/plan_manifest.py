@@ -180,6 +180,9 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
     """schedule.json, typed; every step must be exactly its batch's move (the executor acts on these)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("steps"), list):
         raise PlanDirError(f"{path}: expected {{\"version\": 1, ..., \"steps\": [...]}}")
+    if raw.get("version") != 1 or isinstance(raw.get("version"), bool):
+        # a later layout read as this one would schedule the wrong moves; refuse it by name
+        raise PlanDirError(f"{path}: version: expected 1 (this tool's schedule layout), got {json.dumps(raw.get('version'))[:60]}")
     head: dict[str, Any] = {}
     for key, lo, hi in (("throttle_bytes_per_sec", 1, INT64_MAX), ("max_moves_per_broker", 1, INT32_MAX),
                         ("max_in_flight", 1, INT32_MAX)):
