@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from hypothesis import strategies as st
 
 from kafka_rebalance.errors import SnapshotError
 from kafka_rebalance.snapshot import (
+    Broker,
+    Partition,
     Snapshot,
     load_snapshot,
     snapshot_files,
@@ -579,3 +582,50 @@ def test_a_damaged_parquet_body_is_one_problem_naming_the_file(tmp_path: Path) -
         load_snapshot(path)
     assert str(err.value).startswith(f"{path}: invalid snapshot (1 problem(s)): unreadable Parquet: ")
     assert "\n" not in str(err.value)
+
+
+# --------------------------------------------------------------------------- the model's dict forms and fingerprint
+
+
+def _model_snapshot() -> Snapshot:
+    # Configs given out of order, one partition with an offline replica and one without sizes.
+    return Snapshot(
+        cluster_id="c", captured_at="T", controller="kraft", configs={"z": "1", "y": "2"},
+        brokers=(Broker(1, "r1", True, {"b": "2", "a": "1"}), Broker(2, None, False)),
+        partitions=(Partition("t", 0, (1, 2), 1, (1,), 5, 1.5, (2,)), Partition("t", 1, (2, 1), -1, ())),
+        topics={"t": {"configs": {"k": "v"}}},
+    )  # fmt: skip
+
+
+def test_the_dict_form_names_every_field_and_sorts_configs() -> None:
+    assert _model_snapshot().to_dict() == {
+        "cluster_id": "c", "captured_at": "T", "controller": "kraft", "configs": {"y": "2", "z": "1"},
+        "brokers": [{"id": 1, "rack": "r1", "alive": True, "configs": {"a": "1", "b": "2"}},
+                    {"id": 2, "rack": None, "alive": False, "configs": {}}],
+        "topics": {"t": {"configs": {"k": "v"}}},
+        "partitions": [
+            {"topic": "t", "partition": 0, "replicas": [1, 2], "leader": 1, "isr": [1], "size_bytes": 5,
+             "bytes_in_per_sec": 1.5, "offline_replicas": [2]},
+            # no offline replica: the key is left out
+            {"topic": "t", "partition": 1, "replicas": [2, 1], "leader": -1, "isr": [], "size_bytes": None,
+             "bytes_in_per_sec": None},
+        ],
+    }  # fmt: skip
+
+
+def test_the_fingerprint_is_the_sha256_of_the_documented_canonical_json() -> None:
+    # The header with every key sorted and no spaces, then the rows as one compact array of
+    # [topic, partition, replicas, leader, isr, size_bytes, bytes_in_per_sec, offline_replicas].
+    header = ('{"brokers":[{"alive":true,"configs":{"a":"1","b":"2"},"id":1,"rack":"r1"},'
+              '{"alive":false,"configs":{},"id":2,"rack":null}],"captured_at":"T","cluster_id":"c",'
+              '"configs":{"y":"2","z":"1"},"controller":"kraft","topics":{"t":{"configs":{"k":"v"}}}}')
+    rows = '[["t",0,[1,2],1,[1],5,1.5,[2]],["t",1,[2,1],-1,[],null,null,[]]]'  # fmt: skip
+    assert _model_snapshot().fingerprint() == hashlib.sha256((header + rows).encode()).hexdigest()
+
+
+def test_an_unknown_broker_is_a_key_error_naming_it() -> None:
+    snap = _model_snapshot()
+    assert snap.broker(2).alive is False
+    with pytest.raises(KeyError) as err:
+        snap.broker(9)
+    assert err.value.args == (9,)

@@ -219,3 +219,192 @@ def test_quoting_of_control_characters() -> None:
     assert runbook._quote("\u2028") == "$'\\U00002028'"
     assert runbook._sh("jq", "-e", 5) == "jq -e 5"
     assert runbook._code(" x") == '`" x"`' and runbook._code(7) == "`7`"
+
+
+# --------------------------------------------------------------------------- the whole text, line by line
+
+RULES = [
+    "Rules: run batches strictly in order; start a batch only after `--verify` of the previous one reports",
+    "every partition complete (that `--verify` also removes the batch's throttles). To undo a running batch:",
+    "`kafka-reassign-partitions.sh --bootstrap-server \"$BOOTSTRAP\" --reassignment-json-file batches/NNN/reassignment.json --cancel`;",
+    "to undo a finished one, `--execute` its `rollback.json`.",
+]  # fmt: skip
+
+
+def preamble(cluster: str, slug: str) -> list[str]:
+    """The lines every runbook has between the summary and step 1, for a cluster id that needs no quoting."""
+    return [
+        "",
+        "Run from this directory, in one shell. Set the bootstrap servers (and `--command-config FILE` if the",
+        "cluster needs auth), make a private scratch directory, and check that this is the plan of the cluster",
+        "you mean (`jq -e` fails otherwise):",
+        "",
+        "```sh",
+        "export BOOTSTRAP=broker1:9092",
+        f'WORK="$(mktemp -d -t kafka-rebalance-{slug}.XXXXXX)"',
+        f"jq -e --arg cluster {cluster} '.cluster_id == $cluster' plan.json",
+        "```",
+        "",
+        "Before anything else, check that the plan is unchanged since approval:",
+        "",
+        "```sh",
+        "sha256sum -c <(jq -r '.files | to_entries[] | \"\\(.value)  \\(.key)\"' plan.json)",
+        "```",
+        "",
+        *RULES,
+        "",
+    ]
+
+
+DONE = ["## Done", "", "Remove the scratch directory:", "", "```sh", 'rm -r -- "$WORK"', "```"]
+EXECUTE = 'kafka-reassign-partitions.sh --bootstrap-server "$BOOTSTRAP" --reassignment-json-file batches/{}/reassignment.json --execute'
+VERIFY = 'kafka-reassign-partitions.sh --bootstrap-server "$BOOTSTRAP" --reassignment-json-file batches/{}/reassignment.json --verify'
+ELECTION_INTRO = (
+    "Preferred elections where the first replica is alive and in sync. Run them now, and once more after the "
+    "last batch (partitions whose first replica changes in a batch are in the same file; a partition already "
+    "led by its preferred replica just reports that no election was needed). Chunks of {}:"
+)
+
+
+def test_the_whole_runbook_of_a_plan_with_every_step() -> None:
+    sha = "0123456789abcdef" * 4
+    m = {
+        # Upper case survives into the scratch name; the two topics and brokers are joined by ", ".
+        "cluster_id": "Prod-EU", "snapshot": {"sha256": sha, "captured_at": "2026-11-25T01:02:03Z"},
+        "options": {"throttle_bytes_per_sec": 1048576, "election_batch_size": 2, "throttle_efficiency": 0.5,
+                    "exclude_topics": ["audit", "logs"], "decommission_brokers": [7, 8]},
+        "summary": {"replica_moves": 4, "bytes_moved": 2147483648, "reorders": 1, "leader_elections": 3,
+                    "estimated_seconds": 4096,
+                    "continuous": {"estimated_seconds": 3000, "physical_bound_seconds": 2048.4}},
+        "batches": [
+            {"id": "001", "kind": "reorder", "partitions": 1, "replica_moves": 0, "bytes": 0, "estimated_seconds": 0},
+            {"id": "002", "kind": "move", "partitions": 2, "replica_moves": 3, "bytes": 1073741824, "estimated_seconds": 1024},
+            {"id": "003", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1073741824, "estimated_seconds": 3072},
+        ],
+    }  # fmt: skip
+    # Three elections in chunks of two: [0:2] into election-001, [2:4] into election-002.
+    chunks = [
+        f"jq '{{partitions: .partitions[{a}:{b}]}}' election.json > \"$WORK/election-{n}.json\" && "
+        f"kafka-leader-election.sh --bootstrap-server \"$BOOTSTRAP\" --election-type PREFERRED "
+        f"--path-to-json-file \"$WORK/election-{n}.json\""
+        for n, a, b in [("001", 0, 2), ("002", 2, 4)]
+    ]
+    expected = [
+        "# Rebalance runbook: `Prod-EU`",
+        "",
+        f"Snapshot sha256 `{sha}` captured `2026-11-25T01:02:03Z`.",
+        # 4096 s = 1 h + 496 s = 1 h 8 min 16 s; the efficiency 0.5 printed with :g.
+        "4 replica moves (2,147,483,648 bytes), 1 reorders, 3 leader elections in 3 batches; estimated 1h08m16s of "
+        "data movement at 1,048,576 B/s per broker (assuming the brokers deliver 0.5 of it, --throttle-efficiency).",
+        # 3000 s = 50 min 0 s; 2048.4 s rounds to 2048 s = 34 min 8 s.
+        "Submitted continuously as `schedule.json` orders them, the same moves take about 50m00s; no schedule at this "
+        "throttle can beat 34m08s (the busiest broker's bytes in or out at the throttle). The executor and this "
+        "runbook run the batches below, in order.",
+        "Topics left where they are: `audit`, `logs`.",
+        "Brokers being emptied: `7`, `8`.",
+        # slug Prod-EU (all safe characters), sha256's first 12 hex digits 0123456789ab
+        *preamble("Prod-EU", "Prod-EU-0123456789ab"),
+        "## 1. Leader elections (no data moves)",
+        "",
+        ELECTION_INTRO.format(2),
+        "",
+        "```sh", *chunks, "```",
+        "",
+        "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
+        "",
+        "### Batch 001 (reorder: 1 partitions, 0 new replicas, 0 bytes, ~0s)",
+        "",
+        "```sh", EXECUTE.format("001"), VERIFY.format("001"), "```",
+        "",
+        "Then run the elections of step 1 again so the new first replicas lead.",
+        "",
+        "## 3. Replica moves (throttled)",
+        "",
+        # 1024 s = 17 min 4 s
+        "### Batch 002 (move: 2 partitions, 3 new replicas, 1,073,741,824 bytes, ~17m04s)",
+        "",
+        "```sh", EXECUTE.format("002") + " --throttle 1048576", VERIFY.format("002"), "```",
+        "",
+        # 3072 s = 51 min 12 s
+        "### Batch 003 (move: 1 partitions, 1 new replicas, 1,073,741,824 bytes, ~51m12s)",
+        "",
+        "```sh", EXECUTE.format("003") + " --throttle 1048576", VERIFY.format("003"), "```",
+        "",
+        "## 4. Final elections",
+        "",
+        "```sh", *chunks, "```",
+        "",
+        *DONE,
+    ]  # fmt: skip
+    assert runbook.render(m, 3) == "\n".join(expected) + "\n"
+
+
+def small_manifest(batches: list[dict], elections: int) -> dict:
+    return {
+        "cluster_id": "c1", "snapshot": {"sha256": "f" * 64, "captured_at": "2026-01-01T00:00:00Z"},
+        "options": {"throttle_bytes_per_sec": 1000, "election_batch_size": 5},
+        "summary": {"replica_moves": sum(b["replica_moves"] for b in batches), "bytes_moved": sum(b["bytes"] for b in batches),
+                    "reorders": sum(b["kind"] == "reorder" for b in batches), "leader_elections": elections,
+                    "estimated_seconds": sum(b["estimated_seconds"] for b in batches)},
+        "batches": batches,
+    }  # fmt: skip
+
+
+def test_elections_and_reorders_without_moves_need_no_final_elections() -> None:
+    # Two elections fit one chunk of five, so the plan's own election.json is used; with no move
+    # there is nothing after the reorders to elect again for, so no step 3 and no step 4.
+    election = ('kafka-leader-election.sh --bootstrap-server "$BOOTSTRAP" --election-type PREFERRED '
+                "--path-to-json-file election.json")  # fmt: skip
+    text = runbook.render(small_manifest([REORDER], 2), 2)
+    expected = [
+        "# Rebalance runbook: `c1`",
+        "",
+        f"Snapshot sha256 `{'f' * 64}` captured `2026-01-01T00:00:00Z`.",
+        # no throttle_efficiency option: 1.0, nothing said; 0 s of movement
+        "0 replica moves (0 bytes), 1 reorders, 2 leader elections in 1 batches; "
+        "estimated 0s of data movement at 1,000 B/s per broker.",
+        *preamble("c1", f"c1-{'f' * 12}"),
+        "## 1. Leader elections (no data moves)",
+        "",
+        ELECTION_INTRO.format(5),
+        "",
+        "```sh", election, "```",
+        "",
+        "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
+        "",
+        "### Batch 001 (reorder: 1 partitions, 0 new replicas, 0 bytes, ~0s)",
+        "",
+        "```sh", EXECUTE.format("001"), VERIFY.format("001"), "```",
+        "",
+        "Then run the elections of step 1 again so the new first replicas lead.",
+        "",
+        *DONE,
+    ]  # fmt: skip
+    assert text == "\n".join(expected) + "\n"
+
+
+def test_moves_without_elections_have_no_final_elections() -> None:
+    lines = runbook.render(small_manifest([MOVE], 0), 0).splitlines()
+    assert [line for line in lines if line.startswith("## ")] == [
+        "## 1. Leader elections (no data moves)", "## 3. Replica moves (throttled)", "## Done"]
+    assert lines.count("None needed.") == 1 and not any(line.startswith("kafka-leader-election.sh") for line in lines)
+
+
+def test_scratch_name_keeps_upper_case_and_strips_only_dots() -> None:
+    # "X" and upper case are safe characters: kept; only the leading/trailing dots go.
+    assert runbook._tmp_template({"cluster_id": ".XProd.X.", "snapshot": {"sha256": "0" * 12}}) == \
+        f"kafka-rebalance-XProd.X-{'0' * 12}.XXXXXX"
+
+
+def test_dollar_quoting_escapes_only_quotes_and_backslashes() -> None:
+    # "X" is printable and no quote: kept as is, beside the newline's \x0a.
+    assert runbook._quote("X\n") == "$'X\\x0a'"
+    # U+0080 is the first character past ASCII (a C1 control, not printable): \U, not \x.
+    assert runbook._quote("\x7f\x80") == "$'\\x7f\\U00000080'"
+
+
+def test_code_spans_pad_a_backtick_at_either_end() -> None:
+    # One backtick inside: a fence of two; a space keeps the inner backtick off the fence.
+    assert runbook._code("`a") == "`` `a ``"
+    assert runbook._code("a`") == "`` a` ``"
+    assert runbook._code("a`b") == "``a`b``"  # in the middle: no padding
