@@ -75,3 +75,91 @@ def test_a_receiver_below_its_range_pulls_from_the_donor_in_its_own_rack_first()
     assert s.counts.tolist() == [2, 2, 1, 1]
     moved = {(p, s.row(p)[0]) for p in range(6) if s.row(p) != s.original_row(p)}
     assert {(s.parts[p].topic, b) for p, b in moved} == {("t", 2), ("u", 3)}
+
+
+def test_a_donor_under_more_pressure_than_the_receiver_sets_the_size() -> None:
+    # Counts 3 / 1 / 2 of a range 2..2; bytes 9 / 4 / 2 GiB of a 5 GiB target, band aimed at 7.5 %.
+    # Donor 0: 9 - 5.375 to shed over 3 - 2 = 1 move: 3.625 GiB. Receiver 1: 4.625 - 4 over 2 - 1 = 1 move:
+    # 0.625 GiB. The donor's 3.625 wins.
+    s = state([0, 1, 2], [part("a", 0, [0], size_bytes=5 * GiB), part("a", 1, [0], size_bytes=2 * GiB),
+                          part("a", 2, [0], size_bytes=2 * GiB), part("b", 0, [1], size_bytes=4 * GiB),
+                          part("c", 0, [2], size_bytes=GiB), part("c", 1, [2], size_bytes=GiB)])
+    assert (s.lo.tolist(), s.hi.tolist()) == ([2, 2, 2], [2, 2, 2])
+    assert desired_size(s, 0, 1) == pytest.approx(3.625 * GiB)
+
+
+def test_a_receiver_one_move_short_asks_for_its_whole_need_in_that_move() -> None:
+    # Counts 3 / 1 / 2 of 2..2; bytes 6 / 1 / 8 GiB of 5. Donor 0: 6 - 5.375 = 0.625 over 1 move; receiver 1:
+    # 4.625 - 1 = 3.625 GiB over its single missing move.
+    s = state([0, 1, 2], [part("a", i, [0], size_bytes=2 * GiB) for i in range(3)]
+              + [part("b", 0, [1], size_bytes=GiB), part("c", 0, [2], size_bytes=4 * GiB), part("c", 1, [2], size_bytes=4 * GiB)])
+    assert desired_size(s, 0, 1) == pytest.approx(3.625 * GiB)
+
+
+def test_an_emptied_broker_with_a_receiver_inside_the_band_asks_for_the_smallest() -> None:
+    # Broker 2 is decommissioned; 0 and 1 share 11 GiB: 5.5 each, band bottom 5.5 * 0.925 = 5.0875.
+    # Receiver 1 already holds 6: nothing wanted either way, so 0 (the smallest there is).
+    s = state([0, 1, 2], [part("t", 0, [0], size_bytes=4 * GiB), part("t", 1, [1], size_bytes=6 * GiB),
+                          part("t", 2, [2], size_bytes=GiB)], decommission_brokers=(2,))
+    assert desired_size(s, 2, 1) == 0.0
+
+
+def test_byte_need_of_a_target_under_one_byte_is_measured_in_bytes() -> None:
+    # 2 bytes over two brokers: targets of 1 byte each. 0 holds 2 (one over), 1 holds none (one short);
+    # divided by the target itself, 1.
+    s = state([0, 1], [part("t", 0, [0], size_bytes=2), part("t", 1, [1], size_bytes=0)])
+    assert byte_need(s, np.asarray([0, 1])).tolist() == [-1.0, 1.0]
+
+
+def moves(s: ClusterState) -> list[tuple[int, int]]:
+    """(from, to) of every single-replica partition that moved, in partition order."""
+    return [(s.original_row(p)[0], s.row(p)[0]) for p in range(s.n_parts) if s.row(p) != s.original_row(p)]
+
+
+def test_a_donor_feeds_only_brokers_below_their_range_while_there_are_some() -> None:
+    # 7 equal replicas over 3 brokers: range 2..3. Counts 5 / 1 / 1: 2 above on 0, 1 below on 1 and on 2.
+    # One move to each (the lower id first, all else equal): 2 moves, the max(excess, deficit) bound.
+    s = state([0, 1, 2], [part("t", i, [0]) for i in range(5)] + [part("u", 0, [1]), part("v", 0, [2])])
+    assert (s.lo.tolist(), s.hi.tolist()) == ([2, 2, 2], [3, 3, 3])
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [3, 2, 2] and moves(s) == [(0, 1), (0, 2)]
+
+
+def test_a_receiver_takes_one_from_each_donor_above_its_floor() -> None:
+    # 9 equal replicas over 4 brokers: range 2..3. Counts 3 / 3 / 3 / 0: nobody above, 3 is 2 below. Each donor
+    # may give one (down to its floor of 2): from 0, then 1 (all equally loaded: by id).
+    s = state([0, 1, 2, 3], [part(t, i, [b]) for b, t in enumerate("abc") for i in range(3)])
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 3, 2] and sorted(moves(s)) == [(0, 3), (1, 3)]
+
+
+def test_a_donor_one_above_gives_one_replica_to_each_broker_one_below() -> None:
+    # 10 equal replicas over 4 brokers: range 2..3. Counts 4 / 4 / 1 / 1: 0 and 1 are one above, 2 and 3 one
+    # below. Each move pairs one above with one below: two moves, none through a broker in range.
+    s = state([0, 1, 2, 3], [part("a", i, [0]) for i in range(4)] + [part("b", i, [1]) for i in range(4)]
+              + [part("c", 0, [2]), part("d", 0, [3])])
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [3, 3, 2, 2] and sorted(b for _, b in moves(s)) == [2, 3]
+    assert sorted(a for a, _ in moves(s)) == [0, 1]
+
+
+def test_a_heavy_donor_feeds_the_receiver_that_needs_bytes_most() -> None:
+    # 5 replicas over 3 brokers: range 1..2. Broker 0 holds three of 3 GiB (one above its range);
+    # nobody is below, so any broker with room may take it: 1 (1 GiB) and 2 (5 GiB). The mean is
+    # 15 / 3 = 5 GiB: broker 0 is heavy, broker 1 lacks 4 GiB (need 0.8), broker 2 lacks nothing.
+    # The 3 GiB replica goes to broker 1: loads 6 / 4 / 5 GiB, not 6 / 1 / 8.
+    s = state([0, 1, 2], [part("a", i, [0], size_bytes=3 * GiB) for i in range(3)]
+              + [part("b", 0, [1], size_bytes=GiB), part("c", 0, [2], size_bytes=5 * GiB)])
+    assert (s.lo.tolist(), s.hi.tolist()) == ([1, 1, 1], [2, 2, 2])
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 1] and [b / GiB for b in s.bytes.tolist()] == [6, 4, 5]
+
+
+def test_a_light_donor_feeds_the_receiver_that_needs_bytes_least() -> None:
+    # The mirror image: broker 0 holds three of 1 GiB (3 GiB, one above the 1..2 range) of a
+    # (3 + 6 + 3) / 3 = 4 GiB mean: light. Broker 1 (6 GiB) needs -0.5, broker 2 (3 GiB) needs 0.25;
+    # the light donor's replica goes to the one needing least, broker 1: 2 / 7 / 3 GiB.
+    s = state([0, 1, 2], [part("a", i, [0], size_bytes=GiB) for i in range(3)]
+              + [part("b", 0, [1], size_bytes=6 * GiB), part("c", 0, [2], size_bytes=3 * GiB)])
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 1] and [b / GiB for b in s.bytes.tolist()] == [2, 7, 3]

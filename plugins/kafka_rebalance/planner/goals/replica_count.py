@@ -80,25 +80,27 @@ class ReplicaCountGoal(Goal):
                 r = int(elig[iu])
                 tiers = [(over > 0, over), (c > state.lo[elig], c - state.lo[elig])]
                 light = byte_need(state, np.asarray([r]))[0] > 0
-                if not self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), light, int(un[iu])):  # noqa: B023 - called within this iteration
+                if not self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), not light, int(un[iu])):  # noqa: B023 - called within this iteration
                     donors = elig[over > 0] if (over > 0).any() else elig[c > state.lo[elig]]
                     stuck[r] = not self._chain(state, elig, donors.tolist(), [r])
 
     def _first_transfer(
         self, state: ClusterState, elig: np.ndarray, rack: np.ndarray, tiers: list[tuple[np.ndarray, np.ndarray]],
-        me: int, pair: Callable[[int], tuple[int, int]], toward_need: bool, amount: int,
+        me: int, pair: Callable[[int], tuple[int, int]], neediest_first: bool, amount: int,
     ) -> bool:
         """Moves up to ``amount`` replicas between ``me`` and the first partner, tier by tier, that takes any.
 
         A donor heavy in bytes feeds the receivers that need bytes most, a light one those
-        needing least (and the mirror image for a receiver choosing donors); same-rack
-        partners first, as they never break rack safety.
+        needing least (``neediest_first``: the donor is heavy); a receiver light in bytes takes
+        from the donors holding most beyond their target, a heavy one from those holding least
+        (``neediest_first``: the receiver is heavy). Same-rack partners first, as they never
+        break rack safety.
         """
         for mask, room in tiers:
             cand, cand_room = elig[mask], room[mask]
             if cand.size == 0:
                 continue
-            need = byte_need(state, cand) * (1 if toward_need else -1)
+            need = byte_need(state, cand) * (-1 if neediest_first else 1)
             order = np.lexsort((cand, -cand_room, need, rack[cand] != rack[me]))
             for k in order.tolist():
                 d, r = pair(int(cand[k]))
