@@ -78,3 +78,56 @@ def test_the_gates_band_for_a_broker_the_tolerance_cannot_reach() -> None:
     s = balanced([0, 1], {0: [9, 1], 1: []})
     assert loads(s) == [9, 1]
     assert rows(s) == [[0], [1]]
+
+
+def test_a_broker_below_the_band_draws_from_the_heaviest_broker_even_when_nobody_is_above_it() -> None:
+    # 80 GiB over four brokers: target 20, band [18, 22]. 21 / 21 / 21 / 17: only 3 is out (1 under). It asks
+    # the heaviest first (all equal: by id), broker 0, for min(21 - 20, 20 - 17) = 1 GiB; the 2 GiB replica
+    # is nearest and leaves both inside: 19 and 19.
+    s = balanced([0, 1, 2, 3], {0: [19, 2], 1: [19, 2], 2: [19, 2], 3: [17]})
+    assert loads(s) == [19, 21, 21, 19]
+    assert rows(s) == [[0], [3], [1], [1], [2], [2], [3]]
+
+
+def test_a_broker_below_the_band_asks_the_heaviest_first() -> None:
+    # Target 20, band [18, 22]: 21 / 23 / 16. Broker 2 is further out (2 under) than 1 (1 over), so it picks
+    # its donor: the heaviest, 1, giving min(3, 4) = 3 GiB: 20 / 19, all inside. (Asking 0 first would have
+    # taken its 1 GiB replica instead.)
+    s = balanced([0, 1, 2], {0: [20, 1], 1: [20, 3], 2: [16]})
+    assert loads(s) == [21, 20, 19]
+    assert rows(s) == [[0], [0], [1], [2], [2]]
+
+
+def test_a_broker_above_the_band_is_fixed_even_when_nobody_is_below_it() -> None:
+    # Target 100 GiB, band [90, 110]: 118 / 94 / 94 / 94. Broker 0 (8 over) gives the lightest (all -6: by id)
+    # min(18, 6) = 6 GiB: 112 / 100; still 2 over, it gives broker 2 min(12, 6) = 6, and the nearest it has
+    # left is 12: 100 / 106. Aiming at the receiver's shortfall, not half the gap (12), spreads the bytes.
+    s = balanced([0, 1, 2, 3], {0: [100, 12, 6], 1: [94], 2: [94], 3: [94]})
+    assert loads(s) == [100, 100, 106, 94]
+    assert rows(s) == [[0], [2], [1], [1], [2], [3]]
+
+
+def test_a_donor_at_its_target_gives_half_the_gap() -> None:
+    # Band 20 %: target 100, band [80, 120]. Broker 0 holds one 130 GiB replica (10 over), broker 2 70 (10
+    # under), broker 1 exactly 100. Nothing of 0's can move without making things worse (a swap with 2 only
+    # mirrors them: 10 + 10 either way), so 0 is stuck, and 2 asks 1. 1 is at its target, so it gives half
+    # the gap, (0 - (-30)) / 2 = 15 GiB: the nearest is 14 (17 and 6 are further). 86 / 84, both inside.
+    s = balanced([0, 1, 2], {0: [130], 1: [6, 14, 17, 63], 2: [70]}, byte_tolerance=0.2)
+    assert loads(s) == [130, 86, 84]
+    assert rows(s) == [[0], [1], [2], [1], [1], [2]]
+
+
+def test_replicas_moved_onto_a_broker_may_move_on_nearest_size_first() -> None:
+    # Excluded topics pin 53 GiB on 0 and 75 on 1; a (12), b (27) and c (33) were on 0 and the plan moved
+    # them all to 1: 53 / 147 of a 100 target (band [90, 110]). Broker 1 has nothing of its own to give, only
+    # what arrived: first the one nearest min(47, 47) = 47, c: 86 / 114; then nearest min(14, 14), a: 98 / 102.
+    parts = [part("a", 0, [0], size_bytes=12 * GiB), part("b", 0, [0], size_bytes=27 * GiB),
+             part("c", 0, [0], size_bytes=33 * GiB), part("x", 0, [0], size_bytes=53 * GiB),
+             part("y", 0, [1], size_bytes=75 * GiB)]
+    s = planner_state([0, 1], parts, targets=True, exclude_topics=("x", "y"))
+    assert s.byte_target.tolist() == [100 * GiB, 100 * GiB]
+    for p in range(3):
+        s.move(p, 0, 1)
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [98, 102]
+    assert rows(s) == [[0], [1], [0], [0], [1]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
+from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
 
@@ -45,3 +46,137 @@ def test_a_goal_optimised_earlier_may_veto_the_smaller_replica() -> None:
     s.vetoes = [NoB()]
     ByteTrimGoal().optimize(s)
     assert s.moved_bytes() == 4 * GiB and s.row(1) == [0]
+
+
+def cluster(layout: dict[int, dict[str, int]], unit: int = GiB, **options) -> ClusterState:
+    """``layout``: broker -> {topic: size in ``unit``}, one single-replica partition per topic; partitions
+    are indexed in topic order, so tests move them by name."""
+    parts = [part(t, 0, [b], size_bytes=size * unit) for b, topics in layout.items() for t, size in topics.items()]
+    return planner_state(list(layout), sorted(parts, key=lambda p: p["topic"]), targets=True, **options)
+
+
+def move(s: ClusterState, topic: str, src: int, dst: int) -> None:
+    s.move(index(s, topic), src, dst)
+
+
+def index(s: ClusterState, topic: str) -> int:
+    return [p.topic for p in s.parts].index(topic)
+
+
+def where(s: ClusterState) -> dict[str, int]:
+    """Each (single-replica) partition's broker, by topic."""
+    return {s.parts[p].topic: s.row(p)[0] for p in range(s.n_parts)}
+
+
+def test_the_trim_stops_short_of_the_band_edge() -> None:
+    # Target 100 GiB each; the band less the 0.5 % edge is [90.05, 109.95]. After p (20) moves, both hold
+    # 100: slack 9.95, so a replacement must be at least 10.05 GiB. q (10) would leave broker 1 at exactly
+    # 90, the plain 10 % band's edge, where the gate's exact check must not hinge on rounding: p stays.
+    s = cluster({0: {"p": 20, "q": 10, "f0": 90}, 1: {"f1": 80}})
+    move(s, "p", 0, 1)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"f0": 0, "f1": 1, "p": 1, "q": 0}
+    assert s.moved_bytes() == 20 * GiB
+
+
+def test_the_donors_room_under_the_band_top_limits_the_saving() -> None:
+    # Target 100 GiB each. After p (20) moves 0 -> 1: 105 / 100 / 95. Slack: broker 1 can lose 100 - 90.05 =
+    # 9.95, broker 0 gain only 109.95 - 105 = 4.95; so the replacement is at least 20 - 4.95 = 15.05 GiB:
+    # q16, not q12 (which would push broker 0 to 113). A second pass finds nothing: 0 is then at 109.
+    s = cluster({0: {"p": 20, "q12": 12, "q16": 16, "f0": 77}, 1: {"f1": 80}, 2: {"f2": 95}})
+    move(s, "p", 0, 1)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"f0": 0, "f1": 1, "f2": 2, "p": 0, "q12": 0, "q16": 1}
+    assert s.moved_bytes() == 16 * GiB
+
+
+def test_the_largest_move_is_trimmed_first() -> None:
+    # Target 100 GiB each. b (10) and m (20) moved 0 -> 1: 100 / 96 / 104. Slack 96 - 90.05 = 5.95 (0 has
+    # 9.95). Largest first: m is swapped for q15 (>= 14.05, saves 5), leaving 0.95 of slack, too little for
+    # b (nothing on 0 in [9.05, 10)). Smallest first would have spent it on b -> q6 (saves only 4).
+    s = cluster({0: {"b": 10, "m": 20, "q15": 15, "q6": 6, "f0": 79}, 1: {"f1": 66}, 2: {"f2": 104}})
+    move(s, "b", 0, 1)
+    move(s, "m", 0, 1)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"b": 1, "f0": 0, "f1": 1, "f2": 2, "m": 0, "q15": 1, "q6": 0}
+    assert s.moved_bytes() == 25 * GiB
+
+
+def test_moves_of_the_same_size_are_trimmed_in_partition_order() -> None:
+    # Target 100 GiB each. a (20) moved 1 -> 2 and b (20) moved 0 -> 2: 102 / 102 / 96. The receiver's slack,
+    # 96 - 90.05 = 5.95, is enough for one swap: a comes first (partition order), swapped for broker 1's
+    # q1 (15); then broker 2 holds 91 and b keeps its move.
+    s = cluster({0: {"b": 20, "q0": 15, "f0": 87}, 1: {"a": 20, "q1": 15, "f1": 87}, 2: {"f2": 56}})
+    move(s, "a", 1, 2)
+    move(s, "b", 0, 2)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"a": 1, "b": 2, "f0": 0, "f1": 1, "f2": 2, "q0": 0, "q1": 2}
+
+
+# In bytes, target 1000 per broker, band [900.5, 1099.5]. a (90) moved 0 -> 1, b (10) moved 1 -> 2, so
+# 1000 / 950 / 1050 (with_c: c (5) moved 2 -> 0 too, 1085 - 90 + 5 = 1000 / 950 / 1045 - 5 + 10 = 1050).
+# Pass 1, largest first: a needs a replacement >= 90 - (950 - 900.5) = 40.5, and qa is 40: kept. b is swapped
+# for qb (9; 1 has 149.5 of room), which adds 1 to broker 1: 951; with_c, c is swapped for qc (4) as well.
+# A second pass would now find qa (>= 90 - 50.5 = 39.5): it runs only if the first saved MORE than 1 % of
+# the bytes moved.
+def layout_for_second_pass(with_c: bool) -> ClusterState:
+    if with_c:
+        layout = {0: {"a": 90, "qa": 40, "f0": 955}, 1: {"b": 10, "qb": 9, "f1": 851}, 2: {"c": 5, "qc": 4, "f2": 1036}}
+    else:
+        layout = {0: {"a": 90, "qa": 40, "f0": 960}, 1: {"b": 10, "qb": 9, "f1": 851}, 2: {"f2": 1040}}
+    s = cluster(layout, unit=1)
+    move(s, "a", 0, 1)
+    move(s, "b", 1, 2)
+    if with_c:
+        move(s, "c", 2, 0)
+    return s
+
+
+def test_a_first_pass_saving_exactly_one_percent_is_the_last() -> None:
+    # 100 bytes moved, 1 saved: exactly 1 %, not more. a keeps its move: 90 + 9 bytes moved.
+    s = layout_for_second_pass(with_c=False)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"a": 1, "b": 1, "f0": 0, "f1": 1, "f2": 2, "qa": 0, "qb": 2}
+    assert s.moved_bytes() == 99
+
+
+def test_a_first_pass_saving_more_than_one_percent_earns_a_second() -> None:
+    # 105 bytes moved, 1 + 1 saved (more than 1.05): the second pass swaps a for qa (b1 = 951 - 50 = 901,
+    # still in the band). Moved: qa 40 + qb 9 + qc 4.
+    s = layout_for_second_pass(with_c=True)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"a": 0, "b": 1, "c": 2, "f0": 0, "f1": 1, "f2": 2, "qa": 1, "qb": 2, "qc": 0}
+    assert s.moved_bytes() == 53
+
+
+def test_a_move_with_no_slack_is_skipped_and_the_next_one_still_trimmed() -> None:
+    # No tolerance: targets are exactly 1000 bytes. a (50) moved 0 -> 1 and b (10) moved 2 -> 1: 1000 / 1001 / 999.
+    # a first: slack min(1001 - 1000, 1000 - 1000) = 0, skipped. b: slack exactly 1, so qb (9 = 10 - 1) fits
+    # and leaves all three at 1000.
+    s = cluster({0: {"a": 50, "f0": 1000}, 1: {"f1": 941}, 2: {"b": 10, "qb": 9, "f2": 990}}, unit=1, byte_tolerance=0.0)
+    move(s, "a", 0, 1)
+    move(s, "b", 2, 1)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"a": 1, "b": 2, "f0": 0, "f1": 1, "f2": 2, "qb": 1}
+    assert s.bytes.tolist() == [1000, 1000, 1000]
+
+
+def test_a_partition_whose_replication_factor_changed_does_not_end_the_sweep() -> None:
+    # "_rf" (empty, sorted first) gained a replica: not a single move, passed over; a is still trimmed as in
+    # the first test (b instead of a).
+    s = planner_state([0, 1], [part("_rf", 0, [1], size_bytes=0), part("a", 0, [0], size_bytes=4 * GiB),
+                               part("b", 0, [0], size_bytes=3 * GiB), part("c", 0, [0], size_bytes=GiB),
+                               part("d", 0, [1], size_bytes=2 * GiB)], targets=True)
+    s.add(0, 0)
+    s.move(1, 0, 1)
+    ByteTrimGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[1, 0], [0], [1], [0], [1]]
+
+
+def test_the_swap_keeps_counts_so_the_count_goal_does_not_veto_it() -> None:
+    # 4 replicas over 2 brokers: each must hold exactly 2. Moving b alone from 0 (2 left) would break that,
+    # but a swap (a back, b over) does not: the count goal is asked as for a count-neutral move.
+    s = moved_4_gib()
+    s.vetoes = [ReplicaCountGoal()]
+    ByteTrimGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[0], [1], [0], [1]]

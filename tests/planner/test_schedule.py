@@ -196,3 +196,244 @@ def test_a_step_over_the_throttle_on_its_own_never_stalls_the_schedule() -> None
     sched = simulate([[step(0, [1], [9], 10, rate=60 * MiB)], [step(1, [2], [8], 100)]], 5, 50, T)
     hot = next(s for s in sched.steps if s.step.p == 0)
     assert math.isclose(hot.start, 2.0)  # 100 MiB at 50 MiB/s
+
+
+# --------------------------------------------------------------------------- edge cases, bookkeeping, exact figures
+
+
+def test_no_steps_is_an_empty_schedule_of_zero_seconds() -> None:
+    sched = simulate([], 5, 50, T)
+    assert (sched.steps, sched.seconds, sched.bound_seconds) == ([], 0.0, 0.0)
+    assert (sched.max_moves_per_broker, sched.max_in_flight) == (5, 50)
+    assert physical_bound([], T) == 0.0
+
+
+def test_physical_bound_is_the_busiest_brokers_bytes_over_the_throttle_and_zero_without_a_throttle() -> None:
+    # Broker 1 leads both: 100 + 50 MiB out; broker 9 receives 100 MiB: busiest 150 MiB at 50 MiB/s = 3 s.
+    steps = [step(0, [1], [9], 100), step(1, [1], [8], 50)]
+    assert math.isclose(physical_bound(steps, T), 3.0)
+    assert physical_bound(steps, 0) == 0.0  # no throttle given: no bound to state
+    # A step that only drops a replica copies nothing: no bound either.
+    assert physical_bound([step(2, [1, 2], [1], 100)], T) == 0.0
+
+
+def test_a_step_that_only_drops_a_replica_is_done_at_once_and_frees_the_next_dispatch() -> None:
+    # p-1 drops broker 3 (no new replica: lane NO_LANE, metadata only). One move per broker:
+    # broker 9 takes the 100 MiB move (2 s), then the 50 MiB one (1 s). The drop starts in the
+    # first dispatch, between the two (lane 9 then has a move in flight, the drop's lane none),
+    # and ends at once: the second move into 9 must still start at 2 s and end at 3 s.
+    drop = step(1, [1, 3], [1], 10)
+    big, small = step(0, [4], [9], 100), step(2, [5], [9], 50)
+    order, after = priority_order([[big], [drop], [small]])
+    d = Dispatcher(order, after, 1, 50, T)
+    assert d.lane(order.index(drop)) == -1
+    assert d.start() == [order.index(big), order.index(drop)]
+    sched = simulate([[big], [drop], [small]], 1, 50, T)
+    times = {s.step.p: (round(s.start, 6), round(s.end, 6)) for s in sched.steps}
+    assert times == {0: (0.0, 2.0), 1: (0.0, 0.0), 2: (2.0, 3.0)}
+    assert math.isclose(sched.seconds, 3.0)
+    # With room for both moves at once, the drop sits between them in one dispatch: the later one must start too.
+    sched = simulate([[big], [drop], [step(2, [5], [9], 50)]], 2, 50, T)
+    times = {s.step.p: (round(s.start, 6), round(s.end, 6)) for s in sched.steps}
+    # 100 + 50 MiB into 9 at 25 MiB/s each: the small one ends at 2 s, the big one's last 50 MiB at 50 MiB/s: 3 s.
+    assert times == {0: (0.0, 3.0), 1: (0.0, 0.0), 2: (0.0, 2.0)}
+
+
+def test_broker_zero_receives_like_any_other_broker() -> None:
+    # As test_moves_into_one_broker_share_its_throttle, into broker 0: when the 50 MiB move ends
+    # at 2 s, the 100 MiB one must speed up to 50 MiB/s for its last 50 MiB: 3 s, not 4 s.
+    sched = simulate([[step(0, [1], [0], 100)], [step(1, [2], [0], 50)]], 5, 50, T)
+    assert sorted((round(s.start, 6), round(s.end, 6)) for s in sched.steps) == [(0.0, 2.0), (0.0, 3.0)]
+
+
+def test_produce_rates_into_one_broker_add_up_and_leave_with_their_move() -> None:
+    # Into broker 9 at 50 MiB/s: X 80 MiB producing 5 MiB/s (from 1), Y 35 MiB producing 10 MiB/s (from 2).
+    # Both: (50 - 5 - 10) / 2 = 17.5 MiB/s each (their leaders offer 45 and 40). Y ends at 35 / 17.5 = 2 s;
+    # X has 80 - 35 = 45 MiB left, now at min(50 - 5, 50 - 5) = 45 MiB/s: 1 s more, 3 s in all.
+    x, y = step(0, [1], [9], 80, rate=5 * MiB), step(1, [2], [9], 35, rate=10 * MiB)
+    ends = {s.step.p: s.end for s in simulate([[x], [y]], 5, 50, T).steps}
+    assert math.isclose(ends[1], 2.0) and math.isclose(ends[0], 3.0)
+
+
+def test_produce_rates_out_of_one_leader_add_up_and_leave_with_their_move() -> None:
+    # The same figures on the sending side: leader 1 sends X (to 8) and Y (to 9).
+    x, y = step(0, [1], [8], 80, rate=5 * MiB), step(1, [1], [9], 35, rate=10 * MiB)
+    ends = {s.step.p: s.end for s in simulate([[x], [y]], 5, 50, T).steps}
+    assert math.isclose(ends[1], 2.0) and math.isclose(ends[0], 3.0)
+
+
+def test_every_move_a_freed_leader_serves_is_repriced_not_only_the_first() -> None:
+    # Throttle 60 MiB/s. Leader 1 sends A (60 MiB to 5), D (50 MiB to 6), B (20 MiB to 9): 20 MiB/s each.
+    # Broker 5 also receives E (36 MiB from 2, producing 30 MiB/s): (60 - 30) / 2 = 15 MiB/s for A and E.
+    # Dispatch order A, D, B, E (lane 5 first, then lanes 6 and 9 before lane 5's second move).
+    # t=1: B ends (20 / 20). Leader 1 now offers 30: A stays at 15 (broker 5 limits it), D goes to 30:
+    #      its last 50 - 20 = 30 MiB end at t=2. E: 36 - 15 = 21 MiB left at 15: ends t=2.4.
+    # t=2.4: broker 5 is A's alone, no produce: A at 60 MiB/s; 60 - 15 * 2.4 = 24 MiB left: ends t=2.8.
+    throttle = 60 * MiB
+    a, d, b = step(0, [1], [5], 60), step(1, [1], [6], 50), step(2, [1], [9], 20)
+    e = step(3, [2], [5], 36, rate=30 * MiB)
+    sched = simulate([[a], [d], [b], [e]], 5, 50, throttle)
+    ends = {s.step.p: s.end for s in sched.steps}
+    assert [round(ends[p], 6) for p in range(4)] == [2.8, 2.0, 1.0, 2.4]
+    assert math.isclose(sched.seconds, 2.8)
+
+
+def test_the_dispatchers_counters_follow_every_start_and_completion() -> None:
+    # A: leader 1 to 5 and 6 (3 MiB/s produce); B: leader 1 to 5 (2 MiB/s); C: leader 4 to 6 (1 MiB/s).
+    a = step(0, [1, 2], [5, 6], 40, rate=3 * MiB)
+    b = step(1, [1, 3], [5, 3], 30, rate=2 * MiB)
+    c = step(2, [4], [6], 20, rate=1 * MiB)
+    order, after = priority_order([[a], [b], [c]])
+    assert order == [a, b, c]
+    d = Dispatcher(order, after, 5, 50, T)
+    # lane 5 (80 + 30 MiB) then lane 6 (20 MiB, nothing in flight) before lane 5 again.
+    assert d.start() == [0, 2, 1]
+
+    def counters() -> tuple[dict, dict, dict, dict]:
+        return ({k: d.inflow[k] / MiB for k in (5, 6)}, {k: d.outflow[k] / MiB for k in (1, 4)},
+                {k: d.receiving[k] for k in (5, 6)}, {k: d.busy[k] for k in (1, 2, 4, 5, 6)})
+
+    # inflow 5: 3 + 2, 6: 3 + 1; outflow 1: 3 x 2 replicas + 2, 4: 1. Busy: A involves 5, 6 and its
+    # leavers 1, 2; B 5 and 1 (broker 3 stays); C 6 and 4.
+    assert counters() == ({5: 5, 6: 4}, {1: 8, 4: 1}, {5: 2, 6: 2}, {1: 2, 2: 1, 4: 1, 5: 2, 6: 2})
+    d.finish(0)
+    assert counters() == ({5: 2, 6: 1}, {1: 2, 4: 1}, {5: 1, 6: 1}, {1: 1, 2: 0, 4: 1, 5: 1, 6: 1})
+    d.finish(1)
+    d.finish(2)
+    assert counters() == ({5: 0, 6: 0}, {1: 0, 4: 0}, {5: 0, 6: 0}, dict.fromkeys((1, 2, 4, 5, 6), 0))
+    assert d.finished
+
+
+def test_produce_headroom_into_a_broker_is_full_at_exactly_the_throttle() -> None:
+    # A produces 25 MiB/s into 9; B would add 25: 50 MiB/s, the whole throttle, nothing left to copy with.
+    # C (no produce traffic) needs no headroom and starts beside them.
+    a = step(0, [1], [9], 30, rate=25 * MiB)
+    b = step(1, [2], [9], 20, rate=25 * MiB)
+    c = step(2, [3], [9], 10)
+    order, after = priority_order([[a], [b], [c]])
+    d = Dispatcher(order, after, 5, 50, T)
+    assert d.start() == [0, 2]
+    assert dict(d.waiting_on) == {9: {9}}
+    d.finish(0)
+    assert d.start() == [1]
+
+
+def test_produce_headroom_adds_up_over_the_moves_in_flight() -> None:
+    # A and B produce 20 MiB/s each into 9: 40 in flight; C's 20 more would make 60 >= 50.
+    steps = [step(p, [p + 1], [9], 30 - p, rate=20 * MiB) for p in range(3)]
+    order, after = priority_order([[s] for s in steps])
+    d = Dispatcher(order, after, 5, 50, T)
+    assert d.start() == [0, 1]
+
+
+def test_leader_headroom_counts_every_new_replica_of_a_move() -> None:
+    # Leader 1 sends A (10 MiB/s produce) to 8; B (20 MiB/s) would go to 6 and 7: 10 + 20 x 2 = 50 MiB/s out
+    # of broker 1, the whole throttle: B waits, on broker 1, though each receiver alone has room.
+    # A's lane (50 MiB to receive) goes before B's (20 MiB x 2).
+    a = step(0, [1], [8], 50, rate=10 * MiB)
+    b = step(1, [1, 2, 3], [1, 6, 7], 20, rate=20 * MiB)
+    order, after = priority_order([[a], [b]])
+    d = Dispatcher(order, after, 5, 50, T)
+    assert d.start() == [0]
+    assert dict(d.waiting_on) == {1: {6}}
+    d.finish(0)
+    assert d.start() == [1]
+
+
+def test_a_lane_looks_at_eight_candidates_before_it_waits() -> None:
+    # H (40 MiB/s produce into 9) runs; the next eight into 9 (20 MiB/s each) do not fit beside it.
+    # The ninth (no produce) would, but a lane looks at CANDIDATES = 8 steps, then waits on broker 9.
+    hot = step(0, [1], [9], 100, rate=40 * MiB)
+    blocked = [step(p, [p + 10], [9], 50, rate=20 * MiB) for p in range(1, 9)]
+    ninth = step(9, [30], [9], 10)
+    order, after = priority_order([[hot], *[[s] for s in blocked], [ninth]])
+    d = Dispatcher(order, after, 20, 50, T)
+    assert d.start() == [0]
+    assert dict(d.waiting_on) == {9: {9}}
+    assert sorted(d.lane_ready[9]) == list(range(1, 10))  # every step looked at is kept
+
+
+def test_a_lane_that_cannot_start_waits_on_the_broker_that_blocked_it_and_others_go_on() -> None:
+    # One move per broker. A (broker 1 to 8) runs; B (broker 1 to 9) is blocked by broker 1, its source;
+    # lanes 6 and 7 still start in the same dispatch.
+    a, b = step(0, [1], [8], 100), step(1, [1], [9], 50)
+    dd, c = step(2, [4], [6], 20), step(3, [2], [7], 10)
+    order, after = priority_order([[a], [b], [dd], [c]])
+    d = Dispatcher(order, after, 1, 50, T)
+    assert d.start() == [0, 2, 3]
+    assert dict(d.waiting_on) == {1: {9}}
+    d.finish(3)  # brokers 7 and 2: nothing waits on them
+    assert d.start() == []
+    d.finish(0)  # broker 1 is free: lane 9 wakes though D still runs
+    assert d.start() == [1]
+
+
+def test_a_lane_waits_on_the_broker_that_blocked_its_first_candidate() -> None:
+    # One move per broker; A (1 to 8) and E (2 to 7) run. Lane 9's B1 is blocked by broker 1, B2 by
+    # broker 2: the lane waits on broker 1, the blocker of its preferred (largest) step.
+    a, e = step(0, [1], [8], 100), step(1, [2], [7], 95)
+    b1, b2 = step(2, [1], [9], 50), step(3, [2], [9], 40)
+    order, after = priority_order([[a], [e], [b1], [b2]])
+    d = Dispatcher(order, after, 1, 50, T)
+    assert d.start() == [0, 1]
+    assert dict(d.waiting_on) == {1: {9}}
+
+
+def test_a_queued_lane_is_ranked_by_its_latest_count_of_moves_in_flight() -> None:
+    # Two at a time. X (to 5 and 9) and Z (to 6 and 9) start first: broker 9 receives two. When Z ends,
+    # broker 9 still receives X's replica, so lane 8 (nothing in flight) goes before lane 9, though
+    # lane 9 has more bytes to receive (50 MiB to 40) and was queued when it received nothing.
+    x = step(0, [1, 2], [5, 9], 100)
+    z = step(1, [3, 4], [6, 9], 90)
+    w, v = step(2, [10], [9], 50), step(3, [11], [8], 40)
+    order, after = priority_order([[x], [z], [w], [v]])
+    d = Dispatcher(order, after, 5, 2, T)
+    assert d.start() == [0, 1]
+    d.finish(1)
+    assert d.start() == [3]
+
+
+def test_abandoning_a_step_with_no_later_steps() -> None:
+    order, after = priority_order([[step(0, [1], [9], 10)]])
+    d = Dispatcher(order, after, 5, 50, T)
+    assert d.start() == [0]
+    d.abandon(0)
+    assert d.abandoned == {0} and d.finished and d.start() == []
+
+
+def test_when_nothing_runs_every_waiting_lane_wakes_and_so_do_the_finished_steps_lanes() -> None:
+    # One move per broker. A (to 8) runs; A2 (to 8) waits on broker 8; H (to 9, 60 MiB/s produce: over
+    # the throttle on its own) waits on broker 9. When A ends nothing runs: lane 8 wakes (its broker
+    # freed) and lane 9 too (its step may now start alone). Lane 8 (90 MiB) goes first, so H waits again.
+    a, a2 = step(0, [1], [8], 100), step(1, [2], [8], 90)
+    h = step(2, [3], [9], 10, rate=60 * MiB)
+    order, after = priority_order([[a], [a2], [h]])
+    d = Dispatcher(order, after, 1, 50, T)
+    assert d.start() == [0]
+    assert dict(d.waiting_on) == {9: {9}, 8: {8}}
+    d.finish(0)
+    assert d.start() == [1]
+    d.finish(1)
+    assert d.start() == [2]
+
+
+def test_the_simulator_refuses_to_return_a_schedule_with_steps_never_run(monkeypatch) -> None:
+    import pytest
+
+    from kafka_rebalance.planner import schedule
+
+    class Stalled(schedule.Dispatcher):
+        finished = False  # as if a dispatcher bug left a step waiting forever
+
+    monkeypatch.setattr(schedule, "Dispatcher", Stalled)
+    with pytest.raises(RuntimeError, match="^continuous schedule stalled with steps left$"):
+        simulate([[step(0, [1], [9], 10)]], 5, 50, T)
+
+
+def test_a_move_without_produce_traffic_needs_no_throttle_headroom() -> None:
+    # H alone produces 60 MiB/s into 9, over the 50 MiB/s throttle (it starts because nothing runs);
+    # C produces nothing into 9, so it adds no produce load there and starts beside H at once.
+    hot, cold = step(0, [1], [9], 20, rate=60 * MiB), step(1, [2], [9], 10)
+    order, after = priority_order([[hot], [cold]])
+    d = Dispatcher(order, after, 5, 50, T)
+    assert d.start() == [0, 1]

@@ -160,3 +160,71 @@ def test_an_empty_cluster_has_empty_arrays() -> None:
     s = state([0, 1], [])
     assert s.n_parts == 0 and s.R.shape == (0, 1) and s.counts.tolist() == [0, 0] and s.final_rows().shape == (0, 1)
     assert np.asarray(s.broker_parts(1)).tolist() == []
+
+
+def test_array_types_are_the_compact_ones_the_goals_index_with() -> None:
+    # The replica matrix is int32 (half the memory at a million partitions) whether padded or not; sizes,
+    # counts and bytes are exact integers, never floats that round at petabyte totals.
+    mixed = state([0, 1, 2], [part("t", 0, [2, 0, 1]), part("t", 1, [1])])
+    uniform = state([0, 1], [part("t", 0, [1, 0]), part("t", 1, [0, 1])])
+    assert uniform.uniform and not mixed.uniform
+    for s in (mixed, uniform):
+        assert (s.R.dtype, s.sizes.dtype, s.counts.dtype, s.bytes.dtype) == (np.int32, np.int64, np.int64, np.int64)
+    assert uniform.R.tolist() == [[1, 0], [0, 1]]
+    # before the targets are set, every target is zero
+    assert mixed.byte_mean == 0.0 and mixed.byte_target.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_broker_without_a_rack_is_coded_minus_one_and_a_partition_without_a_size_weighs_nothing() -> None:
+    # The snapshot loader refuses a mix of racked and rackless brokers, so the mix is made by hand: the
+    # rackless broker must not share a code with a real rack (a = 0, b = 1).
+    snap = snapshot([(0, "a"), (1, "a"), (2, "b")], [part("t", 0, [0, 1], size_bytes=None), part("t", 1, [2], size_bytes=5)])
+    snap = replace(snap, brokers=(snap.brokers[0], replace(snap.brokers[1], rack=None), snap.brokers[2]))
+    s = ClusterState(snap, PlanOptions())
+    assert s.rack == [0, -1, 1] and s.rack_names == ["a", "b"]
+    assert s.sizes.tolist() == [0, 5] and s.bytes.tolist() == [0, 0, 5]
+
+
+def test_a_partition_without_a_known_rate_is_never_hot_even_at_a_throttle_of_one_byte() -> None:
+    # Delivered rate 1 B/s: a known 1 B/s is hot (at the rate), an unknown one counts as 0 B/s.
+    s = state([0, 1], [part("t", 0, [0]), part("t", 1, [1], rate=1.0)], throttle_bytes_per_sec=1, throttle_efficiency=1.0)
+    assert s.hot.tolist() == [False, True]
+
+
+def test_removing_from_an_untouched_partition_marks_it_touched() -> None:
+    s = state([0, 1], [part("t", 0, [0, 1]), part("t", 1, [1])])
+    s.remove(0, 1)
+    assert s.touched.tolist() == [True, False] and s.row(0) == [0] and s.counts.tolist() == [1, 1]
+
+
+def test_broker_parts_lists_partitions_in_order_on_a_cluster_big_enough_for_an_unstable_sort() -> None:
+    # 300 partitions, RF 3 over 4 brokers: partition i lives on every broker but i % 4. Each broker's list
+    # must be its partitions in increasing order (the donor index and the goals rely on it), which a
+    # non-stable argsort of the 900 entries would scramble.
+    parts = [part("t", i, [b for b in range(4) if b != i % 4]) for i in range(300)]
+    s = state([0, 1, 2, 3], parts)
+    # partitions are in (topic, partition) order, so index i is partition t-i
+    for b in range(4):
+        assert s.broker_parts(b).tolist() == [i for i in range(300) if i % 4 != b]
+
+
+def test_with_as_many_racks_as_replicas_a_lone_replica_may_leave_its_rack() -> None:
+    # Racks a = {0, 1}, b = {2}, c = {3}; RF 3 over 3 racks: at most one per rack, no rack must hold two.
+    # [0, 1, 2] has two in a; moving b's only replica to c keeps the cap (c had none), so it is allowed.
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "c")], [part("t", 0, [0, 1, 2])])
+    assert s.rack_ok([0, 1, 2], 2, 3, 3)
+
+
+def test_rack_safe_refuses_a_rack_over_its_cap_even_when_every_rack_is_used() -> None:
+    # Racks a = {0, 1, 2}, b = {3}, c = {4}; RF 5 over 3 racks: at most ceil(5 / 3) = 2 per rack. [0..4]
+    # uses all three racks but puts three in a.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c")], [part("t", 0, [0])])
+    assert not s.rack_safe([0, 1, 2, 3, 4])
+    assert s.rack_safe([0, 1, 3, 4])  # RF 4: cap 2, three racks
+
+
+def test_final_rows_widened_for_a_replication_factor_change_stay_int32() -> None:
+    s = state([0, 1, 2], [part("t", 0, [0])], replication_factor=2)
+    s.add(0, 1)
+    rows = s.final_rows()
+    assert rows.dtype == np.int32 and rows.tolist() == [[0, 1]]
