@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from fractions import Fraction
+from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -17,8 +20,10 @@ from kafka_rebalance.balance import placement_targets
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.planner import PlanError, PlanOptions, exact, make_plan
 from kafka_rebalance.planner.core import Plan
+from kafka_rebalance.planner.exact import ExactResult, ExactStatus
+from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.snapshot import Snapshot
-from tests.support.clusters import GiB, part, snapshot
+from tests.support.clusters import GiB, part, planner_state, snapshot
 
 
 def final_rows(plan: Plan) -> dict[tuple[str, int], list[int]]:
@@ -277,3 +282,345 @@ def test_exact_moves_nothing_on_a_balanced_cluster_not_even_empty_partitions() -
     plan = make_plan(snap, PlanOptions(optimizer="exact"))
     assert plan.summary["replica_moves"] == 0 and plan.batches == []
     assert plan.summary["optimizer"]["used"] == "exact"
+
+
+# --------------------------------------------------------------------------- the model, solved directly
+#
+# ``_solve`` on hand-built states, compared as whole ExactResults. HiGHS proves these tiny optima, so its
+# dual bound is the objective itself: the bytes of the new replicas plus one byte per new replica (the
+# tie-break), read back as floor(objective * (1 - 1e-9)) and capped at the bytes moved. HiGHS's bound is the
+# objective up to its float tolerance (about 1e-10, a byte or so at GiB scale), hence ``proven``.
+
+
+def proven(bound_bytes: int) -> Any:
+    return pytest.approx(bound_bytes, abs=2)
+
+
+def subset_sum_state() -> ClusterState:
+    # Broker 0 holds t-0..t-5 of 10, 8, 6, 3, 2, 1 GiB (30 GiB), broker 1 is new: 3 replicas each, 15 GiB
+    # +- 10 % = [13.5, 16.5] GiB each. Three partitions of 14..16 GiB, fewest bytes: {10, 3, 1} = 14 is the
+    # only triple of 14 (13 = {10, 2, 1} misses the band), so t-0, t-3 and t-5 move.
+    return planner_state([0, 1], [part("t", i, [0], size_bytes=g * GiB) for i, g in enumerate([10, 8, 6, 3, 2, 1])],
+                         targets=True)
+
+
+SUBSET_ROWS = {0: [1], 3: [1], 5: [1]}
+# (14 GiB + 3 one-byte tie-breaks) * (1 - 1e-9) = 15032385539 - 15.03 = 15032385523.97, floored
+SUBSET_BOUND = proven(15032385523)
+
+
+def test_solve_within_the_tolerance_band_is_the_whole_hand_worked_result() -> None:
+    state = subset_sum_state()
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, SUBSET_ROWS, 14 * GiB, SUBSET_BOUND,
+                                                        True, 0.0, False, 0.0)
+    # A band widened by one byte changes no choice, but it is no longer the strict band, and says by how much.
+    assert exact._solve(state, widen=1.0) == ExactResult(ExactStatus.OPTIMAL, SUBSET_ROWS, 14 * GiB, SUBSET_BOUND,
+                                                        False, 0.0, False, 1.0)
+
+
+def test_widening_reached_is_zero_inside_the_band_and_the_worst_excess_outside() -> None:
+    state = subset_sum_state()
+    # after the plan: 16 and 14 GiB, 1 GiB off 15 where 1.5 GiB is allowed: nothing to widen
+    assert exact._widening_reached(state, SUBSET_ROWS) == 0.0
+    # t-5 alone moves: 29 and 1 GiB, 14 GiB off 15, 12.5 GiB beyond the 1.5 GiB allowed
+    assert exact._widening_reached(state, {5: [1]}) == pytest.approx(12.5 * GiB, rel=1e-12)
+    # nothing moves: 30 and 0 GiB, 15 - 1.5 = 13.5 GiB beyond
+    assert exact._widening_reached(state, {}) == pytest.approx(13.5 * GiB, rel=1e-12)
+
+
+def widened_state() -> ClusterState:
+    # t-0..t-3 of 100, 1, 2, 3 GiB on broker 0, broker 1 new: 2 replicas each, 53 GiB +- 5.3. The broker with
+    # the 100 GiB partition holds at least 101 GiB (with the 1 GiB one), the other at most 5 GiB: both 48 GiB
+    # off target, 48 - 5.3 = 42.7 GiB beyond the band. Keeping {100, 1} on broker 0 moves 2 + 3 = 5 GiB (the
+    # other way round would move 101); every other split lies further out.
+    return planner_state([0, 1], [part("t", i, [0], size_bytes=g * GiB) for i, g in enumerate([100, 1, 2, 3])],
+                         targets=True)
+
+
+def test_an_unreachable_band_is_infeasible_and_the_widening_model_finds_the_smallest_widening() -> None:
+    state = widened_state()
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, True, 0.0, False, 0.0)
+    found = exact._solve(state, widen=None)
+    # the widening model only reports the widening (within HiGHS's feasibility tolerance), no rows
+    assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
+    assert found.widening == pytest.approx(42.7 * GiB, rel=1e-6)
+
+
+def fake_clock(monkeypatch: pytest.MonkeyPatch, *readings: float) -> None:
+    monkeypatch.setattr(exact, "time", SimpleNamespace(monotonic=iter(readings).__next__))
+
+
+def test_solve_widens_then_minimises_bytes_and_reports_the_exact_widening(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_clock(monkeypatch, 100.0, 101.23456)  # 1.23456 s, rounded to the millisecond
+    # (5 GiB + 2 tie-breaks) * (1 - 1e-9) = 5368709122 - 5.37 = 5368709116.63, floored; the widening is
+    # recomputed from the loads: |101 - 53| - 5.3 GiB
+    assert exact.solve(widened_state()) == ExactResult(
+        ExactStatus.OPTIMAL, {2: [1], 3: [1]}, 5 * GiB, proven(5368709116), False, 1.235, False,
+        pytest.approx(48 * GiB - 0.1 * 53 * GiB, rel=1e-12))
+
+
+def test_solve_widens_by_the_widening_found_plus_the_slack_for_the_solvers_tolerance(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # x-0 (8 GiB, excluded: frozen) and t-0 (2 GiB), t-1 (1 GiB) on broker 0, broker 1 new. Targets with the
+    # frozen 8 GiB: 11 GiB share as max(level, 8) + max(level, 0) = 11: level 3, targets 8 and 3 GiB.
+    state = planner_state([0, 1], [part("t", 0, [0], size_bytes=2 * GiB), part("t", 1, [0], size_bytes=GiB),
+                                   part("x", 0, [0], size_bytes=8 * GiB)], targets=True, exclude_topics=("x",))
+    calls: list[float | None] = []
+
+    def fake_solve(_state: ClusterState, widen: float | None) -> ExactResult:
+        calls.append(widen)
+        if widen == 0.0:
+            return ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, True, 0.0, False)
+        if widen is None:
+            return ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 1_000_000.0)
+        return ExactResult(ExactStatus.FEASIBLE, {0: [1]}, 2 * GiB, GiB, False, 99.0, False, widen)
+
+    monkeypatch.setattr(exact, "_solve", fake_solve)
+    fake_clock(monkeypatch, 7.0, 7.5)
+    # t-0 on broker 1: 9 and 2 GiB; broker 0 is 1 GiB off 8 (0.8 allowed), broker 1 1 GiB off 3 (0.3 allowed)
+    assert exact.solve(state) == ExactResult(ExactStatus.FEASIBLE, {0: [1]}, 2 * GiB, GiB, False, 0.5, False,
+                                             pytest.approx(GiB - 0.1 * 3 * GiB, rel=1e-12))
+    # 1e6 * (1 + 1e-6) + 1e-5 * 2 GiB (the largest MOVABLE partition, not the frozen 8 GiB) = 1000001 + 21474.83648
+    assert calls == [0.0, None, pytest.approx(1_021_475.83648, abs=1e-6)]
+
+    # partitions of at most one byte: the slack is 1e-5 * max(1, 1) = 1e-5
+    tiny = planner_state([0, 1], [part("t", 0, [0], size_bytes=1), part("t", 1, [0], size_bytes=0)], targets=True)
+    calls.clear()
+    fake_clock(monkeypatch, 0.0, 0.0)
+    exact.solve(tiny)
+    assert calls == [0.0, None, pytest.approx(1_000_001.00001, abs=1e-9)]
+
+
+def test_solve_hands_back_the_widening_models_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    results = iter([ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, True, 0.0, False),
+                    ExactResult(ExactStatus.NO_SOLUTION, {}, 0, 7, False, 0.0, True)])
+    monkeypatch.setattr(exact, "_solve", lambda _state, widen: next(results))
+    fake_clock(monkeypatch, 1.0, 3.0)
+    assert exact.solve(subset_sum_state()) == ExactResult(ExactStatus.NO_SOLUTION, {}, 0, 7, False, 2.0, True)
+
+
+def test_frozen_replicas_count_against_their_brokers_replica_range() -> None:
+    # x-0 (excluded) is frozen on broker 0. 8 replicas over 3 brokers: [2, 3] each; broker 0 holds x-0, t-0
+    # (1 GiB, also on broker 1), t-1 (5) and t-2 (6): 4, one too many. The cheapest to shed is t-0, and only
+    # broker 2 can take it (broker 1 holds its other replica). Bytes are left free (tolerance 10).
+    state = planner_state([0, 1, 2], [part("t", 0, [0, 1], size_bytes=GiB), part("t", 1, [0], size_bytes=5 * GiB),
+                                      part("t", 2, [0], size_bytes=6 * GiB), part("u", 0, [1], size_bytes=GiB),
+                                      part("v", 0, [2], size_bytes=GiB), part("v", 1, [2], size_bytes=GiB),
+                                      part("x", 0, [0], size_bytes=GiB)],
+                          targets=True, exclude_topics=("x",), byte_tolerance=10.0)
+    # (1 GiB + 1) * (1 - 1e-9) = 1073741825 - 1.07 = 1073741823.93, floored
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {0: [1, 2]}, GiB, proven(1073741823),
+                                                        True, 0.0, False, 0.0)
+
+
+def test_frozen_bytes_count_against_their_brokers_byte_band() -> None:
+    # x-0 (4 GiB, excluded) is frozen on broker 0 with t-0 (1 GiB, also on broker 1) and t-1 (2): 7 GiB;
+    # broker 1: t-0, u-0 (4.5): 5.5 GiB; broker 2: v-0 (3.5), v-1 (2): 5.5 GiB. 18 GiB: 6 each, [5.4, 6.6].
+    # Counts (7 replicas: [2, 3]) hold, and only broker 0 is out of its band: it must keep 1.4..2.6 GiB
+    # besides x-0, i.e. t-1 alone (no partition is 0.4..1.6 GiB to swap in): t-0 goes, to broker 2 (6.5 GiB).
+    state = planner_state([0, 1, 2], [part("t", 0, [0, 1], size_bytes=GiB), part("t", 1, [0], size_bytes=2 * GiB),
+                                      part("u", 0, [1], size_bytes=9 * GiB // 2), part("v", 0, [2], size_bytes=7 * GiB // 2),
+                                      part("v", 1, [2], size_bytes=2 * GiB), part("x", 0, [0], size_bytes=4 * GiB)],
+                          targets=True, exclude_topics=("x",))
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {0: [1, 2]}, GiB, proven(1073741823),
+                                                        True, 0.0, False, 0.0)
+
+
+def test_a_frozen_partition_of_a_larger_replication_factor_than_every_movable_one() -> None:
+    # x-0 (RF 2, excluded) on brokers 0 and 1; t-0 (1 GiB) and t-1 (2 GiB) on broker 0; broker 2 new. No movable
+    # partition has a second replica (the replica matrix's second column is padding for all of them).
+    # 4 replicas: [1, 2] each, x-0 counting 1 on brokers 0 and 1: broker 2 needs one, the cheaper t-0.
+    # Bytes are left free (tolerance 10).
+    state = planner_state([0, 1, 2], [part("t", 0, [0], size_bytes=GiB), part("t", 1, [0], size_bytes=2 * GiB),
+                                      part("x", 0, [0, 1], size_bytes=GiB)],
+                          targets=True, exclude_topics=("x",), byte_tolerance=10.0)
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {0: [2]}, GiB, proven(1073741823),
+                                                        True, 0.0, False, 0.0)
+
+
+def test_the_widening_model_counts_frozen_bytes_above_the_band() -> None:
+    # x-0 (1 GiB, frozen) and t-0 (20 GiB) on broker 0, u-0 and v-0 (1 GiB) on brokers 1 and 2. 4 replicas:
+    # [1, 2] each; 23 GiB: 23/3 each, band up to 25.3/3 GiB. Wherever t-0 goes, its broker is over by at least
+    # 20 - 25.3/3 = 34.7/3 GiB (on broker 0, with x-0, by one more); the others stay closer (6.9 - 2 = 4.9 GiB).
+    state = planner_state([0, 1, 2], [part("t", 0, [0], size_bytes=20 * GiB), part("u", 0, [1], size_bytes=GiB),
+                                      part("v", 0, [2], size_bytes=GiB), part("x", 0, [0], size_bytes=GiB)],
+                          targets=True, exclude_topics=("x",))
+    found = exact._solve(state, widen=None)
+    assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
+    assert found.widening == pytest.approx(34.7 / 3 * GiB, rel=1e-6)
+
+
+def test_the_widening_model_counts_frozen_bytes_below_the_band(monkeypatch: pytest.MonkeyPatch) -> None:
+    # x-0 (1 GiB, frozen) fills broker 0's one replica (3 replicas: 1 each); t-0, t-1 (10 GiB) stay on 1 and 2.
+    # 21 GiB: 7 each, [6.3, 7.7]: broker 0 is 6.3 - 1 = 5.3 GiB short, the others 10 - 7.7 = 2.3 over.
+    state = planner_state([0, 1, 2], [part("t", 0, [1], size_bytes=10 * GiB), part("t", 1, [2], size_bytes=10 * GiB),
+                                      part("x", 0, [0], size_bytes=GiB)], targets=True, exclude_topics=("x",))
+    found = exact._solve(state, widen=None)
+    assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
+    assert found.widening == pytest.approx(5.3 * GiB, rel=1e-6)
+    # Within that widening nothing needs to move: 0 bytes, proven optimal (0 - 0 <= 1e-4 * 0).
+    fake_clock(monkeypatch, 0.0, 0.25)
+    assert exact.solve(state) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.25, False,
+                                             pytest.approx(6 * GiB - 0.1 * 7 * GiB, rel=1e-12))
+
+
+def test_a_partition_producing_at_the_throttle_keeps_its_replicas_and_gains_none() -> None:
+    # Broker 0: a (1 GiB, 20 MiB/s against a 10 MiB/s throttle), b (4), c (5), d (2.5); broker 1 new. Two
+    # each, 6.25 GiB +- 0.625. Pairs for broker 1 within the band (their complement then is too): {a, c}
+    # (6 GiB) and {b, d} (6.5). a cannot gain a replica: b and d move.
+    MiB = 1024**2
+    state = planner_state([0, 1], [part("a", 0, [0], size_bytes=GiB, bytes_in_per_sec=20 * MiB),
+                                   part("b", 0, [0], size_bytes=4 * GiB), part("c", 0, [0], size_bytes=5 * GiB),
+                                   part("d", 0, [0], size_bytes=5 * GiB // 2)],
+                          targets=True, throttle_bytes_per_sec=10 * MiB)
+    # (6.5 GiB + 2) * (1 - 1e-9) = 6979321858 - 6.98 = 6979321851.02, floored
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {1: [1], 3: [1]}, 13 * GiB // 2,
+                                                        proven(6979321851), True, 0.0, False, 0.0)
+
+
+def rf4_over_3_racks(tolerance: float, p_size: int, q_size: int) -> ClusterState:
+    # Racks a = {0, 1}, b = {2, 3}, c = {4}. p-0 (RF 4) sits on [0, 1, 2, 3]: at most ceil(4/3) = 2 per rack,
+    # which it keeps, but it must span min(4, 3) = 3 racks, so one replica goes to broker 4. q-0 (RF 1) shares
+    # broker 0. 5 replicas over 5 brokers: exactly 1 each (rack totals 2, 2, 1 are within rack safety's).
+    return planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")],
+                         [part("p", 0, [0, 1, 2, 3], size_bytes=p_size), part("q", 0, [0], size_bytes=q_size)],
+                         targets=True, byte_tolerance=tolerance)
+
+
+def test_a_partition_must_span_as_many_racks_as_it_can() -> None:
+    # Broker 0 holds two and broker 4 none: moving q-0 there (1 byte) would settle the counts, but p-0 needs
+    # broker 4, so p-0's replica leaves broker 0 for it: 1 GiB. Bytes are left free (tolerance 10).
+    state = rf4_over_3_racks(10.0, GiB, 1)
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {0: [1, 2, 3, 4]}, GiB, proven(1073741823),
+                                                        True, 0.0, False, 0.0)
+
+
+def test_the_widening_model_with_rack_spread_variables() -> None:
+    # p-0 of 5 GiB, q-0 of 1 GiB: 21 GiB. Rack c can only hold p-0's replica (5 GiB: rack safety's floor for it),
+    # so its target is clamped to 5 GiB and the other four share 16: 4 GiB each, [3.6, 4.4]. One of them holds
+    # q-0: 3.6 - 1 = 2.6 GiB short, the widest gap (those holding p-0 are 5 - 4.4 = 0.6 over).
+    state = rf4_over_3_racks(0.1, 5 * GiB, GiB)
+    found = exact._solve(state, widen=None)
+    assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
+    assert found.widening == pytest.approx(2.6 * GiB, rel=1e-6)
+
+
+def test_bytes_come_first_and_each_new_replica_costs_only_one_byte_more() -> None:
+    # Broker 0: t-0 (5 bytes), t-1 and t-2 (1 byte); broker 1: w-0 (empty). 2 replicas each; 7 bytes, 3.5 each
+    # +- 50 % = [1.75, 5.25]. Broker 1 ends with {t-0, w-0} (5 bytes: one copy of 5) or {t-1, t-2} (2 bytes: two
+    # copies of 1 and w-0 to broker 0); every other pair holds 1 or 6 bytes. Fewest bytes: the three copies,
+    # 2 + 3 = 5 against 5 + 1 = 6 with the tie-break (at two bytes a copy the single copy would win, 7 < 8).
+    state = planner_state([0, 1], [part("t", 0, [0], size_bytes=5), part("t", 1, [0], size_bytes=1),
+                                   part("t", 2, [0], size_bytes=1), part("w", 0, [1], size_bytes=0)],
+                          targets=True, byte_tolerance=0.5)
+    # the bound (5 * (1 - 1e-9), floored: 4) is capped at the 2 bytes moved
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {1: [1], 2: [1], 3: [0]}, 2, 2,
+                                                        True, 0.0, False, 0.0)
+
+
+def test_a_balanced_cluster_moves_nothing_not_even_an_empty_partition() -> None:
+    # e-0 (empty) and a-0 (2 GiB) on broker 0, b-0 (2 GiB) on broker 1: counts [1, 2] allow e-0 on either
+    # broker, but a new replica costs its bytes plus one, so e-0 stays. 0 bytes: proven optimal (0 <= 0).
+    state = planner_state([0, 1], [part("a", 0, [0], size_bytes=2 * GiB), part("b", 0, [1], size_bytes=2 * GiB),
+                                   part("e", 0, [0], size_bytes=0)], targets=True)
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, True, 0.0, False, 0.0)
+
+
+# --------------------------------------------------------------------------- reading the solver's answer
+
+
+def fake_milp(monkeypatch: pytest.MonkeyPatch, **res: Any) -> None:
+    monkeypatch.setattr(exact, "_milp", lambda *args: OptimizeResult(**res))
+
+
+def test_a_time_limit_without_a_plan_is_no_solution_and_keeps_the_proven_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = subset_sum_state()  # scale: the largest partition, 10 GiB
+    fake_milp(monkeypatch, x=None, status=1, message="Time limit reached. (HiGHS Status 13: msg)", mip_dual_bound=0.5)
+    # 0.5 * 10 GiB * (1 - 1e-9) = 5368709120 - 5.37 = 5368709114.63, floored
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.NO_SOLUTION, {}, 0, 5368709114, True, 0.0, True)
+    # infeasible (status 2); no bound, or a non-finite or negative one, is reported as 0
+    for bound in (None, math.inf, math.nan, 0.0, -0.25):
+        fake_milp(monkeypatch, x=None, status=2, message="The problem is infeasible. (HiGHS Status 8: msg)",
+                  mip_dual_bound=bound)
+        assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, True, 0.0, False), bound
+    fake_milp(monkeypatch, x=None, status=4, message="Solve error")  # no mip_dual_bound at all
+    assert exact._solve(state, widen=5.0) == ExactResult(ExactStatus.NO_SOLUTION, {}, 0, 0, False, 0.0, False)
+
+
+def test_a_plan_cut_by_the_node_limit_is_feasible_even_when_its_bound_meets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = subset_sum_state()
+    # x[p, b] for p = t-0..t-5 and b = 0, 1: t-0, t-3, t-5 on broker 1, the rest stay on broker 0
+    x = np.asarray([0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 0, 1], dtype=np.float64)
+    # bound 2.0 * 10 GiB (20 GiB) is capped at the 14 GiB moved: no gap, but not proven by the solver
+    fake_milp(monkeypatch, x=x, status=1, message="Node limit reached. (HiGHS Status 14: msg)", mip_dual_bound=2.0)
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.FEASIBLE, SUBSET_ROWS, 14 * GiB, 14 * GiB,
+                                                        True, 0.0, False, 0.0)
+    # the same answer by a finished solve (status 0) with a bound 1 % under: 13.86 GiB = 14882061680.64, less
+    # 1e-9 of it (14.88): 14882061665.76, floored. A gap of 1 % > 0.01 %: feasible
+    fake_milp(monkeypatch, x=x, status=0, message="Optimization terminated successfully. (HiGHS Status 7: msg)",
+              mip_dual_bound=1.386)
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.FEASIBLE, SUBSET_ROWS, 14 * GiB,
+                                                        14882061665, True, 0.0, False, 0.0)
+    # the widening model: w is the variable after the 12 x; 0.3 * 10 GiB, cut by the node limit
+    fake_milp(monkeypatch, x=np.append(x, 0.3), status=1, message="Node limit reached. (HiGHS Status 14: msg)",
+              mip_dual_bound=0.1)
+    assert exact._solve(state, widen=None) == ExactResult(ExactStatus.FEASIBLE, {}, 0, 0, False, 0.0, False,
+                                                         pytest.approx(3 * GiB, rel=1e-12))
+
+
+def test_highs_runs_with_presolve_then_once_more_without_when_it_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[dict[str, Any]] = []
+    statuses = iter([4, 0])
+
+    def milp(c: Any, **kwargs: Any) -> OptimizeResult:
+        calls.append({"c": c, **kwargs})
+        return OptimizeResult(status=next(statuses))
+
+    monkeypatch.setattr(exact, "milp", milp)
+    assert exact._milp("c", "A", "int", "bounds").status == 0  # type: ignore[arg-type]
+    # the node limit keeps the plan deterministic; the gap and time limits as documented
+    options = {"node_limit": 500, "time_limit": 30.0, "mip_rel_gap": 0.01}
+    assert calls == [{"c": "c", "constraints": "A", "integrality": "int", "bounds": "bounds", "options": {**options, "presolve": True}},
+                     {"c": "c", "constraints": "A", "integrality": "int", "bounds": "bounds", "options": {**options, "presolve": False}}]
+    calls.clear()
+    statuses = iter([2])
+    assert exact._milp("c", "A", "int", "bounds").status == 2  # type: ignore[arg-type]
+    assert [call["options"]["presolve"] for call in calls] == [True]
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def test_apply_replaces_each_leaving_replica_in_place_same_rack_first() -> None:
+    # Racks a = {0, 1}, b = {2, 3}.
+    state = planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b")],
+                          [part("t", 0, [2, 0], size_bytes=GiB), part("t", 1, [0, 1, 2], size_bytes=2 * GiB),
+                           part("t", 2, [1], size_bytes=4 * GiB)])
+    exact.apply(state, {0: [1, 3], 1: [3], 2: [1, 2]})
+    # t-0: 2 (rack b) is replaced by 3 (rack b) in place, then 0 by 1: [3, 1], not [1, 3]
+    # t-1: RF 3 -> 1: 0 is replaced by 3 (no rack-a broker joins), then 1 and 2 are dropped
+    # t-2: RF 1 -> 2: 2 is added
+    assert [state.row(p) for p in range(3)] == [[3, 1], [3], [1, 2]]
+    # before: 0: t-0, t-1; 1: t-1, t-2; 2: t-0, t-1; 3: none. After: 1: t-0, t-2; 2: t-2; 3: t-0, t-1
+    assert state.counts.tolist() == [0, 2, 1, 2]
+    assert state.bytes.tolist() == [0, 5 * GiB, 4 * GiB, 3 * GiB]
+
+
+@pytest.mark.parametrize("optimizer", ["auto", "exact"])
+def test_a_cluster_with_nothing_movable_plans_nothing_instead_of_failing(optimizer: str) -> None:
+    # Every topic excluded, or every partition leaderless: no variable is left for the solver (HiGHS
+    # refuses an empty model, and make_plan used to end in its ValueError). The snapshot's assignment
+    # is the only one: 2 replicas on broker 0 and none on 1 are then each broker's fixed load.
+    excluded = snapshot([0, 1], [part("x", 0, [0]), part("x", 1, [0])])
+    plan = make_plan(excluded, PlanOptions(optimizer=optimizer, exclude_topics=("x",)))
+    assert (plan.summary["replica_moves"], plan.batches, plan.elections) == (0, [], [])
+    assert plan.summary["optimizer"]["exact_status"] == "optimal"
+    leaderless = snapshot([0, 1], [part("x", 0, [0], leader=-1, isr=[]), part("x", 1, [1], leader=-1, isr=[])])
+    assert make_plan(leaderless, PlanOptions(optimizer=optimizer)).summary["replica_moves"] == 0
+
+
+def test_nothing_movable_is_judged_as_it_stands() -> None:
+    state = planner_state([0, 1], [part("x", 0, [0]), part("x", 1, [1])], targets=True, exclude_topics=("x",))
+    assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, True, 0.0, False, 0.0)
+    # The widening model: nothing outside the band, so no widening.
+    assert exact._solve(state, widen=None) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from kafka_rebalance.planner import lower_bounds as lb
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
@@ -91,3 +93,82 @@ def test_bounds_round_up_to_whole_bytes_but_not_past_a_floats_error() -> None:
     # an odd byte count: 1 byte and 10 bytes, target 5.5, band [4.95, 6.05]: 3.95 in, rounded up to 4
     s = state([0, 1], [part("t", 0, [0], size_bytes=1), part("t", 1, [1], size_bytes=10)])
     assert lb.compute(s)["bytes"]["bytes_moved"] == 4
+
+
+def test_broker_zero_decommissioned_its_replica_is_a_forced_copy_and_a_move_out() -> None:
+    # Broker 0 (index 0) is decommissioned and holds t-0, an empty partition: one copy, no bytes. Brokers 1 and
+    # 2 hold t-1 and t-2 (1 GiB): counts [1, 2] and bytes 1 GiB +- 10 % each already hold, so every term is that
+    # one move out (0 + 1 leaving), and no byte.
+    s = state([0, 1, 2], [part("t", 0, [0], size_bytes=0), part("t", 1, [1], size_bytes=GiB),
+                          part("t", 2, [2], size_bytes=GiB)], decommission_brokers=(0,))
+    assert lb.forced_copies(s).tolist() == [1, 0, 0]
+    one = {"replica_moves": 1, "bytes_moved": 0}
+    assert lb.compute(s) == {"forced": one, "counts": one, "bytes": one, "both": one}
+
+
+def test_forced_copies_count_a_crowded_rack_by_every_replica_before() -> None:
+    # Racks a = {0, 1, 2}, b = {3, 4}; 4 is dead. RF 3 over 2 racks: at most 2 per rack.
+    # t-0 [0, 1, 2]: the third rack-a replica has two before it in rack a: one copy.
+    # t-1 [0, 4, 1]: the dead 4 is in no rack; 1 has one rack-a replica before it and stays: one copy (for 4).
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "b", False)],
+              [part("t", 0, [0, 1, 2]), part("t", 1, [0, 4, 1], isr=[0, 1])])
+    assert lb.forced_copies(s).tolist() == [1, 1]
+    # One rack among the eligible brokers: no cap below the RF, [0, 1] stays (a rack of one cannot be spread).
+    s = state([(0, "a"), (1, "a")], [part("t", 0, [0, 1])])
+    assert lb.forced_copies(s).tolist() == [0]
+
+
+def test_shrinking_one_byte_partitions_still_needs_copies_into_a_new_broker() -> None:
+    # t-0..t-2 (1 byte, RF 2 -> 1) on brokers 0 and 1, broker 2 new: 1 replica and 1 byte each, [0.9, 1.1].
+    # Dropping replicas copies nothing, but broker 2 needs one replica (count) and 0.9 bytes, at least
+    # ceil(0.9 / 1) = 1 copy of the largest (1 byte) partition (bytes): 1 move, 1 byte, in every term.
+    s = state([0, 1, 2], [part("t", i, [0, 1], size_bytes=1) for i in range(3)], replication_factor=1)
+    one = {"replica_moves": 1, "bytes_moved": 1}
+    assert lb.compute(s) == {"forced": {"replica_moves": 0, "bytes_moved": 0}, "counts": one, "bytes": one, "both": one}
+
+
+def test_empty_partitions_bound_moves_but_no_bytes() -> None:
+    # t-0, t-1 (empty) on broker 0, broker 1 new: one must move (counts), no byte needs to (targets 0 bytes,
+    # and no partition has a byte to bound a byte deficit with).
+    s = state([0, 1], [part("t", 0, [0], size_bytes=0), part("t", 1, [0], size_bytes=0)])
+    none, one = {"replica_moves": 0, "bytes_moved": 0}, {"replica_moves": 1, "bytes_moved": 0}
+    assert lb.compute(s) == {"forced": none, "counts": one, "bytes": none, "both": one}
+
+
+def test_an_overloaded_broker_of_small_replicas_sheds_one_move_per_replica() -> None:
+    # Broker 0: t-0..t-5 (1 byte each), broker 1: u-0 (3 bytes), broker 2 new. 7 replicas: [2, 3] each;
+    # 9 bytes: 3 each, [2.7, 3.3].
+    s = state([0, 1, 2], [part("t", i, [0], size_bytes=1) for i in range(6)] + [part("u", 0, [1], size_bytes=3)])
+    assert lb.compute(s) == {
+        "forced": {"replica_moves": 0, "bytes_moved": 0},
+        # counts: 1 into broker 1 and 2 into broker 2 (3 in), 3 out of broker 0; in, the cluster's 3 smallest
+        # (3 bytes), out, broker 0's own 3 smallest (3 bytes)
+        "counts": {"replica_moves": 3, "bytes_moved": 3},
+        # bytes: broker 2 needs 2.7, ceil(2.7 / 3) = 1 copy of the largest; broker 0 sheds 6 - 3.3 = 2.7 in
+        # replicas of at most 1 byte: 3 moves. 2.7 bytes rounded up: 3
+        "bytes": {"replica_moves": 3, "bytes_moved": 3},
+        # both: in max(1, 0) + max(2, 1) = 3, out max(3, 3) = 3; bytes in max(1, 0) + max(2, 2.7) = 3.7 -> 4
+        "both": {"replica_moves": 3, "bytes_moved": 4},
+    }
+
+
+def test_a_brokers_cheapest_replicas_out_start_from_its_own_smallest() -> None:
+    # Broker 0 (index 0): t-0..t-2 of 5 bytes; brokers 1, 2: u-0, u-1 of 1 byte; broker 3 new. 5 replicas:
+    # [1, 2] each; 17 bytes: 4.25 each, [3.825, 4.675].
+    s = state([0, 1, 2, 3], [part("t", i, [0], size_bytes=5) for i in range(3)]
+              + [part("u", 0, [1], size_bytes=1), part("u", 1, [2], size_bytes=1)])
+    assert lb.compute(s) == {
+        "forced": {"replica_moves": 0, "bytes_moved": 0},
+        # counts: one into broker 3 (the cluster's smallest, 1 byte), one out of broker 0 (its smallest: 5)
+        "counts": {"replica_moves": 1, "bytes_moved": 5},
+        # bytes in: 2.825 + 2.825 + 3.825 = 9.475, one copy of at most 5 bytes each (3); out of broker 0:
+        # 15 - 4.675 = 10.325 in replicas of 5 bytes: ceil(2.065) = 3. Bytes: 10.325 -> 11
+        "bytes": {"replica_moves": 3, "bytes_moved": 11},
+        # both: in max(0, 1) * 2 + max(1, 1) = 3, out max(1, 3) = 3; bytes out max(5, 10.325) -> 11
+        "both": {"replica_moves": 3, "bytes_moved": 11},
+    }
+
+
+def test_ceil_rounds_up_except_within_a_floats_error_of_a_whole_number() -> None:
+    x = np.asarray([2.3, 3.0, 0.0, 16106127360.000002, 3221225471.9999995, 2.7])
+    assert lb._ceil(x).tolist() == [3.0, 3.0, 0.0, 16106127360.0, 3221225472.0, 3.0]

@@ -123,6 +123,8 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
     parts = np.flatnonzero(~state.frozen)
     elig = np.asarray(state.eligible_idx, dtype=np.int64)
     n_p, n_e = len(parts), len(elig)
+    if n_p == 0:
+        return _nothing_movable(state, widen)
     nx = n_p * n_e
     col = {int(b): j for j, b in enumerate(elig.tolist())}
     R = state.R[parts]
@@ -235,6 +237,19 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
     optimal = optimal and moved - bound_bytes <= OPTIMAL_GAP * moved
     return ExactResult(ExactStatus.OPTIMAL if optimal else ExactStatus.FEASIBLE, rows, moved, bound_bytes,
                        strict, 0.0, time_limited, widen)
+
+
+def _nothing_movable(state: ClusterState, widen: float | None) -> ExactResult:
+    """Every partition is frozen (excluded or leaderless): the snapshot's assignment is the only one,
+    so judge it directly; HiGHS refuses a model without variables."""
+    elig = np.asarray(state.eligible_idx, dtype=np.int64)
+    counts = bool(((state.counts[elig] >= state.lo[elig]) & (state.counts[elig] <= state.hi[elig])).all())
+    outside = _widening_reached(state, {})
+    if widen is None:
+        status = ExactStatus.OPTIMAL if counts else ExactStatus.INFEASIBLE
+        return ExactResult(status, {}, 0, 0, False, 0.0, False, outside)
+    status = ExactStatus.OPTIMAL if counts and outside <= widen else ExactStatus.INFEASIBLE
+    return ExactResult(status, {}, 0, 0, widen == 0.0, 0.0, False, widen)
 
 
 def _milp(c: np.ndarray, constraints: LinearConstraint, integrality: np.ndarray, bounds: Bounds) -> OptimizeResult:
