@@ -14,8 +14,9 @@ sed -e 's#^pythonpath = \["plugins", "."\]#pythonpath = ["src", "."]#' \
     -e 's#"plugins/kafka_rebalance#"src/kafka_rebalance#g' "$root/pyproject.toml" > "$stage/pyproject.toml"
 find "$stage" -name __pycache__ -prune -exec rm -rf {} +
 cd "$stage"
+export PATH="$bin:$PATH"  # type_check_command's `mypy` is the virtualenv's
 started=$(date +%s)
-"$bin/mutmut" run --max-children "${MUTATE_JOBS:-2}" "$@"
+"$bin/python" "$root/scripts/mutate_run.py" run --max-children "${MUTATE_JOBS:-2}" "$@"
 "$bin/mutmut" results | tail -n 60
 echo "survivors above; inspect one with: cd $stage && $bin/mutmut show NAME"
 "$bin/python" "$root/scripts/mutate_summary.py" "$stage"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from mutmut.stats import status_by_exit_code
 
-DETECTED = {"killed", "timeout", "caught by type check"}
-COLUMNS = ("killed", "timeout", "survived", "no tests", "other", "not checked")
+DETECTED = {"killed", "timeout", "type check"}
+COLUMNS = ("killed", "timeout", "type check", "survived", "no tests", "other", "not checked")
 
 
 def summarise(stage: Path) -> list[tuple[str, Counter]]:
@@ -27,8 +27,8 @@ def summarise(stage: Path) -> list[tuple[str, Counter]]:
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         counts: Counter = Counter()
         for code in codes.values():
-            status = status_by_exit_code[code]
-            counts[status if status in COLUMNS or status == "caught by type check" else "other"] += 1
+            status = status_by_exit_code[code].replace("caught by type check", "type check")
+            counts[status if status in COLUMNS else "other"] += 1
         module = meta.relative_to(stage / "mutants").as_posix().removesuffix(".meta")
         rows.append((module.removeprefix("src/"), counts))
     return rows
