@@ -259,6 +259,17 @@ def preamble(cluster: str, slug: str) -> list[str]:
 DONE = ["## Done", "", "Remove the scratch directory:", "", "```sh", 'rm -r -- "$WORK"', "```"]
 EXECUTE = 'kafka-reassign-partitions.sh --bootstrap-server "$BOOTSTRAP" --reassignment-json-file batches/{}/reassignment.json --execute'
 VERIFY = 'kafka-reassign-partitions.sh --bootstrap-server "$BOOTSTRAP" --reassignment-json-file batches/{}/reassignment.json --verify'
+# Step 2 of a plan whose one reorder is batch 001.
+REORDER_STEP = [
+    "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
+    "",
+    "### Batch 001 (reorder: 1 partitions, 0 new replicas, 0 bytes, ~0s)",
+    "",
+    "```sh", EXECUTE.format("001"), VERIFY.format("001"), "```",
+    "",
+    "Then run the elections of step 1 again so the new first replicas lead.",
+    "",
+]  # fmt: skip
 ELECTION_INTRO = (
     "Preferred elections where the first replica is alive and in sync. Run them now, and once more after the "
     "last batch (partitions whose first replica changes in a batch are in the same file; a partition already "
@@ -310,14 +321,7 @@ def test_the_whole_runbook_of_a_plan_with_every_step() -> None:
         "",
         "```sh", *chunks, "```",
         "",
-        "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
-        "",
-        "### Batch 001 (reorder: 1 partitions, 0 new replicas, 0 bytes, ~0s)",
-        "",
-        "```sh", EXECUTE.format("001"), VERIFY.format("001"), "```",
-        "",
-        "Then run the elections of step 1 again so the new first replicas lead.",
-        "",
+        *REORDER_STEP,
         "## 3. Replica moves (throttled)",
         "",
         # 1024 s = 17 min 4 s
@@ -370,14 +374,7 @@ def test_elections_and_reorders_without_moves_need_no_final_elections() -> None:
         "",
         "```sh", election, "```",
         "",
-        "## 2. Preferred-leader reorders (metadata only, no throttle needed)",
-        "",
-        "### Batch 001 (reorder: 1 partitions, 0 new replicas, 0 bytes, ~0s)",
-        "",
-        "```sh", EXECUTE.format("001"), VERIFY.format("001"), "```",
-        "",
-        "Then run the elections of step 1 again so the new first replicas lead.",
-        "",
+        *REORDER_STEP,
         *DONE,
     ]  # fmt: skip
     assert text == "\n".join(expected) + "\n"

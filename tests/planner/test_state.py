@@ -228,3 +228,13 @@ def test_final_rows_widened_for_a_replication_factor_change_stay_int32() -> None
     s.add(0, 1)
     rows = s.final_rows()
     assert rows.dtype == np.int32 and rows.tolist() == [[0, 1]]
+
+
+def test_counts_reached_only_when_every_eligible_broker_is_in_its_range() -> None:
+    # 4 replicas on 2 brokers: range 2..2 each. 3 / 1 is not reached, 2 / 2 is; a decommissioned
+    # broker (range 0..0, not eligible) holding one does not count against it.
+    assert not planner_state([0, 1], [part("t", i, [0 if i < 3 else 1]) for i in range(4)], targets=True).counts_reached()
+    assert planner_state([0, 1], [part("t", i, [i % 2]) for i in range(4)], targets=True).counts_reached()
+    leaving = planner_state([0, 1, 2], [part("t", i, [i % 2]) for i in range(4)] + [part("u", 0, [2])], targets=True,
+                            decommission_brokers=(2,))
+    assert (leaving.lo.tolist(), leaving.hi.tolist()) == ([2, 2, 0], [3, 3, 0]) and leaving.counts_reached()

@@ -92,9 +92,8 @@ def _reaches_all(state: ClusterState, unrepaired: list[str], widening: float = 0
     ``widening`` bytes), and rack safety everywhere?"""
     elig = np.asarray(state.eligible_idx, dtype=np.int64)
     tol = state.options.byte_tolerance
-    counts = ((state.counts[elig] >= state.lo[elig]) & (state.counts[elig] <= state.hi[elig])).all()
     band = (np.abs(state.bytes[elig] - state.byte_target[elig]) <= tol * state.byte_target[elig] + widening).all()
-    return bool(counts and band and not unrepaired)
+    return bool(state.counts_reached() and band and not unrepaired)
 
 
 def _exact_if_better(
@@ -311,10 +310,7 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
     balanced_bytes = all(
         abs(state.bytes[b] - state.byte_target[b]) <= tol * state.byte_target[b] + 1e-6 for b in state.eligible_idx
     )
-    elig_idx = np.asarray(state.eligible_idx, dtype=np.int64)
-    counts_reached = bool(
-        ((state.counts[elig_idx] >= state.lo[elig_idx]) & (state.counts[elig_idx] <= state.hi[elig_idx])).all()
-    )
+    counts_reached = state.counts_reached()
     reached_bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)

@@ -242,8 +242,7 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
 def _nothing_movable(state: ClusterState, widen: float | None) -> ExactResult:
     """Every partition is frozen (excluded or leaderless): the snapshot's assignment is the only one,
     so judge it directly; HiGHS refuses a model without variables."""
-    elig = np.asarray(state.eligible_idx, dtype=np.int64)
-    counts = bool(((state.counts[elig] >= state.lo[elig]) & (state.counts[elig] <= state.hi[elig])).all())
+    counts = state.counts_reached()
     outside = _widening_reached(state, {})
     if widen is None:
         status = ExactStatus.OPTIMAL if counts else ExactStatus.INFEASIBLE

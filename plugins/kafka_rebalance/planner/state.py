@@ -235,6 +235,11 @@ class ClusterState:
             out[p, : len(row)] = row
         return out
 
+    def counts_reached(self) -> bool:
+        """Is every eligible broker's replica count within its target range?"""
+        elig = np.asarray(self.eligible_idx, dtype=np.int64)
+        return bool(((self.counts[elig] >= self.lo[elig]) & (self.counts[elig] <= self.hi[elig])).all())
+
     def moved_bytes(self) -> int:
         """Bytes of every replica that is new on its broker (what the plan copies)."""
         total = 0
