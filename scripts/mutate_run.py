@@ -62,17 +62,15 @@ def mutant_errors(root: Path, errors: list[dict[str, Any]]) -> dict[tuple[str, t
         inside = [span for span in spans[file] if span[0] <= error["line"] <= span[1]]
         if inside:
             by_copy[(file, inside[-1])].append(error)
-    originals = {(file, COPY.match(span[2])["base"]): found  # type: ignore[index]
-                 for (file, span), found in by_copy.items() if span[2].endswith("__mutmut_orig")}  # fmt: skip
+    kinds = {key: Counter((e["code"], e["message"]) for e in found) for key, found in by_copy.items()}
+    originals = {(file, span[2].removesuffix("__mutmut_orig")): kind
+                 for (file, span), kind in kinds.items() if span[2].endswith("__mutmut_orig")}  # fmt: skip
     kept = {}
-    for (file, span), found in by_copy.items():
-        match = COPY.match(span[2])
-        if match is None or match["which"] == "orig":
-            continue
-        new = Counter((e["code"], e["message"]) for e in found) - Counter(
-            (e["code"], e["message"]) for e in originals.get((file, match["base"]), []))
-        if new:
-            kept[(file, span)] = [e for e in found if (e["code"], e["message"]) in new]
+    for (file, span), kind in kinds.items():
+        base, which = span[2].rsplit("__mutmut_", 1)
+        new = kind - originals.get((file, base), Counter())
+        if which != "orig" and new:
+            kept[(file, span)] = [e for e in by_copy[(file, span)] if (e["code"], e["message"]) in new]
     return kept
 
 
@@ -89,7 +87,6 @@ def filter_mutants_with_mypy() -> dict[str, FailedTypeCheckMutant]:
         mutant = get_mutant_name(Path(file), name)
         error = TypeCheckingError(path, found[0]["line"], found[0]["message"])
         caught[mutant] = FailedTypeCheckMutant(MutatedMethodLocation(path, name, first, last), mutant, error)
-    print(f"    type check: {len(caught)} mutants fail mypy", flush=True)
     return caught
 
 
