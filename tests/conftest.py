@@ -93,6 +93,12 @@ def sample_snapshot_path() -> Path:
 
 
 @pytest.fixture(scope="session")
+def balanced_snapshot_path() -> Path:
+    """6 brokers over 3 racks, 12 equal partitions placed as Kafka would: every goal is met."""
+    return _AIRFLOW_HOME / "balanced-cluster.json"
+
+
+@pytest.fixture(scope="session")
 def airflow_db() -> Path:
     """One Airflow metadata DB (SQLite) for the whole session."""
     from airflow.utils import db

@@ -94,7 +94,7 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
         "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
-        "--election-batch-size": 1000, "--threshold-percentage": None, "--optimizer": "auto",
+        "--election-batch-size": 1000, "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0,
     }
 
@@ -106,11 +106,12 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
     assert PlannerDefaults().model_dump() == {
         "throttle_mb_per_sec": 50.0, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
-        "election_batch_size": 1000, "threshold_percentage": None, "optimizer": "auto", "throttle_efficiency": 1.0,
+        "election_batch_size": 1000, "threshold_percentage": None, "goals": [], "optimizer": "auto",
+        "throttle_efficiency": 1.0,
     }
     form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
     assert set(form) == {"throttle_mb_per_sec", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
-                         "exclude_topics", "decommission_brokers", "threshold_percentage", "optimizer"}
+                         "exclude_topics", "decommission_brokers", "threshold_percentage", "goals", "optimizer"}
     assert {name: (param.schema, param.description) for name, param in form.items()} == {
         "throttle_mb_per_sec": ({"type": "number", "minimum": 1024 / 2**20, "maximum": (2**63 - 1) / 2**20},
                                 "Replication throttle per broker (KIP-73) [0.0009765625..8796093022208 MB/s]"),
@@ -127,6 +128,10 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
         "threshold_percentage": ({"type": ["null", "number"], "minimum": 0, "maximum": 100},
                                  "leader.imbalance.per.broker.percentage to apply when the cluster does not report one "
                                  "(KRaft); none given: 10 [0..100]"),
+        "goals": ({"type": "array", "items": {"type": "string", "enum": [
+                      "placement", "rack-safety", "replica-count", "bytes", "preferred-leader", "leader-imbalance"]}},
+                  "Soft goals to optimise, highest priority first (comma-separated on the command line); the hard "
+                  "goals always apply; none given: every goal"),
         "optimizer": ({"enum": ["auto", "exact", "heuristic"]},
                       "exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small "
                       "enough (auto | exact | heuristic)"),
@@ -159,6 +164,17 @@ def test_settings_from_clusters_yaml_and_the_form_become_option_values() -> None
     assert by_setting["decommission_brokers"].from_setting([7, 3, 7]) == (3, 7)
     assert by_setting["max_moves_per_broker"].from_setting(3) == 3
     assert by_setting["ordering"].from_setting("large-first") == "large-first"
+    # goals are a priority order: kept as given, duplicates dropped
+    assert by_setting["goals"].from_setting(["bytes", "replica-count", "bytes"]) == ("bytes", "replica-count")
+
+
+def test_goals_are_checked_by_name_and_keep_their_order() -> None:
+    assert parse_list("bytes, replica-count,bytes", "--goals", ordered=True) == ("bytes", "replica-count")
+    assert problems(goals=("bytes", "disk", "cpu")) == (
+        "plan: --goals: unknown goal(s) disk, cpu (goals: placement, rack-safety, replica-count, bytes, "
+        "preferred-leader, leader-imbalance)")
+    PlanOptions(goals=("placement", "bytes")).check()
+    assert PlanOptions(goals=("bytes", "replica-count")).manifest()["goals"] == ["bytes", "replica-count"]
 
 
 def test_options_block_of_plan_json() -> None:
@@ -168,8 +184,8 @@ def test_options_block_of_plan_json() -> None:
         "throttle_bytes_per_sec": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "large-first", "exclude_topics": ["a", "b"],
         "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "election_batch_size": 1000,
-        "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "optimizer": "exact",
-        "throttle_efficiency": 1.0,
+        "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "goals": [],
+        "optimizer": "exact", "throttle_efficiency": 1.0,
     }
 
 

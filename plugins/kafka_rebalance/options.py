@@ -52,6 +52,8 @@ class Option:
     setting_unit: str = ""
     in_clusters_file: bool = True  # a per-cluster default in clusters.yaml
     in_form: bool = False  # a field of the DAG's trigger form
+    ordered: bool = False  # a list whose order means something (kept, not sorted)
+    goal_list: bool = False  # a list of goal names (planner/goals/registry.py)
 
 
 def _option(default: Any, **spec: Any) -> Any:
@@ -99,6 +101,11 @@ class PlanOptions:
              f"none given: {DEFAULT_THRESHOLD_PERCENTAGE}",
         minimum=0, maximum=100, in_form=True)
     threshold_source: str = "default"  # where threshold_percentage came from: not an option, a finding
+    goals: tuple[str, ...] = _option(
+        (), flag="--goals",
+        help="Soft goals to optimise, highest priority first (comma-separated on the command line); the hard goals "
+             "always apply; none given: every goal",
+        ordered=True, goal_list=True, in_form=True)
     optimizer: str = _option(
         "auto", flag="--optimizer",
         help="exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small enough",
@@ -142,7 +149,9 @@ class PlanOptions:
 
     def manifest(self) -> dict[str, Any]:
         """The options block of plan.json (part of the plan hash): every field, lists sorted."""
-        return {f.name: sorted(v) if isinstance(v := getattr(self, f.name), tuple) else v for f in fields(self)}
+        ordered = {f.name for f in option_fields() if f.option.ordered}
+        return {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
+                else v for f in fields(self)}  # fmt: skip
 
 
 def _number(x: int | float) -> str:
@@ -191,7 +200,9 @@ class OptionField:
         if self.option.choices:
             return {"enum": list(self.option.choices)}
         if self.item is not None:
-            items = {"type": "integer", **limits} if self.item is int else {"type": "string"}
+            items: dict[str, Any] = {"type": "integer", **limits} if self.item is int else {"type": "string"}
+            if self.option.goal_list:
+                items = {"type": "string", "enum": list(goal_names())}
             return {"type": "array", "items": items}
         kind = "integer" if self.kind is int and self.option.scale == 1 else "number"
         return {"type": ["null", kind] if self.nullable else kind, **limits}
@@ -212,6 +223,8 @@ class OptionField:
         if value is None and (self.nullable or self.item is not None):
             return None if self.nullable else ()
         if self.item is not None:
+            if self.option.ordered:
+                return tuple(dict.fromkeys(self.item(v) for v in value))
             return tuple(sorted({self.item(v) for v in value}))
         if self.option.scale != 1:
             return int(round(float(value) * self.option.scale))
@@ -224,6 +237,9 @@ class OptionField:
             return None
         if o.choices:
             return None if value in o.choices else f"{o.flag} must be one of {', '.join(o.choices)}, got {value!r}"
+        if self.item is str and o.goal_list:
+            bad = [v for v in value if v not in goal_names()]
+            return f"{o.flag}: unknown goal(s) {', '.join(bad)} (goals: {', '.join(goal_names())})" if bad else None
         if self.item is str:  # topic names: check_against holds them to the snapshot
             return None
         lo, hi = o.minimum, o.maximum  # every numeric option has both (_option_fields checks)
@@ -271,11 +287,20 @@ def option_fields() -> Iterator[OptionField]:
     return iter(_option_fields())
 
 
-def parse_list(text: str | None, flag: str, as_int: bool = False) -> tuple[Any, ...]:
-    """``a,b,c`` -> sorted unique tuple; ints when ``as_int``."""
+def goal_names() -> tuple[str, ...]:
+    """The registered goals' names. Imported when asked: the registry loads the planner."""
+    from kafka_rebalance.planner.goals.registry import names
+
+    return names()
+
+
+def parse_list(text: str | None, flag: str, as_int: bool = False, ordered: bool = False) -> tuple[Any, ...]:
+    """``a,b,c`` -> sorted unique tuple (unique in the given order when ``ordered``); ints when ``as_int``."""
     if not text:
         return ()
     items = [t.strip() for t in text.split(",") if t.strip()]
+    if ordered:
+        return tuple(dict.fromkeys(items))
     if as_int:
         bad = [t for t in items if not (is_ascii_digits(t) and int(t) <= INT32_MAX)]
         if bad:
@@ -286,7 +311,8 @@ def parse_list(text: str | None, flag: str, as_int: bool = False) -> tuple[Any, 
 
 def from_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
     """PlanOptions' values from ``plan``'s flags (list options arrive comma-separated)."""
-    return {f.name: parse_list(flags[f.name], f.flag, as_int=f.item is int) if f.item is not None else flags[f.name]
+    return {f.name: parse_list(flags[f.name], f.flag, as_int=f.item is int, ordered=f.option.ordered)
+            if f.item is not None else flags[f.name]
             for f in option_fields()}  # fmt: skip
 
 

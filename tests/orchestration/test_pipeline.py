@@ -107,8 +107,14 @@ def test_approval_text_states_the_byte_bound_and_gap() -> None:
     assert "Bytes above the fewest" not in approval_body(Path("/nonexistent/run/plan"), manifest)
 
 
-def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path) -> None:
-    run = _run(tmp_path, balanced=True)
+def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path, balanced_snapshot_path: Path) -> None:
+    run = {**_run(tmp_path, balanced=True), "snapshot": str(balanced_snapshot_path), "cluster_id": "balanced"}
+    (tmp_path / "analysis" / "summary.json").write_text(json.dumps(
+        {"clusters": [{"cluster_id": "balanced", "threshold_percentage": 10.0, "balanced": True}]}))
     assert needs_plan(run, {"decommission_brokers": []}) is False
-    assert needs_plan(run, {"decommission_brokers": [5]}) is False  # broker 5 of the sample holds nothing yet
     assert needs_plan(run, {"decommission_brokers": [3]}) is True
+
+
+def test_the_goals_decide_whatever_the_analysis_flag_says(tmp_path: Path) -> None:
+    # The sample cluster is skewed: its goals are not met, even if an analysis called it balanced.
+    assert needs_plan(_run(tmp_path, balanced=True), {"decommission_brokers": []}) is True

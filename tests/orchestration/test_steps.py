@@ -80,8 +80,8 @@ def test_a_cluster_goes_from_gather_to_a_verified_report_step_by_step(home: Path
     assert loads[-1] - loads[0] <= 1
 
 
-def test_a_balanced_cluster_is_recorded_and_finishes_with_nothing_to_do(home: Path) -> None:
-    cfg = _config(("demo", f"simulated:{SAMPLE}"))
+def test_a_balanced_cluster_is_recorded_and_finishes_with_nothing_to_do(home: Path, balanced_snapshot_path: Path) -> None:
+    cfg = _config(("demo", f"simulated:{balanced_snapshot_path}"))
     run = pipeline.gather(cfg, cfg.clusters[0], "scheduled__1")
     _analysis(run, balanced=True)
     assert pipeline.needs_plan(run, {}) is False

@@ -69,7 +69,32 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
     assert (s["reorders"], s["leader_elections"]) == (0, 1)
     assert list(s) == ["replica_moves", "bytes_moved", "lower_bounds", "ratio_to_lower_bound", "estimated_seconds",
                        "continuous", "before", "projected", "targets", "leader_imbalance", "optimizer",
-                       "rack_violations_unrepaired", "steps_beyond_max_new_replicas", "reorders", "leader_elections"]
+                       "rack_violations_unrepaired", "steps_beyond_max_new_replicas", "reorders", "leader_elections",
+                       "goals"]
+    # Every goal judges the cluster before and the plan after. Before: counts 2/1/0 against 1..1 (brokers
+    # 0 and 2 one off), bytes 2000/1001/0 against 1000.33 (broker 2 is 100 % off, broker 0 99.93 %),
+    # first replicas 2/1/0 against 1..1, every partition led by its first replica. After: one each,
+    # bytes 1000/1001/1000 (broker 1 is 0.67/1000.33 = 0.000666 off). The one move is the count goal's.
+    goals = {g["name"]: {k: v for k, v in g.items() if k != "target"} for g in s["goals"]}
+    clean = {"value": 0.0, "reached": True, "offenders": []}
+    assert [g["name"] for g in s["goals"]] == ["placement", "rack-safety", "replica-count", "bytes", "preferred-leader",
+                                               "leader-imbalance"]
+    assert goals == {
+        "placement": {"name": "placement", "hard": True, "before": clean, "after": clean, "reached": True,
+                      "moves": 0, "bytes": 0},
+        "rack-safety": {"name": "rack-safety", "hard": True, "before": clean, "after": clean, "reached": True,
+                        "moves": 0, "bytes": 0},
+        "replica-count": {"name": "replica-count", "hard": False, "before": {"value": 1.0, "reached": False,
+                          "offenders": [0, 2]}, "after": clean, "reached": True, "moves": 1, "bytes": 1000},
+        "bytes": {"name": "bytes", "hard": False, "before": {"value": 1.0, "reached": False, "offenders": [0, 2]},
+                  "after": {"value": 0.000666, "reached": True, "offenders": []}, "reached": True, "moves": 0,
+                  "bytes": 0},
+        "preferred-leader": {"name": "preferred-leader", "hard": False, "before": {"value": 1.0, "reached": False,
+                             "offenders": [0, 2]}, "after": clean, "reached": True, "moves": 0, "bytes": 0},
+        "leader-imbalance": {"name": "leader-imbalance", "hard": False, "before": clean, "after": clean,
+                             "reached": True, "moves": 0, "bytes": 0},
+    }
+    assert all(g["target"] for g in s["goals"])
 
 
 def test_bytes_outside_the_band_are_reported_unreached() -> None:

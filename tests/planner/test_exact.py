@@ -367,7 +367,7 @@ def test_solve_widens_by_the_widening_found_plus_the_slack_for_the_solvers_toler
                                    part("x", 0, [0], size_bytes=8 * GiB)], targets=True, exclude_topics=("x",))
     calls: list[float | None] = []
 
-    def fake_solve(_state: ClusterState, widen: float | None) -> ExactResult:
+    def fake_solve(_state: ClusterState, widen: float | None, goals: object = None) -> ExactResult:
         calls.append(widen)
         if widen == 0.0:
             return ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, True, 0.0, False)
@@ -394,7 +394,7 @@ def test_solve_widens_by_the_widening_found_plus_the_slack_for_the_solvers_toler
 def test_solve_hands_back_the_widening_models_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     results = iter([ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, True, 0.0, False),
                     ExactResult(ExactStatus.NO_SOLUTION, {}, 0, 7, False, 0.0, True)])
-    monkeypatch.setattr(exact, "_solve", lambda _state, widen: next(results))
+    monkeypatch.setattr(exact, "_solve", lambda _state, widen, goals=None: next(results))
     fake_clock(monkeypatch, 1.0, 3.0)
     assert exact.solve(subset_sum_state()) == ExactResult(ExactStatus.NO_SOLUTION, {}, 0, 7, False, 2.0, True)
 

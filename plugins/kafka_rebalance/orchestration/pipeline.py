@@ -22,7 +22,7 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.orchestration.approval_text import approval_body
 from kafka_rebalance.orchestration.cluster_access import admin_session
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
-from kafka_rebalance.orchestration.plan_params import plan_options, setting
+from kafka_rebalance.orchestration.plan_params import plan_options
 from kafka_rebalance.orchestration.staging import record_decision, run_dir, stage_plan, write_cluster_snapshot
 from kafka_rebalance.plan_dir import (
     FINAL_SNAPSHOT_STEM,
@@ -77,17 +77,15 @@ def is_balanced(run: Mapping[str, str]) -> bool:
 
 
 def needs_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> bool:
-    """The "balanced?" branch: plan when the analysis finds the cluster unbalanced or the
-    operator asked for something the cluster does not have yet (kafka_rebalance.orchestration.plan_decision)."""
+    """The "balanced?" branch: plan when a selected goal is not met by the snapshot, an
+    operator's request (brokers to empty) included (kafka_rebalance.orchestration.plan_decision).
+    The analysis' own flag is logged beside it, as a figure."""
     from kafka_rebalance.orchestration.plan_decision import plan_decision
 
-    balanced = is_balanced(run)
-    leaving = [int(b) for b in params.get("decommission_brokers") or []]
-    if balanced and not leaving:
-        return False
-    decision = plan_decision(load_snapshot(run["snapshot"]), balanced, decommission_brokers=leaving,
-                             exclude_topics=setting(params, defaults, "exclude_topics") or [])  # fmt: skip
-    log.info("plan needed: %s", "; ".join(decision.reasons) if decision.plan else "no: balanced and nothing requested")
+    is_balanced(run)
+    snapshot = load_snapshot(run["snapshot"])
+    decision = plan_decision(snapshot, plan_options(snapshot, params, Path(run["analysis"]), defaults))
+    log.info("plan needed: %s", "; ".join(decision.reasons) if decision.plan else "no: every goal is met")
     return decision.plan
 
 

@@ -1,18 +1,21 @@
-"""Whether a run must plan: the cluster is unbalanced, or the operator asked for a change it does not have yet.
+"""Whether a run must plan: a selected goal is not met by the cluster as it is.
 
-The Spark summary only says whether the cluster is balanced. An operator's request
-(brokers to empty, a replication factor) is work even on a perfectly balanced cluster,
-so the DAG's "balanced?" branch asks this function, not the summary alone. A request
-the planner would refuse (a broker that is not in the cluster) also plans, so the
+The goals decide (planner/goals, through ``planner.judge.snapshot_checks``): the Spark
+analysis computes the fleet's figures and its own "balanced" flag for the fleet view, but
+"needs a plan?" is each goal's own check on the snapshot, with the run's options. An
+operator's request is a goal's target like any other: brokers to empty and a replication
+factor are the placement goal's, so they plan even on a perfectly balanced cluster, and
+replicas no plan can move (excluded topics, leaderless partitions) never start one. A
+request the planner would refuse (a broker that is not in the cluster) also plans, so the
 planner's error reaches the operator instead of the run ending quietly as "balanced".
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kafka_rebalance.options import PlanOptions
+from kafka_rebalance.planner.goals.view import GoalCheck
 from kafka_rebalance.snapshot import Snapshot
 
 
@@ -20,34 +23,23 @@ from kafka_rebalance.snapshot import Snapshot
 class PlanDecision:
     plan: bool
     reasons: tuple[str, ...]  # why a plan is needed; empty when it is not
+    checks: tuple[GoalCheck, ...] = ()  # every selected goal's verdict on the snapshot
 
 
-def plan_decision(
-    snapshot: Snapshot,
-    balanced: bool,
-    decommission_brokers: Iterable[int] = (),
-    exclude_topics: Iterable[str] = (),
-    replication_factor: int | None = None,
-) -> PlanDecision:
-    """Plan when the analysis says unbalanced, or when a request is not yet met by the snapshot.
+def reason(check: GoalCheck) -> str:
+    """One line for an operator: which goal, its rule, and where it is broken."""
+    where = f" (brokers {', '.join(map(str, check.offenders))})" if check.offenders else ""
+    return f"goal {check.name} not met{where}: {check.target}"
 
-    Only replicas the planner may move count towards a request: those of excluded topics
-    and of partitions without a leader stay where they are, so they alone never start a plan
-    (it could not change them, and the run would plan again and again).
-    """
-    reasons: list[str] = [] if balanced else ["the analysis finds the cluster unbalanced"]
-    excluded = set(exclude_topics)
-    movable = [p for p in snapshot.partitions if p.topic not in excluded and p.leader >= 0]
+
+def plan_decision(snapshot: Snapshot, options: PlanOptions) -> PlanDecision:
+    """Plan when a selected goal is not met by the snapshot, or a request names a broker it lacks."""
+    from kafka_rebalance.planner.judge import snapshot_checks
+
     known = set(snapshot.broker_ids)
-    leaving = sorted(set(decommission_brokers))
-    held = Counter(b for p in movable for b in p.replicas if b in leaving)
-    for b in leaving:
-        if b not in known:
-            reasons.append(f"broker {b} to decommission is not in the cluster")
-        elif held[b]:
-            reasons.append(f"broker {b} to decommission still holds {held[b]} replica(s)")
-    if replication_factor is not None:
-        other = sum(1 for p in movable if len(p.replicas) != replication_factor)
-        if other:
-            reasons.append(f"{other} partition(s) do not have replication factor {replication_factor}")
-    return PlanDecision(bool(reasons), tuple(reasons))
+    reasons = [f"broker {b} to decommission is not in the cluster" for b in options.decommission_brokers if b not in known]
+    if reasons:
+        return PlanDecision(True, tuple(reasons))
+    checks = tuple(snapshot_checks(snapshot, options))
+    reasons = [reason(c) for c in checks if not c.reached]
+    return PlanDecision(bool(reasons), tuple(reasons), checks)

@@ -1,8 +1,9 @@
 """The planner: snapshot + options -> Plan, a pure function (files.py writes it out).
 
-Order of work: targets and lower bounds from the untouched snapshot; the hard goals
-(placement, rack safety); replica counts; bytes; preferred leaders on the final
-replica sets; then steps, batches, throttles, estimates and the summary.
+Order of work: targets and lower bounds from the untouched snapshot; the selected goals
+(planner/goals/registry.py) in priority order: the hard ones, the replica goals, the exact
+model where it does better, the leader goals on the final replica sets; then steps,
+batches, throttles, estimates and the summary, where every goal judges the plan.
 """
 
 from __future__ import annotations
@@ -14,22 +15,22 @@ from typing import Any
 
 import numpy as np
 
+from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
 from kafka_rebalance.planner.estimate import batch_seconds
-from kafka_rebalance.planner.goals import (
-    ByteBalanceGoal,
-    ByteTrimGoal,
-    Goal,
-    PlacementGoal,
-    PreferredLeaderGoal,
-    RackSafetyGoal,
-    ReplicaCountGoal,
-)
-from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
+from kafka_rebalance.planner.goals.placement import RackSafetyGoal
+from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice, PreferredLeaderGoal
+from kafka_rebalance.planner.goals.registry import goal_class, replica_goals, selected
+from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
+from kafka_rebalance.planner.goals.view import BalanceView
+from kafka_rebalance.planner.judge import judge, state_view
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step, partition_steps
@@ -87,23 +88,24 @@ def step_rules(state: ClusterState, original: list[int], final_idx: list[int]) -
     return valid
 
 
-def _reaches_all(state: ClusterState, unrepaired: list[str], widening: float = 0.0) -> bool:
-    """Does ``state`` meet every balance rule: counts in range, bytes within the band (widened by
-    ``widening`` bytes), and rack safety everywhere?"""
-    elig = np.asarray(state.eligible_idx, dtype=np.int64)
-    tol = state.options.byte_tolerance
-    band = (np.abs(state.bytes[elig] - state.byte_target[elig]) <= tol * state.byte_target[elig] + widening).all()
-    return bool(state.counts_reached() and band and not unrepaired)
+def _reaches_all(state: ClusterState, unrepaired: list[str], widening: float = 0.0,
+                 goals: Sequence[Goal] | None = None) -> bool:  # fmt: skip
+    """Does ``state`` meet every replica goal's rule (byte bands widened by ``widening`` bytes),
+    with no rack violation left unrepaired?"""
+    checks = judge(replica_goals() if goals is None else goals, state_view(state, byte_slack=widening))
+    return all(c.reached for c in checks) and not unrepaired
 
 
 def _exact_if_better(
-    snapshot: Snapshot, options: PlanOptions, heuristic: ClusterState, unrepaired: list[str]
+    snapshot: Snapshot, options: PlanOptions, heuristic: ClusterState, unrepaired: list[str],
+    goals: Sequence[Goal] | None = None,
 ) -> tuple[ClusterState, exact.ExactResult | None]:
     """The exact mode's state when it is asked for; under ``auto``, when the model fits and the
     heuristic's plan is not at least as good. Otherwise the heuristic's state, with the solver's
     result (for its bound) carrying ``rows`` None."""
     if options.optimizer == "heuristic":
         return heuristic, None
+    goals = replica_goals(options.goals) if goals is None else goals
     size = exact.variables(heuristic)
     if options.optimizer == "exact" and size > exact.HARD_LIMIT:
         raise PlanError(
@@ -114,13 +116,13 @@ def _exact_if_better(
         return heuristic, None
     fresh = ClusterState(snapshot, options)
     set_targets(fresh)
-    result = exact.solve(fresh)
+    result = exact.solve(fresh, goals)
     heuristic_bytes = heuristic.moved_bytes()
     rows = result.rows if result.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE) else None
     usable = rows is not None
     # Under auto the heuristic's plan stays only if it is at least as good: it reaches every
     # rule the solved one reaches, and moves fewer bytes. Exact asked for is exact given.
-    as_good = _reaches_all(heuristic, unrepaired, result.widening) and heuristic_bytes < result.bytes_moved
+    as_good = _reaches_all(heuristic, unrepaired, result.widening, goals) and heuristic_bytes < result.bytes_moved
     if rows is not None and (options.optimizer == "exact" or not as_good):
         exact.apply(fresh, rows)
         return fresh, result
@@ -131,8 +133,8 @@ def _exact_if_better(
                 f"(its limits: {exact.NODE_LIMIT} nodes, {exact.TIME_LIMIT:g} s); --optimizer heuristic plans without it"
             )
         raise PlanError(
-            f"--optimizer exact: {result.status.value}: no assignment of {snapshot.cluster_id} meets every balance rule "
-            "(replica counts, byte band, rack safety, placement); --optimizer heuristic plans the closest it can reach"
+            f"--optimizer exact: {result.status.value}: no assignment of {snapshot.cluster_id} meets every goal "
+            f"({', '.join(g.name for g in goals)}); --optimizer heuristic plans the closest it can reach"
         )
     return heuristic, replace(result, rows=None)
 
@@ -174,16 +176,23 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     bounds = lower_bounds.compute(state)
     before = _Loads.of(state, np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts
                        else np.zeros(state.n_brokers, int))  # fmt: skip
-    state, solved, unrepaired = _balance(snapshot, options, state)
-    leaders = PreferredLeaderGoal()
+    names = selected(options.goals)
+    first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
+    before_view = state_view(state, first, preferred_bounds=count_bounds(
+        int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx)))
+    state, solved, unrepaired, spent = _balance(snapshot, options, state, names)
+    leaders = PreferredLeaderGoal(balance=PreferredLeaderGoal.name in names)
     leaders.optimize(state)
     choice = leaders.choice()
     reorders, moves = _steps(state, choice, options)
-    elections, final_leader = _elections(state, choice)
+    elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
+    after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
     batches, throttles = _batches(state, reorders, moves, options)
     schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate)
-    summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired)
+    summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
+                       after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
+    summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
     return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
 
 
@@ -206,26 +215,48 @@ class _Loads:
         return _broker_rows(state, self.replicas, self.leaders, self.preferred, self.size)
 
 
-def _balance(snapshot: Snapshot, options: PlanOptions,
-             state: ClusterState) -> tuple[ClusterState, exact.ExactResult | None, list[str]]:  # fmt: skip
-    """The replica goals in order (hard ones veto every later move), then the exact model where it does better.
+def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
+             names: Sequence[str]) -> tuple[ClusterState, exact.ExactResult | None, list[str], dict[str, tuple[int, int]]]:  # fmt: skip
+    """The selected replica goals in order (hard ones veto every later move), then the exact model where it does better.
 
-    Returns the final state, the exact result (if it ran) and the rack violations left unrepaired.
+    Returns the final state, the exact result (if it ran), the rack violations left unrepaired,
+    and per goal the replica moves and bytes its heuristic actions added.
     """
-    placement, rack, count, byte, trim = (
-        PlacementGoal(), RackSafetyGoal(), ReplicaCountGoal(), ByteBalanceGoal(), ByteTrimGoal(),
-    )
-    goals: list[Goal] = [placement, rack, count, byte, trim]
+    goals: list[Goal] = [goal_class(n)() for n in names if not goal_class(n).leader_goal]
     state.vetoes = [g for g in goals if g.hard]
+    spent: dict[str, tuple[int, int]] = {}
     for goal in goals:
+        moves, moved = state.moved_replicas(), state.moved_bytes()
         goal.optimize(state)
+        spent[goal.name] = (state.moved_replicas() - moves, state.moved_bytes() - moved)
         if not goal.hard:
             state.vetoes.append(goal)
-    unrepaired = sorted(rack.unrepaired)
-    state, solved = _exact_if_better(snapshot, options, state, unrepaired)
+    rack = next((g for g in goals if isinstance(g, RackSafetyGoal)), None)
+    unrepaired = sorted(rack.unrepaired) if rack is not None else []
+    state, solved = _exact_if_better(snapshot, options, state, unrepaired, goals)
     if solved is not None and solved.rows is not None:
         unrepaired = []
-    return state, solved, unrepaired
+    return state, solved, unrepaired, spent
+
+
+def _goal_entries(names: Sequence[str], before: Any, after: Any, spent: dict[str, tuple[int, int]],
+                  solved: exact.ExactResult | None) -> list[dict[str, Any]]:  # fmt: skip
+    """plan.json's ``summary.goals``: one entry per selected goal, in priority order, with its verdict
+    before and after the plan and what its own actions cost. When the exact model's plan was taken,
+    the moves are the solver's, not any one goal's: ``moves`` and ``bytes`` are then null."""
+    by_exact = solved is not None and solved.rows is not None
+    out = []
+    for name in names:
+        goal = goal_class(name)()
+        was, now = goal.check(before), goal.check(after)
+        moves, moved = spent.get(name, (0, 0))
+        out.append({
+            "name": name, "hard": goal.hard, "target": goal.target,
+            "before": was.as_dict(), "after": now.as_dict(), "reached": now.reached,
+            "moves": None if by_exact and not goal.leader_goal else moves,
+            "bytes": None if by_exact and not goal.leader_goal else moved,
+        })  # fmt: skip
+    return out
 
 
 def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> tuple[list[Step], list[list[Step]]]:
@@ -259,13 +290,14 @@ def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> t
     return reorders, moves
 
 
-def _elections(state: ClusterState, choice: LeaderChoice) -> tuple[list[tuple[str, int]], np.ndarray]:
-    """The preferred-leader elections, and every partition's leader once they ran (-1: none)."""
+def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """The preferred-leader elections (the leader-imbalance goal's action; none when it is left
+    out), and every partition's leader once they ran (-1: none)."""
     pref = choice.preferred
     electable_pref = choice.electable[np.arange(state.n_parts), choice.column] if state.n_parts else np.zeros(0, bool)
     final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
     # Every changeable partition whose final first replica can lead and does not (or might not) yet.
-    need = ~state.frozen & electable_pref & (state.leader != pref)
+    need = ~state.frozen & electable_pref & (state.leader != pref) & elect
     elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
     final_leader[need] = pref[need]
     # Partitions not elected keep their leader if it is still a live replica, else the first live one.
@@ -301,28 +333,19 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
 
 def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: dict[str, Any], before: _Loads,
              final_leader: np.ndarray, batches: list[PlannedBatch], schedule: Schedule, solved: exact.ExactResult | None,
-             unrepaired: list[str]) -> dict[str, Any]:  # fmt: skip
+             unrepaired: list[str], after_view: BalanceView) -> dict[str, Any]:  # fmt: skip
     """plan.json's summary: what the plan moves against its lower bounds, the loads before and after, its targets."""
     ids, pref = state.broker_ids, choice.preferred
     after = _Loads.of(state, np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before.preferred,
                       final_leader)  # fmt: skip
-    tol = options.byte_tolerance
-    balanced_bytes = all(
-        abs(state.bytes[b] - state.byte_target[b]) <= tol * state.byte_target[b] + 1e-6 for b in state.eligible_idx
-    )
-    counts_reached = state.counts_reached()
+    # The goals judge the plan, whether or not they were selected: the targets block reports both rules.
+    balanced_bytes = ByteBalanceGoal().check(after_view).reached
+    counts_reached = ReplicaCountGoal().check(after_view).reached
     reached_bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)
-    # Over the partitions the plan may touch, as the quality gate measures it: an excluded topic's
-    # leadership is never elected by the plan.
-    touchable = ~state.excluded
-    led_pref = np.bincount(pref[touchable], minlength=state.n_brokers)
-    not_led = np.bincount(pref[touchable & (final_leader != pref)], minlength=state.n_brokers)
-    over_threshold = [
-        ids[b] for b in range(state.n_brokers) if led_pref[b] and not_led[b] / led_pref[b] > threshold / 100
-    ]
+    over_threshold = list(LeaderImbalanceGoal().check(after_view).offenders)
     return {
         "replica_moves": replica_moves,
         "bytes_moved": bytes_moved,

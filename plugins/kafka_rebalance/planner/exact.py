@@ -3,24 +3,21 @@
 One binary ``x[p, b]`` per movable partition and eligible broker: does broker b hold a
 replica of p after the plan? The objective is the bytes of every replica that is new on
 its broker (plus one byte per new replica, so that among equal-byte plans the one with
-fewer moves wins, and empty partitions do not move for nothing). The constraints are the
-balance rules the heuristic promises:
+fewer moves wins, and empty partitions do not move for nothing). Dead and decommissioned
+brokers get no variable (they end empty); nor do excluded topics and leaderless partitions
+(they stay as they are, their load counted as fixed).
 
-* every partition has its target replication factor;
-* every eligible broker ends within its replica-count range [lo, hi];
-* every eligible broker ends within the byte tolerance of its target. When no assignment
-  reaches that (one partition larger than a broker's share), a first solve finds the
-  smallest widening W of every broker's band that some assignment reaches, and the
-  bytes are minimised within the band widened by W: the best reachable byte balance
-  first, then the fewest bytes for it;
-* no rack holds more than ceil(RF / racks) replicas of a partition, and a partition spans
-  min(RF, racks) racks;
-* dead and decommissioned brokers end empty (they get no variable); excluded topics and
-  leaderless partitions stay as they are (no variable either); a partition producing at
-  or above the throttle may only drop replicas, never gain one.
+The constraints are the goals' own: each selected replica goal adds its rule through
+``Goal.exact_terms`` (placement: the replication factor and no new replica for a partition
+producing at the throttle; rack safety; replica counts; the byte band). A goal the operator
+leaves out adds nothing, so the exact plan and the heuristic's answer to the same rules.
+When no assignment reaches a goal's band (one partition larger than a broker's share), a
+first solve finds the smallest widening W of every band that some assignment reaches, and
+the bytes are minimised within the bands widened by W: the best reachable balance first,
+then the fewest bytes for it.
 
-Leaders are not in the model: they stay metadata-only and the preferred-leader goal runs on
-the solved replica sets, as in the heuristic.
+Leaders are not in the model: they stay metadata-only and the leader goals run on the
+solved replica sets, as in the heuristic.
 
 The solver stops at ``NODE_LIMIT`` branch-and-bound nodes, a deterministic limit, so the
 same snapshot gives the same plan; ``TIME_LIMIT`` is only a guard against a pathological
@@ -30,7 +27,9 @@ proven bound; the gap between them is the most the plan can be above the optimum
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -38,6 +37,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_matrix
 
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.registry import replica_goals
+from kafka_rebalance.planner.judge import judge, state_view
 from kafka_rebalance.planner.state import ClusterState
 
 # `auto` solves exactly up to this many variables (partitions x eligible brokers): about
@@ -80,12 +82,15 @@ def variables(state: ClusterState) -> int:
     return int((~state.frozen).sum()) * len(state.eligible_idx)
 
 
-def solve(state: ClusterState) -> ExactResult:
-    """Solve on a state whose targets are set and whose assignment is still the snapshot's."""
+def solve(state: ClusterState, goals: Sequence[Goal] | None = None) -> ExactResult:
+    """Solve on a state whose targets are set and whose assignment is still the snapshot's,
+    under the constraints of ``goals`` (the selected replica goals, hard ones included; every
+    registered one when None)."""
+    goals = replica_goals() if goals is None else goals
     started = time.monotonic()
-    result = _solve(state, widen=0.0)
+    result = _solve(state, widen=0.0, goals=goals)
     if result.status is ExactStatus.INFEASIBLE:
-        widen = _solve(state, widen=None)
+        widen = _solve(state, widen=None, goals=goals)
         if widen.status is ExactStatus.NO_SOLUTION:
             # some assignment always exists once the band may widen: none found is the solver's limit
             result = widen
@@ -94,15 +99,15 @@ def solve(state: ClusterState) -> ExactResult:
             # model's unit, the largest partition): without it the rounded assignment that
             # reached the widening can miss the band by a few kilobytes and come out infeasible.
             slack = 1e-5 * max(1.0, float(state.sizes[~state.frozen].max(initial=1)))
-            result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack)
+            result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack, goals=goals)
             if result.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE) and result.rows is not None:
-                result = replace(result, widening=_widening_reached(state, result.rows))
+                result = replace(result, widening=_widening_reached(state, result.rows, goals))
     return replace(result, seconds=round(time.monotonic() - started, 3))
 
 
-def _widening_reached(state: ClusterState, rows: dict[int, list[int]]) -> float:
-    """How far (bytes) the solved assignment's loads lie outside the tolerance band, at most,
-    computed exactly rather than read back from the solver's floating-point widening."""
+def _widening_reached(state: ClusterState, rows: dict[int, list[int]], goals: Sequence[Goal] | None = None) -> float:
+    """How far (bytes) the assignment with ``rows`` changed lies outside the goals' bands, at
+    most, computed exactly rather than read back from the solver's floating-point widening."""
     load = state.bytes.astype(np.float64).copy()
     for p, new in rows.items():
         size = float(state.sizes[p])
@@ -110,111 +115,106 @@ def _widening_reached(state: ClusterState, rows: dict[int, list[int]]) -> float:
             load[b] -= size
         for b in new:
             load[b] += size
-    elig = np.asarray(state.eligible_idx, dtype=np.int64)
-    target = state.byte_target[elig]
-    excess = np.abs(load[elig] - target) - state.options.byte_tolerance * target
-    return float(max(0.0, excess.max(initial=0.0)))
+    return max((g.band_excess(state, load) for g in (replica_goals() if goals is None else goals)), default=0.0)
 
 
-def _solve(state: ClusterState, widen: float | None) -> ExactResult:
+class ExactModel:
+    """The MILP under construction: one binary ``x[p, b]`` per movable partition and eligible
+    broker, the objective (bytes new on their broker, plus one byte per new replica), and the
+    rows the goals add through ``exact_terms``. Bytes are in units of the largest partition
+    inside the model, so HiGHS's absolute tolerances stay meaningful.
+
+    ``widen`` is the byte band's state for the goal that owns a band: a number of bytes every
+    band is widened by, or None when the solve looks for the smallest widening some
+    assignment reaches (then the objective is that widening alone).
+    """
+
+    def __init__(self, state: ClusterState, widen: float | None) -> None:
+        self.state, self.widen = state, widen
+        self.parts = parts = np.flatnonzero(~state.frozen)
+        self.elig = elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        self.n_p, self.n_e = n_p, n_e = len(parts), len(elig)
+        self.nx = nx = n_p * n_e
+        col = {int(b): j for j, b in enumerate(elig.tolist())}
+        R = state.R[parts]
+        self.on = on = np.zeros((n_p, n_e), dtype=bool)  # replica there today
+        for i in range(R.shape[1]):
+            owners = R[:, i]
+            ok = owners >= 0
+            cols = np.asarray([col.get(int(b), -1) for b in owners[ok].tolist()], dtype=np.int64)
+            keep = cols >= 0
+            on[np.flatnonzero(ok)[keep], cols[keep]] = True
+        self.sizes = sizes = state.sizes[parts].astype(np.float64)
+        self.scale = max(1.0, float(sizes.max()) if n_p else 1.0)
+        self.var = np.arange(nx).reshape(n_p, n_e)
+        self.p_of = np.repeat(np.arange(n_p), n_e)
+        self.b_of = np.tile(np.arange(n_e), n_p)
+        x_cost = np.where(on, 0.0, (sizes[:, None] + 1.0) / self.scale).ravel()
+        self._cost = [x_cost if widen is not None else np.zeros(nx)]
+        self._upper = [np.ones(nx)]
+        self._integer = [np.ones(nx)]
+        self.n_cols = nx
+        self.widening_col: int | None = None
+        # Frozen partitions still occupy the brokers they sit on.
+        fixed = state.R[state.frozen]
+        f_on = fixed >= 0
+        f_owner = fixed[f_on]
+        f_size = np.broadcast_to(state.sizes[state.frozen][:, None], fixed.shape)[f_on]
+        self.fixed_count = np.bincount(f_owner, minlength=state.n_brokers)[elig].astype(np.float64)
+        self.fixed_bytes = np.bincount(f_owner, weights=f_size, minlength=state.n_brokers)[elig].astype(np.float64)
+        self._rows: list[np.ndarray] = []
+        self._cols: list[np.ndarray] = []
+        self._vals: list[np.ndarray] = []
+        self._lo: list[np.ndarray] = []
+        self._hi: list[np.ndarray] = []
+        self.n_rows = 0
+
+    def add(self, r: np.ndarray, c: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Rows ``lo <= A x <= hi``; ``r`` numbers this call's rows from 0."""
+        self._rows.append(r + self.n_rows)
+        self._cols.append(c)
+        self._vals.append(v)
+        self._lo.append(lo)
+        self._hi.append(hi)
+        self.n_rows += len(lo)
+
+    def columns(self, n: int, upper: float = 1.0, integer: bool = True, cost: float = 0.0) -> np.ndarray:
+        """``n`` new variables beyond the x's, in [0, upper]; their indices."""
+        start = self.n_cols
+        self._cost.append(np.full(n, cost))
+        self._upper.append(np.full(n, upper))
+        self._integer.append(np.full(n, 1.0 if integer else 0.0))
+        self.n_cols += n
+        return np.arange(start, start + n)
+
+    def forbid(self, mask: np.ndarray) -> None:
+        """x[p, b] = 0 wherever ``mask`` (partition x eligible broker) holds."""
+        self._upper[0][mask.ravel()] = 0.0
+
+    def solve(self) -> OptimizeResult:
+        total = self.n_cols
+        A = coo_matrix((np.concatenate(self._vals), (np.concatenate(self._rows), np.concatenate(self._cols))),
+                       shape=(self.n_rows, total)).tocsr()  # fmt: skip
+        return _milp(np.concatenate(self._cost), LinearConstraint(A, np.concatenate(self._lo), np.concatenate(self._hi)),
+                     np.concatenate(self._integer), Bounds(np.zeros(total), np.concatenate(self._upper)))
+
+
+def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | None = None) -> ExactResult:
     """``widen`` None: find the smallest band widening (bytes) any assignment reaches;
-    else minimise bytes moved within the tolerance band widened by ``widen`` bytes."""
+    else minimise bytes moved within the band widened by ``widen`` bytes. The constraints are
+    the goals' own (``Goal.exact_terms``)."""
     strict = widen == 0.0
-    parts = np.flatnonzero(~state.frozen)
-    elig = np.asarray(state.eligible_idx, dtype=np.int64)
-    n_p, n_e = len(parts), len(elig)
-    if n_p == 0:
-        return _nothing_movable(state, widen)
-    nx = n_p * n_e
-    col = {int(b): j for j, b in enumerate(elig.tolist())}
-    R = state.R[parts]
-    on = np.zeros((n_p, n_e), dtype=bool)  # replica there today
-    for i in range(R.shape[1]):
-        owners = R[:, i]
-        ok = owners >= 0
-        cols = np.asarray([col.get(int(b), -1) for b in owners[ok].tolist()], dtype=np.int64)
-        keep = cols >= 0
-        on[np.flatnonzero(ok)[keep], cols[keep]] = True
-    sizes = state.sizes[parts].astype(np.float64)
-    # Bytes in GiB inside the model so HiGHS's absolute tolerances stay meaningful.
-    scale = max(1.0, float(sizes.max()) if n_p else 1.0)
-    cost = np.where(on, 0.0, (sizes[:, None] + 1.0) / scale).ravel()
-    upper_var = np.ones(nx)
-    hot = state.hot[parts]
-    upper_var[np.where(hot[:, None] & ~on, True, False).ravel()] = 0.0
-
-    rows_i: list[np.ndarray] = []
-    cols_i: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    lo_c: list[np.ndarray] = []
-    hi_c: list[np.ndarray] = []
-    n_rows = 0
-
-    def add(r: np.ndarray, c: np.ndarray, v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
-        nonlocal n_rows
-        rows_i.append(r + n_rows)
-        cols_i.append(c)
-        vals.append(v)
-        lo_c.append(lo)
-        hi_c.append(hi)
-        n_rows += len(lo)
-
-    var = np.arange(nx).reshape(n_p, n_e)
-    p_of = np.repeat(np.arange(n_p), n_e)
-    b_of = np.tile(np.arange(n_e), n_p)
-    rf = state.rf_target[parts].astype(np.float64)
-    add(p_of, var.ravel(), np.ones(nx), rf, rf)
-    # Frozen partitions still occupy the brokers they sit on.
-    fixed = state.R[state.frozen]
-    f_on = fixed >= 0
-    f_owner = fixed[f_on]
-    f_size = np.broadcast_to(state.sizes[state.frozen][:, None], fixed.shape)[f_on]
-    fixed_count = np.bincount(f_owner, minlength=state.n_brokers)[elig].astype(np.float64)
-    fixed_bytes = np.bincount(f_owner, weights=f_size, minlength=state.n_brokers)[elig].astype(np.float64)
-    add(b_of, var.ravel(), np.ones(nx), state.lo[elig] - fixed_count, state.hi[elig] - fixed_count)
-    tol = state.options.byte_tolerance
-    low_b, high_b = state.byte_target[elig] * (1 - tol), state.byte_target[elig] * (1 + tol)
-    load = np.repeat(sizes, n_e) / scale
-    if widen is not None:
-        add(b_of, var.ravel(), load, (low_b - widen - fixed_bytes) / scale, (high_b + widen - fixed_bytes) / scale)
-    n_y = 0
-    if state.has_racks and state.n_racks:
-        rack = np.asarray([state.rack[b] for b in elig.tolist()], dtype=np.int64)
-        racks = np.unique(rack)
-        cap = -(-state.rf_target[parts] // state.n_racks)
-        g_of = np.searchsorted(racks, rack)[b_of]
-        # one row per (partition, rack): sum over the rack's brokers <= cap
-        add(p_of * len(racks) + g_of, var.ravel(), np.ones(nx), np.zeros(n_p * len(racks)), np.repeat(cap, len(racks)).astype(np.float64))
-        spread = np.flatnonzero(state.rf_target[parts] > 1)
-        need = np.minimum(state.rf_target[parts], len(racks))
-        wide = spread[need[spread] > 1]
-        wide = wide[(cap[wide] > 1)]  # with cap 1 the cap alone forces RF distinct racks
-        if len(wide):
-            # y[p, g] <= sum_{b in g} x[p, b]; sum_g y[p, g] >= min(RF, racks)
-            n_y = len(wide) * len(racks)
-            y = nx + np.arange(n_y).reshape(len(wide), len(racks))
-            for k, p in enumerate(wide.tolist()):
-                for g in range(len(racks)):
-                    members = var[p, np.flatnonzero(np.searchsorted(racks, rack) == g)]
-                    add(np.zeros(len(members) + 1, dtype=np.int64), np.concatenate([[y[k, g]], members]),
-                        np.concatenate([[1.0], -np.ones(len(members))]), np.asarray([-np.inf]), np.asarray([0.0]))
-                add(np.zeros(len(racks), dtype=np.int64), y[k], np.ones(len(racks)), np.asarray([float(need[p])]), np.asarray([np.inf]))
-    n_w = 0
-    if widen is None:
-        # one continuous w >= 0 widening every band: load - w <= high, load + w >= low; minimise w
-        n_w = 1
-        wcol = np.full(n_e, nx + n_y)
-        brokers = np.arange(n_e)
-        add(np.concatenate([b_of, brokers]), np.concatenate([var.ravel(), wcol]), np.concatenate([load, -np.ones(n_e)]),
-            np.full(n_e, -np.inf), (high_b - fixed_bytes) / scale)
-        add(np.concatenate([b_of, brokers]), np.concatenate([var.ravel(), wcol]), np.concatenate([load, np.ones(n_e)]),
-            (low_b - fixed_bytes) / scale, np.full(n_e, np.inf))
-    total = nx + n_y + n_w
-    A = coo_matrix((np.concatenate(vals), (np.concatenate(rows_i), np.concatenate(cols_i))), shape=(n_rows, total)).tocsr()
-    c = np.concatenate([cost if widen is not None else np.zeros(nx), np.zeros(n_y), np.ones(n_w)])
-    ub = np.concatenate([upper_var, np.ones(n_y), np.full(n_w, np.inf)])
-    res = _milp(c, LinearConstraint(A, np.concatenate(lo_c), np.concatenate(hi_c)),
-                np.concatenate([np.ones(nx + n_y), np.zeros(n_w)]), Bounds(np.zeros(total), ub))
+    goals = replica_goals() if goals is None else goals
+    if not (~state.frozen).any():
+        return _nothing_movable(state, goals, widen)
+    model = ExactModel(state, widen)
+    for goal in goals:
+        goal.exact_terms(model)
+    if widen is None and model.widening_col is None:
+        # no goal has a band to widen: the rules themselves cannot all be met
+        return ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, False, 0.0, False)
+    res = model.solve()
+    nx, scale, parts, elig = model.nx, model.scale, model.parts, model.elig
     time_limited = "time limit" in str(res.message).lower()
     bound = getattr(res, "mip_dual_bound", None)
     bound_bytes = max(0, int(np.floor(float(bound) * scale * (1 - 1e-9)))) if bound is not None and np.isfinite(bound) else 0
@@ -223,12 +223,13 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
         return ExactResult(status, {}, 0, bound_bytes, strict, 0.0, time_limited)
     optimal = res.status == 0
     if widen is None:
+        assert model.widening_col is not None
         return ExactResult(ExactStatus.OPTIMAL if optimal else ExactStatus.FEASIBLE, {}, 0, 0, False, 0.0, time_limited,
-                           float(res.x[nx + n_y]) * scale)
-    X = np.rint(res.x[:nx]).astype(bool).reshape(n_p, n_e)
+                           float(res.x[model.widening_col]) * scale)
+    X = np.rint(res.x[:nx]).astype(bool).reshape(model.n_p, model.n_e)
     rows: dict[int, list[int]] = {}
     moved = 0
-    for i in np.flatnonzero((X != on).any(axis=1)).tolist():
+    for i in np.flatnonzero((X != model.on).any(axis=1)).tolist():
         p = int(parts[i])
         new = set(elig[X[i]].tolist())
         rows[p] = sorted(new)
@@ -239,15 +240,16 @@ def _solve(state: ClusterState, widen: float | None) -> ExactResult:
                        strict, 0.0, time_limited, widen)
 
 
-def _nothing_movable(state: ClusterState, widen: float | None) -> ExactResult:
+def _nothing_movable(state: ClusterState, goals: Sequence[Goal], widen: float | None) -> ExactResult:
     """Every partition is frozen (excluded or leaderless): the snapshot's assignment is the only one,
-    so judge it directly; HiGHS refuses a model without variables."""
-    counts = state.counts_reached()
-    outside = _widening_reached(state, {})
+    so the goals judge it directly; HiGHS refuses a model without variables."""
+    outside = _widening_reached(state, {}, goals)
+    # every rule but the bands (judged by ``outside``)
+    rules = all(c.reached for c in judge(goals, state_view(state, byte_slack=math.inf)))
     if widen is None:
-        status = ExactStatus.OPTIMAL if counts else ExactStatus.INFEASIBLE
+        status = ExactStatus.OPTIMAL if rules else ExactStatus.INFEASIBLE
         return ExactResult(status, {}, 0, 0, False, 0.0, False, outside)
-    status = ExactStatus.OPTIMAL if counts and outside <= widen else ExactStatus.INFEASIBLE
+    status = ExactStatus.OPTIMAL if rules and outside <= widen else ExactStatus.INFEASIBLE
     return ExactResult(status, {}, 0, 0, widen == 0.0, 0.0, False, widen)
 
 

@@ -240,6 +240,10 @@ class ClusterState:
         elig = np.asarray(self.eligible_idx, dtype=np.int64)
         return bool(((self.counts[elig] >= self.lo[elig]) & (self.counts[elig] <= self.hi[elig])).all())
 
+    def moved_replicas(self) -> int:
+        """Replicas that are new on their broker (the plan's data copies)."""
+        return sum(sum(1 for b in row if b not in self.original_row(p)) for p, row in self.cur.items())
+
     def moved_bytes(self) -> int:
         """Bytes of every replica that is new on its broker (what the plan copies)."""
         total = 0

@@ -14,6 +14,7 @@ import numpy as np
 
 from kafka_rebalance.balance import placement_targets
 from kafka_rebalance.errors import PlanError
+from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.state import ClusterState
 
 
@@ -52,6 +53,6 @@ def set_targets(state: ClusterState) -> None:
     tol = state.options.byte_tolerance
     with np.errstate(divide="ignore", invalid="ignore"):
         dev0 = np.where(state.byte_target > 0, np.abs(state.bytes - state.byte_target * scale) / np.maximum(state.byte_target * scale, 1e-9), 0.0)
-    band = np.maximum(dev0, tol)
+    band = ByteBalanceGoal.gate_allowance(dev0, tol)
     state.byte_allowed_hi = state.byte_target * (1 + band)
     state.byte_allowed_lo = state.byte_target * (1 - band)

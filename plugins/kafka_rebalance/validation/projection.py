@@ -8,6 +8,14 @@ from typing import Any
 
 from kafka_rebalance.balance import count_bounds, placement_targets
 from kafka_rebalance.metrics import threshold_from_configs
+from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
+from kafka_rebalance.planner.goals.placement import PlacementGoal
+from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal
+from kafka_rebalance.planner.goals.registry import goal_class, selected
+from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+from kafka_rebalance.planner.judge import judge
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot
 from kafka_rebalance.validation.rows import (
     PartitionState,
@@ -158,26 +166,43 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     aimed_total = sum(byte_target.values())
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
 
-    def dev(value: float, mean: float) -> float:
-        return abs(value - mean) / mean if mean else 0.0
+    def view(loads: dict[str, Counter[int]], target_scale: float) -> BalanceView:
+        return BalanceView(
+            brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
+                                     byte_target[b] * target_scale, tolerance, loads["preferred"][b],
+                                     led["preferred"][b], led["preferred_not_led"][b]) for b in eligible),
+            leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
+                          for b in sorted(snap.broker_ids - elig_set)),
+            byte_tolerance=tolerance, threshold_percentage=threshold(snap, plan), preferred_bounds=(pref_lo, pref_hi))
+
+    # Each column is its goal's own figure (planner/goals); a goal the plan left out has none, and
+    # its expectation passes on empty values.
+    goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
+    after_checks = {c.name: c for c in judge(goals, view(after, 1.0))}
+    before_bytes = ByteBalanceGoal().check(view(before, scale)).per_broker
+
+    def figure(goal: str, b: int) -> float | None:
+        check = after_checks.get(goal)
+        return None if check is None else check.per_broker.get(b)
 
     for b in eligible:
-        pref = after["preferred"][b]
-        pref_led = led["preferred"][b]
         lo, hi = ranges[b]
-        replicas = after["replicas"][b]
-        dev_before = dev(before["bytes"][b], byte_target[b] * scale)
+        dev_before = before_bytes[b]
+        off = figure(ReplicaCountGoal.name, b)
+        byte_dev = figure(ByteBalanceGoal.name, b)
         t.add(
-            "broker", f"broker {b}", broker_id=b, replicas_after=replicas, replica_lo=lo, replica_hi=hi,
-            replicas_off_target=max(0, lo - replicas, replicas - hi), byte_target=byte_target[b],
-            preferred_after=pref, leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
+            "broker", f"broker {b}", broker_id=b, replicas_after=after["replicas"][b], replica_lo=lo, replica_hi=hi,
+            replicas_off_target=None if off is None else int(off), byte_target=byte_target[b],
+            preferred_after=after["preferred"][b] if PreferredLeaderGoal.name in after_checks else None,
+            leaders_after=after["leaders"][b], replica_count_before=before["replicas"][b],
             preferred_before=before["preferred"][b],
-            imbalance_ratio_after=led["preferred_not_led"][b] / pref_led if pref_led else None,
+            imbalance_ratio_after=figure(LeaderImbalanceGoal.name, b),
             size_before=before["bytes"][b], size_after=after["bytes"][b], byte_deviation_before=dev_before,
-            byte_deviation_after=dev(after["bytes"][b], byte_target[b]),
+            byte_deviation_after=byte_dev,
             # 1e-9: the same bytes must compare equal whatever the float rounding
-            byte_deviation_allowed=max(dev_before, tolerance) + 1e-9,
+            byte_deviation_allowed=None if byte_dev is None else ByteBalanceGoal.gate_allowance(dev_before, tolerance) + 1e-9,
         )
+    placement = after_checks[PlacementGoal.name].per_broker
     for b in sorted(snap.broker_ids - elig_set):
-        t.add("leaving_broker", f"broker {b}", broker_id=b, movable_replicas_after=movable_after[b])
+        t.add("leaving_broker", f"broker {b}", broker_id=b, movable_replicas_after=int(placement.get(b, 0)))
     return t

@@ -4,25 +4,56 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.exact import ExactModel
 
 # Candidates examined per search before a (donor, receiver) pair counts as exhausted.
 SEARCH_LIMIT = 256
 
 
 class Goal:
-    name = "goal"
-    hard = False  # hard goals veto every move, even those of goals optimised before them
-    count_goal = False  # a count-neutral swap need not ask a count goal
+    """One balance rule, whole: its target, its heuristic actions, its veto over later goals'
+    moves, its terms in the exact model and its check. A subclass with a ``priority`` is
+    registered (planner/goals/registry.py finds it); nothing else in the code restates its rule.
+    """
+
+    name: ClassVar[str] = "goal"
+    hard: ClassVar[bool] = False  # hard goals veto every move, even those of goals optimised before them
+    count_goal: ClassVar[bool] = False  # a count-neutral swap need not ask a count goal
+    # Registered goals have one: lower runs first. Replica goals run before leader goals, which
+    # work on the final replica sets (``leader_goal``).
+    priority: ClassVar[int | None] = None
+    leader_goal: ClassVar[bool] = False
+    target: ClassVar[str] = ""  # the rule in one line, for plan.json and the docs
 
     def optimize(self, state: ClusterState) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         return True
+
+    def exact_terms(self, model: ExactModel) -> None:
+        """Add this goal's constraints to the exact model (planner/exact.py). Leader goals have
+        none: leadership is metadata, chosen on the solved replica sets."""
+
+    def check(self, view: BalanceView) -> GoalCheck:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def band_excess(self, state: ClusterState, load: np.ndarray) -> float:
+        """Bytes by which per-broker ``load`` lies outside this goal's band at most (0 inside it,
+        and for goals without a band): what the exact model's widening must cover."""
+        return 0.0
+
+    def verdict(self, value: float, reached: bool, offenders: tuple[int, ...] = (),
+                per_broker: dict[int, float] | None = None) -> GoalCheck:  # fmt: skip
+        return GoalCheck(self.name, self.hard, self.target, value, reached, offenders, per_broker or {})
 
 
 class DonorIndex:

@@ -8,16 +8,26 @@ action strictly lowers the total deviation beyond the tolerance band, so it ends
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal, donor_index
+from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.exact import ExactModel
 
 PARTNERS = 8  # lightest (or heaviest) brokers tried per step
 
 
 class ByteBalanceGoal(Goal):
     name = "bytes"
+    priority = 40
+    target = ("every eligible broker's bytes within --byte-tolerance of its byte target (the mean, or its rack's "
+              "share where rack safety forces rack totals apart); no broker further off than before")
 
     def optimize(self, state: ClusterState) -> None:
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
@@ -27,6 +37,53 @@ class ByteBalanceGoal(Goal):
         # the quality gate allows (no broker worse off than before).
         self._run(state, elig, target * (1 + tol), target * (1 - tol))
         self._run(state, elig, state.byte_allowed_hi, state.byte_allowed_lo)
+        # Then the same balance for fewer bytes: the moves chosen above, made with smaller replicas.
+        ByteTrimGoal().optimize(state)
+
+    def exact_terms(self, model: ExactModel) -> None:
+        state, elig, scale = model.state, model.elig, model.scale
+        tol = state.options.byte_tolerance
+        low_b, high_b = state.byte_target[elig] * (1 - tol), state.byte_target[elig] * (1 + tol)
+        load = np.repeat(model.sizes, model.n_e) / scale
+        x = model.var.ravel()
+        if model.widen is not None:
+            model.add(model.b_of, x, load, (low_b - model.widen - model.fixed_bytes) / scale,
+                      (high_b + model.widen - model.fixed_bytes) / scale)
+            return
+        # one continuous w >= 0 widening every band: load - w <= high, load + w >= low; minimise w
+        w = model.columns(1, upper=np.inf, integer=False, cost=1.0)[0]
+        model.widening_col = int(w)
+        n_e = model.n_e
+        brokers = np.arange(n_e)
+        wcol = np.full(n_e, w)
+        model.add(np.concatenate([model.b_of, brokers]), np.concatenate([x, wcol]), np.concatenate([load, -np.ones(n_e)]),
+                  np.full(n_e, -np.inf), (high_b - model.fixed_bytes) / scale)
+        model.add(np.concatenate([model.b_of, brokers]), np.concatenate([x, wcol]), np.concatenate([load, np.ones(n_e)]),
+                  (low_b - model.fixed_bytes) / scale, np.full(n_e, np.inf))
+
+    @staticmethod
+    def gate_allowance(deviation_before: Any, tolerance: float) -> Any:
+        """The relative deviation a broker may end at and pass the gate: its tolerance, or, where it
+        started further off, where it started (no broker worse off than before). Scalars or arrays."""
+        return np.maximum(deviation_before, tolerance)
+
+    def band_excess(self, state: ClusterState, load: np.ndarray) -> float:
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        target = state.byte_target[elig]
+        excess = np.abs(load[elig] - target) - state.options.byte_tolerance * target
+        return float(max(0.0, excess.max(initial=0.0)))
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        tol = view.byte_tolerance
+
+        def dev(b: BrokerView) -> float:
+            return abs(b.bytes - b.byte_target) / b.byte_target if b.byte_target else 0.0
+
+        # 1e-9: the same bytes must compare equal whatever the float rounding
+        out = tuple(b.broker_id for b in view.brokers
+                    if abs(b.bytes - b.byte_target) > tol * b.byte_target + view.byte_slack + 1e-6)  # fmt: skip
+        return self.verdict(max((dev(b) for b in view.brokers), default=0.0), not out, out,
+                            {b.broker_id: dev(b) for b in view.brokers})
 
     def _run(self, state: ClusterState, elig: np.ndarray, upper_all: np.ndarray, lower_all: np.ndarray) -> None:
         target = state.byte_target

@@ -23,6 +23,8 @@ EDGE = 0.005
 
 
 class ByteTrimGoal(Goal):
+    """The bytes goal's second phase (not a goal of its own: it changes no balance, only the cost)."""
+
     name = "byte-trim"
 
     def optimize(self, state: ClusterState) -> None:

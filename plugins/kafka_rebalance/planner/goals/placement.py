@@ -8,11 +8,17 @@ or one that would put too many replicas of a partition in one rack.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.exact import ExactModel
 
 
 def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
@@ -42,9 +48,24 @@ def best_destination(state: ClusterState, p: int, row: list[int], src: int | Non
 class PlacementGoal(Goal):
     name = "placement"
     hard = True
+    priority = 10
+    target = ("no movable replica on a dead or decommissioned broker, every partition at its target "
+              "replication factor")
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         return state.eligible[dst] and not state.frozen[p] and not state.hot[p] and dst not in state.row(p)
+
+    def exact_terms(self, model: ExactModel) -> None:
+        # Every partition at its target RF; one producing at the throttle gains no replica.
+        rf = model.state.rf_target[model.parts].astype(np.float64)
+        model.add(model.p_of, model.var.ravel(), np.ones(model.nx), rf, rf)
+        model.forbid(model.state.hot[model.parts][:, None] & ~model.on)
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        stranded = {b.broker_id: b.movable_replicas for b in view.leaving}
+        left = sum(stranded.values()) + view.rf_off_target
+        return self.verdict(left, left == 0, tuple(b for b, n in stranded.items() if n),
+                            {b: float(n) for b, n in stranded.items()})
 
     def optimize(self, state: ClusterState) -> None:
         R = state.R
@@ -106,10 +127,44 @@ class PlacementGoal(Goal):
 class RackSafetyGoal(Goal):
     name = "rack-safety"
     hard = True
+    priority = 20
+    target = "at most ceil(RF / racks) replicas of a partition in one rack, over min(RF, racks) racks"
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         row = state.row(p)
         return state.rack_ok(row, src, dst, len(row))
+
+    def exact_terms(self, model: ExactModel) -> None:
+        state = model.state
+        if not (state.has_racks and state.n_racks):
+            return
+        parts, elig, var, n_p, nx = model.parts, model.elig, model.var, model.n_p, model.nx
+        rack = np.asarray([state.rack[b] for b in elig.tolist()], dtype=np.int64)
+        racks = np.unique(rack)
+        cap = -(-state.rf_target[parts] // state.n_racks)
+        g_of = np.searchsorted(racks, rack)[model.b_of]
+        # one row per (partition, rack): sum over the rack's brokers <= cap
+        model.add(model.p_of * len(racks) + g_of, var.ravel(), np.ones(nx), np.zeros(n_p * len(racks)),
+                  np.repeat(cap, len(racks)).astype(np.float64))
+        spread = np.flatnonzero(state.rf_target[parts] > 1)
+        need = np.minimum(state.rf_target[parts], len(racks))
+        wide = spread[need[spread] > 1]
+        wide = wide[(cap[wide] > 1)]  # with cap 1 the cap alone forces RF distinct racks
+        if not len(wide):
+            return
+        # y[p, g] <= sum_{b in g} x[p, b]; sum_g y[p, g] >= min(RF, racks)
+        y = model.columns(len(wide) * len(racks)).reshape(len(wide), len(racks))
+        member = [np.flatnonzero(np.searchsorted(racks, rack) == g) for g in range(len(racks))]
+        for k, p in enumerate(wide.tolist()):
+            for g in range(len(racks)):
+                members = var[p, member[g]]
+                model.add(np.zeros(len(members) + 1, dtype=np.int64), np.concatenate([[y[k, g]], members]),
+                          np.concatenate([[1.0], -np.ones(len(members))]), np.asarray([-np.inf]), np.asarray([0.0]))
+            model.add(np.zeros(len(racks), dtype=np.int64), y[k], np.ones(len(racks)), np.asarray([float(need[p])]),
+                      np.asarray([np.inf]))
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        return self.verdict(view.rack_violations, view.rack_violations == 0)
 
     def violations(self, state: ClusterState) -> np.ndarray:
         """Partitions (indices) whose replicas crowd one rack beyond the cap."""

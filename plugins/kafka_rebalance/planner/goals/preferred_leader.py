@@ -19,6 +19,7 @@ import numpy as np
 
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
 
@@ -59,6 +60,21 @@ class LeaderChoice:
 
 class PreferredLeaderGoal(Goal):
     name = "preferred-leader"
+    priority = 50
+    leader_goal = True
+    target = "every eligible broker first replica of floor..ceil of the even share of partitions"
+
+    def __init__(self, balance: bool = True) -> None:
+        # Left out by --goals, the goal still makes every first replica one that can win the
+        # election (step 1): that is what makes a plan's leadership valid, not a balance rule.
+        self.balance = balance
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        lo, hi = view.preferred_bounds
+        off = {b.broker_id: max(0, lo - b.preferred, b.preferred - hi) for b in view.brokers}
+        offenders = tuple(b for b, n in off.items() if n)
+        return self.verdict(max(off.values(), default=0), not offenders, offenders,
+                            {b.broker_id: float(b.preferred) for b in view.brokers})
 
     def choice(self) -> LeaderChoice:
         """The decision, once ``optimize`` ran."""
@@ -86,6 +102,8 @@ class PreferredLeaderGoal(Goal):
         on_elig = int(state.eligible_arr[pref].sum()) if n_p else 0
         self.floor, self.ceil = count_bounds(on_elig, len(elig))
         lo, hi = self.floor, self.ceil
+        if not self.balance:
+            return
         by_pref = self._lists(pref[None, :].T, n_p)
         by_replica = self._lists(final_rows, n_p)
         tier = (leader == pref).astype(np.int64) * 2 + (~state.touched).astype(np.int64)

@@ -9,11 +9,16 @@ moves is chosen by size, to bring bytes toward the mean at the same time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal, donor_index
+from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.exact import ExactModel
 
 # Aim inside the tolerance band by this fraction of it, so that the sizes actually found
 # (the nearest to the wanted one) leave the byte goal nothing to repair.
@@ -48,10 +53,23 @@ def byte_need(state: ClusterState, b: np.ndarray) -> np.ndarray:
 class ReplicaCountGoal(Goal):
     name = "replica-count"
     count_goal = True
+    priority = 30
+    target = ("every eligible broker's replica count within its range: floor..ceil of the even share, "
+              "or its rack's share where rack safety forces rack totals apart")
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         src_ok = not state.eligible[src] or state.counts[src] > state.lo[src]
         return src_ok and state.counts[dst] < state.hi[dst]
+
+    def exact_terms(self, model: ExactModel) -> None:
+        state, elig = model.state, model.elig
+        model.add(model.b_of, model.var.ravel(), np.ones(model.nx), state.lo[elig] - model.fixed_count,
+                  state.hi[elig] - model.fixed_count)
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        off = {b.broker_id: max(0, b.replica_lo - b.replicas, b.replicas - b.replica_hi) for b in view.brokers}
+        offenders = tuple(b for b, n in off.items() if n)
+        return self.verdict(max(off.values(), default=0), not offenders, offenders, {b: float(n) for b, n in off.items()})
 
     def optimize(self, state: ClusterState) -> None:
         elig = np.asarray(state.eligible_idx, dtype=np.int64)

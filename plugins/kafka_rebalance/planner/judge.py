@@ -1,0 +1,85 @@
+"""The planner's state as the goals see it (a ``BalanceView``), and the goals' verdicts on it.
+
+The planner judges the snapshot (before) and its plan (after); the DAG's "needs a plan?"
+judges the snapshot alone (``snapshot_checks``). Both go through the goals' own ``check``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from kafka_rebalance.options import PlanOptions
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.placement import RackSafetyGoal
+from kafka_rebalance.planner.goals.registry import goal_class, selected
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
+from kafka_rebalance.planner.state import ClusterState
+from kafka_rebalance.planner.targets import set_targets
+from kafka_rebalance.snapshot import Snapshot
+
+
+def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader: np.ndarray | None = None,
+               preferred_bounds: tuple[int, int] = (0, 0), byte_slack: float = 0.0) -> BalanceView:  # fmt: skip
+    """The view of ``state`` as it stands (its moves applied). ``preferred``: each partition's
+    first replica (broker index; default the current rows' first); ``leader``: each partition's
+    leader (default the snapshot's)."""
+    F = state.final_rows()
+    valid = F >= 0
+    movable = ~state.frozen
+    first = F[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
+    pref = first if preferred is None else preferred
+    lead = state.leader if leader is None else leader
+    touchable = ~state.excluded
+    n = state.n_brokers
+    pref_count = np.bincount(pref[pref >= 0], minlength=n)
+    led_pref = np.bincount(pref[touchable & (pref >= 0)], minlength=n)
+    not_led = np.bincount(pref[touchable & (pref >= 0) & (lead != pref)], minlength=n)
+    movable_on = np.bincount(F[valid & movable[:, None]], minlength=n)
+    rf_now = valid.sum(axis=1)
+    tol = state.options.byte_tolerance
+    threshold = float(state.options.threshold_percentage or 0.0)
+
+    def broker(b: int) -> BrokerView:
+        target = float(state.byte_target[b])
+        allowed = (float(state.byte_allowed_hi[b]) - target) / target if target else tol
+        return BrokerView(state.bid(b), int(state.counts[b]), int(state.lo[b]), int(state.hi[b]), float(state.bytes[b]),
+                          target, allowed, int(pref_count[b]), int(led_pref[b]), int(not_led[b]), int(movable_on[b]))
+
+    violations = RackSafetyGoal().violations(state)
+    return BalanceView(
+        brokers=tuple(broker(b) for b in state.eligible_idx),
+        leaving=tuple(broker(b) for b in range(n) if not state.eligible[b]),
+        byte_tolerance=tol,
+        threshold_percentage=threshold,
+        preferred_bounds=preferred_bounds,
+        rf_off_target=int((movable & (rf_now != state.rf_target)).sum()),
+        rack_violations=int(movable[violations].sum()),
+        byte_slack=byte_slack,
+    )
+
+
+def judge(goals: Sequence[Goal], view: BalanceView) -> list[GoalCheck]:
+    return [g.check(view) for g in goals]
+
+
+def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]:
+    """The selected goals' verdicts on the snapshot as it is: "does this cluster need a plan?".
+
+    Preferred-leader bounds are those of the snapshot's first replicas over the eligible brokers,
+    as the planner aims at them.
+    """
+    from kafka_rebalance.balance import count_bounds
+    from kafka_rebalance.metrics import threshold_percentage
+
+    if options.threshold_percentage is None:
+        value, source = threshold_percentage(snapshot)
+        options = replace(options, threshold_percentage=value, threshold_source=source)
+    state = ClusterState(snapshot, options)
+    set_targets(state)
+    first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
+    bounds = count_bounds(int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx))
+    goals = [goal_class(name)() for name in selected(options.goals)]
+    return judge(goals, state_view(state, first, preferred_bounds=bounds))
