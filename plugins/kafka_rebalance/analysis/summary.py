@@ -17,13 +17,10 @@ from typing import Any
 
 from kafka_rebalance.analysis.imbalance import PROBLEM_FLAGS, RATE_SCALE
 from kafka_rebalance.analysis.load import ClusterInfo
-from kafka_rebalance.balance import (
-    Tolerances,
-    byte_deviation,
-    bytes_balanced,
-    count_spread,
-    counts_balanced,
-)
+from kafka_rebalance.balance import Tolerances, byte_deviation, count_bounds, count_spread
+from kafka_rebalance.planner.goals.registry import goal_class, names
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
+from kafka_rebalance.planner.judge import judge
 
 
 def broker_metrics(info: ClusterInfo, aggregates: Mapping[int | None, Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -87,19 +84,46 @@ def partition_stats(info: ClusterInfo, aggregates: Mapping[int | None, Mapping[s
     return stats
 
 
-def _spread(counts: Sequence[int]) -> dict[str, Any]:
-    return {**count_spread(counts), "balanced": counts_balanced(counts)}
+def _spread(counts: Sequence[int], check: GoalCheck | None = None) -> dict[str, Any]:
+    """A count spread; ``balanced`` is its goal's verdict, or (leaders, which no goal holds: they follow
+    the preferred leaders once elected) whether every broker lies within floor..ceil."""
+    spread = count_spread(counts)
+    return {**spread, "balanced": check.reached if check is not None else spread["brokers_outside"] == 0}
 
 
-def _byte_spread(sizes: Sequence[int], tolerances: Tolerances) -> dict[str, Any]:
+def _byte_spread(sizes: Sequence[int], tolerances: Tolerances, check: GoalCheck) -> dict[str, Any]:
     return {
         "mean": sum(sizes) / len(sizes) if sizes else 0.0,
         "min": min(sizes) if sizes else 0,
         "max": max(sizes) if sizes else 0,
         "deviation": byte_deviation(sizes),
         "tolerance": tolerances.byte_tolerance,
-        "balanced": bytes_balanced(sizes, tolerances),
+        "balanced": check.reached,
     }
+
+
+def analysis_view(info: ClusterInfo, brokers: Sequence[Mapping[str, Any]], stats: Mapping[str, Any],
+                  tolerances: Tolerances) -> BalanceView:  # fmt: skip
+    """The fleet's figures as the goals judge them: every live broker held to the even share of
+    replicas, preferred leaderships and bytes (the analysis knows no operator request and no
+    rack-aware targets; the planner's own view of one cluster does), and every replica on a dead
+    broker one the placement goal wants moved."""
+    live = [b for b in brokers if b["alive"]]
+    n = len(live)
+    rep_lo, rep_hi = count_bounds(sum(b["replicas"] for b in live), n)
+    mean = sum(b["size_bytes"] for b in live) / n if n else 0.0
+    tol = tolerances.byte_tolerance
+    return BalanceView(
+        brokers=tuple(BrokerView(b["broker_id"], b["replicas"], rep_lo, rep_hi, float(b["size_bytes"]), mean, tol,
+                                 b["preferred_partitions"], b["preferred_partitions"], b["preferred_not_led"])
+                      for b in live),  # fmt: skip
+        leaving=tuple(BrokerView(b["broker_id"], b["replicas"], 0, 0, float(b["size_bytes"]), 0.0, tol, 0, 0, 0,
+                                 b["replicas"]) for b in brokers if not b["alive"]),  # fmt: skip
+        byte_tolerance=tol,
+        threshold_percentage=float(info.threshold_percentage),
+        preferred_bounds=count_bounds(sum(b["preferred_partitions"] for b in live), n),
+        rack_violations=int(stats.get("rack_violations", 0)),
+    )
 
 
 def cluster_summary(
@@ -113,9 +137,11 @@ def cluster_summary(
     live = [b for b in brokers if b["alive"]]
     over = [b["broker_id"] for b in brokers if b["exceeds_threshold"]]
     ratios = [b["imbalance_ratio"] for b in brokers if b["imbalance_ratio"] is not None]
-    replicas = _spread([b["replicas"] for b in live])
-    preferred = _spread([b["preferred_partitions"] for b in live])
-    byte_spread = _byte_spread([b["size_bytes"] for b in live], tolerances)
+    # "balanced" is every goal's verdict on these figures (planner/goals), not a rule of its own.
+    checks = {c.name: c for c in judge([goal_class(n)() for n in names()], analysis_view(info, brokers, stats, tolerances))}
+    replicas = _spread([b["replicas"] for b in live], checks["replica-count"])
+    preferred = _spread([b["preferred_partitions"] for b in live], checks["preferred-leader"])
+    byte_spread = _byte_spread([b["size_bytes"] for b in live], tolerances, checks["bytes"])
     return {
         "cluster_id": info.cluster_id,
         "source": info.source,
@@ -139,7 +165,8 @@ def cluster_summary(
         "leader_spread": _spread([b["leaders"] for b in live]),
         "preferred_leader_spread": preferred,
         "byte_spread": byte_spread,
-        "balanced": not over and replicas["balanced"] and preferred["balanced"] and byte_spread["balanced"],
+        "goals": [{"name": c.name, "reached": c.reached, "offenders": list(c.offenders)} for c in checks.values()],
+        "balanced": all(c.reached for c in checks.values()),
     }
 
 
