@@ -91,6 +91,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
                 "--threshold-percentage",
                 f"{{{{ params.threshold_percentage if params.threshold_percentage is not none else {DEFAULT_THRESHOLD_PERCENTAGE} }}}}",
                 "--byte-tolerance", str(defaults.byte_tolerance),
+                "--replica-tolerance", str(defaults.replica_tolerance),
             ],
             env_vars=SPARK_ENV,
             name=f"kafka-rebalance-{cluster.cluster_id}",

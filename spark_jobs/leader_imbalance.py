@@ -1,6 +1,6 @@
 """Per-broker leader imbalance and skew of one Kafka cluster or a fleet, as a plain PySpark job.
 
-    spark-submit spark_jobs/leader_imbalance.py --snapshot PATH --out DIR [--threshold-percentage N] [--byte-tolerance F]
+    spark-submit spark_jobs/leader_imbalance.py --snapshot PATH --out DIR [--threshold-percentage N] [--byte-tolerance F] [--replica-tolerance F]
 
 PATH is one snapshot (.json or .parquet) or a directory of them, one cluster each.
 Writes DIR/broker_metrics.parquet and DIR/summary.json (docs/ANALYSIS.md). The master
@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="used for clusters whose snapshot does not report the config (default 10)")
     parser.add_argument("--byte-tolerance", type=float, default=None,
                         help="allowed byte deviation from the mean, as a fraction (default 0.1, as the planner's)")
+    parser.add_argument("--replica-tolerance", type=float, default=None,
+                        help="allowed replica-count deviation from the even share, as a fraction (default as the planner's)")
     args = parser.parse_args(argv)
 
     from kafka_rebalance.analysis.job import build_session, run
@@ -30,9 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_rebalance.errors import RebalanceError
 
     try:
-        tolerances = Tolerances() if args.byte_tolerance is None else Tolerances(args.byte_tolerance)
+        given = {k: v for k, v in (("byte_tolerance", args.byte_tolerance), ("replica_tolerance", args.replica_tolerance))
+                 if v is not None}
+        tolerances = Tolerances(**given)
     except ValueError as exc:
-        print(f"error: --byte-tolerance: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     spark = build_session(master=None, app_name="kafka-rebalance-leader-imbalance")
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_rebalance.balance import Tolerances, byte_deviation, bytes_balanced, count_bounds, count_spread, counts_balanced
+from kafka_rebalance.balance import Tolerances, byte_deviation, count_bounds, count_spread, share_range
 
 
 def test_count_spread_by_hand() -> None:
@@ -17,10 +17,20 @@ def test_count_spread_by_hand() -> None:
     assert count_spread([]) == {"ideal": 0.0, "min": 0, "max": 0, "floor": 0, "ceil": 0, "brokers_outside": 0}
 
 
-def test_counts_balanced_and_bounds() -> None:
+def test_count_bounds() -> None:
     assert count_bounds(10, 4) == (2, 3) and count_bounds(8, 4) == (2, 2) and count_bounds(5, 0) == (0, 0)
-    assert counts_balanced([2, 3, 3, 2]) and not counts_balanced([1, 3, 3, 3])
-    assert counts_balanced([])
+
+
+def test_a_band_widens_by_the_whole_replicas_it_covers() -> None:
+    # share 2.5: 10 % of it is 0.25, no whole replica: still 2..3
+    assert count_bounds(10, 4, 0.1) == (2, 3)
+    # share 1 stays 1..1 at 10 % (rounding outward would let a broker of a small cluster sit empty)
+    assert share_range(1, 0.1) == (1, 1)
+    # share 100: 10 replicas each way; share 105.5: floor(10.55) = 10 -> 95..116
+    assert share_range(100, 0.1) == (90, 110) and count_bounds(211, 2, 0.1) == (95, 116)
+    # share 19.99...: floor(1.999) = 1 -> 18..21; exact arithmetic, no float rounding at the edge
+    assert count_bounds(1999, 100, 0.1) == (18, 21) and count_bounds(2000, 100, 0.1) == (18, 22)
+    assert share_range(3, 1.0) == (0, 6)
 
 
 def test_byte_deviation_by_hand() -> None:
@@ -32,10 +42,10 @@ def test_byte_deviation_by_hand() -> None:
     assert byte_deviation([50, 150]) == pytest.approx(0.5)
 
 
-def test_bytes_balanced_at_the_tolerance() -> None:
-    assert bytes_balanced([90, 110])  # deviation exactly 0.10: inside
-    assert not bytes_balanced([89, 111])  # 0.11
-    assert bytes_balanced([50, 150], Tolerances(byte_tolerance=0.5)) and not bytes_balanced([50, 150], Tolerances(0.49))
+def test_the_default_tolerances_and_the_replica_range() -> None:
+    assert Tolerances().replica_tolerance == 0.1 and Tolerances().byte_tolerance == 0.1
+    with pytest.raises(ValueError, match="replica_tolerance must be within 0..1"):
+        Tolerances(replica_tolerance=1.5)
 
 
 @pytest.mark.parametrize("bad", [-0.01, 10.01])

@@ -94,7 +94,7 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
         "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
-        "--election-batch-size": 1000, "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
+        "--replica-tolerance": 0.1, "--election-batch-size": 1000, "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0,
     }
 
@@ -106,7 +106,7 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
     assert PlannerDefaults().model_dump() == {
         "throttle_mb_per_sec": 50.0, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
-        "election_batch_size": 1000, "threshold_percentage": None, "goals": [], "optimizer": "auto",
+        "replica_tolerance": 0.1, "election_batch_size": 1000, "threshold_percentage": None, "goals": [], "optimizer": "auto",
         "throttle_efficiency": 1.0,
     }
     form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
@@ -183,7 +183,7 @@ def test_options_block_of_plan_json() -> None:
     assert opts.manifest() == {
         "throttle_bytes_per_sec": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "large-first", "exclude_topics": ["a", "b"],
-        "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "election_batch_size": 1000,
+        "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "replica_tolerance": 0.1, "election_batch_size": 1000,
         "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "goals": [],
         "optimizer": "exact", "throttle_efficiency": 1.0,
     }

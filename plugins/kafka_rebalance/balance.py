@@ -17,22 +17,38 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 DEFAULT_BYTE_TOLERANCE = 0.10
+# Replica counts: floor..ceil of each broker's share widened by this fraction of it (docs/PLANNER.md,
+# "Replica-count band", says why this default).
+DEFAULT_REPLICA_TOLERANCE = 0.10
 
 
 @dataclass(frozen=True, slots=True)
 class Tolerances:
     byte_tolerance: float = DEFAULT_BYTE_TOLERANCE
+    replica_tolerance: float = DEFAULT_REPLICA_TOLERANCE
 
     def __post_init__(self) -> None:
         if not 0 <= self.byte_tolerance <= 10:
             raise ValueError(f"byte_tolerance must be within 0..10 (a fraction of the mean), got {self.byte_tolerance}")
+        if not 0 <= self.replica_tolerance <= 1:
+            raise ValueError(f"replica_tolerance must be within 0..1 (a fraction of the share), got {self.replica_tolerance}")
 
 
-def count_bounds(total: int, brokers: int) -> tuple[int, int]:
-    """[floor, ceil] of the ideal per-broker count."""
+def share_range(share: Fraction | int, tolerance: float = 0.0) -> tuple[int, int]:
+    """The replica counts a broker whose share is ``share`` may hold: floor..ceil of the share, widened
+    on each side by the whole replicas ``tolerance`` of it covers (exact arithmetic, so the same share
+    and tolerance give the same range anywhere). Whole replicas only: a share of 1 stays 1..1 at 10 %,
+    where rounding outward would let a broker of a small cluster sit empty."""
+    s = Fraction(share)
+    w = math.floor(s * Fraction(tolerance))
+    return (max(0, math.floor(s) - w), math.ceil(s) + w)
+
+
+def count_bounds(total: int, brokers: int, tolerance: float = 0.0) -> tuple[int, int]:
+    """[floor, ceil] of the ideal per-broker count, widened by ``tolerance`` of it."""
     if brokers <= 0:
         return (0, 0)
-    return (total // brokers, math.ceil(total / brokers))
+    return share_range(Fraction(total, brokers), tolerance)
 
 
 def count_spread(counts: Sequence[int]) -> dict[str, float]:
@@ -49,11 +65,6 @@ def count_spread(counts: Sequence[int]) -> dict[str, float]:
     }
 
 
-def counts_balanced(counts: Sequence[int]) -> bool:
-    lo, hi = count_bounds(sum(counts), len(counts))
-    return all(lo <= c <= hi for c in counts)
-
-
 def byte_deviation(sizes: Sequence[int]) -> float:
     """Largest |bytes - mean| / mean over brokers; 0 for an empty or all-empty cluster."""
     if not sizes:
@@ -62,10 +73,6 @@ def byte_deviation(sizes: Sequence[int]) -> float:
     if mean == 0:
         return 0.0
     return max(abs(s - mean) for s in sizes) / mean
-
-
-def bytes_balanced(sizes: Sequence[int], tolerances: Tolerances = Tolerances()) -> bool:
-    return byte_deviation(sizes) <= tolerances.byte_tolerance
 
 
 # --------------------------------------------------------------------------- rack-aware targets
@@ -148,6 +155,7 @@ def placement_targets(
     eligible: Mapping[int, str | None],
     by_rf: Mapping[int, tuple[int, int]],
     fixed: Mapping[int, tuple[int, int]] | None = None,
+    replica_tolerance: float = 0.0,
 ) -> PlacementTargets:
     """Rack-aware per-broker targets.
 
@@ -186,7 +194,7 @@ def placement_targets(
     share = {b: max(level[g], Fraction(fixed.get(b, (0, 0))[0])) for b, g in rack_of.items()}
     byte_share = {b: max(byte_level[g], Fraction(fixed.get(b, (0, 0))[1])) for b, g in rack_of.items()}
     return PlacementTargets(
-        replicas={b: (math.floor(share[b]), math.ceil(share[b])) for b in sorted(rack_of)},
+        replicas={b: share_range(share[b], replica_tolerance) for b in sorted(rack_of)},
         byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
         clamped_racks=tuple(clamped),
     )

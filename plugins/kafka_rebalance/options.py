@@ -23,7 +23,7 @@ from types import NoneType, UnionType
 from typing import Any
 
 from kafka_rebalance.analysis.summary_file import cluster_entry
-from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE
+from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE, DEFAULT_REPLICA_TOLERANCE
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
@@ -92,6 +92,11 @@ class PlanOptions:
     byte_tolerance: float = _option(
         DEFAULT_BYTE_TOLERANCE, flag="--byte-tolerance", help="Allowed byte deviation from the mean, as a fraction",
         minimum=0, maximum=10, why="(a fraction of the mean)")
+    replica_tolerance: float = _option(
+        DEFAULT_REPLICA_TOLERANCE, flag="--replica-tolerance",
+        help="Allowed deviation of each broker's replica and preferred-leader counts from its share, as a fraction "
+             "(whole replicas only; 0: floor..ceil of the share)",
+        minimum=0, maximum=1, why="(a fraction of the share)")
     election_batch_size: int = _option(
         1000, flag="--election-batch-size", help="Partitions per preferred-leader election call", minimum=1,
         maximum=INT32_MAX)
@@ -146,6 +151,14 @@ class PlanOptions:
                 f"--decommission-brokers: broker(s) {', '.join(map(str, stray))} not in snapshot of {snapshot.cluster_id} "
                 f"(brokers: {', '.join(map(str, sorted(ids)))})"
             )
+
+    @classmethod
+    def from_manifest(cls, block: Mapping[str, Any]) -> PlanOptions:
+        """The options a plan was made with, from plan.json's (hash-verified) options block; a field
+        the block lacks (a plan made before it existed) takes its default."""
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in block.items() if k in known}
+        return cls(**values)
 
     def manifest(self) -> dict[str, Any]:
         """The options block of plan.json (part of the plan hash): every field, lists sorted."""

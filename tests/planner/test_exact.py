@@ -236,7 +236,7 @@ def test_heuristic_never_breaks_a_balance_rule(case: tuple[ClusterSpec, dict[str
     for p in snap.partitions:
         n, size = by_rf.get(len(p.replicas), (0, 0))
         by_rf[len(p.replicas)] = (n + 1, size + p.size_bytes)
-    targets = placement_targets(eligible, by_rf)
+    targets = placement_targets(eligible, by_rf, replica_tolerance=plan.options.replica_tolerance)
     count = dict.fromkeys(eligible, 0)
     for key, row in rows.items():
         assert not set(row) & gone, key

@@ -256,11 +256,11 @@ def test_excluded_topic_leadership_counts_in_no_projected_imbalance() -> None:
 
 def test_counts_reach_their_range_where_rack_safety_blocks_every_direct_move(tmp_path: Path) -> None:
     # 7 brokers, broker i in rack i % 3 (racks of 3/2/2), RF 2, brokers 5 and 6 new and empty.
-    # 120 replicas over 7 brokers: 17..18 each. Direct moves leave broker 1 (rack-1) over its
+    # 120 replicas over 7 brokers: 17..18 each (exact counts asked: --replica-tolerance 0). Direct moves leave broker 1 (rack-1) over its
     # range with every remaining replica's partner in rack-0, the rack of the brokers still
     # short: only a chain through a third broker (1 -> x, x -> rack-0) reaches the range.
     snap = generate_snapshot(ClusterSpec(cluster_id="chain", brokers=7, racks=3, topics=3, partitions=60,
                                          replication_factor=2, new_brokers=2, seed=0))
-    plan_dir(snap, tmp_path, optimizer="heuristic")
+    plan_dir(snap, tmp_path, optimizer="heuristic", replica_tolerance=0.0)
     after = counts(final_assignment(snap, tmp_path), list(range(7)))
     assert all(17 <= n <= 18 for n in after.values()), after

@@ -110,7 +110,7 @@ def analysis_view(info: ClusterInfo, brokers: Sequence[Mapping[str, Any]], stats
     broker one the placement goal wants moved."""
     live = [b for b in brokers if b["alive"]]
     n = len(live)
-    rep_lo, rep_hi = count_bounds(sum(b["replicas"] for b in live), n)
+    rep_lo, rep_hi = count_bounds(sum(b["replicas"] for b in live), n, tolerances.replica_tolerance)
     mean = sum(b["size_bytes"] for b in live) / n if n else 0.0
     tol = tolerances.byte_tolerance
     return BalanceView(
@@ -121,7 +121,7 @@ def analysis_view(info: ClusterInfo, brokers: Sequence[Mapping[str, Any]], stats
                                  b["replicas"]) for b in brokers if not b["alive"]),  # fmt: skip
         byte_tolerance=tol,
         threshold_percentage=float(info.threshold_percentage),
-        preferred_bounds=count_bounds(sum(b["preferred_partitions"] for b in live), n),
+        preferred_bounds=count_bounds(sum(b["preferred_partitions"] for b in live), n, tolerances.replica_tolerance),
         rack_violations=int(stats.get("rack_violations", 0)),
     )
 

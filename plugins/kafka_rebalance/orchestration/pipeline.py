@@ -260,8 +260,9 @@ def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str
 
 def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, str], staged_dir: str) -> str:
     """Gather again, check every partition reached its target, compare predicted and actual durations."""
-    from kafka_rebalance.balance import counts_balanced
     from kafka_rebalance.metrics import broker_loads, brokers_over_threshold, threshold_percentage
+    from kafka_rebalance.options import PlanOptions
+    from kafka_rebalance.planner.judge import snapshot_checks
 
     with _executor(cfg, cluster, staged_dir) as ex:
         verdict = ex.verify()
@@ -271,6 +272,7 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
     threshold, source = threshold_percentage(final, manifest["options"].get("threshold_percentage"))
     loads = [b for b in broker_loads(final) if b.alive]
     over = brokers_over_threshold(loads, threshold)
+    checks = {c.name: c for c in snapshot_checks(final, PlanOptions.from_manifest(manifest["options"]))}
     ledger = ex.ledger.data
     durations = [
         {"batch": b["id"], "estimated_seconds": b["estimated_seconds"],
@@ -283,7 +285,9 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
         "threshold_percentage": threshold,
         "threshold_source": source,
         "brokers_over_threshold": over,
-        "replicas_balanced": counts_balanced([b.replicas for b in loads]),
+        # the plan's own goals judge the cluster it left, with the options it was made with
+        "replicas_balanced": checks["replica-count"].reached if "replica-count" in checks else None,
+        "goals": {name: c.reached for name, c in checks.items()},
         "durations": durations,
     }
     path = atomic_write_json(Path(staged_dir) / VERIFICATION_FILE, report)

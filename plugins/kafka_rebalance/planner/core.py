@@ -38,6 +38,10 @@ from kafka_rebalance.planner.targets import set_targets
 from kafka_rebalance.planner.throttles import batch_throttles
 from kafka_rebalance.snapshot import Snapshot
 
+# Bytes moved within this factor of the proven fewest count as the fewest: inside it, fewer
+# replica moves decide (each move has a fixed cost of its own: metadata, a fetcher, joining the ISR).
+BYTES_PROMISE = 1.05
+
 
 @dataclass
 class Plan:
@@ -121,8 +125,13 @@ def _exact_if_better(
     rows = result.rows if result.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE) else None
     usable = rows is not None
     # Under auto the heuristic's plan stays only if it is at least as good: it reaches every
-    # rule the solved one reaches, and moves fewer bytes. Exact asked for is exact given.
-    as_good = _reaches_all(heuristic, unrepaired, result.widening, goals) and heuristic_bytes < result.bytes_moved
+    # rule the solved one reaches, and moves fewer bytes, or fewer replicas for bytes within the
+    # promise (BYTES_PROMISE of the proven fewest): the solver minimises bytes and would spend
+    # dozens of extra moves to save a fraction of a percent. Exact asked for is exact given.
+    fewer_moves = (rows is not None and heuristic.moved_replicas() < exact.moves_of(fresh, rows)
+                   and heuristic_bytes <= BYTES_PROMISE * result.bound_bytes)  # fmt: skip
+    as_good = _reaches_all(heuristic, unrepaired, result.widening, goals) and (
+        heuristic_bytes < result.bytes_moved or fewer_moves)
     if rows is not None and (options.optimizer == "exact" or not as_good):
         exact.apply(fresh, rows)
         return fresh, result
@@ -179,7 +188,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     names = selected(options.goals)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
     before_view = state_view(state, first, preferred_bounds=count_bounds(
-        int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx)))
+        int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx), options.replica_tolerance))
     state, solved, unrepaired, spent = _balance(snapshot, options, state, names)
     leaders = PreferredLeaderGoal(balance=PreferredLeaderGoal.name in names)
     leaders.optimize(state)

@@ -265,6 +265,11 @@ def _milp(c: np.ndarray, constraints: LinearConstraint, integrality: np.ndarray,
     return res
 
 
+def moves_of(state: ClusterState, rows: dict[int, list[int]]) -> int:
+    """Replicas new on their broker in the solved replica sets ``rows``."""
+    return sum(len(set(new) - set(state.original_row(p))) for p, new in rows.items())
+
+
 def apply(state: ClusterState, rows: dict[int, list[int]]) -> None:
     """Turn the solved replica sets into moves on ``state``: each leaving replica is replaced in
     place by a new one, same rack first (so the list's order, and leadership, change least)."""

@@ -80,6 +80,7 @@ def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]
     state = ClusterState(snapshot, options)
     set_targets(state)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
-    bounds = count_bounds(int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx))
+    bounds = count_bounds(int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx),
+                          options.replica_tolerance)
     goals = [goal_class(name)() for name in selected(options.goals)]
     return judge(goals, state_view(state, first, preferred_bounds=bounds))

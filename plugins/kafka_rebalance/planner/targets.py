@@ -36,7 +36,7 @@ def set_targets(state: ClusterState) -> None:
     fixed = {state.bid(b): (int(fixed_counts[b]), int(fixed_bytes[b])) for b in elig if fixed_counts[b]}
     racks = {state.bid(b): state.snapshot.brokers[b].rack if state.has_racks else None for b in elig}
     try:
-        t = placement_targets(racks, by_rf, fixed)
+        t = placement_targets(racks, by_rf, fixed, state.options.replica_tolerance)
     except ValueError as exc:
         raise PlanError(str(exc)) from None
     state.byte_target = np.zeros(state.n_brokers, dtype=np.float64)

@@ -83,6 +83,11 @@ def _stuck(snap: RawSnapshot, plan: RawPlan) -> set[tuple[str, int]]:
     return {(p.topic, p.partition) for p in snap.partitions if p.topic in excluded or p.leader < 0}
 
 
+def replica_tolerance(plan: RawPlan) -> float:
+    """The plan's replica-count band (plans made before it existed held counts to floor..ceil)."""
+    return float(plan.options.get("replica_tolerance", 0.0) or 0.0)
+
+
 def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
     """Rack-aware replica ranges and byte targets per eligible broker (kafka_rebalance.balance), or
     None when no plan could be rack-safe (the planner refuses such input)."""
@@ -106,7 +111,7 @@ def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]
         n, total = by_rf.get(rf, (0, 0))
         by_rf[rf] = (n + 1, total + size)
     try:
-        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed)
+        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan))
     except ValueError:
         return None
     return t.replicas, t.byte_mean
@@ -145,8 +150,8 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
 
     rep_total = movable_total("replicas")
     pref_total = movable_total("preferred")
-    rep_lo, rep_hi = count_bounds(rep_total, n)
-    pref_lo, pref_hi = count_bounds(pref_total, n)
+    rep_lo, rep_hi = count_bounds(rep_total, n, replica_tolerance(plan))
+    pref_lo, pref_hi = count_bounds(pref_total, n, replica_tolerance(plan))
     aimed = targets(snap, plan)
     if aimed is not None and sum(lo for lo, _ in aimed[0].values()) <= rep_total <= sum(hi for _, hi in aimed[0].values()):
         ranges, byte_target = aimed

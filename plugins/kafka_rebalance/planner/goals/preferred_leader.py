@@ -100,7 +100,7 @@ class PreferredLeaderGoal(Goal):
 
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         on_elig = int(state.eligible_arr[pref].sum()) if n_p else 0
-        self.floor, self.ceil = count_bounds(on_elig, len(elig))
+        self.floor, self.ceil = count_bounds(on_elig, len(elig), state.options.replica_tolerance)
         lo, hi = self.floor, self.ceil
         if not self.balance:
             return
