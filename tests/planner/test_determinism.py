@@ -4,12 +4,11 @@ never by the clock."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from tests.support.clusters import pareto_decommission
+from tests.support.load import cpu_burners
 
 
 def all_files(root: Path) -> dict[str, bytes]:
@@ -24,13 +23,8 @@ def test_a_busy_machine_gets_the_same_plan_as_a_quiet_one(tmp_path: Path) -> Non
     options = PlanOptions(optimizer="auto", decommission_brokers=(9, 10, 11))
     quiet_plan = make_plan(snap, options)
     quiet, _ = write_plan(quiet_plan, tmp_path / "quiet", "snapshot.json")
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
+    with cpu_burners(2):
         busy, _ = write_plan(make_plan(snap, options), tmp_path / "busy", "snapshot.json")
-    finally:
-        for proc in burners:
-            proc.kill()
-            proc.wait()
     opt = quiet_plan.summary["optimizer"]
     assert (opt["used"], opt["work_limited"], opt["time_limited"]) == ("exact", True, False)
     assert opt["band_widened_bytes"] > 0

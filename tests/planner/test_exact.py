@@ -23,6 +23,7 @@ from kafka_rebalance.planner.exact import ExactResult, ExactStatus
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.snapshot import Snapshot
 from tests.support.clusters import GiB, pareto_decommission, part, planner_state, snapshot
+from tests.support.load import cpu_burners
 
 
 def final_rows(plan: Plan) -> dict[tuple[str, int], list[int]]:
@@ -183,14 +184,16 @@ PARETO_12_OPTIMUM = 88_942_974_478
 
 @pytest.mark.slow
 def test_decommissioning_three_brokers_of_a_heavy_tailed_cluster_moves_near_the_fewest_bytes() -> None:
-    # 240 partitions of Pareto(1.3) sizes on 12 brokers in 3 racks, brokers 9..11 decommissioned. The
-    # heuristic reaches every rule but moves 95.25 GB; before the solver was bounded by work and started
-    # from the heuristic's plan, its answer depended on when the clock stopped it (issue #31: 1.93x the
-    # optimum on a busy machine), and 500 nodes without a start ended above the heuristic's plan.
+    # 240 partitions of Pareto(1.3) sizes on 12 brokers in 3 racks, brokers 9..11 decommissioned, planned on
+    # a busy machine (two CPU-bound processes beside the planner). The heuristic reaches every rule but moves
+    # 95.25 GB. Before the solver was bounded by work, a 30 s time limit cut it here (issue #31: a plan of
+    # 1.93x the optimum on a busy machine, another plan on a quiet one); now the node limit ends it, the same
+    # on any machine, and its plan, started from the heuristic's and polished, is within 5 % of the optimum.
     snap = pareto_decommission(12)
     options = PlanOptions(optimizer="auto", decommission_brokers=(9, 10, 11))
     heuristic = make_plan(snap, replace(options, optimizer="heuristic"))
-    plan = make_plan(snap, options)
+    with cpu_burners(2):
+        plan = make_plan(snap, options)
     opt = plan.summary["optimizer"]
     assert (opt["used"], opt["time_limited"]) == ("exact", False)
     assert plan.summary["targets"]["replicas_reached"] and plan.summary["targets"]["bytes_reached"]
