@@ -61,8 +61,8 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
     }
     assert s["leader_imbalance"] == {"threshold_percentage": 10.0, "brokers_over_threshold_after_election": []}
     assert s["optimizer"] == {"requested": "heuristic", "used": "heuristic", "exact_status": "heuristic",
-                              "time_limited": False, "bytes_moved": 1000, "bytes_bound": 1000, "gap_percent": 0.0,
-                              "band_widened_bytes": 0}
+                              "time_limited": False, "work_limited": False, "bytes_moved": 1000, "bytes_bound": 1000,
+                              "gap_percent": 0.0, "band_widened_bytes": 0}
     assert s["rack_violations_unrepaired"] == [] and s["steps_beyond_max_new_replicas"] == 0
     # The move of a single replica needs no reorder. Its leader was broker 0 and its preferred replica
     # will be broker 2, so it is on the election list ("might not lead yet"; a no-op if it already does).
@@ -175,7 +175,7 @@ def test_optimizer_summary_of_the_heuristic_alone() -> None:
     # No solver: the bound is the certified lower bound. 1,000 moved against 300: (1000-300)/300 = 233.33 %.
     got = core._optimizer_summary(PlanOptions(optimizer="heuristic"), None, 1000, 300, True)
     assert got == {"requested": "heuristic", "used": "heuristic", "exact_status": "heuristic", "time_limited": False,
-                   "bytes_moved": 1000, "bytes_bound": 300, "gap_percent": 233.33, "band_widened_bytes": 0}
+                   "work_limited": False, "bytes_moved": 1000, "bytes_bound": 300, "gap_percent": 233.33, "band_widened_bytes": 0}
     # Moving something against a bound of 0 has no finite gap; moving nothing against 0 has none.
     assert core._optimizer_summary(PlanOptions(), None, 5, 0, True)["gap_percent"] is None
     assert core._optimizer_summary(PlanOptions(), None, 0, 0, True)["gap_percent"] == 0.0
@@ -185,10 +185,11 @@ def test_optimizer_summary_of_the_heuristic_alone() -> None:
 
 def test_optimizer_summary_of_a_solved_plan() -> None:
     # The solver's plan is used: its proven bound (900) lifts the certified one (300), capped by what
-    # moved (1,000): gap (1000-900)/900 = 11.11 %. The widening it needed is reported, rounded.
+    # moved (1,000): gap (1000-900)/900 = 11.11 %. The widening it needed is reported, rounded; so is the node
+    # limit that ended its search. A time limit never cuts a plan: time_limited stays false.
     solved = result(ExactStatus.OPTIMAL, {0: [1]}, moved=1000, bound=900, limited=True, widening=1234.6)
     got = core._optimizer_summary(PlanOptions(optimizer="exact"), solved, 1000, 300, False)
-    assert got == {"requested": "exact", "used": "exact", "exact_status": "optimal", "time_limited": True,
+    assert got == {"requested": "exact", "used": "exact", "exact_status": "optimal", "time_limited": False, "work_limited": True,
                    "bytes_moved": 1000, "bytes_bound": 900, "gap_percent": 11.11, "band_widened_bytes": 1235}
     # A bound above what moved is capped at what moved (gap 0), never a negative gap.
     over = result(ExactStatus.FEASIBLE, {0: [1]}, moved=1000, bound=1200)
@@ -200,7 +201,8 @@ def test_optimizer_summary_when_the_heuristic_plan_was_kept() -> None:
     # The solver's bound holds for the heuristic's plan only if that plan reaches the unwidened band.
     reached = core._optimizer_summary(PlanOptions(), kept, 1000, 300, True)
     assert reached == {"requested": "auto", "used": "heuristic", "exact_status": "optimal", "time_limited": False,
-                       "bytes_moved": 1000, "bytes_bound": 900, "gap_percent": 11.11, "band_widened_bytes": 0}
+                       "work_limited": False, "bytes_moved": 1000, "bytes_bound": 900, "gap_percent": 11.11,
+                       "band_widened_bytes": 0}
     assert core._optimizer_summary(PlanOptions(), kept, 1000, 300, False)["bytes_bound"] == 300
     # ... and only if the solver's band was the tolerance band itself.
     loose = result(ExactStatus.OPTIMAL, None, moved=1100, bound=900, strict=False)

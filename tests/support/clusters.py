@@ -126,3 +126,19 @@ def planner_state(brokers: list[Any], partitions: list[dict[str, Any]], targets:
     if targets:
         set_targets(state)
     return state
+
+
+def pareto_decommission(seed: int, partitions: int = 240, cluster_id: str = "pareto-decommission") -> Snapshot:
+    """12 brokers in 3 racks (broker b in rack "r{b % 3}"), ``partitions`` partitions of RF 3, each with
+    one replica in every rack on a broker drawn uniformly from it, sized (Pareto(1.3) + 1) x 32 MiB, a
+    heavy tail (mean about 139 MiB, the largest hundreds of times the smallest). Plan it with brokers 9,
+    10 and 11 (one per rack) decommissioned."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    parts = []
+    for i in range(partitions):
+        size = int((rng.pareto(1.3) + 1.0) * 32 * 2**20)
+        row = [int(3 * rng.integers(0, 4) + r) for r in rng.permutation(3)]
+        parts.append(part(f"t{i % 8}", i // 8, row, size_bytes=size))
+    return snapshot([(b, f"r{b % 3}") for b in range(12)], parts, cluster_id)

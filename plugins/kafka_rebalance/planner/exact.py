@@ -1,4 +1,4 @@
-"""The exact mode: the fewest bytes moved, as a MILP solved by HiGHS (through SciPy).
+"""The exact mode: the fewest bytes moved, as a MILP solved by HiGHS (through highspy).
 
 One binary ``x[p, b]`` per movable partition and eligible broker: does broker b hold a
 replica of p after the plan? The objective is the bytes of every replica that is new on
@@ -19,10 +19,15 @@ then the fewest bytes for it.
 Leaders are not in the model: they stay metadata-only and the leader goals run on the
 solved replica sets, as in the heuristic.
 
-The solver stops at ``NODE_LIMIT`` branch-and-bound nodes, a deterministic limit, so the
-same snapshot gives the same plan; ``TIME_LIMIT`` is only a guard against a pathological
-instance (a plan cut by it is reported as such). It reports the incumbent's bytes and the
-proven bound; the gap between them is the most the plan can be above the optimum.
+The solver is bounded by work, never by the clock: ``NODE_LIMIT`` branch-and-bound nodes, one
+thread, a fixed random seed, so the same snapshot gives the same plan on a quiet machine and a
+busy one. It starts from the heuristic's plan wherever that plan meets the model's rules (and the
+bytes model after a widening from the widening model's own assignment), so its plan is never
+worse than that start; its plan is then polished by exchanges between pairs of brokers, each a
+small model solved within ``POLISH_NODE_LIMIT`` nodes. ``SAFETY_SECONDS`` is only a guard: a solve
+still running then fails the plan with one error line instead of handing back whatever the clock
+cut. It reports the plan's bytes and the proven bound; the gap between them is the most the plan
+can be above the optimum.
 """
 
 from __future__ import annotations
@@ -30,37 +35,53 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
+import highspy
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.registry import replica_goals
 from kafka_rebalance.planner.judge import judge, state_view
 from kafka_rebalance.planner.state import ClusterState
 
 # `auto` solves exactly up to this many variables (partitions x eligible brokers): about
-# 300 partitions on 12 brokers, solved in seconds on one core. `--optimizer exact` goes
-# up to HARD_LIMIT; beyond it the model alone would not fit the machine.
+# 800 partitions on 12 brokers, solved within the node limit in seconds to tens of seconds of
+# CPU (see docs/PLANNER.md). `--optimizer exact` goes up to HARD_LIMIT;
+# beyond it the model alone would not fit the machine.
 MAX_VARIABLES = 10_000
 HARD_LIMIT = 200_000
-NODE_LIMIT = 500
-TIME_LIMIT = 30.0
+NODE_LIMIT = 100
+# Only a guard: a solve still running after this long fails the plan (one PlanError line), for a
+# plan cut by time would depend on the machine's load. Under `auto` the node limit ends every
+# model of at most MAX_VARIABLES long before it, even on a busy machine: the slowest measured,
+# 600 heavy-tailed partitions on 9 brokers, takes 25 s of CPU, 115 s beside two CPU burners on 2 cores.
+SAFETY_SECONDS = 600.0
+RANDOM_SEED = 0
+# The exchanges between two brokers that polish the solved plan (see _polish).
+POLISH_PASSES = 3
+POLISH_NODE_LIMIT = 100
 # HiGHS stops once its plan is proven within 1 % of the optimum: the bytes goal is 5 %, and
 # closing the last percent costs several times the solve (3 s against 12 s at 200 x 9).
 MIP_GAP = 1e-2
 # Only a plan proven within this relative gap is called optimal; any other is "feasible".
 OPTIMAL_GAP = 1e-4
-# scipy.optimize.milp's status for "the solver failed" (not infeasible, not a limit reached).
-_SOLVER_ERROR = 4
+# HiGHS's options: bounded by work (branch-and-bound nodes), on one thread with a fixed seed, so
+# the same model gives the same answer on a quiet machine and a busy one.
+OPTIONS: dict[str, bool | int | float | str] = {
+    "output_flag": False,
+    "threads": 1,
+    "random_seed": RANDOM_SEED,
+    "mip_rel_gap": MIP_GAP,
+}
 
 
 class ExactStatus(str, Enum):
     OPTIMAL = "optimal"  # proven: no plan reaching the same balance moves 0.01 % fewer bytes
-    FEASIBLE = "feasible"  # a plan and a proven bound (within MIP_GAP, or cut by the node or time limit)
+    FEASIBLE = "feasible"  # a plan and a proven bound (within MIP_GAP, or cut by the node limit)
     INFEASIBLE = "infeasible"  # no assignment meets every rule (the heuristic's plan is used)
     NO_SOLUTION = "no-solution"  # stopped before any plan was found
 
@@ -73,24 +94,32 @@ class ExactResult:
     bytes_moved: int
     bound_bytes: int  # proven lower bound for plans meeting the same constraints
     strict_band: bool  # the byte constraint was the tolerance band (not the gate's fallback band)
-    seconds: float
-    time_limited: bool
+    seconds: float  # wall-clock time of the solve: for logs and benchmarks, never in the plan
+    work_limited: bool  # the node limit ended the search before the plan was proven within MIP_GAP
     widening: float = 0.0  # bytes the tolerance band had to be widened by (0: the band itself)
+    # the widening model's assignment (partition -> broker indices, those that change), which starts the
+    # bytes model within that widening; not compared: many assignments reach the same widening
+    reached: dict[int, list[int]] | None = field(default=None, compare=False, repr=False)
 
 
 def variables(state: ClusterState) -> int:
     return int((~state.frozen).sum()) * len(state.eligible_idx)
 
 
-def solve(state: ClusterState, goals: Sequence[Goal] | None = None) -> ExactResult:
-    """Solve on a state whose targets are set and whose assignment is still the snapshot's,
-    under the constraints of ``goals`` (the selected replica goals, hard ones included; every
-    registered one when None)."""
+def solve(state: ClusterState, goals: Sequence[Goal] | None = None,
+          start: Sequence[Sequence[int]] | None = None) -> ExactResult:  # fmt: skip
+    """Solve on a state whose targets are set and whose assignment is still the snapshot's, under the
+    constraints of ``goals`` (the selected replica goals, hard ones included; every registered one when None).
+
+    ``start``: every partition's broker indices in another plan (the heuristic's), handed to the
+    solver as its first incumbent in each model it satisfies, so the solved plan is never worse.
+    """
     goals = replica_goals() if goals is None else goals
     started = time.monotonic()
-    result = _solve(state, widen=0.0, goals=goals)
+    starts = () if start is None else (start,)
+    result = _solve(state, widen=0.0, goals=goals, starts=starts)
     if result.status is ExactStatus.INFEASIBLE:
-        widen = _solve(state, widen=None, goals=goals)
+        widen = _solve(state, widen=None, goals=goals, starts=starts)
         if widen.status is ExactStatus.NO_SOLUTION:
             # some assignment always exists once the band may widen: none found is the solver's limit
             result = widen
@@ -99,9 +128,13 @@ def solve(state: ClusterState, goals: Sequence[Goal] | None = None) -> ExactResu
             # model's unit, the largest partition): without it the rounded assignment that
             # reached the widening can miss the band by a few kilobytes and come out infeasible.
             slack = 1e-5 * max(1.0, float(state.sizes[~state.frozen].max(initial=1)))
-            result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack, goals=goals)
+            reached = widen.reached or {}
+            starts = (*starts, [reached.get(p, state.row(p)) for p in range(state.n_parts)])
+            result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack, goals=goals, starts=starts)
             if result.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE) and result.rows is not None:
                 result = replace(result, widening=_widening_reached(state, result.rows, goals))
+            # a widening found by a search the node limit ended may not be the smallest
+            result = replace(result, work_limited=result.work_limited or widen.work_limited)
     return replace(result, seconds=round(time.monotonic() - started, 3))
 
 
@@ -155,6 +188,8 @@ class ExactModel:
         self._integer = [np.ones(nx)]
         self.n_cols = nx
         self.widening_col: int | None = None
+        # indicator columns (a rack spanned) and the x columns they sum: a start sets each to min(1, sum)
+        self.indicators: list[tuple[int, np.ndarray]] = []
         # Frozen partitions still occupy the brokers they sit on.
         fixed = state.R[state.frozen]
         f_on = fixed >= 0
@@ -187,22 +222,29 @@ class ExactModel:
         self.n_cols += n
         return np.arange(start, start + n)
 
+    def indicator(self, column: int, members: np.ndarray) -> None:
+        """Column ``column`` may be 1 only if one of ``members`` is (its row is the goal's): what a
+        start assignment sets it to."""
+        self.indicators.append((column, members))
+
     def forbid(self, mask: np.ndarray) -> None:
         """x[p, b] = 0 wherever ``mask`` (partition x eligible broker) holds."""
         self._upper[0][mask.ravel()] = 0.0
 
-    def solve(self) -> OptimizeResult:
-        total = self.n_cols
+    def arrays(self) -> tuple[np.ndarray, csr_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """cost, A, row bounds, column upper bounds and the integrality mask, as HiGHS takes them."""
         A = coo_matrix((np.concatenate(self._vals), (np.concatenate(self._rows), np.concatenate(self._cols))),
-                       shape=(self.n_rows, total)).tocsr()  # fmt: skip
-        return _milp(np.concatenate(self._cost), LinearConstraint(A, np.concatenate(self._lo), np.concatenate(self._hi)),
-                     np.concatenate(self._integer), Bounds(np.zeros(total), np.concatenate(self._upper)))
+                       shape=(self.n_rows, self.n_cols)).tocsr()  # fmt: skip
+        return (np.concatenate(self._cost), A, np.concatenate(self._lo), np.concatenate(self._hi),
+                np.concatenate(self._upper), np.concatenate(self._integer) > 0)
 
 
-def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | None = None) -> ExactResult:
+def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | None = None,
+           starts: Sequence[Sequence[Sequence[int]]] = ()) -> ExactResult:  # fmt: skip
     """``widen`` None: find the smallest band widening (bytes) any assignment reaches;
     else minimise bytes moved within the band widened by ``widen`` bytes. The constraints are
-    the goals' own (``Goal.exact_terms``)."""
+    the goals' own (``Goal.exact_terms``). ``starts``: assignments (every partition's broker
+    indices) the solver may start from: the cheapest of those that meet every constraint."""
     strict = widen == 0.0
     goals = replica_goals() if goals is None else goals
     if not (~state.frozen).any():
@@ -213,20 +255,21 @@ def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | Non
     if widen is None and model.widening_col is None:
         # no goal has a band to widen: the rules themselves cannot all be met
         return ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, False, 0.0, False)
-    res = model.solve()
+    c, A, row_lo, row_hi, ub, integer = model.arrays()
+    x0 = None
+    for start in starts:
+        x = _start_vector(model, start, A, row_lo, row_hi, ub)
+        if x is not None and (x0 is None or float(c @ x) < float(c @ x0)):
+            x0 = x
+    run = _milp(state, c, A, row_lo, row_hi, np.zeros(len(c)), ub, integer, x0, NODE_LIMIT)
+    if run.x is not None and widen is not None:
+        run = replace(run, x=_polish(state, model, c, A, row_lo, row_hi, ub, integer, run.x))
     nx, scale, parts, elig = model.nx, model.scale, model.parts, model.elig
-    time_limited = "time limit" in str(res.message).lower()
-    bound = getattr(res, "mip_dual_bound", None)
-    bound_bytes = max(0, int(np.floor(float(bound) * scale * (1 - 1e-9)))) if bound is not None and np.isfinite(bound) else 0
-    if res.x is None:
-        status = ExactStatus.INFEASIBLE if res.status == 2 else ExactStatus.NO_SOLUTION
-        return ExactResult(status, {}, 0, bound_bytes, strict, 0.0, time_limited)
-    optimal = res.status == 0
-    if widen is None:
-        assert model.widening_col is not None
-        return ExactResult(ExactStatus.OPTIMAL if optimal else ExactStatus.FEASIBLE, {}, 0, 0, False, 0.0, time_limited,
-                           float(res.x[model.widening_col]) * scale)
-    X = np.rint(res.x[:nx]).astype(bool).reshape(model.n_p, model.n_e)
+    bound_bytes = max(0, int(np.floor(run.bound * scale * (1 - 1e-9)))) if run.bound is not None and np.isfinite(run.bound) else 0
+    if run.x is None:
+        status = ExactStatus.INFEASIBLE if run.infeasible else ExactStatus.NO_SOLUTION
+        return ExactResult(status, {}, 0, bound_bytes, strict, 0.0, run.work_limited)
+    X = np.rint(run.x[:nx]).astype(bool).reshape(model.n_p, model.n_e)
     rows: dict[int, list[int]] = {}
     moved = 0
     for i in np.flatnonzero((X != model.on).any(axis=1)).tolist():
@@ -234,10 +277,43 @@ def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | Non
         new = set(elig[X[i]].tolist())
         rows[p] = sorted(new)
         moved += int(state.sizes[p]) * len(new - set(state.original_row(p)))
+    if widen is None:
+        assert model.widening_col is not None
+        return ExactResult(ExactStatus.OPTIMAL if run.optimal else ExactStatus.FEASIBLE, {}, 0, 0, False, 0.0,
+                           run.work_limited, float(run.x[model.widening_col]) * scale, reached=rows)
     bound_bytes = min(bound_bytes, moved)
-    optimal = optimal and moved - bound_bytes <= OPTIMAL_GAP * moved
+    optimal = run.optimal and moved - bound_bytes <= OPTIMAL_GAP * moved
     return ExactResult(ExactStatus.OPTIMAL if optimal else ExactStatus.FEASIBLE, rows, moved, bound_bytes,
-                       strict, 0.0, time_limited, widen)
+                       strict, 0.0, run.work_limited, widen)
+
+
+def _start_vector(model: ExactModel, start: Sequence[Sequence[int]], A: csr_matrix, row_lo: np.ndarray,
+                  row_hi: np.ndarray, ub: np.ndarray) -> np.ndarray | None:
+    """The model's variables for the assignment ``start`` (x, each indicator, the widening w), or None
+    when that assignment breaks one of the model's constraints (a replica left on a broker without a
+    variable, a count, a band, a rack): HiGHS is only handed a start it can keep."""
+    col = {int(b): j for j, b in enumerate(model.elig.tolist())}
+    nx = model.nx
+    x = np.zeros(model.n_cols)
+    for i, p in enumerate(model.parts.tolist()):
+        for b in start[p]:
+            j = col.get(int(b))
+            if j is None:
+                return None
+            x[model.var[i, j]] = 1.0
+    for y, members in model.indicators:
+        x[y] = min(1.0, float(x[members].sum()))
+    w = model.widening_col
+    if w is not None:
+        # w is the widest miss of any band: the smallest w these two kinds of rows allow
+        w_rows = A[:, w].toarray().ravel() != 0
+        load = A[w_rows][:, :nx] @ x[:nx]
+        x[w] = max(0.0, float(np.max(np.where(np.isfinite(row_hi[w_rows]), load - row_hi[w_rows], row_lo[w_rows] - load))))
+    rows = A @ x
+    tol = 1e-9 * (1.0 + np.abs(rows))
+    if (x > ub).any() or (rows < row_lo - tol).any() or (rows > row_hi + tol).any():
+        return None
+    return x
 
 
 def _nothing_movable(state: ClusterState, goals: Sequence[Goal], widen: float | None) -> ExactResult:
@@ -253,16 +329,102 @@ def _nothing_movable(state: ClusterState, goals: Sequence[Goal], widen: float | 
     return ExactResult(status, {}, 0, 0, widen == 0.0, 0.0, False, widen)
 
 
-def _milp(c: np.ndarray, constraints: LinearConstraint, integrality: np.ndarray, bounds: Bounds) -> OptimizeResult:
-    """HiGHS with presolve, and once more without it when HiGHS itself fails: its presolve
-    ends some small feasible models in "Solve error" (status 4), e.g. the widening model of five
-    single-replica partitions of 3, 25, 23, 6 and 8 GiB on four brokers, which solves without it."""
-    for presolve in (True, False):
-        res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
-                   options={"node_limit": NODE_LIMIT, "time_limit": TIME_LIMIT, "mip_rel_gap": MIP_GAP, "presolve": presolve})
-        if res.status != _SOLVER_ERROR:
+@dataclass(frozen=True)
+class _Run:
+    """What HiGHS answered: its best assignment (None: none found), whether it is proven within
+    MIP_GAP, whether no assignment exists, whether the node limit cut the search, its dual bound."""
+
+    x: np.ndarray | None
+    optimal: bool
+    infeasible: bool
+    work_limited: bool
+    bound: float | None
+
+
+_FAILED = (highspy.HighsModelStatus.kSolveError, highspy.HighsModelStatus.kPresolveError,
+           highspy.HighsModelStatus.kPostsolveError)
+
+
+def _polish(state: ClusterState, model: ExactModel, c: np.ndarray, A: csr_matrix, row_lo: np.ndarray, row_hi: np.ndarray,
+            ub: np.ndarray, integer: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Improve a solved assignment ``x`` of the bytes model by exchanges between two brokers: for each
+    pair of eligible brokers in turn, every variable stays fixed but where the partitions on either of
+    the two sit among those two (and the rack-spread indicators), and HiGHS finds the fewest bytes of
+    that small model, ``x`` being its first incumbent. The branch-and-bound's incumbent on a model of
+    this size can lie well above the optimum where its bound does not; these exchanges (a replica sent
+    back where it was, another sent in its place, any number of them between the two brokers) close
+    most of that. Up to POLISH_PASSES passes over the pairs, fewer once a pass changes nothing; each
+    small model bounded by POLISH_NODE_LIMIT nodes: work, not time. ``on``: the snapshot's placement
+    (partition x broker); a pair is only tried when it can save bytes, i.e. some partition has a new
+    replica on one of the two and could go back to the other, where it was."""
+    var, on = model.var, model.on
+    n_e = var.shape[1]
+    x = np.where(integer, np.rint(x), x)
+    free_y = integer.copy()  # the integer columns beyond the x's: the goals' indicators
+    free_y[: var.size] = False
+    for _ in range(POLISH_PASSES):
+        changed = False
+        for a in range(n_e):
+            for b in range(a + 1, n_e):
+                X = x[: var.size].reshape(var.shape) > 0.5
+                back = (X[:, a] & ~on[:, a] & ~X[:, b] & on[:, b]) | (X[:, b] & ~on[:, b] & ~X[:, a] & on[:, a])
+                if not back.any():
+                    continue  # every exchange between the two moves as many bytes or more
+                here = np.flatnonzero(X[:, a] | X[:, b])
+                free = free_y.copy()
+                free[var[here, a]] = free[var[here, b]] = True
+                lo = np.where(free, 0.0, x)
+                hi = np.where(free, ub, x)
+                run = _milp(state, c, A, row_lo, row_hi, lo, hi, integer, x, POLISH_NODE_LIMIT)
+                if run.x is not None and float(c @ run.x) < float(c @ x) - 1e-9 * (1.0 + abs(float(c @ x))):
+                    x = np.where(integer, np.rint(run.x), run.x)
+                    changed = True
+        if not changed:
             break
-    return res
+    return x
+
+
+def _milp(state: ClusterState, c: np.ndarray, A: csr_matrix, row_lo: np.ndarray, row_hi: np.ndarray, col_lo: np.ndarray,
+          col_hi: np.ndarray, integer: np.ndarray, x0: np.ndarray | None, node_limit: int) -> _Run:
+    """HiGHS on min c.x, row_lo <= A x <= row_hi, col_lo <= x <= col_hi, the variables of ``integer``
+    integer; ``x0`` its first incumbent. Bounded by work only (``node_limit`` nodes, see ``OPTIONS``); a solve that runs past
+    SAFETY_SECONDS is refused, never cut. With presolve, and once more without it when HiGHS itself
+    fails: its presolve ended some small feasible models in "Solve error", e.g. the widening model of
+    five single-replica partitions of 3, 25, 23, 6 and 8 GiB on four brokers, which solves without it."""
+    for presolve in ("on", "off"):
+        h = highspy.Highs()
+        for name, value in {**OPTIONS, "mip_max_nodes": node_limit, "presolve": presolve, "time_limit": SAFETY_SECONDS}.items():
+            h.setOptionValue(name, value)
+        lp = highspy.HighsLp()
+        lp.num_col_, lp.num_row_ = A.shape[1], A.shape[0]
+        lp.col_cost_, lp.col_lower_, lp.col_upper_ = c, col_lo, col_hi
+        lp.row_lower_, lp.row_upper_ = row_lo, row_hi
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+        lp.a_matrix_.num_col_, lp.a_matrix_.num_row_ = A.shape[1], A.shape[0]
+        lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+        lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer.tolist()]
+        h.passModel(lp)
+        if x0 is not None:
+            solution = highspy.HighsSolution()
+            solution.col_value = x0.tolist()
+            solution.value_valid = True
+            h.setSolution(solution)
+        h.run()
+        status = h.getModelStatus()
+        if status not in _FAILED:
+            break
+    if status == highspy.HighsModelStatus.kTimeLimit:
+        raise PlanError(
+            f"--optimizer {state.options.optimizer}: the solver ran past its {SAFETY_SECONDS:g} s safety limit on "
+            f"{state.snapshot.cluster_id}; a plan cut by time would depend on machine load, so none is made; "
+            "use --optimizer heuristic"
+        )
+    info = h.getInfo()
+    found = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    x = np.asarray(h.getSolution().col_value, dtype=np.float64) if found else None
+    bound = float(info.mip_dual_bound) if found or status == highspy.HighsModelStatus.kSolutionLimit else None
+    return _Run(x, status == highspy.HighsModelStatus.kOptimal, status == highspy.HighsModelStatus.kInfeasible,
+                status == highspy.HighsModelStatus.kSolutionLimit, bound)
 
 
 def moves_of(state: ClusterState, rows: dict[int, list[int]]) -> int:

@@ -158,6 +158,7 @@ class RackSafetyGoal(Goal):
         for k, p in enumerate(wide.tolist()):
             for g in range(len(racks)):
                 members = var[p, member[g]]
+                model.indicator(int(y[k, g]), members)
                 model.add(np.zeros(len(members) + 1, dtype=np.int64), np.concatenate([[y[k, g]], members]),
                           np.concatenate([[1.0], -np.ones(len(members))]), np.asarray([-np.inf]), np.asarray([0.0]))
             model.add(np.zeros(len(racks), dtype=np.int64), y[k], np.ones(len(racks)), np.asarray([float(need[p])]),
