@@ -38,10 +38,6 @@ from kafka_rebalance.planner.targets import set_targets
 from kafka_rebalance.planner.throttles import batch_throttles
 from kafka_rebalance.snapshot import Snapshot
 
-# Bytes moved within this factor of the proven fewest count as the fewest: inside it, fewer
-# replica moves decide (each move has a fixed cost of its own: metadata, a fetcher, joining the ISR).
-BYTES_PROMISE = 1.05
-
 
 @dataclass
 class Plan:
@@ -130,7 +126,7 @@ def _exact_if_better(
     # promise (BYTES_PROMISE of the proven fewest): the solver minimises bytes and would spend
     # dozens of extra moves to save a fraction of a percent. Exact asked for is exact given.
     fewer_moves = (rows is not None and heuristic.moved_replicas() < exact.moves_of(fresh, rows)
-                   and heuristic_bytes <= BYTES_PROMISE * result.bound_bytes)  # fmt: skip
+                   and heuristic_bytes <= exact.BYTES_PROMISE * result.bound_bytes)  # fmt: skip
     as_good = _reaches_all(heuristic, unrepaired, result.widening, goals) and (
         heuristic_bytes < result.bytes_moved or fewer_moves)
     if rows is not None and (options.optimizer == "exact" or not as_good):
