@@ -26,7 +26,6 @@ property tests. Both are deterministic: the same name or seed gives the same sna
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -87,12 +86,11 @@ class Named:
         return self.recipe.partitions
 
 
-def _named(**kw: Any) -> Callable[[str], Named]:
-    note = kw.pop("note")
-    return lambda _name: Named(Recipe(**kw), note)
+def _named(note: str, **recipe: Any) -> Named:
+    return Named(Recipe(**recipe), note)
 
 
-_SPECS: dict[str, Callable[[str], Named]] = {
+MEMBERS: dict[str, Named] = {
     # ---------------------------------------------------------------- tiny to small (the property test plans these)
     "tiny-3b-rf3": _named(brokers=3, partitions=24, rf=(3,), topics=3, racks=(1, 1, 1), seed=1,
                           note="3 brokers in 3 racks, every partition on all of them"),
@@ -136,8 +134,6 @@ _SPECS: dict[str, Callable[[str], Named]] = {
                       topics=1_000, hot_topics=40, pareto_alpha=1.4, giants=8, skew=0.5, seed=23,
                       note="400 brokers, a million partitions"),
 }
-
-MEMBERS: dict[str, Named] = {name: make(name) for name, make in _SPECS.items()}
 
 
 def member(name: str) -> Member:
