@@ -15,9 +15,11 @@ batch's steps applied in order), never by the planner's own helpers:
 * bytes: ``byte_targets`` are the even share wherever rack safety allows it and add up to the
   bytes the eligible brokers hold, and ``bytes_reached`` is true exactly when every eligible
   broker ends within ``byte_tolerance`` of its target;
-* bytes moved: ``bytes_moved`` is the sum of the sizes of the replicas new on their broker, at
-  least ``lower_bounds.bytes_moved``, at least the bytes that must leave ineligible brokers, and
-  ``optimizer.bytes_bound`` is no more than it; ``replica_moves`` counts those new replicas;
+* bytes moved: ``bytes_moved`` is the sum of the sizes of the replicas new on their broker and at
+  least the bytes that must leave ineligible brokers; ``replica_moves`` counts those new replicas;
+* lower bounds: on a rack-safe plan, ``bytes_moved`` and ``replica_moves`` are at least
+  ``lower_bounds``, and ``optimizer.bytes_bound`` lies between ``lower_bounds.bytes_moved`` and
+  ``bytes_moved``;
 * the summary's projected loads are the final assignment's;
 * determinism: planning again gives the same summary, batches, elections and throttles (a plan of
   the exact model that comes out different is an xfail naming both plans: it happens on some runs
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from kafka_rebalance.errors import PlanError
@@ -118,6 +120,21 @@ class Cluster:
                    for g, (lo, hi) in bounds.items())
         return fits, {g: (lo, hi) for g, (lo, hi) in bounds.items()}
 
+    def rack_unsafe(self) -> list[str]:
+        """Movable partitions that end rack-unsafe although their RF can be rack-safe on the eligible racks."""
+        if not self.rack_sizes:
+            return []
+        nr = len(self.rack_sizes)
+        unsafe = []
+        for key in self.movable:
+            rf = self.rf_target(key)
+            if not self.rack_feasible(rf):
+                continue
+            per = Counter(self.rack[b] for b in self.final[key])
+            if max(per.values()) > -(-rf // nr) or len(per) < min(rf, nr):
+                unsafe.append(f"{key[0]}-{key[1]} {list(self.final[key])} racks {dict(per)}")
+        return unsafe
+
     def frozen_on_eligible(self) -> bool:
         eligible = set(self.eligible)
         return any(b in eligible for k in self.frozen for b in self.original[k])
@@ -141,17 +158,7 @@ def promise_eligible(c: Cluster) -> None:
 
 
 def promise_rack_safety(c: Cluster) -> None:
-    if not c.rack_sizes:
-        return
-    nr = len(c.rack_sizes)
-    unsafe = []
-    for key in c.movable:
-        rf = c.rf_target(key)
-        if not c.rack_feasible(rf):
-            continue
-        per = Counter(c.rack[b] for b in c.final[key])
-        if max(per.values()) > -(-rf // nr) or len(per) < min(rf, nr):
-            unsafe.append(f"{key[0]}-{key[1]} {list(c.final[key])} racks {dict(per)}")
+    unsafe = c.rack_unsafe()
     assert not unsafe, f"{len(unsafe)} of {len(c.movable)} movable partitions end rack-unsafe, e.g. {unsafe[:3]}"
 
 
@@ -215,13 +222,21 @@ def promise_bytes_moved(c: Cluster) -> None:
     copied = sum(len(v) * c.size[k] for k, v in new.items())
     assert s["bytes_moved"] == copied, f"bytes_moved {s['bytes_moved']:,}, replicas new on their broker {copied:,}"
     assert s["replica_moves"] == sum(len(v) for v in new.values())
-    assert s["bytes_moved"] >= s["lower_bounds"]["bytes_moved"], (s["bytes_moved"], s["lower_bounds"])
-    assert s["replica_moves"] >= s["lower_bounds"]["replica_moves"], (s["replica_moves"], s["lower_bounds"])
-    assert s["optimizer"]["bytes_bound"] <= s["bytes_moved"], s["optimizer"]
     if c.options.get("replication_factor") is None:
         eligible = set(c.eligible)
         leaving = sum(c.size[k] for k in c.movable for b in c.original[k] if b not in eligible)
         assert s["bytes_moved"] >= leaving, f"{leaving:,} bytes sit on ineligible brokers, only {s['bytes_moved']:,} copied"
+
+
+def promise_lower_bounds(c: Cluster) -> None:
+    """The bounds hold for every plan reaching what this plan reaches, rack safety included (their forced
+    copies repair rack violations): a plan left rack-unsafe is outside them, and fails rack_safety instead."""
+    if c.rack_unsafe():
+        return
+    s = c.summary
+    assert s["bytes_moved"] >= s["lower_bounds"]["bytes_moved"], (s["bytes_moved"], s["lower_bounds"])
+    assert s["replica_moves"] >= s["lower_bounds"]["replica_moves"], (s["replica_moves"], s["lower_bounds"])
+    assert s["lower_bounds"]["bytes_moved"] <= s["optimizer"]["bytes_bound"] <= s["bytes_moved"], s["optimizer"]
 
 
 def promise_projection(c: Cluster) -> None:
@@ -253,6 +268,7 @@ PROMISES: dict[str, Callable[[Cluster], None]] = {
     "replica_counts": promise_replica_counts,
     "byte_claim": promise_byte_claim,
     "bytes_moved": promise_bytes_moved,
+    "lower_bounds": promise_lower_bounds,
     "projection": promise_projection,
     "determinism": promise_determinism,
 }
@@ -349,6 +365,7 @@ def test_random_members_keep_every_promise(seed: int) -> None:
                                      for p, why in BROKEN_ON_DRAWS.items()])
 @draws
 @given(seed=st.integers(0, 2**31 - 1))
+@example(seed=14)  # fails today: the mark holds whatever the draws (Hypothesis mixes in the loaded modules' constants)
 def test_random_members_keep_the_promises_broken_today(promise: str, seed: int) -> None:
     PROMISES[promise](planned_draw(seed))
 
