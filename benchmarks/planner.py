@@ -15,6 +15,18 @@ same run, the replica moves Kafka's --generate would make.
 one decommission) three times: --optimizer heuristic, exact and auto, and prints each one's
 bytes against the exact optimum and HiGHS's proven bound, with Kafka's --generate (over the
 brokers that stay) as the baseline from the same run.
+
+    python benchmarks/planner.py --corpus        # the corpus members up to 200 brokers / 200k partitions
+    python benchmarks/planner.py --corpus 400b-1m,hot-topics-40b
+
+`--corpus` plans named members of kafka_rebalance.testing.corpus (clusters our generator did not
+make: Pareto sizes, uneven racks, mixed RF, decommissions...), each in its own process, with
+default options and the member's own (its decommission). Per member: planning seconds, bytes moved
+against the certified bound (summary.optimizer.bytes_bound) and the combinatorial lower bound
+(summary.lower_bounds.bytes_moved), against the exact optimum where the exact model takes the
+member (PlanOptions(optimizer="exact"), members of at most CORPUS_EXACT_PARTITIONS partitions),
+the largest eligible broker's bytes over their mean before and after, replica moves, leader
+elections, and Kafka's --generate over the eligible brokers as the baseline of the same run.
 """
 
 from __future__ import annotations
@@ -78,6 +90,100 @@ def run_exact(workdir: Path) -> list[dict]:
             row[optimizer]["vs_exact"] = round(row[optimizer]["bytes"] / opt, 4) if opt else None
         rows.append(row)
     return rows
+
+
+# The exact optimum is computed for members up to this many partitions (and HARD_LIMIT variables).
+CORPUS_EXACT_PARTITIONS = 2_000
+CORPUS_DEFAULT_MAX = (200, 200_000)  # brokers, partitions: --corpus with no names plans these
+
+
+def run_corpus_one(name: str) -> dict:
+    from kafka_rebalance.errors import PlanError
+    from kafka_rebalance.planner import PlanOptions, make_plan
+    from kafka_rebalance.planner.kafka_generate import generate_moves
+    from kafka_rebalance.testing import corpus
+
+    t0 = time.perf_counter()
+    snap, opts = corpus.member(name)
+    t1 = time.perf_counter()
+    row: dict = {"member": name, "brokers": len(snap.brokers), "partitions": len(snap.partitions),
+                 "decommissioned": len(opts.get("decommission_brokers", ())), "build_s": round(t1 - t0, 2)}
+    try:
+        plan = make_plan(snap, PlanOptions(**opts))
+    except PlanError as exc:
+        row["error"] = str(exc)
+        return row
+    t2 = time.perf_counter()
+    s = plan.summary
+    eligible = {int(b) for b in s["targets"]["replicas"]}
+
+    def max_over_mean(rows: list[dict]) -> float:
+        held = [r["size_bytes"] for r in rows if r["broker_id"] in eligible]
+        mean = sum(held) / len(held)
+        return round(max(held) / mean, 3) if mean else 1.0
+
+    row.update({
+        "plan_s": round(t2 - t1, 2),
+        "optimizer": s["optimizer"]["used"],
+        "bytes_moved": s["bytes_moved"],
+        "bytes_bound": s["optimizer"]["bytes_bound"],
+        "lower_bound": s["lower_bounds"]["bytes_moved"],
+        "byte_max_mean_before": max_over_mean(s["before"]),
+        "byte_max_mean_after": max_over_mean(s["projected"]),
+        "replicas_reached": s["targets"]["replicas_reached"],
+        "bytes_reached": s["targets"]["bytes_reached"],
+        "replica_moves": s["replica_moves"],
+        "elections": s["leader_elections"],
+        "rack_unrepaired": len(s["rack_violations_unrepaired"]),
+    })
+    if len(snap.partitions) <= CORPUS_EXACT_PARTITIONS:
+        t3 = time.perf_counter()
+        try:
+            e = make_plan(snap, PlanOptions(optimizer="exact", **opts)).summary
+            row["exact"] = {"bytes": e["bytes_moved"], "status": e["optimizer"]["exact_status"],
+                            "gap_percent": e["optimizer"]["gap_percent"], "bound": e["optimizer"]["bytes_bound"],
+                            "widened": e["optimizer"]["band_widened_bytes"], "s": round(time.perf_counter() - t3, 2)}
+        except PlanError as exc:
+            row["exact"] = {"error": str(exc).split(":")[1].strip() if ":" in str(exc) else str(exc),
+                            "s": round(time.perf_counter() - t3, 2)}
+    t4 = time.perf_counter()
+    kg = generate_moves(snap, sorted(eligible))
+    row["kafka_generate"] = {"bytes": kg["bytes_moved"], "moves": kg["replica_moves"], "s": round(time.perf_counter() - t4, 2)}
+    return row
+
+
+def corpus_table(rows: list[dict]) -> str:
+    """The members as one Markdown table (docs/PERFORMANCE.md)."""
+    def gb(x: int) -> str:
+        return f"{x / 1e9:,.2f}"
+
+    def ratio(a: int, b: int) -> str:
+        return f"{a / b:.3f}x" if b else ("1x" if not a else "-")
+
+    out = ["| member | brokers / partitions (decom.) | plan s | optimizer | GB moved | certified bound GB (moved / bound) "
+           "| lower bound GB | exact optimum GB (moved / exact) | byte max/mean before -> after | counts / bytes reached "
+           "| replica moves | elections | Kafka `--generate` GB (x ours), moves |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['member']} | {r['brokers']} / {r['partitions']:,} ({r['decommissioned']}) | refused: {r['error']} |"
+                       + " |" * 10)
+            continue
+        e = r.get("exact")
+        if e is None:
+            exact = "not run (size)"
+        elif "error" in e:
+            exact = f"{e['error']} ({e['s']} s)"
+        else:
+            exact = f"{gb(e['bytes'])}, {e['status']}, gap {e['gap_percent']} %, {e['s']} s ({ratio(r['bytes_moved'], e['bytes'])})"
+        k = r["kafka_generate"]
+        out.append(
+            f"| {r['member']} | {r['brokers']} / {r['partitions']:,} ({r['decommissioned']}) | {r['plan_s']} | {r['optimizer']} "
+            f"| {gb(r['bytes_moved'])} | {gb(r['bytes_bound'])} ({ratio(r['bytes_moved'], r['bytes_bound'])}) "
+            f"| {gb(r['lower_bound'])} | {exact} | {r['byte_max_mean_before']} -> {r['byte_max_mean_after']} "
+            f"| {'yes' if r['replicas_reached'] else 'no'} / {'yes' if r['bytes_reached'] else 'no'} "
+            f"| {r['replica_moves']:,} | {r['elections']:,} | {gb(k['bytes'])} ({ratio(k['bytes'], r['bytes_moved'])}), {k['moves']:,} |")
+    return "\n".join(out)
 
 
 def spec_for(brokers: int, partitions: int):
@@ -172,15 +278,51 @@ def run_one(brokers: int, partitions: int, workdir: Path) -> dict:
     }
 
 
+def run_corpus(names: str) -> None:
+    from kafka_rebalance.testing import corpus
+
+    if names:
+        chosen = [n.strip() for n in names.split(",") if n.strip()]
+        unknown = [n for n in chosen if n not in corpus.MEMBERS]
+        if unknown:
+            sys.exit(f"--corpus: no member(s) {', '.join(unknown)}; members: {', '.join(corpus.MEMBERS)}")
+    else:
+        cap_b, cap_p = CORPUS_DEFAULT_MAX
+        chosen = [n for n, m in corpus.MEMBERS.items() if m.brokers <= cap_b and m.partitions <= cap_p]
+    rows = []
+    for name in chosen:
+        t0 = time.perf_counter()
+        res = subprocess.run([sys.executable, __file__, "--corpus-one", name], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": "0"})
+        if res.returncode != 0:
+            print(f"{name}: FAILED\n{res.stderr}", file=sys.stderr)
+            continue
+        r = json.loads(res.stdout.strip().splitlines()[-1])
+        rows.append(r)
+        print(f"== {name} ({time.perf_counter() - t0:.1f} s in all)\n   {json.dumps(r)}")
+        sys.stdout.flush()
+    print()
+    print(corpus_table(rows))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default=",".join(f"{b}/{p}" for b, p in SIZES), help="brokers/partitions,...")
     ap.add_argument("--workdir", default=str(ROOT / ".bench"), help="where snapshots and plans go")
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--corpus", nargs="?", const="", metavar="NAME,...",
+                    help="plan corpus members (default: every member up to 200 brokers / 200k partitions)")
+    ap.add_argument("--corpus-one", help=argparse.SUPPRESS)
     ap.add_argument("--exact", action="store_true", help="compare heuristic, exact and auto on small clusters")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
+    if args.corpus_one:
+        print(json.dumps(run_corpus_one(args.corpus_one)))
+        return
+    if args.corpus is not None:
+        run_corpus(args.corpus)
+        return
     if args.exact:
         for r in run_exact(workdir):
             e, h, a = r["exact"], r["heuristic"], r["auto"]

@@ -41,7 +41,10 @@ class ByteTrimGoal(Goal):
             moved -= saved
 
     def _single_moves(self, state: ClusterState) -> list[tuple[int, int, int]]:
-        """(p, d, r) for every partition that moved exactly one replica, d eligible, largest first."""
+        """(p, d, r) for every partition that moved exactly one replica, d eligible, largest first.
+
+        A move that repaired a rack violation is not one: undoing it would put the partition back
+        in its unsafe rows (the swap's other half asks every veto; this half restores the original)."""
         out = []
         for p in sorted(state.cur):
             row = state.cur[p]
@@ -50,7 +53,7 @@ class ByteTrimGoal(Goal):
                 continue
             adds = [b for b in row if b not in orig]
             removes = [b for b in orig if b not in row]
-            if len(adds) == 1 and len(removes) == 1 and state.eligible[removes[0]]:
+            if len(adds) == 1 and len(removes) == 1 and state.eligible[removes[0]] and state.rack_safe(orig):
                 out.append((p, removes[0], adds[0]))
         out.sort(key=lambda m: (-int(state.sizes[m[0]]), m[0]))
         return out
