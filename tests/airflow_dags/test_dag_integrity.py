@@ -37,7 +37,7 @@ def test_cluster_dag_trigger_form(dagbag) -> None:
     params = dag.params
     assert set(params.keys()) == {
         "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle_mb_per_sec",
-        "ordering", "optimizer", "exclude_topics", "decommission_brokers", "rearm", "window",
+        "ordering", "optimizer", "goals", "exclude_topics", "decommission_brokers", "rearm", "window",
     }  # fmt: skip
     assert params["window"] == "configured"
     for good in ("now", "configured", "2026-11-25T01:00Z/PT4H", "2026-11-25T01:00:00+01:00/2026-11-25T05:00:00+01:00"):
@@ -47,12 +47,15 @@ def test_cluster_dag_trigger_form(dagbag) -> None:
     assert params.get_param("rearm").schema["type"] == "boolean"
     assert params.get_param("mode").schema["enum"] == ["dry-run", "execute"]
     assert params.get_param("optimizer").schema["enum"] == ["auto", "exact", "heuristic"]
+    # the goals: a list of the registered goals' names, empty (every goal) unless the cluster says otherwise
+    assert params["goals"] == []
+    assert params.get_param("goals").resolve(["bytes", "replica-count"]) == ["bytes", "replica-count"]
     # Each field refuses bad values (the REST trigger test shows the API refusing them too).
     from airflow.sdk.exceptions import ParamValidationError
 
     for name, bad in [("max_moves_per_broker", 0), ("mode", "yolo"), ("throttle_mb_per_sec", -5),
                       ("ordering", "random"), ("optimizer", "fastest"), ("decommission_brokers", ["x"]), ("threshold_percentage", 150),
-                      ("rearm", "yes"), ("window", "tonight"), ("window", "2026-11-25T01:00Z")]:
+                      ("rearm", "yes"), ("window", "tonight"), ("window", "2026-11-25T01:00Z"), ("goals", ["cpu"])]:
         with pytest.raises(ParamValidationError):
             params.get_param(name).resolve(bad)
     assert params.get_param("throttle_mb_per_sec").resolve(75) == 75

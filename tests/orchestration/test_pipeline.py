@@ -105,6 +105,22 @@ def test_approval_text_states_the_byte_bound_and_gap() -> None:
     assert "- Bytes above the fewest that reach this balance: at most 50.00 % (certified bound 2.0 MiB; optimizer exact, optimal)" in text
     del summary["optimizer"]  # plans staged before the optimizer was reported still render
     assert "Bytes above the fewest" not in approval_body(Path("/nonexistent/run/plan"), manifest)
+    assert "- Goal " not in approval_body(Path("/nonexistent/run/plan"), manifest)
+
+
+def test_approval_text_gives_each_goal_before_and_after() -> None:
+    from kafka_rebalance.orchestration.approval_text import approval_body
+
+    goal = {"name": "bytes", "hard": False, "target": "t", "before": {"value": 0.31, "reached": False, "offenders": [3]},
+            "reached": False, "moves": 2, "bytes": 9, "after": {"value": 0.12, "reached": False, "offenders": [3, 5]}}
+    hard = {**goal, "name": "placement", "hard": True, "reached": True,
+            "before": {"value": 4, "reached": False, "offenders": [7]}, "after": {"value": 0, "reached": True, "offenders": []}}
+    summary = {"replica_moves": 3, "bytes_moved": 3, "reorders": 0, "leader_elections": 0, "estimated_seconds": 1.0,
+               "lower_bounds": {"replica_moves": 3, "bytes_moved": 3}, "goals": [hard, goal]}
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": [],
+                "options": {"throttle_bytes_per_sec": 1048576}}
+    text = approval_body(Path("/nonexistent/run/plan"), manifest)
+    assert "- Goal placement (hard): 4 -> 0, met\n- Goal bytes: 0.31 -> 0.12, NOT met (brokers 3, 5)\n" in text
 
 
 def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path, balanced_snapshot_path: Path) -> None:

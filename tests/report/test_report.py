@@ -52,6 +52,11 @@ def test_report_charts_threshold_and_numbers(tmp_path: Path, sample_snapshot_pat
         assert int(values["size_bytes-before"]) == sizes[b]
     # Without a final snapshot or ledger there is no "final" series and no actual timeline.
     assert "final snapshot captured" not in html
+    # One row per goal the plan ran, in plan.json's order, with its verdict.
+    manifest = json.loads((plan_dir / "plan.json").read_text())
+    goals = re.findall(r'<tr data-goal="([\w-]+)">.*?<td class="l">(yes|<strong>no</strong>)', html, re.S)
+    assert [name for name, _ in goals] == [g["name"] for g in manifest["summary"]["goals"]]
+    assert [met == "yes" for _, met in goals] == [g["reached"] for g in manifest["summary"]["goals"]]
 
 
 def test_hostile_names_are_escaped(tmp_path: Path) -> None:
@@ -129,8 +134,9 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
     html = write_report(plan_dir, sample_snapshot_path).read_text()
     assert "Operator state: <strong>paused</strong>" in html
     assert "<td class=\"l\">pause</td><td class=\"l\">&lt;b&gt;eve&lt;/b&gt;</td><td class=\"l\">2026-11-24T22:00:00+00:00</td>" in html
-    assert re.search(r'<tr><td class="l">2026-11-24T22:05:00\+00:00</td><td class="l">batch \d+ not started</td>'
-                     r'<td class="l">paused</td>', html)
+    # the sample's plan has no reorder batch: the continuous schedule holds before its first step
+    assert re.search(r'<tr><td class="l">2026-11-24T22:05:00\+00:00</td><td class="l">(batch \d+|continuous: step \d+ '
+                     r'\([\w.-]+\)) not started</td><td class="l">paused</td>', html)
     batches = len(json.loads((plan_dir / "plan.json").read_text())["batches"])
     assert f"Done 0 batch(es), {batches} remaining" in html
     assert "next window 2999-01-01T00:00:00Z/2999-01-01T01:00:00Z" in html

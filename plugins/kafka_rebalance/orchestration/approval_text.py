@@ -23,6 +23,20 @@ def optimizer_line(summary: Mapping[str, Any]) -> str:
     )
 
 
+def goal_lines(summary: Mapping[str, Any]) -> str:
+    """Each goal the plan ran, its figure before and after and whether it is met (plans that carry them)."""
+    goals = summary.get("goals")
+    if not isinstance(goals, list):
+        return ""
+    out = []
+    for g in goals:
+        after = g["after"]
+        verdict = "met" if g["reached"] else f"NOT met (brokers {', '.join(map(str, after['offenders'])) or '-'})"
+        out.append(f"- Goal {g['name']}{' (hard)' if g['hard'] else ''}: {g['before']['value']:g} -> {after['value']:g}, "
+                   f"{verdict}\n")
+    return "".join(out)
+
+
 def duration_line(summary: Mapping[str, Any], efficiency: float) -> str:
     """How long the continuous schedule should take against what physics allows (plans that carry it)."""
     c = summary.get("continuous")
@@ -54,6 +68,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
         f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
         f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
         f"{optimizer_line(s)}"
+        f"{goal_lines(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
         f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
         f"{duration_line(s, manifest['options'].get('throttle_efficiency', 1.0))}"
