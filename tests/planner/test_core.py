@@ -58,6 +58,7 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
         "replicas_reached": True,
         "bytes_reached": True,
         "byte_tolerance": 0.1,
+        "byte_misses": [],
     }
     assert s["leader_imbalance"] == {"threshold_percentage": 10.0, "brokers_over_threshold_after_election": []}
     assert s["optimizer"] == {"requested": "heuristic", "used": "heuristic", "exact_status": "heuristic",
@@ -82,6 +83,15 @@ def test_bytes_outside_the_band_are_reported_unreached() -> None:
     assert (s["replica_moves"], s["bytes_moved"]) == (0, 0)
     assert (s["targets"]["replicas_reached"], s["targets"]["bytes_reached"]) == (True, False)
     assert s["targets"]["byte_mean"] == 2000.0
+    # Broker 2's miss is proven: no broker can hold a-2 (3,000 bytes) inside a band topped at 2,200. Broker 0's
+    # is not on its own (it could take a-1 and be in its band, pushing broker 1 out), so it says the heuristic
+    # chose it, in a cluster where some broker must miss.
+    big = "holds a-2 (3,000 bytes), more than any eligible broker can take and stay in its band (at most 2,200 bytes)"
+    assert s["targets"]["byte_misses"] == [
+        {"broker_id": 0, "bytes": 1000, "low": 1800, "high": 2200,
+         "reason": f"not reached by the heuristic, in a cluster where no plan reaches every band (broker 2: {big})"},
+        {"broker_id": 2, "bytes": 3000, "low": 1800, "high": 2200, "reason": big},
+    ]
     # Nothing to move and nothing moved: the ratios of 0 to 0 are 1, not undefined.
     assert s["ratio_to_lower_bound"] == {"replica_moves": 1.0, "bytes_moved": 1.0}
     assert s["estimated_seconds"] == 0.0

@@ -19,6 +19,7 @@ from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
+from kafka_rebalance.planner.byte_misses import byte_misses
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.goals import (
     ByteBalanceGoal,
@@ -349,6 +350,7 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "replicas_reached": counts_reached,
             "bytes_reached": bool(balanced_bytes),
             "byte_tolerance": options.byte_tolerance,
+            "byte_misses": byte_misses(state),
         },
         "leader_imbalance": {
             "threshold_percentage": threshold,
