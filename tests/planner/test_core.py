@@ -294,3 +294,19 @@ def test_broker_rows_name_every_field() -> None:
     rows = core._broker_rows(state, np.array([1, 0]), np.array([1, 0]), np.array([1, 0]), np.array([10, 0]))
     assert rows == [{"broker_id": 4, "replicas": 1, "leaders": 1, "preferred_leaders": 1, "size_bytes": 10},
                     {"broker_id": 7, "replicas": 0, "leaders": 0, "preferred_leaders": 0, "size_bytes": 0}]
+
+
+def test_the_byte_bound_keeps_the_brokers_the_plan_brings_into_their_band() -> None:
+    # 3,000 + 1,000 + 1,000 bytes on broker 0, 1,000 on broker 1, broker 2 empty: target 2,000, band [1,800,
+    # 2,200]; 4 replicas, counts [1, 2]. a-0 (3,000) fits no band, so no plan reaches every band; the plan
+    # moves two 1,000s (0 -> 1 and 0 -> 2): 3,000 / 2,000 / 1,000, broker 1 in its band.
+    # Counts alone: broker 2 needs one replica (the smallest, 1,000 in), broker 0 sheds one (1,000 out).
+    # Any plan that also brings broker 1 into its band gives it at least 1,800 - 1,000 = 800 more: in =
+    # 800 + 1,000 = 1,800. The old bound dropped every byte term once one band was missed: 1,000.
+    parts = [part("a", 0, [0], size_bytes=3000), part("a", 1, [0], size_bytes=1000),
+             part("a", 2, [0], size_bytes=1000), part("a", 3, [1], size_bytes=1000)]
+    s = make_plan(snapshot([0, 1, 2], parts), PlanOptions(optimizer="heuristic", **TINY_RATE)).summary
+    assert [r["size_bytes"] for r in s["projected"]] == [3000, 2000, 1000]
+    assert not s["targets"]["bytes_reached"] and s["targets"]["replicas_reached"]
+    assert s["lower_bounds"] == {"replica_moves": 2, "bytes_moved": 1800}
+    assert (s["bytes_moved"], s["optimizer"]["gap_percent"]) == (2000, 11.11)

@@ -7,9 +7,9 @@ A reason is only given when the state proves it holds for EVERY plan, not just t
   exceed the band's top;
 * a partition too big for the band: the broker holds a movable partition larger than what
   any broker that may hold it can take and stay in its band (the band's top less that
-  broker's unmovable load). Where rack safety pins replicas to racks (every movable
-  partition's RF a multiple of the rack count, so each rack keeps exactly RF / racks
-  replicas of it), only the brokers of its rack count; otherwise every eligible broker;
+  broker's unmovable load). Where rack safety pins its replicas to racks (its RF a multiple
+  of the rack count, so each rack keeps exactly RF / racks replicas of it), only the
+  brokers of its rack count; otherwise every eligible broker;
 * too little that fits: below the band, even every partition the broker could hold
   without going over its band's top (one replica of each) adds up to less than the band's
   bottom, together with its unmovable load.
@@ -68,7 +68,8 @@ def byte_misses(state: ClusterState) -> list[dict[str, Any]]:
     elig = np.asarray(state.eligible_idx, dtype=np.int64)
     rack = np.asarray(state.rack, dtype=np.int64)
     movable = ~stay
-    pinned = bool(state.has_racks and (rack[elig] >= 0).all() and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all())
+    # Replicas that cannot change racks: RF a multiple of the rack count keeps exactly RF / racks in each.
+    pinned = (state.rf_target % max(state.n_racks, 1) == 0) & bool(state.has_racks and (rack[elig] >= 0).all())
     movable_sizes = np.sort(state.sizes[movable].astype(np.float64))
     prefix = np.concatenate(([0.0], np.cumsum(movable_sizes)))
     reasons = {}
@@ -110,7 +111,7 @@ def _unmovable_text(state: ClusterState, parts: np.ndarray) -> str:
 
 
 def _above(state: ClusterState, b: int, F: np.ndarray, stay: np.ndarray, unmovable: np.ndarray, room: np.ndarray,
-           high: int, pinned: bool, rack: np.ndarray, elig: np.ndarray) -> str:  # fmt: skip
+           high: int, pinned: np.ndarray, rack: np.ndarray, elig: np.ndarray) -> str:  # fmt: skip
     held = np.flatnonzero((F == b).any(axis=1))
     if unmovable[b] > high:
         return (
@@ -121,7 +122,7 @@ def _above(state: ClusterState, b: int, F: np.ndarray, stay: np.ndarray, unmovab
     if len(mine):
         p = int(mine[np.lexsort((mine, -state.sizes[mine]))][0])  # the largest, ties by partition
         size = int(state.sizes[p])
-        if pinned:
+        if pinned[p]:
             hosts = elig[rack[elig] == rack[b]]
             fits = float(room[hosts].max())
             if size > fits:

@@ -172,7 +172,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         options = replace(options, threshold_percentage=value, threshold_source=source)
     state = ClusterState(snapshot, options)
     set_targets(state)
-    bounds = lower_bounds.compute(state)
+    bounds = lower_bounds.terms(state)
     before = _Loads.of(state, np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts
                        else np.zeros(state.n_brokers, int))  # fmt: skip
     state, solved, unrepaired = _balance(snapshot, options, state)
@@ -300,7 +300,7 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
     return batches, throttles
 
 
-def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: dict[str, Any], before: _Loads,
+def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: lower_bounds.Terms, before: _Loads,
              final_leader: np.ndarray, batches: list[PlannedBatch], schedule: Schedule, solved: exact.ExactResult | None,
              unrepaired: list[str]) -> dict[str, Any]:  # fmt: skip
     """plan.json's summary: what the plan moves against its lower bounds, the loads before and after, its targets."""
@@ -308,11 +308,13 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
     after = _Loads.of(state, np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before.preferred,
                       final_leader)  # fmt: skip
     tol = options.byte_tolerance
-    balanced_bytes = all(
+    in_band = np.asarray([
         abs(state.bytes[b] - state.byte_target[b]) <= tol * state.byte_target[b] + 1e-6 for b in state.eligible_idx
-    )
+    ], dtype=bool)
+    balanced_bytes = bool(in_band.all())
     counts_reached = state.counts_reached()
-    reached_bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
+    # The byte terms of the brokers this plan brings into their band bind every plan that does as much.
+    reached_bounds = lower_bounds.finish(lower_bounds.summed(bounds, in_band), counts_reached, True)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)
