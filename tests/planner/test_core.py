@@ -58,6 +58,7 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
         "replicas_reached": True,
         "bytes_reached": True,
         "byte_tolerance": 0.1,
+        "byte_misses": [],
     }
     assert s["leader_imbalance"] == {"threshold_percentage": 10.0, "brokers_over_threshold_after_election": []}
     assert s["optimizer"] == {"requested": "heuristic", "used": "heuristic", "exact_status": "heuristic",
@@ -107,6 +108,15 @@ def test_bytes_outside_the_band_are_reported_unreached() -> None:
     assert (s["replica_moves"], s["bytes_moved"]) == (0, 0)
     assert (s["targets"]["replicas_reached"], s["targets"]["bytes_reached"]) == (True, False)
     assert s["targets"]["byte_mean"] == 2000.0
+    # Broker 2's miss is proven: no broker can hold a-2 (3,000 bytes) inside a band topped at 2,200. Broker 0's
+    # is not on its own (it could take a-1 and be in its band, pushing broker 1 out), so it says the heuristic
+    # chose it, in a cluster where some broker must miss.
+    big = "holds a-2 (3,000 bytes), more than any eligible broker can take and stay in its band (at most 2,200 bytes)"
+    assert s["targets"]["byte_misses"] == [
+        {"broker_id": 0, "bytes": 1000, "low": 1800, "high": 2200,
+         "reason": f"not reached by the heuristic, in a cluster where no plan reaches every band (broker 2: {big})"},
+        {"broker_id": 2, "bytes": 3000, "low": 1800, "high": 2200, "reason": big},
+    ]
     # Nothing to move and nothing moved: the ratios of 0 to 0 are 1, not undefined.
     assert s["ratio_to_lower_bound"] == {"replica_moves": 1.0, "bytes_moved": 1.0}
     assert s["estimated_seconds"] == 0.0
@@ -311,3 +321,19 @@ def test_broker_rows_name_every_field() -> None:
     rows = core._broker_rows(state, np.array([1, 0]), np.array([1, 0]), np.array([1, 0]), np.array([10, 0]))
     assert rows == [{"broker_id": 4, "replicas": 1, "leaders": 1, "preferred_leaders": 1, "size_bytes": 10},
                     {"broker_id": 7, "replicas": 0, "leaders": 0, "preferred_leaders": 0, "size_bytes": 0}]
+
+
+def test_the_byte_bound_keeps_the_brokers_the_plan_brings_into_their_band() -> None:
+    # 3,000 + 1,000 + 1,000 bytes on broker 0, 1,000 on broker 1, broker 2 empty: target 2,000, band [1,800,
+    # 2,200]; 4 replicas, counts [1, 2]. a-0 (3,000) fits no band, so no plan reaches every band; the plan
+    # moves two 1,000s (0 -> 1 and 0 -> 2): 3,000 / 2,000 / 1,000, broker 1 in its band.
+    # Counts alone: broker 2 needs one replica (the smallest, 1,000 in), broker 0 sheds one (1,000 out).
+    # Any plan that also brings broker 1 into its band gives it at least 1,800 - 1,000 = 800 more: in =
+    # 800 + 1,000 = 1,800. The old bound dropped every byte term once one band was missed: 1,000.
+    parts = [part("a", 0, [0], size_bytes=3000), part("a", 1, [0], size_bytes=1000),
+             part("a", 2, [0], size_bytes=1000), part("a", 3, [1], size_bytes=1000)]
+    s = make_plan(snapshot([0, 1, 2], parts), PlanOptions(optimizer="heuristic", **TINY_RATE)).summary
+    assert [r["size_bytes"] for r in s["projected"]] == [3000, 2000, 1000]
+    assert not s["targets"]["bytes_reached"] and s["targets"]["replicas_reached"]
+    assert s["lower_bounds"] == {"replica_moves": 2, "bytes_moved": 1800}
+    assert (s["bytes_moved"], s["optimizer"]["gap_percent"]) == (2000, 11.11)

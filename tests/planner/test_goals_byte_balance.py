@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
@@ -131,3 +132,30 @@ def test_replicas_moved_onto_a_broker_may_move_on_nearest_size_first() -> None:
     ByteBalanceGoal().optimize(s)
     assert loads(s) == [98, 102]
     assert rows(s) == [[0], [1], [0], [0], [1]]
+
+
+def test_a_heavy_broker_whose_lightest_partners_sit_in_other_racks_trades_within_its_own_rack() -> None:
+    # RF 4 over 4 racks: every partition keeps exactly one replica in each rack, so bytes can only move
+    # between brokers of one rack. Rack a (brokers 0-3) holds all 1,200 GiB: target 300, band [270, 330];
+    # racks b, c, d (six brokers each) target 200, band [180, 220]. Twelve 90 GiB partitions and 120 of
+    # 1 GiB: broker 0 holds three 90s and 66 ones (336, 6 over), brokers 1-3 three 90s and 18 ones (288,
+    # 12 under their target); in racks b-d the first three brokers hold 184 (16 under), the others 216.
+    # The nine lightest brokers (-16 each) are all in racks b-d, where rack safety refuses every move:
+    # asking only them, broker 0 stayed at 336. Its own rack can take the excess: each step asks for
+    # min(over target, partner's shortfall) = 12 GiB, a 1 GiB replica is nearest, and the lightest of
+    # 1-3 (ties by id) takes it: 1, 2, 3, 1, 2, 3, and 330 is in the band.
+    def rack(b: int) -> str:
+        return "a" if b < 4 else "b" if b < 10 else "c" if b < 16 else "d"
+
+    parts = [part("g", j, [j // 3, 4 + j // 2, 10 + j // 2, 16 + j // 2], size_bytes=90 * GiB) for j in range(12)]
+    for u in range(120):
+        a = 0 if u < 66 else 1 + (u - 66) // 18
+        b = 4 + u // 4 if u < 12 else 7 + (u - 12) // 36
+        parts.append(part("u", u, [a, b, b + 6, b + 12], size_bytes=GiB))
+    s = planner_state([(b, rack(b)) for b in range(22)], parts, targets=True)
+    assert loads(s)[:4] == [336, 288, 288, 288] and loads(s)[4:10] == [184, 184, 184, 216, 216, 216]
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    ByteBalanceGoal().optimize(s)
+    assert loads(s)[:4] == [330, 290, 290, 290]
+    assert loads(s)[4:] == [184, 184, 184, 216, 216, 216] * 3
+    assert sorted((p - 12, s.row(p)[0]) for p in s.cur) == [(60, 3), (61, 2), (62, 1), (63, 3), (64, 2), (65, 1)]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
@@ -163,3 +164,29 @@ def test_a_light_donor_feeds_the_receiver_that_needs_bytes_least() -> None:
               + [part("b", 0, [1], size_bytes=6 * GiB), part("c", 0, [2], size_bytes=3 * GiB)])
     ReplicaCountGoal().optimize(s)
     assert s.counts.tolist() == [2, 2, 1] and [b / GiB for b in s.bytes.tolist()] == [2, 7, 3]
+
+
+def test_rack_safety_refusing_hundreds_of_nearer_replicas_does_not_leave_counts_unreached() -> None:
+    # Racks a (0, 1), b (2, 3), c (4, 5). 620 RF-3 partitions of 1 byte, one replica per rack (s-* on 0/1,
+    # 2/3 and 5; t-* on 0/1, 2/3 and 4), and 20 RF-2 ones of 2 bytes on 5 and on 2 or 3 (u-*). 1,900
+    # replicas over 6 brokers: [316, 317] each (counts held exactly: --replica-tolerance 0). Rack a holds 310 + 310 and must gain 12; only an RF-2
+    # replica can change racks. Each donor asks for the smallest replica: its 300-odd 1-byte ones come
+    # first, and rack safety refuses every one of them (rack a holds a replica already). Looking at the
+    # 256 nearest only, every broker was set aside and nothing moved. Looking further: broker 4 (only
+    # RF-3 replicas) passes three to 5, and 5, 2 and 3 send 12 RF-2 replicas to rack a: 15 moves, as few
+    # as can be (12 into rack a, and 4's three can only go through 5).
+    racks = [(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "c")]
+    parts = [part("s", i, [i % 2 ^ 1, 3 - i % 2, 5], size_bytes=1) for i in range(300)]
+    parts += [part("t", i, [i % 2, 2 + i % 2, 4], size_bytes=1) for i in range(320)]
+    parts += [part("u", i, [5, 3 - i % 2], size_bytes=2) for i in range(20)]
+    s = state(racks, parts, replica_tolerance=0.0)
+    assert (s.lo.tolist(), s.hi.tolist()) == ([316] * 6, [317] * 6)
+    assert s.counts.tolist() == [310, 310, 320, 320, 320, 320]
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [316, 316, 317, 317, 317, 317]
+    moved = {s.parts[p].name: (s.original_row(p), s.row(p)) for p in s.cur}
+    assert len(moved) == 15
+    assert sorted(n for n in moved if n.startswith("t")) == ["t-0", "t-1", "t-2"]
+    assert all(after[2] == 5 for n, (_, after) in moved.items() if n.startswith("t"))
+    assert sum(1 for n in moved if n.startswith("u")) == 12

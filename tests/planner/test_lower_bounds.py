@@ -172,3 +172,30 @@ def test_a_brokers_cheapest_replicas_out_start_from_its_own_smallest() -> None:
 def test_ceil_rounds_up_except_within_a_floats_error_of_a_whole_number() -> None:
     x = np.asarray([2.3, 3.0, 0.0, 16106127360.000002, 3221225471.9999995, 2.7])
     assert lb._ceil(x).tolist() == [3.0, 3.0, 0.0, 16106127360.0, 3221225472.0, 3.0]
+
+
+def test_with_counts_and_band_both_reached_a_broker_shedding_replicas_but_short_of_bytes_receives_both() -> None:
+    # Broker 0: four 100-byte replicas (400); broker 1: two of 800 (1,600). Target 1,000, band [900, 1,100];
+    # 6 replicas over 2 brokers: counts [3, 3]. Broker 0 must shed one replica (its smallest, 100) and still
+    # end at 900 or more: it receives at least 500 + 100 = 600. Broker 1 must take one (the cluster's
+    # smallest, 100) and end at 1,100 or less: it sheds at least 500 + 100 = 600. In: 600 + 100, out:
+    # 100 + 600, so 700 bytes; without the tie the terms added up to 500 + 100 either way: 600. (The
+    # fewest is 1,000: an 800 one way, two 100s the other.)
+    s = planner_state([0, 1], [part("t", i, [0], size_bytes=100) for i in range(4)]
+                      + [part("u", i, [1], size_bytes=800) for i in range(2)], targets=True)
+    b = lb.compute(s)
+    assert b["both"]["bytes_moved"] == 700
+    assert (b["counts"]["bytes_moved"], b["bytes"]["bytes_moved"]) == (100, 500)
+
+
+def test_the_byte_terms_count_only_the_brokers_brought_into_their_band() -> None:
+    # Same cluster. Only broker 1 in its band: broker 0's deficit and tie no longer bind, in = 0 + 100 (broker
+    # 1's count), out = 100 (broker 0's count) + 600 (broker 1's tie). Only broker 0: in = 600 + 100, out =
+    # 100 + 0. Neither: the count terms. The band alone (no counts): broker 1's excess, 500.
+    s = planner_state([0, 1], [part("t", i, [0], size_bytes=100) for i in range(4)]
+                      + [part("u", i, [1], size_bytes=800) for i in range(2)], targets=True)
+    t = lb.terms(s)
+    assert lb.summed(t, np.asarray([False, True]))["both"]["bytes_moved"] == 700
+    assert lb.summed(t, np.asarray([True, False]))["both"]["bytes_moved"] == 700
+    assert lb.summed(t, np.asarray([False, False]))["both"] == lb.summed(t)["counts"]
+    assert lb.summed(t, np.asarray([False, True]))["bytes"]["bytes_moved"] == 500

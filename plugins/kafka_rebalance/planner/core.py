@@ -21,6 +21,7 @@ from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
+from kafka_rebalance.planner.byte_misses import byte_misses
 from kafka_rebalance.planner.estimate import batch_seconds
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
@@ -180,7 +181,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         options = replace(options, threshold_percentage=value, threshold_source=source)
     state = ClusterState(snapshot, options)
     set_targets(state)
-    bounds = lower_bounds.compute(state)
+    bounds = lower_bounds.terms(state)
     before = _Loads.of(state, np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts
                        else np.zeros(state.n_brokers, int))  # fmt: skip
     names = selected(options.goals)
@@ -338,7 +339,7 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
     return batches, throttles
 
 
-def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: dict[str, Any], before: _Loads,
+def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: lower_bounds.Terms, before: _Loads,
              final_leader: np.ndarray, batches: list[PlannedBatch], schedule: Schedule, solved: exact.ExactResult | None,
              unrepaired: list[str], after_view: BalanceView) -> dict[str, Any]:  # fmt: skip
     """plan.json's summary: what the plan moves against its lower bounds, the loads before and after, its targets."""
@@ -346,9 +347,13 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
     after = _Loads.of(state, np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before.preferred,
                       final_leader)  # fmt: skip
     # The goals judge the plan, whether or not they were selected: the targets block reports both rules.
-    balanced_bytes = ByteBalanceGoal().check(after_view).reached
+    byte_check = ByteBalanceGoal().check(after_view)
+    balanced_bytes = byte_check.reached
     counts_reached = ReplicaCountGoal().check(after_view).reached
-    reached_bounds = lower_bounds.finish(bounds, counts_reached, balanced_bytes)
+    out_of_band = set(byte_check.offenders)
+    in_band = np.asarray([state.bid(b) not in out_of_band for b in state.eligible_idx], dtype=bool)
+    # The byte terms of the brokers this plan brings into their band bind every plan that does as much.
+    reached_bounds = lower_bounds.finish(lower_bounds.summed(bounds, in_band), counts_reached, True)
     replica_moves = sum(b.replica_moves for b in batches)
     bytes_moved = sum(b.bytes for b in batches)
     threshold = float(options.threshold_percentage or 0.0)
@@ -379,6 +384,7 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "replicas_reached": counts_reached,
             "bytes_reached": bool(balanced_bytes),
             "byte_tolerance": options.byte_tolerance,
+            "byte_misses": byte_misses(state),
         },
         "leader_imbalance": {
             "threshold_percentage": threshold,

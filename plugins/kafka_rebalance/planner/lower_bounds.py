@@ -27,14 +27,23 @@ sizes, the bytes INTO brokers and the bytes OUT of brokers:
 Copies into different brokers are different copies (and removals from different brokers
 different removals), so the per-broker terms add up.
 
-The count terms only bind a plan that reaches the count targets, the byte terms one
-that reaches the byte tolerance (some clusters cannot: 8 equal partitions over 3
-brokers). ``finish`` keeps each only when this plan's projected state reaches that
-goal, so the bounds hold for every plan that achieves what this one achieves, and
-never exceed this plan's own moves.
+With the counts and the band both reached, a broker's bytes in and out are tied: in - out
+is at least its band's bottom less its bytes, and out - in at least its bytes less the
+band's top, so each side is at least the other side's count bound plus that difference
+(a broker that must shed its e smallest replicas yet end higher in bytes receives both).
+
+The count terms only bind a plan that reaches the count targets, a broker's byte terms one
+that brings that broker into its band (some clusters cannot: 8 equal partitions over 3
+brokers). ``finish`` keeps the count terms only when this plan's projected state reaches
+the counts, and ``summed`` counts the byte terms of the brokers it brings into their band
+only, so the bounds hold for every plan that achieves what this one achieves (the counts,
+if this one reaches them, and at least the same brokers inside their band), and never
+exceed this plan's own moves.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -64,8 +73,34 @@ def forced_copies(state: ClusterState) -> np.ndarray:
     return copies
 
 
+@dataclass(frozen=True)
+class Terms:
+    """What each eligible broker (``state.eligible_idx`` order) needs, and the cluster-wide parts."""
+
+    forced_moves: int
+    forced_bytes: int
+    count_deficit: np.ndarray  # replicas below lo
+    count_excess: np.ndarray  # replicas above hi
+    byte_deficit_moves: np.ndarray  # moves in its byte deficit needs, at the cluster's largest replica each
+    byte_moves: np.ndarray  # moves out its byte excess needs, at its own largest replica each
+    cheapest_in: np.ndarray  # bytes in for its count deficit
+    cheapest_out: np.ndarray  # bytes out for its count excess
+    deficit_bytes: np.ndarray  # bytes in to reach its band's bottom
+    excess_bytes: np.ndarray  # bytes out to reach its band's top
+    both_in: np.ndarray  # bytes in with its count and band both reached
+    both_out: np.ndarray
+    leave: int  # moves off ineligible brokers (0 when the RF shrinks)
+    leaving_bytes: float
+    shrinking: bool
+
+
 def compute(state: ClusterState) -> dict[str, dict[str, int]]:
     """Call after targets are set and before any goal changes the state."""
+    return summed(terms(state))
+
+
+def terms(state: ClusterState) -> Terms:
+    """The per-broker terms of ``compute``; call after targets are set and before any goal changes the state."""
     copies = forced_copies(state)
     movable = ~state.frozen
     tol = state.options.byte_tolerance
@@ -113,29 +148,57 @@ def compute(state: ClusterState) -> dict[str, dict[str, int]]:
     take = np.minimum(count_excess, movable_count[elig])
     cheapest_out = own_prefix[start[elig] + take] - own_prefix[start[elig]]
 
+    # Both reached: a broker's bytes in and out are tied by its band, in - out >= lower - bytes and
+    # out - in >= bytes - upper, so each side is also at least the other side's bound plus that
+    # difference: a broker that must shed replicas (its smallest, at least) but end higher in bytes
+    # receives both, and one that must take replicas but stay under its top sheds what they bring.
+    cur = byte[elig]
+    both_in = np.maximum(np.maximum(cheapest_in, deficit_bytes), cheapest_out + (lower[elig] - cur))
+    both_out = np.maximum(np.maximum(cheapest_out, excess_bytes), cheapest_in + (cur - upper[elig]))
+
+    return Terms(
+        forced, forced_bytes, count_deficit, count_excess, byte_deficit_moves, byte_moves, cheapest_in, cheapest_out,
+        deficit_bytes, excess_bytes, both_in, both_out, leave, leaving_bytes, shrinking,
+    )
+
+
+def summed(t: Terms, in_band: np.ndarray | None = None) -> dict[str, dict[str, int]]:
+    """The bounds of ``compute``. With ``in_band`` (per eligible broker: inside its byte band in the
+    plan), the byte terms count only those brokers: they then bind every plan that puts at least
+    the same brokers inside their band, whether or not it reaches every band. A broker's byte
+    deficit or excess, and its in/out tie ``both_in``/``both_out``, only hold for a plan that
+    brings that broker into its band; for the others the count terms alone remain. Per broker
+    the terms are still counted once each side (copies into different brokers are different
+    copies), so the sums stay sound."""
+    n = len(t.count_deficit)
+    band = np.ones(n, dtype=bool) if in_band is None else np.asarray(in_band, dtype=bool)
+    shrinking, leave = t.shrinking, t.leave
+
     def out(per_broker: np.ndarray) -> float:
-        return 0.0 if shrinking else float(per_broker.sum()) + leaving_bytes
+        return 0.0 if shrinking else float(per_broker.sum()) + t.leaving_bytes
 
     def bytes_bound(per_in: np.ndarray, per_out: np.ndarray) -> int:
-        return int(_ceil(np.float64(max(float(per_in.sum()), out(per_out))))) if len(elig) else 0
+        return int(_ceil(np.float64(max(float(per_in.sum()), out(per_out))))) if n else 0
 
+    zero = np.zeros(n)
     return {
-        "forced": {"replica_moves": forced, "bytes_moved": forced_bytes},
+        "forced": {"replica_moves": t.forced_moves, "bytes_moved": t.forced_bytes},
         # each term binds only plans that reach the goal it comes from (see ``finish``)
         "counts": {
-            "replica_moves": max(int(count_deficit.sum()), 0 if shrinking else int(count_excess.sum()) + leave),
-            "bytes_moved": bytes_bound(cheapest_in, cheapest_out),
+            "replica_moves": max(int(t.count_deficit.sum()), 0 if shrinking else int(t.count_excess.sum()) + leave),
+            "bytes_moved": bytes_bound(t.cheapest_in, t.cheapest_out),
         },
         "bytes": {
-            "replica_moves": max(int(byte_deficit_moves.sum()), 0 if shrinking else int(byte_moves.sum()) + leave),
-            "bytes_moved": bytes_bound(deficit_bytes, excess_bytes),
+            "replica_moves": max(int(np.where(band, t.byte_deficit_moves, 0).sum()),
+                                 0 if shrinking else int(np.where(band, t.byte_moves, 0).sum()) + leave),
+            "bytes_moved": bytes_bound(np.where(band, t.deficit_bytes, zero), np.where(band, t.excess_bytes, zero)),
         },
         "both": {
             "replica_moves": max(
-                int(np.maximum(count_deficit, byte_deficit_moves).sum()),
-                0 if shrinking else int(np.maximum(count_excess, byte_moves).sum()) + leave,
+                int(np.where(band, np.maximum(t.count_deficit, t.byte_deficit_moves), t.count_deficit).sum()),
+                0 if shrinking else int(np.where(band, np.maximum(t.count_excess, t.byte_moves), t.count_excess).sum()) + leave,
             ),
-            "bytes_moved": bytes_bound(np.maximum(cheapest_in, deficit_bytes), np.maximum(cheapest_out, excess_bytes)),
+            "bytes_moved": bytes_bound(np.where(band, t.both_in, t.cheapest_in), np.where(band, t.both_out, t.cheapest_out)),
         },
     }
 

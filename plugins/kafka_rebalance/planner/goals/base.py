@@ -63,10 +63,11 @@ class DonorIndex:
     walks over replicas that already moved. Replicas of partitions the plan has already
     changed move to a side list the first time a search passes them: most searches want
     untouched partitions only, and at a million partitions walking over the same touched
-    entries again and again was the planner's slowest loop.
+    entries again and again was the planner's slowest loop. Replicas that arrived on the
+    broker during planning join the side list before a search that allows touched ones.
     """
 
-    __slots__ = ("parts", "sizes", "side_parts", "side_sizes", "state", "broker")
+    __slots__ = ("parts", "sizes", "side_parts", "side_sizes", "state", "broker", "fed")
 
     def __init__(self, state: ClusterState, broker: int) -> None:
         self.state = state
@@ -78,6 +79,7 @@ class DonorIndex:
         self.sizes: list[int] = state.sizes[ps][order].tolist()
         self.side_parts: list[int] = []
         self.side_sizes: list[int] = []
+        self.fed = 0  # how much of ``state.arrivals[broker]`` the side list has taken in
 
     @staticmethod
     def _insert(sizes: list[int], parts: list[int], size: int, p: int) -> None:
@@ -96,7 +98,13 @@ class DonorIndex:
         del sizes[k]
 
     def put_back(self, p: int) -> None:
-        self._insert(self.sizes, self.parts, int(self.state.sizes[p]), p)
+        """Return a replica ``find`` handed out and the caller did not move: to the side list if
+        its partition is changed already (where a later search allowing touched ones finds it;
+        dropped there, it would be invisible to every later search), else to the main list."""
+        if self.state.touched[p]:
+            self._insert(self.side_sizes, self.side_parts, int(self.state.sizes[p]), p)
+        else:
+            self._insert(self.sizes, self.parts, int(self.state.sizes[p]), p)
 
     def find(
         self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT, allow_touched: bool = False
@@ -109,6 +117,7 @@ class DonorIndex:
         """
         found = self._nearest(self.sizes, self.parts, desired, ok, limit, allow_touched)
         if allow_touched:
+            self._take_arrivals()
             side = self._nearest(self.side_sizes, self.side_parts, desired, ok, limit, True)
             if side is not None and (
                 found is None or abs(int(self.state.sizes[side]) - desired) < abs(int(self.state.sizes[found]) - desired)
@@ -118,6 +127,16 @@ class DonorIndex:
         if found is not None:
             self._remove(self.sizes, self.parts, int(self.state.sizes[found]), found)
         return found
+
+    def _take_arrivals(self) -> None:
+        """Replicas moved onto the broker during planning join the side list: they may move on
+        (rack safety can leave a broker nothing else to give, e.g. the lower-RF replicas it
+        received). One that moves away again is dropped when a search passes it."""
+        new = self.state.arrivals.get(self.broker, [])
+        sizes = self.state.sizes
+        for p in new[self.fed :]:
+            self._insert(self.side_sizes, self.side_parts, int(sizes[p]), p)
+        self.fed = len(new)
 
     def smallest_untouched(self, floor: float, below: int, ok: Callable[[int], bool], limit: int) -> int | None:
         """The smallest untouched replica of size in [floor, below) that ``ok`` accepts; it leaves the index.

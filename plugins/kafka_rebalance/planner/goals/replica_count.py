@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import Goal, donor_index
+from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, Goal, donor_index
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -54,8 +54,9 @@ class ReplicaCountGoal(Goal):
     name = "replica-count"
     count_goal = True
     priority = 30
-    target = ("every eligible broker's replica count within its range: floor..ceil of the even share, "
-              "or its rack's share where rack safety forces rack totals apart")
+    target = ("every eligible broker's replica count within its range: floor..ceil of its share (or its rack's "
+              "share where rack safety forces rack totals apart), widened by --replica-tolerance")
+    limit = SEARCH_LIMIT  # candidates each search examines (see ``_searched``)
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         src_ok = not state.eligible[src] or state.counts[src] > state.lo[src]
@@ -91,16 +92,37 @@ class ReplicaCountGoal(Goal):
                 # safety blocks every such pair, any broker with room: a two-move chain through it.
                 tiers = [(under > 0, under), (c < state.hi[elig], state.hi[elig] - c)]
                 heavy = byte_need(state, np.asarray([d]))[0] < 0
-                if not self._first_transfer(state, elig, rack, tiers, d, lambda r: (d, r), heavy, int(ov[io])):  # noqa: B023 - called within this iteration
-                    receivers = elig[under > 0] if (under > 0).any() else elig[c < state.hi[elig]]
-                    stuck[d] = not self._chain(state, elig, [d], receivers.tolist())
+                receivers = elig[under > 0] if (under > 0).any() else elig[c < state.hi[elig]]
+                stuck[d] = not self._searched(
+                    lambda: self._first_transfer(state, elig, rack, tiers, d, lambda r: (d, r), heavy, int(ov[io]))  # noqa: B023 - called within this iteration
+                    or self._chain(state, elig, [d], receivers.tolist()),  # noqa: B023
+                    state,
+                )
             else:
                 r = int(elig[iu])
                 tiers = [(over > 0, over), (c > state.lo[elig], c - state.lo[elig])]
                 light = byte_need(state, np.asarray([r]))[0] > 0
-                if not self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), not light, int(un[iu])):  # noqa: B023 - called within this iteration
-                    donors = elig[over > 0] if (over > 0).any() else elig[c > state.lo[elig]]
-                    stuck[r] = not self._chain(state, elig, donors.tolist(), [r])
+                donors = elig[over > 0] if (over > 0).any() else elig[c > state.lo[elig]]
+                stuck[r] = not self._searched(
+                    lambda: self._first_transfer(state, elig, rack, tiers, r, lambda d: (d, r), not light, int(un[iu]))  # noqa: B023 - called within this iteration
+                    or self._chain(state, elig, donors.tolist(), [r]),  # noqa: B023
+                    state,
+                )
+
+    def _searched(self, attempt: Callable[[], bool], state: ClusterState) -> bool:
+        """``attempt`` with each search looking at its ``SEARCH_LIMIT`` nearest candidates; where that
+        finds nothing, once more looking at every replica before the broker counts as stuck. The
+        limit keeps the common search short, but rack safety can refuse hundreds of a donor's
+        replicas in a row (RF 3 over 3 racks leaves a broker of a small rack only the few
+        replicas of lower RF to give away), and a broker set aside too early ends out of range."""
+        self.limit = SEARCH_LIMIT
+        if attempt():
+            return True
+        self.limit = state.n_parts + 1
+        try:
+            return attempt()
+        finally:
+            self.limit = SEARCH_LIMIT
 
     def _first_transfer(
         self, state: ClusterState, elig: np.ndarray, rack: np.ndarray, tiers: list[tuple[np.ndarray, np.ndarray]],
@@ -140,11 +162,11 @@ class ReplicaCountGoal(Goal):
                     if x in (d, r):
                         continue
                     onward = donor_index(state, x)
-                    q = onward.find(desired_size(state, x, r), lambda q: state.accepts(q, x, r), allow_touched=True)  # noqa: B023 - called within this iteration
+                    q = onward.find(desired_size(state, x, r), lambda q: state.accepts(q, x, r), self.limit, allow_touched=True)  # noqa: B023 - called within this iteration
                     if q is None:
                         continue
                     inward = donor_index(state, d)
-                    p = inward.find(desired_size(state, d, x), lambda p: p != q and state.accepts(p, d, x), allow_touched=True)  # noqa: B023 - called within this iteration
+                    p = inward.find(desired_size(state, d, x), lambda p: p != q and state.accepts(p, d, x), self.limit, allow_touched=True)  # noqa: B023 - called within this iteration
                     if p is None:
                         onward.put_back(q)
                         continue
@@ -166,9 +188,9 @@ class ReplicaCountGoal(Goal):
             want = desired_size(state, d, r)
             p = None
             for ok in (lambda p: keeps_bytes(p) and state.accepts(p, d, r), lambda p: state.accepts(p, d, r)):
-                p = idx.find(want, ok)
+                p = idx.find(want, ok, self.limit)
                 if p is None:
-                    p = idx.find(want, ok, allow_touched=True)
+                    p = idx.find(want, ok, self.limit, allow_touched=True)
                 if p is not None:
                     break
             if p is None:
