@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -169,20 +169,13 @@ class DonorIndex:
         """Search outward from ``desired``; drops replicas that moved away, and (when touched
         partitions are not wanted) moves touched ones to the side list. Leaves the found one in place."""
         touched, row, broker = self.state.touched, self.state.row, self.broker
-        n = len(parts)
-        i = bisect_left(sizes, desired)
-        lo, hi = i - 1, i
         checks = 0
         dead: list[int] = []
         aside: list[int] = []
         found = None
-        while (lo >= 0 or hi < n) and checks < limit:
-            if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
-                j = lo
-                lo -= 1
-            else:
-                j = hi
-                hi += 1
+        for j in outward(sizes, desired):
+            if checks >= limit:
+                break
             p = parts[j]
             if touched[p]:
                 if broker not in row(p):  # this very replica has moved already
@@ -201,6 +194,21 @@ class DonorIndex:
             del parts[j]
             del sizes[j]
         return found
+
+
+def outward(sizes: list[int], desired: float) -> Iterator[int]:
+    """Indices of the sorted ``sizes``, nearest to ``desired`` first (of two equally near, the smaller).
+    The caller must not change ``sizes`` while it walks."""
+    n = len(sizes)
+    i = bisect_left(sizes, desired)
+    lo, hi = i - 1, i
+    while lo >= 0 or hi < n:
+        if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
+            yield lo
+            lo -= 1
+        else:
+            yield hi
+            hi += 1
 
 
 def donor_index(state: ClusterState, broker: int) -> DonorIndex:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import Goal, donor_index
+from kafka_rebalance.planner.goals.base import Goal, donor_index, outward
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
@@ -63,19 +63,12 @@ class ArrivalIndex:
         the ``limit`` nearest; it stays listed (it may move on again and come back)."""
         self._feed()
         sizes, parts, row, broker = self.sizes, self.parts, self.state.row, self.broker
-        n = len(parts)
-        i = bisect_left(sizes, desired)
-        lo, hi = i - 1, i
         checks = 0
         gone: list[int] = []
         found = None
-        while (lo >= 0 or hi < n) and checks < limit:
-            if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
-                j = lo
-                lo -= 1
-            else:
-                j = hi
-                hi += 1
+        for j in outward(sizes, desired):
+            if checks >= limit:
+                break
             p = parts[j]
             if broker not in row(p):
                 gone.append(j)
