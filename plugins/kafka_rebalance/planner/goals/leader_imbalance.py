@@ -12,6 +12,7 @@ leaving broker cannot be elected).
 
 from __future__ import annotations
 
+from kafka_rebalance.metrics import is_over_threshold
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
@@ -31,6 +32,5 @@ class LeaderImbalanceGoal(Goal):
         # Eligible brokers only: a dead or leaving broker cannot be elected, so no plan changes its ratio.
         every = view.brokers
         ratio = {b.broker_id: b.preferred_not_led / b.led_preferred for b in every if b.led_preferred}
-        # ratio > pct/100 in exact arithmetic: at exactly the threshold it does not exceed
-        over = tuple(b.broker_id for b in every if b.led_preferred and b.preferred_not_led * 100 > pct * b.led_preferred)
+        over = tuple(b for b, r in ratio.items() if is_over_threshold(r, pct))
         return self.verdict(max(ratio.values(), default=0.0), not over, over, ratio)
