@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, ClassVar
 
@@ -107,18 +108,21 @@ class DonorIndex:
             self._insert(self.sizes, self.parts, int(self.state.sizes[p]), p)
 
     def find(
-        self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT, allow_touched: bool = False
+        self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT, allow_touched: bool = False,
+        window: tuple[float, float] = (-math.inf, math.inf),
     ) -> int | None:
         """The replica closest in size to ``desired`` that ``ok`` accepts; it leaves the index.
 
         Partitions already changed by the plan are skipped unless ``allow_touched``:
         moving a second replica of one partition costs no extra move, but it needs a
         second step when only one new replica per partition may be added per batch.
+        ``window``: only sizes strictly inside it can be accepted (the caller knows), so the
+        search stops at its edges instead of spending its ``limit`` on replicas ``ok`` refuses.
         """
-        found = self._nearest(self.sizes, self.parts, desired, ok, limit, allow_touched)
+        found = self._nearest(self.sizes, self.parts, desired, ok, limit, allow_touched, window)
         if allow_touched:
             self._take_arrivals()
-            side = self._nearest(self.side_sizes, self.side_parts, desired, ok, limit, True)
+            side = self._nearest(self.side_sizes, self.side_parts, desired, ok, limit, True, window)
             if side is not None and (
                 found is None or abs(int(self.state.sizes[side]) - desired) < abs(int(self.state.sizes[found]) - desired)
             ):
@@ -165,7 +169,7 @@ class DonorIndex:
         return result
 
     def _nearest(self, sizes: list[int], parts: list[int], desired: float, ok: Callable[[int], bool], limit: int,
-                 allow_touched: bool) -> int | None:
+                 allow_touched: bool, window: tuple[float, float] = (-math.inf, math.inf)) -> int | None:
         """Search outward from ``desired``; drops replicas that moved away, and (when touched
         partitions are not wanted) moves touched ones to the side list. Leaves the found one in place."""
         touched, row, broker = self.state.touched, self.state.row, self.broker
@@ -173,7 +177,7 @@ class DonorIndex:
         dead: list[int] = []
         aside: list[int] = []
         found = None
-        for j in outward(sizes, desired):
+        for j in outward(sizes, desired, *window):
             if checks >= limit:
                 break
             p = parts[j]
@@ -196,14 +200,19 @@ class DonorIndex:
         return found
 
 
-def outward(sizes: list[int], desired: float) -> Iterator[int]:
-    """Indices of the sorted ``sizes``, nearest to ``desired`` first (of two equally near, the smaller).
-    The caller must not change ``sizes`` while it walks."""
-    n = len(sizes)
+def outward(sizes: list[int], desired: float, above: float = -math.inf, below: float = math.inf) -> Iterator[int]:
+    """Indices of the sorted ``sizes``, nearest to ``desired`` first (of two equally near, the smaller),
+    of sizes strictly between ``above`` and ``below``. The caller must not change ``sizes`` while it walks."""
+    desired = min(max(desired, above), below)
     i = bisect_left(sizes, desired)
     lo, hi = i - 1, i
-    while lo >= 0 or hi < n:
-        if hi >= n or (lo >= 0 and desired - sizes[lo] <= sizes[hi] - desired):
+    end = bisect_left(sizes, below)  # first index at or past ``below``
+    first = bisect_right(sizes, above)  # first index past ``above``
+    lo = min(lo, end - 1)
+    hi = max(hi, first)
+    n = end
+    while lo >= first or hi < n:
+        if hi >= n or (lo >= first and desired - sizes[lo] <= sizes[hi] - desired):
             yield lo
             lo -= 1
         else:

@@ -8,6 +8,7 @@ action strictly lowers the total deviation beyond the tolerance band, so it ends
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,8 @@ class ArrivalIndex:
                 self.parts.insert(k, p)
         self.fed = len(new)
 
-    def find(self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH) -> int | None:
+    def find(self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH,
+             window: tuple[float, float] = (-math.inf, math.inf)) -> int | None:  # fmt: skip
         """The arrival still on the broker nearest ``desired`` in size that ``ok`` accepts, among
         the ``limit`` nearest; it stays listed (it may move on again and come back)."""
         self._feed()
@@ -66,7 +68,7 @@ class ArrivalIndex:
         checks = 0
         gone: list[int] = []
         found = None
-        for j in outward(sizes, desired):
+        for j in outward(sizes, desired, *window):
             if checks >= limit:
                 break
             p = parts[j]
@@ -209,6 +211,37 @@ class ByteBalanceGoal(Goal):
     def _viol(self, b: int, x: float) -> float:
         return max(0.0, x - self.upper[b]) + max(0.0, self.lower[b] - x)
 
+    def _reach(self, h: int, r: int, bh: float, br: float) -> tuple[float, float] | None:
+        """The sizes s (bytes moved from h to r) for which the two brokers' total distance outside
+        their bands falls, as an open interval, or None when no move between them helps. That
+        distance is convex and piecewise linear in s, its kinks where either broker crosses a band
+        edge, so the interval is read off those kinks: searches then stop at its edges instead of
+        walking thousands of replicas that cannot help (the byte goal's slowest loop at scale)."""
+        before = self._viol(h, bh) + self._viol(r, br)
+        goal = before - 1e-9
+
+        def f(x: float) -> float:
+            return self._viol(h, bh - x) + self._viol(r, br + x)
+
+        kinks = sorted({x for x in (bh - self.upper[h], bh - self.lower[h], self.upper[r] - br, self.lower[r] - br)
+                        if x > 0})  # fmt: skip
+        points = [0.0, *kinks]
+        values = [before, *(f(x) for x in kinks)]
+        # beyond the last kink f is linear: extend it to where it climbs back to ``goal``
+        last, f_last = points[-1], values[-1]
+        step = max(1.0, last)
+        slope = (f(last + step) - f_last) / step
+        points.append(last + ((goal - f_last) / slope if f_last < goal and slope > 0 else step))
+        values.append(f(points[-1]) if not (f_last < goal and slope > 0) else goal)
+        lo, hi = math.inf, -math.inf
+        for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):
+            if f0 >= goal and f1 >= goal:
+                continue
+            a = s0 if f0 < goal else s0 + (f0 - goal) / (f0 - f1) * (s1 - s0)
+            b = s1 if f1 < goal else s0 + (goal - f0) / (f1 - f0) * (s1 - s0)
+            lo, hi = min(lo, a), max(hi, b)
+        return (lo, hi) if lo < hi else None
+
     def _improve(self, state: ClusterState, focus: int, partners: list[int], heavy: bool) -> bool:
         target = state.byte_target
         for other in partners:
@@ -217,46 +250,52 @@ class ByteBalanceGoal(Goal):
             th, tr = float(target[h]), float(target[r])
             if bh - th <= br - tr:
                 continue
+            reach = self._reach(h, r, bh, br)
+            if reach is None:
+                continue
             before = self._viol(h, bh) + self._viol(r, br)
             desired = max(0.0, min(bh - th, tr - br)) or ((bh - th) - (br - tr)) / 2
 
             def better(s: float) -> bool:
                 return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9  # noqa: B023 - called within this iteration
 
-            if self._single(state, h, r, desired, better):
+            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches
+            window = (reach[0] - 1.0, reach[1] + 1.0)
+            if self._single(state, h, r, desired, better, window):
                 return True
-            if self._swap(state, h, r, desired, better):
+            if self._swap(state, h, r, desired, better, window):
                 return True
         return False
 
-    def _arrival(self, state: ClusterState, x: int, desired: float, ok: Callable[[int], bool]) -> int | None:
+    def _arrival(self, state: ClusterState, x: int, desired: float, ok: Callable[[int], bool],
+                 window: tuple[float, float] = (-math.inf, math.inf)) -> int | None:  # fmt: skip
         """A replica that moved ONTO x during planning: moving it on again changes its
         destination, not the number of moves (and moving it home cancels a move)."""
         idx = self._arrivals.get(x)
         if idx is None:
             idx = self._arrivals[x] = ArrivalIndex(state, x)
-        return idx.find(desired, ok)
+        return idx.find(desired, ok, window=window)
 
-    def _pick(self, state: ClusterState, x: int, desired: float, ok) -> int | None:
+    def _pick(self, state: ClusterState, x: int, desired: float, ok, window: tuple[float, float]) -> int | None:
         idx = donor_index(state, x)
-        p = idx.find(desired, ok, limit=SEARCH)
+        p = idx.find(desired, ok, limit=SEARCH, window=window)
         if p is None:
-            p = self._arrival(state, x, desired, ok)
+            p = self._arrival(state, x, desired, ok, window)
         if p is None:
-            p = idx.find(desired, ok, limit=SEARCH, allow_touched=True)
+            p = idx.find(desired, ok, limit=SEARCH, allow_touched=True, window=window)
         return p
 
-    def _single(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:
+    def _single(self, state: ClusterState, h: int, r: int, desired: float, better, window: tuple[float, float]) -> bool:
         # The count goal's veto depends on the two brokers only: no search when it refuses them all.
         if not all(g.accept_move(state, -1, h, r) for g in state.vetoes if g.count_goal):
             return False
-        p = self._pick(state, h, desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r))
+        p = self._pick(state, h, desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r), window)
         if p is None:
             return False
         state.move(p, h, r)
         return True
 
-    def _swap(self, state: ClusterState, h: int, r: int, desired: float, better) -> bool:
+    def _swap(self, state: ClusterState, h: int, r: int, desired: float, better, window: tuple[float, float]) -> bool:
         """Move a replica from h to r and a smaller one from r to h: counts unchanged.
 
         The small one is r's smallest replica that may go to h, looked for as ``_pick`` does
@@ -287,6 +326,7 @@ class ByteBalanceGoal(Goal):
             p = self._pick(
                 state, h, desired + sq,
                 lambda p: p != q and better(float(sizes[p]) - sq) and state.accepts(p, h, r, count_neutral=True),  # noqa: B023
+                (window[0] + sq, window[1] + sq),
             )
             if p is not None:
                 state.move(p, h, r)
