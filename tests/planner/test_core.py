@@ -177,8 +177,9 @@ def test_ratio(value: float, bound: float, ratio: float | None) -> None:
 
 
 def result(status: ExactStatus, rows: dict[int, list[int]] | None = None, *, moved: int = 0, bound: int = 0,
-           strict: bool = True, limited: bool = False, widening: float = 0.0) -> ExactResult:
-    return ExactResult(status, rows, moved, bound, strict, 1.25, limited, widening)
+           strict: bool = True, limited: bool = False, widening: float = 0.0,
+           widenings: tuple[float, ...] = ()) -> ExactResult:  # fmt: skip
+    return ExactResult(status, rows, moved, bound, strict, 1.25, limited, widening, widenings)
 
 
 def test_optimizer_summary_of_the_heuristic_alone() -> None:
@@ -195,9 +196,10 @@ def test_optimizer_summary_of_the_heuristic_alone() -> None:
 
 def test_optimizer_summary_of_a_solved_plan() -> None:
     # The solver's plan is used: its proven bound (900) lifts the certified one (300), capped by what
-    # moved (1,000): gap (1000-900)/900 = 11.11 %. The widening it needed is reported, rounded; so is the node
-    # limit that ended its search. A time limit never cuts a plan: time_limited stays false.
-    solved = result(ExactStatus.OPTIMAL, {0: [1]}, moved=1000, bound=900, limited=True, widening=1234.6)
+    # moved (1,000): gap (1000-900)/900 = 11.11 %. The widest any broker's band had to widen is reported,
+    # rounded; so is the node limit that ended its search. A time limit never cuts a plan: time_limited stays false.
+    solved = result(ExactStatus.OPTIMAL, {0: [1]}, moved=1000, bound=900, limited=True, widening=1500.1,
+                    widenings=(0.0, 1234.6, 265.5))
     got = core._optimizer_summary(PlanOptions(optimizer="exact"), solved, 1000, 300, False)
     assert got == {"requested": "exact", "used": "exact", "exact_status": "optimal", "time_limited": False, "work_limited": True,
                    "bytes_moved": 1000, "bytes_bound": 900, "gap_percent": 11.11, "band_widened_bytes": 1235}
@@ -225,14 +227,14 @@ def test_optimizer_summary_when_the_heuristic_plan_was_kept() -> None:
 
 def test_reaches_all() -> None:
     # Broker 0 holds a-0 (3 GiB), broker 1 a-1 (1 GiB): one replica each is in range, but each is
-    # 1 GiB off the 2 GiB target, whose band is +-0.2 GiB: 0.8 GiB outside it.
+    # 1 GiB off the 2 GiB target, whose band is +-0.2 GiB: 0.8 GiB outside it, 1.6 GiB for the two.
     gib = 1024**3
     state = planner_state([0, 1], [part("a", 0, [0], size_bytes=3 * gib), part("a", 1, [1], size_bytes=gib)],
                           targets=True)
     assert not core._reaches_all(state, [])
-    # Widened by the missing 0.8 GiB it is reached, by a byte less it is not.
-    assert core._reaches_all(state, [], widening=0.8 * gib)
-    assert not core._reaches_all(state, [], widening=0.8 * gib - 1)
+    # Widened by the missing 1.6 GiB in all it is reached, by a byte less it is not.
+    assert core._reaches_all(state, [], widening=1.6 * gib)
+    assert not core._reaches_all(state, [], widening=1.6 * gib - 1)
     balanced = planner_state([0, 1], [part("a", 0, [0]), part("a", 1, [1])], targets=True)
     assert core._reaches_all(balanced, [])
     # A rack violation left unrepaired is never "all".

@@ -98,8 +98,9 @@ def test_rack_safety_forces_the_dearer_move() -> None:
 
 
 def brute_force(snap: Snapshot, tolerance: float) -> tuple[float | Fraction, int]:
-    """(smallest band widening reachable, fewest bytes moved at it) over every assignment with balanced
-    counts, rack safety and the partitions' replication factors, for clusters without fixed partitions."""
+    """(smallest total distance outside the byte bands reachable, summed over brokers; fewest bytes moved
+    at it) over every assignment with balanced counts, rack safety and the partitions' replication
+    factors, for clusters without fixed partitions."""
     brokers = [b.id for b in snap.brokers]
     rack = {b.id: b.rack for b in snap.brokers}
     racked = any(r is not None for r in rack.values())
@@ -129,10 +130,15 @@ def brute_force(snap: Snapshot, tolerance: float) -> tuple[float | Fraction, int
                 load[b] += size
         if not all(lo <= count[b] <= hi for b in brokers):
             continue
-        widen = max(max(Fraction(0), abs(load[b] - mean) - Fraction(str(tolerance)) * mean) for b in brokers)
+        widen = outside_bands(load, mean, tolerance)
         cost = sum(c for _, c in combo)
         best = min(best, (widen, cost))
     return best
+
+
+def outside_bands(load: dict[int, int], mean: Fraction, tolerance: float) -> Fraction:
+    """Bytes outside the band [mean -/+ tolerance], summed over the brokers."""
+    return sum((max(Fraction(0), abs(x - mean) - Fraction(str(tolerance)) * mean) for x in load.values()), Fraction(0))
 
 
 @st.composite
@@ -162,10 +168,17 @@ def test_exact_matches_enumeration(snap: Snapshot) -> None:
     opt = plan.summary["optimizer"]
     assert opt["used"] == "exact"
     assert moved_bytes(snap, final_rows(plan)) == plan.summary["bytes_moved"]
+    rows = final_rows(plan)
+    load = {b.id: 0 for b in snap.brokers}
+    for p in snap.partitions:
+        for b in rows[(p.topic, p.partition)]:
+            load[b] += p.size_bytes
+    mean = Fraction(sum(load.values()), len(load))
     if widen == 0:
         assert opt["band_widened_bytes"] == 0
     else:
-        assert math.isclose(opt["band_widened_bytes"], float(widen), rel_tol=1e-5, abs_tol=2)
+        assert opt["band_widened_bytes"] > 0
+    assert math.isclose(float(outside_bands(load, mean, 0.10)), float(widen), rel_tol=1e-5, abs_tol=2 * len(load))
     assert fewest <= plan.summary["bytes_moved"] <= fewest * (1 + exact.MIP_GAP)
     assert opt["bytes_bound"] <= fewest
 
@@ -384,18 +397,18 @@ def test_solve_within_the_tolerance_band_is_the_whole_hand_worked_result() -> No
 def test_widening_reached_is_zero_inside_the_band_and_the_worst_excess_outside() -> None:
     state = subset_sum_state()
     # after the plan: 16 and 14 GiB, 1 GiB off 15 where 1.5 GiB is allowed: nothing to widen
-    assert exact._widening_reached(state, SUBSET_ROWS) == 0.0
+    assert exact._widening_reached(state, SUBSET_ROWS).max() == 0.0
     # t-5 alone moves: 29 and 1 GiB, 14 GiB off 15, 12.5 GiB beyond the 1.5 GiB allowed
-    assert exact._widening_reached(state, {5: [1]}) == pytest.approx(12.5 * GiB, rel=1e-12)
+    assert exact._widening_reached(state, {5: [1]}).max() == pytest.approx(12.5 * GiB, rel=1e-12)
     # nothing moves: 30 and 0 GiB, 15 - 1.5 = 13.5 GiB beyond
-    assert exact._widening_reached(state, {}) == pytest.approx(13.5 * GiB, rel=1e-12)
+    assert exact._widening_reached(state, {}).max() == pytest.approx(13.5 * GiB, rel=1e-12)
 
 
 def widened_state() -> ClusterState:
     # t-0..t-3 of 100, 1, 2, 3 GiB on broker 0, broker 1 new: 2 replicas each, 53 GiB +- 5.3. The broker with
     # the 100 GiB partition holds at least 101 GiB (with the 1 GiB one), the other at most 5 GiB: both 48 GiB
-    # off target, 48 - 5.3 = 42.7 GiB beyond the band. Keeping {100, 1} on broker 0 moves 2 + 3 = 5 GiB (the
-    # other way round would move 101); every other split lies further out.
+    # off target, 48 - 5.3 = 42.7 GiB beyond the band, 85.4 GiB in all. Keeping {100, 1} on broker 0 moves
+    # 2 + 3 = 5 GiB (the other way round would move 101); every other split lies further out.
     return planner_state([0, 1], [part("t", i, [0], size_bytes=g * GiB) for i, g in enumerate([100, 1, 2, 3])],
                          targets=True)
 
@@ -406,7 +419,7 @@ def test_an_unreachable_band_is_infeasible_and_the_widening_model_finds_the_smal
     found = exact._solve(state, widen=None)
     # the widening model only reports the widening (within HiGHS's feasibility tolerance), no rows
     assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
-    assert found.widening == pytest.approx(42.7 * GiB, rel=1e-6)
+    assert found.widening == pytest.approx(2 * 42.7 * GiB, rel=1e-6)
 
 
 def fake_clock(monkeypatch: pytest.MonkeyPatch, *readings: float) -> None:
@@ -416,10 +429,10 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch, *readings: float) -> None:
 def test_solve_widens_then_minimises_bytes_and_reports_the_exact_widening(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_clock(monkeypatch, 100.0, 101.23456)  # 1.23456 s, rounded to the millisecond
     # (5 GiB + 2 tie-breaks) * (1 - 1e-9) = 5368709122 - 5.37 = 5368709116.63, floored; the widening is
-    # recomputed from the loads: |101 - 53| - 5.3 GiB
+    # recomputed from the loads: |101 - 53| - 5.3 GiB on broker 0, |5 - 53| - 5.3 GiB on broker 1
     assert exact.solve(widened_state()) == ExactResult(
         ExactStatus.OPTIMAL, {2: [1], 3: [1]}, 5 * GiB, proven(5368709116), False, 1.235, False,
-        pytest.approx(48 * GiB - 0.1 * 53 * GiB, rel=1e-12))
+        pytest.approx(2 * (48 * GiB - 0.1 * 53 * GiB), rel=1e-12))
 
 
 def test_solve_widens_by_the_widening_found_plus_the_slack_for_the_solvers_tolerance(
@@ -440,18 +453,20 @@ def test_solve_widens_by_the_widening_found_plus_the_slack_for_the_solvers_toler
 
     monkeypatch.setattr(exact, "_solve", fake_solve)
     fake_clock(monkeypatch, 7.0, 7.5)
-    # t-0 on broker 1: 9 and 2 GiB; broker 0 is 1 GiB off 8 (0.8 allowed), broker 1 1 GiB off 3 (0.3 allowed)
+    # t-0 on broker 1: 9 and 2 GiB; broker 0 is 1 GiB off 8 (0.8 allowed), broker 1 1 GiB off 3 (0.3 allowed):
+    # 0.2 + 0.7 GiB outside the bands
     assert exact.solve(state) == ExactResult(ExactStatus.FEASIBLE, {0: [1]}, 2 * GiB, GiB, False, 0.5, False,
-                                             pytest.approx(GiB - 0.1 * 3 * GiB, rel=1e-12))
-    # 1e6 * (1 + 1e-6) + 1e-5 * 2 GiB (the largest MOVABLE partition, not the frozen 8 GiB) = 1000001 + 21474.83648
-    assert calls == [0.0, None, pytest.approx(1_021_475.83648, abs=1e-6)]
+                                             pytest.approx(GiB - 0.1 * 8 * GiB + GiB - 0.1 * 3 * GiB, rel=1e-12))
+    # 1e6 * (1 + 1e-6) + 1e-5 * 2 GiB (the largest MOVABLE partition, not the frozen 8 GiB) per broker, for 2:
+    # 1000001 + 42949.67296
+    assert calls == [0.0, None, pytest.approx(1_042_950.67296, abs=1e-6)]
 
-    # partitions of at most one byte: the slack is 1e-5 * max(1, 1) = 1e-5
+    # partitions of at most one byte: the slack is 1e-5 * max(1, 1) per broker, 2e-5
     tiny = planner_state([0, 1], [part("t", 0, [0], size_bytes=1), part("t", 1, [0], size_bytes=0)], targets=True)
     calls.clear()
     fake_clock(monkeypatch, 0.0, 0.0)
     exact.solve(tiny)
-    assert calls == [0.0, None, pytest.approx(1_000_001.00001, abs=1e-9)]
+    assert calls == [0.0, None, pytest.approx(1_000_001.00002, abs=1e-9)]
 
 
 def test_solve_hands_back_the_widening_models_failure(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -503,28 +518,29 @@ def test_a_frozen_partition_of_a_larger_replication_factor_than_every_movable_on
 
 def test_the_widening_model_counts_frozen_bytes_above_the_band() -> None:
     # x-0 (1 GiB, frozen) and t-0 (20 GiB) on broker 0, u-0 and v-0 (1 GiB) on brokers 1 and 2. 4 replicas:
-    # [1, 2] each; 23 GiB: 23/3 each, band up to 25.3/3 GiB. Wherever t-0 goes, its broker is over by at least
-    # 20 - 25.3/3 = 34.7/3 GiB (on broker 0, with x-0, by one more); the others stay closer (6.9 - 2 = 4.9 GiB).
+    # [1, 2] each; 23 GiB: 23/3 each, band [20.7/3, 25.3/3] GiB. Wherever t-0 goes, its broker is over by at
+    # least 20 - 25.3/3 = 34.7/3 GiB (on broker 0, with x-0, by one more). The other two share the 3 GiB of
+    # x-0, u-0 and v-0 at best as 2 and 1: 4.9 and 5.9 GiB short. In all 34.7/3 + 10.8 GiB.
     state = planner_state([0, 1, 2], [part("t", 0, [0], size_bytes=20 * GiB), part("u", 0, [1], size_bytes=GiB),
                                       part("v", 0, [2], size_bytes=GiB), part("x", 0, [0], size_bytes=GiB)],
                           targets=True, exclude_topics=("x",))
     found = exact._solve(state, widen=None)
     assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
-    assert found.widening == pytest.approx(34.7 / 3 * GiB, rel=1e-6)
+    assert found.widening == pytest.approx((34.7 / 3 + 10.8) * GiB, rel=1e-6)
 
 
 def test_the_widening_model_counts_frozen_bytes_below_the_band(monkeypatch: pytest.MonkeyPatch) -> None:
     # x-0 (1 GiB, frozen) fills broker 0's one replica (3 replicas: 1 each); t-0, t-1 (10 GiB) stay on 1 and 2.
-    # 21 GiB: 7 each, [6.3, 7.7]: broker 0 is 6.3 - 1 = 5.3 GiB short, the others 10 - 7.7 = 2.3 over.
+    # 21 GiB: 7 each, [6.3, 7.7]: broker 0 is 6.3 - 1 = 5.3 GiB short, the others 10 - 7.7 = 2.3 over: 9.9 in all.
     state = planner_state([0, 1, 2], [part("t", 0, [1], size_bytes=10 * GiB), part("t", 1, [2], size_bytes=10 * GiB),
                                       part("x", 0, [0], size_bytes=GiB)], targets=True, exclude_topics=("x",))
     found = exact._solve(state, widen=None)
     assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
-    assert found.widening == pytest.approx(5.3 * GiB, rel=1e-6)
+    assert found.widening == pytest.approx(9.9 * GiB, rel=1e-6)
     # Within that widening nothing needs to move: 0 bytes, proven optimal (0 - 0 <= 1e-4 * 0).
     fake_clock(monkeypatch, 0.0, 0.25)
     assert exact.solve(state) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.25, False,
-                                             pytest.approx(6 * GiB - 0.1 * 7 * GiB, rel=1e-12))
+                                             pytest.approx(6 * GiB - 0.1 * 7 * GiB + 2 * (3 * GiB - 0.1 * 7 * GiB), rel=1e-12))
 
 
 def test_a_partition_producing_at_the_throttle_keeps_its_replicas_and_gains_none() -> None:
@@ -561,11 +577,11 @@ def test_a_partition_must_span_as_many_racks_as_it_can() -> None:
 def test_the_widening_model_with_rack_spread_variables() -> None:
     # p-0 of 5 GiB, q-0 of 1 GiB: 21 GiB. Rack c can only hold p-0's replica (5 GiB: rack safety's floor for it),
     # so its target is clamped to 5 GiB and the other four share 16: 4 GiB each, [3.6, 4.4]. One of them holds
-    # q-0: 3.6 - 1 = 2.6 GiB short, the widest gap (those holding p-0 are 5 - 4.4 = 0.6 over).
+    # q-0: 3.6 - 1 = 2.6 GiB short; the three holding p-0 are 5 - 4.4 = 0.6 over: 4.4 GiB in all.
     state = rf4_over_3_racks(0.1, 5 * GiB, GiB)
     found = exact._solve(state, widen=None)
     assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
-    assert found.widening == pytest.approx(2.6 * GiB, rel=1e-6)
+    assert found.widening == pytest.approx((2.6 + 3 * 0.6) * GiB, rel=1e-6)
 
 
 def test_bytes_come_first_and_each_new_replica_costs_only_one_byte_more() -> None:
@@ -623,8 +639,8 @@ def test_a_plan_cut_by_the_node_limit_is_feasible_even_when_its_bound_meets_it(m
     fake_milp(monkeypatch, x, optimal=True, bound=1.386)
     assert exact._solve(state, widen=0.0) == ExactResult(ExactStatus.FEASIBLE, SUBSET_ROWS, 14 * GiB,
                                                         14882061665, True, 0.0, False, 0.0)
-    # the widening model: w is the variable after the 12 x; 0.3 * 10 GiB, cut by the node limit
-    fake_milp(monkeypatch, np.append(x, 0.3), work_limited=True, bound=0.1)
+    # the widening model: one w per broker after the 12 x, (0.2 + 0.1) * 10 GiB in all, cut by the node limit
+    fake_milp(monkeypatch, np.append(x, [0.2, 0.1]), work_limited=True, bound=0.1)
     assert exact._solve(state, widen=None) == ExactResult(ExactStatus.FEASIBLE, {}, 0, 0, False, 0.0, True,
                                                          pytest.approx(3 * GiB, rel=1e-12))
 

@@ -12,9 +12,10 @@ The constraints are the goals' own: each selected replica goal adds its rule thr
 producing at the throttle; rack safety; replica counts; the byte band). A goal the operator
 leaves out adds nothing, so the exact plan and the heuristic's answer to the same rules.
 When no assignment reaches a goal's band (one partition larger than a broker's share), a
-first solve finds the smallest widening W of every band that some assignment reaches, and
-the bytes are minimised within the bands widened by W: the best reachable balance first,
-then the fewest bytes for it.
+first solve finds the smallest total W by which the brokers' bands must widen (each broker
+its own widening: the bytes it lies outside its band) that some assignment reaches, and the
+bytes are minimised among the assignments whose widenings sum to at most W: the best reachable
+balance first (brokers that can reach their band still do), then the fewest bytes for it.
 
 Leaders are not in the model: they stay metadata-only and the leader goals run on the
 solved replica sets, as in the heuristic.
@@ -99,7 +100,9 @@ class ExactResult:
     strict_band: bool  # the byte constraint was the tolerance band (not the gate's fallback band)
     seconds: float  # wall-clock time of the solve: for logs and benchmarks, never in the plan
     work_limited: bool  # the node limit ended the search before the plan was proven within MIP_GAP
-    widening: float = 0.0  # bytes the tolerance band had to be widened by (0: the band itself)
+    widening: float = 0.0  # bytes the bands had to be widened by, summed over brokers (0: the bands themselves)
+    # per eligible broker (state.eligible_idx order), bytes it lies outside its band; () when none was widened
+    widenings: tuple[float, ...] = field(default=(), compare=False, repr=False)
     # the widening model's assignment (partition -> broker indices, those that change), which starts the
     # bytes model within that widening; not compared: many assignments reach the same widening
     reached: dict[int, list[int]] | None = field(default=None, compare=False, repr=False)
@@ -130,20 +133,21 @@ def solve(state: ClusterState, goals: Sequence[Goal] | None = None,
             # The widening found, plus slack for the solver's feasibility tolerance (1e-6 of the
             # model's unit, the largest partition): without it the rounded assignment that
             # reached the widening can miss the band by a few kilobytes and come out infeasible.
-            slack = 1e-5 * max(1.0, float(state.sizes[~state.frozen].max(initial=1)))
+            slack = 1e-5 * max(1.0, float(state.sizes[~state.frozen].max(initial=1))) * len(state.eligible_idx)
             reached = widen.reached or {}
             starts = (*starts, [reached.get(p, state.row(p)) for p in range(state.n_parts)])
             result = _solve(state, widen=widen.widening * (1 + 1e-6) + slack, goals=goals, starts=starts)
             if result.status in (ExactStatus.OPTIMAL, ExactStatus.FEASIBLE) and result.rows is not None:
-                result = replace(result, widening=_widening_reached(state, result.rows, goals))
+                outside = _widening_reached(state, result.rows, goals)
+                result = replace(result, widening=float(outside.sum()), widenings=tuple(float(w) for w in outside))
             # a widening found by a search the node limit ended may not be the smallest
             result = replace(result, work_limited=result.work_limited or widen.work_limited)
     return replace(result, seconds=round(time.monotonic() - started, 3))
 
 
-def _widening_reached(state: ClusterState, rows: dict[int, list[int]], goals: Sequence[Goal] | None = None) -> float:
-    """How far (bytes) the assignment with ``rows`` changed lies outside the goals' bands, at
-    most, computed exactly rather than read back from the solver's floating-point widening."""
+def _widening_reached(state: ClusterState, rows: dict[int, list[int]], goals: Sequence[Goal] | None = None) -> np.ndarray:
+    """How far (bytes) each eligible broker lies outside the goals' bands once ``rows`` changed,
+    computed exactly rather than read back from the solver's floating-point widenings."""
     load = state.bytes.astype(np.float64).copy()
     for p, new in rows.items():
         size = float(state.sizes[p])
@@ -151,7 +155,10 @@ def _widening_reached(state: ClusterState, rows: dict[int, list[int]], goals: Se
             load[b] -= size
         for b in new:
             load[b] += size
-    return max((g.band_excess(state, load) for g in (replica_goals() if goals is None else goals)), default=0.0)
+    outside = np.zeros(len(state.eligible_idx))
+    for g in replica_goals() if goals is None else goals:
+        outside = np.maximum(outside, g.band_excess(state, load))
+    return outside
 
 
 class ExactModel:
@@ -160,9 +167,9 @@ class ExactModel:
     rows the goals add through ``exact_terms``. Bytes are in units of the largest partition
     inside the model, so HiGHS's absolute tolerances stay meaningful.
 
-    ``widen`` is the byte band's state for the goal that owns a band: a number of bytes every
-    band is widened by, or None when the solve looks for the smallest widening some
-    assignment reaches (then the objective is that widening alone).
+    ``widen`` is the byte band's state for the goal that owns a band: the bytes by which the
+    brokers' bands may widen, summed over brokers (0: the bands themselves), or None when the
+    solve looks for the smallest such sum some assignment reaches (then it is the objective).
     """
 
     def __init__(self, state: ClusterState, widen: float | None) -> None:
@@ -190,7 +197,7 @@ class ExactModel:
         self._upper = [np.ones(nx)]
         self._integer = [np.ones(nx)]
         self.n_cols = nx
-        self.widening_col: int | None = None
+        self.widening_cols: np.ndarray | None = None  # one per eligible broker, when widen is None
         # indicator columns (a rack spanned) and the x columns they sum: a start sets each to min(1, sum)
         self.indicators: list[tuple[int, np.ndarray]] = []
         # Frozen partitions still occupy the brokers they sit on.
@@ -244,8 +251,9 @@ class ExactModel:
 
 def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | None = None,
            starts: Sequence[Sequence[Sequence[int]]] = ()) -> ExactResult:  # fmt: skip
-    """``widen`` None: find the smallest band widening (bytes) any assignment reaches;
-    else minimise bytes moved within the band widened by ``widen`` bytes. The constraints are
+    """``widen`` None: find the smallest total band widening (bytes, summed over the eligible brokers)
+    any assignment reaches; else minimise bytes moved with the bands widened by at most ``widen``
+    bytes in all. The constraints are
     the goals' own (``Goal.exact_terms``). ``starts``: assignments (every partition's broker
     indices) the solver may start from: the cheapest of those that meet every constraint."""
     strict = widen == 0.0
@@ -255,7 +263,7 @@ def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | Non
     model = ExactModel(state, widen)
     for goal in goals:
         goal.exact_terms(model)
-    if widen is None and model.widening_col is None:
+    if widen is None and model.widening_cols is None:
         # no goal has a band to widen: the rules themselves cannot all be met
         return ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, False, 0.0, False)
     c, A, row_lo, row_hi, ub, integer = model.arrays()
@@ -283,9 +291,10 @@ def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | Non
         rows[p] = sorted(new)
         moved += int(state.sizes[p]) * len(new - set(state.original_row(p)))
     if widen is None:
-        assert model.widening_col is not None
+        assert model.widening_cols is not None
+        found = np.maximum(0.0, run.x[model.widening_cols]) * scale
         return ExactResult(ExactStatus.OPTIMAL if run.optimal else ExactStatus.FEASIBLE, {}, 0, 0, False, 0.0,
-                           run.work_limited, float(run.x[model.widening_col]) * scale, reached=rows)
+                           run.work_limited, float(found.sum()), tuple(float(w) for w in found), reached=rows)
     bound_bytes = min(bound_bytes, moved)
     optimal = run.optimal and moved - bound_bytes <= OPTIMAL_GAP * moved
     return ExactResult(ExactStatus.OPTIMAL if optimal else ExactStatus.FEASIBLE, rows, moved, bound_bytes,
@@ -334,12 +343,12 @@ def _start_vector(model: ExactModel, start: Sequence[Sequence[int]], A: csr_matr
             x[model.var[i, j]] = 1.0
     for y, members in model.indicators:
         x[y] = min(1.0, float(x[members].sum()))
-    w = model.widening_col
-    if w is not None:
-        # w is the widest miss of any band: the smallest w these two kinds of rows allow
-        w_rows = A[:, w].toarray().ravel() != 0
-        load = A[w_rows][:, :nx] @ x[:nx]
-        x[w] = max(0.0, float(np.max(np.where(np.isfinite(row_hi[w_rows]), load - row_hi[w_rows], row_lo[w_rows] - load))))
+    if model.widening_cols is not None:
+        # each w_b is its broker's miss of its band: the smallest w_b its two rows allow
+        for w in model.widening_cols.tolist():
+            w_rows = A[:, w].toarray().ravel() != 0
+            load = A[w_rows][:, :nx] @ x[:nx]
+            x[w] = max(0.0, float(np.max(np.where(np.isfinite(row_hi[w_rows]), load - row_hi[w_rows], row_lo[w_rows] - load))))
     rows = A @ x
     tol = 1e-9 * (1.0 + np.abs(rows))
     if (x > ub).any() or (rows < row_lo - tol).any() or (rows > row_hi + tol).any():
@@ -353,11 +362,12 @@ def _nothing_movable(state: ClusterState, goals: Sequence[Goal], widen: float | 
     outside = _widening_reached(state, {}, goals)
     # every rule but the bands (judged by ``outside``)
     rules = all(c.reached for c in judge(goals, state_view(state, byte_slack=math.inf)))
+    per_broker = tuple(float(w) for w in outside)
     if widen is None:
         status = ExactStatus.OPTIMAL if rules else ExactStatus.INFEASIBLE
-        return ExactResult(status, {}, 0, 0, False, 0.0, False, outside)
-    status = ExactStatus.OPTIMAL if rules and outside <= widen else ExactStatus.INFEASIBLE
-    return ExactResult(status, {}, 0, 0, widen == 0.0, 0.0, False, widen)
+        return ExactResult(status, {}, 0, 0, False, 0.0, False, float(outside.sum()), per_broker)
+    status = ExactStatus.OPTIMAL if rules and outside.sum() <= widen else ExactStatus.INFEASIBLE
+    return ExactResult(status, {}, 0, 0, widen == 0.0, 0.0, False, widen, per_broker if widen else ())
 
 
 @dataclass(frozen=True)

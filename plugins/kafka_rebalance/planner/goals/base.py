@@ -47,10 +47,11 @@ class Goal:
     def check(self, view: BalanceView) -> GoalCheck:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def band_excess(self, state: ClusterState, load: np.ndarray) -> float:
-        """Bytes by which per-broker ``load`` lies outside this goal's band at most (0 inside it,
-        and for goals without a band): what the exact model's widening must cover."""
-        return 0.0
+    def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
+        """Per eligible broker (``state.eligible_idx`` order), the bytes by which ``load`` lies outside
+        this goal's band (0 inside it, and for goals without a band): what the exact model's
+        widening of that broker's band must cover."""
+        return np.zeros(len(state.eligible_idx))
 
     def verdict(self, value: float, reached: bool, offenders: tuple[int, ...] = (),
                 per_broker: dict[int, float] | None = None) -> GoalCheck:  # fmt: skip

@@ -112,16 +112,21 @@ class ByteBalanceGoal(Goal):
         low_b, high_b = state.byte_target[elig] * (1 - tol), state.byte_target[elig] * (1 + tol)
         load = np.repeat(model.sizes, model.n_e) / scale
         x = model.var.ravel()
-        if model.widen is not None:
-            model.add(model.b_of, x, load, (low_b - model.widen - model.fixed_bytes) / scale,
-                      (high_b + model.widen - model.fixed_bytes) / scale)
+        if model.widen == 0.0:
+            model.add(model.b_of, x, load, (low_b - model.fixed_bytes) / scale, (high_b - model.fixed_bytes) / scale)
             return
-        # one continuous w >= 0 widening every band: load - w <= high, load + w >= low; minimise w
-        w = model.columns(1, upper=np.inf, integer=False, cost=1.0)[0]
-        model.widening_col = int(w)
+        # A continuous w_b >= 0 widening each broker's band: load - w_b <= high, load + w_b >= low.
+        # Their sum is the total distance outside the bands, which every action of the heuristic
+        # lowers: minimised (widen None), or held within the smallest sum found (a budget shared by
+        # the brokers, so the bytes model may choose which brokers use it). One widening for every
+        # band instead would let every broker drift as far as the one holding a partition larger
+        # than its band must.
         n_e = model.n_e
+        wcol = model.columns(n_e, upper=np.inf, integer=False, cost=1.0 if model.widen is None else 0.0)
+        model.widening_cols = wcol
+        if model.widen is not None:
+            model.add(np.zeros(n_e, dtype=np.int64), wcol, np.ones(n_e), np.array([-np.inf]), np.array([model.widen / scale]))
         brokers = np.arange(n_e)
-        wcol = np.full(n_e, w)
         model.add(np.concatenate([model.b_of, brokers]), np.concatenate([x, wcol]), np.concatenate([load, -np.ones(n_e)]),
                   np.full(n_e, -np.inf), (high_b - model.fixed_bytes) / scale)
         model.add(np.concatenate([model.b_of, brokers]), np.concatenate([x, wcol]), np.concatenate([load, np.ones(n_e)]),
@@ -133,11 +138,10 @@ class ByteBalanceGoal(Goal):
         started further off, where it started (no broker worse off than before). Scalars or arrays."""
         return np.maximum(deviation_before, tolerance)
 
-    def band_excess(self, state: ClusterState, load: np.ndarray) -> float:
+    def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         target = state.byte_target[elig]
-        excess = np.abs(load[elig] - target) - state.options.byte_tolerance * target
-        return float(max(0.0, excess.max(initial=0.0)))
+        return np.maximum(0.0, np.abs(load[elig] - target) - state.options.byte_tolerance * target)
 
     def check(self, view: BalanceView) -> GoalCheck:
         tol = view.byte_tolerance
