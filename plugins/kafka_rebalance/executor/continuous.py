@@ -463,7 +463,10 @@ class ContinuousRun:
         for bid, ids in sorted(by_batch.items()):
             states = [self.entry["steps"].get(str(i), {}).get("state") for i in ids]
             entry = self.ex.ledger.batch(bid)
-            if all(st == FINISHED for st in states):
+            # Finished means every partition of the batch file at its target, not only every step the
+            # schedule lists (the plan loader refuses a schedule that lacks one; this never trusts it).
+            landed = {self.moves[i].tp for i, st in zip(ids, states) if st == FINISHED}
+            if all(st == FINISHED for st in states) and landed >= set(self.ex.plan.batch(bid).targets):
                 entry.update(state=FINISHED, mode=CONTINUOUS, completed=sorted({str(self.moves[i].tp) for i in ids}))
                 steps = [self.entry["steps"].get(str(i), {}) for i in ids]
                 starts = [e["started_clock"] for e in steps if isinstance(e.get("started_clock"), (int, float))]

@@ -47,6 +47,7 @@ from kafka_rebalance.executor.ledger import (
     THROTTLED,
     THROTTLES_RECORDED,
     Ledger,
+    MoveState,
 )
 from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecSettings, ExecutionRefused
@@ -112,9 +113,16 @@ class Executor:
                 break
             r = self.run_batch(bid)
             results.append(r)
-            if self.hold is not None or r.state != FINISHED or (r.cancelled and self.settings.on_stall == "stop"):
+            if self.hold is not None or not self._goes_on_after(r):
                 break
         return results
+
+    def _goes_on_after(self, r: BatchResult) -> bool:
+        """Whether the next batch may start after ``r``: it finished, or only lost stalled moves and
+        ``on_stall`` says continue (the batch stays unfinished, so a re-run runs it again)."""
+        if r.state == FINISHED:
+            return True
+        return r.state == CANCELLED and self.settings.on_stall == "continue"
 
     def _held(self, hold: Hold, what: str) -> None:
         self.hold = hold
@@ -298,7 +306,7 @@ class Executor:
             outcomes = self._verify_batch(batch, {TP(*_split(c)) for c in result.cancelled}, errors)
             result.problems.extend(p for o in outcomes.values() for p in o.problems)
             ok = not result.problems and not timed_out and not (stopped and result.cancelled)
-            result.state = FINISHED if ok else FAILED
+            result.state = batch_state(outcomes.values(), ok)
         except BaseException:
             entry["state"] = FAILED
             raise
@@ -528,8 +536,7 @@ class Executor:
         self.preflight(selected)
         results, cont = self.run_selected(selected)
         held = self.hold is not None
-        stopped = not held and bool(results) and (
-            results[-1].state != FINISHED or bool(results[-1].cancelled and self.settings.on_stall == "stop"))
+        stopped = not held and bool(results) and not self._goes_on_after(results[-1])
         if cont is not None and not held:
             stopped = stopped or bool(cont.failed) or bool(cont.cancelled and self.settings.on_stall == "stop")
         elections = self.elections() if not stopped and not held and self.all_finished() else None
@@ -619,6 +626,17 @@ class Executor:
             "not_cancelled": {str(tp): outcome[tp] for tp in to_cancel if outcome.get(tp)},
             "restored_throttles_of": restored,
         }
+
+
+def batch_state(outcomes: Iterable[PartitionOutcome], ok: bool) -> MoveState:
+    """A batch is FINISHED only with every partition at its target. One that lost moves to cancellation
+    (and nothing else) is CANCELLED: never skipped by a re-run, which starts those moves again."""
+    states = [o.state for o in outcomes]
+    if ok and all(st is PartitionState.AT_TARGET for st in states):
+        return FINISHED
+    if ok and all(st in (PartitionState.AT_TARGET, PartitionState.CANCELLED) for st in states):
+        return CANCELLED
+    return FAILED
 
 
 def _split(name: str) -> tuple[str, int]:
