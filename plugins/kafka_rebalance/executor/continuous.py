@@ -164,7 +164,7 @@ class ContinuousRun:
                     unsettled.remove(i)
             if not unsettled or admin.now() >= deadline:
                 break
-            admin.sleep(min(1.0, self.ex.settings.poll_interval))
+            self.ex.sleep(min(1.0, self.ex.settings.poll_interval))
         for i in unsettled:
             # Never reached Kafka, or was cancelled since: it starts afresh, and the ledger says so.
             self._step(i).update(state=CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
@@ -257,6 +257,7 @@ class ContinuousRun:
         try:
             while True:
                 if not self.stop_starting:
+                    ex.check_stop()
                     new = dispatcher.start(allow=self._allow)
                     if new:
                         self._submit(new, dispatcher)
@@ -266,7 +267,7 @@ class ContinuousRun:
                     self.dirty = False
                 if not dispatcher.in_flight:
                     break
-                admin.sleep(self._next_poll(admin.now()))
+                ex.sleep(self._next_poll(admin.now()))
                 self._poll(dispatcher)
             ended = admin.now()  # the moves' time: the estimate's counterpart (restoring throttles is not in it)
         except BaseException:
