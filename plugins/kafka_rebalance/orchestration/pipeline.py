@@ -44,8 +44,6 @@ class ExecutionStopped(RebalanceError):
     """The execute task was killed: its throttles are restored and the stop is in the ledger; the next run resumes."""
 
 
-
-
 def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, str]:
     """Describe the cluster into a snapshot file in this run's directory."""
     directory = run_dir(cluster.cluster_id, run_id)
