@@ -63,12 +63,23 @@ def test_assignment_error_quotes_at_most_200_characters_of_the_entry() -> None:
     assert str(err.value).endswith("got " + json.dumps(entry)[:200])
 
 
+# One batch's move, t-0 from brokers 1, 2 to 1, 3: its throttles may name brokers 1, 2 and 3 only.
+BEFORE = {TP("t", 0): (1, 2)}
+TARGETS = {TP("t", 0): (1, 3)}
+RATES = {"leader.replication.throttled.rate": "1048576", "follower.replication.throttled.rate": "1048576"}
+LISTS = {"leader.replication.throttled.replicas": "0:1,0:2", "follower.replication.throttled.replicas": "0:3"}
+
+
+def _throttles(raw: Any) -> pm.Throttles:
+    return pm._throttles(raw, PATH, BEFORE, TARGETS)
+
+
 def test_throttles_are_typed() -> None:
-    t = pm._throttles({"rate_bytes_per_sec": 10, "brokers": {"2": {"k": "v"}}, "topics": {"t": {"x": "y"}}}, PATH)
-    assert t == pm.Throttles(10, {2: {"k": "v"}}, {"t": {"x": "y"}})
+    t = _throttles({"rate_bytes_per_sec": 1048576, "brokers": {"2": RATES}, "topics": {"t": LISTS}})
+    assert t == pm.Throttles(1048576, {2: RATES}, {"t": LISTS})
     assert not t.empty
-    assert pm._throttles({}, PATH) == pm.Throttles(None, {}, {}) and pm._throttles({}, PATH).empty
-    assert pm._throttles({"rate_bytes_per_sec": "10"}, PATH).rate_bytes_per_sec is None
+    assert _throttles({}) == pm.Throttles(None, {}, {}) and _throttles({}).empty
+    assert _throttles({"rate_bytes_per_sec": None}).rate_bytes_per_sec is None
     assert not pm.Throttles(None, {}, {"t": {}}).empty and not pm.Throttles(None, {1: {}}, {}).empty
 
 
@@ -85,16 +96,48 @@ def test_throttles_are_typed() -> None:
         ({"brokers": {"1": {"k": 5}}}, "brokers.1: expected a broker id"),
         ({"topics": {"t": []}}, "topics.t: expected config names mapping to string values"),
         ({"topics": {"t": {"k": None}}}, "topics.t: expected config names mapping to string values"),
+        # Values the executor would write to the cluster: refused at load, for every batch, before any move.
+        ({"rate_bytes_per_sec": 0}, "rate_bytes_per_sec: expected a whole number of bytes/s within 1024..9223372036854775807, got 0"),
+        ({"rate_bytes_per_sec": -1}, "rate_bytes_per_sec: expected a whole number of bytes/s within 1024..9223372036854775807, got -1"),
+        ({"rate_bytes_per_sec": 1023}, "rate_bytes_per_sec: expected a whole number of bytes/s within 1024..9223372036854775807, got 1023"),
+        ({"rate_bytes_per_sec": "10"}, "rate_bytes_per_sec: expected a whole number of bytes/s within 1024"),
+        ({"rate_bytes_per_sec": 1.5e6}, "rate_bytes_per_sec: expected a whole number of bytes/s within 1024"),
+        ({"rate_bytes_per_sec": True}, "rate_bytes_per_sec: expected a whole number of bytes/s within 1024"),
+        ({"brokers": {"1": {**RATES, "leader.replication.throttled.rate": "0"}}},
+         'brokers.1.leader.replication.throttled.rate: expected a whole number of bytes/s within 1024..9223372036854775807, got 0'),
+        ({"brokers": {"1": {**RATES, "follower.replication.throttled.rate": "-1"}}},
+         'brokers.1.follower.replication.throttled.rate: expected a whole number of bytes/s within 1024..9223372036854775807, got "-1"'),
+        ({"brokers": {"1": {**RATES, "follower.replication.throttled.rate": "9223372036854775808"}}},
+         "brokers.1.follower.replication.throttled.rate: expected a whole number of bytes/s within 1024"),
+        ({"brokers": {"1": {"min.insync.replicas": "1"}}}, "brokers.1.min.insync.replicas: not a throttle config"),
+        ({"brokers": {"7": RATES}}, "brokers.7: broker 7 is not a replica of any partition this batch moves (its brokers are [1, 2, 3])"),
+        ({"topics": {"t": {"retention.ms": "1"}}}, "topics.t.retention.ms: not a throttle config"),
+        ({"topics": {"t": {"leader.replication.throttled.replicas": "0:1,x"}}},
+         "topics.t.leader.replication.throttled.replicas: 'x' is not PARTITION:BROKER"),
+        ({"topics": {"t": {"leader.replication.throttled.replicas": "*"}}},
+         "topics.t.leader.replication.throttled.replicas: '*' is not PARTITION:BROKER"),
+        ({"topics": {"t": {"follower.replication.throttled.replicas": "1:3"}}},
+         "topics.t.follower.replication.throttled.replicas: t-1 is not a partition of this batch"),
+        ({"topics": {"u": {"follower.replication.throttled.replicas": "0:3"}}},
+         "topics.u.follower.replication.throttled.replicas: u-0 is not a partition of this batch"),
+        ({"topics": {"t": {"follower.replication.throttled.replicas": "0:9"}}},
+         "topics.t.follower.replication.throttled.replicas: broker 9 is not a replica of t-0 before or after its move"),
     ],
 )
 def test_each_malformed_throttles_file_is_one_error(raw: Any, message: str) -> None:
     with pytest.raises(PlanDirError) as err:
-        pm._throttles(raw, PATH)
+        _throttles(raw)
     assert str(err.value).startswith(f"{PATH}: {message}")
 
 
+def test_throttle_rates_at_the_limits_are_accepted() -> None:
+    low = {"leader.replication.throttled.rate": "1024", "follower.replication.throttled.rate": "9223372036854775807"}
+    assert _throttles({"rate_bytes_per_sec": 1024, "brokers": {"3": low}}).brokers == {3: low}
+
+
 def test_broker_id_at_the_int32_limit_is_accepted() -> None:
-    assert pm._throttles({"brokers": {"2147483647": {}}}, PATH).brokers == {2147483647: {}}
+    wide = {TP("t", 0): (2147483647,)}
+    assert pm._throttles({"brokers": {"2147483647": {}}}, PATH, {TP("t", 0): (1,)}, wide).brokers == {2147483647: {}}
 
 
 # --------------------------------------------------------------------------- schedule
@@ -111,20 +154,70 @@ def step(n: int, topic_partition: int, before: list[int], replicas: list[int], a
             "produce_bytes_per_sec": 1.5, "estimated_start_s": 0, "estimated_end_s": 2.5, **over}
 
 
-SCHEDULE = {"version": 1, "throttle_bytes_per_sec": 50, "max_moves_per_broker": 2, "max_in_flight": 4,
+SCHEDULE = {"version": 1, "throttle_bytes_per_sec": 51200, "max_moves_per_broker": 2, "max_in_flight": 4,
             "estimated_seconds": 10, "physical_bound_seconds": 8.5,
             "steps": [step(0, 0, [1, 2], [3, 2], [3], [1]), step(1, 1, [1, 2], [1, 3], [3], [2])]}
 
 
 def test_schedule_is_typed() -> None:
     s = pm._schedule(SCHEDULE, PATH, {"001": BATCH})
-    assert (s.throttle_bytes_per_sec, s.max_moves_per_broker, s.max_in_flight) == (50, 2, 4)
+    assert (s.throttle_bytes_per_sec, s.max_moves_per_broker, s.max_in_flight) == (51200, 2, 4)
     assert (s.estimated_seconds, s.physical_bound_seconds) == (10.0, 8.5)
     assert s.moves[0] == pm.ScheduledMove(0, TP("t", 0), "001", (1, 2), (3, 2), (3,), (1,), None, 1, 100, 1.5, 0.0, 2.5)
     assert [m.tp for m in s.moves] == [TP("t", 0), TP("t", 1)]
     # Made before --throttle-efficiency existed: the throttle fully delivered, as it was simulated.
-    assert (s.throttle_efficiency, s.delivered_rate) == (1.0, 50)
-    assert pm._schedule({**SCHEDULE, "throttle_efficiency": 0.5}, PATH, {"001": BATCH}).delivered_rate == 25.0
+    assert (s.throttle_efficiency, s.delivered_rate) == (1.0, 51200)
+    assert pm._schedule({**SCHEDULE, "throttle_efficiency": 0.5}, PATH, {"001": BATCH}).delivered_rate == 25600.0
+
+
+LATER = pm.Batch("002", "move", {TP("t", 0): (3, 1)}, {TP("t", 0): (3, 2)}, pm.Throttles(None), None, None)
+REORDER = pm.Batch("003", "reorder", {TP("t", 1): (3, 1)}, {TP("t", 1): (1, 3)}, pm.Throttles(None), None, None)
+
+
+def _two_batches() -> dict[str, Any]:
+    raw = copy.deepcopy(SCHEDULE)
+    raw["steps"].append(step(2, 0, [3, 2], [3, 1], [1], [2], after=0, batch="002"))
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # Every hash could be re-recorded and a verdict forged: the schedule must still be its batch files.
+        (lambda r: r["steps"].pop(), "t-0: batches/002/reassignment.json moves it [3, 2] -> [3, 1], and no step of the schedule does"),
+        (lambda r: r.update(steps=[r["steps"][0], {**r["steps"][2], "id": 1}]),
+         "t-1: batches/001/reassignment.json moves it [1, 2] -> [1, 3], and no step of the schedule does"),
+        (lambda r: r["steps"].append(step(3, 1, [1, 2], [1, 3], [3], [2], after=1)), "steps[3]: t-1 repeats steps[1] (both batch 001)"),
+    ],
+)
+def test_a_schedule_that_is_not_its_batch_files_is_one_error(edit: Any, message: str) -> None:
+    raw = _two_batches()
+    batches = {"001": BATCH, "002": LATER, "003": REORDER}
+    assert len(pm._schedule(raw, PATH, batches).moves) == 3
+    edit(raw)
+    with pytest.raises(PlanDirError) as err:
+        pm._schedule(raw, PATH, batches)
+    assert str(err.value) == f"{PATH}: {message}"
+
+
+def test_a_partition_s_steps_follow_its_batches_order() -> None:
+    # t-0 moves in 001 then in 002; listed the other way round (each step still a move of its batch).
+    first = pm.Batch("001", "move", {TP("t", 0): (3, 1)}, {TP("t", 0): (3, 2)}, pm.Throttles(None), None, None)
+    second = pm.Batch("002", "move", {TP("t", 0): (3, 2)}, {TP("t", 0): (1, 2)}, pm.Throttles(None), None, None)
+    raw = {**SCHEDULE, "steps": [step(0, 0, [1, 2], [3, 2], [3], [1], batch="002"),
+                                 step(1, 0, [3, 2], [3, 1], [1], [2], after=0, batch="001")]}
+    with pytest.raises(PlanDirError) as err:
+        pm._schedule(raw, PATH, {"001": first, "002": second})
+    assert str(err.value) == (f"{PATH}: steps[1]: t-0 moves in batch 001 after its step 0 of batch 002, "
+                              "but the batch files run batch 001 first")
+
+
+def test_a_step_of_a_reorder_batch_is_refused() -> None:
+    raw = _two_batches()
+    raw["steps"].append(step(3, 1, [1, 3], [3, 1], [], [], after=1, batch="003"))
+    with pytest.raises(PlanDirError) as err:
+        pm._schedule(raw, PATH, {"001": BATCH, "002": LATER, "003": REORDER})
+    assert str(err.value) == f"{PATH}: steps[3]: t-1 is in batch 003, a reorder batch, which runs before the schedule"
 
 
 def test_a_partition_with_two_steps_names_its_previous_step() -> None:
@@ -144,7 +237,8 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
         (lambda r: r.update(version=2), "version: expected 1 (this tool's schedule layout), got 2"),
         (lambda r: r.pop("version"), "version: expected 1 (this tool's schedule layout), got null"),
         (lambda r: r.update(version=True), "version: expected 1 (this tool's schedule layout), got true"),
-        (lambda r: r.update(throttle_bytes_per_sec=0), "throttle_bytes_per_sec: expected an integer within 1..9223372036854775807, got 0"),
+        (lambda r: r.update(throttle_bytes_per_sec=0), "throttle_bytes_per_sec: expected an integer within 1024..9223372036854775807, got 0"),
+        (lambda r: r.update(throttle_bytes_per_sec=1023), "throttle_bytes_per_sec: expected an integer within 1024..9223372036854775807, got 1023"),
         (lambda r: r.update(max_moves_per_broker=2**31), "max_moves_per_broker: expected an integer within 1..2147483647"),
         (lambda r: r.pop("max_in_flight"), "max_in_flight: expected an integer within 1..2147483647, got null"),
         (lambda r: r.update(estimated_seconds=-1), "estimated_seconds: expected a number >= 0, got -1"),

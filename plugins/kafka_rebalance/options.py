@@ -27,7 +27,12 @@ from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE, DEFAULT_REPLICA_TOLE
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
-from kafka_rebalance.throttle_model import DEFAULT_THROTTLE_EFFICIENCY, MIN_THROTTLE_EFFICIENCY, delivered_rate
+from kafka_rebalance.throttle_model import (
+    DEFAULT_THROTTLE_EFFICIENCY,
+    MIN_THROTTLE_BYTES_PER_SEC,
+    MIN_THROTTLE_EFFICIENCY,
+    delivered_rate,
+)
 from kafka_rebalance.units import MIB
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, is_ascii_digits
 
@@ -66,7 +71,7 @@ class PlanOptions:
     # 50 MiB/s, the figure the plan-format contract shows; kafka-reassign-partitions takes bytes/s.
     throttle_bytes_per_sec: int = _option(
         50 * MIB, flag="--throttle", help="Replication throttle per broker (KIP-73)",
-        minimum=1024,  # under 1 KB/s a throttle is a typo, not a policy
+        minimum=MIN_THROTTLE_BYTES_PER_SEC,
         maximum=INT64_MAX, unit="bytes/s", why="(a Java long)",  # Kafka's *.replication.throttled.rate
         setting="throttle_mb_per_sec", scale=MIB, setting_unit="MB/s", in_form=True)
     max_partitions_per_batch: int = _option(

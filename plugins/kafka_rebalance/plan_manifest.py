@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.cluster.admin import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, TP
 from kafka_rebalance.plan_dir import (
     BATCH_FILE_KINDS,
     ELECTION_FILE,
@@ -26,7 +26,7 @@ from kafka_rebalance.plan_dir import (
     require_validated,
     verify_plan,
 )
-from kafka_rebalance.throttle_model import MIN_THROTTLE_EFFICIENCY, delivered_rate
+from kafka_rebalance.throttle_model import MIN_THROTTLE_BYTES_PER_SEC, MIN_THROTTLE_EFFICIENCY, delivered_rate
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, int_in, is_ascii_digits, topic_name_problem
 
 
@@ -155,25 +155,66 @@ def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
     return out
 
 
-def _throttles(raw: Any, path: Path) -> Throttles:
+def _rate_problem(value: Any) -> str | None:
+    """Why ``value`` is no throttle rate the executor may write (None: it is one)."""
+    if isinstance(value, str) and is_ascii_digits(value) and len(value) <= 19:
+        value = int(value)
+    if int_in(value, MIN_THROTTLE_BYTES_PER_SEC, INT64_MAX):
+        return None
+    return f"expected a whole number of bytes/s within {MIN_THROTTLE_BYTES_PER_SEC}..{INT64_MAX}, got {json.dumps(value)[:60]}"
+
+
+def _throttles(raw: Any, path: Path, before: dict[TP, tuple[int, ...]], targets: dict[TP, tuple[int, ...]]) -> Throttles:
+    """throttles.json, typed, every value checked against the batch's own moves.
+
+    The executor writes these configs to the cluster as they are, so nothing but the KIP-73 keys is
+    accepted, every rate is a sane positive number of bytes/s, and every broker (in a rate, or in a
+    throttled-replica list) is one a move of this batch involves: checked for all batches at load,
+    before the first move, not by Kafka halfway through the plan.
+    """
     if not isinstance(raw, dict):
         raise PlanDirError(f"{path}: expected an object with rate_bytes_per_sec, brokers and topics")
     brokers_raw, topics_raw = raw.get("brokers", {}), raw.get("topics", {})
     if not isinstance(brokers_raw, dict) or not isinstance(topics_raw, dict):
         raise PlanDirError(f"{path}: brokers and topics must be objects")
+    rate = raw.get("rate_bytes_per_sec")
+    if rate is not None and (problem := _rate_problem(rate)) is not None:
+        raise PlanDirError(f"{path}: rate_bytes_per_sec: {problem}")
+    involved: dict[TP, set[int]] = {tp: set(before[tp]) | set(targets[tp]) for tp in targets}
+    brokers_of_batch = set().union(*involved.values()) if involved else set()
     brokers: dict[int, dict[str, str]] = {}
     for bid, cfg in brokers_raw.items():
         if not (is_ascii_digits(bid) and int(bid) <= INT32_MAX) or not isinstance(cfg, dict) \
                 or not all(isinstance(v, str) for v in cfg.values()):
             raise PlanDirError(f"{path}: brokers.{bid}: expected a broker id mapping config names to string values")
+        if int(bid) not in brokers_of_batch:
+            raise PlanDirError(f"{path}: brokers.{bid}: broker {bid} is not a replica of any partition this batch moves "
+                               f"(its brokers are {sorted(brokers_of_batch)})")
+        for key, value in sorted(cfg.items()):
+            if key not in BROKER_THROTTLE_KEYS:
+                raise PlanDirError(f"{path}: brokers.{bid}.{key}: not a throttle config (expected {' or '.join(BROKER_THROTTLE_KEYS)})")
+            if (problem := _rate_problem(value)) is not None:
+                raise PlanDirError(f"{path}: brokers.{bid}.{key}: {problem}")
         brokers[int(bid)] = dict(cfg)
     topics: dict[str, dict[str, str]] = {}
     for name, cfg in topics_raw.items():
         if not isinstance(cfg, dict) or not all(isinstance(v, str) for v in cfg.values()):
             raise PlanDirError(f"{path}: topics.{name}: expected config names mapping to string values")
+        for key, value in sorted(cfg.items()):
+            if key not in TOPIC_THROTTLE_KEYS:
+                raise PlanDirError(f"{path}: topics.{name}.{key}: not a throttle config (expected {' or '.join(TOPIC_THROTTLE_KEYS)})")
+            for entry in filter(None, value.split(",")):
+                part, sep, broker = entry.partition(":")
+                if not (sep and is_ascii_digits(part) and is_ascii_digits(broker) and len(part) <= 10 and len(broker) <= 10):
+                    raise PlanDirError(f"{path}: topics.{name}.{key}: {entry!r} is not PARTITION:BROKER")
+                tp = TP(name, int(part))
+                if tp not in involved:
+                    raise PlanDirError(f"{path}: topics.{name}.{key}: {tp} is not a partition of this batch")
+                if int(broker) not in involved[tp]:
+                    raise PlanDirError(f"{path}: topics.{name}.{key}: broker {broker} is not a replica of {tp} before or "
+                                       f"after its move (those are {sorted(involved[tp])})")
         topics[name] = dict(cfg)
-    rate = raw.get("rate_bytes_per_sec")
-    return Throttles(rate if isinstance(rate, int) else None, brokers, topics)
+    return Throttles(rate, brokers, topics)
 
 
 def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
@@ -184,7 +225,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         # a later layout read as this one would schedule the wrong moves; refuse it by name
         raise PlanDirError(f"{path}: version: expected 1 (this tool's schedule layout), got {json.dumps(raw.get('version'))[:60]}")
     head: dict[str, Any] = {}
-    for key, lo, hi in (("throttle_bytes_per_sec", 1, INT64_MAX), ("max_moves_per_broker", 1, INT32_MAX),
+    for key, lo, hi in (("throttle_bytes_per_sec", MIN_THROTTLE_BYTES_PER_SEC, INT64_MAX), ("max_moves_per_broker", 1, INT32_MAX),
                         ("max_in_flight", 1, INT32_MAX)):
         if not int_in(raw.get(key), lo, hi):
             raise PlanDirError(f"{path}: {key}: expected an integer within {lo}..{hi}, got {json.dumps(raw.get(key))[:60]}")
@@ -225,8 +266,42 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         moves.append(ScheduledMove(n, tp, st["batch"], before, replicas, tuple(ids["adds"]), tuple(ids["removes"]),
                                    st["after"], st["leader"], st["bytes"], float(st["produce_bytes_per_sec"]),
                                    float(st["estimated_start_s"]), float(st["estimated_end_s"])))
+    problem = schedule_mismatch(moves, batches)
+    if problem is not None:
+        raise PlanDirError(f"{path}: {problem}")
     return PlanSchedule(head["throttle_bytes_per_sec"], head["max_moves_per_broker"], head["max_in_flight"],
                         head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves), float(efficiency))
+
+
+def schedule_mismatch(moves: list[ScheduledMove] | tuple[ScheduledMove, ...], batches: dict[str, Batch]) -> str | None:
+    """How the schedule's steps differ from the move batches they were derived from (None: they agree).
+
+    The planner writes one step per batch entry that changes a replica set (reorders run before the
+    schedule, as waves) and a partition's steps in the order of its batches. Each step is already known to be a
+    move of the batch it names; this checks the other direction, so a step removed, repeated or put
+    out of its batches' order is refused before anything runs, not found by ``verify`` afterwards.
+    """
+    order = {bid: i for i, bid in enumerate(batches)}
+    seen: dict[tuple[str, TP], int] = {}
+    previous: dict[TP, ScheduledMove] = {}
+    for m in moves:
+        if batches[m.batch].kind != "move":
+            return f"steps[{m.id}]: {m.tp} is in batch {m.batch}, a {batches[m.batch].kind} batch, which runs before the schedule"
+        if (m.batch, m.tp) in seen:
+            return f"steps[{m.id}]: {m.tp} repeats steps[{seen[(m.batch, m.tp)]}] (both batch {m.batch})"
+        seen[(m.batch, m.tp)] = m.id
+        prior = previous.get(m.tp)
+        if prior is not None and order[prior.batch] > order[m.batch]:
+            return (f"steps[{m.id}]: {m.tp} moves in batch {m.batch} after its step {prior.id} of batch {prior.batch}, "
+                    f"but the batch files run batch {m.batch} first")
+        previous[m.tp] = m
+    for bid, b in batches.items():
+        for tp, target in sorted(b.targets.items()):
+            # A replica set left as it is needs no data copied: a reorder, run before the schedule.
+            if set(target) != set(b.before[tp]) and (bid, tp) not in seen:
+                return (f"{tp}: {batch_file(bid, 'reassignment')} moves it {list(b.before[tp])} -> {list(target)}, "
+                        "and no step of the schedule does")
+    return None
 
 
 def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approval: bool = False) -> Plan:
@@ -249,7 +324,8 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
         est = b.get("estimated_seconds")
         batches.append(
             Batch(bid, str(b.get("kind", "move")), targets, before,
-                  _throttles(_read_json(plan_dir / rels["throttles"], rels["throttles"]), plan_dir / rels["throttles"]),
+                  _throttles(_read_json(plan_dir / rels["throttles"], rels["throttles"]), plan_dir / rels["throttles"],
+                             before, targets),
                   float(est) if isinstance(est, (int, float)) and not isinstance(est, bool) else None,
                   b.get("bytes") if isinstance(b.get("bytes"), int) else None)
         )

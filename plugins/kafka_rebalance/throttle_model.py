@@ -12,6 +12,9 @@ from __future__ import annotations
 
 DEFAULT_THROTTLE_EFFICIENCY = 1.0
 MIN_THROTTLE_EFFICIENCY = 0.05  # below this an estimate is a guess, not a model
+# Under 1 KB/s a throttle is a typo, not a policy: the planner refuses it, and the executor refuses a
+# plan file that holds one (0 would stop replication; Kafka reads a negative rate as no limit).
+MIN_THROTTLE_BYTES_PER_SEC = 1024
 
 
 def delivered_rate(throttle_bytes_per_sec: int, efficiency: float) -> float:

@@ -197,7 +197,13 @@ def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend
     admin.close()
     result = report["batches"][0]
     assert result["cancelled"] == [str(stuck_tp)]
-    assert result["state"] == "finished" and report["status"] == "incomplete"
+    # A batch with a partition not at its target is never recorded finished: a re-run would skip it.
+    assert result["state"] == "cancelled" and report["status"] == "incomplete"
+    assert read_json(plan.path / "ledger.json")["batches"][result["id"]]["state"] == "cancelled"
+    admin = backend.admin()
+    again = Executor(plan, admin, backend.settings(on_stall="continue")).run()
+    admin.close()
+    assert again["batches"][0]["skipped"] is False and again["batches"][0]["cancelled"] == [str(stuck_tp)]
     assert tuple(backend.sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
     for tp, target in batch.items():
         if tp != stuck_tp:

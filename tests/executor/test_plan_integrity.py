@@ -21,7 +21,7 @@ from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_dir import dump, file_sha256, record_approval, seal, write_validation_verdict
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
-from tests.support.plans import judge, move_one_replica, read_json, write_plan
+from tests.support.plans import judge, move_one_replica, read_json, restamp, write_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
@@ -84,6 +84,39 @@ def _reseal_without_last_batch(d: Path) -> None:
     (d / "plan.json").write_text(dump(seal(m)).decode())
 
 
+def _forged(d: Path, change: Callable[[Path], None]) -> None:
+    """Change a plan file AND re-record every hash and a passing verdict for the result, as someone with
+    write access to the plan directory could: only the executor's own checks stand in the way."""
+    change(d)
+    restamp(d)
+    judge(d, "passed")
+
+
+def _renumbered(schedule: dict, steps: list[dict]) -> None:
+    """``steps`` as schedule.json's, ids and each partition's ``after`` made consistent again."""
+    last: dict[tuple[str, int], int] = {}
+    for n, st in enumerate(steps):
+        st["id"], st["after"] = n, last.get((st["topic"], st["partition"]))
+        last[(st["topic"], st["partition"])] = n
+    schedule["steps"] = steps
+
+
+def _drop_step(n: int) -> Callable[[dict], None]:
+    return lambda sched: _renumbered(sched, [st for i, st in enumerate(sched["steps"]) if i != n])
+
+
+def _repeat_step(n: int) -> Callable[[dict], None]:
+    return lambda sched: _renumbered(sched, [*sched["steps"], dict(sched["steps"][n])])
+
+
+def _set_rate(value: int | str) -> Callable[[dict], None]:
+    def change(t: dict) -> None:
+        t["rate_bytes_per_sec"] = value
+        for cfg in t["brokers"].values():
+            cfg.update({k: str(value) for k in cfg})
+    return change
+
+
 EDITS: dict[str, tuple[Callable[[Path], None], str]] = {
     "delete one batch from the list": (
         lambda d: _edit_json(d / "plan.json", lambda m: m["batches"].pop(1)), "plan.json: batches: changed since planning"),
@@ -118,6 +151,21 @@ EDITS: dict[str, tuple[Callable[[Path], None], str]] = {
     "the verdict's result edited": (
         lambda d: _edit_json(d / "validation/result.json", lambda r: r.update(engine="edited")),
         "validation/result.json: differs from what validation/verdict.json recorded"),
+    # Forged: every hash re-recorded and a passing verdict written for the result.
+    "a schedule step removed": (
+        lambda d: _forged(d, lambda d: _edit_json(d / "schedule.json", _drop_step(4))),
+        "schedule.json: {tp4}: batches/002/reassignment.json moves it {before4} -> {target4}, and no step of the schedule does"),
+    "a schedule step repeated": (
+        lambda d: _forged(d, lambda d: _edit_json(d / "schedule.json", _repeat_step(1))),
+        "schedule.json: steps[9]: {tp1} repeats steps[1] (both batch 001)"),
+    "batch 002's throttle rate set to 0": (
+        lambda d: _forged(d, lambda d: _edit_json(d / "batches/002/throttles.json", _set_rate(0))),
+        "batches/002/throttles.json: rate_bytes_per_sec: expected a whole number of bytes/s within 1024..9223372036854775807, got 0"),
+    "batch 002's broker throttle rates set to -1": (
+        lambda d: _forged(d, lambda d: _edit_json(d / "batches/002/throttles.json",
+                                                   lambda t: [cfg.update({k: "-1" for k in cfg}) for cfg in t["brokers"].values()])),
+        'batches/002/throttles.json: brokers.{broker2}.follower.replication.throttled.rate: expected a whole number of bytes/s '
+        'within 1024..9223372036854775807, got "-1"'),
     "the verdict not JSON": (
         lambda d: (d / "validation/verdict.json").write_text("passed"), "validation/verdict.json: not valid JSON"),
 }
@@ -128,6 +176,10 @@ def test_execute_refuses_any_edit_of_what_it_reads(plan, capsys, edit):
     assert run_cli(capsys, "verify", "--plan", plan, "--simulate", SAMPLE)[0] == 1  # untouched: loads fine
     (plan / "simulator-state.json").unlink()
     change, message = EDITS[edit]
+    schedule = read_json(plan / "schedule.json")["steps"]
+    step = {n: (f"{st['topic']}-{st['partition']}", st["before"], st["replicas"]) for n, st in enumerate(schedule)}
+    first_broker = min(int(b) for b in read_json(plan / "batches/002/throttles.json")["brokers"])
+    message = message.format(tp4=step[4][0], before4=step[4][1], target4=step[4][2], tp1=step[1][0], broker2=first_broker)
     change(plan)
     code, out, err = run_cli(capsys, "execute", "--plan", plan, "--simulate", SAMPLE)
     assert code == 2 and out == ""

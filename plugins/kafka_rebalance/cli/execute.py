@@ -16,6 +16,7 @@ from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.interrupt import StopRequest, StopSignal, stop_message, stop_on_signals
 from kafka_rebalance.executor.rearm import rearm as rearm_plan
 from kafka_rebalance.executor.settings import MAX_WAIT_SECONDS, ExecSettings, parse_batch_selection
 from kafka_rebalance.executor.windows import WindowPolicy, policy
@@ -85,17 +86,17 @@ def window_policy_of(window: str, cluster_id: str | None) -> WindowPolicy:
     return policy(window, configured, field="--window")
 
 
-def _wait_for(gate: ExecutionGate, hold: dict, poll_interval: float) -> None:
-    """Sleep until the window opens, or until the plan is resumed (polling its control file)."""
+def _wait_for(gate: ExecutionGate, hold: dict, poll_interval: float, stop: StopRequest) -> None:
+    """Sleep until the window opens, or until the plan is resumed (polling its control file); a signal ends the wait."""
     if hold["reason"] in ("paused", "stopped"):
         _progress(f"waiting for a resume of plan {gate.plan_hash[:12]} (kafka-rebalance resume --plan {gate.plan_dir})")
         while read_control(gate.plan_dir, gate.plan_hash).state is not RunState.RUNNING:
-            time.sleep(poll_interval)
+            stop.sleep(time.sleep, poll_interval)
         return
     until = datetime.fromisoformat(hold["resume_at"])
     _progress(f"waiting until the window opens at {hold['resume_at']}")
     while (left := (until - datetime.now(UTC)).total_seconds()) > 0:
-        time.sleep(min(left, poll_interval))
+        stop.sleep(time.sleep, min(left, poll_interval))
 
 
 @app.command()
@@ -133,7 +134,8 @@ def execute(
     throttles; then elect leaders.
 
     Exit codes: 0 complete; 1 failed or incomplete; 2 unusable input; 3 held (paused, stopped or waiting for a
-    window: nothing in flight, throttles restored; run it again, or pass --wait).
+    window: nothing in flight, throttles restored; run it again, or pass --wait); 143 stopped by SIGTERM, 130 by
+    SIGINT (nothing more submitted, throttles restored, moves in flight left to Kafka; run it again to resume).
     """
     # Every flag is checked before the plan is loaded or the cluster touched.
     if mode == "continuous" and batches is not None:
@@ -151,17 +153,29 @@ def execute(
     selection = parse_batch_selection(batches, the_plan) if batches is not None else None
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
-    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
-        if rearm:
-            rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
-        while True:
-            report = Executor(the_plan, admin, settings, _progress, gate=gate).run(selection, final_snapshot)
-            hold = report["hold"]
-            if hold is None or not wait:
-                break
-            if hold["resume_at"] is None and hold["reason"] not in ("paused", "stopped"):
-                break  # nothing to wait for: the message says why
-            _wait_for(gate, hold, poll_interval)
+    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin, \
+            stop_on_signals(StopRequest(_progress)) as stop:
+        ex: Executor | None = None
+        try:
+            if rearm:
+                rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
+            while True:
+                ex = Executor(the_plan, admin, settings, _progress, gate=gate, stop=stop)
+                report = ex.run(selection, final_snapshot)
+                hold = report["hold"]
+                if hold is None or not wait:
+                    break
+                if hold["resume_at"] is None and hold["reason"] not in ("paused", "stopped"):
+                    break  # nothing to wait for: the message says why
+                _wait_for(gate, hold, poll_interval, stop)
+            stop.check()  # a signal during the last Kafka calls: the run still ends as stopped
+        except StopSignal as signalled:
+            # The executor's finally blocks restored what they had set; this restores any record still
+            # set, notes the stop in the ledger and says what Kafka still runs.
+            if ex is None:  # stopped while re-arming: the ledger on disk is the one to record the stop in
+                ex = Executor(the_plan, admin, settings, _progress, gate=gate)
+            print(stop_message(ex.after_stop(signalled.signum), str(plan)), file=sys.stderr)
+            raise typer.Exit(signalled.exit_code) from None
     emit_json(report)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")

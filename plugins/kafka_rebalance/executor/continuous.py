@@ -164,7 +164,7 @@ class ContinuousRun:
                     unsettled.remove(i)
             if not unsettled or admin.now() >= deadline:
                 break
-            admin.sleep(min(1.0, self.ex.settings.poll_interval))
+            self.ex.sleep(min(1.0, self.ex.settings.poll_interval))
         for i in unsettled:
             # Never reached Kafka, or was cancelled since: it starts afresh, and the ledger says so.
             self._step(i).update(state=CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
@@ -257,6 +257,7 @@ class ContinuousRun:
         try:
             while True:
                 if not self.stop_starting:
+                    ex.check_stop()
                     new = dispatcher.start(allow=self._allow)
                     if new:
                         self._submit(new, dispatcher)
@@ -266,7 +267,7 @@ class ContinuousRun:
                     self.dirty = False
                 if not dispatcher.in_flight:
                     break
-                admin.sleep(self._next_poll(admin.now()))
+                ex.sleep(self._next_poll(admin.now()))
                 self._poll(dispatcher)
             ended = admin.now()  # the moves' time: the estimate's counterpart (restoring throttles is not in it)
         except BaseException:
@@ -463,7 +464,10 @@ class ContinuousRun:
         for bid, ids in sorted(by_batch.items()):
             states = [self.entry["steps"].get(str(i), {}).get("state") for i in ids]
             entry = self.ex.ledger.batch(bid)
-            if all(st == FINISHED for st in states):
+            # Finished means every partition of the batch file at its target, not only every step the
+            # schedule lists (the plan loader refuses a schedule that lacks one; this never trusts it).
+            landed = {self.moves[i].tp for i, st in zip(ids, states) if st == FINISHED}
+            if all(st == FINISHED for st in states) and landed >= set(self.ex.plan.batch(bid).targets):
                 entry.update(state=FINISHED, mode=CONTINUOUS, completed=sorted({str(self.moves[i].tp) for i in ids}))
                 steps = [self.entry["steps"].get(str(i), {}) for i in ids]
                 starts = [e["started_clock"] for e in steps if isinstance(e.get("started_clock"), (int, float))]

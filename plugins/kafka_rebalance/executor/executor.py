@@ -38,6 +38,7 @@ from kafka_rebalance.cluster.admin import (
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.continuous import ContinuousResult, ContinuousRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
+from kafka_rebalance.executor.interrupt import StopRequest, signal_name
 from kafka_rebalance.executor.ledger import (
     CANCELLED,
     FAILED,
@@ -47,8 +48,9 @@ from kafka_rebalance.executor.ledger import (
     THROTTLED,
     THROTTLES_RECORDED,
     Ledger,
+    MoveState,
 )
-from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState
+from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState, StopReport
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecSettings, ExecutionRefused
 from kafka_rebalance.executor.throttles import ThrottleRecord, label, restore_leftovers
 from kafka_rebalance.plan_manifest import Batch, Plan
@@ -75,6 +77,7 @@ class Executor:
         progress: Callable[[str], None] | None = None,
         ledger: Ledger | None = None,
         gate: ExecutionGate | None = None,
+        stop: StopRequest | None = None,
     ) -> None:
         self.plan = plan
         self.admin = admin
@@ -84,6 +87,20 @@ class Executor:
         # Operators' pause/stop requests always apply; windows only when the caller configures them.
         self.gate = gate if gate is not None else ExecutionGate.unrestricted(plan.path, plan.plan_hash)
         self.hold: Hold | None = None  # why the last run stopped starting work, if it did
+        # SIGTERM/SIGINT, when the caller listens for them: acted on between Kafka calls, never inside one.
+        self.stop = stop
+
+    def sleep(self, seconds: float) -> None:
+        """The admin's sleep between polls: where a stop asked for by a signal takes effect at once."""
+        if self.stop is None:
+            self.admin.sleep(seconds)
+        else:
+            self.stop.sleep(self.admin.sleep, seconds)
+
+    def check_stop(self) -> None:
+        """Before anything new is submitted: a stop asked for meanwhile ends the run here (StopSignal)."""
+        if self.stop is not None:
+            self.stop.check()
 
     # ------------------------------------------------------------------ windows, pause, stop
 
@@ -108,13 +125,21 @@ class Executor:
         self.hold = None
         results: list[BatchResult] = []
         for bid in batch_ids:
+            self.check_stop()
             if self.ledger.state(bid) != FINISHED and self.hold_before(self.plan.batch(bid)) is not None:
                 break
             r = self.run_batch(bid)
             results.append(r)
-            if self.hold is not None or r.state != FINISHED or (r.cancelled and self.settings.on_stall == "stop"):
+            if self.hold is not None or not self._goes_on_after(r):
                 break
         return results
+
+    def _goes_on_after(self, r: BatchResult) -> bool:
+        """Whether the next batch may start after ``r``: it finished, or only lost stalled moves and
+        ``on_stall`` says continue (the batch stays unfinished, so a re-run runs it again)."""
+        if r.state == FINISHED:
+            return True
+        return r.state == CANCELLED and self.settings.on_stall == "continue"
 
     def _held(self, hold: Hold, what: str) -> None:
         self.hold = hold
@@ -291,6 +316,7 @@ class Executor:
             self.ledger.save()
             to_submit = {tp: t for tp, t in sorted(batch.targets.items())
                          if current[tp] != t and not (tp in inflight and inflight[tp].target == t)}
+            self.check_stop()
             errors = {tp: e for tp, e in self.admin.alter_reassignments(to_submit).items() if e}
             entry["state"] = SUBMITTED
             self.ledger.save()
@@ -298,7 +324,7 @@ class Executor:
             outcomes = self._verify_batch(batch, {TP(*_split(c)) for c in result.cancelled}, errors)
             result.problems.extend(p for o in outcomes.values() for p in o.problems)
             ok = not result.problems and not timed_out and not (stopped and result.cancelled)
-            result.state = FINISHED if ok else FAILED
+            result.state = batch_state(outcomes.values(), ok)
         except BaseException:
             entry["state"] = FAILED
             raise
@@ -348,7 +374,7 @@ class Executor:
                 if now - unreachable_since >= s.stall_seconds:
                     raise
                 self.progress(f"batch {batch.id}: cluster not answering ({exc}); retrying")
-                self.admin.sleep(s.poll_interval)
+                self.sleep(s.poll_interval)
                 continue
             unreachable_since = None
             now = self.admin.now()
@@ -396,7 +422,7 @@ class Executor:
                 self._cancel(sorted(pending), pending, result, f"batch time limit {human_seconds(timeout)} reached")
                 result.problems.append(f"time limit {human_seconds(timeout)} reached; unfinished moves were cancelled")
                 return True, False
-            self.admin.sleep(s.poll_interval)
+            self.sleep(s.poll_interval)
 
     def _cancel(self, tps: list[TP], pending: set[TP], result: BatchResult, why: str) -> None:
         cancelled = self.cancel_moves(tps, f"batch {result.id}", why)
@@ -421,7 +447,7 @@ class Executor:
                 if now - first_failure >= self.settings.stall_seconds:
                     raise
                 self.progress(f"{label}: cancel not answered ({exc}); retrying")
-                self.admin.sleep(self.settings.poll_interval)
+                self.sleep(self.settings.poll_interval)
         cancelled = {tp for tp in tps if outcome.get(tp) is None}
         for tp in sorted(cancelled):
             self.progress(f"{label}: cancelled {tp}: {why}")
@@ -434,7 +460,7 @@ class Executor:
             out = self._batch_outcomes(batch, cancelled, refused)
             if not any(o.problems for o in out.values()) or self.admin.now() >= deadline:
                 return out
-            self.admin.sleep(min(1.0, self.settings.poll_interval))
+            self.sleep(min(1.0, self.settings.poll_interval))
 
     def _batch_outcomes(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
         """Each partition's state after the batch, with the problems that keep it from counting as done."""
@@ -528,8 +554,7 @@ class Executor:
         self.preflight(selected)
         results, cont = self.run_selected(selected)
         held = self.hold is not None
-        stopped = not held and bool(results) and (
-            results[-1].state != FINISHED or bool(results[-1].cancelled and self.settings.on_stall == "stop"))
+        stopped = not held and bool(results) and not self._goes_on_after(results[-1])
         if cont is not None and not held:
             stopped = stopped or bool(cont.failed) or bool(cont.cancelled and self.settings.on_stall == "stop")
         elections = self.elections() if not stopped and not held and self.all_finished() else None
@@ -596,6 +621,41 @@ class Executor:
             "other_reassignments_in_flight": foreign,
         }
 
+    def after_stop(self, signum: int) -> StopReport:
+        """After a signal stopped the run (its ``finally`` blocks restored throttles): restore any record
+        still set, record the stop in the ledger, and say what is done and what Kafka still runs.
+
+        Moves in flight are left to Kafka, not cancelled: the next run watches them to their end
+        (``continuous.steps`` and the batch entries say they were submitted), and ``cancel`` reverts them.
+        """
+        for key in self.ledger.unrestored():
+            self.throttle_record(key).restore()
+        pending = tuple(f"{label(key)}: {', '.join(self.ledger.throttle_entry(key).get('restore_pending', [])) or 'not restored'}"
+                        for key in self.ledger.unrestored())
+        ours = {tp for b in self.plan.batches for tp in b.targets}
+        in_flight: tuple[TP, ...] | None
+        try:
+            in_flight = tuple(sorted(tp for tp in self.admin.list_reassignments() if tp in ours))
+        except ClusterError:
+            in_flight = None
+        if self.settings.mode == "continuous" and self.plan.schedule is not None:
+            steps = self.ledger.continuous()["steps"]
+            moves = self.plan.schedule.moves
+            done = sum(1 for m in moves if steps.get(str(m.id), {}).get("state") == FINISHED
+                       or self.ledger.state(m.batch) == FINISHED)
+            unit, total = "steps", len(moves)
+        else:
+            unit, total = "batches", len(self.plan.batches)
+            done = sum(1 for b in self.plan.batches if self.ledger.state(b.id) == FINISHED)
+        report = StopReport(signal_name(signum), unit, done, total, in_flight, pending)
+        at = self.gate.clock().isoformat(timespec="seconds")
+        self.ledger.data.setdefault("stops", []).append({"at": at, **report.to_dict()})
+        self.ledger.event(f"{at} stopped by {report.signal} after {done}/{total} {unit}; "
+                          f"{'throttles restored' if not pending else 'throttles pending: ' + '; '.join(pending)}; "
+                          f"{'unknown' if in_flight is None else len(in_flight)} move(s) left in flight")
+        self.ledger.save()
+        return report
+
     def cancel(self) -> dict[str, Any]:
         inflight = self.admin.list_reassignments()
         ours = {tp: t for b in self.plan.batches for tp, t in b.targets.items()}
@@ -619,6 +679,17 @@ class Executor:
             "not_cancelled": {str(tp): outcome[tp] for tp in to_cancel if outcome.get(tp)},
             "restored_throttles_of": restored,
         }
+
+
+def batch_state(outcomes: Iterable[PartitionOutcome], ok: bool) -> MoveState:
+    """A batch is FINISHED only with every partition at its target. One that lost moves to cancellation
+    (and nothing else) is CANCELLED: never skipped by a re-run, which starts those moves again."""
+    states = [o.state for o in outcomes]
+    if ok and all(st is PartitionState.AT_TARGET for st in states):
+        return FINISHED
+    if ok and all(st in (PartitionState.AT_TARGET, PartitionState.CANCELLED) for st in states):
+        return CANCELLED
+    return FAILED
 
 
 def _split(name: str) -> tuple[str, int]:

@@ -39,3 +39,20 @@ class BatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class StopReport:
+    """What a run stopped by a signal did before exiting (executor/interrupt.py)."""
+
+    signal: str  # SIGTERM, SIGINT
+    unit: str  # "steps" (continuous) or "batches"
+    done: int
+    total: int
+    in_flight: tuple[TP, ...] | None  # the plan's moves Kafka still runs; None: the cluster did not answer
+    throttles_pending: tuple[str, ...] = ()  # throttle records not restored (a resource did not answer)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"signal": self.signal, "unit": self.unit, "done": self.done, "total": self.total,
+                "in_flight": None if self.in_flight is None else [str(tp) for tp in self.in_flight],
+                "throttles_pending": list(self.throttles_pending)}

@@ -9,6 +9,7 @@ which resumes from the ledger, so a killed worker, scheduler or triggerer loses 
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.control import RunState, read_control
+from kafka_rebalance.executor.interrupt import StopRequest
 
 
 class PlanResumedTrigger(BaseTrigger):
@@ -57,6 +59,13 @@ class ExecutePlanOperator(BaseOperator):
         super().__init__(**kwargs)
         self.cluster_id, self.staged_dir, self.window = cluster_id, staged_dir, window
         self.resume_poll_seconds = resume_poll_seconds
+        self._stop: StopRequest | None = None  # set while pipeline.execute runs
+
+    def on_kill(self) -> None:
+        """Stop starting moves and restore this run's throttles: at once when the run is between polls, or at its
+        next safe point when a Kafka call is in progress (pipeline.execute then raises ExecutionStopped)."""
+        if self._stop is not None:
+            self._stop.request(signal.SIGTERM)
 
     def execute(self, context: Any, event: dict[str, Any] | None = None) -> str:
         from airflow.providers.standard.triggers.temporal import DateTimeTrigger
@@ -70,7 +79,13 @@ class ExecutePlanOperator(BaseOperator):
         cluster = next((c for c in cfg.clusters if c.cluster_id == self.cluster_id), None)
         if cluster is None:
             raise RebalanceError(f"{cfg.path}: cluster {self.cluster_id} is no longer listed")
-        outcome = pipeline.execute(cfg, cluster, self.staged_dir, window=self.window)
+        # Airflow's task runner answers SIGTERM (the task killed, or timed out) by calling on_kill from
+        # the signal handler and lets execute go on until SIGKILL: on_kill must stop the run itself.
+        self._stop = StopRequest(self.log.warning)
+        try:
+            outcome = pipeline.execute(cfg, cluster, self.staged_dir, window=self.window, stop=self._stop)
+        finally:
+            self._stop = None
         hold = outcome["hold"]
         if hold is None:
             return outcome["ledger"]

@@ -35,10 +35,13 @@ from kafka_rebalance.snapshot import load_snapshot
 
 if TYPE_CHECKING:
     from kafka_rebalance.executor.executor import Executor
+    from kafka_rebalance.executor.interrupt import StopRequest
 
 log = logging.getLogger("kafka_rebalance.orchestration.pipeline")
 
 
+class ExecutionStopped(RebalanceError):
+    """The execute task was killed: its throttles are restored and the stop is in the ledger; the next run resumes."""
 
 
 def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, str]:
@@ -165,7 +168,7 @@ def window_policy(cluster: ClusterConfig, window: str | None):
 
 @contextmanager
 def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True,
-              window: str | None = None) -> Iterator[Executor]:
+              window: str | None = None, stop: StopRequest | None = None) -> Iterator[Executor]:
     """The executor for a staged plan on its cluster, the cluster closed however the block ends."""
     from kafka_rebalance.executor.executor import Executor
     from kafka_rebalance.executor.gate import ExecutionGate
@@ -180,7 +183,7 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
     with admin_session(cfg, cluster) as admin:
-        yield Executor(plan, admin, settings, progress=log.info, gate=gate)
+        yield Executor(plan, admin, settings, progress=log.info, gate=gate, stop=stop)
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
@@ -203,21 +206,28 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
     return checked
 
 
-def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: str | None = None) -> dict[str, Any]:
+def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: str | None = None,
+            stop: StopRequest | None = None) -> dict[str, Any]:
     """Run every batch not yet finished, in order, while the gate allows; a finished batch is never resubmitted.
 
     Returns ``{"ledger", "hold", "progress"}``. ``hold`` is None when every batch finished; otherwise
     the run stopped starting work (paused, stopped, or outside its window) with nothing in flight and
     throttles restored, and the caller comes back at ``hold["resume_at"]`` or after a resume.
+    ``stop``: asked to stop (the task killed), the run restores its throttles, records the stop in the
+    ledger and raises ``ExecutionStopped``.
     """
+    from kafka_rebalance.executor.interrupt import StopSignal, stop_message
     from kafka_rebalance.executor.ledger import FINISHED
 
-    with _executor(cfg, cluster, staged_dir, window=window) as ex:
+    with _executor(cfg, cluster, staged_dir, window=window, stop=stop) as ex:
         ex.check_mode(None)
         todo = ex.preflight()["batches_to_run"]
         log.info("executing %d batch(es) (%s): %s; window: %s", len(todo), ex.settings.mode,
                  ", ".join(todo) or "none (all finished earlier)", ex.gate.policy.describe())
-        results, cont = ex.run_selected(todo)
+        try:
+            results, cont = ex.run_selected(todo)
+        except StopSignal as signalled:
+            raise ExecutionStopped(stop_message(ex.after_stop(signalled.signum), staged_dir)) from None
         for result in results:
             log.info("batch %s: %s in %s s (estimated %s s)", result.id, result.state, result.actual_seconds,
                      result.estimated_seconds)  # fmt: skip
