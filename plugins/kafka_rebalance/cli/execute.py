@@ -144,7 +144,8 @@ def execute(
         window_policy_of(window, None)
     if final_snapshot is not None:
         check_output_file(final_snapshot, "--final-snapshot")
-    the_plan = load_plan(plan)
+    # Real cluster or simulator alike: only a plan someone approved (kafka-rebalance approve) runs.
+    the_plan = load_plan(plan, require_approval=True)
     if final_snapshot is not None:
         check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
                      inputs=_snapshot_inputs(the_plan, simulate))
