@@ -97,8 +97,9 @@ def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
 def age_problem(facts: PlanFacts, max_age_seconds: float) -> str | None:
     """Why the plan is too old to approve, None when its snapshot is young enough."""
     if facts.snapshot_age_seconds is None:
-        return (f"{PLAN_FILE}: snapshot.captured_at: the snapshot records no gather time "
-                f"({facts.snapshot_captured_at!r}), so the plan's age is unknown; gather a fresh snapshot and re-plan")
+        got = "" if facts.snapshot_captured_at is None else f" (it holds {facts.snapshot_captured_at!r})"
+        return (f"{PLAN_FILE}: snapshot.captured_at: the snapshot records no gather time{got}, so the plan's age is "
+                "unknown; gather a fresh snapshot and re-plan")
     if facts.snapshot_age_seconds > max_age_seconds:
         return (f"the plan's snapshot was gathered {human_seconds(facts.snapshot_age_seconds)} ago "
                 f"(captured_at {facts.snapshot_captured_at}), over the maximum plan age of {human_seconds(max_age_seconds)}; "
@@ -125,8 +126,10 @@ def describe(facts: PlanFacts) -> list[str]:
     ]
 
 
-def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds: float, now: datetime) -> dict[str, Any]:
-    """Record ``decision`` (approved | rejected) on the plan in ``plan_dir``; return what approval.json holds.
+def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds: float,
+           now: datetime) -> tuple[PlanFacts, dict[str, Any]]:
+    """Record ``decision`` (approved | rejected) on the plan in ``plan_dir``; return the facts it was taken on
+    and what approval.json holds.
 
     An approval is refused for a plan that did not pass validation for this very hash, and for a
     plan whose snapshot is older than ``max_age_seconds`` (or of unknown age). A rejection is
@@ -151,4 +154,4 @@ def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds
     })
     recorded = read_approval(plan_dir)
     assert recorded is not None, f"{plan_dir / APPROVAL_FILE} was just written"
-    return recorded
+    return facts, recorded

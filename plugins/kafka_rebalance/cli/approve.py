@@ -10,7 +10,7 @@ import typer
 
 from kafka_rebalance.cli._app import app, emit_json, stderr
 from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS, MAX_PLAN_AGE_LIMIT_HOURS
-from kafka_rebalance.plan_approval import decide, describe, plan_facts
+from kafka_rebalance.plan_approval import decide, describe
 
 
 @app.command()
@@ -30,11 +30,11 @@ def approve(
     --max-plan-age. approval.json is written once: the same decision again changes nothing, a different one
     is refused.
     """
-    now = datetime.now(UTC)
-    for line in describe(plan_facts(plan, now)):
-        stderr.print(line, markup=False, soft_wrap=True)
     decision = "rejected" if reject else "approved"
-    recorded = decide(plan, decision, by, note, max_age_seconds=max_plan_age * 3600, now=now)
+    # Every check runs before anything is printed or written: a refusal is one error line.
+    facts, recorded = decide(plan, decision, by, note, max_age_seconds=max_plan_age * 3600, now=datetime.now(UTC))
+    for line in describe(facts):
+        stderr.print(line, markup=False, soft_wrap=True)
     if recorded.get("by") != by or recorded.get("decision") != decision:
         stderr.print(f"already {recorded['decision']} by {recorded.get('by')} at {recorded.get('at', 'an earlier run')}; "
                      "kept as it was", markup=False)

@@ -43,7 +43,7 @@ def render(p: Progress, now: datetime) -> list[str]:
 @app.command()
 def status(
     plan: Annotated[Path, typer.Option("--plan", help="Plan directory (reads plan.json, ledger.json, control.json)")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the progress as JSON (fields: docs/CLI.md)")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the progress as JSON (fields: docs/KAFKA.md)")] = False,
 ) -> None:
     """Where the plan's execution stands: state, moves done/in flight/pending, bytes done and left, percent, and
     while running an ETA from the rate measured so far. Reads the plan directory only; never touches the cluster.

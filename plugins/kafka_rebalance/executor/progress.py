@@ -17,7 +17,7 @@ time between that run's start and its last finished move (ledger timestamps). Th
 applied to the bytes left, counted from the last finished move (``eta_at``), so it too is read from
 the ledger and not from a clock.
 
-JSON: ``as_json`` / ``from_json`` (the ``status --json`` contract, docs/CLI.md).
+JSON: ``as_json`` / ``from_json`` (the ``status --json`` contract, docs/KAFKA.md).
 """
 
 from __future__ import annotations
