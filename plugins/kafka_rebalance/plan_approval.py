@@ -64,7 +64,8 @@ def captured_at(manifest: Mapping[str, Any]) -> datetime | None:
 def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
     """The facts of the plan in ``plan_dir`` (proved unchanged first), its snapshot's age taken at ``now``."""
     manifest, plan_hash = verify_plan(plan_dir)
-    summary = manifest.get("summary") if isinstance(manifest.get("summary"), Mapping) else {}
+    raw_summary = manifest.get("summary")
+    summary: Mapping[str, Any] = raw_summary if isinstance(raw_summary, Mapping) else {}
     batches = [b for b in manifest.get("batches") or [] if isinstance(b, Mapping)]
     when = captured_at(manifest)
     continuous = summary.get("continuous")
@@ -76,7 +77,8 @@ def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
         estimate = float(raw) if isinstance(raw, (int, float)) else None
         estimate_of = "batches"
     goals = [g for g in summary.get("goals") or [] if isinstance(g, Mapping)]
-    snapshot = manifest.get("snapshot") if isinstance(manifest.get("snapshot"), Mapping) else {}
+    raw_snapshot = manifest.get("snapshot")
+    snapshot: Mapping[str, Any] = raw_snapshot if isinstance(raw_snapshot, Mapping) else {}
     return PlanFacts(
         plan_hash=plan_hash,
         cluster_id=str(manifest.get("cluster_id", "")),

@@ -122,9 +122,10 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     run_start = _time(cont.get("started_at"))
     run_bytes, run_last_end = 0, None
     for m in moves:
-        entry = steps.get(m.key) if plan.schedule is not None else None
-        batch = batches.get(m.batch) or {}
-        state = entry.get("state") if isinstance(entry, Mapping) else None
+        step = steps.get(m.key) if plan.schedule is not None else None
+        batch: Mapping[str, Any] = batches.get(m.batch) or {}
+        entry: Mapping[str, Any] = step if isinstance(step, Mapping) else {}
+        state = entry.get("state")
         if state is None:
             # Not started continuously. A batch run as a wave (batch mode) holds its moves' state; a batch the
             # continuous run touched is marked submitted as soon as any one of its steps starts, so not this one.

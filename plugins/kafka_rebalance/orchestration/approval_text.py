@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
-from kafka_rebalance.plan_dir import DATA_DOCS_DIR, REPORT_FILE, RUNBOOK_FILE, validation_status
 from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
+from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
 from kafka_rebalance.plan_approval import captured_at
+from kafka_rebalance.plan_dir import DATA_DOCS_DIR, REPORT_FILE, RUNBOOK_FILE, validation_status
 from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 
 
