@@ -132,6 +132,9 @@ def execute(
     """Execute an approved plan: throttle, submit and verify moves as capacity frees (or per batch), restore
     throttles; then elect leaders.
 
+    Only a plan validated and approved for its hash runs (kafka-rebalance approve), on a cluster and with
+    --simulate alike; kafka-rebalance status shows its progress.
+
     Exit codes: 0 complete; 1 failed or incomplete; 2 unusable input; 3 held (paused, stopped or waiting for a
     window: nothing in flight, throttles restored; run it again, or pass --wait).
     """
