@@ -212,6 +212,34 @@ def test_status_during_a_continuous_execution_rises_to_finished(tmp_path):
     assert final["state"] == "finished" and final["bytes_done"] == total and final["percent_bytes"] == 100.0
 
 
+def test_status_of_a_run_whose_moves_overran_their_time_limit_is_failed_until_a_rerun_finishes(tmp_path):
+    snap_path = snapshot_gathered(tmp_path, datetime.now(UTC))
+    plan = approve(hand_plan(tmp_path, snap_path))
+    _, total = _expected_totals(plan, snap_path)
+    r = run_cli("execute", "--plan", str(plan), "--simulate", str(snap_path), "--batch-timeout", "0.001",
+                "--poll-interval", "0.001")
+    assert r.code == 1, r.stderr
+    steps = json.loads((plan / "ledger.json").read_text())["continuous"]["steps"]
+    cancelled = [e for e in steps.values() if e["state"] == "cancelled"]
+    assert cancelled, steps  # the time limit cancelled moves: the run did not finish
+    failed = _status(plan)
+    assert failed["state"] == "failed" and failed["moves_in_flight"] == 0 and failed["moves_failed"] == 0
+    assert failed["moves_pending"] == len(cancelled) and failed["bytes_left"] > 0
+    assert failed["eta_seconds"] is None and failed["eta_at"] is None
+    r = run_cli("execute", "--plan", str(plan), "--simulate", str(snap_path), "--poll-interval", "60")
+    assert r.code == 0, r.stderr
+    assert (_status(plan)["state"], _status(plan)["bytes_done"]) == ("finished", total)
+
+
+def test_status_while_waiting_for_a_window_is_not_failed(tmp_path):
+    snap_path = snapshot_gathered(tmp_path, datetime.now(UTC))
+    plan = approve(hand_plan(tmp_path, snap_path))
+    r = run_cli("execute", "--plan", str(plan), "--simulate", str(snap_path), "--window", "2999-01-01T00:00Z/PT1H")
+    assert r.code == 3, r.stderr
+    assert json.loads((plan / "ledger.json").read_text())["holds"]
+    assert _status(plan)["state"] == "not-started"
+
+
 @pytest.mark.parametrize(("action", "state"), [("pause", "paused"), ("stop", "stopped")])
 def test_status_reports_the_operators_request(tmp_path, action, state):
     plan = approve(hand_plan(tmp_path, snapshot_gathered(tmp_path, datetime.now(UTC))))

@@ -149,9 +149,12 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     total = sum(m.bytes for m in moves)
     elections = ledger.get("elections") or {}
     requested = int(elections.get("requested", 0)) if elections.get("done") else 0
-    for key in ("started_at", "ended_at"):
-        if (t := _time(cont.get(key))) is not None:
-            times.append(t)
+    # The run's own times and its holds say the ledger was written then, not that a move started.
+    written = list(times)
+    written.extend(t for t in (_time(cont.get("started_at")), _time(cont.get("ended_at"))) if t is not None)
+    holds = ledger.get("holds")
+    if isinstance(holds, list):
+        written.extend(t for h in holds if isinstance(h, Mapping) and (t := _time(h.get("at"))) is not None)
     all_done = done == len(moves) and cont.get("state", FINISHED) == FINISHED and (requested or not plan.elections)
     run_state = control.state if control is not None else RunState.RUNNING
     if all_done and ledger:
@@ -160,7 +163,7 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
         state_ = ExecState.STOPPED
     elif run_state is RunState.PAUSED:
         state_ = ExecState.PAUSED
-    elif (failed or (done == len(moves) and cont.get("state") == FAILED)) and not in_flight:
+    elif not in_flight and _run_failed(cont, batches, ledger.get("holds")):
         state_ = ExecState.FAILED
     elif not times:
         state_ = ExecState.NOT_STARTED
@@ -180,9 +183,29 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
         moves_pending=len(moves) - done - in_flight - failed, moves_failed=failed, bytes_total=total,
         bytes_done=bytes_done, bytes_left=left, percent_bytes=percent, elections_total=len(plan.elections),
         elections_requested=requested, started_at=_iso(min(times)) if times else None,
-        updated_at=_iso(max(times)) if times else None,
+        updated_at=_iso(max(written)) if written else None,
         rate_bytes_per_sec=None if rate is None else round(rate, 1), eta_seconds=eta_seconds, eta_at=eta_at,
     )
+
+
+def _run_failed(cont: Mapping[str, Any], batches: Mapping[str, Any], holds: Any) -> bool:
+    """Whether the latest run ended failed, rather than held (paused, stopped, out of its window: it resumes).
+
+    The executor marks a held run failed too (it did not finish); what tells them apart is a hold it
+    recorded (ledger ``holds``) since that run started. A cancelled move (a stall, a time limit) in a run
+    that was not held leaves the run failed although the move itself is pending again.
+    """
+    held_at = [t for h in holds if isinstance(h, Mapping) and (t := _time(h.get("at"))) is not None] \
+        if isinstance(holds, list) else []
+
+    def held_since(start: datetime | None) -> bool:
+        # hold times are recorded to the second, run starts to the millisecond
+        return start is not None and any(t >= start - timedelta(seconds=1) for t in held_at)
+
+    if cont.get("state") == FAILED and cont.get("ended_at") and not held_since(_time(cont.get("started_at"))):
+        return True
+    return any(isinstance(e, Mapping) and e.get("state") == FAILED and e.get("mode") != CONTINUOUS
+               and not held_since(_time(e.get("started_at"))) for e in batches.values())
 
 
 def _batch_rate_window(plan: Plan, batches: Mapping[str, Any]) -> tuple[datetime | None, int, datetime | None]:
