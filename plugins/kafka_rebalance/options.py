@@ -37,6 +37,14 @@ from kafka_rebalance.units import MIB
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, is_ascii_digits
 
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")
+
+# How old a plan's snapshot (from its gather time, plan.json snapshot.captured_at) may be when the plan
+# is approved. A plan moves replicas as the cluster stood when gathered; within a day topics are
+# created, partitions grow and brokers come and go, and the executor's preflight refuses a plan whose
+# partitions moved since, so an older plan is more likely to be refused mid-way than to run. A day
+# also covers a plan gathered overnight and approved the next working morning.
+DEFAULT_MAX_PLAN_AGE_HOURS = 24.0
+MAX_PLAN_AGE_LIMIT_HOURS = 24.0 * 366  # a longer limit is no limit: say so by re-gathering instead
 # exact: the MILP (planner/exact.py); heuristic: the goals; auto: exact where the model is small enough.
 OPTIMIZERS = ("auto", "exact", "heuristic")
 
@@ -59,6 +67,7 @@ class Option:
     in_form: bool = False  # a field of the DAG's trigger form
     ordered: bool = False  # a list whose order means something (kept, not sorted)
     goal_list: bool = False  # a list of goal names (planner/goals/registry.py)
+    sized: bool = False  # bytes or bytes/s: the flag also takes binary units (units.parse_bytes), e.g. 50MiB
 
 
 def _option(default: Any, **spec: Any) -> Any:
@@ -73,7 +82,7 @@ class PlanOptions:
         50 * MIB, flag="--throttle", help="Replication throttle per broker (KIP-73)",
         minimum=MIN_THROTTLE_BYTES_PER_SEC,
         maximum=INT64_MAX, unit="bytes/s", why="(a Java long)",  # Kafka's *.replication.throttled.rate
-        setting="throttle_mb_per_sec", scale=MIB, setting_unit="MB/s", in_form=True)
+        setting="throttle_mb_per_sec", scale=MIB, setting_unit="MB/s", in_form=True, sized=True)
     max_partitions_per_batch: int = _option(
         50, flag="--max-partitions-per-batch", help="Partitions per reassignment batch", minimum=1, maximum=INT32_MAX,
         in_form=True)

@@ -420,8 +420,12 @@ def read_approval(plan_dir: Path) -> dict[str, Any] | None:
     return raw
 
 
-def record_approval(plan_dir: Path, decision: str, by: str, note: str = "") -> Path:
-    """approval.json, written once: the same decision again is a no-op, a different one is refused."""
+def record_approval(plan_dir: Path, decision: str, by: str, note: str = "", details: Mapping[str, Any] | None = None) -> Path:
+    """approval.json, written once: the same decision again is a no-op, a different one is refused.
+
+    ``details``: what the decision was taken on (plan_approval.decide records when, and the
+    snapshot's age); kept beside the decision, never replacing its fields.
+    """
     plan_dir = Path(plan_dir)
     _, plan_hash = verify_plan(plan_dir)
     path = plan_dir / APPROVAL_FILE
@@ -431,14 +435,15 @@ def record_approval(plan_dir: Path, decision: str, by: str, note: str = "") -> P
             raise PlanDirError(f"{path}: plan {existing.get('plan_hash')} was already {existing.get('decision')} by "
                                f"{existing.get('by')}; not recording '{decision}'")
         return path
-    return atomic_write_json(path, {"decision": decision, "by": by, "note": note, "plan_hash": plan_hash})
+    return atomic_write_json(path, {**(details or {}), "decision": decision, "by": by, "note": note, "plan_hash": plan_hash})
 
 
 def require_approved(plan_dir: Path, plan_hash: str) -> dict[str, Any]:
     path = Path(plan_dir) / APPROVAL_FILE
     approval = read_approval(plan_dir)
     if approval is None:
-        raise PlanDirError(f"{path}: missing; nobody approved this plan")
+        raise PlanDirError(f"{path}: missing; nobody approved this plan (approve it: kafka-rebalance approve "
+                           f"--plan {plan_dir} --by NAME)")
     if approval.get("plan_hash") != plan_hash:
         raise PlanDirError(f"{path}: plan_hash: the approval names plan {json.dumps(approval.get('plan_hash'))}, "
                            f"but this directory's plan hashes to {plan_hash}")

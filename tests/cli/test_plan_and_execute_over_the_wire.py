@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.cluster.simulator import Simulator
-from kafka_rebalance.plan_dir import seal
+from kafka_rebalance.plan_dir import record_approval, seal
 from kafka_rebalance.plan_manifest import PlanDirError, load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.testserver import KafkaTestServer
-from tests.support.plans import judge, move_one_replica, read_json, write_plan
+from tests.support.plans import approve, judge, move_one_replica, read_json, write_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
@@ -30,7 +30,7 @@ def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 @pytest.fixture
 def plan_dir(tmp_path):
     snap = load_snapshot(SAMPLE)
-    return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 4), move_one_replica(snap, 4, skip=4)])
+    return approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 4), move_one_replica(snap, 4, skip=4)]))
 
 
 def test_plan_hash_is_sha256_of_the_canonical_field_digests(plan_dir):
@@ -79,6 +79,21 @@ def test_plan_not_passed_is_refused(tmp_path, status):
     expected = "missing; the plan was never validated" if status == "pending" else 'status is "failed"'
     assert expected in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not (plan / "simulator-state.json").exists()
+
+
+@pytest.mark.parametrize("decision", [None, "rejected"])
+def test_unapproved_or_rejected_plan_is_refused_before_the_cluster_is_touched(tmp_path, decision):
+    snap = load_snapshot(SAMPLE)
+    plan = write_plan(tmp_path / "p", snap, [move_one_replica(snap, 2)])
+    if decision is not None:
+        record_approval(plan, decision, "bob", "not tonight")
+    r = _cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    expected = (f"error: {plan / 'approval.json'}: missing; nobody approved this plan (approve it: kafka-rebalance "
+                f"approve --plan {plan} --by NAME)") if decision is None else \
+        f'error: {plan / "approval.json"}: decision is "rejected" (by bob); a rejected plan never runs'
+    assert r.stderr.strip() == expected
+    assert not (plan / "simulator-state.json").exists() and not (plan / "ledger.json").exists()
 
 
 def test_cli_simulate_persists_state_for_verify_and_reruns(plan_dir, tmp_path):
@@ -161,6 +176,7 @@ def test_real_planned_plan_balances_the_simulated_cluster(tmp_path):
     assert r.returncode == 0, r.stderr
     # Stands in for the quality gate's verdict (validation/verdict.json, beside plan.json).
     judge(plan_dir, "passed")
+    approve(plan_dir)
     r = _cli("execute", "--plan", str(plan_dir), "--simulate", str(snap_path), "--final-snapshot", str(tmp_path / "after.json"))
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["status"] == "complete"

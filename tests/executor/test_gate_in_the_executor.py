@@ -22,7 +22,7 @@ from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
-from tests.support.plans import move_one_replica, write_plan
+from tests.support.plans import approve, move_one_replica, write_plan
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0
@@ -187,7 +187,7 @@ def _cli(capsys, *args: object) -> tuple[int, str, str]:
 @pytest.fixture
 def cli_plan(tmp_path: Path) -> tuple[Path, Path]:
     snap = load_snapshot(SAMPLE)
-    return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 2), move_one_replica(snap, 2, skip=2)]), SAMPLE
+    return approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 2), move_one_replica(snap, 2, skip=2)])), SAMPLE
 
 
 def test_cli_execute_of_a_paused_plan_exits_3_with_nothing_done(cli_plan, capsys) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_dir import dump, file_sha256, record_approval, seal, write_validation_verdict
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot, snapshot_from_dict, write_snapshot
-from tests.support.plans import judge, move_one_replica, read_json, restamp, write_plan
+from tests.support.plans import approve, judge, move_one_replica, read_json, restamp, write_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
@@ -57,7 +58,7 @@ def snap():
 @pytest.fixture
 def plan(tmp_path, snap) -> Path:
     batches = [move_one_replica(snap, 3), move_one_replica(snap, 3, skip=3), move_one_replica(snap, 3, skip=6)]
-    return write_plan(tmp_path / "plan", snap, batches)
+    return approve(write_plan(tmp_path / "plan", snap, batches))
 
 
 # ----------------------------------------------------------------------------- every edit is refused
@@ -85,11 +86,13 @@ def _reseal_without_last_batch(d: Path) -> None:
 
 
 def _forged(d: Path, change: Callable[[Path], None]) -> None:
-    """Change a plan file AND re-record every hash and a passing verdict for the result, as someone with
-    write access to the plan directory could: only the executor's own checks stand in the way."""
+    """Change a plan file AND re-record every hash, a passing verdict and an approval for the result, as
+    someone with write access to the plan directory could: only the executor's own checks stand in the way."""
     change(d)
     restamp(d)
     judge(d, "passed")
+    (d / "approval.json").unlink(missing_ok=True)
+    approve(d)
 
 
 def _renumbered(schedule: dict, steps: list[dict]) -> None:
@@ -196,6 +199,7 @@ def test_a_failed_verdict_flipped_to_passed_is_refused(tmp_path, snap, capsys):
     assert code == 2 and "validation/verdict.json: status: says 'passed' but validation/result.json says 'failed'" in one_error_line(err)
     # Forging result.json as well is caught by the executor's own check of the replica lists.
     judge(plan, "passed")
+    approve(plan)
     code, _, err = run_cli(capsys, "execute", "--plan", plan, "--simulate", SAMPLE)
     assert code == 2 and "name a broker twice" in one_error_line(err)
 
@@ -221,6 +225,7 @@ def test_non_ascii_cluster_id_plan_validates_then_executes(tmp_path, capsys):
     """
     raw = json.loads(SAMPLE.read_text())
     raw["cluster_id"] = "zählerstände-€"
+    raw["captured_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # gathered now: young enough to approve
     snap_path = write_snapshot(snapshot_from_dict(raw, "test"), tmp_path / "snap.json")
     plan = tmp_path / "plan"
     code, _, err = run_cli(capsys, "plan", "--snapshot", snap_path, "--out", plan)
@@ -228,6 +233,9 @@ def test_non_ascii_cluster_id_plan_validates_then_executes(tmp_path, capsys):
     assert read_json(plan / "plan.json")["cluster_id"] == "zählerstände-€"
     code, out, err = run_cli(capsys, "validate", "--plan", plan, "--snapshot", snap_path)
     assert code == 0, out + err
+    code, out, err = run_cli(capsys, "approve", "--plan", plan, "--by", "zoë")
+    assert code == 0, err
+    assert json.loads(out)["plan_hash"] == read_json(plan / "plan.json")["plan_hash"]
     code, out, err = run_cli(capsys, "execute", "--plan", plan, "--simulate", snap_path, "--poll-interval", "60")
     assert code == 0, err
     assert json.loads(out)["status"] == "complete"
@@ -300,6 +308,7 @@ def test_owned_outputs_inside_a_plan_are_still_written(tmp_path, capsys):
     full_plan = tmp_path / "plan"
     assert run_cli(capsys, "plan", "--snapshot", SAMPLE, "--out", full_plan)[0] == 0
     judge(full_plan, "passed")  # stands in for the gate
+    approve(full_plan)
     code, _, err = run_cli(capsys, "report", "--plan", full_plan, "--snapshot", SAMPLE)
     assert code == 0, err
     assert (full_plan / "report.html").is_file()

@@ -123,6 +123,26 @@ def test_approval_text_gives_each_goal_before_and_after() -> None:
     assert "- Goal placement (hard): 4 -> 0, met\n- Goal bytes: 0.31 -> 0.12, NOT met (brokers 3, 5)\n" in text
 
 
+def test_approval_text_gives_the_snapshots_age_and_flags_a_stale_plan() -> None:
+    from datetime import UTC, datetime
+
+    from kafka_rebalance.orchestration.approval_text import approval_body
+
+    summary = {"replica_moves": 3, "bytes_moved": 5 * 1024**3, "reorders": 0, "leader_elections": 0, "estimated_seconds": 1.0,
+               "lower_bounds": {"replica_moves": 3, "bytes_moved": 5 * 1024**3}}
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": [],
+                "options": {"throttle_bytes_per_sec": 50 * 1048576},
+                "snapshot": {"sha256": "00" * 32, "captured_at": "2026-11-20T08:00:00Z"}}
+    fresh = approval_body(Path("/nonexistent/run/plan"), manifest, now=datetime(2026, 11, 20, 11, 30, tzinfo=UTC))
+    assert "- Snapshot gathered 2026-11-20T08:00:00Z, 3h30m before this plan was staged\n" in fresh and "STALE" not in fresh
+    assert "5.0 GiB to copy" in fresh and "at 50.0 MiB/s per broker" in fresh
+    stale = approval_body(Path("/nonexistent/run/plan"), manifest, now=datetime(2026, 11, 26, 8, 0, tzinfo=UTC))
+    assert ("- Snapshot gathered 2026-11-20T08:00:00Z, 6d00h before this plan was staged: **STALE**, over the maximum "
+            "plan age of 24h00m") in stale
+    del manifest["snapshot"]
+    assert "**Snapshot age unknown**" in approval_body(Path("/nonexistent/run/plan"), manifest)
+
+
 def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path, balanced_snapshot_path: Path) -> None:
     run = {**_run(tmp_path, balanced=True), "snapshot": str(balanced_snapshot_path), "cluster_id": "balanced"}
     (tmp_path / "analysis" / "summary.json").write_text(json.dumps(

@@ -27,7 +27,7 @@ from tests.support.kafka import (
     describe_partitions,
     final_targets,
     gather,
-    plan_and_validate,
+    plan_validate_and_approve,
     throttles_anywhere,
     tool,
 )
@@ -89,7 +89,7 @@ def test_real_rebalance_reaches_targets_and_restores_prior_throttles(kafka_sandb
                           f"topic {topic}": {"follower.replication.throttled.replicas": "0:3"}}
         snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
         plan_dir = tmp_path / "plan"
-        manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(20 * MIB), "--max-moves-per-broker", "10")
+        manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(20 * MIB), "--max-moves-per-broker", "10")
         assert manifest["summary"]["replica_moves"] > 0
 
         done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
@@ -137,7 +137,7 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     snap = load_snapshot(snap_path)
     # Emptying broker 1 moves every replica off it, through the planner and the gate.
-    manifest = plan_and_validate(snap_path, tmp_path / "plan", "--throttle", str(rate), "--decommission-brokers", "1")
+    manifest = plan_validate_and_approve(snap_path, tmp_path / "plan", "--throttle", str(rate), "--decommission-brokers", "1")
     assert manifest["summary"]["replica_moves"] == count
     actual_bytes = sum(p.size_bytes for p in snap.partitions)
     estimate = manifest["summary"]["continuous"]["estimated_seconds"]
@@ -172,7 +172,7 @@ def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
     seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=0.25, skew=0.9, seed=11, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
-    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(20 * MIB), "--max-moves-per-broker", "4")
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(20 * MIB), "--max-moves-per-broker", "4")
     batch_ids = [b["id"] for b in manifest["batches"]]
     assert len(batch_ids) >= 2
     bs = kafka_sandbox.bootstrap_servers
@@ -219,7 +219,7 @@ def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
 def test_foreign_reassignment_is_refused_unless_additional(kafka_sandbox, topic_prefix, tmp_path):
     seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=2, skew=1.0, seed=5, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
-    plan_and_validate(snap_path, tmp_path / "plan", "--throttle", str(20 * MIB))
+    plan_validate_and_approve(snap_path, tmp_path / "plan", "--throttle", str(20 * MIB))
     bs = kafka_sandbox.bootstrap_servers
     topic = f"{topic_prefix}-0"
     current = describe_partitions(kafka_sandbox, topic_prefix)[(topic, 0)]["replicas"]
@@ -244,7 +244,7 @@ def test_killed_executor_resumes_without_resubmitting_finished_or_running_moves(
     seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=1, skew=0.9, seed=21, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
-    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "2",
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "2",
                                  "--ordering", "large-first")
     assert manifest["summary"]["replica_moves"] >= 4
     env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
@@ -297,7 +297,7 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
     seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=4, skew=1.0, seed=9, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
-    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(256 * 1024), "--ordering", "large-first")
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(256 * 1024), "--ordering", "large-first")
     first = json.loads((plan_dir / "batches" / manifest["batches"][0]["id"] / "reassignment.json").read_text())
     before = {(p.topic, p.partition): p.replicas for p in load_snapshot(snap_path).partitions}
     victim = next(b for p in first["partitions"] for b in p["replicas"] if b not in before[(p["topic"], p["partition"])])

@@ -27,7 +27,7 @@ from tests.support.kafka import (
     describe_partitions,
     final_targets,
     gather,
-    plan_and_validate,
+    plan_validate_and_approve,
     tool,
 )
 
@@ -53,7 +53,7 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_pref
     seed(kafka_sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=4, skew=1.0, seed=5, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
-    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "1",
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(512 * 1024), "--max-moves-per-broker", "1",
                                  "--ordering", "large-first")
     moving = [b for b in manifest["batches"] if b["bytes"] > 0]
     assert len(moving) >= 4 and sum(b["estimated_seconds"] for b in moving) > 45, manifest["batches"]

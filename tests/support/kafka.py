@@ -68,9 +68,11 @@ def gather(sandbox: Sandbox, out: Path, prefix: str, cluster_id: str = "sandbox"
     return out
 
 
-def plan_and_validate(snapshot: Path, plan_dir: Path, *extra: str) -> dict:
+def plan_validate_and_approve(snapshot: Path, plan_dir: Path, *extra: str) -> dict:
+    """The operator's path to an executable plan: plan, validate, approve (the snapshot was just gathered)."""
     cli("plan", "--snapshot", str(snapshot), "--out", str(plan_dir), *extra, check=True)
     cli("validate", "--plan", str(plan_dir), "--snapshot", str(snapshot), check=True)
+    cli("approve", "--plan", str(plan_dir), "--by", "real-kafka-test", check=True)
     return json.loads((plan_dir / "plan.json").read_text())
 
 

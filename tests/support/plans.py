@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.cluster.admin import TP
-from kafka_rebalance.plan_dir import FORMAT_VERSION, batch_dir_name, dump, file_sha256, seal, write_validation_verdict
+from kafka_rebalance.plan_dir import FORMAT_VERSION, batch_dir_name, dump, file_sha256, record_approval, seal, write_validation_verdict
 from kafka_rebalance.planner import PlanOptions, make_plan
 from kafka_rebalance.planner import write_plan as write_planner_plan
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
@@ -175,6 +175,13 @@ def judge(plan_dir: Path, status: str, plan_hash: str | None = None) -> None:
     (plan_dir / "validation").mkdir(exist_ok=True)
     (plan_dir / "validation" / "result.json").write_text(dump_text({"status": status, "plan_hash": judged, "suites": []}))
     write_validation_verdict(plan_dir, status, judged)
+
+
+def approve(plan_dir: Path, by: str = "test") -> Path:
+    """Record an approval as a human would (kafka-rebalance approve checks age and verdict first; the tests
+    of those checks use the command). Returns the plan directory, for chaining."""
+    record_approval(plan_dir, "approved", by)
+    return plan_dir
 
 
 def move_one_replica(snap: Snapshot, count: int, skip: int = 0) -> dict[TP, tuple[int, ...]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafka_rebalance.cli._app import EXIT_USAGE, app  # noqa: F401 - EXIT_USAGE is part of the CLI's API
 
 # Command modules register themselves on `app` when imported.
-from kafka_rebalance.cli import analyze, control, execute, gather, plan, report, sandbox, snapshots, topology, validate  # noqa: F401  isort: skip
+from kafka_rebalance.cli import analyze, approve, control, execute, gather, plan, report, sandbox, snapshots, status, topology, validate  # noqa: F401  isort: skip
 
 
 def main() -> None:

@@ -133,6 +133,9 @@ def execute(
     """Execute an approved plan: throttle, submit and verify moves as capacity frees (or per batch), restore
     throttles; then elect leaders.
 
+    Only a plan validated and approved for its hash runs (kafka-rebalance approve), on a cluster and with
+    --simulate alike; kafka-rebalance status shows its progress.
+
     Exit codes: 0 complete; 1 failed or incomplete; 2 unusable input; 3 held (paused, stopped or waiting for a
     window: nothing in flight, throttles restored; run it again, or pass --wait); 143 stopped by SIGTERM, 130 by
     SIGINT (nothing more submitted, throttles restored, moves in flight left to Kafka; run it again to resume).
@@ -146,7 +149,8 @@ def execute(
         window_policy_of(window, None)
     if final_snapshot is not None:
         check_output_file(final_snapshot, "--final-snapshot")
-    the_plan = load_plan(plan)
+    # Real cluster or simulator alike: only a plan someone approved (kafka-rebalance approve) runs.
+    the_plan = load_plan(plan, require_approval=True)
     if final_snapshot is not None:
         check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
                      inputs=_snapshot_inputs(the_plan, simulate))

@@ -17,6 +17,7 @@ from kafka_rebalance.cli._app import app, stderr
 from kafka_rebalance.options import OptionField, PlanOptions, from_flags, option_fields, resolve_threshold
 from kafka_rebalance.planner import make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.units import human_bytes, human_rate, parse_bytes
 from kafka_rebalance.userinput import check_output_dir
 
 
@@ -42,10 +43,11 @@ def plan(
     stderr.print(
         f"{status} {out}: plan {manifest['plan_hash'][:16]}, {len(manifest['batches'])} batches, "
         f"{s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}, ratio {ratio}), "
-        f"{s['bytes_moved']:,} bytes (certified bound {s['optimizer']['bytes_bound']:,}, gap {s['optimizer']['gap_percent']} %, "
+        f"{human_bytes(s['bytes_moved'])} to copy (certified bound {human_bytes(s['optimizer']['bytes_bound'])}, "
+        f"gap {s['optimizer']['gap_percent']} %, "
         f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections, "
         f"~{s['estimated_seconds']:,.0f}s in batches, ~{s['continuous']['estimated_seconds']:,.0f}s continuous "
-        f"(physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at {options.throttle_bytes_per_sec:,} B/s "
+        f"(physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at {human_rate(options.throttle_bytes_per_sec)} "
         f"(load {loaded - started:.2f}s, plan {planned - loaded:.2f}s, write {time.perf_counter() - planned:.2f}s)"
     )
 
@@ -59,8 +61,24 @@ def _flag(f: OptionField) -> inspect.Parameter:
         kind, default = f.kind | None, None
     else:
         kind, default = f.kind, f.default
+    if f.option.sized:
+        return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[
+            kind, typer.Option(f.flag, help=f"{f.help_text()}; bytes/s, or with a binary unit (e.g. 50MiB)",
+                               parser=_sized(f.flag), metavar="SIZE")])  # fmt: skip
     return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, typer.Option(f.flag, help=f.help_text())])  # fmt: skip
+
+
+def _sized(flag: str) -> Any:
+    def parse(value: Any) -> int:
+        if isinstance(value, int):  # the default, already in bytes
+            return value
+        try:
+            return parse_bytes(str(value), flag)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc).removeprefix(f"{flag}: ")) from None
+
+    return parse
 
 
 _fixed = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in inspect.signature(plan, eval_str=True).parameters.values()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
 from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
+from kafka_rebalance.plan_approval import captured_at
 from kafka_rebalance.plan_dir import DATA_DOCS_DIR, REPORT_FILE, RUNBOOK_FILE, validation_status
-from kafka_rebalance.units import MIB
+from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 
 
 def optimizer_line(summary: Mapping[str, Any]) -> str:
@@ -19,7 +22,7 @@ def optimizer_line(summary: Mapping[str, Any]) -> str:
     gap = "unknown (bound 0)" if opt.get("gap_percent") is None else f"at most {opt['gap_percent']:.2f} %"
     return (
         f"- Bytes above the fewest that reach this balance: {gap} "
-        f"(certified bound {opt['bytes_bound'] / MIB:,.1f} MiB; optimizer {opt['used']}, {opt['exact_status']})\n"
+        f"(certified bound {human_bytes(opt['bytes_bound'])}; optimizer {opt['used']}, {opt['exact_status']})\n"
     )
 
 
@@ -49,28 +52,46 @@ def duration_line(summary: Mapping[str, Any], efficiency: float) -> str:
     )
 
 
-def approval_body(staged: Path, manifest: Mapping[str, Any]) -> str:
-    """What the approver reads in Airflow's HITL form: the plan's figures, links, and its first batches."""
+def snapshot_age_line(manifest: Mapping[str, Any], now: datetime, max_age_hours: float = DEFAULT_MAX_PLAN_AGE_HOURS) -> str:
+    """How old the snapshot was at ``now`` (when staged), flagged when over the maximum plan age."""
+    when = captured_at(manifest)
+    if when is None:
+        return ("- **Snapshot age unknown**: the snapshot records no gather time (plan.json snapshot.captured_at); "
+                "`kafka-rebalance approve` refuses such a plan: gather again before approving\n")
+    age = (now - when).total_seconds()
+    line = f"- Snapshot gathered {manifest['snapshot']['captured_at']}, {human_seconds(age)} before this plan was staged"
+    if age > max_age_hours * 3600:
+        return (f"{line}: **STALE**, over the maximum plan age of {human_seconds(max_age_hours * 3600)}; the cluster has "
+                "likely changed since (`kafka-rebalance approve` refuses it): reject, gather again and re-plan\n")
+    return f"{line}\n"
+
+
+def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | None = None) -> str:
+    """What the approver reads in Airflow's HITL form: the plan's figures, links, and its first batches.
+
+    ``now``: when the form is made (staging time), for the snapshot's age.
+    """
     s = manifest["summary"]
     minutes = s["estimated_seconds"] / 60
     lb = s["lower_bounds"]
     rows = "\n".join(
-        f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {b['bytes'] / MIB:,.1f} MiB | "
+        f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {human_bytes(b['bytes'])} | "
         f"{b['estimated_seconds']:,.0f} s |"
         for b in manifest["batches"][:20]
     )
     more = f"\n\n…and {len(manifest['batches']) - 20} more batches." if len(manifest["batches"]) > 20 else ""
-    throttle = manifest["options"]["throttle_bytes_per_sec"] / MIB
+    throttle = human_rate(manifest["options"]["throttle_bytes_per_sec"])
     validation = validation_status(staged)
     base = f"{REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}"
     return (
         f"**Plan {manifest['plan_hash'][:16]}** for cluster `{manifest['cluster_id']}` — validation **{validation}**\n\n"
         f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
-        f"{s['bytes_moved'] / MIB:,.1f} MiB to copy (lower bound {lb['bytes_moved'] / MIB:,.1f} MiB)\n"
+        f"{human_bytes(s['bytes_moved'])} to copy (lower bound {human_bytes(lb['bytes_moved'])})\n"
+        f"{snapshot_age_line(manifest, now or datetime.now(UTC))}"
         f"{optimizer_line(s)}"
         f"{goal_lines(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
-        f"- {len(manifest['batches'])} batches at {throttle:,.0f} MiB/s per broker: about {minutes:,.1f} minutes\n"
+        f"- {len(manifest['batches'])} batches at {throttle} per broker: about {minutes:,.1f} minutes\n"
         f"{duration_line(s, manifest['options'].get('throttle_efficiency', 1.0))}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "

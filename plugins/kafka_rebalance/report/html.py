@@ -45,7 +45,7 @@ from kafka_rebalance.plan_dir import VALIDATION_RESULT as _RESULT
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.report import charts
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
-from kafka_rebalance.units import human_bytes, human_seconds
+from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 from kafka_rebalance.userinput import InputError, check_output_file, finite_number, read_json
 
 DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
@@ -356,6 +356,7 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(_TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["bytes"] = human_bytes
+    env.filters["rate"] = human_rate
     env.filters["duration"] = human_seconds
     env.filters["ratio"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
     return env

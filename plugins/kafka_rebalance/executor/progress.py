@@ -1,0 +1,225 @@
+"""One progress model of a plan's execution, computed from the plan and its ledger alone.
+
+``progress(plan, ledger, control)`` is pure: no clock, no cluster, no file reads. Everything it
+says comes from what the executor recorded (ledger.json) and what the operator requested
+(control.json), so ``kafka-rebalance status`` and anything else that shows progress agree, and a
+finished plan's progress never changes.
+
+A *move* is one data move of the plan: a step of schedule.json (one partition's new replicas), or,
+for a plan without a schedule, the data-moving partitions of a batch counted together. Its bytes
+are the partition's size times the replicas it adds, as the plan's ``bytes_moved`` counts them. A
+move's bytes count as done when the move finished: the ledger records no partial copies, so a move
+in flight counts as left. Metadata-only reorders and leader elections move no bytes and are not
+moves; elections are reported on their own.
+
+The rate is measured, never assumed: the bytes of the moves finished in the latest run over the
+time between that run's start and its last finished move (ledger timestamps). The ETA is that rate
+applied to the bytes left, counted from the last finished move (``eta_at``), so it too is read from
+the ledger and not from a clock.
+
+JSON: ``as_json`` / ``from_json`` (the ``status --json`` contract, docs/KAFKA.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from kafka_rebalance.executor.control import Control, RunState
+from kafka_rebalance.executor.ledger import CONTINUOUS, FAILED, FINISHED, PENDING, SUBMITTED, THROTTLED, THROTTLES_RECORDED
+from kafka_rebalance.plan_manifest import Plan
+
+PROGRESS_VERSION = 1
+
+
+class ExecState(StrEnum):
+    NOT_STARTED = "not-started"
+    RUNNING = "running"
+    PAUSED = "paused"
+    FINISHED = "finished"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    plan_hash: str
+    state: ExecState
+    moves_total: int
+    moves_done: int
+    moves_in_flight: int
+    moves_pending: int
+    moves_failed: int
+    bytes_total: int
+    bytes_done: int
+    bytes_left: int
+    percent_bytes: float  # 0..100, of bytes_total (100 when the plan moves no bytes and every move is done)
+    elections_total: int
+    elections_requested: int
+    started_at: str | None  # the first move's start in the ledger (ISO 8601)
+    updated_at: str | None  # the latest time the ledger records
+    rate_bytes_per_sec: float | None  # measured over the latest run; None until a move of it finished
+    eta_seconds: float | None  # bytes_left at the measured rate, from eta_from; only while running
+    eta_at: str | None  # eta_from + eta_seconds (ISO 8601)
+    version: int = PROGRESS_VERSION
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "state": self.state.value}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Progress:
+        if raw.get("version") != PROGRESS_VERSION:
+            raise ValueError(f"progress version {raw.get('version')!r}: this tool reads version {PROGRESS_VERSION}")
+        names = set(cls.__dataclass_fields__)
+        missing = sorted(names - set(raw))
+        if missing:
+            raise ValueError(f"progress: missing field(s) {', '.join(missing)}")
+        return cls(**{**{k: raw[k] for k in names}, "state": ExecState(raw["state"])})
+
+
+@dataclass(frozen=True, slots=True)
+class _Move:
+    key: str  # the ledger's key for it: a schedule step id, or a batch id for a plan without a schedule
+    batch: str
+    bytes: int
+
+
+def _moves(plan: Plan) -> list[_Move]:
+    if plan.schedule is not None:
+        return [_Move(str(m.id), m.batch, m.bytes * len(m.adds)) for m in plan.schedule.moves if m.adds]
+    return [_Move(b.id, b.id, b.bytes or 0) for b in plan.batches if b.replica_moves]
+
+
+def _time(raw: Any) -> datetime | None:
+    if not isinstance(raw, str):
+        return None
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _iso(t: datetime | None) -> str | None:
+    return None if t is None else t.isoformat(timespec="milliseconds")
+
+
+_STARTED = (THROTTLES_RECORDED, THROTTLED, SUBMITTED)
+
+
+def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | None = None) -> Progress:
+    """The execution's progress as the ledger (None: no run yet) and the operator's requests record it."""
+    ledger = ledger or {}
+    batches: Mapping[str, Any] = ledger.get("batches") or {}
+    cont: Mapping[str, Any] = ledger.get(CONTINUOUS) or {}
+    steps: Mapping[str, Any] = cont.get("steps") or {}
+    moves = _moves(plan)
+    done = in_flight = failed = 0
+    bytes_done = 0
+    times: list[datetime] = []
+    run_start = _time(cont.get("started_at"))
+    run_bytes, run_last_end = 0, None
+    for m in moves:
+        step = steps.get(m.key) if plan.schedule is not None else None
+        batch: Mapping[str, Any] = batches.get(m.batch) or {}
+        entry: Mapping[str, Any] = step if isinstance(step, Mapping) else {}
+        state = entry.get("state")
+        if state is None:
+            # Not started continuously. A batch run as a wave (batch mode) holds its moves' state; a batch the
+            # continuous run touched is marked submitted as soon as any one of its steps starts, so not this one.
+            entry = batch
+            state = PENDING if batch.get("mode") == CONTINUOUS else batch.get("state", PENDING)
+        started, ended = _time(entry.get("started_at")), _time(entry.get("ended_at"))
+        times.extend(t for t in (started, ended) if t is not None)
+        if state == FINISHED:
+            done += 1
+            bytes_done += m.bytes
+            if entry is not batch and run_start is not None and started is not None and started >= run_start and ended:
+                run_bytes += m.bytes
+                run_last_end = ended if run_last_end is None else max(run_last_end, ended)
+        elif state in _STARTED:
+            in_flight += 1
+        elif state == FAILED:
+            failed += 1
+        # cancelled moves (a stop, a stall) are pending again: the next run starts them afresh
+    if run_last_end is None:
+        run_start, run_bytes, run_last_end = _batch_rate_window(plan, batches)
+    total = sum(m.bytes for m in moves)
+    elections = ledger.get("elections") or {}
+    requested = int(elections.get("requested", 0)) if elections.get("done") else 0
+    # The run's own times and its holds say the ledger was written then, not that a move started.
+    written = list(times)
+    written.extend(t for t in (_time(cont.get("started_at")), _time(cont.get("ended_at"))) if t is not None)
+    holds = ledger.get("holds")
+    if isinstance(holds, list):
+        written.extend(t for h in holds if isinstance(h, Mapping) and (t := _time(h.get("at"))) is not None)
+    all_done = done == len(moves) and cont.get("state", FINISHED) == FINISHED and (requested or not plan.elections)
+    run_state = control.state if control is not None else RunState.RUNNING
+    if all_done and ledger:
+        state_ = ExecState.FINISHED
+    elif run_state is RunState.STOPPED:
+        state_ = ExecState.STOPPED
+    elif run_state is RunState.PAUSED:
+        state_ = ExecState.PAUSED
+    elif not in_flight and _run_failed(cont, batches, ledger.get("holds")):
+        state_ = ExecState.FAILED
+    elif not times:
+        state_ = ExecState.NOT_STARTED
+    else:
+        state_ = ExecState.RUNNING
+    rate = None
+    if run_start is not None and run_last_end is not None and run_last_end > run_start and run_bytes > 0:
+        rate = run_bytes / (run_last_end - run_start).total_seconds()
+    left = total - bytes_done
+    eta_seconds = eta_at = None
+    if state_ is ExecState.RUNNING and rate and run_last_end is not None:
+        eta_seconds = round(left / rate, 1)
+        eta_at = _iso(run_last_end + timedelta(seconds=eta_seconds))
+    percent = round(100.0 * bytes_done / total, 2) if total else (100.0 if done == len(moves) and ledger else 0.0)
+    return Progress(
+        plan_hash=plan.plan_hash, state=state_, moves_total=len(moves), moves_done=done, moves_in_flight=in_flight,
+        moves_pending=len(moves) - done - in_flight - failed, moves_failed=failed, bytes_total=total,
+        bytes_done=bytes_done, bytes_left=left, percent_bytes=percent, elections_total=len(plan.elections),
+        elections_requested=requested, started_at=_iso(min(times)) if times else None,
+        updated_at=_iso(max(written)) if written else None,
+        rate_bytes_per_sec=None if rate is None else round(rate, 1), eta_seconds=eta_seconds, eta_at=eta_at,
+    )
+
+
+def _run_failed(cont: Mapping[str, Any], batches: Mapping[str, Any], holds: Any) -> bool:
+    """Whether the latest run ended failed, rather than held (paused, stopped, out of its window: it resumes).
+
+    The executor marks a held run failed too (it did not finish); what tells them apart is a hold it
+    recorded (ledger ``holds``) since that run started. A cancelled move (a stall, a time limit) in a run
+    that was not held leaves the run failed although the move itself is pending again.
+    """
+    held_at = [t for h in holds if isinstance(h, Mapping) and (t := _time(h.get("at"))) is not None] \
+        if isinstance(holds, list) else []
+
+    def held_since(start: datetime | None) -> bool:
+        # hold times are recorded to the second, run starts to the millisecond
+        return start is not None and any(t >= start - timedelta(seconds=1) for t in held_at)
+
+    if cont.get("state") == FAILED and cont.get("ended_at") and not held_since(_time(cont.get("started_at"))):
+        return True
+    return any(isinstance(e, Mapping) and e.get("state") == FAILED and e.get("mode") != CONTINUOUS
+               and not held_since(_time(e.get("started_at"))) for e in batches.values())
+
+
+def _batch_rate_window(plan: Plan, batches: Mapping[str, Any]) -> tuple[datetime | None, int, datetime | None]:
+    """For a batch-mode run: the first start and last end of the finished batches, and their bytes."""
+    start = end = None
+    moved = 0
+    for b in plan.batches:
+        entry = batches.get(b.id) or {}
+        if entry.get("state") != FINISHED or entry.get("mode") == CONTINUOUS or not b.replica_moves:
+            continue
+        s, e = _time(entry.get("started_at")), _time(entry.get("ended_at"))
+        if s is None or e is None:
+            continue
+        start = s if start is None else min(start, s)
+        end = e if end is None else max(end, e)
+        moved += b.bytes or 0
+    return start, moved, end

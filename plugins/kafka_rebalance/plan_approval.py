@@ -1,0 +1,159 @@
+"""Approving a plan: what the approver is shown, and the checks before the decision is written.
+
+The decision itself is ``plan_dir.record_approval``'s (approval.json, written once, bound to the
+plan hash); this module decides whether an approval may be recorded at all. A plan is approved
+against the cluster as it was gathered, so its age is measured from the snapshot's own gather
+time, ``snapshot.captured_at`` in plan.json (hashed with the plan; the gatherer stamps it), never
+from when the plan or its files were written. A plan whose snapshot has no gather time cannot
+show its age and is not approved: gather a fresh snapshot and re-plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kafka_rebalance.plan_dir import (
+    APPROVAL_FILE,
+    PLAN_FILE,
+    PlanDirError,
+    read_approval,
+    record_approval,
+    require_validated,
+    validation_status,
+    verify_plan,
+)
+from kafka_rebalance.units import human_bytes, human_seconds
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFacts:
+    """What an approver is shown about a plan, read from its verified plan.json and verdict."""
+
+    plan_hash: str
+    cluster_id: str
+    validation: str  # passed | failed | pending | unreadable
+    snapshot_captured_at: str | None
+    snapshot_age_seconds: float | None  # None: the snapshot records no (readable) gather time
+    replica_moves: int
+    bytes_moved: int
+    leader_elections: int
+    batches: int
+    estimated_seconds: float | None
+    estimate_of: str  # the schedule the estimate is for: continuous (schedule.json) or batches
+    goals_reached: tuple[str, ...]
+    goals_missed: tuple[str, ...]
+
+
+def captured_at(manifest: Mapping[str, Any]) -> datetime | None:
+    """The snapshot's gather time recorded in plan.json, None when absent or not an ISO-8601 time."""
+    snapshot = manifest.get("snapshot")
+    raw = snapshot.get("captured_at") if isinstance(snapshot, Mapping) else None
+    if not isinstance(raw, str):
+        return None
+    try:
+        when = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
+    """The facts of the plan in ``plan_dir`` (proved unchanged first), its snapshot's age taken at ``now``."""
+    manifest, plan_hash = verify_plan(plan_dir)
+    raw_summary = manifest.get("summary")
+    summary: Mapping[str, Any] = raw_summary if isinstance(raw_summary, Mapping) else {}
+    batches = [b for b in manifest.get("batches") or [] if isinstance(b, Mapping)]
+    when = captured_at(manifest)
+    continuous = summary.get("continuous")
+    if isinstance(continuous, Mapping) and isinstance(continuous.get("estimated_seconds"), (int, float)):
+        estimate: float | None = float(continuous["estimated_seconds"])
+        estimate_of = "continuous"
+    else:
+        raw = summary.get("estimated_seconds")
+        estimate = float(raw) if isinstance(raw, (int, float)) else None
+        estimate_of = "batches"
+    goals = [g for g in summary.get("goals") or [] if isinstance(g, Mapping)]
+    raw_snapshot = manifest.get("snapshot")
+    snapshot: Mapping[str, Any] = raw_snapshot if isinstance(raw_snapshot, Mapping) else {}
+    return PlanFacts(
+        plan_hash=plan_hash,
+        cluster_id=str(manifest.get("cluster_id", "")),
+        validation=validation_status(plan_dir),
+        snapshot_captured_at=snapshot.get("captured_at") if isinstance(snapshot.get("captured_at"), str) else None,
+        snapshot_age_seconds=(now - when).total_seconds() if when is not None else None,
+        replica_moves=int(summary.get("replica_moves", sum(int(b.get("replica_moves", 0)) for b in batches))),
+        bytes_moved=int(summary.get("bytes_moved", sum(int(b.get("bytes", 0)) for b in batches))),
+        leader_elections=int(summary.get("leader_elections", 0)),
+        batches=len(batches),
+        estimated_seconds=estimate,
+        estimate_of=estimate_of,
+        goals_reached=tuple(str(g.get("name")) for g in goals if g.get("reached")),
+        goals_missed=tuple(str(g.get("name")) for g in goals if not g.get("reached")),
+    )
+
+
+def age_problem(facts: PlanFacts, max_age_seconds: float) -> str | None:
+    """Why the plan is too old to approve, None when its snapshot is young enough."""
+    if facts.snapshot_age_seconds is None:
+        got = "" if facts.snapshot_captured_at is None else f" (it holds {facts.snapshot_captured_at!r})"
+        return (f"{PLAN_FILE}: snapshot.captured_at: the snapshot records no gather time{got}, so the plan's age is "
+                "unknown; gather a fresh snapshot and re-plan")
+    if facts.snapshot_age_seconds > max_age_seconds:
+        return (f"the plan's snapshot was gathered {human_seconds(facts.snapshot_age_seconds)} ago "
+                f"(captured_at {facts.snapshot_captured_at}), over the maximum plan age of {human_seconds(max_age_seconds)}; "
+                "the cluster has likely changed since: gather a fresh snapshot and re-plan")
+    return None
+
+
+def describe(facts: PlanFacts) -> list[str]:
+    """The plan's facts as lines for a terminal (approve prints them before recording the decision)."""
+    age = "unknown (no gather time)" if facts.snapshot_age_seconds is None else \
+        f"{human_seconds(facts.snapshot_age_seconds)} (gathered {facts.snapshot_captured_at})"
+    goals = ", ".join(facts.goals_reached) or "none"
+    missed = f"; NOT reached: {', '.join(facts.goals_missed)}" if facts.goals_missed else ""
+    estimate = "unknown" if facts.estimated_seconds is None else \
+        f"about {human_seconds(facts.estimated_seconds)} ({facts.estimate_of} schedule)"
+    return [
+        f"plan {facts.plan_hash} for cluster {facts.cluster_id}",
+        f"  validation: {facts.validation}",
+        f"  snapshot age: {age}",
+        f"  {facts.replica_moves} replica moves in {facts.batches} batches, {human_bytes(facts.bytes_moved)} to copy, "
+        f"{facts.leader_elections} leader elections",
+        f"  estimate: {estimate}",
+        f"  goals reached: {goals}{missed}",
+    ]
+
+
+def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds: float,
+           now: datetime) -> tuple[PlanFacts, dict[str, Any]]:
+    """Record ``decision`` (approved | rejected) on the plan in ``plan_dir``; return the facts it was taken on
+    and what approval.json holds.
+
+    An approval is refused for a plan that did not pass validation for this very hash, and for a
+    plan whose snapshot is older than ``max_age_seconds`` (or of unknown age). A rejection is
+    always recorded: refusing to run a plan needs no proof that it could run.
+    """
+    if decision not in ("approved", "rejected"):
+        raise ValueError(f"decision must be approved or rejected, got {decision!r}")
+    if not by.strip():
+        raise PlanDirError("--by: name who decides (it is recorded in approval.json)")
+    plan_dir = Path(plan_dir)
+    facts = plan_facts(plan_dir, now)
+    if decision == "approved":
+        require_validated(plan_dir, facts.plan_hash)
+        problem = age_problem(facts, max_age_seconds)
+        if problem is not None:
+            raise PlanDirError(f"{plan_dir}: not approved: {problem}")
+    record_approval(plan_dir, decision, by, note, details={
+        "at": now.astimezone(UTC).isoformat(timespec="seconds"),
+        "snapshot_captured_at": facts.snapshot_captured_at,
+        "snapshot_age_seconds": None if facts.snapshot_age_seconds is None else round(facts.snapshot_age_seconds),
+        "max_plan_age_seconds": round(max_age_seconds),
+    })
+    recorded = read_approval(plan_dir)
+    assert recorded is not None, f"{plan_dir / APPROVAL_FILE} was just written"
+    return facts, recorded
