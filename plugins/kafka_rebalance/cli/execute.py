@@ -14,7 +14,7 @@ import typer
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
-from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.executor import Executor, check_cluster_identity, unchecked_identity_note
 from kafka_rebalance.executor.gate import ExecutionGate
 from kafka_rebalance.executor.rearm import rearm as rearm_plan
 from kafka_rebalance.executor.settings import MAX_WAIT_SECONDS, ExecSettings, parse_batch_selection
@@ -41,6 +41,12 @@ SimulateOpt = Annotated[
 ConnectTimeoutOpt = Annotated[
     float, typer.Option(help="Seconds to wait for the first broker connection", min=0.001, max=MAX_CONNECT_TIMEOUT)
 ]
+
+
+def _identity_note(plan: Plan) -> None:
+    note = unchecked_identity_note(plan)
+    if note is not None:
+        _progress(note)
 
 
 def admin_from_flags(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
@@ -152,6 +158,7 @@ def execute(
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
+        check_cluster_identity(the_plan, admin)  # before a re-arm touches the cluster
         if rearm:
             rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
         while True:
@@ -163,6 +170,7 @@ def execute(
                 break  # nothing to wait for: the message says why
             _wait_for(gate, hold, poll_interval)
     emit_json(report)
+    _identity_note(the_plan)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
     if report["continuous"] is not None:
@@ -196,6 +204,7 @@ def verify(
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         report = Executor(the_plan, admin, ExecSettings(), _progress).verify()
     emit_json(report)
+    _identity_note(the_plan)
     if report["status"] != "complete":
         raise typer.Exit(1)
 
@@ -213,3 +222,4 @@ def cancel(
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         report = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
     emit_json(report)
+    _identity_note(the_plan)

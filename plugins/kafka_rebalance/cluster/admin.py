@@ -94,6 +94,10 @@ class ClusterAdmin(Protocol):
         """Brokers, racks, controller, partitions, replica sizes and configs as a snapshot."""
         ...
 
+    def kafka_cluster_id(self) -> str | None:
+        """The id the cluster reports as its own (DescribeCluster), None if it reports none."""
+        ...
+
     def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:
         """Replicas, ISR and leader of these partitions (absent: no such partition), from one Metadata
         request for their topics: cheap enough to ask on every poll, unlike ``describe``."""

@@ -116,6 +116,11 @@ class LiveAdmin:
                     out[tp] = PartitionView(tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), p["leader_id"])
         return out
 
+    def kafka_cluster_id(self) -> str | None:
+        with self._call("describe cluster"):
+            found = self.client.describe_cluster().get("cluster_id")
+        return str(found) if found else None
+
     def describe(self) -> Snapshot:
         with self._call("describe cluster"):
             cluster = self.client.describe_cluster()
@@ -204,7 +209,7 @@ class LiveAdmin:
             cluster_id=cluster.get("cluster_id") or "unknown", brokers=tuple(brokers), partitions=tuple(parts),
             controller=controller_kind,
             captured_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            configs=cluster_configs, topics=topic_out,
+            configs=cluster_configs, topics=topic_out, kafka_cluster_id=cluster.get("cluster_id") or None,
         )
 
     def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:
