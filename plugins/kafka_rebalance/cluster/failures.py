@@ -165,6 +165,9 @@ def classify(exc: BaseException, *, host: str | None = None, sasl: str | None = 
     if isinstance(exc, PeerClosedError):
         return ConnectFailure(FailureKind.PEER_CLOSED, "closed before answering (is security.protocol right for this "
                                                        "listener? a SASL or TLS listener closes a plain request)")
-    if isinstance(exc, kafka_errors.KafkaTimeoutError | kafka_errors.RequestTimedOutError):
-        return ConnectFailure(FailureKind.SILENT, "no answer in time")
+    if isinstance(exc, kafka_errors.RequestTimedOutError):
+        return ConnectFailure(FailureKind.SILENT, "the server accepted the connection but did not answer the first "
+                                                  "request (is this a Kafka listener?)")
+    if isinstance(exc, kafka_errors.KafkaTimeoutError):
+        return ConnectFailure(FailureKind.SILENT, "nothing answered")
     return ConnectFailure(FailureKind.OTHER, type(exc).__name__)

@@ -51,7 +51,7 @@ class LiveAdmin:
             failure = (exc.failure if isinstance(exc, BootstrapFailed)
                        else (manager.last_failure() if manager else None) or classify(exc))
             if failure.kind is FailureKind.SILENT:
-                failure = ConnectFailure(FailureKind.SILENT, f"{failure.detail} (nothing answered within "
+                failure = ConnectFailure(FailureKind.SILENT, f"{failure.detail} (gave up after "
                                          f"{settings.bootstrap_timeout_ms / 1000:g}s)", failure.server)
             if made:
                 made[0].close()  # the client's I/O thread was started before the bootstrap failed

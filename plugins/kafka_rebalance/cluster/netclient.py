@@ -80,6 +80,8 @@ class _DeliverBeforeClose:
     async def _read_from_sock(self) -> None:
         while self._read and not self._closed:
             await self._net.wait_read(self._sock)
+            if self._closed or self._sock is None:
+                return None
             data, err = self._sock_recv()
             if data:
                 self.last_read = time.monotonic()
