@@ -1,7 +1,8 @@
 """Connection failures against a real Kafka listener with SASL/PLAIN: the same cause, every time, in seconds.
 
 A one-node sandbox of its own (the session sandbox has PLAINTEXT only), started with `sandbox up`'s
-code and a SASL_PLAINTEXT listener, and stopped by pid at the end.
+code, a SASL_PLAINTEXT listener and Kafka's StandardAuthorizer (PLAINTEXT clients, the sandbox's own
+checks, are super users; alice holds no ACL), and stopped by pid at the end.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 
 import pytest
 
-from kafka_rebalance.cluster.admin import ClusterConnectionError
+from kafka_rebalance.cluster.admin import ClusterConnectionError, ClusterError
 from kafka_rebalance.cluster.connection import ConnectionSettings
 from kafka_rebalance.cluster.failures import FailureKind
 from kafka_rebalance.cluster.live import LiveAdmin
@@ -24,7 +25,9 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 def sasl_kafka(tmp_path_factory):
     password = secrets.token_hex(12)
     directory = tmp_path_factory.mktemp("kafka-sasl") / "sandbox"
-    sandbox = cluster.up(directory, brokers=1, racks=0, sasl_plain_users={"alice": password})
+    sandbox = cluster.up(directory, brokers=1, racks=0, sasl_plain_users={"alice": password},
+                         properties={"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                                     "super.users": "User:ANONYMOUS", "allow.everyone.if.no.acl.found": "false"})
     try:
         yield sandbox, f"127.0.0.1:{sandbox.nodes[0].sasl_port}", password
     finally:
@@ -79,3 +82,15 @@ def test_plaintext_client_on_the_sasl_listener(sasl_kafka):
     print(f"\nPLAINTEXT client on a SASL listener: {info.value} in {took:.2f}s")
     assert info.value.failure is not None and info.value.failure.kind is FailureKind.PEER_CLOSED, str(info.value)
     assert took < 5
+
+
+def test_authorization_denied_names_the_call_and_the_resource(sasl_kafka):
+    _, bootstrap, password = sasl_kafka
+    admin = LiveAdmin(ConnectionSettings(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", password), quiet=True)
+    try:
+        with pytest.raises(ClusterError) as info:
+            admin.list_reassignments()
+    finally:
+        admin.close()
+    assert str(info.value) == (f"{bootstrap}: authorization denied: list partition reassignments needs an ACL on the "
+                               "Cluster resource that user 'alice' does not hold (ClusterAuthorizationFailedError)")
