@@ -113,6 +113,12 @@ class Plan:
     schedule: PlanSchedule | None = None  # None: a plan written before schedule.json existed
 
     @property
+    def kafka_cluster_id(self) -> str | None:
+        """Kafka's own id of the cluster the plan was made for (under the plan hash); None if unknown."""
+        found = self.manifest.get("kafka_cluster_id")
+        return found if isinstance(found, str) and found else None
+
+    @property
     def snapshot_sha256(self) -> str:
         """The fingerprint of the snapshot the plan was made from."""
         snapshot = self.manifest.get("snapshot")

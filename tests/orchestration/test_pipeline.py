@@ -154,3 +154,37 @@ def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: P
 def test_the_goals_decide_whatever_the_analysis_flag_says(tmp_path: Path) -> None:
     # The sample cluster is skewed: its goals are not met, even if an analysis called it balanced.
     assert needs_plan(_run(tmp_path, balanced=True), {"decommission_brokers": []}) is True
+
+
+# --------------------------------------------------------------------------- the cluster's identity
+
+def test_dag_steps_refuse_a_plan_made_for_another_kafka_cluster(tmp_path: Path) -> None:
+    """preflight (approval recorded, then every step that acts) refuses before the simulated cluster is touched."""
+    from dataclasses import replace
+
+    from kafka_rebalance.executor.settings import ExecutionRefused
+    from kafka_rebalance.orchestration import pipeline
+    from kafka_rebalance.snapshot import load_snapshot, write_snapshot
+    from tests.support.plans import move_one_replica, write_plan
+
+    made_for = replace(load_snapshot(SAMPLE), cluster_id="identity-check", kafka_cluster_id="cluster-A")
+    other = write_snapshot(replace(made_for, kafka_cluster_id="cluster-B"), tmp_path / "other.json")
+    staged = write_plan(tmp_path / "plan", made_for, [move_one_replica(made_for, 3)])
+    (tmp_path / "clusters.yaml").write_text(
+        f"clusters:\n  - {{cluster_id: identity-check, source: 'simulated:{other}', schedule: null}}\n")
+    cfg = load_clusters(tmp_path / "clusters.yaml")
+    cluster = cfg.clusters[0]
+    expected = (f"{staged}: the plan was made for Kafka cluster 'cluster-A' ('identity-check'), but the connected "
+                "cluster reports 'cluster-B'; refusing to act on another cluster")
+    with pytest.raises(ExecutionRefused) as info:
+        pipeline.preflight(cfg, cluster, str(staged), {"responded_by": {"name": "ops"}})
+    assert str(info.value) == expected
+    for step in (pipeline.execute, pipeline.elections):
+        with pytest.raises(ExecutionRefused, match="refusing to act on another cluster"):
+            step(cfg, cluster, str(staged))
+    assert not (staged / "ledger.json").exists()
+    from kafka_rebalance.cluster.sim_admin import read_state
+    from kafka_rebalance.orchestration.staging import simulated_state_file
+
+    # The simulated cluster (persisted when the step connected) as it was: nothing moved, no throttle set.
+    assert read_state(simulated_state_file(cluster.cluster_id)).describe() == load_snapshot(other)

@@ -46,6 +46,8 @@ def test_rebalance_dag_executes_on_real_kafka(kafka_sandbox, topic_prefix, airfl
 
     staged = sorted((Path(os.environ["KAFKA_REBALANCE_HOME"]) / "plans" / "real-kafka").glob("*/verification.json"))
     verification = json.loads(staged[-1].read_text())
+    # The plan names the cluster by Kafka's own id, which every executing step checked against the sandbox.
+    assert json.loads((staged[-1].parent / "plan.json").read_text())["kafka_cluster_id"] == kafka_sandbox.cluster_uuid
     assert verification["status"] == "complete" and verification["brokers_over_threshold"] == []
     # Kafka's own view after the run: balanced replica counts, every leader preferred, full ISRs, no throttles.
     after = describe_partitions(kafka_sandbox, topic_prefix)

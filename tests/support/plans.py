@@ -131,6 +131,8 @@ def write_plan(plan_dir: Path, snap: Snapshot, batches: list[dict[TP, tuple[int,
     snap_sha = snap.fingerprint()
     manifest = seal({
         "format_version": FORMAT_VERSION, "tool_version": "0.1.0", "cluster_id": snap.cluster_id,
+        # as the planner does: recorded only when the snapshot knows Kafka's own cluster id
+        **({"kafka_cluster_id": snap.kafka_cluster_id} if snap.kafka_cluster_id is not None else {}),
         "snapshot": {"sha256": snap_sha, "captured_at": snap.captured_at, "path": "snapshot.json"},
         "options": options, "files": files, "batches": meta, "summary": {},
     })

@@ -70,7 +70,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-stderr = Console(stderr=True, highlight=False)
+# Status lines are never wrapped: one line each, greppable in a CI log however long its paths.
+stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 # Wide enough for the broker table when piped to a file or CI log.
 stdout = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 

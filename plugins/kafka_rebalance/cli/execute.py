@@ -14,7 +14,7 @@ import typer
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
-from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.executor import Executor, check_cluster_identity, unchecked_identity_note
 from kafka_rebalance.executor.gate import ExecutionGate
 from kafka_rebalance.executor.interrupt import StopRequest, StopSignal, stop_message, stop_on_signals
 from kafka_rebalance.executor.rearm import rearm as rearm_plan
@@ -42,6 +42,12 @@ SimulateOpt = Annotated[
 ConnectTimeoutOpt = Annotated[
     float, typer.Option(help="Seconds to wait for the first broker connection", min=0.001, max=MAX_CONNECT_TIMEOUT)
 ]
+
+
+def _identity_note(plan: Plan) -> None:
+    note = unchecked_identity_note(plan)
+    if note is not None:
+        _progress(note)
 
 
 def admin_from_flags(plan_dir: Path, bootstrap: str | None, command_config: Path | None, simulate: Path | None,
@@ -159,6 +165,7 @@ def execute(
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin, \
             stop_on_signals(StopRequest(_progress)) as stop:
+        check_cluster_identity(the_plan, admin)  # before a re-arm touches the cluster
         ex: Executor | None = None
         try:
             if rearm:
@@ -181,6 +188,7 @@ def execute(
             print(stop_message(ex.after_stop(signalled.signum), str(plan)), file=sys.stderr)
             raise typer.Exit(signalled.exit_code) from None
     emit_json(report)
+    _identity_note(the_plan)
     for b in report["batches"]:
         _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
     if report["continuous"] is not None:
@@ -214,6 +222,7 @@ def verify(
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         report = Executor(the_plan, admin, ExecSettings(), _progress).verify()
     emit_json(report)
+    _identity_note(the_plan)
     if report["status"] != "complete":
         raise typer.Exit(1)
 
@@ -231,3 +240,4 @@ def cancel(
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
         report = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
     emit_json(report)
+    _identity_note(the_plan)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from kafka_rebalance.cluster.failures import ConnectFailure
 
 BROKER = "broker"
 TOPIC = "topic"
@@ -61,7 +64,14 @@ class ClusterError(RebalanceError):
 
 
 class ClusterConnectionError(ClusterError):
-    """Could not connect or authenticate: one line naming the server and the cause."""
+    """Could not connect or authenticate: one line naming the server and the cause.
+
+    ``failure`` is the typed cause when one was classified.
+    """
+
+    def __init__(self, message: str, failure: ConnectFailure | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure
 
 
 @runtime_checkable
@@ -82,6 +92,10 @@ class ClusterAdmin(Protocol):
 
     def describe(self) -> Snapshot:
         """Brokers, racks, controller, partitions, replica sizes and configs as a snapshot."""
+        ...
+
+    def kafka_cluster_id(self) -> str | None:
+        """The id the cluster reports as its own (DescribeCluster), None if it reports none."""
         ...
 
     def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.cluster import stores
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.userinput import INT32_MAX, InputError, parse_int, read_text
 
@@ -146,19 +147,32 @@ def settings_from_config(config: Mapping[str, Any], source: str, bootstrap_serve
     kw["ssl_certfile"] = cfg.pop("ssl.certificate.location", None)
     kw["ssl_keyfile"] = cfg.pop("ssl.key.location", None)
     kw["ssl_key_password"] = cfg.pop("ssl.key.password", None)
-    # Java clients: PEM trust/key stores only (kafka-python has no JKS/PKCS12 support).
-    for store, target in (("ssl.truststore", "ssl_cafile"), ("ssl.keystore", "ssl_certfile")):
+    # Java clients: PEM stores are used as they are; JKS and PKCS12 (Kafka's default type is JKS) are
+    # read here and handed to the client as PEM files (cluster/stores.py).
+    for store in ("ssl.truststore", "ssl.keystore"):
         location = cfg.pop(f"{store}.location", None)
-        kind = str(cfg.pop(f"{store}.type", "JKS")).upper()
-        if location is not None:
-            if kind != "PEM":
-                raise ConnectionSettingsError(
-                    f"{source}: {store}.type {kind}: only PEM stores can be used from Python; convert {store}.location to PEM "
-                    f"(keytool -importkeystore ... then openssl) and set {store}.type=PEM")
-            kw[target] = location
-            if store == "ssl.keystore":
-                kw["ssl_keyfile"] = location
-        cfg.pop(f"{store}.password", None)  # a PEM store needs no store password
+        kind = str(cfg.pop(f"{store}.type", "JKS")).strip().upper()
+        store_password = cfg.pop(f"{store}.password", None)
+        if location is None:
+            continue
+        location = str(location)
+        if kind == "PEM":
+            if store == "ssl.truststore":
+                kw["ssl_cafile"] = location
+            else:
+                kw["ssl_certfile"] = kw["ssl_keyfile"] = location
+        elif kind in stores.STORE_TYPES:
+            try:
+                if store == "ssl.truststore":
+                    kw["ssl_cafile"] = stores.trusted_certificates_pem(location, kind, store_password, source)
+                else:
+                    material = stores.key_material(location, kind, store_password, kw["ssl_key_password"], source)
+                    kw["ssl_certfile"], kw["ssl_keyfile"] = material.certfile, material.keyfile
+                    kw["ssl_key_password"] = material.key_password
+            except stores.StoreError as exc:
+                raise ConnectionSettingsError(str(exc)) from None
+        else:
+            raise ConnectionSettingsError(f"{source}: {store}.type {kind}: not one of PEM, {', '.join(stores.STORE_TYPES)}")
     if "ssl.endpoint.identification.algorithm" in cfg:
         algo = str(cfg.pop("ssl.endpoint.identification.algorithm")).strip().lower()
         kw["ssl_check_hostname"] = algo not in ("", "none")

@@ -7,9 +7,7 @@ ElectLeaders, incremental configs); see docs/KAFKA.md.
 
 from __future__ import annotations
 
-import collections
 import logging
-import re
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,65 +20,47 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, Kafka
 
 from kafka_rebalance.cluster.admin import BROKER, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
 from kafka_rebalance.cluster.connection import ConnectionSettings, install_redaction
+from kafka_rebalance.cluster.failures import ConnectFailure, FailureKind, authorization_resource, classify
+from kafka_rebalance.cluster.netclient import BootstrapFailed, FailFastNetClient
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, Partition, Snapshot
 
 DYNAMIC_SOURCES = {"DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"}
 UNKNOWN_RACK = "unknown-offline"
 
 
-class _Capture(logging.Handler):
-    """Keeps the client's recent warnings so a failed connection can say why in one line."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.lines: collections.deque[str] = collections.deque(maxlen=50)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self.lines.append(record.getMessage())
-        except Exception:
-            pass
-
-
-def _cause(lines: Iterable[str]) -> str:
-    text = "\n".join(lines)
-    if "SaslAuthenticationFailed" in text:
-        details = re.findall(r"SaslAuthenticationFailedError: ([^\n(]+)", text)
-        detail = details[-1].replace("Authentication failed:", "").strip() if details else "credentials rejected"
-        return f"authentication failed ({detail})"
-    if "UnsupportedSaslMechanism" in text:
-        return "the broker does not offer this SASL mechanism"
-    if "ECONNREFUSED" in text or "Connection refused" in text:
-        return "connection refused (nothing listens on that host:port)"
-    if "Handshake failed" in text or "SSL" in text:
-        m = re.search(r"Handshake failed: ([^\n]+)", text)
-        return f"TLS handshake failed ({m.group(1).strip() if m else 'see the broker listener settings'})"
-    if "socket disconnected" in text:
-        return "the server closed the connection (wrong security.protocol for this listener?)"
-    if "Name or service not known" in text or "getaddrinfo" in text or "EAI_" in text:
-        return "host name does not resolve"
-    return "no answer within the bootstrap timeout"
-
-
 class LiveAdmin:
     def __init__(self, settings: ConnectionSettings, *, quiet: bool = False) -> None:
         self.settings = settings
         install_redaction(settings.secrets())
-        kafka_logger = logging.getLogger("kafka")
-        capture = _Capture()
-        kafka_logger.addHandler(capture)
         if quiet:
             # The CLI prints one line per failure; the client's own retries and warnings stay out of it.
-            kafka_logger.propagate = False
+            logging.getLogger("kafka").propagate = False
+        made: list[FailFastNetClient] = []
+
+        class _Client(FailFastNetClient):
+            def __init__(self, **configs: Any) -> None:
+                super().__init__(**configs)
+                made.append(self)
+
         try:
-            self.client = KafkaAdminClient(**settings.kafka_python_kwargs())
+            self.client = KafkaAdminClient(**settings.kafka_python_kwargs(), kafka_client=_Client)
         except kafka_errors.KafkaConfigurationError as exc:
             raise ClusterConnectionError(f"cannot connect to {settings.describe()}: bad client setting ({exc})") from None
         except (kafka_errors.KafkaError, OSError, ValueError) as exc:
-            cause = _cause(capture.lines) if capture.lines else type(exc).__name__
-            raise ClusterConnectionError(f"cannot connect to {settings.describe()}: {cause}") from None
-        finally:
-            kafka_logger.removeHandler(capture)
+            manager = made[0]._manager if made else None
+            failure = (exc.failure if isinstance(exc, BootstrapFailed)
+                       else (manager.last_failure() if manager else None) or classify(exc))
+            if failure.kind is FailureKind.SILENT:
+                failure = ConnectFailure(FailureKind.SILENT, f"{failure.detail} (gave up after "
+                                         f"{settings.bootstrap_timeout_ms / 1000:g}s)", failure.server)
+            if made:
+                made[0].close()  # the client's I/O thread was started before the bootstrap failed
+            if "," not in settings.bootstrap_servers:  # the one server is named already
+                failure = ConnectFailure(failure.kind, failure.detail)
+            raise ClusterConnectionError(f"cannot connect to {settings.describe()}: {failure.line()}",
+                                         failure=failure) from None
+        # Past the bootstrap, a refused broker is one broker down, not a reason to give up.
+        self.client._manager.bootstrapping = False
 
     # ------------------------------------------------------------------ helpers
 
@@ -96,6 +76,11 @@ class LiveAdmin:
             # would be asked forever. Forget it so the next call looks it up again.
             if hasattr(self.client, "_controller_id"):
                 self.client._controller_id = None
+            resource = authorization_resource(exc)
+            if resource is not None:
+                user = f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
+                raise ClusterError(f"{self.settings.bootstrap_servers}: authorization denied: {what} needs an ACL on the "
+                                   f"{resource} resource that {user} does not hold ({type(exc).__name__})") from None
             raise ClusterError(f"{self.settings.bootstrap_servers}: {what} failed: {exc}") from None
 
     @staticmethod
@@ -130,6 +115,11 @@ class LiveAdmin:
                 if tp in wanted:
                     out[tp] = PartitionView(tuple(p["replica_nodes"]), tuple(p["isr_nodes"]), p["leader_id"])
         return out
+
+    def kafka_cluster_id(self) -> str | None:
+        with self._call("describe cluster"):
+            found = self.client.describe_cluster().get("cluster_id")
+        return str(found) if found else None
 
     def describe(self) -> Snapshot:
         with self._call("describe cluster"):
@@ -219,7 +209,7 @@ class LiveAdmin:
             cluster_id=cluster.get("cluster_id") or "unknown", brokers=tuple(brokers), partitions=tuple(parts),
             controller=controller_kind,
             captured_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            configs=cluster_configs, topics=topic_out,
+            configs=cluster_configs, topics=topic_out, kafka_cluster_id=cluster.get("cluster_id") or None,
         )
 
     def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:

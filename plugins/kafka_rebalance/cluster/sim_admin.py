@@ -66,6 +66,9 @@ class SimAdmin:
     def describe(self) -> Snapshot:
         return self.sim.describe()
 
+    def kafka_cluster_id(self) -> str | None:
+        return self.sim.kafka_cluster_id
+
     def partitions(self, tps: Iterable[TP]) -> dict[TP, PartitionView]:
         out: dict[TP, PartitionView] = {}
         for tp in tps:

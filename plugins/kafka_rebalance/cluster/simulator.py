@@ -122,8 +122,11 @@ class Simulator:
         captured_at: str | None = None,
         replication_bytes_per_sec: float = DEFAULT_REPLICATION_BYTES_PER_SEC,
         now: float = 0.0,
+        kafka_cluster_id: str | None = None,
     ) -> None:
         self.cluster_id = cluster_id
+        # The id the simulated cluster reports as its own: the one of the snapshot it was made from.
+        self.kafka_cluster_id = kafka_cluster_id
         self.brokers: dict[int, SimBroker] = {b.id: b for b in sorted(brokers, key=lambda b: b.id)}
         self.partitions: dict[TP, SimPartition] = {p.tp: p for p in sorted(partitions, key=lambda p: p.tp)}
         self.controller_kind = controller_kind
@@ -176,7 +179,7 @@ class Simulator:
         return cls(
             snap.cluster_id, brokers, parts, controller_kind=snap.controller, cluster_configs=snap.configs,
             topic_configs={t: v.get("configs", {}) for t, v in snap.topics.items()}, captured_at=snap.captured_at,
-            replication_bytes_per_sec=replication_bytes_per_sec,
+            replication_bytes_per_sec=replication_bytes_per_sec, kafka_cluster_id=snap.kafka_cluster_id,
         )
 
     def _captured_at(self) -> str | None:
@@ -208,6 +211,7 @@ class Simulator:
             cluster_id=self.cluster_id, brokers=brokers, partitions=tuple(parts), controller=self.controller_kind,
             captured_at=self._captured_at(), configs=dict(self.cluster_configs),
             topics={t: {"configs": dict(c)} for t, c in sorted(self.topics.items())},
+            kafka_cluster_id=self.kafka_cluster_id,
         )
 
     def to_state(self) -> dict[str, Any]:

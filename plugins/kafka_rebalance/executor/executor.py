@@ -68,6 +68,26 @@ HELD_STATUS = {
 }
 
 
+def check_cluster_identity(plan: Plan, admin: ClusterAdmin) -> None:
+    """Refuse, in one line, when the plan records a Kafka cluster id and the connected cluster reports another."""
+    planned = plan.kafka_cluster_id
+    if planned is None:
+        return
+    actual = admin.kafka_cluster_id()
+    if actual != planned:
+        raise ExecutionRefused(
+            f"{plan.path}: the plan was made for Kafka cluster {planned!r} ({plan.cluster_id!r}), but the connected "
+            f"cluster reports {'no id' if actual is None else repr(actual)}; refusing to act on another cluster")
+
+
+def unchecked_identity_note(plan: Plan) -> str | None:
+    """The one line saying a plan's cluster cannot be checked, or None when it can."""
+    if plan.kafka_cluster_id is not None:
+        return None
+    return (f"note: the plan for {plan.cluster_id!r} records no Kafka cluster id (its snapshot had none), "
+            "so which cluster this is was not checked")
+
+
 class Executor:
     def __init__(
         self,
@@ -89,6 +109,7 @@ class Executor:
         self.hold: Hold | None = None  # why the last run stopped starting work, if it did
         # SIGTERM/SIGINT, when the caller listens for them: acted on between Kafka calls, never inside one.
         self.stop = stop
+        self._identity_checked = False
 
     def sleep(self, seconds: float) -> None:
         """The admin's sleep between polls: where a stop asked for by a signal takes effect at once."""
@@ -180,6 +201,7 @@ class Executor:
 
     def restore_leftover_throttles(self) -> list[str]:
         """Put back throttle values a killed or failed run left set; returns the keys concerned."""
+        self.check_cluster_identity()
         return restore_leftovers(self.admin, self.ledger, self.progress)
 
     # ------------------------------------------------------------------ checks
@@ -253,8 +275,20 @@ class Executor:
                 + "; the cluster moved since the plan ran. To run this plan again from the start, re-arm it "
                   "(`execute --rearm`, or the DAG's rearm parameter); the old ledger is archived, not deleted")
 
+    def check_cluster_identity(self) -> None:
+        """Refuse a plan made for another Kafka cluster, before anything is read from or done to this one.
+
+        The plan's Kafka cluster id is under its hash; a plan made from a snapshot without one (written
+        by hand, generated, or gathered before the id was recorded) is not checked: the caller says so
+        once (``unchecked_identity_note``), after the command, so that progress lines stay batch progress.
+        """
+        if not self._identity_checked:
+            check_cluster_identity(self.plan, self.admin)
+            self._identity_checked = True
+
     def preflight(self, batch_ids: Iterable[str] | None = None) -> dict[str, Any]:
-        """Restore leftover throttles, then refuse if the cluster is not where the plan starts."""
+        """Refuse another cluster; restore leftover throttles; refuse if the cluster is not where the plan starts."""
+        self.check_cluster_identity()
         restored = self.restore_leftover_throttles()
         wanted = set(batch_ids) if batch_ids is not None else {b.id for b in self.plan.batches}
         todo = [b for b in self.plan.batches if b.id in wanted and self.ledger.state(b.id) != FINISHED]
@@ -268,8 +302,6 @@ class Executor:
             raise ExecutionRefused(
                 f"{self.plan.path}: the cluster changed since planning ({len(problems)} partition(s)): "
                 + "; ".join(problems[:10]) + ("; ..." if len(problems) > 10 else "") + "; re-plan from a fresh snapshot")
-        if snap.cluster_id != self.plan.cluster_id:
-            self.progress(f"note: cluster reports id {snap.cluster_id!r}, the plan was made for {self.plan.cluster_id!r}")
         return {"batches_to_run": [b.id for b in todo], "restored_throttles_of": restored}
 
     # ------------------------------------------------------------------ one batch
@@ -280,7 +312,7 @@ class Executor:
         if entry.get("state") == FINISHED:
             return BatchResult(batch.id, FINISHED, len(batch.targets), entry.get("completed", []), entry.get("cancelled", []),
                                entry.get("problems", []), batch.estimated_seconds, entry.get("actual_seconds"), skipped=True)
-        self.restore_leftover_throttles()
+        self.restore_leftover_throttles()  # checks the cluster's identity first
         inflight = self.admin.list_reassignments()
         self._refuse_foreign(inflight)
         snap = self.admin.describe()
@@ -498,6 +530,7 @@ class Executor:
     # ------------------------------------------------------------------ after the batches
 
     def elections(self) -> dict[str, Any]:
+        self.check_cluster_identity()
         size = self.plan.election_batch_size
         tps = list(self.plan.elections)
         failed: dict[str, str] = {}
@@ -583,6 +616,7 @@ class Executor:
     # ------------------------------------------------------------------ verify / cancel
 
     def verify(self) -> dict[str, Any]:
+        self.check_cluster_identity()
         snap = self.admin.describe()
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         inflight = self.admin.list_reassignments()
@@ -657,6 +691,7 @@ class Executor:
         return report
 
     def cancel(self) -> dict[str, Any]:
+        self.check_cluster_identity()
         inflight = self.admin.list_reassignments()
         ours = {tp: t for b in self.plan.batches for tp, t in b.targets.items()}
         to_cancel = sorted(tp for tp, r in inflight.items() if tp in ours)

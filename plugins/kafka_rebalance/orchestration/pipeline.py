@@ -183,7 +183,9 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
     with admin_session(cfg, cluster) as admin:
-        yield Executor(plan, admin, settings, progress=log.info, gate=gate, stop=stop)
+        executor = Executor(plan, admin, settings, progress=log.info, gate=gate, stop=stop)
+        executor.check_cluster_identity()  # every DAG task that acts on the cluster refuses another cluster first
+        yield executor
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
@@ -196,11 +198,20 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
     by = _responder(approval)
     record_decision(Path(staged_dir), "approved", by)
     if rearm:
+        from kafka_rebalance.executor.executor import check_cluster_identity
+
         with admin_session(cfg, cluster) as admin:
-            out = rearm_plan(load_plan(Path(staged_dir), require_approval=True), admin, by=by, run=run_id, progress=log.info)
+            plan = load_plan(Path(staged_dir), require_approval=True)
+            check_cluster_identity(plan, admin)  # before the re-arm touches the cluster
+            out = rearm_plan(plan, admin, by=by, run=run_id, progress=log.info)
         log.info("re-arm: %s", out)
     with _executor(cfg, cluster, staged_dir) as ex:
         checked = ex.preflight()
+    from kafka_rebalance.executor.executor import unchecked_identity_note
+
+    note = unchecked_identity_note(ex.plan)
+    if note is not None:
+        log.warning("%s", note)
     log.info("preflight: batches to run %s; restored throttles left by an earlier run: %s",
              checked["batches_to_run"], checked["restored_throttles_of"] or "none")  # fmt: skip
     return checked

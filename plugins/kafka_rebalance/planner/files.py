@@ -130,6 +130,8 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
         "format_version": FORMAT_VERSION,
         "tool_version": __version__,
         "cluster_id": snap.cluster_id,
+        # Only when known, so plans from snapshots without it are the plans they were.
+        **({"kafka_cluster_id": snap.kafka_cluster_id} if snap.kafka_cluster_id is not None else {}),
         "snapshot": {"sha256": snap.fingerprint(), "captured_at": snap.captured_at, "path": snapshot_path},
         "options": plan.options.manifest(),
         "batches": batch_rows,

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -48,6 +48,7 @@ class Node:
     pid: int
     directory: str
     log_file: str
+    sasl_port: int | None = None  # a SASL_PLAINTEXT (PLAIN) listener beside PLAINTEXT, when `up` was given users
 
     @property
     def bootstrap(self) -> str:
@@ -85,7 +86,8 @@ class Sandbox:
     @staticmethod
     def from_json(data: dict, source: str) -> Sandbox:
         try:
-            nodes = tuple(Node(**{k: n[k] for k in Node.__dataclass_fields__}) for n in data["nodes"])
+            nodes = tuple(Node(**{k: n[k] for k in Node.__dataclass_fields__ if k in n or k != "sasl_port"})
+                          for n in data["nodes"])
             return Sandbox(directory=data["directory"], kafka_version=data["kafka_version"],
                            cluster_uuid=data["cluster_uuid"], auto_leader_rebalance=bool(data["auto_leader_rebalance"]),
                            nodes=nodes, started_at=data["started_at"], start_seconds=float(data["start_seconds"]),
@@ -122,6 +124,19 @@ def kafka_uuid(draw: Callable[[], bytes] = lambda: uuid.uuid4().bytes) -> str:
 
 def rack_of(index: int, racks: int) -> str | None:
     return None if racks == 0 else f"rack-{index % racks + 1}"
+
+
+def sasl_plain_properties(port: int, controller_port: int, sasl_port: int, users: Mapping[str, str]) -> dict[str, str]:
+    """A SASL_PLAINTEXT listener with PLAIN and these users beside PLAINTEXT (which brokers keep using among themselves)."""
+    accounts = " ".join(f'user_{u}="{p}"' for u, p in users.items())
+    return {
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{sasl_port}",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {accounts};",
+    }
 
 
 def server_properties(node_id: int, port: int, controller_port: int, voters: str, data_dir: Path, rack: str | None,
@@ -293,7 +308,8 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
 
 def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = DEFAULT_KAFKA_VERSION,
        auto_leader_rebalance: bool = False, timeout: float = 120.0,
-       progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None) -> Sandbox:
+       progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None,
+       sasl_plain_users: Mapping[str, str] | None = None) -> Sandbox:
     """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started."""
     if not 1 <= brokers <= 9:
         raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
@@ -308,7 +324,7 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     runtime = resolve_runtime(kafka_version)
     started = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
-    ports = _free_ports(2 * brokers)
+    ports = _free_ports(3 * brokers if sasl_plain_users else 2 * brokers)
     ids = list(range(1, brokers + 1))
     voters = ",".join(f"{i}@127.0.0.1:{ports[2 * k + 1]}" for k, i in enumerate(ids))
     cluster_uuid = kafka_uuid()
@@ -317,26 +333,32 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
         node_dir = directory / f"node-{node_id}"
         (node_dir / "logs").mkdir(parents=True)
         rack = rack_of(k, racks)
+        node_props = dict(properties or {})
+        sasl_port = ports[2 * brokers + k] if sasl_plain_users else None
+        if sasl_port is not None and sasl_plain_users:
+            node_props.update(sasl_plain_properties(ports[2 * k], ports[2 * k + 1], sasl_port, sasl_plain_users))
         (node_dir / "server.properties").write_text(server_properties(
             node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance,
-            properties))
+            node_props))
+        (node_dir / "server.properties").chmod(0o600)  # it may hold the SASL users' passwords
         (node_dir / "log4j2.properties").write_text(log4j_properties(node_dir / "logs" / "server.log"))
-        layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir))
+        layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir, sasl_port))
     progress(f"formatting {brokers} KRaft node(s) for Kafka {runtime.version} in {directory}")
     # Formatting is a JVM start per node: run them side by side.
     formats = [subprocess.Popen(runtime.command("kafka.tools.StorageTool",
                                                 ["format", "-t", cluster_uuid, "-c", str(d / "server.properties")]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for *_, d in layout]
+               for *_, d, _sasl in layout]
     for (node_id, *_), proc in zip(layout, formats):
         out, _ = proc.communicate(timeout=120)
         if proc.returncode != 0:
             raise SandboxError(f"formatting node {node_id} failed: {java_error_line(out)}")
     nodes: list[Node] = []
     try:
-        for node_id, rack, port, cport, node_dir in layout:
+        for node_id, rack, port, cport, node_dir, sasl_port in layout:
             pid = start_node(runtime, node_dir)
-            nodes.append(Node(node_id, rack, port, cport, pid, str(node_dir), str(node_dir / "logs" / "server.log")))
+            nodes.append(Node(node_id, rack, port, cport, pid, str(node_dir), str(node_dir / "logs" / "server.log"),
+                              sasl_port))
         sandbox = Sandbox(str(directory), runtime.version, cluster_uuid, auto_leader_rebalance, tuple(nodes),
                           time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), 0.0)
         # Written before the wait, so that even an interrupted start can be brought down by pid.

@@ -51,6 +51,9 @@ class Snapshot:
     captured_at: str | None = None
     configs: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    # Kafka's own cluster id (DescribeCluster / Metadata), beside the operator's label in cluster_id.
+    # None: the snapshot was written by hand, by the simulator's generator, or before the field existed.
+    kafka_cluster_id: str | None = None
 
     @property
     def broker_ids(self) -> list[int]:
@@ -80,6 +83,8 @@ class Snapshot:
     def header_dict(self) -> dict[str, Any]:
         """Everything but the partitions, in the JSON field order of the format."""
         out: dict[str, Any] = {"cluster_id": self.cluster_id}
+        if self.kafka_cluster_id is not None:  # absent, not null: fingerprints of snapshots without it stay as they were
+            out["kafka_cluster_id"] = self.kafka_cluster_id
         if self.captured_at is not None:
             out["captured_at"] = self.captured_at
         out["controller"] = self.controller

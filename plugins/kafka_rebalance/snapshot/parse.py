@@ -230,6 +230,11 @@ def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     if not isinstance(cluster_id, str) or not cluster_id.strip():
         problems.append(f"cluster_id: must be a non-empty string, got {json.dumps(cluster_id)}")
         cluster_id = "?"
+    kafka_cluster_id = raw.get("kafka_cluster_id")
+    if kafka_cluster_id is not None and (not isinstance(kafka_cluster_id, str) or not kafka_cluster_id.strip()):
+        problems.append(f"kafka_cluster_id: must be a non-empty string (Kafka's cluster id) or absent, "
+                        f"got {json.dumps(kafka_cluster_id)}")
+        kafka_cluster_id = None
     controller = raw.get("controller", "kraft")
     if controller not in CONTROLLERS:
         problems.append(f"controller: must be one of {', '.join(CONTROLLERS)}, got {json.dumps(controller)}")
@@ -258,6 +263,7 @@ def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         problems.append(f"configs.{THRESHOLD_CONFIG}: must be an integer percentage 0..100, got {json.dumps(threshold)}")
     return {
         "cluster_id": cluster_id,
+        "kafka_cluster_id": kafka_cluster_id,
         "controller": controller,
         "captured_at": captured_at,
         "configs": configs,

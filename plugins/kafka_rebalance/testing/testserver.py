@@ -83,11 +83,14 @@ class KafkaTestServer:
         time_scale: float = 0.0,
         sasl_users: Mapping[str, str] | None = None,
         host: str = "127.0.0.1",
+        failed_auth_close_delay: float = 0.1,
     ) -> None:
         self.sim = sim
         self.time_scale = time_scale
         self.sasl_users = dict(sasl_users) if sasl_users else None
         self.host = host
+        # 0 closes right after the failure response, so it and the close reach the client together.
+        self.failed_auth_close_delay = failed_auth_close_delay
         self.lock = threading.RLock()
         self.requests: list[tuple[int, int, int]] = []  # (broker, api_key, version) for tests to inspect
         self._servers: dict[int, socketserver.ThreadingTCPServer] = {}
@@ -192,7 +195,7 @@ class KafkaTestServer:
                 sock.sendall(response.encode(header=True, framed=True))
                 if api_key == SASL_AUTHENTICATE and not authenticated:
                     # Like Kafka's connection.failed.authentication.delay.ms: close after the client read the error.
-                    time.sleep(0.1)
+                    time.sleep(self.failed_auth_close_delay)
                     return
         except (ConnectionError, OSError):
             return

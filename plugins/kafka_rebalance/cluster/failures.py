@@ -1,0 +1,173 @@
+"""Why a connection to a cluster failed, decided from the exception's type and error code, never its text.
+
+kafka-python's own log lines and messages are not an interface: the same wrong password can show up
+as an SSL read error in them, depending on when the broker's close arrives. Each cause below is
+read from the exception class (Python's ``ssl``/``OSError`` types, kafka-python's broker error
+classes, which carry Kafka's error codes) and turned into one line for the operator.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import ssl
+from dataclasses import dataclass
+from enum import Enum
+
+import kafka.errors as kafka_errors
+
+
+class FailureKind(Enum):
+    UNRESOLVED = "host name does not resolve"
+    REFUSED = "connection refused"
+    UNREACHABLE = "address unreachable"
+    SILENT = "no answer"
+    TLS = "TLS handshake failed"
+    PEER_CLOSED = "connection closed by the server"
+    SASL_MECHANISM = "SASL mechanism not enabled"
+    BAD_CREDENTIALS = "bad credentials"
+    AUTHORIZATION = "authorization denied"
+    PROTOCOL = "protocol mismatch"
+    OTHER = "connection failed"
+
+    @property
+    def definitive(self) -> bool:
+        """Waiting longer cannot change the answer (a silent address, or an unknown failure, might)."""
+        return self not in (FailureKind.SILENT, FailureKind.OTHER)
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectFailure:
+    kind: FailureKind
+    detail: str
+    server: str | None = None
+
+    def line(self) -> str:
+        where = f" at {self.server}" if self.server else ""
+        return f"{self.kind.value}{where}: {self.detail}"
+
+
+class TransportSetupError(kafka_errors.KafkaConnectionError):
+    """Connecting or the TLS handshake failed; ``original`` is the exception Python raised."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(type(original).__name__)
+        self.original = original
+
+
+class HandshakeTimeoutError(TimeoutError):
+    """The server accepted the TCP connection and never answered the TLS handshake."""
+
+
+class PeerClosedError(kafka_errors.KafkaConnectionError):
+    """The server closed the connection (an end of stream where a response was expected)."""
+
+
+class ReceiveError(kafka_errors.KafkaConnectionError):
+    """Reading from the socket raised; ``original`` is the exception Python raised."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(type(original).__name__)
+        self.original = original
+
+
+# OpenSSL's X509_V_ERR_* codes (ssl.SSLCertVerificationError.verify_code).
+_CERT_EXPIRED, _CERT_NOT_YET_VALID = 10, 9
+_UNTRUSTED = {2, 18, 19, 20, 21}  # no issuer, self-signed leaf, self-signed in chain, no local issuer, leaf unverifiable
+_HOST_MISMATCH, _IP_MISMATCH = 62, 64
+
+# ssl.SSLError.reason for alerts the broker sends about our side of the handshake.
+_CLIENT_CERT_REASONS = {
+    "TLSV13_ALERT_CERTIFICATE_REQUIRED": "the broker requires a client certificate (ssl.keystore.location / ssl.certificate.location)",
+    "SSLV3_ALERT_BAD_CERTIFICATE": "the broker refused our client certificate",
+    "TLSV1_ALERT_UNKNOWN_CA": "the broker does not trust the CA that signed our client certificate",
+    "SSLV3_ALERT_CERTIFICATE_EXPIRED": "the broker says our client certificate has expired",
+}
+_NOT_TLS_REASONS = {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"}
+
+_AUTHZ_RESOURCE = {
+    kafka_errors.ClusterAuthorizationFailedError: "Cluster",
+    kafka_errors.TopicAuthorizationFailedError: "Topic",
+    kafka_errors.GroupAuthorizationFailedError: "Group",
+    kafka_errors.TransactionalIdAuthorizationFailedError: "TransactionalId",
+    kafka_errors.DelegationTokenAuthorizationFailedError: "DelegationToken",
+}
+
+
+def authorization_resource(exc: BaseException) -> str | None:
+    """Kafka's ACL resource type an authorization error is about, or None if it is not one."""
+    for cls, resource in _AUTHZ_RESOURCE.items():
+        if isinstance(exc, cls):
+            return resource
+    return "a resource" if isinstance(exc, kafka_errors.AuthorizationError) else None
+
+
+def _tls(exc: ssl.SSLError, host: str | None) -> ConnectFailure:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        code = exc.verify_code
+        if code == _CERT_EXPIRED:
+            return ConnectFailure(FailureKind.TLS, "the broker's certificate has expired")
+        if code == _CERT_NOT_YET_VALID:
+            return ConnectFailure(FailureKind.TLS, "the broker's certificate is not valid yet (check the clocks)")
+        if code in _UNTRUSTED:
+            return ConnectFailure(FailureKind.TLS, "the broker's certificate is signed by an unknown CA "
+                                                   "(set ssl.truststore.location or ssl.ca.location to the cluster's CA)")
+        if code in (_HOST_MISMATCH, _IP_MISMATCH):
+            return ConnectFailure(FailureKind.TLS, f"the broker's certificate does not name {host or 'this host'} "
+                                                   "(hostname mismatch; connect by a name the certificate lists)")
+        return ConnectFailure(FailureKind.TLS, f"certificate verification failed (OpenSSL error {code})")
+    reason = getattr(exc, "reason", None)
+    if reason in _CLIENT_CERT_REASONS:
+        return ConnectFailure(FailureKind.TLS, _CLIENT_CERT_REASONS[reason])
+    if reason in _NOT_TLS_REASONS:
+        return ConnectFailure(FailureKind.PROTOCOL, "the listener does not speak TLS (is security.protocol right?)")
+    if isinstance(exc, ssl.SSLEOFError | ssl.SSLZeroReturnError):
+        return ConnectFailure(FailureKind.TLS, "the broker closed the connection during the handshake")
+    return ConnectFailure(FailureKind.TLS, f"OpenSSL reason {reason or type(exc).__name__}")
+
+
+def _os_error(exc: OSError) -> ConnectFailure:
+    if isinstance(exc, socket.gaierror):
+        return ConnectFailure(FailureKind.UNRESOLVED, "check the host part of bootstrap.servers")
+    if isinstance(exc, ConnectionRefusedError):
+        return ConnectFailure(FailureKind.REFUSED, "nothing listens on that host:port")
+    if isinstance(exc, HandshakeTimeoutError):
+        return ConnectFailure(FailureKind.SILENT, "the TLS handshake was not answered (is this listener TLS? "
+                                                  "check security.protocol)")
+    if isinstance(exc, TimeoutError):
+        return ConnectFailure(FailureKind.SILENT, "the TCP connection was not answered")
+    if exc.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+        return ConnectFailure(FailureKind.UNREACHABLE, "no route to that address")
+    if isinstance(exc, ConnectionResetError | ConnectionAbortedError | BrokenPipeError):
+        return ConnectFailure(FailureKind.PEER_CLOSED, "the server reset the connection (is security.protocol right for "
+                                                      "this listener?)")
+    return ConnectFailure(FailureKind.OTHER, f"{type(exc).__name__} (errno {exc.errno})")
+
+
+def classify(exc: BaseException, *, host: str | None = None, sasl: str | None = None, user: str | None = None) -> ConnectFailure:
+    """The cause of one failed connection attempt; ``sasl``/``user`` only name what was tried."""
+    if isinstance(exc, TransportSetupError | ReceiveError):
+        return classify(exc.original, host=host, sasl=sasl, user=user)
+    if isinstance(exc, ssl.SSLError):
+        return _tls(exc, host)
+    if isinstance(exc, OSError):
+        return _os_error(exc)
+    if isinstance(exc, kafka_errors.SaslAuthenticationFailedError):
+        return ConnectFailure(FailureKind.BAD_CREDENTIALS,
+                              f"the broker rejected the credentials of user {user!r} (SASL {sasl})")
+    if isinstance(exc, kafka_errors.UnsupportedSaslMechanismError):
+        return ConnectFailure(FailureKind.SASL_MECHANISM, f"SASL {sasl} is not enabled on this listener (sasl.mechanism)")
+    if isinstance(exc, kafka_errors.IllegalSaslStateError):
+        return ConnectFailure(FailureKind.PROTOCOL, "the listener does not do SASL (is security.protocol right?)")
+    resource = authorization_resource(exc)
+    if resource is not None:
+        return ConnectFailure(FailureKind.AUTHORIZATION, f"not allowed to describe the {resource}")
+    if isinstance(exc, PeerClosedError):
+        return ConnectFailure(FailureKind.PEER_CLOSED, "closed before answering (is security.protocol right for this "
+                                                       "listener? a SASL or TLS listener closes a plain request)")
+    if isinstance(exc, kafka_errors.RequestTimedOutError):
+        return ConnectFailure(FailureKind.SILENT, "the server accepted the connection but did not answer the first "
+                                                  "request (is this a Kafka listener?)")
+    if isinstance(exc, kafka_errors.KafkaTimeoutError):
+        return ConnectFailure(FailureKind.SILENT, "nothing answered")
+    return ConnectFailure(FailureKind.OTHER, type(exc).__name__)
