@@ -15,8 +15,8 @@ import pytest
 from kafka_rebalance.plan_dir import seal
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.snapshot import load_snapshot
-from tests.support.kafka import cli, describe_partitions, gather, plan_and_validate, throttles_anywhere
-from tests.support.plans import judge
+from tests.support.kafka import cli, describe_partitions, gather, plan_validate_and_approve, throttles_anywhere
+from tests.support.plans import approve, judge
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 MIB = 1024 * 1024
@@ -28,7 +28,7 @@ def test_plan_for_another_kafka_cluster_is_refused_and_the_right_one_runs(kafka_
     snap = load_snapshot(snap_path)
     assert snap.cluster_id == "sandbox" and snap.kafka_cluster_id == kafka_sandbox.cluster_uuid
     plan = tmp_path / "plan"
-    manifest = plan_and_validate(snap_path, plan, "--throttle", str(20 * MIB))
+    manifest = plan_validate_and_approve(snap_path, plan, "--throttle", str(20 * MIB))
     assert manifest["kafka_cluster_id"] == kafka_sandbox.cluster_uuid and manifest["summary"]["replica_moves"] > 0
 
     forged = tmp_path / "forged"
@@ -37,6 +37,8 @@ def test_plan_for_another_kafka_cluster_is_refused_and_the_right_one_runs(kafka_
     altered["kafka_cluster_id"] = "AAAAAAAAAAAAAAAAAAAAAA"
     (forged / "plan.json").write_text(json.dumps(seal(altered)))
     judge(forged, "passed")
+    (forged / "approval.json").unlink()  # the forger approves the altered plan too
+    approve(forged)
 
     bs = kafka_sandbox.bootstrap_servers
     before = describe_partitions(kafka_sandbox, topic_prefix)

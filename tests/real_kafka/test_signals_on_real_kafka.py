@@ -21,7 +21,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from kafka_rebalance.plan_dir import record_approval
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
-from tests.support.kafka import ROOT, admin, cli, describe_partitions, final_targets, gather, plan_and_validate
+from tests.support.kafka import ROOT, admin, cli, describe_partitions, final_targets, gather, plan_validate_and_approve
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -73,7 +73,7 @@ def _slow_plan(kafka_sandbox, topic_prefix: str, tmp_path: Path) -> Path:
     seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=1, skew=0.9, seed=5, topic_prefix=topic_prefix))
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
-    manifest = plan_and_validate(snap_path, plan_dir, "--throttle", str(256 * 1024), "--max-moves-per-broker", "1",
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(256 * 1024), "--max-moves-per-broker", "1",
                                  "--ordering", "large-first")
     assert manifest["summary"]["replica_moves"] >= 2
     assert throttles_set(kafka_sandbox, topic_prefix) == {}
