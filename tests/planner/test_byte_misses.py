@@ -48,6 +48,10 @@ def test_without_racks_the_partition_must_fit_some_brokers_band() -> None:
          "reason": f"not reached by the heuristic, in a cluster where no plan reaches every band (broker 2: {big})"},
         {"broker_id": 2, "bytes": 3000, "low": 1800, "high": 2200, "reason": big},
     ]
+    # the same state as the exact model's plan: the unproven miss is the solver's, not the heuristic's
+    assert byte_misses(state, by_exact=True)[0]["reason"] == (
+        f"not reached by the exact model within its work limit, in a cluster where no plan reaches every band "
+        f"(broker 2: {big})")
 
 
 def test_a_broker_in_its_band_is_no_miss() -> None:

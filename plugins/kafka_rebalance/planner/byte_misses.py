@@ -14,9 +14,10 @@ A reason is only given when the state proves it holds for EVERY plan, not just t
   without going over its band's top (one replica of each) adds up to less than the band's
   bottom, together with its unmovable load.
 
-Anything else is "not reached by the heuristic": a shortfall of the planner, to be reported.
-Where another broker's miss is proven (so no plan reaches every band), that reason follows
-in brackets: the heuristic chose where the unavoidable imbalance lands.
+Anything else is "not reached by the heuristic" (or "by the exact model within its work
+limit", when its plan is used): a shortfall of the planner, to be reported. Where another
+broker's miss is proven (so no plan reaches every band), that reason follows in brackets: the
+planner chose where the unavoidable imbalance lands.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ def byte_band(state: ClusterState, b: int) -> tuple[int, int]:
     return math.ceil(t - tol * t - SLACK), math.floor(t + tol * t + SLACK)
 
 
-def byte_misses(state: ClusterState) -> list[dict[str, Any]]:
-    """One entry per eligible broker outside its band, by broker id."""
+def byte_misses(state: ClusterState, by_exact: bool = False) -> list[dict[str, Any]]:
+    """One entry per eligible broker outside its band, by broker id. ``by_exact``: the exact model's
+    plan is the one judged (an unproven miss is then its shortfall, not the heuristic's)."""
     tol = state.options.byte_tolerance
     outside = [
         b for b in state.eligible_idx
@@ -82,14 +84,15 @@ def byte_misses(state: ClusterState) -> list[dict[str, Any]]:
     # A broker whose own miss is not proven, in a cluster where some other broker's is: the
     # heuristic chose where the imbalance no plan can avoid lands, so say both.
     proven = [b for b in outside if reasons[b] != HEURISTIC]
+    shortfall = "not reached by the exact model within its work limit" if by_exact else HEURISTIC
     out = []
     for b in outside:
         reason = reasons[b]
-        if reason == HEURISTIC and proven:
-            reason = (
-                f"{HEURISTIC}, in a cluster where no plan reaches every band (broker {state.bid(proven[0])}: "
-                f"{reasons[proven[0]]})"
-            )
+        if reason == HEURISTIC:
+            reason = shortfall
+            if proven:
+                reason = (f"{shortfall}, in a cluster where no plan reaches every band (broker {state.bid(proven[0])}: "
+                          f"{reasons[proven[0]]})")
         low, high = bands[b]
         out.append({"broker_id": state.bid(b), "bytes": int(state.bytes[b]), "low": low, "high": high, "reason": reason})
     return out

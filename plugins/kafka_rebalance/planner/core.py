@@ -390,7 +390,7 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "replicas_reached": counts_reached,
             "bytes_reached": bool(balanced_bytes),
             "byte_tolerance": options.byte_tolerance,
-            "byte_misses": byte_misses(state),
+            "byte_misses": byte_misses(state, by_exact=solved is not None and solved.rows is not None),
         },
         "leader_imbalance": {
             "threshold_percentage": threshold,
