@@ -94,3 +94,24 @@ def test_authorization_denied_names_the_call_and_the_resource(sasl_kafka):
         admin.close()
     assert str(info.value) == (f"{bootstrap}: authorization denied: list partition reassignments needs an ACL on the "
                                "Cluster resource that user 'alice' does not hold (ClusterAuthorizationFailedError)")
+
+
+def test_a_principal_without_describe_on_the_cluster_is_refused_not_given_an_empty_snapshot(sasl_kafka):
+    # alice holds no ACL: Kafka answers her metadata and log-dir requests with nothing, not an error, so a
+    # snapshot would be an empty, "balanced" cluster. DescribeCluster says which operations she may perform.
+    sandbox, bootstrap, password = sasl_kafka
+    admin = LiveAdmin(ConnectionSettings(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", password), quiet=True)
+    try:
+        with pytest.raises(ClusterError) as info:
+            admin.describe()
+    finally:
+        admin.close()
+    assert str(info.value) == (
+        f"{bootstrap}: authorization denied: describing the cluster (its log dirs, brokers and configs) needs DESCRIBE "
+        "on the CLUSTER resource, which user 'alice' does not hold; see the ACLs in docs/KAFKA.md")
+    # the sandbox's own (super user) client still describes it
+    su = LiveAdmin(ConnectionSettings(sandbox.bootstrap_servers), quiet=True)
+    try:
+        assert [b.id for b in su.describe().brokers] == [n.node_id for n in sandbox.nodes]
+    finally:
+        su.close()

@@ -124,6 +124,17 @@ class LiveAdmin:
     def describe(self) -> Snapshot:
         with self._call("describe cluster"):
             cluster = self.client.describe_cluster()
+        # Under an authorizer Kafka answers a principal without DESCRIBE on the cluster with no
+        # log dirs and no topics, not an error: the snapshot would be an empty cluster that looks
+        # balanced. The operations it may perform come back with DescribeCluster (absent from
+        # brokers too old for it, and every operation without an authorizer).
+        allowed = cluster.get("authorized_operations")
+        if allowed is not None and "DESCRIBE" not in allowed:
+            who = f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
+            raise ClusterError(f"{self.settings.bootstrap_servers}: authorization denied: describing the cluster (its log "
+                               f"dirs, brokers and configs) needs DESCRIBE on the CLUSTER resource, which {who} does not "
+                               "hold; see the ACLs in docs/KAFKA.md")
+        with self._call("describe topics"):
             topics = self.client.describe_topics()
         registered = {b["broker_id"]: b for b in cluster["brokers"]}
         live_ids = sorted(b for b, info in registered.items() if not info.get("is_fenced"))
