@@ -293,7 +293,8 @@ class ByteBalanceGoal(Goal):
         # The count goal's veto depends on the two brokers only: no search when it refuses them all.
         if not all(g.accept_move(state, -1, h, r) for g in state.vetoes if g.count_goal):
             return False
-        p = self._pick(state, h, desired, lambda p: better(float(state.sizes[p])) and state.accepts(p, h, r), window)
+        # the goals' vetoes first: across racks most candidates fail rack safety, and then need no arithmetic
+        p = self._pick(state, h, desired, lambda p: state.accepts(p, h, r) and better(float(state.sizes[p])), window)
         if p is None:
             return False
         state.move(p, h, r)
@@ -329,7 +330,7 @@ class ByteBalanceGoal(Goal):
             sq = float(sizes[q])
             p = self._pick(
                 state, h, desired + sq,
-                lambda p: p != q and better(float(sizes[p]) - sq) and state.accepts(p, h, r, count_neutral=True),  # noqa: B023
+                lambda p: p != q and state.accepts(p, h, r, count_neutral=True) and better(float(sizes[p]) - sq),  # noqa: B023
                 (window[0] + sq, window[1] + sq),
             )
             if p is not None:
