@@ -159,3 +159,32 @@ def test_a_heavy_broker_whose_lightest_partners_sit_in_other_racks_trades_within
     assert loads(s)[:4] == [330, 290, 290, 290]
     assert loads(s)[4:] == [184, 184, 184, 216, 216, 216] * 3
     assert sorted((p - 12, s.row(p)[0]) for p in s.cur) == [(60, 3), (61, 2), (62, 1), (63, 3), (64, 2), (65, 1)]
+
+
+def test_partitions_bound_to_their_racks_are_exactly_those_the_vetoes_refuse_across_racks() -> None:
+    # Racks a = {0, 1}, b = {2, 3}, c = {4}. RF 3 over 3 racks, one per rack: bound (t-0, w-0). RF 2: it may
+    # take the third rack (u-0). RF 3 with two in rack a: not rack-safe, so not bound (the vetoes let a
+    # replica leave the crowded rack: v-0).
+    s = planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")],
+                      [part("t", 0, [0, 2, 4]), part("u", 0, [0, 2]), part("v", 0, [0, 1, 2]), part("w", 0, [1, 3, 4])],
+                      targets=True)
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    bound = ByteBalanceGoal._rack_bound(s)
+    assert bound.tolist() == [True, False, False, True]
+    goal = ByteBalanceGoal()
+    goal._in_rack = bound
+    # Wherever the shortcut skips a candidate, the vetoes refuse it.
+    skipped = 0
+    for p in range(s.n_parts):
+        for src in s.row(p):
+            for dst in range(5):
+                skip = goal._bound_for(s, src, dst)
+                if skip is not None and skip[p]:
+                    skipped += 1
+                    assert not s.accepts(p, src, dst), (p, src, dst)
+    # t-0 and w-0 each: a replica in rack a or b to the 3 brokers outside its rack, the one in rack c to 4
+    assert skipped == 2 * (3 + 3 + 4)
+    # within its rack the shortcut leaves t-0 to the vetoes, which let it move (0 -> 1)
+    assert goal._bound_for(s, 0, 1) is None and s.accepts(0, 0, 1)
+    # u-0 (RF 2) is not bound: its replica on broker 0 may go to rack c
+    assert s.accepts(1, 0, 4)
