@@ -45,6 +45,12 @@ ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 # also covers a plan gathered overnight and approved the next working morning.
 DEFAULT_MAX_PLAN_AGE_HOURS = 24.0
 MAX_PLAN_AGE_LIMIT_HOURS = 24.0 * 366  # a longer limit is no limit: say so by re-gathering instead
+# The disk-capacity goal's limit (planner/goals/disk_capacity.py): a broker's disks at most this full
+# after the plan. 85 % leaves room for a day's growth on a typical cluster and for the segments a
+# move writes before the old replica is deleted; Cruise Control's DiskCapacityGoal uses 0.8 and
+# kafka-kit's storage rebalance stops at a configurable free-space floor. Above it the operator
+# relieves the broker (issue #32), not the balancer.
+DEFAULT_MAX_DISK_USAGE = 0.85
 # gather's --rate-window (and clusters.yaml's rate_window_seconds): seconds between the two samples of
 # log-end offsets and log sizes from which gather measures each partition's produce rate. 0, the
 # default, takes no samples: gather stays one quick round of metadata calls (seconds even at a
@@ -130,6 +136,11 @@ class PlanOptions:
         help="Allowed deviation of each broker's replica and preferred-leader counts from its share, as a fraction "
              "(whole replicas only; 0: floor..ceil of the share)",
         minimum=0, maximum=1, why="(a fraction of the share)")
+    max_disk_usage: float = _option(
+        DEFAULT_MAX_DISK_USAGE, flag="--max-disk-usage",
+        help="No broker's disks filled past this fraction of their capacity by the plan (capacity: the log dirs' "
+             "total bytes in the snapshot; brokers without one are unconstrained)",
+        minimum=0.01, maximum=1, why="(a fraction of the disk)", in_form=True)
     election_batch_size: int = _option(
         1000, flag="--election-batch-size", help="Partitions per preferred-leader election call", minimum=1,
         maximum=INT32_MAX)
