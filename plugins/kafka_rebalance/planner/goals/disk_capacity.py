@@ -56,7 +56,7 @@ class DiskCapacityGoal(Goal):
         over = {b.broker_id: b.bytes - b.disk_limit for b in view.brokers if b.disk_limit is not None}
         offenders = tuple(sorted(b for b, x in over.items() if x > SLACK_BYTES))
         value = sum(max(0.0, over[b]) for b in offenders)
-        return self.verdict(value, not offenders, offenders, {b: max(0.0, x) for b, x in over.items()})
+        return self.verdict(value, not offenders, offenders, {b: x if b in offenders else 0.0 for b, x in over.items()})
 
     def optimize(self, state: ClusterState) -> None:
         """Move replicas off each broker above its limit, the one furthest above first, each time the
