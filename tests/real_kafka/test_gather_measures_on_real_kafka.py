@@ -115,7 +115,7 @@ def test_gather_measures_each_partitions_produce_rate(kafka_sandbox, topic_prefi
     finally:
         producer.stop()
     snap = load_snapshot(tmp_path / "rates.json")
-    assert raw["rate_window_seconds"] == snap.rate_window_seconds and 10 <= snap.rate_window_seconds <= 13
+    assert raw["rate_window_seconds"] == snap.rate_window_seconds and 10 <= snap.rate_window_seconds <= 15
     measured = {(p.topic, p.partition): p for p in snap.partitions if p.topic.startswith(topic_prefix)}
     for tp, rate in rates.items():
         written = producer.achieved(tp)
@@ -123,7 +123,7 @@ def test_gather_measures_each_partitions_produce_rate(kafka_sandbox, topic_prefi
         assert _within(measured[tp].bytes_in_per_sec, written), (tp, measured[tp].bytes_in_per_sec, written)
         print(f"\n{tp[0]}-{tp[1]}: written {written:,.0f} B/s, measured {measured[tp].bytes_in_per_sec:,.0f} B/s "
               f"over {snap.rate_window_seconds:g} s", end="")
-    assert measured[(idle, 0)].size_bytes >= 512 * KIB
+    assert seed.sent[(idle, 0)] > 0 and measured[(idle, 0)].size_bytes >= seed.sent[(idle, 0)]
     assert measured[(idle, 0)].bytes_in_per_sec == 0.0
 
 
@@ -143,7 +143,8 @@ def test_gather_without_a_window_measures_nothing_and_a_bad_window_is_one_line(k
 
 
 def _partition_dirs(disk: Path, topic: str) -> set[int]:
-    return {int(d.name.rsplit("-", 1)[1]) for d in disk.iterdir() if d.is_dir() and d.name.rsplit("-", 1)[0] == topic}
+    names = [d.name.removeprefix(f"{topic}-") for d in disk.iterdir() if d.is_dir() and d.name.startswith(f"{topic}-")]
+    return {int(n) for n in names if n.isdigit()}
 
 
 def test_jbod_disks_and_a_rate_under_retention_on_a_two_disk_node(tmp_path):
