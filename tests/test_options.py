@@ -94,7 +94,8 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
         "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
-        "--replica-tolerance": 0.1, "--election-batch-size": 1000, "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
+        "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--election-batch-size": 1000, "--threshold-percentage": None,
+        "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0,
     }
 
@@ -106,12 +107,13 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
     assert PlannerDefaults().model_dump() == {
         "throttle_mb_per_sec": 50.0, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
-        "replica_tolerance": 0.1, "election_batch_size": 1000, "threshold_percentage": None, "goals": [], "optimizer": "auto",
-        "throttle_efficiency": 1.0,
+        "replica_tolerance": 0.1, "max_disk_usage": 0.85, "election_batch_size": 1000, "threshold_percentage": None,
+        "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0,
     }
     form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
     assert set(form) == {"throttle_mb_per_sec", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
-                         "exclude_topics", "decommission_brokers", "threshold_percentage", "goals", "optimizer"}
+                         "exclude_topics", "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals",
+                         "optimizer"}
     assert {name: (param.schema, param.description) for name, param in form.items()} == {
         "throttle_mb_per_sec": ({"type": "number", "minimum": 1024 / 2**20, "maximum": (2**63 - 1) / 2**20},
                                 "Replication throttle per broker (KIP-73) [0.0009765625..8796093022208 MB/s]"),
@@ -125,11 +127,15 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
                            "Topics never touched (comma-separated on the command line)"),
         "decommission_brokers": ({"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}},
                                  "Broker ids to empty (comma-separated on the command line) [0..2147483647]"),
+        "max_disk_usage": ({"type": "number", "minimum": 0.01, "maximum": 1},
+                           "No broker's disks filled past this fraction of their capacity by the plan (capacity: the "
+                           "log dirs' total bytes in the snapshot; brokers without one are unconstrained) [0.01..1]"),
         "threshold_percentage": ({"type": ["null", "number"], "minimum": 0, "maximum": 100},
                                  "leader.imbalance.per.broker.percentage to apply when the cluster does not report one "
                                  "(KRaft); none given: 10 [0..100]"),
         "goals": ({"type": "array", "items": {"type": "string", "enum": [
-                      "placement", "rack-safety", "replica-count", "bytes", "preferred-leader", "leader-imbalance"]}},
+                      "placement", "rack-safety", "disk-capacity", "replica-count", "bytes", "preferred-leader",
+                      "leader-imbalance"]}},
                   "Soft goals to optimise, highest priority first (comma-separated on the command line); the hard "
                   "goals always apply; none given: every goal"),
         "optimizer": ({"enum": ["auto", "exact", "heuristic"]},
@@ -171,7 +177,7 @@ def test_settings_from_clusters_yaml_and_the_form_become_option_values() -> None
 def test_goals_are_checked_by_name_and_keep_their_order() -> None:
     assert parse_list("bytes, replica-count,bytes", "--goals", ordered=True) == ("bytes", "replica-count")
     assert problems(goals=("bytes", "disk", "cpu")) == (
-        "plan: --goals: unknown goal(s) disk, cpu (goals: placement, rack-safety, replica-count, bytes, "
+        "plan: --goals: unknown goal(s) disk, cpu (goals: placement, rack-safety, disk-capacity, replica-count, bytes, "
         "preferred-leader, leader-imbalance)")
     PlanOptions(goals=("placement", "bytes")).check()
     assert PlanOptions(goals=("bytes", "replica-count")).manifest()["goals"] == ["bytes", "replica-count"]
@@ -183,7 +189,8 @@ def test_options_block_of_plan_json() -> None:
     assert opts.manifest() == {
         "throttle_bytes_per_sec": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "large-first", "exclude_topics": ["a", "b"],
-        "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "replica_tolerance": 0.1, "election_batch_size": 1000,
+        "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "replica_tolerance": 0.1, "max_disk_usage": 0.85,
+        "election_batch_size": 1000,
         "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "goals": [],
         "optimizer": "exact", "throttle_efficiency": 1.0,
     }

@@ -629,3 +629,66 @@ def test_an_unknown_broker_is_a_key_error_naming_it() -> None:
     with pytest.raises(KeyError) as err:
         snap.broker(9)
     assert err.value.args == (9,)
+
+
+JBOD = mutate(lambda r: (
+    r.update(rate_window_seconds=60.0),
+    r["brokers"][0].update(log_dirs=[{"path": "/d1", "total_bytes": 1000, "usable_bytes": 400}, {"path": "/d2"}]),
+    r["brokers"][1].update(log_dirs=[{"path": "/d1", "total_bytes": 3000, "usable_bytes": 2000}]),
+    r["partitions"][0].update(log_dirs=["/d1", "/d2", None]),
+))  # fmt: skip
+
+
+def test_log_dirs_and_the_rate_window_load_and_survive_json_and_parquet(tmp_path: Path) -> None:
+    snap = snapshot_from_dict(JBOD)
+    assert snap.rate_window_seconds == 60.0
+    b0, b1, b2 = snap.brokers
+    assert [(d.path, d.total_bytes, d.usable_bytes) for d in b0.log_dirs] == [("/d1", 1000, 400), ("/d2", None, None)]
+    # A broker's capacity is known only when every one of its disks reports its size.
+    assert (b0.capacity_bytes, b1.capacity_bytes, b2.capacity_bytes) == (None, 3000, None)
+    assert b1.usable_bytes == 2000 and b2.log_dirs == ()
+    orders1 = next(p for p in snap.partitions if p.name == "orders-1")
+    assert orders1.log_dirs == ("/d1", "/d2", None) and snap.partitions[0].log_dirs == ()
+    write_snapshot(snap, tmp_path / "s.json")
+    write_snapshot(snap, tmp_path / "s.parquet")
+    assert load_snapshot(tmp_path / "s.json") == load_snapshot(tmp_path / "s.parquet") == snap
+    assert pq.read_table(tmp_path / "s.parquet").column("log_dirs").to_pylist() == [None, None, ["/d1", "/d2", None]]
+    # Each new field is part of the fingerprint; a snapshot without them keeps its old one (test above).
+    for change in (lambda r: r.update(rate_window_seconds=30),
+                   lambda r: r["brokers"][1]["log_dirs"][0].update(usable_bytes=1999),
+                   lambda r: r["partitions"][0].update(log_dirs=["/d2", "/d2", None])):
+        raw = copy.deepcopy(JBOD)
+        change(raw)
+        assert snapshot_from_dict(raw).fingerprint() != snap.fingerprint()
+
+
+def test_a_snapshot_without_log_dirs_writes_no_log_dirs_column(tmp_path: Path) -> None:
+    write_snapshot(snapshot_from_dict(GOOD), tmp_path / "s.parquet")
+    assert "log_dirs" not in pq.read_table(tmp_path / "s.parquet").column_names
+    assert "rate_window_seconds" not in snapshot_from_dict(GOOD).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda r: r.update(rate_window_seconds=0), "rate_window_seconds: must be a positive number of seconds or absent, got 0"),
+        (lambda r: r.update(rate_window_seconds="60"), 'rate_window_seconds: must be a positive number of seconds or absent, got "60"'),
+        (lambda r: r["brokers"][1].update(log_dirs={"path": "/d"}),
+         'brokers[1] broker 1: log_dirs must be a list of {"path": ...}, got {"path": "/d"}'),
+        (lambda r: r["brokers"][1].update(log_dirs=[{"total_bytes": 5}]),
+         'brokers[1] broker 1: log_dirs[0] must be an object with a non-empty \'path\', got {"total_bytes": 5}'),
+        (lambda r: r["brokers"][1].update(log_dirs=[{"path": "/d", "total_bytes": -1}]),
+         "brokers[1] broker 1: log_dirs[0].total_bytes must be an integer 0..9223372036854775807 or absent, got -1"),
+        (lambda r: r["brokers"][1].update(log_dirs=[{"path": "/d", "total_bytes": 5, "usable_bytes": 6}]),
+         "brokers[1] broker 1: log_dirs[0]: usable_bytes 6 is more than total_bytes 5"),
+        (lambda r: r["brokers"][1].update(log_dirs=[{"path": "/d"}, {"path": "/d"}]), "brokers[1] broker 1: log_dirs repeat /d"),
+        (lambda r: r["partitions"][0].update(log_dirs=["/d"]),
+         'partitions[0] orders-1: log_dirs must list one log dir (or null) per replica [1, 2, 0], got ["/d"]'),
+        (lambda r: r["partitions"][0].update(log_dirs=["/d", "", None]),
+         'partitions[0] orders-1: log_dirs must list one log dir (or null) per replica [1, 2, 0], got ["/d", "", null]'),
+    ],
+    ids=["zero-window", "string-window", "dirs-not-list", "dir-without-path", "negative-total", "usable-over-total",
+         "repeated-dir", "short-replica-dirs", "empty-replica-dir"],
+)  # fmt: skip
+def test_each_bad_log_dir_or_rate_window_is_named(change, expected: str) -> None:
+    assert expected in problems_of(mutate(change))

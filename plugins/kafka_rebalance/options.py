@@ -45,6 +45,22 @@ ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 # also covers a plan gathered overnight and approved the next working morning.
 DEFAULT_MAX_PLAN_AGE_HOURS = 24.0
 MAX_PLAN_AGE_LIMIT_HOURS = 24.0 * 366  # a longer limit is no limit: say so by re-gathering instead
+# The disk-capacity goal's limit (planner/goals/disk_capacity.py): a broker's disks at most this full
+# after the plan. 85 % leaves room for a day's growth on a typical cluster and for the segments a
+# move writes before the old replica is deleted; Cruise Control's DiskCapacityGoal uses 0.8 and
+# kafka-kit's storage rebalance stops at a configurable free-space floor. Above it the operator
+# relieves the broker (issue #32), not the balancer.
+DEFAULT_MAX_DISK_USAGE = 0.85
+# gather's --rate-window (and clusters.yaml's rate_window_seconds): seconds between the two samples of
+# log-end offsets and log sizes from which gather measures each partition's produce rate. 0, the
+# default, takes no samples: gather stays one quick round of metadata calls (seconds even at a
+# million partitions), and a cron'd gather does not hold a worker slot for a window nobody asked
+# for. A measured rate is an average over the window, so a window shorter than a producer's
+# batching or a broker's flush makes it noisy; 60 s is the figure docs/KAFKA.md suggests. An hour is
+# the upper limit: past it, retention and leader changes inside the window blur the figure more than
+# the length smooths it.
+DEFAULT_RATE_WINDOW_SECONDS = 0.0
+MAX_RATE_WINDOW_SECONDS = 3600.0
 # exact: the MILP (planner/exact.py); heuristic: the goals; auto: exact where the model is small enough.
 OPTIMIZERS = ("auto", "exact", "heuristic")
 
@@ -73,6 +89,15 @@ class Option:
 def _option(default: Any, **spec: Any) -> Any:
     # Runs once, at import: mutation testing cannot observe a change here, the tests of what it builds do.
     return field(default=default, metadata={"option": Option(**spec)})  # pragma: no mutate
+
+
+# gather's one measuring option; gather is not a plan, so it is no PlanOptions field. The CLI flag
+# (cli/gather.py) and clusters.yaml's per-cluster rate_window_seconds (orchestration/clusters_config.py)
+# both take their name, range and help from here.
+RATE_WINDOW = Option(
+    flag="--rate-window", setting="rate_window_seconds", minimum=0, maximum=MAX_RATE_WINDOW_SECONDS, unit="s",
+    help="Seconds between two samples of each partition's log-end offset and log size, from which its produce "
+         "rate (bytes_in_per_sec) is measured; 0: not measured")
 
 
 @dataclass(frozen=True)
@@ -111,6 +136,11 @@ class PlanOptions:
         help="Allowed deviation of each broker's replica and preferred-leader counts from its share, as a fraction "
              "(whole replicas only; 0: floor..ceil of the share)",
         minimum=0, maximum=1, why="(a fraction of the share)")
+    max_disk_usage: float = _option(
+        DEFAULT_MAX_DISK_USAGE, flag="--max-disk-usage",
+        help="No broker's disks filled past this fraction of their capacity by the plan (capacity: the log dirs' "
+             "total bytes in the snapshot; brokers without one are unconstrained)",
+        minimum=0.01, maximum=1, why="(a fraction of the disk)", in_form=True)
     election_batch_size: int = _option(
         1000, flag="--election-batch-size", help="Partitions per preferred-leader election call", minimum=1,
         maximum=INT32_MAX)

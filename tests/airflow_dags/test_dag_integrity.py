@@ -37,7 +37,7 @@ def test_cluster_dag_trigger_form(dagbag) -> None:
     params = dag.params
     assert set(params.keys()) == {
         "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle_mb_per_sec",
-        "ordering", "optimizer", "goals", "exclude_topics", "decommission_brokers", "rearm", "window",
+        "ordering", "optimizer", "goals", "exclude_topics", "decommission_brokers", "max_disk_usage", "rearm", "window",
     }  # fmt: skip
     assert params["window"] == "configured"
     for good in ("now", "configured", "2026-11-25T01:00Z/PT4H", "2026-11-25T01:00:00+01:00/2026-11-25T05:00:00+01:00"):

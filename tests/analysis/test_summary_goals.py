@@ -33,7 +33,8 @@ def test_an_even_cluster_meets_every_goal() -> None:
 def test_each_figure_off_fails_its_own_goal() -> None:
     # counts 3/2/1 against 2..2; bytes 100/100/160 against 120 +-12: broker 0 and 1 (20 off) and 2 (40 off)
     entry = cluster_summary(info(3), [row(0, 3, 1, 0, 100), row(1, 2, 1, 0, 100), row(2, 1, 1, 0, 160)], {})
-    assert verdicts(entry) == {"placement": True, "rack-safety": True, "replica-count": False, "bytes": False,
+    assert verdicts(entry) == {"placement": True, "rack-safety": True, "disk-capacity": True, "replica-count": False,
+                               "bytes": False,
                                "preferred-leader": True, "leader-imbalance": True}
     assert entry["replica_spread"]["balanced"] is False and entry["byte_spread"]["balanced"] is False
     assert {g["name"]: g["offenders"] for g in entry["goals"]}["replica-count"] == [0, 2]

@@ -82,3 +82,23 @@ def test_docker_clusters_file_is_valid() -> None:
     cfg = load_clusters(ROOT / "config" / "clusters.docker.yaml")
     live = next(c for c in cfg.clusters if not c.simulated)
     assert live.source == "kafka_demo"  # the connection docker-compose.yml defines
+
+
+def test_a_clusters_rate_window_is_its_gathers_and_a_simulated_cluster_refuses_one(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text("defaults: {max_disk_usage: 0.9}\nclusters:\n  - {cluster_id: a, source: kafka_a, rate_window_seconds: 60}\n"
+                 "  - {cluster_id: b, source: kafka_b}\n")
+    cfg = load_clusters(f)
+    assert [c.rate_window_seconds for c in cfg.clusters] == [60.0, 0.0]
+    assert cfg.effective_defaults(cfg.clusters[1]).max_disk_usage == 0.9
+    for text, message in (
+        ("clusters:\n  - {cluster_id: a, source: kafka_a, rate_window_seconds: 3601}\n",
+         "clusters.0.rate_window_seconds (cluster a): Input should be less than or equal to 3600"),
+        ("clusters:\n  - {cluster_id: a, source: 'simulated:s.json', rate_window_seconds: 10}\n",
+         "clusters.0 (cluster a): Value error, rate_window_seconds: a simulated cluster reports its own produce rates"),
+        ("defaults: {max_disk_usage: 0}\nclusters: []\n", "defaults.max_disk_usage: Input should be greater than or equal to 0.01"),
+    ):
+        f.write_text(text)
+        with pytest.raises(RebalanceError) as err:
+            load_clusters(f)
+        assert message in str(err.value) and str(err.value).startswith(f"{f}: ")

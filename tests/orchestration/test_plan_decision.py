@@ -33,7 +33,7 @@ def test_balanced_and_nothing_asked_does_not_plan() -> None:
     assert (decision.plan, decision.reasons) == (False, ())
     # every goal judged, in the registry's order, and met
     assert [(c.name, c.reached) for c in decision.checks] == [
-        ("placement", True), ("rack-safety", True), ("replica-count", True), ("bytes", True),
+        ("placement", True), ("rack-safety", True), ("disk-capacity", True), ("replica-count", True), ("bytes", True),
         ("preferred-leader", True), ("leader-imbalance", True)]
 
 

@@ -240,9 +240,19 @@ def test_rack_safety_vetoes_moves_that_crowd_a_rack() -> None:
 def test_destination_of_a_repair_respects_the_rack_cap() -> None:
     s = state(RACKS, [part("t", 0, [0, 1])])
     per = {0: 2}
-    assert RackSafetyGoal._destination(s, [0, 1], 1, per, 1, False) == 2
-    assert RackSafetyGoal._destination(s, [0, 1], 1, {0: 2, 1: 1, 2: 1}, 1, False) is None
-    assert RackSafetyGoal._destination(s, [0, 1], 1, {0: 2, 1: 1}, 2, False) == 2
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 2
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1, 2: 1}, 1, False) is None
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1}, 2, False) == 2
     s.lo[:] = [0, 0, 0, 0, 3]
-    assert RackSafetyGoal._destination(s, [0, 1], 1, per, 1, False) == 4
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 4
     assert isinstance(RackSafetyGoal().violations(s), np.ndarray)
+
+
+def test_a_replica_that_must_leave_goes_to_a_broker_with_disk_room_first() -> None:
+    # Broker 1 is the least loaded but its disk limit leaves no room for a 1 GiB replica; broker 2 has room.
+    s = state([0, 1, 2], [part("t", 0, [0]), part("u", 0, [2]), part("u", 1, [2])])
+    s.disk_limit[:] = [np.inf, 0.5 * 2**30, np.inf]
+    assert best_destination(s, 0, [0], 0, 1) == 2
+    # With no broker left with room, the replica still leaves (the disk-capacity goal's check names the broker).
+    s.disk_limit[:] = [np.inf, 0.5 * 2**30, 0.5 * 2**30]
+    assert best_destination(s, 0, [0], 0, 1) == 1

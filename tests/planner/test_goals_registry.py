@@ -13,25 +13,27 @@ GIB = 1024**3
 
 
 def test_every_goal_is_registered_once_in_priority_order() -> None:
-    assert names() == ("placement", "rack-safety", "replica-count", "bytes", "preferred-leader", "leader-imbalance")
-    assert hard_names() == ("placement", "rack-safety")
+    assert names() == ("placement", "rack-safety", "disk-capacity", "replica-count", "bytes", "preferred-leader",
+                       "leader-imbalance")
+    assert hard_names() == ("placement", "rack-safety", "disk-capacity")
 
 
 def test_hard_goals_always_apply_and_the_soft_ones_follow_the_selection() -> None:
     assert selected(()) == names()
     # the operator's order among replica goals is kept; leader goals run on the final replica sets, last
     assert selected(("leader-imbalance", "bytes", "replica-count")) == (
-        "placement", "rack-safety", "bytes", "replica-count", "leader-imbalance")
+        "placement", "rack-safety", "disk-capacity", "bytes", "replica-count", "leader-imbalance")
     # naming a hard goal changes nothing: it cannot be dropped nor moved
-    assert selected(("bytes", "placement")) == ("placement", "rack-safety", "bytes")
-    assert [g.name for g in replica_goals(("preferred-leader", "bytes"))] == ["placement", "rack-safety", "bytes"]
+    assert selected(("bytes", "placement")) == ("placement", "rack-safety", "disk-capacity", "bytes")
+    assert [g.name for g in replica_goals(("preferred-leader", "bytes"))] == ["placement", "rack-safety", "disk-capacity",
+                                                                             "bytes"]
 
 
 def test_an_unknown_goal_is_one_error_naming_the_known_ones() -> None:
     with pytest.raises(PlanError) as err:
         selected(("bytes", "cpu"))
-    assert str(err.value) == ("--goals: unknown goal(s) cpu (goals: placement, rack-safety, replica-count, bytes, "
-                              "preferred-leader, leader-imbalance)")
+    assert str(err.value) == ("--goals: unknown goal(s) cpu (goals: placement, rack-safety, disk-capacity, replica-count, "
+                              "bytes, preferred-leader, leader-imbalance)")
 
 
 def skewed_counts() -> list:
@@ -53,4 +55,4 @@ def test_a_goal_left_out_is_neither_optimised_nor_constrained(optimizer: str) ->
     bytes_only = make_plan(snap, PlanOptions(optimizer=optimizer, goals=("bytes",))).summary
     assert bytes_only["replica_moves"] == 0 and bytes_only["targets"]["bytes_reached"] is True
     assert bytes_only["targets"]["replicas_reached"] is False  # still reported, no longer promised
-    assert [g["name"] for g in bytes_only["goals"]] == ["placement", "rack-safety", "bytes"]
+    assert [g["name"] for g in bytes_only["goals"]] == ["placement", "rack-safety", "disk-capacity", "bytes"]

@@ -315,3 +315,26 @@ def test_rack_spread_over_live_racks_is_still_required(tmp_path) -> None:
     plan = write_gate_plan(tmp_path / "plan", snapshot, [[("t", 0, [0, 1, 4])]], [("t", 0)])
     assert rows_of(plan, snapshot, RP + "expect_partition_spread_over_min_rf_racks") == [
         "batch 001 t-0: replicas [0, 1, 4] span 1 rack(s), need 2"]
+
+
+def test_a_plan_filling_a_disk_past_its_limit_fails_and_one_within_it_passes(tmp_path) -> None:
+    """Broker 2's disk holds 2.2 MB: at max_disk_usage 0.85, 1.87 MB of partitions. One 1 MB replica fits, two do not.
+    Broker 1 records no capacity (no disk figure): no limit, no row."""
+    path = tmp_path / "snapshot.json"
+    write_json(path, {
+        "cluster_id": "disks", "captured_at": "2026-01-01T00:00:00Z", "controller": "kraft", "configs": {},
+        "brokers": [{"id": 0, "log_dirs": [{"path": "/d", "total_bytes": 100 * SIZE_T}]}, {"id": 1},
+                    {"id": 2, "log_dirs": [{"path": "/d1", "total_bytes": SIZE_T}, {"path": "/d2", "total_bytes": 1_200_000}]}],
+        "topics": {"t": {"configs": {}}},
+        "partitions": [{"topic": "t", "partition": p, "replicas": [b], "leader": b, "isr": [b], "size_bytes": SIZE_T}
+                       for p, b in ((0, 0), (1, 0), (2, 1))],
+    })
+    within = write_gate_plan(tmp_path / "within", path, [[("t", 0, [2])]], [])
+    assert PB + "expect_broker_disk_within_limit" not in validate_plan(within, path).failed_expectations()
+    over = write_gate_plan(tmp_path / "over", path, [[("t", 0, [2]), ("t", 1, [2])]], [])
+    assert rows_of(over, path, PB + "expect_broker_disk_within_limit") == [
+        "broker 2: 2,000,000 bytes after the plan, 130,000 above its disk limit of 1,870,000 bytes (max_disk_usage of "
+        "its log dirs' capacity)"]
+    # The plan's own max_disk_usage is the limit: at 1.0, 2.2 MB hold both.
+    roomy = write_gate_plan(tmp_path / "roomy", path, [[("t", 0, [2]), ("t", 1, [2])]], [], max_disk_usage=1.0)
+    assert PB + "expect_broker_disk_within_limit" not in validate_plan(roomy, path).failed_expectations()

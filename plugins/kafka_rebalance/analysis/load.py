@@ -211,7 +211,8 @@ def _json_rows(spark: SparkSession, snapshots: Sequence[tuple[int, Snapshot]], s
 
     tables = []
     for no, snap in snapshots:
-        table = partition_table(snap.partitions).drop_columns(["offline_replicas"])
+        table = partition_table(snap.partitions)
+        table = table.drop_columns([c for c in ("offline_replicas", "log_dirs") if c in table.column_names])
         tables.append(table.add_column(0, "cluster_no", pa.array([no] * table.num_rows, pa.int32())))
     rows = spark.createDataFrame(pa.concat_tables(tables), schema=PARTITION_COLUMNS_JSON)
     return rows.join(F.broadcast(settings.drop("file_name")), "cluster_no")

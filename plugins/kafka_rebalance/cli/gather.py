@@ -10,8 +10,10 @@ import typer
 
 from kafka_rebalance.cli._app import app, fail, stderr
 from kafka_rebalance.cluster.gather import gather_snapshot
+from kafka_rebalance.options import DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS, RATE_WINDOW
 from kafka_rebalance.snapshot import write_snapshot
 from kafka_rebalance.units import human_bytes
+from kafka_rebalance.userinput import finite_number
 
 
 @app.command()
@@ -23,6 +25,8 @@ def gather(
         Path | None, typer.Option("--command-config", help="Client properties file (security.protocol, sasl.*, ssl.*)")
     ] = None,
     connect_timeout: Annotated[float, typer.Option(help="Seconds to wait for the first broker connection", min=0.1, max=600)] = 15.0,
+    rate_window: Annotated[float, typer.Option(RATE_WINDOW.flag, help=f"{RATE_WINDOW.help} "
+                                               f"[0..{MAX_RATE_WINDOW_SECONDS:g} s]")] = DEFAULT_RATE_WINDOW_SECONDS,
 ) -> None:
     """Snapshot a live cluster: brokers, racks, liveness, partitions, leaders, ISR, replica sizes, dynamic configs."""
     from kafka_rebalance.cluster.connection import ConnectionSettings, settings_from_properties
@@ -34,12 +38,18 @@ def gather(
         fail(f"--out {out}: is a directory")
     if not cluster_id.strip():
         fail("--cluster-id: must not be empty")
+    if not finite_number(rate_window, 0, MAX_RATE_WINDOW_SECONDS):
+        fail(f"{RATE_WINDOW.flag} must be within 0..{MAX_RATE_WINDOW_SECONDS:g} seconds, got {rate_window}")
     settings = (settings_from_properties(command_config, bootstrap_server) if command_config
                 else ConnectionSettings(bootstrap_server, source="--bootstrap-server"))
     with closing(LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)) as admin:
-        snap = gather_snapshot(admin, cluster_id)
+        snap = gather_snapshot(admin, cluster_id, rate_window)
     write_snapshot(snap, out)
     alive = sum(b.alive for b in snap.brokers)
     size = sum(p.size_bytes or 0 for p in snap.partitions)
     stderr.print(f"wrote {out}: {len(snap.brokers)} brokers ({alive} alive), {len(snap.partitions)} partitions, "
                  f"{human_bytes(size)} (leader replicas)")
+    if snap.rate_window_seconds is not None:
+        measured = [p.bytes_in_per_sec for p in snap.partitions if p.bytes_in_per_sec is not None]
+        stderr.print(f"produce rates over {snap.rate_window_seconds:g} s: {len(measured)} of {len(snap.partitions)} "
+                     f"partitions measured, {human_bytes(sum(measured))}/s in all")

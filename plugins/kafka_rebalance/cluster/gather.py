@@ -2,19 +2,87 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
 
-from kafka_rebalance.cluster.admin import ClusterAdmin
+from kafka_rebalance.cluster.admin import TP, ClusterAdmin, ClusterError
+from kafka_rebalance.options import MAX_RATE_WINDOW_SECONDS
 from kafka_rebalance.snapshot import Snapshot
 
 
-def gather_snapshot(admin: ClusterAdmin, cluster_id: str) -> Snapshot:
-    """Brokers, racks, liveness, partitions, leaders, ISR, offline replicas, replica sizes and dynamic configs.
+@dataclass(frozen=True, slots=True)
+class LogEnd:
+    """One partition's log at one moment: its leader's first and next offsets (ListOffsets) and the
+    leader replica's bytes on disk (DescribeLogDirs; None when the leader did not report it)."""
+
+    start_offset: int
+    end_offset: int
+    size_bytes: int | None
+
+
+@runtime_checkable
+class RateSampler(Protocol):
+    """An admin that can sample log ends: a live cluster (the simulator reports its rates itself)."""
+
+    def log_ends(self) -> dict[TP, LogEnd]:
+        ...
+
+
+def produce_rate(first: LogEnd, second: LogEnd, seconds: float) -> float | None:
+    """Bytes/s written to a partition between two samples ``seconds`` apart; None when it cannot be known.
+
+    The size delta is the figure while nothing left the log in between. When the log start moved
+    (retention deleted a segment, or DeleteRecords) or the size shrank (compaction), the delta is
+    what was written minus what was removed, and can be anything down to negative: then the offsets
+    written in between, times the average bytes per offset of the log as the second sample holds it,
+    stand in. That is an estimate (records written now may be larger or smaller than the log's
+    average), but never negative and exact for uniform records. Compaction that removes less than
+    was written in between is not visible in either sample and is counted as the size delta.
+    """
+    if seconds <= 0 or first.size_bytes is None or second.size_bytes is None:
+        return None
+    if second.end_offset < first.end_offset:
+        return None  # the log was truncated (an unclean election) or the topic re-created: no honest figure
+    if second.start_offset == first.start_offset and second.size_bytes >= first.size_bytes:
+        return (second.size_bytes - first.size_bytes) / seconds
+    written = second.end_offset - first.end_offset
+    if written == 0:
+        return 0.0
+    held = second.end_offset - second.start_offset
+    if held <= 0 or second.size_bytes == 0:
+        return None  # everything written was deleted already: no bytes per offset to go by
+    return written * (second.size_bytes / held) / seconds
+
+
+def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0.0) -> Snapshot:
+    """Brokers, racks, liveness, partitions, leaders, ISR, offline replicas, replica sizes, log dirs and
+    dynamic configs; with ``rate_window`` > 0, each partition's produce rate measured over that many seconds.
 
     The snapshot is recorded under ``cluster_id`` (the operator's name for the cluster), not the
     cluster's own UUID: plans, staging and reports are keyed by that name.
     """
+    if not 0 <= rate_window <= MAX_RATE_WINDOW_SECONDS:
+        raise ClusterError(f"--rate-window must be within 0..{MAX_RATE_WINDOW_SECONDS:g} s, got {rate_window}")
+    rates: dict[TP, float | None] = {}
+    seconds = 0.0
+    if rate_window > 0:
+        if not isinstance(admin, RateSampler):
+            raise ClusterError("--rate-window: this cluster cannot be sampled (a simulated cluster reports its own "
+                               "produce rates); use 0")
+        # Each sample's moment is the middle of the calls taking it: the window is what lies between them.
+        t0 = admin.now()
+        first = admin.log_ends()
+        t1 = admin.now()
+        admin.sleep(rate_window)
+        t2 = admin.now()
+        second = admin.log_ends()
+        t3 = admin.now()
+        seconds = round((t2 + t3) / 2 - (t0 + t1) / 2, 3)
+        rates = {tp: produce_rate(first[tp], end, seconds) for tp, end in second.items() if tp in first}
     snapshot = admin.describe()
+    if rate_window > 0:
+        parts = tuple(replace(p, bytes_in_per_sec=rates.get(TP(p.topic, p.partition))) for p in snapshot.partitions)
+        snapshot = replace(snapshot, partitions=parts, rate_window_seconds=seconds)
     if snapshot.cluster_id != cluster_id:
         snapshot = replace(snapshot, cluster_id=cluster_id)
     return snapshot

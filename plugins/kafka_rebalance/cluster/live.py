@@ -16,13 +16,14 @@ from typing import Any
 
 import kafka.errors as kafka_errors
 from kafka import TopicPartition
-from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient, OffsetSpec
 
 from kafka_rebalance.cluster.admin import BROKER, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
 from kafka_rebalance.cluster.connection import ConnectionSettings, install_redaction
 from kafka_rebalance.cluster.failures import ConnectFailure, FailureKind, authorization_resource, classify
+from kafka_rebalance.cluster.gather import LogEnd
 from kafka_rebalance.cluster.netclient import BootstrapFailed, FailFastNetClient
-from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, Partition, Snapshot
+from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, LogDir, Partition, Snapshot
 
 DYNAMIC_SOURCES = {"DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"}
 UNKNOWN_RACK = "unknown-offline"
@@ -150,13 +151,26 @@ class LiveAdmin:
                 raise
             log_dirs = []
         sizes: dict[tuple[str, int, int], int] = {}
+        replica_dir: dict[tuple[str, int, int], str] = {}
+        broker_dirs: dict[int, list[LogDir]] = {}
         for entry in log_dirs:
             for d in entry["log_dirs"]:
+                if d.get("error_code"):
+                    continue  # an offline disk (KAFKA_STORAGE_ERROR): Kafka lists it without replicas or sizes
+                # Kafka 3.3+ (DescribeLogDirs v4) reports the volume's size and free space; older brokers
+                # send -1 (or nothing): unknown, never guessed.
+                total, usable = d.get("total_bytes", -1), d.get("usable_bytes", -1)
+                broker_dirs.setdefault(entry["broker"], []).append(
+                    LogDir(d["log_dir"], total if total is not None and total >= 0 else None,
+                           usable if usable is not None and usable >= 0 else None))
                 for t in d["topics"]:
                     for p in t["partitions"]:
                         if not p.get("is_future_key"):
                             key = (t["name"], p["partition_index"], entry["broker"])
                             sizes[key] = max(sizes.get(key, 0), p["partition_size"])
+                            # A replica moving between a broker's disks shows twice, the future copy
+                            # flagged: it lives where the current one is until the move completes.
+                            replica_dir[key] = d["log_dir"]
         resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in live_ids]
         resources += [ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in topics]
         try:
@@ -198,7 +212,8 @@ class LiveAdmin:
             rack = info.get("rack") if info else (UNKNOWN_RACK if has_racks else None)
             dynamic = {k: v["value"] for k, v in broker_cfgs.get(str(b), {}).items()
                        if v.get("config_source") in DYNAMIC_SOURCES and v.get("value") is not None}
-            brokers.append(Broker(b, rack or None, b in live_ids, dict(sorted(dynamic.items()))))
+            dirs = tuple(sorted(broker_dirs.get(b, ()), key=lambda d: d.path))
+            brokers.append(Broker(b, rack or None, b in live_ids, dict(sorted(dynamic.items())), dirs))
         parts = []
         for t in topics:
             for p in t["partitions"]:
@@ -208,8 +223,10 @@ class LiveAdmin:
                 size = sizes.get((t["name"], p["partition_index"], leader)) if leader >= 0 else None
                 if size is None and by_replica:
                     size = max(by_replica)
+                dirs_of = tuple(replica_dir.get((t["name"], p["partition_index"], r)) for r in replicas)
                 parts.append(Partition(t["name"], p["partition_index"], replicas, leader, tuple(p["isr_nodes"]), size, None,
-                                       tuple(p.get("offline_replicas") or ())))
+                                       tuple(p.get("offline_replicas") or ()),
+                                       dirs_of if any(d is not None for d in dirs_of) else ()))
         parts.sort(key=lambda p: (p.topic, p.partition))
         topic_out = {
             t["name"]: {"configs": {k: v["value"] for k, v in sorted(topic_cfgs.get(t["name"], {}).items())
@@ -222,6 +239,33 @@ class LiveAdmin:
             captured_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             configs=cluster_configs, topics=topic_out, kafka_cluster_id=cluster.get("cluster_id") or None,
         )
+
+    def log_ends(self) -> dict[TP, LogEnd]:
+        """Every led partition's first and next offsets (ListOffsets to its leader) and its leader
+        replica's size (DescribeLogDirs): one sample of ``gather --rate-window``."""
+        with self._call("describe topics"):
+            topics = self.client.describe_topics()
+        leaders = {TP(t["name"], p["partition_index"]): p["leader_id"]
+                   for t in topics if not t.get("error_code") for p in t["partitions"] if p["leader_id"] >= 0}
+        if not leaders:
+            return {}
+        wanted = [TopicPartition(tp.topic, tp.partition) for tp in sorted(leaders)]
+        with self._call("list offsets"):
+            ends = self.client.list_partition_offsets({tp: OffsetSpec.LATEST for tp in wanted})
+            starts = self.client.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in wanted})
+        sizes: dict[tuple[TP, int], int] = {}
+        for entry in self._log_dirs(None, sorted(set(leaders.values()))):
+            for d in entry["log_dirs"]:
+                for t in d["topics"]:
+                    for p in t["partitions"]:
+                        if not p.get("is_future_key"):
+                            sizes[(TP(t["name"], p["partition_index"]), entry["broker"])] = p["partition_size"]
+        out: dict[TP, LogEnd] = {}
+        for tp in wanted:
+            key = TP(tp.topic, tp.partition)
+            if tp in ends and tp in starts:
+                out[key] = LogEnd(starts[tp].offset, ends[tp].offset, sizes.get((key, leaders[key])))
+        return out
 
     def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:
         keys = list(keys)

@@ -21,7 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.windows import Window, WindowError, window_from_config
-from kafka_rebalance.options import OptionField, option_fields
+from kafka_rebalance.options import (
+    DEFAULT_RATE_WINDOW_SECONDS,
+    MAX_RATE_WINDOW_SECONDS,
+    RATE_WINDOW,
+    OptionField,
+    option_fields,
+)
 from kafka_rebalance.paths import PROJECT_ROOT
 from kafka_rebalance.userinput import read_text
 
@@ -109,6 +115,9 @@ class ClusterConfig(BaseModel):
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     # Maintenance windows: moves start only inside one (none listed: any time). docs/EXECUTION_WINDOWS.md
     windows: list[WindowConfig] = Field(default_factory=list)
+    # gather's --rate-window for this cluster (options.RATE_WINDOW); a simulated cluster reports its own rates.
+    rate_window_seconds: float = Field(default=DEFAULT_RATE_WINDOW_SECONDS, ge=0, le=MAX_RATE_WINDOW_SECONDS,
+                                       allow_inf_nan=False, description=RATE_WINDOW.help)
 
     @field_validator("cluster_id")
     @classmethod
@@ -126,6 +135,12 @@ class ClusterConfig(BaseModel):
         elif not re.fullmatch(r"[A-Za-z0-9_.-]+", v):
             raise ValueError("must be an Airflow connection id or simulated:<snapshot path>")
         return v
+
+    @model_validator(mode="after")
+    def _rates_measurable(self) -> ClusterConfig:
+        if self.rate_window_seconds and self.simulated:
+            raise ValueError("rate_window_seconds: a simulated cluster reports its own produce rates; leave it 0")
+        return self
 
     def configured_windows(self) -> tuple[Window, ...]:
         return tuple(w.window() for w in self.windows)

@@ -49,7 +49,7 @@ def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, 
     directory = run_dir(cluster.cluster_id, run_id)
     with admin_session(cfg, cluster) as admin:
         # Everything downstream (analysis, plans, staging) is keyed by the configured id.
-        snapshot = gather_snapshot(admin, cluster.cluster_id)
+        snapshot = gather_snapshot(admin, cluster.cluster_id, cluster.rate_window_seconds)
     path = write_cluster_snapshot(snapshot, directory)
     log.info("gathered %s: %d brokers, %d partitions -> %s", cluster.cluster_id, len(snapshot.brokers),
              len(snapshot.partitions), path)

@@ -6,6 +6,7 @@ judges the snapshot alone (``snapshot_checks``). Both go through the goals' own 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -45,8 +46,10 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
     def broker(b: int) -> BrokerView:
         target = float(state.byte_target[b])
         allowed = (float(state.byte_allowed_hi[b]) - target) / target if target else tol
+        limit = float(state.disk_limit[b])
         return BrokerView(state.bid(b), int(state.counts[b]), int(state.lo[b]), int(state.hi[b]), float(state.bytes[b]),
-                          target, allowed, int(pref_count[b]), int(led_pref[b]), int(not_led[b]), int(movable_on[b]))
+                          target, allowed, int(pref_count[b]), int(led_pref[b]), int(not_led[b]), int(movable_on[b]),
+                          limit if math.isfinite(limit) else None)
 
     violations = RackSafetyGoal().violations(state)
     return BalanceView(

@@ -96,6 +96,7 @@ class ClusterState:
         self.bytes = np.bincount(
             self.R[valid], weights=np.broadcast_to(self.sizes[:, None], self.R.shape)[valid], minlength=n_b
         ).astype(np.int64)
+        self.disk_limit = disk_limits(snapshot, self.bytes, options.max_disk_usage)
         self.cur: dict[int, list[int]] = {}
         self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
         self.touched = np.zeros(n_p, dtype=bool)
@@ -257,3 +258,22 @@ class ClusterState:
 
     def bid(self, b: int) -> int:
         return self.broker_ids[b]
+
+
+def disk_limits(snapshot: Snapshot, data: np.ndarray, max_usage: float) -> np.ndarray:
+    """Per broker (index), the bytes of partition data it may hold after a plan: ``max_usage`` of its capacity
+    (its log dirs' total bytes) less what its disks hold besides the partitions the snapshot sizes (``data``:
+    other files, indexes, a replica larger than its leader's size), which a plan cannot move. inf: capacity unknown.
+
+    Besides-the-partitions is total - usable - data as the snapshot found them, never below 0: where
+    usable is not reported it counts as 0, and the limit is then max_usage of the capacity.
+    """
+    out = np.full(len(snapshot.brokers), np.inf)
+    for i, b in enumerate(snapshot.brokers):
+        capacity = b.capacity_bytes
+        if capacity is None:
+            continue
+        usable = b.usable_bytes
+        other = max(0.0, float(capacity - usable) - float(data[i])) if usable is not None else 0.0
+        out[i] = max_usage * capacity - other
+    return out

@@ -32,6 +32,7 @@ from kafka_rebalance.snapshot.model import (
     SNAPSHOT_SUFFIXES,
     THRESHOLD_CONFIG,
     Broker,
+    LogDir,
     Partition,
     Snapshot,
 )
@@ -43,6 +44,7 @@ from kafka_rebalance.snapshot.parse import (
 __all__ = [
     "is_parquet",
     "Broker",
+    "LogDir",
     "CONTROLLERS",
     "FORMAT_VERSION",
     "PARQUET_META_KEY",

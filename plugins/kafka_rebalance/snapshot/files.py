@@ -99,10 +99,12 @@ def partition_schema():
 
 
 def partition_table(partitions: Iterable[Partition]):
+    """The partition rows; a ``log_dirs`` column (each replica's log dir) only when any row records them,
+    so snapshots without them keep the schema readers of older versions know."""
     import pyarrow as pa
 
     parts = list(partitions)
-    return pa.table(
+    table = pa.table(
         {
             "topic": [p.topic for p in parts],
             "partition": [p.partition for p in parts],
@@ -115,6 +117,10 @@ def partition_table(partitions: Iterable[Partition]):
         },
         schema=partition_schema(),
     )
+    if any(p.log_dirs for p in parts):
+        table = table.append_column(pa.field("log_dirs", pa.list_(pa.string())),
+                                    pa.array([list(p.log_dirs) or None for p in parts], pa.list_(pa.string())))
+    return table
 
 
 def write_parquet(table, header: dict[str, Any], path: Path) -> None:
@@ -180,7 +186,9 @@ def _load_parquet(p: Path) -> Snapshot:
     missing = [c for c in required if c not in table.column_names]
     if missing:
         raise SnapshotError(str(p), [f"Parquet partition rows lack column(s) {', '.join(missing)}"])
-    expected = partition_schema()
+    import pyarrow as pa
+
+    expected = partition_schema().append(pa.field("log_dirs", pa.list_(pa.string())))
     wrong = [
         f"column {f.name} is {table.schema.field(f.name).type}, expected {f.type}"
         for f in expected

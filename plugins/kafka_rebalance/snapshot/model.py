@@ -15,11 +15,39 @@ SNAPSHOT_SUFFIXES = (".json", ".parquet")
 
 
 @dataclass(frozen=True, slots=True)
+class LogDir:
+    """One of a broker's log directories (JBOD: several per broker), as DescribeLogDirs reports it.
+
+    ``total_bytes`` and ``usable_bytes`` are the volume's size and free space (Kafka 3.3+,
+    DescribeLogDirs v4); an older broker does not report them and they stay None, never guessed.
+    """
+
+    path: str
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Broker:
     id: int
     rack: str | None = None
     alive: bool = True
     configs: dict[str, str] = field(default_factory=dict)
+    # Empty: not recorded (a hand-written or simulated snapshot, or one gathered before the field existed).
+    log_dirs: tuple[LogDir, ...] = ()
+
+    @property
+    def capacity_bytes(self) -> int | None:
+        """The sum of its log dirs' volume sizes; None unless every dir reports one."""
+        if not self.log_dirs or any(d.total_bytes is None for d in self.log_dirs):
+            return None
+        return sum(d.total_bytes or 0 for d in self.log_dirs)
+
+    @property
+    def usable_bytes(self) -> int | None:
+        if not self.log_dirs or any(d.usable_bytes is None for d in self.log_dirs):
+            return None
+        return sum(d.usable_bytes or 0 for d in self.log_dirs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +60,9 @@ class Partition:
     size_bytes: int | None = None
     bytes_in_per_sec: float | None = None
     offline_replicas: tuple[int, ...] = ()
+    # The log dir holding each replica, in ``replicas`` order (None: that broker did not report it);
+    # empty: not recorded.
+    log_dirs: tuple[str | None, ...] = ()
 
     @property
     def name(self) -> str:
@@ -54,6 +85,9 @@ class Snapshot:
     # Kafka's own cluster id (DescribeCluster / Metadata), beside the operator's label in cluster_id.
     # None: the snapshot was written by hand, by the simulator's generator, or before the field existed.
     kafka_cluster_id: str | None = None
+    # Seconds between the two samples gather took to measure bytes_in_per_sec (``--rate-window``);
+    # None: the rates were not measured by gather (absent, simulated or written by hand).
+    rate_window_seconds: float | None = None
 
     @property
     def broker_ids(self) -> list[int]:
@@ -87,6 +121,8 @@ class Snapshot:
             out["kafka_cluster_id"] = self.kafka_cluster_id
         if self.captured_at is not None:
             out["captured_at"] = self.captured_at
+        if self.rate_window_seconds is not None:
+            out["rate_window_seconds"] = self.rate_window_seconds
         out["controller"] = self.controller
         out["configs"] = dict(sorted(self.configs.items()))
         out["brokers"] = [_broker_dict(b) for b in self.brokers]
@@ -104,8 +140,10 @@ class Snapshot:
         digest.update(json.dumps(self.header_dict(), sort_keys=True, separators=(",", ":")).encode())
         # One JSON array of fixed-order rows: the C encoder does it in one call (10x faster
         # than a document per partition at a million partitions).
+        # Replica log dirs join a row only where recorded: fingerprints of snapshots without them stay as they were.
         rows = [
             [p.topic, p.partition, p.replicas, p.leader, p.isr, p.size_bytes, p.bytes_in_per_sec, p.offline_replicas]
+            + ([p.log_dirs] if p.log_dirs else [])
             for p in self.partitions
         ]
         digest.update(json.dumps(rows, separators=(",", ":")).encode())
@@ -113,7 +151,19 @@ class Snapshot:
 
 
 def _broker_dict(b: Broker) -> dict[str, Any]:
-    return {"id": b.id, "rack": b.rack, "alive": b.alive, "configs": dict(sorted(b.configs.items()))}
+    out: dict[str, Any] = {"id": b.id, "rack": b.rack, "alive": b.alive, "configs": dict(sorted(b.configs.items()))}
+    if b.log_dirs:  # absent, not []: fingerprints of snapshots without them stay as they were
+        out["log_dirs"] = [_log_dir_dict(d) for d in b.log_dirs]
+    return out
+
+
+def _log_dir_dict(d: LogDir) -> dict[str, Any]:
+    out: dict[str, Any] = {"path": d.path}
+    if d.total_bytes is not None:
+        out["total_bytes"] = d.total_bytes
+    if d.usable_bytes is not None:
+        out["usable_bytes"] = d.usable_bytes
+    return out
 
 
 def _partition_dict(p: Partition) -> dict[str, Any]:
@@ -128,4 +178,6 @@ def _partition_dict(p: Partition) -> dict[str, Any]:
     }
     if p.offline_replicas:
         out["offline_replicas"] = list(p.offline_replicas)
+    if p.log_dirs:
+        out["log_dirs"] = list(p.log_dirs)
     return out

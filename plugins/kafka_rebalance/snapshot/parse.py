@@ -13,6 +13,7 @@ from kafka_rebalance.snapshot.model import (
     CONTROLLERS,
     THRESHOLD_CONFIG,
     Broker,
+    LogDir,
     Partition,
     Snapshot,
 )
@@ -75,7 +76,8 @@ def _brokers(raw: Any, problems: list[str]) -> list[Broker]:
         if not isinstance(alive, bool):
             problems.append(f"{where} broker {bid}: alive must be true or false, got {json.dumps(alive)}")
             alive = True
-        brokers.append(Broker(bid, rack, alive, _configs(b.get("configs"), f"{where}.configs", problems)))
+        brokers.append(Broker(bid, rack, alive, _configs(b.get("configs"), f"{where}.configs", problems),
+                              _log_dirs(b.get("log_dirs"), f"{where} broker {bid}", problems)))
     with_rack = [b.id for b in brokers if b.rack is not None]
     without = [b.id for b in brokers if b.rack is None]
     if with_rack and without:
@@ -84,6 +86,49 @@ def _brokers(raw: Any, problems: list[str]) -> list[Broker]:
             "Kafka's rack-aware placement needs all or none"
         )
     return sorted(brokers, key=lambda b: b.id)
+
+
+def _log_dirs(raw: Any, where: str, problems: list[str]) -> tuple[LogDir, ...]:
+    """A broker's log dirs: absent for an unrecorded list, each {path, total_bytes?, usable_bytes?}."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        problems.append(f"{where}: log_dirs must be a list of {{\"path\": ...}}, got {json.dumps(raw, default=str)[:60]}")
+        return ()
+    out: list[LogDir] = []
+    for k, d in enumerate(raw):
+        at = f"{where}: log_dirs[{k}]"
+        if not isinstance(d, dict) or not isinstance(d.get("path"), str) or not d["path"]:
+            problems.append(f"{at} must be an object with a non-empty 'path', got {json.dumps(d, default=str)[:60]}")
+            continue
+        sizes: list[int | None] = []
+        for key in ("total_bytes", "usable_bytes"):
+            v = d.get(key)
+            if v is not None and not int_in(v, 0, INT64_MAX):
+                problems.append(f"{at}.{key} must be an integer 0..{INT64_MAX} or absent, got {json.dumps(v)}")
+                v = None
+            sizes.append(v)
+        total, usable = sizes
+        if total is not None and usable is not None and usable > total:
+            problems.append(f"{at}: usable_bytes {usable} is more than total_bytes {total}")
+        out.append(LogDir(d["path"], total, usable))
+    paths = [d.path for d in out]
+    dupes = sorted({x for x in paths if paths.count(x) > 1})
+    if dupes:
+        problems.append(f"{where}: log_dirs repeat {', '.join(dupes)}")
+    return tuple(out)
+
+
+def _replica_dirs(raw: Any, replicas: tuple[int, ...], where: str, problems: list[str]) -> tuple[str | None, ...] | None:
+    """Each replica's log dir, in replicas order; None (with a problem) when malformed."""
+    if raw is None:
+        return ()
+    if (not isinstance(raw, (list, tuple)) or len(raw) != len(replicas)
+            or not all(d is None or (isinstance(d, str) and d) for d in raw)):
+        problems.append(f"{where}: log_dirs must list one log dir (or null) per replica {list(replicas)}, "
+                        f"got {json.dumps(raw, default=str)[:80]}")
+        return None
+    return tuple(raw)
 
 
 def _ids(ids: Sequence[int], limit: int = 10) -> str:
@@ -114,12 +159,12 @@ def validate_partitions(
     detailed checks that name its problems. A million rows load in seconds that way.
     """
     n = len(columns["topic"])
-    get = {k: columns.get(k) for k in ("size_bytes", "bytes_in_per_sec", "offline_replicas")}
+    get = {k: columns.get(k) for k in ("size_bytes", "bytes_in_per_sec", "offline_replicas", "log_dirs")}
     seen: dict[tuple[str, int], int] = {}
     out: list[Partition] = []
     topics, parts = columns["topic"], columns["partition"]
     replicas_col, leaders, isrs = columns["replicas"], columns["leader"], columns["isr"]
-    sizes, rates, offlines = get["size_bytes"], get["bytes_in_per_sec"], get["offline_replicas"]
+    sizes, rates, offlines, dirs = get["size_bytes"], get["bytes_in_per_sec"], get["offline_replicas"], get["log_dirs"]
     # Kafka's topic-name rule once per distinct name, not once per row.
     bad_topics = {t for t in set(t for t in topics if isinstance(t, str)) if topic_name_problem(t)}
     for i in range(n):
@@ -130,6 +175,7 @@ def validate_partitions(
             size = sizes[i] if sizes is not None else None
             rate = rates[i] if rates is not None else None
             off = (offlines[i] if offlines is not None else None) or ()
+            rdirs = (dirs[i] if dirs is not None else None) or ()
             rep_set = set(rep or ())
             if (
                 topic and topic not in bad_topics and part is not None and 0 <= part <= INT32_MAX
@@ -139,10 +185,11 @@ def validate_partitions(
                 and rep_set.issuperset(isr) and len(set(isr)) == len(isr)
                 and (size is None or 0 <= size <= INT64_MAX) and (rate is None or 0 <= rate < math.inf)  # NaN fails
                 and rep_set.issuperset(off)
+                and (not rdirs or (len(rdirs) == len(rep) and all(d is None or d for d in rdirs)))
             ):  # fmt: skip
                 seen[(topic, part)] = row
                 out.append(Partition(topic, part, tuple(rep), -1 if leader is None else leader, tuple(isr), size,
-                                     rate, tuple(off)))  # fmt: skip
+                                     rate, tuple(off), tuple(rdirs)))  # fmt: skip
                 continue
         if not isinstance(topic, str) or not topic:
             problems.append(f"partitions[{row}]: topic must be a non-empty string, got {json.dumps(topic)}")
@@ -219,8 +266,11 @@ def validate_partitions(
                 if stray:
                     problems.append(f"{where}: offline_replicas {list(offline)} are not all replicas")
                     ok = False
+        replica_dirs = _replica_dirs(dirs[i] if dirs is not None else None, replicas, where, problems)
+        if replica_dirs is None:
+            ok = False
         if ok:
-            out.append(Partition(topic, part, replicas, leader, isr, size, rate, offline))
+            out.append(Partition(topic, part, replicas, leader, isr, size, rate, offline, replica_dirs or ()))
     out.sort(key=lambda p: (p.topic, p.partition))
     return out
 
@@ -239,6 +289,10 @@ def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     if controller not in CONTROLLERS:
         problems.append(f"controller: must be one of {', '.join(CONTROLLERS)}, got {json.dumps(controller)}")
         controller = "kraft"
+    rate_window = raw.get("rate_window_seconds")
+    if rate_window is not None and not (finite_number(rate_window, 0) and rate_window > 0):
+        problems.append(f"rate_window_seconds: must be a positive number of seconds or absent, got {json.dumps(rate_window)}")
+        rate_window = None
     captured_at = raw.get("captured_at")
     if captured_at is not None and not isinstance(captured_at, str):
         problems.append(f"captured_at: must be an ISO-8601 string, got {json.dumps(captured_at)}")
@@ -266,6 +320,7 @@ def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         "kafka_cluster_id": kafka_cluster_id,
         "controller": controller,
         "captured_at": captured_at,
+        "rate_window_seconds": None if rate_window is None else float(rate_window),
         "configs": configs,
         "brokers": _brokers(raw.get("brokers"), problems),
         "topics": topics,
@@ -307,6 +362,7 @@ def snapshot_from_dict(raw: Any, source: str = "snapshot") -> Snapshot:
         "size_bytes": [r.get("size_bytes") for r in kept],
         "bytes_in_per_sec": [r.get("bytes_in_per_sec") for r in kept],
         "offline_replicas": [r.get("offline_replicas") for r in kept],
+        "log_dirs": [r.get("log_dirs") for r in kept],
     }
     partitions = validate_partitions(columns, {b.id for b in head["brokers"]}, problems, keep)
     if problems:

@@ -172,6 +172,13 @@ class ExpectBrokerPreferredLeaderCountWithinBounds(gxe.ExpectColumnValuesToBeBet
     description: str | None = "After the plan every eligible broker is the preferred leader of floor..ceil of the ideal partitions."
 
 
+class ExpectBrokerDiskWithinLimit(gxe.ExpectColumnValuesToBeBetween):
+    """Bytes above the broker's disk limit after the plan == 0 (brokers without a known capacity: empty)."""
+
+    column: str = "disk_over_limit_bytes"
+    description: str | None = "After the plan no broker's disks are above max_disk_usage of their capacity."
+
+
 class ExpectLeavingBrokersEmptied(gxe.ExpectColumnValuesToBeBetween):
     """Movable replicas left on a dead or decommissioned broker after the plan == 0."""
 

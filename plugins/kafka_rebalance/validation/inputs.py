@@ -55,6 +55,9 @@ class RawBroker:
     id: int
     rack: str | None
     alive: bool
+    # Its log dirs' total and usable bytes, summed; None unless every dir reports the figure.
+    capacity_bytes: int | None = None
+    usable_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -142,8 +145,16 @@ def _brokers(raw: Any, source: str) -> list[RawBroker]:
         if not isinstance(b, dict) or not _is_int(b.get("id")):
             raise ValidationInputError(f"{source}: brokers[{i}]: must be an object with an integer 'id'")
         rack = b.get("rack")
-        out.append(RawBroker(b["id"], rack if isinstance(rack, str) and rack else None, b.get("alive", True) is not False))
+        dirs = b.get("log_dirs")
+        dirs = [d for d in dirs if isinstance(d, dict)] if isinstance(dirs, list) else []
+        out.append(RawBroker(b["id"], rack if isinstance(rack, str) and rack else None, b.get("alive", True) is not False,
+                             _dir_sum(dirs, "total_bytes"), _dir_sum(dirs, "usable_bytes")))
     return out
+
+
+def _dir_sum(dirs: list[dict[str, Any]], key: str) -> int | None:
+    values = [v for d in dirs if _is_int(v := d.get(key)) and v >= 0]
+    return sum(values) if dirs and len(values) == len(dirs) else None
 
 
 def read_raw_snapshot(path: str | Path) -> RawSnapshot:

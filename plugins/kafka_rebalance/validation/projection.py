@@ -9,6 +9,7 @@ from typing import Any
 from kafka_rebalance.balance import count_bounds, placement_targets
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
 from kafka_rebalance.planner.goals.placement import PlacementGoal
 from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal
@@ -117,6 +118,21 @@ def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]
     return t.replicas, t.byte_mean
 
 
+def disk_limits(snap: RawSnapshot, plan: RawPlan, data: Counter[int]) -> dict[int, float]:
+    """Per broker whose capacity the snapshot records, the bytes of partition data it may hold under the
+    plan's max_disk_usage: the planner's rule (planner/state.disk_limits), recomputed from the files."""
+    from kafka_rebalance.options import DEFAULT_MAX_DISK_USAGE
+
+    usage = float(plan.options.get("max_disk_usage", DEFAULT_MAX_DISK_USAGE) or DEFAULT_MAX_DISK_USAGE)
+    out: dict[int, float] = {}
+    for b in snap.brokers:
+        if b.capacity_bytes is None:
+            continue
+        other = max(0.0, float(b.capacity_bytes - b.usable_bytes) - float(data[b.id])) if b.usable_bytes is not None else 0.0
+        out[b.id] = usage * b.capacity_bytes - other
+    return out
+
+
 def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     """One row per eligible broker after the plan.
 
@@ -159,7 +175,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
         ranges = {b: (rep_lo, rep_hi) for b in eligible}
         mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
         byte_target = {b: mean for b in eligible}
-    t = Table("projected_balance", declared=("movable_replicas_after",))
+    t = Table("projected_balance", declared=("movable_replicas_after", "disk_over_limit_bytes"))
     t.parameters = {
         "threshold_ratio": threshold(snap, plan) / 100,
         "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
@@ -171,11 +187,14 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     aimed_total = sum(byte_target.values())
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
 
+    limits = disk_limits(snap, plan, before["bytes"])
+
     def view(loads: dict[str, Counter[int]], target_scale: float) -> BalanceView:
         return BalanceView(
             brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
                                      byte_target[b] * target_scale, tolerance, loads["preferred"][b],
-                                     led["preferred"][b], led["preferred_not_led"][b]) for b in eligible),
+                                     led["preferred"][b], led["preferred_not_led"][b], disk_limit=limits.get(b))
+                          for b in eligible),
             leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
                           for b in sorted(snap.broker_ids - elig_set)),
             byte_tolerance=tolerance, threshold_percentage=threshold(snap, plan), preferred_bounds=(pref_lo, pref_hi))
@@ -206,6 +225,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             byte_deviation_after=byte_dev,
             # 1e-9: the same bytes must compare equal whatever the float rounding
             byte_deviation_allowed=None if byte_dev is None else ByteBalanceGoal.gate_allowance(dev_before, tolerance) + 1e-9,
+            disk_limit=limits.get(b), disk_over_limit_bytes=figure(DiskCapacityGoal.name, b),
         )
     placement = after_checks[PlacementGoal.name].per_broker
     for b in sorted(snap.broker_ids - elig_set):

@@ -81,6 +81,10 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
         f"preferred leader of {r['preferred_after']} partitions after the plan (was {r['preferred_before']}), "
         f"bounds {r['_p']['preferred_floor']}..{r['_p']['preferred_ceil']}"
     ),
+    "expect_broker_disk_within_limit": lambda r: (
+        f"{r['size_after']:,} bytes after the plan, {r['disk_over_limit_bytes']:,.0f} above its disk limit of "
+        f"{r['disk_limit']:,.0f} bytes (max_disk_usage of its log dirs' capacity)"
+    ),
     "expect_leaving_brokers_emptied": lambda r: (
         f"still holds {r['movable_replicas_after']} replica(s) after the plan that it could have moved off"
     ),

@@ -66,7 +66,9 @@ class ByteTrimGoal(Goal):
             if r not in state.row(p) or d in state.row(p):
                 continue  # changed by an earlier swap of this pass
             sp = int(sizes[p])
-            slack = min(float(state.bytes[r]) - self.lower[r], self.upper[d] - float(state.bytes[d]))
+            # d takes p back and gives q: it must stay within its disk limit too (disk-capacity goal).
+            slack = min(float(state.bytes[r]) - self.lower[r], self.upper[d] - float(state.bytes[d]),
+                        state.disk_limit[d] - float(state.bytes[d]))
             if slack <= 0:
                 continue
             floor = sp - slack

@@ -30,19 +30,29 @@ def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
     )
 
 
+def has_room(state: ClusterState, p: int, b: int) -> bool:
+    """Would a replica of ``p`` keep broker ``b`` within its disk limit (disk-capacity goal)?"""
+    return float(state.bytes[b]) + float(state.sizes[p]) <= state.disk_limit[b] + 0.5
+
+
 def best_destination(state: ClusterState, p: int, row: list[int], src: int | None, rf: int, other_rack: bool = False) -> int | None:
-    """The least-loaded eligible broker that may take a replica of ``p`` (replacing ``src``)."""
+    """The least-loaded eligible broker that may take a replica of ``p`` (replacing ``src``): one with
+    disk room first; a replica that must leave its broker goes to one without room only when none has
+    any (the disk-capacity goal's check then names the broker)."""
     elig = state.eligible_index_arr
     order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
     rack = state.rack
+    fallback = None
     for b in order.tolist():
         if b in row:
             continue
         if other_rack and src is not None and rack[b] == rack[src]:
             continue
         if state.rack_ok(row, src, b, rf):
-            return b
-    return None
+            if has_room(state, p, b):
+                return b
+            fallback = b if fallback is None else fallback
+    return fallback
 
 
 class PlacementGoal(Goal):
@@ -219,20 +229,25 @@ class RackSafetyGoal(Goal):
             victim = max(crowded, key=lambda b: (int(state.counts[b] - state.hi[b]), b != leader, -b))
             if state.hot[p]:
                 raise _hot_error(state, p, "rack-safety repair")
-            dst = self._destination(state, row, victim, per, cap, spread)
+            dst = self._destination(state, p, row, victim, per, cap, spread)
             if dst is None:
                 self.unrepaired.append(state.name(p))
                 return
             state.move(p, victim, dst)
 
     @staticmethod
-    def _destination(state: ClusterState, row: list[int], victim: int, per: dict[int, int], cap: int, spread: bool) -> int | None:
+    def _destination(state: ClusterState, p: int, row: list[int], victim: int, per: dict[int, int], cap: int,
+                     spread: bool) -> int | None:  # fmt: skip
+        """As ``best_destination``: a broker with disk room first, one without only when none has any."""
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
         rack = state.rack
+        fallback = None
         for b in order.tolist():
             g = rack[b]
             if b in row or g == rack[victim] or per.get(g, 0) >= (1 if spread else cap):
                 continue
-            return b
-        return None
+            if has_room(state, p, b):
+                return b
+            fallback = b if fallback is None else fallback
+        return fallback

@@ -30,6 +30,8 @@ class BrokerView:
     led_preferred: int
     preferred_not_led: int
     movable_replicas: int = 0  # replicas a plan may move (not of excluded topics, not leaderless)
+    # Bytes of partition data its disks may hold under --max-disk-usage; None: its capacity is unknown.
+    disk_limit: float | None = None
 
 
 @dataclass(frozen=True)
