@@ -1,4 +1,5 @@
-"""How much of a replication throttle the brokers deliver: the rate every time estimate uses.
+"""What every time estimate uses: how much of a replication throttle the brokers deliver, and
+what each move costs besides its bytes.
 
 Under a KIP-73 throttle, Kafka's replica fetchers copy in chunks (replica.fetch.max.bytes per
 partition) and, once the quota's rate is exceeded, skip the throttled partitions and back off
@@ -6,15 +7,27 @@ for replica.fetch.backoff.ms. The brokers therefore deliver a fraction of the co
 0.7-0.8 on the 3-broker sandbox (docs/PERFORMANCE.md). The fraction is a property of the cluster,
 so it is an option: 1.0 models the throttle as fully used, and ``execute`` prints the figure a
 cluster showed so the next plan can use it. The throttle written to Kafka is never scaled.
+
+A move also costs time that no throttle explains: the controller's metadata reaching the brokers, the
+new replica's fetcher starting, its joining the ISR, and the executor's poll that sees it landed. On
+small moves that is all the time there is (a plan of 4 MiB moves estimated at 1.5 s took 45-62 s), so
+every estimate adds ``move_fixed_seconds`` to each move, and ``execute`` measures it separately from
+the efficiency. The default is what the 3-broker sandbox showed (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
 
 DEFAULT_THROTTLE_EFFICIENCY = 1.0
 MIN_THROTTLE_EFFICIENCY = 0.05  # below this an estimate is a guess, not a model
 # Under 1 KB/s a throttle is a typo, not a policy: the planner refuses it, and the executor refuses a
 # plan file that holds one (0 would stop replication; Kafka reads a negative rate as no limit).
 MIN_THROTTLE_BYTES_PER_SEC = 1024
+DEFAULT_MOVE_FIXED_SECONDS = 2.0
+MAX_MOVE_FIXED_SECONDS = 600.0  # ten minutes per move is a stuck cluster, not a cost to plan with
 
 
 def delivered_rate(throttle_bytes_per_sec: int, efficiency: float) -> float:
@@ -22,3 +35,62 @@ def delivered_rate(throttle_bytes_per_sec: int, efficiency: float) -> float:
     if efficiency == 1:
         return throttle_bytes_per_sec  # the exact integer: the same figures as before the option existed
     return throttle_bytes_per_sec * efficiency
+
+
+# A run within this fraction of its estimate confirms the plan's figures: nothing to advise.
+ESTIMATE_TOLERANCE = 0.25
+
+
+class EstimateMiss(str, Enum):
+    """What a whole run's time says about the plan's two figures."""
+
+    HELD = "held"  # within ESTIMATE_TOLERANCE of the estimate
+    FIXED_COST = "fixed_cost"  # the moves' fixed cost was off; the delivered rate was as assumed
+    THROUGHPUT = "throughput"  # the delivered rate was off; the fixed cost was as assumed
+    BOTH = "both"
+
+
+@dataclass(frozen=True, slots=True)
+class RunMeasure:
+    efficiency: float  # the fraction of the throttle the run's copies got
+    move_fixed_seconds: float  # what each move took besides copying
+    miss: EstimateMiss
+
+
+def measure_run(steps: Sequence[tuple[float, float]], efficiency: float, fixed_seconds: float,
+                estimated: float, actual: float) -> RunMeasure | None:
+    """Both figures a run showed, from each move's (planned seconds, actual seconds).
+
+    A move's planned time is the plan's fixed cost plus its copying at the plan's efficiency, so its
+    actual time should be ``fixed' + copy x efficiency / efficiency'``: a straight line through the
+    moves, whose intercept is the fixed cost and whose slope the efficiency ratio. When the moves'
+    copying times are too alike to draw that line, the part that dominates the planned moves takes
+    the whole difference: small moves say nothing about throughput, large ones little about a fixed cost.
+    """
+    if not steps or actual <= 0:
+        return None
+    copy = [max(0.0, planned - fixed_seconds) for planned, _ in steps]
+    took = [a for _, a in steps]
+    n = len(steps)
+    mx, my = sum(copy) / n, sum(took) / n
+    var = sum((x - mx) ** 2 for x in copy)
+    slope = sum((x - mx) * (y - my) for x, y in zip(copy, took)) / var if var > 0 else 0.0
+    if n >= 3 and max(copy) - min(copy) >= max(1.0, 0.5 * max(copy)) and slope > 0:
+        eff, fixed = efficiency / slope, max(0.0, my - slope * mx)
+    elif mx <= fixed_seconds:
+        eff, fixed = efficiency, max(0.0, my - mx)
+    else:
+        eff, fixed = efficiency * mx / max(my - fixed_seconds, 1e-3), fixed_seconds
+    eff, fixed = round(eff, 3), round(fixed, 2)
+    if abs(actual - estimated) <= ESTIMATE_TOLERANCE * actual:
+        miss = EstimateMiss.HELD
+    else:
+        eff_off = abs(eff - efficiency) > 0.2 * efficiency
+        fixed_off = abs(fixed - fixed_seconds) > max(0.5, 0.2 * fixed_seconds)
+        if eff_off and fixed_off:
+            miss = EstimateMiss.BOTH
+        elif eff_off or fixed_off:
+            miss = EstimateMiss.THROUGHPUT if eff_off else EstimateMiss.FIXED_COST
+        else:  # neither alone is far off: name the one that moved more
+            miss = EstimateMiss.THROUGHPUT if abs(eff / efficiency - 1) * mx > abs(fixed - fixed_seconds) else EstimateMiss.FIXED_COST
+    return RunMeasure(eff, fixed, miss)

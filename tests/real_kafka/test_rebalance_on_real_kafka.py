@@ -351,3 +351,43 @@ def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:
         if topic.startswith(prefix) and hits:
             left[f"topic {topic}"] = hits
     return left
+
+
+def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefix, tmp_path):
+    """Every replica list starts with broker 1, so balancing preferred leaders reorders most of them and
+    elects their new first replica. The final snapshot, taken right after the elections, must show the
+    preferred leaders leading: the brokers' metadata follows the controller's elections a moment later."""
+    client = admin(kafka_sandbox)
+    topics = [f"{topic_prefix}-{t}" for t in range(2)]
+    try:
+        from kafka.admin import NewTopic
+
+        client.create_topics([NewTopic(t, replica_assignments={p: [1, 2, 3] for p in range(26)}) for t in topics])
+        _wait_for(lambda: all(p["leader_id"] == 1 for d in client.describe_topics(topics) for p in d["partitions"])
+                  and sum(len(d["partitions"]) for d in client.describe_topics(topics)) == 52, 30, "leaders on broker 1")
+    finally:
+        client.close()
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_dir = tmp_path / "plan"
+    plan_validate_and_approve(snap_path, plan_dir)
+    elected = {(p["topic"], p["partition"]) for p in json.loads((plan_dir / "election.json").read_text())["partitions"]}
+    assert len(elected) >= 20, f"expected most of the 52 partitions to be elected, got {len(elected)}"
+    preferred = {tp: replicas[0] for tp, replicas in final_targets(plan_dir).items()}
+    assert elected <= set(preferred)
+    assert {preferred[tp] for tp in elected} == {2, 3}  # broker 1 led them all before: the elections move leaders
+
+    done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+               "--poll-interval", "1", "--final-snapshot", str(tmp_path / "after.json"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["status"] == "complete"
+    assert report["elections"]["requested"] == len(elected) and report["elections"]["failed"] == {}
+    assert report["elections"]["settle"] == "settled", report["elections"]
+
+    final = {(p.topic, p.partition): p for p in load_snapshot(tmp_path / "after.json").partitions}
+    wrong = {f"{t}-{p}": (final[(t, p)].leader, preferred[(t, p)]) for t, p in sorted(elected)
+             if final[(t, p)].leader != preferred[(t, p)]}
+    assert not wrong, f"final snapshot leader vs the plan's preferred leader: {wrong}"
+    # Kafka's own view agrees.
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    assert all(now[tp]["leader"] == preferred[tp] for tp in elected)

@@ -274,9 +274,12 @@ def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str
 def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
     with _executor(cfg, cluster, staged_dir) as ex:
         out = ex.elections()
-    if out["failed"]:
-        log.warning("%d preferred election(s) did not succeed: %s", len(out["failed"]), out["failed"])
-    return json.dumps(out, sort_keys=True)
+    if out.failed:
+        log.warning("%d preferred election(s) did not succeed: %s", len(out.failed), out.failed)
+    if out.not_led_by_preferred:
+        log.warning("%d elected partition(s) not yet led by their preferred leader in the metadata after %.1fs: %s",
+                    len(out.not_led_by_preferred), out.waited_seconds, list(out.not_led_by_preferred))
+    return json.dumps(out.to_dict(), sort_keys=True)
 
 
 def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, str], staged_dir: str) -> str:

@@ -202,7 +202,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
     batches, throttles = _batches(state, reorders, moves, options)
-    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate)
+    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
+                        options.move_fixed_seconds)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
@@ -331,7 +332,7 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
     throttles = []
     for batch in batches:
         if batch.kind == "move":
-            batch.seconds = batch_seconds(batch.steps, options.delivered_rate)
+            batch.seconds = batch_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
             if math.isinf(batch.seconds):
                 s = max(batch.steps, key=lambda s: s.rate)
                 raise PlanError(
