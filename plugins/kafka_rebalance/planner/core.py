@@ -17,6 +17,7 @@ import numpy as np
 
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import PlanError
+from kafka_rebalance.estimates import DEFAULT_MODE
 from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
@@ -373,7 +374,10 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "replica_moves": _ratio(replica_moves, reached_bounds["replica_moves"]),
             "bytes_moved": _ratio(bytes_moved, reached_bounds["bytes_moved"]),
         },
-        "estimated_seconds": round(sum(b.seconds for b in batches), 1),
+        # The headline: the figure of the executor's default mode (estimates.py), the batches' beside it.
+        "estimated_seconds": round(schedule.seconds, 1),
+        "estimate_of": DEFAULT_MODE,
+        "estimated_seconds_batches": round(sum(b.seconds for b in batches), 1),
         "continuous": {
             "estimated_seconds": round(schedule.seconds, 1),
             "physical_bound_seconds": round(schedule.bound_seconds, 1),
