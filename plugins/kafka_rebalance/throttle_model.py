@@ -39,6 +39,9 @@ def delivered_rate(throttle_bytes_per_sec: int, efficiency: float) -> float:
 
 # A run within this fraction of its estimate confirms the plan's figures: nothing to advise.
 ESTIMATE_TOLERANCE = 0.25
+# Copies planned shorter than this say nothing about the delivered rate: Kafka's quota averages over
+# 11 one-second samples, and the executor polls at least a second apart.
+MIN_MEASURABLE_COPY_SECONDS = 2.0
 
 
 class EstimateMiss(str, Enum):
@@ -77,7 +80,7 @@ def measure_run(steps: Sequence[tuple[float, float]], efficiency: float, fixed_s
     slope = sum((x - mx) * (y - my) for x, y in zip(copy, took)) / var if var > 0 else 0.0
     if n >= 3 and max(copy) - min(copy) >= max(1.0, 0.5 * max(copy)) and slope > 0:
         eff, fixed = efficiency / slope, max(0.0, my - slope * mx)
-    elif mx <= fixed_seconds:
+    elif mx <= max(fixed_seconds, MIN_MEASURABLE_COPY_SECONDS):
         eff, fixed = efficiency, max(0.0, my - mx)
     else:
         eff, fixed = efficiency * mx / max(my - fixed_seconds, 1e-3), fixed_seconds
