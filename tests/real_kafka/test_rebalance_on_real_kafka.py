@@ -162,10 +162,15 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     # Kafka's quota delivers 70-85 % of the configured rate on this 2-core sandbox (Kafka's own tool takes as
     # long: docs/PERFORMANCE.md), so the model's estimate runs short here; 30 % is what it holds.
     assert abs(estimate - moved) <= 0.30 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
-    # What the brokers delivered is measured for the cluster's next plan (--throttle-efficiency).
-    measured = report["continuous"]["measured_efficiency"]
-    assert measured == round(report["continuous"]["estimated_seconds"] / moved, 3) and 0.5 <= measured <= 1.1, measured
-    assert f"plan its next rebalance with --throttle-efficiency {min(1.0, measured):g} " in done.stderr
+    # What the brokers delivered and what each move cost besides copying are measured for the cluster's next
+    # plan (--throttle-efficiency, --move-fixed-seconds); only a figure that explains a miss is advised.
+    cont = report["continuous"]
+    measured, fixed, miss = cont["measured_efficiency"], cont["measured_move_fixed_seconds"], cont["estimate_miss"]
+    print(f"measured: efficiency {measured}, fixed cost {fixed}s per move, estimate {miss}", file=sys.stderr)
+    assert 0.5 <= measured <= 1.1 and 0 <= fixed <= 10, cont
+    advised = f"--throttle-efficiency {min(1.0, measured):g} " in done.stderr
+    assert advised == (miss in ("throughput", "both")), (miss, done.stderr[-2000:])
+    assert ("the estimate held within 25%" in done.stderr) == (miss == "held")
 
 
 def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
