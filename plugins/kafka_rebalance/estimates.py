@@ -27,12 +27,12 @@ class PlanEstimate:
     other_mode: str
     other_seconds: float | None
 
-    def text(self) -> str:
-        """``about 1.3 minutes (continuous schedule); 1.8 minutes as batches as waves``."""
+    def text(self, why: str = "the mode that runs") -> str:
+        """``about 1m18s (continuous schedule, the mode that runs); 1m48s if run as batches as waves``."""
         head = "unknown" if self.seconds is None else f"about {human_seconds(self.seconds)}"
         other = "" if self.other_seconds is None else \
             f"; {human_seconds(self.other_seconds)} if run as {MODE_LABELS[self.other_mode]}"
-        return f"{head} ({MODE_LABELS[self.mode]}, the mode that runs){other}"
+        return f"{head} ({MODE_LABELS[self.mode]}, {why}){other}"
 
 
 def _number(value: Any) -> float | None:

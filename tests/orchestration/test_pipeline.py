@@ -151,8 +151,9 @@ def test_approval_text_headlines_the_estimate_of_the_mode_that_runs() -> None:
                "estimate_of": "continuous", "estimated_seconds_batches": 108.0,
                "continuous": {"estimated_seconds": 78.0, "physical_bound_seconds": 60.0, "ratio_to_bound": 1.3},
                "lower_bounds": {"replica_moves": 3, "bytes_moved": 3}}
-    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": [{"id": f"{i:03d}", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1,
-                                                               "estimated_seconds": 9.0} for i in range(1, 13)],
+    batches = [{"id": f"{i:03d}", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1, "estimated_seconds": 9.0}
+               for i in range(1, 13)]
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": batches,
                 "options": {"throttle_bytes_per_sec": 1048576, "move_fixed_seconds": 2.0}}
     text = approval_body(Path("/nonexistent/run/plan"), manifest)
     assert ("- Estimated duration: **about 1m18s (continuous schedule, the mode that runs); 1m48s if run as batches as "

@@ -48,7 +48,7 @@ def plan(
         f"{human_bytes(s['bytes_moved'])} to copy (certified bound {human_bytes(s['optimizer']['bytes_bound'])}, "
         f"gap {s['optimizer']['gap_percent']} %, "
         f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections, "
-        f"estimated {estimate.text()} (physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at "
+        f"estimated {estimate.text('the default of execute')} (physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at "
         f"{human_rate(options.throttle_bytes_per_sec)}, {options.move_fixed_seconds:g}s fixed per move "
         f"(load {loaded - started:.2f}s, plan {planned - loaded:.2f}s, write {time.perf_counter() - planned:.2f}s)"
     )
