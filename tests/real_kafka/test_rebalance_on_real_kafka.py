@@ -396,3 +396,41 @@ def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefi
     # Kafka's own view agrees.
     now = describe_partitions(kafka_sandbox, topic_prefix)
     assert all(now[tp]["leader"] == preferred[tp] for tp in elected)
+
+
+def test_small_moves_land_within_a_quarter_of_their_estimate(kafka_sandbox, topic_prefix, tmp_path):
+    """Twelve 256 KiB replicas leave broker 1 at the default 50 MiB/s: the copying takes milliseconds, so
+    the time is each move's fixed cost (metadata, fetcher start, ISR join, the poll that sees it land).
+    Planned with the defaults and executed with the executor's default poll interval, as an operator would."""
+    count = 12
+    client = admin(kafka_sandbox)
+    topic = f"{topic_prefix}-small"
+    try:
+        from kafka.admin import NewTopic
+
+        client.create_topics([NewTopic(topic, replica_assignments={p: [1] for p in range(count)})])
+        _wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
+    finally:
+        client.close()
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=kafka_sandbox.bootstrap_servers, acks=1)
+    payload = os.urandom(64 * 1024)
+    for p in range(count):
+        for _ in range(4):
+            producer.send(topic, payload, partition=p)
+    producer.flush()
+    producer.close()
+
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    manifest = plan_validate_and_approve(snap_path, tmp_path / "plan", "--decommission-brokers", "1")
+    assert manifest["summary"]["replica_moves"] == count
+    assert manifest["summary"]["continuous"]["physical_bound_seconds"] < 0.5  # the bytes are no part of the time
+    done = cli("execute", "--plan", str(tmp_path / "plan"), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cont = json.loads(done.stdout)["continuous"]
+    estimate, moved = cont["estimated_seconds"], cont["actual_seconds"]
+    print(f"\nsmall moves: {count} x 256 KiB out of broker 1: estimate {estimate:.1f}s, actual {moved:.1f}s; measured "
+          f"{cont['measured_move_fixed_seconds']}s fixed per move, efficiency {cont['measured_efficiency']}", file=sys.stderr)
+    assert abs(estimate - moved) <= 0.25 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
+    assert cont["estimate_miss"] == "held" and "--throttle-efficiency" not in done.stderr, done.stderr[-2000:]

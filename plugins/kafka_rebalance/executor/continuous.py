@@ -194,7 +194,8 @@ class ContinuousRun:
         return _Track(now, now + self._timeout(m), now + max(0.0, m.estimated_end_s - m.estimated_start_s), last_change=now)
 
     def _next_poll(self, now: float) -> float:
-        """Seconds to sleep: until the first move in flight is expected to land, within [1 s, poll_interval].
+        """Seconds to sleep: until the first move in flight is expected to land, within [1 s, poll_interval]; a
+        second when a move has copied its bytes and only has to land.
 
         A pipe stays empty from a move's completion until the poll that notices it: waiting a fixed
         interval would cost half of it per move, which adds up on the busiest broker's long chain
@@ -204,6 +205,10 @@ class ContinuousRun:
         longest = self.ex.settings.poll_interval
         # An overdue move made no progress since the last poll: its next news is a poll interval away.
         soonest = min((t.expected_end for t in self.tracks.values() if t.expected_end > now), default=now + longest)
+        # Unless it has copied everything (or left the controller's list): it lands within its fixed cost
+        # (ISR join, metadata), so waiting a whole interval would add that interval to every small move.
+        if any(t.gone_since is not None or (t.copied >= 0 and t.left == 0) for t in self.tracks.values()):
+            soonest = min(soonest, now)
         return min(longest, max(min(1.0, longest), soonest - now + 0.05))
 
     def _timeout(self, m: ScheduledMove) -> float:
