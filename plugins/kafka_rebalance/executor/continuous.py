@@ -203,10 +203,12 @@ class ContinuousRun:
         until there is one); ``poll_interval`` stays the longest wait, so stalls are still seen.
         """
         longest = self.ex.settings.poll_interval
-        # An overdue move made no progress since the last poll: its next news is a poll interval away.
-        soonest = min((t.expected_end for t in self.tracks.values() if t.expected_end > now), default=now + longest)
-        # Unless it has copied everything (or left the controller's list): it lands within its fixed cost
-        # (ISR join, metadata), so waiting a whole interval would add that interval to every small move.
+        # An overdue move is looked at again after as long as it is overdue (1, 2, 4 ... s, up to the poll
+        # interval): one that is merely late (its fixed cost longer than planned) is seen landing a moment
+        # later instead of a whole interval later, and one that stopped soon gets the interval.
+        soonest = min((t.expected_end if t.expected_end > now else now + max(0.0, now - t.expected_end)
+                       for t in self.tracks.values()), default=now + longest)
+        # A move that has copied everything (or left the controller's list) lands within its fixed cost.
         if any(t.gone_since is not None or (t.copied >= 0 and t.left == 0) for t in self.tracks.values()):
             soonest = min(soonest, now)
         return min(longest, max(min(1.0, longest), soonest - now + 0.05))
