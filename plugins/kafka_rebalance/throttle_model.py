@@ -48,52 +48,37 @@ class EstimateMiss(str, Enum):
     """What a whole run's time says about the plan's two figures."""
 
     HELD = "held"  # within ESTIMATE_TOLERANCE of the estimate
-    FIXED_COST = "fixed_cost"  # the moves' fixed cost was off; the delivered rate was as assumed
-    THROUGHPUT = "throughput"  # the delivered rate was off; the fixed cost was as assumed
-    BOTH = "both"
+    FIXED_COST = "fixed_cost"  # the moves' fixed cost was off (their copying was too short to say anything of the rate)
+    THROUGHPUT = "throughput"  # the delivered rate was off (the copying dominated the moves)
 
 
 @dataclass(frozen=True, slots=True)
 class RunMeasure:
-    efficiency: float  # the fraction of the throttle the run's copies got
-    move_fixed_seconds: float  # what each move took besides copying
+    # Each figure only when the run's moves can show it: None when they cannot (see measure_run).
+    efficiency: float | None  # the fraction of the throttle the run's copies got
+    move_fixed_seconds: float | None  # what each move took besides copying
     miss: EstimateMiss
 
 
 def measure_run(steps: Sequence[tuple[float, float]], efficiency: float, fixed_seconds: float,
                 estimated: float, actual: float) -> RunMeasure | None:
-    """Both figures a run showed, from each move's (planned seconds, actual seconds).
+    """What a run showed, from each move's (planned seconds, actual seconds).
 
-    A move's planned time is the plan's fixed cost plus its copying at the plan's efficiency, so its
-    actual time should be ``fixed' + copy x efficiency / efficiency'``: a straight line through the
-    moves, whose intercept is the fixed cost and whose slope the efficiency ratio. When the moves'
-    copying times are too alike to draw that line, the part that dominates the planned moves takes
-    the whole difference: small moves say nothing about throughput, large ones little about a fixed cost.
+    A move's planned time is the plan's fixed cost plus its copying at the plan's efficiency. When the
+    moves' copying is short (under the fixed cost, or under MIN_MEASURABLE_COPY_SECONDS), their time is
+    their fixed cost and says nothing of the rate: the fixed cost is the mean time less the mean copying.
+    Otherwise the copying dominates and the fixed cost is within its noise: the efficiency is the planned
+    copying over the copying seen (each move's time less the plan's fixed cost). Moves that share a
+    throttle do not share it in the real order the plan simulated, so per-move figures are averaged,
+    never fitted one by one.
     """
     if not steps or actual <= 0:
         return None
-    copy = [max(0.0, planned - fixed_seconds) for planned, _ in steps]
-    took = [a for _, a in steps]
     n = len(steps)
-    mx, my = sum(copy) / n, sum(took) / n
-    var = sum((x - mx) ** 2 for x in copy)
-    slope = sum((x - mx) * (y - my) for x, y in zip(copy, took)) / var if var > 0 else 0.0
-    if n >= 3 and max(copy) - min(copy) >= max(1.0, 0.5 * max(copy)) and slope > 0:
-        eff, fixed = efficiency / slope, max(0.0, my - slope * mx)
-    elif mx <= max(fixed_seconds, MIN_MEASURABLE_COPY_SECONDS):
-        eff, fixed = efficiency, max(0.0, my - mx)
-    else:
-        eff, fixed = efficiency * mx / max(my - fixed_seconds, 1e-3), fixed_seconds
-    eff, fixed = round(eff, 3), round(fixed, 2)
-    if abs(actual - estimated) <= ESTIMATE_TOLERANCE * actual:
-        miss = EstimateMiss.HELD
-    else:
-        eff_off = abs(eff - efficiency) > 0.2 * efficiency
-        fixed_off = abs(fixed - fixed_seconds) > max(0.5, 0.2 * fixed_seconds)
-        if eff_off and fixed_off:
-            miss = EstimateMiss.BOTH
-        elif eff_off or fixed_off:
-            miss = EstimateMiss.THROUGHPUT if eff_off else EstimateMiss.FIXED_COST
-        else:  # neither alone is far off: name the one that moved more
-            miss = EstimateMiss.THROUGHPUT if abs(eff / efficiency - 1) * mx > abs(fixed - fixed_seconds) else EstimateMiss.FIXED_COST
-    return RunMeasure(eff, fixed, miss)
+    copy = sum(max(0.0, planned - fixed_seconds) for planned, _ in steps) / n
+    took = sum(a for _, a in steps) / n
+    held = abs(actual - estimated) <= ESTIMATE_TOLERANCE * actual
+    if copy <= max(fixed_seconds, MIN_MEASURABLE_COPY_SECONDS):
+        return RunMeasure(None, round(max(0.0, took - copy), 2), EstimateMiss.HELD if held else EstimateMiss.FIXED_COST)
+    eff = round(efficiency * copy / max(took - fixed_seconds, 1e-3), 3)
+    return RunMeasure(eff, None, EstimateMiss.HELD if held else EstimateMiss.THROUGHPUT)

@@ -148,10 +148,10 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
     # polling costs (the executor polls when the next move is due, at least 1 s apart).
     cont = report["continuous"]
     assert cont["finished"] == len(moves) and 0.97 <= cont["actual_seconds"] / cont["estimated_seconds"] <= 1.05, cont
-    # The simulator's brokers deliver the whole throttle, and the executor measures just that; a simulated
-    # move lands when its last byte is in, so its fixed cost is the executor's own polling (>= 1 s apart).
+    # The simulator's brokers deliver the whole throttle, and the executor measures just that; moves of
+    # minutes say nothing about a fixed cost of seconds, so none is claimed.
     assert 0.95 <= cont["measured_efficiency"] <= 1.03
-    assert 0 <= cont["measured_move_fixed_seconds"] <= 2.0 and cont["estimate_miss"] == "held"
+    assert cont["measured_move_fixed_seconds"] is None and cont["estimate_miss"] == "held"
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     assert sorted(map(int, steps)) == list(range(len(moves)))
     assert all(e["state"] == "finished" and e["started_at"] <= e["ended_at"] for e in steps.values())
@@ -181,9 +181,9 @@ def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_
     assert 0.95 <= cont["measured_efficiency"] <= 1.05
     assert json.loads((out / "ledger.json").read_text())["continuous"]["measured_efficiency"] == cont["measured_efficiency"]
     # The rate explains the miss, not the fixed cost: only the efficiency is advised.
-    assert cont["estimate_miss"] == "throughput" and 0 <= cont["measured_move_fixed_seconds"] <= 1.5, cont
+    assert cont["estimate_miss"] == "throughput" and cont["measured_move_fixed_seconds"] is None, cont
     advice = [x for x in lines if "plan its next rebalance with" in x]
-    assert len(advice) == 1 and "(the plan assumed 0.5 and 1s)" in advice[0], advice
+    assert len(advice) == 1 and "(the plan assumed 0.5)" in advice[0], advice
     assert f"--throttle-efficiency {min(1.0, cont['measured_efficiency']):g} " in advice[0]
     assert "--move-fixed-seconds" not in advice[0]
 
@@ -200,12 +200,13 @@ def test_small_moves_that_take_longer_than_planned_are_advised_a_fixed_cost_not_
     plan = load_plan(out)
     assert plan.schedule is not None and len(plan.schedule.moves) >= 3
     lines: list[str] = []
-    # Polls 10 s apart: every move waits for the poll that sees it landed, as on the cluster.
+    # The executor polls at least a second apart: a move copied in 0.1 s is seen landed a second or more
+    # after its start, a fixed cost the plan (0 s) left out, as the cluster showed on a larger scale.
     report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(poll_interval=10.0),
                       progress=lines.append).run()
     cont = report["continuous"]
     assert report["status"] == "complete" and cont["actual_seconds"] > 2 * cont["estimated_seconds"], cont
-    assert cont["estimate_miss"] == "fixed_cost" and cont["measured_efficiency"] == 1.0, cont
+    assert cont["estimate_miss"] == "fixed_cost" and cont["measured_efficiency"] is None, cont
     assert 0.5 <= cont["measured_move_fixed_seconds"] <= 10.0, cont
     advice = [x for x in lines if "plan its next rebalance with" in x]
     assert len(advice) == 1 and f"--move-fixed-seconds {cont['measured_move_fixed_seconds']:g} " in advice[0], advice

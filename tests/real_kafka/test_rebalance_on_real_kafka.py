@@ -167,9 +167,10 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     cont = report["continuous"]
     measured, fixed, miss = cont["measured_efficiency"], cont["measured_move_fixed_seconds"], cont["estimate_miss"]
     print(f"measured: efficiency {measured}, fixed cost {fixed}s per move, estimate {miss}", file=sys.stderr)
-    assert 0.5 <= measured <= 1.1 and 0 <= fixed <= 10, cont
+    # 4 MiB moves copy for seconds: they measure the rate, not a fixed cost.
+    assert 0.5 <= measured <= 1.1 and fixed is None, cont
     advised = f"--throttle-efficiency {min(1.0, measured):g} " in done.stderr
-    assert advised == (miss in ("throughput", "both")), (miss, done.stderr[-2000:])
+    assert advised == (miss == "throughput"), (miss, done.stderr[-2000:])
     assert ("the estimate held within 25%" in done.stderr) == (miss == "held")
 
 
@@ -359,15 +360,16 @@ def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:
 
 
 def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefix, tmp_path):
-    """Every replica list starts with broker 1, so balancing preferred leaders reorders most of them and
-    elects their new first replica. The final snapshot, taken right after the elections, must show the
-    preferred leaders leading: the brokers' metadata follows the controller's elections a moment later."""
+    """Every replica list is [1, 2]: balancing moves replicas to broker 3 and spreads the first replicas, so
+    most of the 52 partitions get a new preferred leader, elected after the moves. The final snapshot, taken
+    right after the elections, must show them leading: the brokers' metadata follows the controller's
+    elections a moment later."""
     client = admin(kafka_sandbox)
     topics = [f"{topic_prefix}-{t}" for t in range(2)]
     try:
         from kafka.admin import NewTopic
 
-        client.create_topics([NewTopic(t, replica_assignments={p: [1, 2, 3] for p in range(26)}) for t in topics])
+        client.create_topics([NewTopic(t, replica_assignments={p: [1, 2] for p in range(26)}) for t in topics])
         _wait_for(lambda: all(p["leader_id"] == 1 for d in client.describe_topics(topics) for p in d["partitions"])
                   and sum(len(d["partitions"]) for d in client.describe_topics(topics)) == 52, 30, "leaders on broker 1")
     finally:
@@ -379,7 +381,7 @@ def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefi
     assert len(elected) >= 20, f"expected most of the 52 partitions to be elected, got {len(elected)}"
     preferred = {tp: replicas[0] for tp, replicas in final_targets(plan_dir).items()}
     assert elected <= set(preferred)
-    assert {preferred[tp] for tp in elected} == {2, 3}  # broker 1 led them all before: the elections move leaders
+    assert 1 not in {preferred[tp] for tp in elected}  # broker 1 led them all before: the elections move leaders
 
     done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
                "--poll-interval", "1", "--final-snapshot", str(tmp_path / "after.json"))
@@ -431,6 +433,7 @@ def test_small_moves_land_within_a_quarter_of_their_estimate(kafka_sandbox, topi
     cont = json.loads(done.stdout)["continuous"]
     estimate, moved = cont["estimated_seconds"], cont["actual_seconds"]
     print(f"\nsmall moves: {count} x 256 KiB out of broker 1: estimate {estimate:.1f}s, actual {moved:.1f}s; measured "
-          f"{cont['measured_move_fixed_seconds']}s fixed per move, efficiency {cont['measured_efficiency']}", file=sys.stderr)
+          f"{cont['measured_move_fixed_seconds']}s fixed per move", file=sys.stderr)
+    assert cont["measured_efficiency"] is None  # 256 KiB at 50 MiB/s says nothing of the rate
     assert abs(estimate - moved) <= 0.25 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
     assert cont["estimate_miss"] == "held" and "--throttle-efficiency" not in done.stderr, done.stderr[-2000:]

@@ -330,20 +330,21 @@ class ContinuousRun:
                            r.estimated_seconds, r.actual_seconds)
 
     def _advice(self, measure: RunMeasure) -> str:
-        """One line: what the cluster showed against the plan's figures, and which to change for the next plan."""
+        """One line: what the cluster showed against the plan's figure, and the flag to change for the next plan."""
         sched = self.schedule
-        shown = (f"this cluster delivered {measure.efficiency:g} of the throttle and took {measure.move_fixed_seconds:g}s "
-                 f"per move besides copying (the plan assumed {sched.throttle_efficiency:g} and {sched.move_fixed_seconds:g}s)")
+        if measure.efficiency is not None:
+            shown = (f"this cluster delivered {measure.efficiency:g} of the throttle to the schedule's copying (the plan "
+                     f"assumed {sched.throttle_efficiency:g})")
+            flag = (f"--throttle-efficiency {min(1.0, max(MIN_THROTTLE_EFFICIENCY, measure.efficiency)):g} "
+                    "(clusters.yaml: throttle_efficiency)")
+        else:
+            fixed = measure.move_fixed_seconds or 0.0
+            shown = (f"this cluster took {fixed:g}s per move besides copying, whose bytes were too few to measure a rate "
+                     f"(the plan assumed {sched.move_fixed_seconds:g}s)")
+            flag = f"--move-fixed-seconds {min(MAX_MOVE_FIXED_SECONDS, fixed):g} (clusters.yaml: move_fixed_seconds)"
         if measure.miss is EstimateMiss.HELD:
             return f"{shown}; the estimate held within {ESTIMATE_TOLERANCE:.0%}"
-        flags = []
-        if measure.miss in (EstimateMiss.FIXED_COST, EstimateMiss.BOTH):
-            flags.append(f"--move-fixed-seconds {min(MAX_MOVE_FIXED_SECONDS, measure.move_fixed_seconds):g} "
-                         "(clusters.yaml: move_fixed_seconds)")
-        if measure.miss in (EstimateMiss.THROUGHPUT, EstimateMiss.BOTH):
-            flags.append(f"--throttle-efficiency {min(1.0, max(MIN_THROTTLE_EFFICIENCY, measure.efficiency)):g} "
-                         "(clusters.yaml: throttle_efficiency)")
-        return f"{shown}; plan its next rebalance with {' and '.join(flags)} for estimates that match it"
+        return f"{shown}; plan its next rebalance with {flag} for estimates that match it"
 
     def _bytes(self, i: int) -> int:
         return self.moves[i].bytes * len(self.moves[i].adds)
