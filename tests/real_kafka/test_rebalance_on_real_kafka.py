@@ -166,7 +166,7 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     # plan (--throttle-efficiency, --move-fixed-seconds); only a figure that explains a miss is advised.
     cont = report["continuous"]
     measured, fixed, miss = cont["measured_efficiency"], cont["measured_move_fixed_seconds"], cont["estimate_miss"]
-    print(f"measured: efficiency {measured}, fixed cost {fixed}s per move, estimate {miss}", file=sys.stderr)
+    print(f"measured: efficiency {measured}, fixed cost per move {fixed} (s), estimate {miss}", file=sys.stderr)
     # 4 MiB moves copy for seconds: they measure the rate, not a fixed cost.
     assert 0.5 <= measured <= 1.1 and fixed is None, cont
     advised = f"--throttle-efficiency {min(1.0, measured):g} " in done.stderr
