@@ -108,7 +108,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
 
         @task
         def plan(run: dict, **ctx) -> str:
-            return pipeline.make_plan(run, ctx["params"], defaults)
+            return pipeline.make_plan(run, ctx["params"], defaults, mode=cluster.executor.mode)
 
         @task
         def validate(run: dict, plan_dir: str) -> str:
@@ -116,7 +116,8 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
 
         @task(outlets=[staged_asset])
         def stage(plan_dir: str, **ctx) -> dict:
-            return pipeline.stage(cluster.cluster_id, plan_dir, outlet_events=ctx["outlet_events"][staged_asset])
+            return pipeline.stage(cluster.cluster_id, plan_dir, outlet_events=ctx["outlet_events"][staged_asset],
+                                  mode=cluster.executor.mode)
 
         @task.branch
         def mode(**ctx) -> str:
@@ -166,7 +167,8 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
         def report(run: dict, **ctx) -> dict:
             ti = ctx["ti"]
             staged = ti.xcom_pull(task_ids="stage")
-            return pipeline.finish(run, staged["dir"] if staged else None, ti.xcom_pull(task_ids="approve", key="decision"))
+            return pipeline.finish(run, staged["dir"] if staged else None, ti.xcom_pull(task_ids="approve", key="decision"),
+                                   mode=cluster.executor.mode)
 
         # Every run: the metadata, its gate, the Spark analysis, then plan or not.
         branch = balanced(run)

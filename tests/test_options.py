@@ -96,7 +96,7 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
         "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--election-batch-size": 1000, "--threshold-percentage": None,
         "--goals": None, "--optimizer": "auto",
-        "--throttle-efficiency": 1.0,
+        "--throttle-efficiency": 1.0, "--move-fixed-seconds": 2.0,
     }
 
 
@@ -108,7 +108,7 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
         "throttle_mb_per_sec": 50.0, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
         "replica_tolerance": 0.1, "max_disk_usage": 0.85, "election_batch_size": 1000, "threshold_percentage": None,
-        "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0,
+        "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }
     form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
     assert set(form) == {"throttle_mb_per_sec", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
@@ -192,7 +192,7 @@ def test_options_block_of_plan_json() -> None:
         "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "replica_tolerance": 0.1, "max_disk_usage": 0.85,
         "election_batch_size": 1000,
         "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "goals": [],
-        "optimizer": "exact", "throttle_efficiency": 1.0,
+        "optimizer": "exact", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }
 
 

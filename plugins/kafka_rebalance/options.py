@@ -28,7 +28,9 @@ from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
 from kafka_rebalance.throttle_model import (
+    DEFAULT_MOVE_FIXED_SECONDS,
     DEFAULT_THROTTLE_EFFICIENCY,
+    MAX_MOVE_FIXED_SECONDS,
     MIN_THROTTLE_BYTES_PER_SEC,
     MIN_THROTTLE_EFFICIENCY,
     delivered_rate,
@@ -164,6 +166,11 @@ class PlanOptions:
         help="Fraction of the throttle the brokers deliver, for the time estimates (execute prints the figure a "
              "cluster showed)",
         minimum=MIN_THROTTLE_EFFICIENCY, maximum=1, why="(the fraction of the throttle the brokers deliver)")
+    move_fixed_seconds: float = _option(
+        DEFAULT_MOVE_FIXED_SECONDS, flag="--move-fixed-seconds",
+        help="Seconds each move takes besides copying its bytes (metadata propagation, fetcher start, ISR join, the "
+             "executor seeing it land), for the time estimates (execute prints the figure a cluster showed)",
+        minimum=0, maximum=MAX_MOVE_FIXED_SECONDS, unit="seconds", why="(seconds per move)")
 
     @property
     def delivered_rate(self) -> float:

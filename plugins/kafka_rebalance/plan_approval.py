@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.estimates import PlanEstimate, plan_estimate
 from kafka_rebalance.plan_dir import (
     APPROVAL_FILE,
     PLAN_FILE,
@@ -44,6 +45,8 @@ class PlanFacts:
     batches: int
     estimated_seconds: float | None
     estimate_of: str  # the schedule the estimate is for: continuous (schedule.json) or batches
+    other_estimated_seconds: float | None  # the other mode's figure, labelled as such
+    other_estimate_of: str
     goals_reached: tuple[str, ...]
     goals_missed: tuple[str, ...]
 
@@ -68,14 +71,10 @@ def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
     summary: Mapping[str, Any] = raw_summary if isinstance(raw_summary, Mapping) else {}
     batches = [b for b in manifest.get("batches") or [] if isinstance(b, Mapping)]
     when = captured_at(manifest)
-    continuous = summary.get("continuous")
-    if isinstance(continuous, Mapping) and isinstance(continuous.get("estimated_seconds"), (int, float)):
-        estimate: float | None = float(continuous["estimated_seconds"])
-        estimate_of = "continuous"
-    else:
-        raw = summary.get("estimated_seconds")
-        estimate = float(raw) if isinstance(raw, (int, float)) else None
-        estimate_of = "batches"
+    # `execute` runs its default mode unless told otherwise; a plan without schedule.json can only run as batches.
+    estimate = plan_estimate(summary)
+    if estimate.seconds is None:
+        estimate = plan_estimate(summary, "batches")
     goals = [g for g in summary.get("goals") or [] if isinstance(g, Mapping)]
     raw_snapshot = manifest.get("snapshot")
     snapshot: Mapping[str, Any] = raw_snapshot if isinstance(raw_snapshot, Mapping) else {}
@@ -89,8 +88,10 @@ def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
         bytes_moved=int(summary.get("bytes_moved", sum(int(b.get("bytes", 0)) for b in batches))),
         leader_elections=int(summary.get("leader_elections", 0)),
         batches=len(batches),
-        estimated_seconds=estimate,
-        estimate_of=estimate_of,
+        estimated_seconds=estimate.seconds,
+        estimate_of=estimate.mode,
+        other_estimated_seconds=estimate.other_seconds,
+        other_estimate_of=estimate.other_mode,
         goals_reached=tuple(str(g.get("name")) for g in goals if g.get("reached")),
         goals_missed=tuple(str(g.get("name")) for g in goals if not g.get("reached")),
     )
@@ -115,8 +116,8 @@ def describe(facts: PlanFacts) -> list[str]:
         f"{human_seconds(facts.snapshot_age_seconds)} (gathered {facts.snapshot_captured_at})"
     goals = ", ".join(facts.goals_reached) or "none"
     missed = f"; NOT reached: {', '.join(facts.goals_missed)}" if facts.goals_missed else ""
-    estimate = "unknown" if facts.estimated_seconds is None else \
-        f"about {human_seconds(facts.estimated_seconds)} ({facts.estimate_of} schedule)"
+    estimate = PlanEstimate(facts.estimate_of, facts.estimated_seconds, facts.other_estimate_of,
+                            facts.other_estimated_seconds).text()
     return [
         f"plan {facts.plan_hash} for cluster {facts.cluster_id}",
         f"  validation: {facts.validation}",

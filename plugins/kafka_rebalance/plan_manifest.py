@@ -26,7 +26,12 @@ from kafka_rebalance.plan_dir import (
     require_validated,
     verify_plan,
 )
-from kafka_rebalance.throttle_model import MIN_THROTTLE_BYTES_PER_SEC, MIN_THROTTLE_EFFICIENCY, delivered_rate
+from kafka_rebalance.throttle_model import (
+    MAX_MOVE_FIXED_SECONDS,
+    MIN_THROTTLE_BYTES_PER_SEC,
+    MIN_THROTTLE_EFFICIENCY,
+    delivered_rate,
+)
 from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, int_in, is_ascii_digits, topic_name_problem
 
 
@@ -94,6 +99,7 @@ class PlanSchedule:
     physical_bound_seconds: float
     moves: tuple[ScheduledMove, ...]
     throttle_efficiency: float = 1.0  # absent from plans made before the option existed
+    move_fixed_seconds: float = 0.0  # absent from plans made before the fixed cost was modelled: they had none
 
     @property
     def delivered_rate(self) -> float:
@@ -244,6 +250,10 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
     if not finite_number(efficiency, MIN_THROTTLE_EFFICIENCY, 1):
         raise PlanDirError(f"{path}: throttle_efficiency: expected a number within {MIN_THROTTLE_EFFICIENCY}..1, "
                            f"got {json.dumps(efficiency)[:60]}")
+    fixed = raw.get("move_fixed_seconds", 0.0)
+    if not finite_number(fixed, 0, MAX_MOVE_FIXED_SECONDS):
+        raise PlanDirError(f"{path}: move_fixed_seconds: expected a number within 0..{MAX_MOVE_FIXED_SECONDS:g}, "
+                           f"got {json.dumps(fixed)[:60]}")
     moves: list[ScheduledMove] = []
     last: dict[TP, int] = {}
     for n, st in enumerate(raw["steps"]):
@@ -276,7 +286,8 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
     if problem is not None:
         raise PlanDirError(f"{path}: {problem}")
     return PlanSchedule(head["throttle_bytes_per_sec"], head["max_moves_per_broker"], head["max_in_flight"],
-                        head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves), float(efficiency))
+                        head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves), float(efficiency),
+                        float(fixed))
 
 
 def schedule_mismatch(moves: list[ScheduledMove] | tuple[ScheduledMove, ...], batches: dict[str, Batch]) -> str | None:

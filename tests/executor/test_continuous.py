@@ -28,6 +28,7 @@ from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot
+from tests.support.clusters import part, snapshot
 from tests.support.plans import judge
 
 RATE = 20 * 1024 * 1024
@@ -147,9 +148,10 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
     # polling costs (the executor polls when the next move is due, at least 1 s apart).
     cont = report["continuous"]
     assert cont["finished"] == len(moves) and 0.97 <= cont["actual_seconds"] / cont["estimated_seconds"] <= 1.05, cont
-    # The simulator's brokers deliver the whole throttle, and the executor measures just that.
-    assert cont["measured_efficiency"] == round(cont["estimated_seconds"] / cont["actual_seconds"], 3)
+    # The simulator's brokers deliver the whole throttle, and the executor measures just that; moves of
+    # minutes say nothing about a fixed cost of seconds, so none is claimed.
     assert 0.95 <= cont["measured_efficiency"] <= 1.03
+    assert cont["measured_move_fixed_seconds"] is None and cont["estimate_miss"] == "held"
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     assert sorted(map(int, steps)) == list(range(len(moves)))
     assert all(e["state"] == "finished" and e["started_at"] <= e["ended_at"] for e in steps.values())
@@ -167,7 +169,8 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
 def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_the_cluster_not_the_plan(tmp_path) -> None:
     snap = _snapshot()
     out = tmp_path / "plan"
-    options = PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP, throttle_efficiency=0.5)
+    # 1 s of fixed cost per move: what the executor's polls (>= 1 s apart) cost a simulated move.
+    options = PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP, throttle_efficiency=0.5, move_fixed_seconds=1)
     write_plan(make_plan(snap, options), out, "snapshot.json")
     judge(out, "passed")
     plan = load_plan(out)
@@ -177,9 +180,37 @@ def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_
     assert report["status"] == "complete" and 1.9 <= cont["estimated_seconds"] / cont["actual_seconds"] <= 2.1, cont
     assert 0.95 <= cont["measured_efficiency"] <= 1.05
     assert json.loads((out / "ledger.json").read_text())["continuous"]["measured_efficiency"] == cont["measured_efficiency"]
-    advice = [x for x in lines if "--throttle-efficiency" in x]
-    assert len(advice) == 1 and "(the plan assumed 0.5)" in advice[0]
+    # The rate explains the miss, not the fixed cost: only the efficiency is advised.
+    assert cont["estimate_miss"] == "throughput" and cont["measured_move_fixed_seconds"] is None, cont
+    advice = [x for x in lines if "plan its next rebalance with" in x]
+    assert len(advice) == 1 and "(the plan assumed 0.5)" in advice[0], advice
     assert f"--throttle-efficiency {min(1.0, cont['measured_efficiency']):g} " in advice[0]
+    assert "--move-fixed-seconds" not in advice[0]
+
+
+def test_small_moves_that_take_longer_than_planned_are_advised_a_fixed_cost_not_a_lower_efficiency(tmp_path) -> None:
+    """The issue's cluster: moves of a few MiB planned at 0 s fixed cost took tens of seconds each. Each move
+    copies in well under a second, so what is missing is per move, not a rate: the efficiency stays."""
+    # Twelve 2 MiB replicas leave broker 0 for brokers 1-3: 0.1 s of copying each at 20 MiB/s.
+    snap = snapshot([0, 1, 2, 3], [part("t", p, [0], size=2 * 1024 * 1024) for p in range(12)])
+    out = tmp_path / "plan"
+    write_plan(make_plan(snap, PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP, move_fixed_seconds=0,
+                                           decommission_brokers=(0,))), out, "snapshot.json")
+    judge(out, "passed")
+    plan = load_plan(out)
+    assert plan.schedule is not None and len(plan.schedule.moves) >= 3
+    lines: list[str] = []
+    # The executor polls at least a second apart: a move copied in 0.1 s is seen landed a second or more
+    # after its start, a fixed cost the plan (0 s) left out, as the issue's cluster showed on a larger scale.
+    report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(poll_interval=10.0),
+                      progress=lines.append).run()
+    cont = report["continuous"]
+    assert report["status"] == "complete" and cont["actual_seconds"] > 2 * cont["estimated_seconds"], cont
+    assert cont["estimate_miss"] == "fixed_cost" and cont["measured_efficiency"] is None, cont
+    assert 0.5 <= cont["measured_move_fixed_seconds"] <= 10.0, cont
+    advice = [x for x in lines if "plan its next rebalance with" in x]
+    assert len(advice) == 1 and f"--move-fixed-seconds {cont['measured_move_fixed_seconds']:g} " in advice[0], advice
+    assert "--throttle-efficiency" not in advice[0]
 
 
 KILL_AFTER = "continuous: started"

@@ -123,9 +123,47 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
     for tp in plan.elections:
         p = backend.sim.partitions[tp]
         assert p.leader == p.replicas[0]
+    # ... and the executor saw that in the metadata before the final snapshot, which shows the same leaders.
+    assert report["elections"]["settle"] == "settled" and report["elections"]["not_led_by_preferred"] == []
+    assert ledger["elections"]["settle"] == "settled"
+    leaders = {(p["topic"], p["partition"]): (p["leader"], p["replicas"][0]) for p in final["partitions"]}
+    assert all(leaders[(tp.topic, tp.partition)][0] == leaders[(tp.topic, tp.partition)][1] for tp in plan.elections)
     # A re-run resumes after the last finished batch: nothing left to do.
     again = Executor(plan, backend.admin(), backend.settings()).run()
     assert [b["skipped"] for b in again["batches"]] == [True, True]
+
+
+class PreferredLeaderDiesAfterTheElections(SimAdmin):
+    """The simulator with one fault: a broker dies the moment the elections are answered, so the
+    partitions it was just elected to lead fail over and the metadata never shows it leading."""
+
+    def __init__(self, sim: Simulator, victim: int) -> None:
+        super().__init__(sim)
+        self.victim = victim
+
+    def elect_preferred(self, partitions):
+        out = super().elect_preferred(partitions)
+        self.sim.kill_broker(self.victim)
+        return out
+
+
+def test_elections_the_metadata_does_not_show_within_the_settle_time_are_said_and_recorded(tmp_path, snap):
+    targets = move_one_replica(snap, 6)
+    plan = load_plan(_plan(tmp_path, snap, [targets]))
+    first = plan.elections[0]
+    victim = targets[first][0]
+    lines: list[str] = []
+    sim = Simulator.from_snapshot(snap)
+    report = Executor(plan, PreferredLeaderDiesAfterTheElections(sim, victim), ExecSettings(poll_interval=10.0, mode="batches"),
+                      progress=lines.append).run(final_snapshot=tmp_path / "final.json")
+
+    lagging = sorted(str(tp) for tp in plan.elections if targets.get(tp, ())[:1] == (victim,))
+    elections = report["elections"]
+    assert elections["settle"] == "not_settled" and elections["not_led_by_preferred"] == lagging and str(first) in lagging
+    assert 15.0 <= elections["waited_seconds"] <= 16.0  # METADATA_SETTLE_SECONDS, polled once a second
+    said = [line for line in lines if "still not led by their preferred leader" in line]
+    assert len(said) == 1 and f"{len(lagging)} of {len(plan.elections)} elected partition(s)" in said[0]
+    assert read_json(plan.path / "ledger.json")["elections"]["not_led_by_preferred"] == lagging
 
 
 def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, snap, backend):

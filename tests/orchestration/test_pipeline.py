@@ -143,6 +143,28 @@ def test_approval_text_gives_the_snapshots_age_and_flags_a_stale_plan() -> None:
     assert "**Snapshot age unknown**" in approval_body(Path("/nonexistent/run/plan"), manifest)
 
 
+def test_approval_text_headlines_the_estimate_of_the_mode_that_runs() -> None:
+    from kafka_rebalance.orchestration.approval_text import approval_body
+
+    # 78 s continuously, 108 s as waves (the "1.3 minutes" and "1.8 minutes").
+    summary = {"replica_moves": 3, "bytes_moved": 3, "reorders": 0, "leader_elections": 0, "estimated_seconds": 78.0,
+               "estimate_of": "continuous", "estimated_seconds_batches": 108.0,
+               "continuous": {"estimated_seconds": 78.0, "physical_bound_seconds": 60.0, "ratio_to_bound": 1.3},
+               "lower_bounds": {"replica_moves": 3, "bytes_moved": 3}}
+    batches = [{"id": f"{i:03d}", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1, "estimated_seconds": 9.0}
+               for i in range(1, 13)]
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "batches": batches,
+                "options": {"throttle_bytes_per_sec": 1048576, "move_fixed_seconds": 2.0}}
+    text = approval_body(Path("/nonexistent/run/plan"), manifest)
+    assert ("- Estimated duration: **about 1m18s (continuous schedule, the mode that runs); 1m48s if run as batches as "
+            "waves**; 12 batches, at 1.0 MiB/s per broker, 2 s fixed per move\n") in text
+    assert "- Physical bound: 1m00s (busiest broker's bytes at the delivered rate); the continuous schedule is 1.3x of it\n" in text
+    waves = approval_body(Path("/nonexistent/run/plan"), manifest, mode="batches")
+    assert "**about 1m48s (batches as waves, the mode that runs); 1m18s if run as continuous schedule**" in waves
+    assert "Approve to execute it (batch by batch, as waves;" in waves
+    assert text.count("1m48s") == 1 and "minutes" not in text  # one figure per mode, said once
+
+
 def test_balanced_cluster_with_a_broker_to_decommission_needs_a_plan(tmp_path: Path, balanced_snapshot_path: Path) -> None:
     run = {**_run(tmp_path, balanced=True), "snapshot": str(balanced_snapshot_path), "cluster_id": "balanced"}
     (tmp_path / "analysis" / "summary.json").write_text(json.dumps(

@@ -15,8 +15,9 @@ from kafka_rebalance.planner.exact import ExactResult, ExactStatus
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice, electable_matrix
 from tests.support.clusters import part, planner_state, snapshot
 
-# 3,000 B/s delivered: a 1,000-byte replica takes 1/3 s, which the summary rounds to 0.3.
-TINY_RATE = {"throttle_bytes_per_sec": 3000, "throttle_efficiency": 1.0}
+# 3,000 B/s delivered: a 1,000-byte replica takes 1/3 s, which the summary rounds to 0.3; plus 2 s of
+# fixed cost per move (a batch's moves pay it once, side by side).
+TINY_RATE = {"throttle_bytes_per_sec": 3000, "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0}
 
 
 def one_move_cluster() -> list[dict[str, Any]]:
@@ -34,10 +35,11 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
     # Broker 0 holds one replica too many, and the lightest it can give away is 1,000 bytes.
     assert s["lower_bounds"] == {"replica_moves": 1, "bytes_moved": 1000}
     assert s["ratio_to_lower_bound"] == {"replica_moves": 1.0, "bytes_moved": 1.0}
-    # 1,000 bytes at 3,000 B/s.
-    assert s["estimated_seconds"] == 0.3
-    assert s["continuous"] == {"estimated_seconds": 0.3, "physical_bound_seconds": 0.3, "ratio_to_bound": 1.0,
-                               "batched_ratio_to_bound": 1.0}
+    # 1,000 bytes at 3,000 B/s, and the move's fixed 2 s; the one move is one batch too, so both modes agree.
+    assert (s["estimated_seconds"], s["estimate_of"], s["estimated_seconds_batches"]) == (2.3, "continuous", 2.3)
+    # The physical bound is bytes over the rate: 1/3 s, and 2.333 / 0.333 = 7.0.
+    assert s["continuous"] == {"estimated_seconds": 2.3, "physical_bound_seconds": 0.3, "ratio_to_bound": 7.0,
+                               "batched_ratio_to_bound": 7.0}
     assert s["before"] == [
         {"broker_id": 0, "replicas": 2, "leaders": 2, "preferred_leaders": 2, "size_bytes": 2000},
         {"broker_id": 1, "replicas": 1, "leaders": 1, "preferred_leaders": 1, "size_bytes": 1001},
@@ -69,7 +71,7 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
     # will be broker 2, so it is on the election list ("might not lead yet"; a no-op if it already does).
     assert (s["reorders"], s["leader_elections"]) == (0, 1)
     assert list(s) == ["replica_moves", "bytes_moved", "lower_bounds", "ratio_to_lower_bound", "estimated_seconds",
-                       "continuous", "before", "projected", "targets", "leader_imbalance", "optimizer",
+                       "estimate_of", "estimated_seconds_batches", "continuous", "before", "projected", "targets", "leader_imbalance", "optimizer",
                        "rack_violations_unrepaired", "steps_beyond_max_new_replicas", "reorders", "leader_elections",
                        "goals"]
     # Every goal judges the cluster before and the plan after. Before: counts 2/1/0 against 1..1 (brokers

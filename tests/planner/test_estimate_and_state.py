@@ -47,16 +47,38 @@ def test_plan_estimate_honours_the_produce_rate(tmp_path: Path) -> None:
     # Decommissioning broker 1 copies the 1 GiB partition to broker 2 at 100 MiB/s while 50 MiB/s
     # are produced: 1024 MiB / (100 - 50) MiB/s = 20.48 s.
     snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], bytes_in_per_sec=50.0 * MiB)])
-    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,))
+    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,), move_fixed_seconds=0)
     moves = [b for b in m["batches"] if b["replica_moves"]]
     assert [(b["bytes"], b["estimated_seconds"]) for b in moves] == [(GiB, pytest.approx(20.48, abs=0.05))]  # plan.json rounds to 0.1 s
+
+
+def test_every_estimate_adds_the_fixed_cost_of_a_move(tmp_path: Path) -> None:
+    # The same 1 GiB copy with 3 s of fixed cost per move: 20.48 + 3 s in the batch and the schedule
+    # alike; the physical bound stays bytes / rate, and schedule.json carries the figure for execute.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], bytes_in_per_sec=50.0 * MiB)])
+    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,), move_fixed_seconds=3)
+    moves = [b for b in m["batches"] if b["replica_moves"]]
+    assert [b["estimated_seconds"] for b in moves] == [pytest.approx(23.48, abs=0.05)]
+    assert m["summary"]["continuous"]["estimated_seconds"] == pytest.approx(23.48, abs=0.05)
+    assert m["summary"]["continuous"]["physical_bound_seconds"] == pytest.approx(1024 / 100, abs=0.05)
+    assert m["options"]["move_fixed_seconds"] == 3
+    assert load_plan(tmp_path / "p", require_passed=False).schedule.move_fixed_seconds == 3.0
+
+
+def test_the_fixed_cost_of_a_move_is_checked_like_every_option(tmp_path: Path) -> None:
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 1])])
+    for bad in (-1, 601, float("nan")):
+        with pytest.raises(Exception) as err:
+            plan_dir(snap, tmp_path / "p", move_fixed_seconds=bad)
+        assert str(err.value) == f"plan: --move-fixed-seconds must be within 0..600 (seconds per move), got {bad}"
 
 
 def test_plan_estimates_at_the_delivered_rate_and_throttles_at_the_configured_one(tmp_path: Path) -> None:
     # The same 1 GiB copy with the brokers delivering 0.75 of 100 MiB/s: 1024 / (75 - 50) = 40.96 s,
     # in the batch, the continuous schedule and its physical bound alike; Kafka still gets 100 MiB/s.
     snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], bytes_in_per_sec=50.0 * MiB)])
-    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,), throttle_efficiency=0.75)
+    m = plan_dir(snap, tmp_path / "p", throttle_bytes_per_sec=100 * MiB, decommission_brokers=(1,), throttle_efficiency=0.75,
+                 move_fixed_seconds=0)
     moves = [b for b in m["batches"] if b["replica_moves"]]
     assert [b["estimated_seconds"] for b in moves] == [pytest.approx(40.96, abs=0.05)]
     assert m["summary"]["continuous"]["estimated_seconds"] == pytest.approx(40.96, abs=0.05)

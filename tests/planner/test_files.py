@@ -41,7 +41,7 @@ def plan(first_batch_seconds: float = 1.26, schedule: Schedule = SCHEDULE) -> Pl
 def test_schedule_json_byte_for_byte() -> None:
     # The head's keys sorted, then "steps" last; one compact step per line, keys sorted; times to one decimal.
     expected = (
-        '{"estimated_seconds":2.5,"max_in_flight":50,"max_moves_per_broker":5,"physical_bound_seconds":1.8,'
+        '{"estimated_seconds":2.5,"max_in_flight":50,"max_moves_per_broker":5,"move_fixed_seconds":2.0,"physical_bound_seconds":1.8,'
         '"throttle_bytes_per_sec":52428800,"throttle_efficiency":1.0,"version":1,"steps":[\n'
         '{"adds":[2],"after":null,"batch":"001","before":[0,1],"bytes":1000,"estimated_end_s":1.3,'
         '"estimated_start_s":0.0,"id":0,"leader":0,"partition":0,"produce_bytes_per_sec":2.5,"removes":[0],'
@@ -58,7 +58,7 @@ def test_a_schedule_without_steps_is_still_one_json_document() -> None:
     empty = plan(schedule=Schedule([], 0.0, 0.0, 5, 50))
     text = schedule_bytes(empty, {}).decode("utf-8")
     assert text == (
-        '{"estimated_seconds":0.0,"max_in_flight":50,"max_moves_per_broker":5,"physical_bound_seconds":0.0,'
+        '{"estimated_seconds":0.0,"max_in_flight":50,"max_moves_per_broker":5,"move_fixed_seconds":2.0,"physical_bound_seconds":0.0,'
         '"throttle_bytes_per_sec":52428800,"throttle_efficiency":1.0,"version":1,"steps":[\n]}\n'
     )
     assert json.loads(text)["steps"] == []
@@ -107,7 +107,7 @@ def test_the_schedule_written_is_the_schedule_the_executor_reads(tmp_path: Path)
     assert read == PlanSchedule(52428800, 5, 50, 2.5, 1.8, (
         ScheduledMove(0, TP("t", 0), "001", (0, 1), (2, 1), (2,), (0,), None, 0, 1000, 2.5, 0.0, 1.3),
         ScheduledMove(1, TP("t", 0), "002", (2, 1), (2, 3), (3,), (1,), 0, 1, 1000, 2.5, 1.3, 2.5),
-    ), 1.0)
+    ), 1.0, 2.0)
 
 
 def test_write_plan_refuses_a_directory_holding_another_plan(tmp_path: Path) -> None:

@@ -133,15 +133,18 @@ def test_runbook_states_the_plan_and_each_command() -> None:
     lines = text.splitlines()
     assert lines[0] == "# Rebalance runbook: `prod-eu`"
     assert lines[2] == f"Snapshot sha256 `{'ab' * 32}` captured `2026-11-25T01:02:03Z`."
-    assert lines[3] == ("3 replica moves (3,221,225,472 bytes), 1 reorders, 5 leader elections in 2 batches; "
-                        "estimated 1h02m05s of data movement at 10,485,760 B/s per broker.")
+    assert lines[3] == ("3 replica moves (3,221,225,472 bytes), 1 reorders, 5 leader elections in 2 batches, "
+                        "throttled at 10,485,760 B/s per broker.")
+    # A plan without schedule.json runs only as batches: that is its one figure.
+    assert lines[4] == "Run as the batches below, in order (this runbook by hand, or `execute --mode batches`): about 1h02m05s."
     assert "Topics left where they are: `audit`." in lines
     assert "Brokers being emptied: `7`." in lines
     slower = manifest([REORDER, MOVE])
     slower["options"]["throttle_efficiency"] = 0.75
+    slower["options"]["move_fixed_seconds"] = 2.5
     assert runbook.render(slower, 5).splitlines()[3].endswith(
-        "estimated 1h02m05s of data movement at 10,485,760 B/s per broker (assuming the brokers deliver 0.75 of it, "
-        "--throttle-efficiency).")
+        "throttled at 10,485,760 B/s per broker (assuming the brokers deliver 0.75 of it, --throttle-efficiency) "
+        "and 2.5 s of fixed cost per move (--move-fixed-seconds).")
     assert "export BOOTSTRAP=broker1:9092" in lines
     assert f"WORK=\"$(mktemp -d -t kafka-rebalance-prod-eu-{'ab' * 6}.XXXXXX)\"" in lines
     assert "jq -e --arg cluster prod-eu '.cluster_id == $cluster' plan.json" in lines
@@ -193,8 +196,21 @@ def test_without_elections_or_moves_only_the_reorders_remain() -> None:
 
 def test_continuous_estimate_is_stated_beside_the_batches() -> None:
     text = runbook.render(manifest([MOVE], continuous={"estimated_seconds": 61, "physical_bound_seconds": 59.6}), 0)
-    assert ("Submitted continuously as `schedule.json` orders them, the same moves take about 1m01s; no schedule at "
-            "this throttle can beat 1m00s (the busiest broker's bytes in or out at the throttle).") in text
+    assert ("Estimated duration: about 1m01s as `kafka-rebalance execute` runs it by default (continuously, as "
+            "`schedule.json` orders the moves); no schedule at this throttle can beat 1m00s (the busiest broker's "
+            "bytes in or out at the throttle).") in text
+    # A plan of the old layout: its estimated_seconds is the batches' figure.
+    assert "Run as the batches below, in order (this runbook by hand, or `execute --mode batches`): about 1h02m05s." in text
+
+
+def test_a_plan_whose_headline_is_the_continuous_figure_states_the_batches_figure_from_its_own_field() -> None:
+    # Today's layout: estimated_seconds is the continuous figure, estimated_seconds_batches the batches'.
+    m = manifest([MOVE], continuous={"estimated_seconds": 61, "physical_bound_seconds": 59.6}, estimate_of="continuous",
+                 estimated_seconds_batches=125)
+    m["summary"]["estimated_seconds"] = 61
+    text = runbook.render(m, 0)
+    assert "Estimated duration: about 1m01s as `kafka-rebalance execute` runs it by default" in text
+    assert "Run as the batches below, in order (this runbook by hand, or `execute --mode batches`): about 2m05s." in text
 
 
 @pytest.mark.parametrize(("seconds", "text"), [(0, "0s"), (59.4, "59s"), (59.5, "1m00s"), (61, "1m01s"),
@@ -305,12 +321,13 @@ def test_the_whole_runbook_of_a_plan_with_every_step() -> None:
         "",
         f"Snapshot sha256 `{sha}` captured `2026-11-25T01:02:03Z`.",
         # 4096 s = 1 h + 496 s = 1 h 8 min 16 s; the efficiency 0.5 printed with :g.
-        "4 replica moves (2,147,483,648 bytes), 1 reorders, 3 leader elections in 3 batches; estimated 1h08m16s of "
-        "data movement at 1,048,576 B/s per broker (assuming the brokers deliver 0.5 of it, --throttle-efficiency).",
+        "4 replica moves (2,147,483,648 bytes), 1 reorders, 3 leader elections in 3 batches, throttled at "
+        "1,048,576 B/s per broker (assuming the brokers deliver 0.5 of it, --throttle-efficiency).",
         # 3000 s = 50 min 0 s; 2048.4 s rounds to 2048 s = 34 min 8 s.
-        "Submitted continuously as `schedule.json` orders them, the same moves take about 50m00s; no schedule at this "
-        "throttle can beat 34m08s (the busiest broker's bytes in or out at the throttle). The executor and this "
-        "runbook run the batches below, in order.",
+        "Estimated duration: about 50m00s as `kafka-rebalance execute` runs it by default (continuously, as "
+        "`schedule.json` orders the moves); no schedule at this throttle can beat 34m08s (the busiest broker's bytes "
+        "in or out at the throttle).",
+        "Run as the batches below, in order (this runbook by hand, or `execute --mode batches`): about 1h08m16s.",
         "Topics left where they are: `audit`, `logs`.",
         "Brokers being emptied: `7`, `8`.",
         # slug Prod-EU (all safe characters), sha256's first 12 hex digits 0123456789ab
@@ -365,8 +382,8 @@ def test_elections_and_reorders_without_moves_need_no_final_elections() -> None:
         "",
         f"Snapshot sha256 `{'f' * 64}` captured `2026-01-01T00:00:00Z`.",
         # no throttle_efficiency option: 1.0, nothing said; 0 s of movement
-        "0 replica moves (0 bytes), 1 reorders, 2 leader elections in 1 batches; "
-        "estimated 0s of data movement at 1,000 B/s per broker.",
+        "0 replica moves (0 bytes), 1 reorders, 2 leader elections in 1 batches, throttled at 1,000 B/s per broker.",
+        "Run as the batches below, in order (this runbook by hand, or `execute --mode batches`): about 0s.",
         *preamble("c1", f"c1-{'f' * 12}"),
         "## 1. Leader elections (no data moves)",
         "",

@@ -57,6 +57,31 @@ def test_produce_traffic_is_subtracted_from_the_throttle() -> None:
     assert math.isclose(sched.seconds, 2.5)
 
 
+def test_each_move_holds_its_place_for_the_fixed_cost_after_its_bytes() -> None:
+    # One move per broker at a time, 2 s of fixed cost per move. Broker 9 receives two 50 MiB moves:
+    # the first copies 0-1 s and lands at 3 s; the second starts then, copies 3-4 s, lands at 6 s.
+    # Broker 8's 100 MiB move shares nothing with them: 0-2 s copying, landed at 4 s.
+    chains = [[step(0, [1], [9], 50)], [step(1, [2], [9], 50)], [step(2, [3], [8], 100)]]
+    sched = simulate(chains, 1, 50, T, fixed_seconds=2.0)
+    spans = sorted((round(s.start, 6), round(s.end, 6), s.step.adds) for s in sched.steps)
+    assert spans == [(0.0, 3.0, (9,)), (0.0, 4.0, (8,)), (3.0, 6.0, (9,))]
+    assert math.isclose(sched.seconds, 6.0)
+    assert math.isclose(sched.bound_seconds, 2.0)  # bytes / throttle: the fixed cost is no bandwidth
+
+
+def test_a_copied_move_gives_its_bandwidth_to_the_others_during_its_fixed_cost() -> None:
+    # 50 + 100 MiB into broker 9 at 50 MiB/s, 1 s fixed cost: 25 MiB/s each until the small one's
+    # bytes are in at 2 s (it lands at 3 s); meanwhile the large one has the whole 50 MiB/s for its
+    # last 50 MiB: copied at 3 s, landed at 4 s.
+    sched = simulate([[step(0, [1], [9], 100)], [step(1, [2], [9], 50)]], 5, 50, T, fixed_seconds=1.0)
+    assert sorted(round(s.end, 6) for s in sched.steps) == [3.0, 4.0]
+
+
+def test_a_move_that_only_drops_replicas_costs_the_fixed_cost() -> None:
+    sched = simulate([[step(0, [1, 2], [1], 0)]], 5, 50, T, fixed_seconds=1.5)
+    assert [(s.start, s.end) for s in sched.steps] == [(0.0, 1.5)] and sched.seconds == 1.5
+
+
 def test_a_partitions_next_step_waits_for_its_previous_one() -> None:
     first = step(0, [1, 2], [3, 2], 50, seq=0)
     second = step(0, [3, 2], [3, 4], 50, seq=1, leader=3)

@@ -162,10 +162,16 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     # Kafka's quota delivers 70-85 % of the configured rate on this 2-core sandbox (Kafka's own tool takes as
     # long: docs/PERFORMANCE.md), so the model's estimate runs short here; 30 % is what it holds.
     assert abs(estimate - moved) <= 0.30 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
-    # What the brokers delivered is measured for the cluster's next plan (--throttle-efficiency).
-    measured = report["continuous"]["measured_efficiency"]
-    assert measured == round(report["continuous"]["estimated_seconds"] / moved, 3) and 0.5 <= measured <= 1.1, measured
-    assert f"plan its next rebalance with --throttle-efficiency {min(1.0, measured):g} " in done.stderr
+    # What the brokers delivered and what each move cost besides copying are measured for the cluster's next
+    # plan (--throttle-efficiency, --move-fixed-seconds); only a figure that explains a miss is advised.
+    cont = report["continuous"]
+    measured, fixed, miss = cont["measured_efficiency"], cont["measured_move_fixed_seconds"], cont["estimate_miss"]
+    print(f"measured: efficiency {measured}, fixed cost per move {fixed} (s), estimate {miss}", file=sys.stderr)
+    # 4 MiB moves copy for seconds: they measure the rate, not a fixed cost.
+    assert 0.5 <= measured <= 1.1 and fixed is None, cont
+    advised = f"--throttle-efficiency {min(1.0, measured):g} " in done.stderr
+    assert advised == (miss == "throughput"), (miss, done.stderr[-2000:])
+    assert ("the estimate held within 25%" in done.stderr) == (miss == "held")
 
 
 def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
@@ -351,3 +357,83 @@ def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:
         if topic.startswith(prefix) and hits:
             left[f"topic {topic}"] = hits
     return left
+
+
+def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefix, tmp_path):
+    """Every replica list is [1, 2]: balancing moves replicas to broker 3 and spreads the first replicas, so
+    most of the 52 partitions get a new preferred leader, elected after the moves. The final snapshot, taken
+    right after the elections, must show them leading: the brokers' metadata follows the controller's
+    elections a moment later."""
+    client = admin(kafka_sandbox)
+    topics = [f"{topic_prefix}-{t}" for t in range(2)]
+    try:
+        from kafka.admin import NewTopic
+
+        client.create_topics([NewTopic(t, replica_assignments={p: [1, 2] for p in range(26)}) for t in topics])
+        _wait_for(lambda: all(p["leader_id"] == 1 for d in client.describe_topics(topics) for p in d["partitions"])
+                  and sum(len(d["partitions"]) for d in client.describe_topics(topics)) == 52, 30, "leaders on broker 1")
+    finally:
+        client.close()
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    plan_dir = tmp_path / "plan"
+    plan_validate_and_approve(snap_path, plan_dir)
+    elected = {(p["topic"], p["partition"]) for p in json.loads((plan_dir / "election.json").read_text())["partitions"]}
+    assert len(elected) >= 20, f"expected most of the 52 partitions to be elected, got {len(elected)}"
+    preferred = {tp: replicas[0] for tp, replicas in final_targets(plan_dir).items()}
+    assert elected <= set(preferred)
+    assert 1 not in {preferred[tp] for tp in elected}  # broker 1 led them all before: the elections move leaders
+
+    done = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+               "--poll-interval", "1", "--final-snapshot", str(tmp_path / "after.json"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["status"] == "complete"
+    assert report["elections"]["requested"] == len(elected) and report["elections"]["failed"] == {}
+    assert report["elections"]["settle"] == "settled", report["elections"]
+
+    final = {(p.topic, p.partition): p for p in load_snapshot(tmp_path / "after.json").partitions}
+    wrong = {f"{t}-{p}": (final[(t, p)].leader, preferred[(t, p)]) for t, p in sorted(elected)
+             if final[(t, p)].leader != preferred[(t, p)]}
+    assert not wrong, f"final snapshot leader vs the plan's preferred leader: {wrong}"
+    # Kafka's own view agrees.
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    assert all(now[tp]["leader"] == preferred[tp] for tp in elected)
+
+
+def test_small_moves_land_within_a_quarter_of_their_estimate(kafka_sandbox, topic_prefix, tmp_path):
+    """Twelve 256 KiB replicas leave broker 1 at the default 50 MiB/s: the copying takes milliseconds, so
+    the time is each move's fixed cost (metadata, fetcher start, ISR join, the poll that sees it land).
+    Planned with the defaults and executed with the executor's default poll interval, as an operator would."""
+    count = 12
+    client = admin(kafka_sandbox)
+    topic = f"{topic_prefix}-small"
+    try:
+        from kafka.admin import NewTopic
+
+        client.create_topics([NewTopic(topic, replica_assignments={p: [1] for p in range(count)})])
+        _wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
+    finally:
+        client.close()
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=kafka_sandbox.bootstrap_servers, acks=1)
+    payload = os.urandom(64 * 1024)
+    for p in range(count):
+        for _ in range(4):
+            producer.send(topic, payload, partition=p)
+    producer.flush()
+    producer.close()
+
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
+    manifest = plan_validate_and_approve(snap_path, tmp_path / "plan", "--decommission-brokers", "1")
+    assert manifest["summary"]["replica_moves"] == count
+    assert manifest["summary"]["continuous"]["physical_bound_seconds"] < 0.5  # the bytes are no part of the time
+    done = cli("execute", "--plan", str(tmp_path / "plan"), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
+    assert done.returncode == 0, done.stderr[-3000:]
+    cont = json.loads(done.stdout)["continuous"]
+    estimate, moved = cont["estimated_seconds"], cont["actual_seconds"]
+    print(f"\nsmall moves: {count} x 256 KiB out of broker 1: estimate {estimate:.1f}s, actual {moved:.1f}s; measured "
+          f"{cont['measured_move_fixed_seconds']}s fixed per move", file=sys.stderr)
+    assert cont["measured_efficiency"] is None  # 256 KiB at 50 MiB/s says nothing of the rate
+    assert abs(estimate - moved) <= 0.25 * moved, f"estimate {estimate:.1f}s vs actual {moved:.1f}s"
+    assert cont["estimate_miss"] == "held" and "--throttle-efficiency" not in done.stderr, done.stderr[-2000:]

@@ -59,6 +59,28 @@ def test_report_charts_threshold_and_numbers(tmp_path: Path, sample_snapshot_pat
     assert [met == "yes" for _, met in goals] == [g["reached"] for g in manifest["summary"]["goals"]]
 
 
+def test_the_headline_estimate_is_the_mode_that_runs_and_the_other_is_labelled(tmp_path: Path, sample_snapshot_path: Path) -> None:
+    plan_dir = planned(tmp_path, sample_snapshot_path)
+    summary = json.loads((plan_dir / "plan.json").read_text())["summary"]
+    continuous, waves = summary["continuous"]["estimated_seconds"], summary["estimated_seconds_batches"]
+    assert continuous != waves  # otherwise the test cannot tell them apart
+
+    def rows(html: str) -> tuple[str, str]:
+        head = re.search(r'<td>estimated duration \(([^)]*)\)</td><td data-field="estimated_seconds">([^<]*)</td>', html)
+        other = re.search(r'<td>if run as ([^<]*) instead</td><td data-field="estimated_seconds_other">([^<]*)</td>', html)
+        assert head and other
+        return f"{head.group(1)}: {head.group(2)}", f"{other.group(1)}: {other.group(2)}"
+
+    from kafka_rebalance.units import human_seconds
+
+    # Default: the executor runs the continuous schedule.
+    assert rows(write_report(plan_dir, sample_snapshot_path).read_text()) == (
+        f"continuous schedule, the mode that runs: {human_seconds(continuous)}", f"batches as waves: {human_seconds(waves)}")
+    # A cluster whose executor runs batches headlines their figure.
+    assert rows(write_report(plan_dir, sample_snapshot_path, mode="batches").read_text()) == (
+        f"batches as waves, the mode that runs: {human_seconds(waves)}", f"continuous schedule: {human_seconds(continuous)}")
+
+
 def test_hostile_names_are_escaped(tmp_path: Path) -> None:
     # Topic names are held to Kafka's rule by the loader; the cluster id is free text.
     hostile = "<img src=x onerror=alert(1)>"

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from kafka_rebalance.cli._app import app, stderr
+from kafka_rebalance.estimates import plan_estimate
 from kafka_rebalance.options import OptionField, PlanOptions, from_flags, option_fields, resolve_threshold
 from kafka_rebalance.planner import make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
@@ -39,6 +40,7 @@ def plan(
     planned = time.perf_counter()
     manifest, status = write_plan(result, out, str(snapshot))
     s = manifest["summary"]
+    estimate = plan_estimate(s)  # the executor's default mode: `execute --mode` may choose the other
     ratio = s["ratio_to_lower_bound"]["replica_moves"]
     stderr.print(
         f"{status} {out}: plan {manifest['plan_hash'][:16]}, {len(manifest['batches'])} batches, "
@@ -46,8 +48,8 @@ def plan(
         f"{human_bytes(s['bytes_moved'])} to copy (certified bound {human_bytes(s['optimizer']['bytes_bound'])}, "
         f"gap {s['optimizer']['gap_percent']} %, "
         f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections, "
-        f"~{s['estimated_seconds']:,.0f}s in batches, ~{s['continuous']['estimated_seconds']:,.0f}s continuous "
-        f"(physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at {human_rate(options.throttle_bytes_per_sec)} "
+        f"estimated {estimate.text('the default of execute')} (physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at "
+        f"{human_rate(options.throttle_bytes_per_sec)}, {options.move_fixed_seconds:g}s fixed per move "
         f"(load {loaded - started:.2f}s, plan {planned - loaded:.2f}s, write {time.perf_counter() - planned:.2f}s)"
     )
 

@@ -44,7 +44,14 @@ from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.planner.steps import Step
 from kafka_rebalance.planner.throttles import batch_throttles
-from kafka_rebalance.throttle_model import MIN_THROTTLE_EFFICIENCY
+from kafka_rebalance.throttle_model import (
+    ESTIMATE_TOLERANCE,
+    MAX_MOVE_FIXED_SECONDS,
+    MIN_THROTTLE_EFFICIENCY,
+    EstimateMiss,
+    RunMeasure,
+    measure_run,
+)
 from kafka_rebalance.units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
@@ -63,12 +70,17 @@ class ContinuousResult:
     estimated_seconds: float = 0.0
     actual_seconds: float = 0.0
     resumed_in_flight: int = 0  # steps a killed run had submitted, watched here instead of resubmitted
-    # The throttle efficiency this cluster showed: the plan's efficiency x estimate / actual. Only for a
-    # run that executed the whole schedule from its first step, the one the estimate describes.
+    # The throttle efficiency and the per-move fixed cost this cluster showed (throttle_model.measure_run),
+    # and which of the two explains a miss. Only for a run that executed the whole schedule from its first
+    # step, the one the estimate describes.
     measured_efficiency: float | None = None
+    measured_move_fixed_seconds: float | None = None
+    estimate_miss: EstimateMiss | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+        out = {k: getattr(self, k) for k in self.__slots__}
+        out["estimate_miss"] = self.estimate_miss.value if self.estimate_miss is not None else None
+        return out
 
 
 @dataclass(slots=True)
@@ -182,7 +194,8 @@ class ContinuousRun:
         return _Track(now, now + self._timeout(m), now + max(0.0, m.estimated_end_s - m.estimated_start_s), last_change=now)
 
     def _next_poll(self, now: float) -> float:
-        """Seconds to sleep: until the first move in flight is expected to land, within [1 s, poll_interval].
+        """Seconds to sleep: until the first move in flight is expected to land, within [1 s, poll_interval]; a
+        second when a move has copied its bytes and only has to land.
 
         A pipe stays empty from a move's completion until the poll that notices it: waiting a fixed
         interval would cost half of it per move, which adds up on the busiest broker's long chain
@@ -190,8 +203,14 @@ class ContinuousRun:
         until there is one); ``poll_interval`` stays the longest wait, so stalls are still seen.
         """
         longest = self.ex.settings.poll_interval
-        # An overdue move made no progress since the last poll: its next news is a poll interval away.
-        soonest = min((t.expected_end for t in self.tracks.values() if t.expected_end > now), default=now + longest)
+        # An overdue move is looked at again after as long as it is overdue (1, 2, 4 ... s, up to the poll
+        # interval): one that is merely late (its fixed cost longer than planned) is seen landing a moment
+        # later instead of a whole interval later, and one that stopped soon gets the interval.
+        soonest = min((t.expected_end if t.expected_end > now else now + max(0.0, now - t.expected_end)
+                       for t in self.tracks.values()), default=now + longest)
+        # A move that has copied everything (or left the controller's list) lands within its fixed cost.
+        if any(t.gone_since is not None or (t.copied >= 0 and t.left == 0) for t in self.tracks.values()):
+            soonest = min(soonest, now)
         return min(longest, max(min(1.0, longest), soonest - now + 0.05))
 
     def _timeout(self, m: ScheduledMove) -> float:
@@ -284,21 +303,48 @@ class ContinuousRun:
             r.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         r.state = FINISHED if r.finished == len(self.moves) and not pending else FAILED
         whole_run = not done and not running and r.state == FINISHED
-        if whole_run and r.actual_seconds > 0 and r.estimated_seconds > 0:
-            r.measured_efficiency = round(self.schedule.throttle_efficiency * r.estimated_seconds / r.actual_seconds, 3)
+        measure = self._measure(r) if whole_run and r.estimated_seconds > 0 else None
+        if measure is not None:
+            r.measured_efficiency, r.measured_move_fixed_seconds, r.estimate_miss = (
+                measure.efficiency, measure.move_fixed_seconds, measure.miss)
         self.entry.update(state=r.state, actual_seconds=r.actual_seconds, ended_at=self._iso(),
-                          measured_efficiency=r.measured_efficiency)
+                          measured_efficiency=r.measured_efficiency, measured_move_fixed_seconds=r.measured_move_fixed_seconds,
+                          estimate_miss=r.estimate_miss.value if r.estimate_miss is not None else None)
         self._mark_batches()
         ex.ledger.save()
         self._say(f"{r.state}: {r.finished}/{len(self.moves)} steps finished, {len(r.cancelled)} cancelled, "
                   f"{len(r.failed)} failed; took {human_seconds(r.actual_seconds)} of this run "
                   f"(the whole schedule was estimated at {human_seconds(r.estimated_seconds)})")
-        if r.measured_efficiency is not None:
-            self._say(f"this cluster delivered {r.measured_efficiency:g} of the throttle to the schedule (the plan assumed "
-                      f"{self.schedule.throttle_efficiency:g}); plan its next rebalance with --throttle-efficiency "
-                      f"{min(1.0, max(MIN_THROTTLE_EFFICIENCY, r.measured_efficiency)):g} (clusters.yaml: throttle_efficiency) "
-                      "for estimates that match it")
+        if measure is not None:
+            self._say(self._advice(measure))
         return r
+
+    def _measure(self, r: ContinuousResult) -> RunMeasure | None:
+        """What this cluster showed, from each move's planned and actual seconds."""
+        pairs = []
+        for m in self.moves:
+            e = self.entry["steps"].get(str(m.id), {})
+            if isinstance(e.get("seconds"), (int, float)):
+                pairs.append((max(0.0, m.estimated_end_s - m.estimated_start_s), float(e["seconds"])))
+        return measure_run(pairs, self.schedule.throttle_efficiency, self.schedule.move_fixed_seconds,
+                           r.estimated_seconds, r.actual_seconds)
+
+    def _advice(self, measure: RunMeasure) -> str:
+        """One line: what the cluster showed against the plan's figure, and the flag to change for the next plan."""
+        sched = self.schedule
+        if measure.efficiency is not None:
+            shown = (f"this cluster delivered {measure.efficiency:g} of the throttle to the schedule's copying (the plan "
+                     f"assumed {sched.throttle_efficiency:g})")
+            flag = (f"--throttle-efficiency {min(1.0, max(MIN_THROTTLE_EFFICIENCY, measure.efficiency)):g} "
+                    "(clusters.yaml: throttle_efficiency)")
+        else:
+            fixed = measure.move_fixed_seconds or 0.0
+            shown = (f"this cluster took {fixed:g}s per move besides copying, whose bytes were too few to measure a rate "
+                     f"(the plan assumed {sched.move_fixed_seconds:g}s)")
+            flag = f"--move-fixed-seconds {min(MAX_MOVE_FIXED_SECONDS, fixed):g} (clusters.yaml: move_fixed_seconds)"
+        if measure.miss is EstimateMiss.HELD:
+            return f"{shown}; the estimate held within {ESTIMATE_TOLERANCE:.0%}"
+        return f"{shown}; plan its next rebalance with {flag} for estimates that match it"
 
     def _bytes(self, i: int) -> int:
         return self.moves[i].bytes * len(self.moves[i].adds)

@@ -50,7 +50,14 @@ from kafka_rebalance.executor.ledger import (
     Ledger,
     MoveState,
 )
-from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState, StopReport
+from kafka_rebalance.executor.results import (
+    BatchResult,
+    ElectionSettle,
+    ElectionsResult,
+    PartitionOutcome,
+    PartitionState,
+    StopReport,
+)
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecSettings, ExecutionRefused
 from kafka_rebalance.executor.throttles import ThrottleRecord, label, restore_leftovers
 from kafka_rebalance.plan_manifest import Batch, Plan
@@ -529,7 +536,7 @@ class Executor:
 
     # ------------------------------------------------------------------ after the batches
 
-    def elections(self) -> dict[str, Any]:
+    def elections(self) -> ElectionsResult:
         self.check_cluster_identity()
         size = self.plan.election_batch_size
         tps = list(self.plan.elections)
@@ -540,10 +547,36 @@ class Executor:
                 if err:
                     failed[str(tp)] = err
             self.progress(f"elections: {min(i + size, len(tps))}/{len(tps)} partitions requested")
-        out = {"requested": len(tps), "chunks": -(-len(tps) // size) if tps else 0, "failed": failed}
-        self.ledger.data["elections"] = {**out, "done": True}
+        elected = [tp for tp in tps if str(tp) not in failed]
+        settle, lagging, waited = self._await_elected(elected)
+        if lagging:
+            shown = ", ".join(lagging[:5]) + (", ..." if len(lagging) > 5 else "")
+            self.progress(f"elections: {len(lagging)} of {len(elected)} elected partition(s) still not led by their "
+                          f"preferred leader in the metadata after {human_seconds(waited)} ({shown}); a snapshot taken "
+                          "now may show their old leaders")
+        out = ElectionsResult(len(tps), -(-len(tps) // size) if tps else 0, failed, settle, tuple(lagging), waited)
+        self.ledger.data["elections"] = {**out.to_dict(), "done": True}
         self.ledger.save()
         return out
+
+    def _await_elected(self, elected: list[TP]) -> tuple[ElectionSettle, list[str], float]:
+        """Wait, within the metadata's settle time, until every elected partition's metadata names its
+        preferred leader: the controller answers ElectLeaders before the brokers' metadata caches follow,
+        and a final snapshot taken in between records the old leaders."""
+        if not elected:
+            return ElectionSettle.NOTHING_TO_WAIT_FOR, [], 0.0
+        started = self.admin.now()
+        deadline = started + METADATA_SETTLE_SECONDS
+        while True:
+            parts = {TP(p.topic, p.partition): p for p in self.admin.describe().partitions}
+            lagging = sorted(str(tp) for tp in elected
+                             if tp in parts and parts[tp].replicas and parts[tp].leader != parts[tp].replicas[0])
+            waited = round(self.admin.now() - started, 3)
+            if not lagging:
+                return ElectionSettle.SETTLED, [], waited
+            if self.admin.now() >= deadline:
+                return ElectionSettle.NOT_SETTLED, lagging, waited
+            self.sleep(min(1.0, self.settings.poll_interval))
 
     def final_snapshot(self, path: Path | None) -> Snapshot:
         from kafka_rebalance.cluster.gather import gather_snapshot
@@ -597,7 +630,7 @@ class Executor:
             status = HELD_STATUS[self.hold.reason]
         else:
             status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
-        if status == "complete" and elections and elections["failed"]:
+        if status == "complete" and elections and elections.failed:
             status = "incomplete"
         return {
             "plan_hash": self.plan.plan_hash,
@@ -607,7 +640,7 @@ class Executor:
                 {**r.to_dict(), "predicted_seconds": r.estimated_seconds} for r in results
             ],
             "continuous": cont.to_dict() if cont is not None else None,
-            "elections": elections,
+            "elections": elections.to_dict() if elections is not None else None,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
             "hold": self.hold.to_dict() if self.hold is not None else None,
             "progress": self.record_progress(),

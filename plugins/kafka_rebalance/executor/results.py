@@ -56,3 +56,27 @@ class StopReport:
         return {"signal": self.signal, "unit": self.unit, "done": self.done, "total": self.total,
                 "in_flight": None if self.in_flight is None else [str(tp) for tp in self.in_flight],
                 "throttles_pending": list(self.throttles_pending)}
+
+
+class ElectionSettle(str, Enum):
+    """Whether the metadata showed the requested elections before the final snapshot is taken."""
+
+    SETTLED = "settled"  # every partition elected without error is led by its preferred leader
+    NOT_SETTLED = "not_settled"  # some still showed another leader when the bound ran out
+    NOTHING_TO_WAIT_FOR = "nothing_to_wait_for"  # no election requested, or every one failed
+
+
+@dataclass(frozen=True, slots=True)
+class ElectionsResult:
+    requested: int
+    chunks: int
+    failed: dict[str, str]  # partition -> Kafka's error name
+    settle: ElectionSettle
+    # Elected partitions whose metadata still named another leader when the wait ended.
+    not_led_by_preferred: tuple[str, ...] = ()
+    waited_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"requested": self.requested, "chunks": self.chunks, "failed": dict(self.failed),
+                "settle": self.settle.value, "not_led_by_preferred": list(self.not_led_by_preferred),
+                "waited_seconds": self.waited_seconds}

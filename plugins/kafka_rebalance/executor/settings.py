@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.estimates import DEFAULT_MODE, MODES
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.userinput import finite_number, is_ascii_digits
 
 ON_STALL = ("continue", "stop")
-# continuous: reorder batches, then schedule.json through the dispatcher (executor/continuous.py);
-# batches: every batch as a wave, as Kafka's own tool would run the batch files.
-MODES = ("continuous", "batches")
+# MODES (estimates.py, beside the figure each mode is estimated at): continuous: reorder batches, then
+# schedule.json through the dispatcher (executor/continuous.py); batches: every batch as a wave, as
+# Kafka's own tool would run the batch files.
 # Upper bounds of the time settings: past them a value is a typo (or inf), and a poll
 # interval of nan/inf would sleep forever after throttles were already set.
 MAX_POLL_INTERVAL = 3600.0
@@ -34,7 +35,7 @@ class ExecSettings:
     batch_timeout: float | None = None  # None: 3 x the plan's estimate + 10 minutes (6 h without an estimate)
     on_stall: str = "continue"  # after cancelling stalled moves: "continue" with the plan or "stop"
     additional: bool = False  # allow starting while other reassignments are in flight
-    mode: str = "continuous"
+    mode: str = DEFAULT_MODE
 
     def __post_init__(self) -> None:
         if self.on_stall not in ON_STALL:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
 from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
 from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
 from kafka_rebalance.plan_approval import captured_at
@@ -40,16 +41,21 @@ def goal_lines(summary: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def duration_line(summary: Mapping[str, Any], efficiency: float) -> str:
-    """How long the continuous schedule should take against what physics allows (plans that carry it)."""
+def duration_line(summary: Mapping[str, Any], options: Mapping[str, Any], batches: int, mode: str) -> str:
+    """How long the run should take: the figure of the mode that runs first, the other mode's labelled, and
+    what physics allows (plans that carry a continuous schedule)."""
+    estimate = plan_estimate(summary, mode)
+    throttle = human_rate(options["throttle_bytes_per_sec"])
+    efficiency = options.get("throttle_efficiency", 1.0)
+    fixed = options.get("move_fixed_seconds")
+    model = f"{throttle} per broker" + ("" if efficiency == 1 else f" x {efficiency:g} delivered") + \
+        ("" if fixed is None else f", {fixed:g} s fixed per move")
+    line = f"- Estimated duration: **{estimate.text()}**; {batches} batches, at {model}\n"
     c = summary.get("continuous")
-    if not isinstance(c, Mapping):
-        return ""
-    rate = "throttle" if efficiency == 1 else f"throttle x {efficiency:g} delivered"
-    return (
-        f"- Continuous schedule (schedule.json): about {c['estimated_seconds'] / 60:,.1f} minutes; physical bound "
-        f"{c['physical_bound_seconds'] / 60:,.1f} minutes (busiest broker's bytes / {rate}), ratio {c['ratio_to_bound']}\n"
-    )
+    if isinstance(c, Mapping):
+        line += (f"- Physical bound: {human_seconds(float(c['physical_bound_seconds']))} (busiest broker's bytes at the "
+                 f"delivered rate); the continuous schedule is {c['ratio_to_bound']}x of it\n")
+    return line
 
 
 def snapshot_age_line(manifest: Mapping[str, Any], now: datetime, max_age_hours: float = DEFAULT_MAX_PLAN_AGE_HOURS) -> str:
@@ -66,13 +72,13 @@ def snapshot_age_line(manifest: Mapping[str, Any], now: datetime, max_age_hours:
     return f"{line}\n"
 
 
-def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | None = None) -> str:
+def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | None = None, mode: str = DEFAULT_MODE) -> str:
     """What the approver reads in Airflow's HITL form: the plan's figures, links, and its first batches.
 
-    ``now``: when the form is made (staging time), for the snapshot's age.
+    ``now``: when the form is made (staging time), for the snapshot's age. ``mode``: the cluster's executor
+    mode, whose estimate is the headline.
     """
     s = manifest["summary"]
-    minutes = s["estimated_seconds"] / 60
     lb = s["lower_bounds"]
     rows = "\n".join(
         f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {human_bytes(b['bytes'])} | "
@@ -80,7 +86,6 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         for b in manifest["batches"][:20]
     )
     more = f"\n\n…and {len(manifest['batches']) - 20} more batches." if len(manifest["batches"]) > 20 else ""
-    throttle = human_rate(manifest["options"]["throttle_bytes_per_sec"])
     validation = validation_status(staged)
     base = f"{REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}"
     return (
@@ -91,13 +96,13 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         f"{optimizer_line(s)}"
         f"{goal_lines(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
-        f"- {len(manifest['batches'])} batches at {throttle} per broker: about {minutes:,.1f} minutes\n"
-        f"{duration_line(s, manifest['options'].get('throttle_efficiency', 1.0))}"
+        f"{duration_line(s, manifest['options'], len(manifest['batches']), mode)}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
         f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"
         f"- Plan files: `{staged}`\n\n"
         f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
-        "Approve to execute it (by default continuously, following schedule.json; throttles are always restored); "
+        f"Approve to execute it ({'continuously, following schedule.json' if mode == 'continuous' else 'batch by batch, as waves'}; "
+        "throttles are always restored); "
         "Reject keeps the plan as rejected."
     )

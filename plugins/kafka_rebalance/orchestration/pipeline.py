@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_rebalance.analysis.summary_file import cluster_entry
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
 from kafka_rebalance.orchestration.approval_text import approval_body
 from kafka_rebalance.orchestration.cluster_access import admin_session
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
@@ -102,7 +103,9 @@ def record_balanced(run: Mapping[str, str]) -> str:
 # ----------------------------------------------------------------------------- plan, validate, stage
 
 
-def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> str:
+def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None,
+              mode: str = DEFAULT_MODE) -> str:
+    """``mode``: the cluster's executor mode, whose estimate the log line headlines."""
     from kafka_rebalance.planner import make_plan as plan_cluster
     from kafka_rebalance.planner import write_plan
 
@@ -112,9 +115,9 @@ def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: Plann
     out = Path(run["run_dir"]) / "plan"
     manifest, status = write_plan(result, out, run["snapshot"])
     s = manifest["summary"]
-    log.info("plan %s (%s): %d batches, %d replica moves, %s bytes, %d elections, ~%.0fs", manifest["plan_hash"][:16],
+    log.info("plan %s (%s): %d batches, %d replica moves, %s bytes, %d elections, estimated %s", manifest["plan_hash"][:16],
              status, len(manifest["batches"]), s["replica_moves"], f"{s['bytes_moved']:,}", s["leader_elections"],
-             s["estimated_seconds"])  # fmt: skip
+             plan_estimate(s, mode).text())  # fmt: skip
     return str(out)
 
 
@@ -129,25 +132,27 @@ def validate_plan(run: Mapping[str, str], plan_dir: str) -> str:
     return plan_dir
 
 
-def write_plan_report(staged: Path, final_snapshot: Path | None = None) -> Path:
-    """report.html beside the plan: projected before execution, with the final state and batch times after."""
+def write_plan_report(staged: Path, final_snapshot: Path | None = None, mode: str = DEFAULT_MODE) -> Path:
+    """report.html beside the plan: projected before execution, with the final state and batch times after.
+    ``mode``: the cluster's executor mode, whose estimate the report headlines."""
     from kafka_rebalance.report.html import ledger_times, write_report
 
     snapshot = read_manifest(staged)["snapshot"]["path"]
     return write_report(staged, snapshot, final_snapshot_path=final_snapshot,
-                        ledger=ledger_times(staged) if final_snapshot else None)  # fmt: skip
+                        ledger=ledger_times(staged) if final_snapshot else None, mode=mode)  # fmt: skip
 
 
-def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None) -> dict[str, str]:
+def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str = DEFAULT_MODE) -> dict[str, str]:
+    """``mode``: the cluster's executor mode, whose estimate the report and the approval text headline."""
     staged = stage_plan(Path(plan_dir), cluster_id)
     manifest = read_manifest(staged)
-    write_plan_report(staged)
+    write_plan_report(staged, mode=mode)
     if outlet_events is not None:
         outlet_events.extra = {"plan_dir": str(staged), "plan_hash": manifest["plan_hash"]}
     # The run remembers what it staged (the run's "Rebalance report" view in the UI reads this).
     (Path(plan_dir).parent / "staged.json").write_text(json.dumps({"dir": str(staged)}) + "\n", encoding="utf-8")
     log.info("staged plan %s at %s", manifest["plan_hash"][:16], staged)
-    return {"dir": str(staged), "plan_hash": manifest["plan_hash"], "body": approval_body(staged, manifest)}
+    return {"dir": str(staged), "plan_hash": manifest["plan_hash"], "body": approval_body(staged, manifest, mode=mode)}
 
 
 def wants_execution(run_type: Any, params: Mapping[str, Any]) -> bool:
@@ -274,9 +279,12 @@ def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str
 def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
     with _executor(cfg, cluster, staged_dir) as ex:
         out = ex.elections()
-    if out["failed"]:
-        log.warning("%d preferred election(s) did not succeed: %s", len(out["failed"]), out["failed"])
-    return json.dumps(out, sort_keys=True)
+    if out.failed:
+        log.warning("%d preferred election(s) did not succeed: %s", len(out.failed), out.failed)
+    if out.not_led_by_preferred:
+        log.warning("%d elected partition(s) not yet led by their preferred leader in the metadata after %.1fs: %s",
+                    len(out.not_led_by_preferred), out.waited_seconds, list(out.not_led_by_preferred))
+    return json.dumps(out.to_dict(), sort_keys=True)
 
 
 def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, str], staged_dir: str) -> str:
@@ -327,8 +335,10 @@ def _responder(decision: Mapping[str, Any] | None) -> str:
     return str(user)
 
 
-def finish(run: Mapping[str, str], staged_dir: str | None, decision: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Always runs: records a Reject beside the plan and says where everything is."""
+def finish(run: Mapping[str, str], staged_dir: str | None, decision: Mapping[str, Any] | None,
+           mode: str = DEFAULT_MODE) -> dict[str, Any]:
+    """Always runs: records a Reject beside the plan and says where everything is (``mode``: the cluster's
+    executor mode, whose estimate the report headlines)."""
     out: dict[str, Any] = {"run_dir": run["run_dir"], "analysis": run["analysis"]}
     if staged_dir is None:
         out["outcome"] = "balanced: nothing to do" if (Path(run["run_dir"]) / "balanced.json").exists() else "no plan staged"
@@ -345,7 +355,7 @@ def finish(run: Mapping[str, str], staged_dir: str | None, decision: Mapping[str
         out["verification"] = str(verified) if verified.exists() else None
         if verified.exists():
             final = json.loads(verified.read_text(encoding="utf-8"))["final_snapshot"]
-            out["report"] = str(write_plan_report(staged, Path(final)))
+            out["report"] = str(write_plan_report(staged, Path(final), mode))
     else:
         out["outcome"] = "staged (dry run)"
     log.info("run finished: %s", out)

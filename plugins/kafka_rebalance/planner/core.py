@@ -17,6 +17,7 @@ import numpy as np
 
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import PlanError
+from kafka_rebalance.estimates import DEFAULT_MODE
 from kafka_rebalance.metrics import threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
@@ -202,7 +203,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
     batches, throttles = _batches(state, reorders, moves, options)
-    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate)
+    schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
+                        options.move_fixed_seconds)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
@@ -331,7 +333,7 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
     throttles = []
     for batch in batches:
         if batch.kind == "move":
-            batch.seconds = batch_seconds(batch.steps, options.delivered_rate)
+            batch.seconds = batch_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
             if math.isinf(batch.seconds):
                 s = max(batch.steps, key=lambda s: s.rate)
                 raise PlanError(
@@ -372,7 +374,10 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "replica_moves": _ratio(replica_moves, reached_bounds["replica_moves"]),
             "bytes_moved": _ratio(bytes_moved, reached_bounds["bytes_moved"]),
         },
-        "estimated_seconds": round(sum(b.seconds for b in batches), 1),
+        # The headline: the figure of the executor's default mode (estimates.py), the batches' beside it.
+        "estimated_seconds": round(schedule.seconds, 1),
+        "estimate_of": DEFAULT_MODE,
+        "estimated_seconds_batches": round(sum(b.seconds for b in batches), 1),
         "continuous": {
             "estimated_seconds": round(schedule.seconds, 1),
             "physical_bound_seconds": round(schedule.bound_seconds, 1),

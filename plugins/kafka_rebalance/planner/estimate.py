@@ -5,7 +5,9 @@ leader sends them through its leader throttle, both at ``rate`` bytes/s. While a
 replica catches up, the partition keeps receiving produce traffic at
 ``bytes_in_per_sec``, which the new replica must also copy: a broker receiving S
 bytes of partitions whose produce rates sum to P needs S / (rate - P) seconds
-(never, when P >= rate). The batch lasts as long as its slowest broker.
+(never, when P >= rate). The batch lasts as long as its slowest broker, plus one move's fixed
+cost (``move_fixed_seconds``, throttle_model.py): a batch's moves are submitted together, so their
+metadata rounds, fetcher starts and ISR joins overlap rather than add up.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from collections.abc import Iterable
 from kafka_rebalance.planner.steps import Step
 
 
-def batch_seconds(steps: Iterable[Step], rate: float) -> float:
+def batch_seconds(steps: Iterable[Step], rate: float, fixed_seconds: float = 0.0) -> float:
     recv: dict[int, float] = defaultdict(float)
     recv_rate: dict[int, float] = defaultdict(float)
     send: dict[int, float] = defaultdict(float)
     send_rate: dict[int, float] = defaultdict(float)
+    copies = False
     for s in steps:
+        copies = copies or bool(s.adds)
         for b in s.adds:
             recv[b] += s.size
             recv_rate[b] += s.rate
@@ -34,4 +38,4 @@ def batch_seconds(steps: Iterable[Step], rate: float) -> float:
             if headroom <= 0:
                 return float("inf")
             worst = max(worst, size / headroom)
-    return worst
+    return worst + fixed_seconds if copies else worst

@@ -83,6 +83,7 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
         "version": 1,
         "throttle_bytes_per_sec": plan.options.throttle_bytes_per_sec,
         "throttle_efficiency": plan.options.throttle_efficiency,
+        "move_fixed_seconds": plan.options.move_fixed_seconds,
         "max_moves_per_broker": sched.max_moves_per_broker,
         "max_in_flight": sched.max_in_flight,
         "estimated_seconds": round(sched.seconds, 1),

@@ -14,6 +14,7 @@ import re
 import shlex
 from typing import Any
 
+from kafka_rebalance.estimates import mode_seconds
 from kafka_rebalance.plan_dir import PLAN_FILE
 
 
@@ -66,6 +67,11 @@ def _dur(seconds: float) -> str:
     return f"{h}h{m:02d}m{sec:02d}s" if h else (f"{m}m{sec:02d}s" if m else f"{sec}s")
 
 
+def _fixed(opts: dict[str, Any]) -> str:
+    fixed = opts.get("move_fixed_seconds")
+    return "" if fixed is None else f" and {fixed:g} s of fixed cost per move (--move-fixed-seconds)"
+
+
 def _efficiency(opts: dict[str, Any]) -> str:
     eff = opts.get("throttle_efficiency", 1.0)
     return "" if eff == 1 else f" (assuming the brokers deliver {eff:g} of it, --throttle-efficiency)"
@@ -82,17 +88,20 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         "",
         f"Snapshot sha256 {_code(manifest['snapshot']['sha256'])} captured {_code(manifest['snapshot']['captured_at'])}.",
         f"{summary['replica_moves']} replica moves ({summary['bytes_moved']:,} bytes), {summary['reorders']} reorders, "
-        f"{summary['leader_elections']} leader elections in {len(manifest['batches'])} batches; "
-        f"estimated {_dur(summary['estimated_seconds'])} of data movement at {rate:,} B/s per broker{_efficiency(opts)}.",
+        f"{summary['leader_elections']} leader elections in {len(manifest['batches'])} batches, "
+        f"throttled at {rate:,} B/s per broker{_efficiency(opts)}{_fixed(opts)}.",
     ]
-    if "continuous" in summary:
+    figures = mode_seconds(summary)
+    if figures["continuous"] is not None:
         c = summary["continuous"]
         lines.append(
-            f"Submitted continuously as `schedule.json` orders them, the same moves take about "
-            f"{_dur(c['estimated_seconds'])}; no schedule at this throttle can beat {_dur(c['physical_bound_seconds'])} "
-            "(the busiest broker's bytes in or out at the throttle). The executor and this runbook run the batches "
-            "below, in order."
+            f"Estimated duration: about {_dur(figures['continuous'])} as `kafka-rebalance execute` runs it by default "
+            f"(continuously, as `schedule.json` orders the moves); no schedule at this throttle can beat "
+            f"{_dur(c['physical_bound_seconds'])} (the busiest broker's bytes in or out at the throttle)."
         )
+    if figures["batches"] is not None:
+        lines.append(f"Run as the batches below, in order (this runbook by hand, or `execute --mode batches`): about "
+                     f"{_dur(figures['batches'])}.")
     if opts.get("exclude_topics"):
         lines.append("Topics left where they are: " + ", ".join(_code(t) for t in opts["exclude_topics"]) + ".")
     if opts.get("decommission_brokers"):

@@ -19,7 +19,10 @@ The executor and the simulator share the ``Dispatcher``, so the estimate describ
 order in which the executor really submits moves. The simulator uses the throttle model
 of ``estimate.py`` per move: every receiving broker shares its follower throttle, every
 leader its leader throttle, equally among the moves in flight there, after the produce
-traffic of those partitions; a move copies at the smaller of its two shares. The
+traffic of those partitions; a move copies at the smaller of its two shares. After its last
+byte, a move holds its place (not its bandwidth) for ``fixed_seconds`` more: the fixed cost of
+a move (metadata propagation, fetcher start, ISR join, the executor seeing it land;
+throttle_model.py), which small moves spend most of their time on. The
 physical bound is the busiest broker's bytes in or out divided by the throttle: no
 schedule under that throttle can finish sooner.
 """
@@ -247,8 +250,10 @@ def physical_bound(steps: Iterable[Step], throttle: float) -> float:
     return busiest / throttle if throttle else 0.0
 
 
-def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in_flight: int, throttle: float) -> Schedule:
-    """The schedule of these partitions' steps and its simulated duration under ``throttle`` B/s."""
+def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in_flight: int, throttle: float,
+             fixed_seconds: float = 0.0) -> Schedule:
+    """The schedule of these partitions' steps and its simulated duration under ``throttle`` B/s, each
+    step taking ``fixed_seconds`` on top of its copying."""
     order, after = priority_order(chains)
     dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle)
     start = [0.0] * len(order)
@@ -293,9 +298,9 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
         for i in ids:
             s = order[i]
             start[i] = now
-            if not s.adds:  # leaves only: metadata, done at once
-                end[i] = now
-                heapq.heappush(events, (now, i, -1, 0))
+            if not s.adds:  # leaves only: nothing to copy, only the fixed cost
+                end[i] = now + fixed_seconds
+                heapq.heappush(events, (now + fixed_seconds, i, -1, 0))
                 continue
             open_flows[i] = len(s.adds)
             for dst in s.adds:
@@ -330,6 +335,11 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
             open_flows[i] -= 1
             if open_flows[i]:
                 _reprice_around((dst, s.leader))
+                continue
+            if fixed_seconds:
+                # Copied: its bandwidth goes to the others now, its place in flight after the fixed cost.
+                _reprice_around((dst, s.leader))
+                heapq.heappush(events, (now + fixed_seconds, i, -1, 0))
                 continue
         end[i] = now
         dispatcher.finish(i)

@@ -30,6 +30,7 @@ from markupsafe import Markup
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.estimates import DEFAULT_MODE, MODE_LABELS, plan_estimate
 from kafka_rebalance.executor.control import read_control
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
 from kafka_rebalance.plan_dir import (
@@ -176,7 +177,7 @@ def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
     staged = re.fullmatch(r"[0-9a-f]{16}", plan_dir.name) is not None and plan.plan_hash.startswith(plan_dir.name)
     link = f"../../../control/{quote(plan_dir.parent.name)}/{plan_dir.name}" if staged else None
     out: dict[str, Any] = {"state": "running", "requests": [], "holds": [], "progress": None, "problem": None,
-                           "control_link": link}
+                           "control_link": link, "mode": None}
     try:
         control = read_control(plan_dir, plan.plan_hash)
         out["state"] = control.state.value
@@ -193,7 +194,20 @@ def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
         if isinstance(ledger, dict):
             out["holds"] = [h for h in ledger.get("holds") or [] if isinstance(h, dict)]
             out["progress"] = ledger.get("progress") if isinstance(ledger.get("progress"), dict) else None
+            out["mode"] = _ran_mode(ledger, plan)
     return out
+
+
+def _ran_mode(ledger: dict[str, Any], plan: Plan) -> str | None:
+    """The mode the ledger shows the plan running in; None before any move started."""
+    cont = ledger.get("continuous")
+    if isinstance(cont, dict) and cont.get("started_at"):
+        return "continuous"
+    raw = ledger.get("batches")
+    batches: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    moves = {b.id for b in plan.batches if b.kind == "move"}
+    started = [e for bid, e in batches.items() if bid in moves and isinstance(e, dict) and e.get("state", "pending") != "pending"]
+    return "batches" if any(e.get("mode") != "continuous" for e in started) else None
 
 
 def read_validation(plan_dir: Path, plan: Plan) -> dict[str, Any]:
@@ -368,11 +382,13 @@ def write_report(
     out_path: str | Path | None = None,
     final_snapshot_path: str | Path | None = None,
     ledger: Mapping[str, Any] | None = None,
+    mode: str = DEFAULT_MODE,
 ) -> Path:
     """Write the report (default ``PLAN_DIR/report.html``) and return its path.
 
     ``ledger``: ``{batch_id: {"started_at": ISO-8601 or epoch, "finished_at": ...}}``,
-    or an executor ledger with those entries under ``batches``.
+    or an executor ledger with those entries under ``batches``. ``mode``: the executor mode configured,
+    whose estimate is the headline until the ledger shows the mode the plan ran in.
     """
     plan_dir = Path(plan_dir)
     plan, figures = load_report_plan(plan_dir)
@@ -389,6 +405,7 @@ def write_report(
     rows = broker_rows(snapshot, figures.projected, final)
     actual = actual_batch_times(ledger, [b.id for b in plan.batches])
     docs = plan_dir / DATA_DOCS
+    execution = read_execution(plan_dir, plan)
     out.parent.mkdir(parents=True, exist_ok=True)
     page = _environment().get_template("report.html.j2").render(
         plan=plan,
@@ -400,7 +417,9 @@ def write_report(
         charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None),
         actual=actual or {},
         validation=read_validation(plan_dir, plan),
-        execution=read_execution(plan_dir, plan),
+        execution=execution,
+        estimate=plan_estimate(figures.summary, execution["mode"] or mode),
+        mode_labels=MODE_LABELS,
         data_docs=Path(os.path.relpath(docs.resolve(), out.parent.resolve())).as_posix() if docs.is_file() else None,
         metrics=METRICS,
     )
