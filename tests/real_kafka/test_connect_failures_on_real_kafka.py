@@ -84,15 +84,21 @@ def test_plaintext_client_on_the_sasl_listener(sasl_kafka):
     assert took < 5
 
 
-def test_authorization_denied_names_the_call_and_the_resource(sasl_kafka):
-    _, bootstrap, password = sasl_kafka
+def _alice_refused(bootstrap: str, password: str, call) -> ClusterError:
+    """What ``call`` on alice's admin client (she holds no ACL) raises."""
     admin = LiveAdmin(ConnectionSettings(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", password), quiet=True)
     try:
         with pytest.raises(ClusterError) as info:
-            admin.list_reassignments()
+            call(admin)
     finally:
         admin.close()
-    assert str(info.value) == (f"{bootstrap}: authorization denied: list partition reassignments needs an ACL on the "
+    return info.value
+
+
+def test_authorization_denied_names_the_call_and_the_resource(sasl_kafka):
+    _, bootstrap, password = sasl_kafka
+    refused = _alice_refused(bootstrap, password, LiveAdmin.list_reassignments)
+    assert str(refused) == (f"{bootstrap}: authorization denied: list partition reassignments needs an ACL on the "
                                "Cluster resource that user 'alice' does not hold (ClusterAuthorizationFailedError)")
 
 
@@ -100,13 +106,8 @@ def test_a_principal_without_describe_on_the_cluster_is_refused_not_given_an_emp
     # alice holds no ACL: Kafka answers her metadata and log-dir requests with nothing, not an error, so a
     # snapshot would be an empty, "balanced" cluster. DescribeCluster says which operations she may perform.
     sandbox, bootstrap, password = sasl_kafka
-    admin = LiveAdmin(ConnectionSettings(bootstrap, "SASL_PLAINTEXT", "PLAIN", "alice", password), quiet=True)
-    try:
-        with pytest.raises(ClusterError) as info:
-            admin.describe()
-    finally:
-        admin.close()
-    assert str(info.value) == (
+    refused = _alice_refused(bootstrap, password, LiveAdmin.describe)
+    assert str(refused) == (
         f"{bootstrap}: authorization denied: describing the cluster (its log dirs, brokers and configs) needs DESCRIBE "
         "on the CLUSTER resource, which user 'alice' does not hold; see the ACLs in docs/KAFKA.md")
     # the sandbox's own (super user) client still describes it

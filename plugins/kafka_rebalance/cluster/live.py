@@ -79,10 +79,13 @@ class LiveAdmin:
                 self.client._controller_id = None
             resource = authorization_resource(exc)
             if resource is not None:
-                user = f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
                 raise ClusterError(f"{self.settings.bootstrap_servers}: authorization denied: {what} needs an ACL on the "
-                                   f"{resource} resource that {user} does not hold ({type(exc).__name__})") from None
+                                   f"{resource} resource that {self._principal()} does not hold ({type(exc).__name__})") from None
             raise ClusterError(f"{self.settings.bootstrap_servers}: {what} failed: {exc}") from None
+
+    def _principal(self) -> str:
+        """Who the authorizer judged, for an error line (never the password)."""
+        return f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
 
     @staticmethod
     def _error_name(err: Any) -> str | None:
@@ -131,10 +134,9 @@ class LiveAdmin:
         # brokers too old for it, and every operation without an authorizer).
         allowed = cluster.get("authorized_operations")
         if allowed is not None and "DESCRIBE" not in allowed:
-            who = f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
             raise ClusterError(f"{self.settings.bootstrap_servers}: authorization denied: describing the cluster (its log "
-                               f"dirs, brokers and configs) needs DESCRIBE on the CLUSTER resource, which {who} does not "
-                               "hold; see the ACLs in docs/KAFKA.md")
+                               f"dirs, brokers and configs) needs DESCRIBE on the CLUSTER resource, which {self._principal()} "
+                               "does not hold; see the ACLs in docs/KAFKA.md")
         with self._call("describe topics"):
             topics = self.client.describe_topics()
         registered = {b["broker_id"]: b for b in cluster["brokers"]}
