@@ -135,6 +135,24 @@ class Plan:
         size = self.options.get("election_batch_size", 1000)
         return size if isinstance(size, int) and size > 0 else 1000
 
+    @property
+    def brokers_touched(self) -> frozenset[int]:
+        """Every broker a move of the plan involves (before or after): the only brokers it may throttle."""
+        return frozenset(r for b in self.batches for tp in b.targets for r in (*b.before[tp], *b.targets[tp]))
+
+    @property
+    def topics_touched(self) -> frozenset[str]:
+        """Every topic with a partition the plan moves: the only topics it may throttle."""
+        return frozenset(tp.topic for b in self.batches for tp in b.targets)
+
+    @property
+    def final_targets(self) -> dict[TP, tuple[int, ...]]:
+        """Each moved partition's replicas once the whole plan ran (its last batch's target)."""
+        out: dict[TP, tuple[int, ...]] = {}
+        for b in self.batches:
+            out.update(b.targets)
+        return out
+
     def batch(self, batch_id: str) -> Batch:
         for b in self.batches:
             if b.id == batch_id or (is_ascii_digits(batch_id) and is_ascii_digits(b.id) and int(b.id) == int(batch_id)):
@@ -176,6 +194,38 @@ def _rate_problem(value: Any) -> str | None:
     return f"expected a whole number of bytes/s within {MIN_THROTTLE_BYTES_PER_SEC}..{INT64_MAX}, got {json.dumps(value)[:60]}"
 
 
+def _replica_list_problem(value: str) -> str | None:
+    """Why ``value`` is no throttled-replica list (``*``, or PARTITION:BROKER entries joined by commas)."""
+    if value.strip() in ("*", ""):  # every replica; none (a value Kafka accepts and a ledger may record)
+        return None
+    entries = value.split(",")
+    for entry in entries:
+        part, sep, broker = entry.strip().partition(":")
+        if not (sep and is_ascii_digits(part) and is_ascii_digits(broker) and len(part) <= 10 and len(broker) <= 10):
+            return f"{entry!r} is not PARTITION:BROKER"
+    return None
+
+
+def throttle_value_problem(key: str, value: Any) -> str | None:
+    """Why a ledger's recorded ``value`` may not be written back under ``key`` (None: it may; None deletes the config).
+
+    A restore writes back what the cluster held before a run: only the four KIP-73 keys, a rate Kafka
+    accepts (a whole number of bytes/s, 0..2^63-1: an operator's own throttle may be below what a plan
+    sets) or a throttled-replica list. A batch's own throttles.json is held to the stricter plan rules.
+    """
+    if key not in BROKER_THROTTLE_KEYS + TOPIC_THROTTLE_KEYS:
+        return f"not a throttle config (expected one of {', '.join(BROKER_THROTTLE_KEYS + TOPIC_THROTTLE_KEYS)})"
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        return f"expected a string or null, got {json.dumps(value)[:60]}"
+    if key in BROKER_THROTTLE_KEYS:
+        if is_ascii_digits(value) and len(value) <= 19 and int(value) <= INT64_MAX:
+            return None
+        return f"expected a whole number of bytes/s within 0..{INT64_MAX}, got {json.dumps(value)[:60]}"
+    return _replica_list_problem(value)
+
+
 def _throttles(raw: Any, path: Path, before: dict[TP, tuple[int, ...]], targets: dict[TP, tuple[int, ...]]) -> Throttles:
     """throttles.json, typed, every value checked against the batch's own moves.
 
@@ -209,16 +259,23 @@ def _throttles(raw: Any, path: Path, before: dict[TP, tuple[int, ...]], targets:
                 raise PlanDirError(f"{path}: brokers.{bid}.{key}: {problem}")
         brokers[int(bid)] = dict(cfg)
     topics: dict[str, dict[str, str]] = {}
+    topics_of_batch = {tp.topic for tp in targets}
     for name, cfg in topics_raw.items():
         if not isinstance(cfg, dict) or not all(isinstance(v, str) for v in cfg.values()):
             raise PlanDirError(f"{path}: topics.{name}: expected config names mapping to string values")
+        # Checked for the topic itself, not only for the entries of its lists: an empty list or an empty
+        # mapping would otherwise name (and alter) a topic this batch does not move.
+        if name not in topics_of_batch:
+            raise PlanDirError(f"{path}: topics.{name}: topic {name!r} has no partition this batch moves")
         for key, value in sorted(cfg.items()):
             if key not in TOPIC_THROTTLE_KEYS:
                 raise PlanDirError(f"{path}: topics.{name}.{key}: not a throttle config (expected {' or '.join(TOPIC_THROTTLE_KEYS)})")
-            for entry in filter(None, value.split(",")):
-                part, sep, broker = entry.partition(":")
-                if not (sep and is_ascii_digits(part) and is_ascii_digits(broker) and len(part) <= 10 and len(broker) <= 10):
-                    raise PlanDirError(f"{path}: topics.{name}.{key}: {entry!r} is not PARTITION:BROKER")
+            if value.strip() in ("*", ""):
+                raise PlanDirError(f"{path}: topics.{name}.{key}: {value!r}: a batch throttles exactly the replicas it moves")
+            if (problem := _replica_list_problem(value)) is not None:
+                raise PlanDirError(f"{path}: topics.{name}.{key}: {problem}")
+            for entry in value.split(","):
+                part, _, broker = entry.strip().partition(":")
                 tp = TP(name, int(part))
                 if tp not in involved:
                     raise PlanDirError(f"{path}: topics.{name}.{key}: {tp} is not a partition of this batch")

@@ -369,12 +369,45 @@ def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
     with pytest.raises(RuntimeError):
         Executor(plan, admin, ExecSettings(mode="batches"), progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
     assert set(sim.list_reassignments()) == set(batch)
-    report = Executor(plan, admin, ExecSettings(mode="batches")).cancel()
-    assert sorted(report["cancelled"]) == sorted(str(tp) for tp in batch)
+    outcome = Executor(plan, admin, ExecSettings(mode="batches")).cancel()
+    assert sorted(outcome.cancelled) == sorted(batch)
+    assert outcome.left_alone == ()
     assert sim.list_reassignments() == {}
     assert _configs(sim) == before_configs
     for tp in batch:
         assert tuple(sim.partitions[tp].replicas) == plan.batches[0].before[tp]
+
+
+def test_cancel_leaves_reassignments_it_did_not_submit_alone(tmp_path, snap):
+    """Another tool moves one of the plan's partitions to another target, and an unrelated partition: cancel
+    cancels neither (the plan never submitted them) and reports the one on the plan's partition."""
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 3)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    theirs, ours = sorted(batch)[0], sorted(batch)[1:]
+    unrelated = next(tp for tp in sorted(sim.partitions) if tp not in batch)
+    foreign = {}
+    for tp in (theirs, unrelated):
+        current = tuple(sim.partitions[tp].replicas)
+        spare = next(b for b in sorted(sim.brokers) if b not in current and (tp != theirs or b not in batch[tp]))
+        foreign[tp] = (spare, *current[1:])
+        sim.never_catch_up(tp, spare)
+    for tp in ours:
+        sim.never_catch_up(tp, [r for r in batch[tp] if r not in sim.partitions[tp].replicas][0])
+    admin = SimAdmin(sim)
+    # Our run submits only the partitions nobody else is moving (--additional lets it start beside them).
+    with pytest.raises(RuntimeError):
+        Executor(plan, admin, ExecSettings(mode="batches", additional=True),
+                 progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
+    sim.alter_reassignments(foreign)
+    assert {tp: r.target for tp, r in sim.list_reassignments().items()} == {
+        **{tp: batch[tp] for tp in ours}, **foreign}
+
+    outcome = Executor(plan, admin, ExecSettings(mode="batches")).cancel()
+
+    assert sorted(outcome.cancelled) == sorted(ours)
+    assert outcome.left_alone == (theirs,)
+    assert {tp: r.target for tp, r in sim.list_reassignments().items()} == foreign
 
 
 class _CancelFailsFirst(SimAdmin):

@@ -343,7 +343,7 @@ def test_completed_partitions_are_decided_per_partition_not_by_name_matching(tmp
     plan = load_plan(plan_dir)
     result = Executor(plan, RefusesOrders10(Simulator.from_snapshot(snap)), ExecSettings(poll_interval=5)).run_batch("001")
     assert result.state == "failed"
-    assert result.completed == ["orders-1"]  # "orders-10: ..." in the problems must not hide orders-1
+    assert result.completed == [TP("orders", 1)]  # "orders-10: ..." in the problems must not hide orders-1
     assert any(p.startswith("orders-10: reassignment refused") for p in result.problems)
     states = read_json(plan.path / "ledger.json")["batches"]["001"]["partition_states"]
     assert states == {"orders-1": PartitionState.AT_TARGET.value, "orders-10": PartitionState.REFUSED.value}

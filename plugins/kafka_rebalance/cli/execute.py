@@ -235,9 +235,18 @@ def cancel(
     simulate: SimulateOpt = None,
     connect_timeout: ConnectTimeoutOpt = 15.0,
 ) -> None:
-    """Abort cleanly: cancel the plan's in-flight moves and restore the recorded throttle values."""
-    the_plan = load_plan(plan, require_passed=False)
+    """Abort cleanly: cancel the moves this plan has in flight and restore the throttle values its runs recorded.
+
+    Only what the plan owns is touched: a reassignment someone else started (of the plan's partitions or
+    others) is reported and left alone. Like execute, it needs the plan unchanged, validated and approved;
+    when the plan directory is damaged, `kafka-rebalance restore` still puts back the recorded throttles.
+    """
+    the_plan = load_plan(plan, require_approval=True)
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
-        report = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
-    emit_json(report)
+        outcome = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
+    emit_json(outcome.to_dict())
+    if outcome.left_alone:
+        shown = ", ".join(str(tp) for tp in outcome.left_alone[:5]) + (", ..." if len(outcome.left_alone) > 5 else "")
+        _progress(f"cancel: left {len(outcome.left_alone)} reassignment(s) of this plan's partitions alone: not started "
+                  f"by this plan ({shown}); cancel them with Kafka's own tool if they should stop")
     _identity_note(the_plan)

@@ -38,7 +38,8 @@ from kafka_rebalance.cluster.admin import (
     TP,
     ClusterError,
 )
-from kafka_rebalance.executor.ledger import CANCELLED, CONTINUOUS, FAILED, FINISHED, PENDING, SUBMITTED
+from kafka_rebalance.executor.ledger import CANCELLED, CONTINUOUS, FAILED, FINISHED, SUBMITTED
+from kafka_rebalance.executor.moves import MoveState, landed
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS
 from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.schedule import Dispatcher
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class ContinuousResult:
-    state: str  # FINISHED when every step finished; else FAILED
+    state: MoveState  # FINISHED when every step finished; else FAILED
     steps: int
     finished: int = 0
     cancelled: list[str] = field(default_factory=list)  # "step N topic-p: why"
@@ -138,11 +139,6 @@ class ContinuousRun:
 
     # ------------------------------------------------------------------ ledger
 
-    def _step(self, i: int) -> dict[str, Any]:
-        """Step i's ledger entry, about to be changed (so the ledger encodes it again)."""
-        self.ex.ledger.step_changed(str(i))
-        return self.entry["steps"][str(i)]
-
     def _say(self, line: str) -> None:
         self.ex.progress(f"continuous: {line}")
 
@@ -170,8 +166,8 @@ class ContinuousRun:
             current = admin.partitions([self.moves[i].tp for i in unsettled])
             for i in list(unsettled):
                 m, p = self.moves[i], current.get(self.moves[i].tp)
-                if p is not None and p.replicas == m.replicas and set(m.replicas) <= set(p.isr):
-                    self._step(i).update(state=FINISHED, ended_at=self._iso(), note="finished while no executor watched it")
+                if landed(p, m.replicas):
+                    self.ex.ledger.set_step(str(i), FINISHED, ended_at=self._iso(), note="finished while no executor watched it")
                     done.add(i)
                     unsettled.remove(i)
             if not unsettled or admin.now() >= deadline:
@@ -179,10 +175,10 @@ class ContinuousRun:
             self.ex.sleep(min(1.0, self.ex.settings.poll_interval))
         for i in unsettled:
             # Never reached Kafka, or was cancelled since: it starts afresh, and the ledger says so.
-            self._step(i).update(state=CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
+            self.ex.ledger.set_step(str(i), CANCELLED, ended_at=self._iso(), problems=["not in flight when the run resumed; started again"])
         self.result.resumed_in_flight = len(running)
         if running:
-            starts = [s for s in (self._step(i).get("started_at") for i in running) if isinstance(s, str)]
+            starts = [s for s in (self.entry["steps"][str(i)].get("started_at") for i in running) if isinstance(s, str)]
             self.ex.gate.watch_in_flight(datetime.fromisoformat(min(starts)) if starts else None)
             self._say(f"{len(running)} step(s) a previous run submitted are still moving: watching them, not resubmitting")
         return done, running
@@ -260,6 +256,8 @@ class ContinuousRun:
 
     def run(self) -> ContinuousResult:
         ex, admin = self.ex, self.ex.admin
+        # First, before anything is read or set: a run whose ledger cannot start again is refused untouched.
+        ex.ledger.set_run(SUBMITTED, started_at=self._iso(), estimated_seconds=self.schedule.estimated_seconds)
         done, running = self._resume()
         dispatcher = Dispatcher(self.steps, self.after, self.schedule.max_moves_per_broker, self.schedule.max_in_flight,
                                 self.schedule.delivered_rate, done=done, running=running)
@@ -268,7 +266,6 @@ class ContinuousRun:
             self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
         started = self.started = admin.now()
-        self.entry.update(state=SUBMITTED, started_at=self._iso(), estimated_seconds=self.schedule.estimated_seconds)
         ex.ledger.save()
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(self.schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(self.schedule.physical_bound_seconds)})")
@@ -290,7 +287,7 @@ class ContinuousRun:
                 self._poll(dispatcher)
             ended = admin.now()  # the moves' time: the estimate's counterpart (restoring throttles is not in it)
         except BaseException:
-            self.entry["state"] = FAILED
+            ex.ledger.set_run(FAILED)
             raise
         finally:
             ex.ledger.save()
@@ -307,7 +304,7 @@ class ContinuousRun:
         if measure is not None:
             r.measured_efficiency, r.measured_move_fixed_seconds, r.estimate_miss = (
                 measure.efficiency, measure.move_fixed_seconds, measure.miss)
-        self.entry.update(state=r.state, actual_seconds=r.actual_seconds, ended_at=self._iso(),
+        ex.ledger.set_run(r.state, actual_seconds=r.actual_seconds, ended_at=self._iso(),
                           measured_efficiency=r.measured_efficiency, measured_move_fixed_seconds=r.measured_move_fixed_seconds,
                           estimate_miss=r.estimate_miss.value if r.estimate_miss is not None else None)
         self._mark_batches()
@@ -363,16 +360,11 @@ class ContinuousRun:
         for i in new:
             m = self.moves[i]
             self.waiting -= self._bytes(i)
-            old = self.entry["steps"].get(str(i))
             # A retried step (cancelled or failed earlier) keeps its earlier attempts in the ledger.
-            earlier = [*old.pop("earlier", []), old] if old else []
-            self.ex.ledger.step_changed(str(i))
-            self.entry["steps"][str(i)] = {"tp": str(m.tp), "batch": m.batch, "state": SUBMITTED, "started_at": at,
-                                           "started_clock": round(now, 3),
-                                           **({"earlier": earlier} if earlier else {})}
+            ex.ledger.set_step(str(i), SUBMITTED, tp=str(m.tp), batch=m.batch, started_at=at, started_clock=round(now, 3))
             self.tracks[i] = self._track(m, now)
-            if ex.ledger.state(m.batch) == PENDING:
-                ex.ledger.batch(m.batch).update(state=SUBMITTED, mode=CONTINUOUS, started_at=at)
+            if ex.ledger.state(m.batch) != SUBMITTED:
+                ex.ledger.set_batch(m.batch, SUBMITTED, mode=CONTINUOUS, started_at=at)
         self._throttle(new)  # saves the ledger (steps included) before setting anything
         errors = {tp: e for tp, e in ex.admin.alter_reassignments({self.moves[i].tp: self.moves[i].replicas for i in new}).items() if e}
         for i in new:
@@ -385,11 +377,11 @@ class ContinuousRun:
             ex.ledger.save()
         self._say(f"started {len(new)} step(s); {len(dispatcher.in_flight)} in flight")
 
-    def _end(self, i: int, dispatcher: Dispatcher, state: str, why: str | None = None) -> None:
-        m, e, t = self.moves[i], self._step(i), self.tracks.pop(i)
+    def _end(self, i: int, dispatcher: Dispatcher, state: MoveState, why: str | None = None) -> None:
+        m, t = self.moves[i], self.tracks.pop(i)
         self.by_topic[m.tp.topic].discard(i)
         now = self.ex.admin.now()
-        e.update(state=state, ended_at=self._iso(), ended_clock=round(now, 3), seconds=round(now - t.started, 3))
+        e = self.ex.ledger.set_step(str(i), state, ended_at=self._iso(), ended_clock=round(now, 3), seconds=round(now - t.started, 3))
         if state == FINISHED:
             self.copied += self._bytes(i)
             dispatcher.finish(i)
@@ -476,7 +468,7 @@ class ContinuousRun:
         for i in gone:
             m, t = self.moves[i], self.tracks[i]
             p = parts.get(m.tp)
-            if p is not None and p.replicas == m.replicas and set(m.replicas) <= set(p.isr) and p.leader != -1:
+            if landed(p, m.replicas):
                 self._end(i, dispatcher, FINISHED)
                 touched.add(m.tp.topic)
                 continue
@@ -509,12 +501,11 @@ class ContinuousRun:
             by_batch[m.batch].append(m.id)
         for bid, ids in sorted(by_batch.items()):
             states = [self.entry["steps"].get(str(i), {}).get("state") for i in ids]
-            entry = self.ex.ledger.batch(bid)
             # Finished means every partition of the batch file at its target, not only every step the
             # schedule lists (the plan loader refuses a schedule that lacks one; this never trusts it).
-            landed = {self.moves[i].tp for i, st in zip(ids, states) if st == FINISHED}
-            if all(st == FINISHED for st in states) and landed >= set(self.ex.plan.batch(bid).targets):
-                entry.update(state=FINISHED, mode=CONTINUOUS, completed=sorted({str(self.moves[i].tp) for i in ids}))
+            at_target = {self.moves[i].tp for i, st in zip(ids, states) if st == FINISHED}
+            if all(st == FINISHED for st in states) and at_target >= set(self.ex.plan.batch(bid).targets):
+                entry = self.ex.ledger.set_batch(bid, FINISHED, mode=CONTINUOUS, completed=sorted({str(self.moves[i].tp) for i in ids}))
                 steps = [self.entry["steps"].get(str(i), {}) for i in ids]
                 starts = [e["started_clock"] for e in steps if isinstance(e.get("started_clock"), (int, float))]
                 ends = [e["ended_clock"] for e in steps if isinstance(e.get("ended_clock"), (int, float))]
@@ -523,4 +514,4 @@ class ContinuousRun:
                     # start to its last step's end (batches overlap when they run continuously).
                     entry.update(started_clock=min(starts), actual_seconds=round(max(ends) - min(starts), 3))
             elif any(st in (FAILED, CANCELLED) for st in states):
-                entry.update(state=FAILED, mode=CONTINUOUS)
+                self.ex.ledger.set_batch(bid, FAILED, mode=CONTINUOUS)

@@ -22,7 +22,8 @@ The DAG calls the steps one by one: ``preflight``, ``run_selected``, ``elections
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from kafka_rebalance.cluster.admin import (
     TP,
     ClusterAdmin,
     ClusterError,
+    PartitionView,
     Reassignment,
 )
 from kafka_rebalance.errors import RebalanceError
@@ -49,9 +51,12 @@ from kafka_rebalance.executor.ledger import (
     THROTTLES_RECORDED,
     Ledger,
     MoveState,
+    Owned,
 )
+from kafka_rebalance.executor.moves import landing_problem
 from kafka_rebalance.executor.results import (
     BatchResult,
+    CancelOutcome,
     ElectionSettle,
     ElectionsResult,
     PartitionOutcome,
@@ -95,6 +100,11 @@ def unchecked_identity_note(plan: Plan) -> str | None:
             "so which cluster this is was not checked")
 
 
+def owned_by(plan: Plan) -> Owned:
+    """What the plan may touch, which its ledger is checked against."""
+    return Owned(plan.brokers_touched, plan.topics_touched)
+
+
 class Executor:
     def __init__(
         self,
@@ -110,7 +120,7 @@ class Executor:
         self.admin = admin
         self.settings = settings
         self.progress = progress or (lambda line: None)
-        self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash)
+        self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash, owned_by(plan))
         # Operators' pause/stop requests always apply; windows only when the caller configures them.
         self.gate = gate if gate is not None else ExecutionGate.unrestricted(plan.path, plan.plan_hash)
         self.hold: Hold | None = None  # why the last run stopped starting work, if it did
@@ -333,8 +343,8 @@ class Executor:
             raise ExecutionRefused(f"batch {batch.id}: the cluster is not where this batch starts: " + "; ".join(problems[:10]))
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.admin.now()
-        entry.update(state=THROTTLES_RECORDED, started_clock=start,
-                     started_at=self.gate.clock().isoformat(timespec="milliseconds"))
+        self.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start,
+                              started_at=self.gate.clock().isoformat(timespec="milliseconds"))
         throttles = self.throttle_record(batch.id)
         throttles.begin()
         # A broker's rate can only be read or written through that broker, and a broker that is down
@@ -351,21 +361,21 @@ class Executor:
                 self.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
             for topic, cfg in sorted(batch.throttles.topics.items()):
                 self.admin.alter_configs(TOPIC, topic, throttles.merged(topic, cfg))
-            entry["state"] = THROTTLED
+            self.ledger.set_batch(batch.id, THROTTLED)
             self.ledger.save()
             to_submit = {tp: t for tp, t in sorted(batch.targets.items())
                          if current[tp] != t and not (tp in inflight and inflight[tp].target == t)}
             self.check_stop()
             errors = {tp: e for tp, e in self.admin.alter_reassignments(to_submit).items() if e}
-            entry["state"] = SUBMITTED
+            self.ledger.set_batch(batch.id, SUBMITTED)
             self.ledger.save()
             timed_out, stopped = self._poll(batch, set(batch.targets) - set(errors), result, start)
-            outcomes = self._verify_batch(batch, {TP(*_split(c)) for c in result.cancelled}, errors)
+            outcomes = self._verify_batch(batch, set(result.cancelled), errors)
             result.problems.extend(p for o in outcomes.values() for p in o.problems)
             ok = not result.problems and not timed_out and not (stopped and result.cancelled)
             result.state = batch_state(outcomes.values(), ok)
         except BaseException:
-            entry["state"] = FAILED
+            self.ledger.set_batch(batch.id, FAILED)
             raise
         finally:
             self.ledger.save()
@@ -374,8 +384,9 @@ class Executor:
             result.state = FAILED
             result.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         result.actual_seconds = round(self.admin.now() - start, 3)
-        result.completed = [str(tp) for tp, o in sorted(outcomes.items()) if o.state is PartitionState.AT_TARGET]
-        entry.update(state=result.state, completed=result.completed, cancelled=result.cancelled, problems=result.problems,
+        result.completed = [tp for tp, o in sorted(outcomes.items()) if o.state is PartitionState.AT_TARGET]
+        self.ledger.set_batch(batch.id, result.state, completed=[str(tp) for tp in result.completed],
+                              cancelled=[str(tp) for tp in result.cancelled], problems=result.problems,
                      partition_states={str(tp): o.state.value for tp, o in sorted(outcomes.items())},
                      actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds,
                      ended_at=self.gate.clock().isoformat(timespec="milliseconds"))
@@ -466,7 +477,7 @@ class Executor:
     def _cancel(self, tps: list[TP], pending: set[TP], result: BatchResult, why: str) -> None:
         cancelled = self.cancel_moves(tps, f"batch {result.id}", why)
         pending.difference_update(tps)
-        result.cancelled.extend(str(tp) for tp in tps if tp in cancelled)
+        result.cancelled.extend(tp for tp in tps if tp in cancelled)
 
     def cancel_moves(self, tps: list[TP], label: str, why: str) -> set[TP]:
         """Cancel these moves; returns those Kafka cancelled (the others had just finished).
@@ -520,16 +531,10 @@ class Executor:
                                     f"{list(p.replicas)}, not back to {list(before)}")
                 state = PartitionState.REFUSED if tp in refused else PartitionState.CANCELLED
                 out[tp] = PartitionOutcome(tp, state, tuple(problems))
-            elif p.replicas != target:
-                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET,
-                                           (f"{tp}: replicas {list(p.replicas)} differ from the target {list(target)}",))
-            elif not set(target) <= set(p.isr):
-                missing = sorted(set(target) - set(p.isr))
-                dead = [m for m in missing if m not in alive]
+            elif (problem := landing_problem(PartitionView(p.replicas, p.isr, p.leader), target)) is not None:
+                dead = sorted(set(target) - set(p.isr) - alive)
                 out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (
-                    f"{tp}: ISR {list(p.isr)} lacks {missing}" + (f" (broker(s) {dead} down)" if dead else ""),))
-            elif p.leader == -1:
-                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: has no leader",))
+                    f"{tp}: {problem}" + (f" (broker(s) {dead} down)" if dead else ""),))
             else:
                 out[tp] = PartitionOutcome(tp, PartitionState.AT_TARGET)
         return out
@@ -660,16 +665,10 @@ class Executor:
         problems, at_target = [], 0
         for tp, target in sorted(final_target.items()):
             p = parts.get(tp)
-            if p is None:
-                problems.append(f"{tp}: does not exist")
-            elif tp in inflight:
+            if p is not None and tp in inflight:
                 problems.append(f"{tp}: still moving ({list(inflight[tp].adding)} catching up)")
-            elif p.replicas != target:
-                problems.append(f"{tp}: replicas {list(p.replicas)}, target {list(target)}")
-            elif not set(target) <= set(p.isr):
-                problems.append(f"{tp}: ISR {list(p.isr)} incomplete")
-            elif p.leader == -1:
-                problems.append(f"{tp}: no leader")
+            elif (problem := landing_problem(None if p is None else PartitionView(p.replicas, p.isr, p.leader), target)):
+                problems.append(f"{tp}: {problem}")
             else:
                 at_target += 1
         throttles_left = [f"{label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
@@ -723,30 +722,51 @@ class Executor:
         self.ledger.save()
         return report
 
-    def cancel(self) -> dict[str, Any]:
+    def owned_in_flight(self, inflight: Mapping[TP, Reassignment]) -> dict[TP, Reassignment]:
+        """The reassignments in flight that this plan submitted: the ledger records the move as submitted (or
+        about to be: a run killed between the submission and the ledger's next write) and Kafka is moving the
+        partition to exactly that move's target. Anything else in flight is someone else's."""
+        mine: dict[TP, set[tuple[int, ...]]] = defaultdict(set)
+        for b in self.plan.batches:
+            if self.ledger.state(b.id) in (THROTTLED, SUBMITTED, FAILED):
+                for tp, target in b.targets.items():
+                    mine[tp].add(target)
+        if self.plan.schedule is not None:
+            for m in self.plan.schedule.moves:
+                if self.ledger.step_state(str(m.id)) == SUBMITTED:
+                    mine[m.tp].add(m.replicas)
+        return {tp: r for tp, r in inflight.items() if r.target in mine.get(tp, ())}
+
+    def cancel(self) -> CancelOutcome:
+        """Cancel the moves this plan has in flight (only those: see ``owned_in_flight``) and restore the
+        throttle values its runs recorded. Reassignments of anyone else, on the plan's partitions or not, are
+        reported and left alone."""
         self.check_cluster_identity()
         inflight = self.admin.list_reassignments()
-        ours = {tp: t for b in self.plan.batches for tp, t in b.targets.items()}
-        to_cancel = sorted(tp for tp, r in inflight.items() if tp in ours)
+        owned = self.owned_in_flight(inflight)
+        plan_tps = set(self.plan.final_targets)
+        others = tuple(sorted(tp for tp in inflight if tp not in owned and tp in plan_tps))
+        to_cancel = sorted(owned)
         outcome = self.admin.alter_reassignments({tp: None for tp in to_cancel}) if to_cancel else {}
         restored = self.ledger.unrestored()
         for key in restored:
             self.throttle_record(key).restore()
         for b in self.plan.batches:
             if self.ledger.state(b.id) not in (FINISHED, PENDING):
-                self.ledger.batch(b.id)["state"] = CANCELLED
-        for sid, entry in self.ledger.continuous()["steps"].items():
-            if entry["state"] == SUBMITTED:
-                entry["state"] = CANCELLED
-                self.ledger.step_changed(sid)
-        self.ledger.event(f"cancelled {len(to_cancel)} in-flight move(s); restored throttles of {restored or 'no batch'}")
+                self.ledger.set_batch(b.id, CANCELLED)
+        for m in self.plan.schedule.moves if self.plan.schedule is not None else ():
+            if self.ledger.step_state(str(m.id)) == SUBMITTED:
+                self.ledger.set_step(str(m.id), CANCELLED, problems=["cancelled by `cancel`"])
+        self.ledger.event(f"cancelled {len(to_cancel)} in-flight move(s) of this plan; left {len(others)} reassignment(s) "
+                          f"of the plan's partitions by someone else alone; restored throttles of {restored or 'no batch'}")
         self.ledger.save()
-        return {
-            "plan_hash": self.plan.plan_hash,
-            "cancelled": [str(tp) for tp in to_cancel if outcome.get(tp) is None],
-            "not_cancelled": {str(tp): outcome[tp] for tp in to_cancel if outcome.get(tp)},
-            "restored_throttles_of": restored,
-        }
+        return CancelOutcome(
+            plan_hash=self.plan.plan_hash,
+            cancelled=tuple(tp for tp in to_cancel if outcome.get(tp) is None),
+            not_cancelled={tp: str(outcome[tp]) for tp in to_cancel if outcome.get(tp)},
+            left_alone=others,
+            restored_throttles_of=tuple(restored),
+        )
 
 
 def batch_state(outcomes: Iterable[PartitionOutcome], ok: bool) -> MoveState:
@@ -758,8 +778,3 @@ def batch_state(outcomes: Iterable[PartitionOutcome], ok: bool) -> MoveState:
     if ok and all(st in (PartitionState.AT_TARGET, PartitionState.CANCELLED) for st in states):
         return CANCELLED
     return FAILED
-
-
-def _split(name: str) -> tuple[str, int]:
-    topic, _, part = name.rpartition("-")
-    return topic, int(part)

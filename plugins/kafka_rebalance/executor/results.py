@@ -7,6 +7,7 @@ from enum import Enum
 from typing import Any
 
 from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.executor.moves import MoveState
 
 
 class PartitionState(str, Enum):
@@ -28,17 +29,37 @@ class PartitionOutcome:
 @dataclass(slots=True)
 class BatchResult:
     id: str
-    state: str
+    state: MoveState
     partitions: int
-    completed: list[str] = field(default_factory=list)
-    cancelled: list[str] = field(default_factory=list)
+    completed: list[TP] = field(default_factory=list)
+    cancelled: list[TP] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     estimated_seconds: float | None = None
     actual_seconds: float | None = None
     skipped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.update(state=self.state.value, completed=[str(tp) for tp in self.completed],
+                   cancelled=[str(tp) for tp in self.cancelled])
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CancelOutcome:
+    """What ``cancel`` did: only the plan's own moves are cancelled; others' are reported, never touched."""
+
+    plan_hash: str
+    cancelled: tuple[TP, ...]  # this plan's moves Kafka cancelled
+    not_cancelled: dict[TP, str]  # this plan's moves Kafka did not cancel, with its error (they had just finished)
+    left_alone: tuple[TP, ...]  # reassignments of the plan's partitions that someone else started
+    restored_throttles_of: tuple[str, ...]  # the throttle records written back (batch ids, or "continuous")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plan_hash": self.plan_hash, "cancelled": [str(tp) for tp in self.cancelled],
+                "not_cancelled": {str(tp): e for tp, e in sorted(self.not_cancelled.items())},
+                "left_alone": [str(tp) for tp in self.left_alone],
+                "restored_throttles_of": list(self.restored_throttles_of)}
 
 
 @dataclass(frozen=True, slots=True)
