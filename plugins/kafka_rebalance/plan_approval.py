@@ -97,8 +97,18 @@ def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
     )
 
 
+# Clocks of the gathering host and this one may differ a little; a snapshot gathered further in the future
+# than this was stamped by a wrong clock (or by hand), and its age says nothing.
+MAX_CLOCK_SKEW_SECONDS = 300.0
+
+
 def age_problem(facts: PlanFacts, max_age_seconds: float) -> str | None:
-    """Why the plan is too old to approve, None when its snapshot is young enough."""
+    """Why the plan is too old (or its gather time unusable) to approve or start, None when it is young enough."""
+    if facts.snapshot_age_seconds is not None and facts.snapshot_age_seconds < -MAX_CLOCK_SKEW_SECONDS:
+        return (f"{PLAN_FILE}: snapshot.captured_at: {facts.snapshot_captured_at} is "
+                f"{human_seconds(-facts.snapshot_age_seconds)} in the future (more than the "
+                f"{human_seconds(MAX_CLOCK_SKEW_SECONDS)} of clock skew allowed), so the plan's age is unknown; "
+                "check the gathering host's clock, gather a fresh snapshot and re-plan")
     if facts.snapshot_age_seconds is None:
         got = "" if facts.snapshot_captured_at is None else f" (it holds {facts.snapshot_captured_at!r})"
         return (f"{PLAN_FILE}: snapshot.captured_at: the snapshot records no gather time{got}, so the plan's age is "
@@ -129,14 +139,15 @@ def describe(facts: PlanFacts) -> list[str]:
     ]
 
 
-def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds: float,
+def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds: float | None,
            now: datetime) -> tuple[PlanFacts, dict[str, Any]]:
     """Record ``decision`` (approved | rejected) on the plan in ``plan_dir``; return the facts it was taken on
     and what approval.json holds.
 
     An approval is refused for a plan that did not pass validation for this very hash, and for a
-    plan whose snapshot is older than ``max_age_seconds`` (or of unknown age). A rejection is
-    always recorded: refusing to run a plan needs no proof that it could run.
+    plan whose snapshot is older than ``max_age_seconds`` (or of unknown age). ``max_age_seconds`` None: a
+    simulated cluster, whose clock is virtual and whose age means nothing. A rejection is always
+    recorded: refusing to run a plan needs no proof that it could run.
     """
     if decision not in ("approved", "rejected"):
         raise ValueError(f"decision must be approved or rejected, got {decision!r}")
@@ -146,15 +157,31 @@ def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds
     facts = plan_facts(plan_dir, now)
     if decision == "approved":
         require_validated(plan_dir, facts.plan_hash)
-        problem = age_problem(facts, max_age_seconds)
+        problem = age_problem(facts, max_age_seconds) if max_age_seconds is not None else None
         if problem is not None:
             raise PlanDirError(f"{plan_dir}: not approved: {problem}")
     record_approval(plan_dir, decision, by, note, details={
         "at": now.astimezone(UTC).isoformat(timespec="seconds"),
         "snapshot_captured_at": facts.snapshot_captured_at,
         "snapshot_age_seconds": None if facts.snapshot_age_seconds is None else round(facts.snapshot_age_seconds),
-        "max_plan_age_seconds": round(max_age_seconds),
+        "max_plan_age_seconds": None if max_age_seconds is None else round(max_age_seconds),
     })
     recorded = read_approval(plan_dir)
     assert recorded is not None, f"{plan_dir / APPROVAL_FILE} was just written"
     return facts, recorded
+
+
+def start_problem(plan_dir: Path, now: datetime) -> str | None:
+    """Why an approved plan may not start executing now: its snapshot aged past the limit it was approved
+    under (or its gather time is unusable). Checked when execution starts, not while a started run resumes."""
+    approval = read_approval(plan_dir) or {}
+    limit = approval.get("max_plan_age_seconds")
+    if limit is None:
+        # Written before approvals recorded their limit (or by hand, which no check here can stop: signed
+        # approvals are what would). Its approval was checked as it was then.
+        return None
+    if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
+        return (f"{Path(plan_dir) / APPROVAL_FILE}: max_plan_age_seconds: {limit!r} is no plan age limit; "
+                "approve the plan again (kafka-rebalance approve)")
+    problem = age_problem(plan_facts(plan_dir, now), float(limit))
+    return None if problem is None else f"{plan_dir}: not started: {problem}"

@@ -55,6 +55,8 @@ CONTROL_FILE = "control.json"
 # Written by execute / verify / cancel.
 LEDGER_FILE = "ledger.json"
 LEDGER_ARCHIVE = "ledger.{n}.json"
+# Locked (flock) by the one run acting on the plan; its holder is recorded in the ledger (executor/lease.py).
+LEASE_FILE = ".lease"
 SIM_STATE_FILE = "simulator-state.json"
 FINAL_SNAPSHOT_STEM = "final-snapshot"
 FINAL_SNAPSHOT_FILES = (f"{FINAL_SNAPSHOT_STEM}.json", f"{FINAL_SNAPSHOT_STEM}.parquet")

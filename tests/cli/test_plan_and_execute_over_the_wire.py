@@ -150,7 +150,14 @@ def test_cli_live_execute_over_sasl_against_the_test_server(plan_dir, tmp_path):
         props.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.username=admin\nsasl.password=right-secret\n")
         r = _cli("execute", "--plan", str(plan_dir), "--bootstrap-server", server.bootstrap_servers, "--command-config",
                  str(props), "--poll-interval", "0.05", "--stall-seconds", "1", "--final-snapshot", str(tmp_path / "f.json"))
+        # The sample snapshot records no Kafka cluster id: a real cluster runs such a plan only when told to.
+        assert r.returncode == 2 and "records no Kafka cluster id" in r.stderr and "--allow-unidentified-cluster" in r.stderr
+        assert not (plan_dir / "ledger.json").exists() or '"batches": {}' in (plan_dir / "ledger.json").read_text()
+        r = _cli("execute", "--plan", str(plan_dir), "--bootstrap-server", server.bootstrap_servers, "--command-config",
+                 str(props), "--poll-interval", "0.05", "--stall-seconds", "1", "--final-snapshot", str(tmp_path / "f.json"),
+                 "--allow-unidentified-cluster")
     assert r.returncode == 0, r.stderr
+    assert "`execute` (pid" in json.loads((plan_dir / "ledger.json").read_text())["unidentified_cluster"]["allowed_by"]
     assert "right-secret" not in r.stderr + r.stdout + (plan_dir / "ledger.json").read_text() + (tmp_path / "f.json").read_text()
     final = load_snapshot(tmp_path / "f.json")
     assert all(b.configs == {} for b in final.brokers)

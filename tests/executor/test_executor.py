@@ -128,9 +128,20 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
     assert ledger["elections"]["settle"] == "settled"
     leaders = {(p["topic"], p["partition"]): (p["leader"], p["replicas"][0]) for p in final["partitions"]}
     assert all(leaders[(tp.topic, tp.partition)][0] == leaders[(tp.topic, tp.partition)][1] for tp in plan.elections)
-    # A re-run resumes after the last finished batch: nothing left to do.
-    again = Executor(plan, backend.admin(), backend.settings()).run()
-    assert [b["skipped"] for b in again["batches"]] == [True, True]
+    # A re-run of the finished plan says it is complete and changes nothing: no batch, no election requested again.
+    elected: list = []
+
+    class CountsElections(SimAdmin):
+        def elect_preferred(self, tps):
+            elected.extend(tps)
+            return super().elect_preferred(tps)
+
+    configs = _configs(backend.sim)
+    again = Executor(plan, CountsElections(backend.sim), backend.settings()).run()
+    assert again["status"] == "complete" and again["already_complete"] is True
+    assert again["batches"] == [] and again["elections"] is None and elected == []
+    assert again["verification"]["status"] == "complete"
+    assert _configs(backend.sim) == configs
 
 
 class PreferredLeaderDiesAfterTheElections(SimAdmin):

@@ -10,8 +10,8 @@ import pytest
 from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.cluster.simulator import Simulator
-from kafka_rebalance.executor.executor import Executor, owned_by
-from kafka_rebalance.executor.ledger import CorruptLedger, Ledger
+from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.ledger import CorruptLedger, Ledger, Owned
 from kafka_rebalance.executor.moves import FINISHED, SUBMITTED, IllegalTransition
 from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_manifest import load_plan
@@ -49,7 +49,7 @@ def _write(plan, data) -> None:
 def test_a_version_1_ledger_is_migrated_and_keeps_every_record(plan):
     v1 = _v1(plan)
     _write(plan, v1)
-    ledger = Ledger.open(plan.path, plan.plan_hash, owned_by(plan))
+    ledger = Ledger.open(plan.path, plan.plan_hash, Owned.of(plan))
     assert ledger.data["version"] == 2
     assert ledger.data["lease"] is None and ledger.data["unidentified_cluster"] is None
     assert ledger.data["batches"] == v1["batches"]

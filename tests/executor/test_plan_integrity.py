@@ -364,14 +364,19 @@ def test_rearm_runs_an_executed_plan_again_and_keeps_the_old_ledger(plan, capsys
                              "--rearm", "--rearm-by", "alice")
     assert code == 0, err
     assert json.loads(out)["status"] == "complete" and not any(b["skipped"] for b in json.loads(out)["batches"])
-    assert (plan / "ledger.1.json").read_bytes() == old_ledger
+    # Archived as it was, but for the lease the re-arming run held on it while archiving.
+    archived_bytes = (plan / "ledger.1.json").read_bytes()
+    archived = json.loads(archived_bytes)
+    assert archived.pop("lease")["command"] == "execute"
+    assert json.loads(old_ledger).pop("lease") is None
+    assert archived == {k: v for k, v in json.loads(old_ledger).items() if k != "lease"}
     ledger = read_json(plan / "ledger.json")
     assert [(r["by"], r["archived_as"]) for r in ledger["rearms"]] == [("alice", "ledger.1.json")]
     assert {b["state"] for b in ledger["batches"].values()} == {"finished"}
     # A second re-arm archives the second ledger under the next free name.
     (plan / "simulator-state.json").unlink()
     assert run_cli(capsys, "execute", "--plan", plan, "--simulate", SAMPLE, "--poll-interval", "60", "--rearm")[0] == 0
-    assert (plan / "ledger.1.json").read_bytes() == old_ledger and (plan / "ledger.2.json").is_file()
+    assert (plan / "ledger.1.json").read_bytes() == archived_bytes and (plan / "ledger.2.json").is_file()
     assert [r["archived_as"] for r in read_json(plan / "ledger.json")["rearms"]] == ["ledger.1.json", "ledger.2.json"]
 
 

@@ -14,7 +14,7 @@ import typer
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
-from kafka_rebalance.executor.executor import Executor, check_cluster_identity, unchecked_identity_note
+from kafka_rebalance.executor.executor import Executor, acting_on, unchecked_identity_note
 from kafka_rebalance.executor.gate import ExecutionGate
 from kafka_rebalance.executor.interrupt import StopRequest, StopSignal, stop_message, stop_on_signals
 from kafka_rebalance.executor.rearm import rearm as rearm_plan
@@ -39,6 +39,11 @@ SimulateOpt = Annotated[
 ]
 
 
+AllowUnidentifiedOpt = Annotated[bool, typer.Option(
+    "--allow-unidentified-cluster", help="Act although the plan records no Kafka cluster id, so the cluster cannot be "
+    "checked to be the plan's (recorded in the ledger)")]
+TakeOverOpt = Annotated[bool, typer.Option(
+    "--take-over-lease", help="Take the plan over from a run on another host that is known to be gone")]
 ConnectTimeoutOpt = Annotated[
     float, typer.Option(help="Seconds to wait for the first broker connection", min=0.001, max=MAX_CONNECT_TIMEOUT)
 ]
@@ -135,6 +140,8 @@ def execute(
                                                 "are cancelled", min=0, max=MAX_WAIT_SECONDS)] = 600.0,
     wait: Annotated[bool, typer.Option("--wait", help="When held (paused, stopped, outside the window), wait and go on "
                                        "instead of exiting with code 3")] = False,
+    allow_unidentified_cluster: AllowUnidentifiedOpt = False,
+    take_over_lease: TakeOverOpt = False,
 ) -> None:
     """Execute an approved plan: throttle, submit and verify moves as capacity frees (or per batch), restore
     throttles; then elect leaders.
@@ -164,8 +171,10 @@ def execute(
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin, \
-            stop_on_signals(StopRequest(_progress)) as stop:
-        check_cluster_identity(the_plan, admin)  # before a re-arm touches the cluster
+            stop_on_signals(StopRequest(_progress)) as stop, \
+            acting_on(the_plan, admin, "execute", starting=not rearm, allow_unidentified=allow_unidentified_cluster,
+                      take_over=take_over_lease, simulated=simulate is not None):
+        # The plan's cluster, its age and its lease were checked before a re-arm or anything else touches the cluster.
         ex: Executor | None = None
         try:
             if rearm:
@@ -234,6 +243,8 @@ def cancel(
     command_config: CommandConfigOpt = None,
     simulate: SimulateOpt = None,
     connect_timeout: ConnectTimeoutOpt = 15.0,
+    allow_unidentified_cluster: AllowUnidentifiedOpt = False,
+    take_over_lease: TakeOverOpt = False,
 ) -> None:
     """Abort cleanly: cancel the moves this plan has in flight and restore the throttle values its runs recorded.
 
@@ -242,7 +253,9 @@ def cancel(
     when the plan directory is damaged, `kafka-rebalance restore` still puts back the recorded throttles.
     """
     the_plan = load_plan(plan, require_approval=True)
-    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
+    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin, \
+            acting_on(the_plan, admin, "cancel", allow_unidentified=allow_unidentified_cluster, take_over=take_over_lease,
+                      simulated=simulate is not None):
         outcome = Executor(the_plan, admin, ExecSettings(), _progress).cancel()
     emit_json(outcome.to_dict())
     if outcome.left_alone:

@@ -23,8 +23,9 @@ The DAG calls the steps one by one: ``preflight``, ``run_selected``, ``elections
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.continuous import ContinuousResult, ContinuousRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.executor.interrupt import StopRequest, signal_name
+from kafka_rebalance.executor.lease import Holder, plan_lease
 from kafka_rebalance.executor.ledger import (
     CANCELLED,
     FAILED,
@@ -52,6 +54,9 @@ from kafka_rebalance.executor.ledger import (
     Ledger,
     MoveState,
     Owned,
+)
+from kafka_rebalance.executor.ledger import (
+    CONTINUOUS as CONTINUOUS_KEY,
 )
 from kafka_rebalance.executor.moves import landing_problem
 from kafka_rebalance.executor.results import (
@@ -92,17 +97,53 @@ def check_cluster_identity(plan: Plan, admin: ClusterAdmin) -> None:
             f"cluster reports {'no id' if actual is None else repr(actual)}; refusing to act on another cluster")
 
 
+def has_started(ledger: Ledger) -> bool:
+    """Whether any run of the plan got as far as recording a throttle or a state (a resume, not a start)."""
+    return any(ledger.state(bid) != PENDING or e.get("throttles_before") is not None
+               for bid, e in ledger.data["batches"].items()) or CONTINUOUS_KEY in ledger.data
+
+
+@contextmanager
+def acting_on(plan: Plan, admin: ClusterAdmin, command: str, *, starting: bool = False, owner: str | None = None,
+              take_over: bool = False, allow_unidentified: bool = False, simulated: bool = False) -> Iterator[Holder]:
+    """What every command that changes the cluster needs first (the CLI's, the DAG's steps, the operator's), then
+    the plan's lease for the block.
+
+    * the connected cluster is the plan's (its Kafka cluster id); a plan that records none runs on a real
+      cluster only when the operator says so (``allow_unidentified``), and the ledger keeps who allowed it;
+    * ``starting``: a plan that has not started yet starts only while its snapshot is younger than the age
+      limit it was approved under (a resumed run goes on: its moves are part-way);
+    * one run per plan (``executor/lease.py``).
+    """
+    check_cluster_identity(plan, admin)
+    ledger = Ledger.open(plan.path, plan.plan_hash, Owned.of(plan))
+    unidentified = plan.kafka_cluster_id is None and not simulated
+    if unidentified and not allow_unidentified and ledger.data.get("unidentified_cluster") is None:
+        raise ExecutionRefused(
+            f"{plan.path}: the plan records no Kafka cluster id (its snapshot had none), so which cluster this is cannot "
+            f"be checked; re-plan from a snapshot gathered by kafka-rebalance gather, or pass --allow-unidentified-cluster")
+    if starting and not has_started(ledger):
+        from kafka_rebalance.plan_approval import start_problem
+
+        problem = start_problem(plan.path, datetime.now(UTC))
+        if problem is not None:
+            raise ExecutionRefused(problem)
+    with plan_lease(plan.path, plan.plan_hash, command, owner=owner, take_over=take_over) as holder:
+        if unidentified and allow_unidentified:
+            ledger = Ledger.open(plan.path, plan.plan_hash, Owned.of(plan))
+            if ledger.data.get("unidentified_cluster") is None:
+                ledger.data["unidentified_cluster"] = {"allowed_by": holder.describe(), "at": holder.since}
+                ledger.event(f"{holder.since} run on a cluster the plan cannot identify, allowed by {holder.describe()}")
+                ledger.save()
+        yield holder
+
+
 def unchecked_identity_note(plan: Plan) -> str | None:
     """The one line saying a plan's cluster cannot be checked, or None when it can."""
     if plan.kafka_cluster_id is not None:
         return None
     return (f"note: the plan for {plan.cluster_id!r} records no Kafka cluster id (its snapshot had none), "
             "so which cluster this is was not checked")
-
-
-def owned_by(plan: Plan) -> Owned:
-    """What the plan may touch, which its ledger is checked against."""
-    return Owned(plan.brokers_touched, plan.topics_touched)
 
 
 class Executor:
@@ -120,7 +161,7 @@ class Executor:
         self.admin = admin
         self.settings = settings
         self.progress = progress or (lambda line: None)
-        self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash, owned_by(plan))
+        self.ledger = ledger if ledger is not None else Ledger.open(plan.path, plan.plan_hash, Owned.of(plan))
         # Operators' pause/stop requests always apply; windows only when the caller configures them.
         self.gate = gate if gate is not None else ExecutionGate.unrestricted(plan.path, plan.plan_hash)
         self.hold: Hold | None = None  # why the last run stopped starting work, if it did
@@ -277,14 +318,19 @@ class Executor:
                 f"{', ...' if len(foreign) > 5 else ''}); wait for them, cancel them, or pass --additional")
 
     def _refuse_moved_back(self, current: dict[TP, tuple[int, ...]], inflight: dict[TP, Reassignment]) -> None:
-        """The ledger says a batch finished, but its partitions are no longer where the plan put them."""
+        """The ledger says a partition's last move finished (its batch, or its last schedule step), but the
+        partition is no longer where the plan put it: the run must not count it as done."""
         last: dict[TP, tuple[str, tuple[int, ...]]] = {}
         for b in self.plan.batches:
             for tp, target in b.targets.items():
                 last[tp] = (b.id, target)
-        moved = sorted(f"{tp} (batch {bid}: replicas {list(current.get(tp, ()))}, target {list(target)})"
-                       for tp, (bid, target) in last.items()
-                       if self.ledger.state(bid) == FINISHED and tp not in inflight and current.get(tp) != target)
+        final_step: dict[TP, int] = {}
+        for m in self.plan.schedule.moves if self.plan.schedule is not None else ():
+            final_step[m.tp] = m.id
+        finished = {tp for tp, (bid, _) in last.items() if self.ledger.state(bid) == FINISHED}
+        finished |= {tp for tp, sid in final_step.items() if self.ledger.step_state(str(sid)) == FINISHED}
+        moved = sorted(f"{tp} (batch {last[tp][0]}: replicas {list(current.get(tp, ()))}, target {list(last[tp][1])})"
+                       for tp in finished if tp not in inflight and current.get(tp) != last[tp][1])
         if moved:
             raise ExecutionRefused(
                 f"{self.ledger.path}: records finished batches whose partitions are no longer at their targets: "
@@ -619,8 +665,25 @@ class Executor:
             return results, None
         return results, ContinuousRun(self).run()
 
+    def already_complete(self) -> dict[str, Any] | None:
+        """The verification of a plan that ran to its end earlier and whose partitions Kafka still shows at their
+        targets (a re-run then changes nothing); None when there is work left, or the cluster moved since."""
+        if not (self.all_finished() and self.ledger.data["elections"].get("done")):
+            return None
+        verdict = self.verify()
+        return verdict if verdict["status"] == "complete" else None
+
     def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
         self.check_mode(batch_ids)
+        done = self.already_complete()
+        if done is not None:
+            self.progress(f"plan {self.plan.plan_hash[:12]} is already complete: every partition is at its target "
+                          "and its elections were requested by an earlier run; nothing to do")
+            snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
+            return {"plan_hash": self.plan.plan_hash, "status": "complete", "already_complete": True,
+                    "mode": self.settings.mode, "batches": [], "continuous": None, "elections": None,
+                    "final_snapshot": str(final_snapshot) if snap is not None else None, "hold": None,
+                    "verification": done, "progress": self.record_progress()}
         selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
         self.preflight(selected)
         results, cont = self.run_selected(selected)
@@ -637,6 +700,12 @@ class Executor:
             status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
         if status == "complete" and elections and elections.failed:
             status = "incomplete"
+        # Complete is what the cluster shows, never only what the ledger says: every partition landed now.
+        verification = self.verify() if status == "complete" else None
+        if verification is not None and verification["status"] != "complete":
+            status = "incomplete"
+            for problem in verification["problems"][:10] + verification["throttles_left"]:
+                self.progress(f"not complete: {problem}")
         return {
             "plan_hash": self.plan.plan_hash,
             "status": status,
@@ -648,6 +717,8 @@ class Executor:
             "elections": elections.to_dict() if elections is not None else None,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
             "hold": self.hold.to_dict() if self.hold is not None else None,
+            "verification": verification,
+            "already_complete": False,
             "progress": self.record_progress(),
         }
 

@@ -33,7 +33,7 @@ from kafka_rebalance.executor.moves import (
     check_transition,
 )
 from kafka_rebalance.plan_dir import LEDGER_ARCHIVE, LEDGER_FILE, PlanDirError, read_json
-from kafka_rebalance.plan_manifest import throttle_value_problem
+from kafka_rebalance.plan_manifest import Plan, throttle_value_problem
 from kafka_rebalance.userinput import is_ascii_digits
 
 __all__ = ["CANCELLED", "CONTINUOUS", "FAILED", "FINISHED", "PENDING", "SUBMITTED", "THROTTLED", "THROTTLES_RECORDED",
@@ -66,6 +66,10 @@ class Owned:
 
     brokers: frozenset[int]
     topics: frozenset[str]
+
+    @classmethod
+    def of(cls, plan: Plan) -> Owned:
+        return cls(plan.brokers_touched, plan.topics_touched)
 
 
 def _check_recorded(path: Path, where: str, before: Any, owned: Owned | None) -> None:

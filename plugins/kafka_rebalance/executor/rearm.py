@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kafka_rebalance.cluster.admin import ClusterAdmin
-from kafka_rebalance.executor.ledger import CorruptLedger, Ledger, archive_ledger, rearm_record
-from kafka_rebalance.executor.throttles import restore_leftovers
+from kafka_rebalance.executor.ledger import CorruptLedger, Ledger, Owned, archive_ledger, rearm_record
+from kafka_rebalance.executor.throttles import label, restore_leftovers
 from kafka_rebalance.plan_manifest import Plan
 
 
@@ -22,7 +22,7 @@ def rearm(plan: Plan, admin: ClusterAdmin, by: str | None = None, run: str | Non
     old: Ledger | None = None
     history: list[dict[str, Any]] = []
     try:
-        old = Ledger.open(plan.path, plan.plan_hash)
+        old = Ledger.open(plan.path, plan.plan_hash, Owned.of(plan))
     except CorruptLedger as exc:
         say(f"re-arm: {exc}; archiving it unread, its throttle values could not be restored automatically")
     if old is not None:
@@ -37,6 +37,16 @@ def rearm(plan: Plan, admin: ClusterAdmin, by: str | None = None, run: str | Non
     record = rearm_record(by, archived, run, "re-armed: run the plan afresh from its first batch")
     fresh = Ledger.fresh(plan.path, plan.plan_hash)
     fresh.data["rearms"] = [*history, record]
+    if old is not None:
+        # What the old ledger still owes the cluster goes on: throttle values not yet written back (a broker
+        # that was down) stay recorded, so the next run or `cancel` restores them; the run's lease stays held.
+        fresh.data["lease"] = old.data.get("lease")
+        for key in old.unrestored():
+            kept = {k: v for k, v in old.throttle_entry(key).items()
+                    if k in ("throttles_before", "throttles_restored", "restored", "restore_pending")}
+            fresh.throttle_entry(key).update(kept)
+            fresh.event(f"re-arm: kept the throttle values {label(key)} has not restored yet "
+                        f"({', '.join(kept.get('restore_pending') or []) or 'not restored'})")
     fresh.event(f"re-armed by {record['by']} at {record['at']}; previous ledger kept as {record['archived_as']}")
     fresh.save()
     say(f"re-armed plan {plan.plan_hash[:16]}: previous ledger kept as {record['archived_as']}")

@@ -109,6 +109,8 @@ class ClusterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cluster_id: str
+    # Act on this cluster with plans whose snapshot records no Kafka cluster id (the ledger records it).
+    allow_unidentified_cluster: bool = False
     source: str
     schedule: str | None = "*/30 * * * *"
     defaults: PlannerDefaults | None = None

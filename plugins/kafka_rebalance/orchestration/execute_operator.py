@@ -83,7 +83,10 @@ class ExecutePlanOperator(BaseOperator):
         # the signal handler and lets execute go on until SIGKILL: on_kill must stop the run itself.
         self._stop = StopRequest(self.log.warning)
         try:
-            outcome = pipeline.execute(cfg, cluster, self.staged_dir, window=self.window, stop=self._stop)
+            # The lease's owner is this task instance: a deferred task resumed by another worker takes it over.
+            ti = context["ti"] if "ti" in context else None
+            owner = f"{ti.dag_id}/{ti.run_id}/{ti.task_id}" if ti is not None else None
+            outcome = pipeline.execute(cfg, cluster, self.staged_dir, window=self.window, stop=self._stop, owner=owner)
         finally:
             self._stop = None
         hold = outcome["hold"]

@@ -172,10 +172,12 @@ def window_policy(cluster: ClusterConfig, window: str | None):
 
 
 @contextmanager
-def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, require_passed: bool = True,
-              window: str | None = None, stop: StopRequest | None = None) -> Iterator[Executor]:
-    """The executor for a staged plan on its cluster, the cluster closed however the block ends."""
-    from kafka_rebalance.executor.executor import Executor
+def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, command: str, require_passed: bool = True,
+              window: str | None = None, stop: StopRequest | None = None, starting: bool = False,
+              owner: str | None = None) -> Iterator[Executor]:
+    """The executor for a staged plan on its cluster, holding the plan's lease, the cluster closed however the block
+    ends (``command``: the DAG step, for the lease's record)."""
+    from kafka_rebalance.executor.executor import Executor, acting_on
     from kafka_rebalance.executor.gate import ExecutionGate
     from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.plan_manifest import load_plan
@@ -187,30 +189,47 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, requir
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
-    with admin_session(cfg, cluster) as admin:
-        executor = Executor(plan, admin, settings, progress=log.info, gate=gate, stop=stop)
-        executor.check_cluster_identity()  # every DAG task that acts on the cluster refuses another cluster first
-        yield executor
+    with admin_session(cfg, cluster) as admin, \
+            acting_on(plan, admin, command, starting=starting, owner=owner, simulated=cluster.simulated,
+                      allow_unidentified=cluster.allow_unidentified_cluster):
+        # Every DAG task that acts on the cluster checked the cluster, the plan's age and its lease first.
+        yield Executor(plan, admin, settings, progress=log.info, gate=gate, stop=stop)
 
 
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
               rearm: bool = False, run_id: str | None = None, window: str | None = None) -> dict:
     """Record the approval; re-arm if asked; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
+    from datetime import UTC, datetime
+
     from kafka_rebalance.executor.rearm import rearm as rearm_plan
+    from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
+    from kafka_rebalance.plan_approval import decide
+    from kafka_rebalance.plan_dir import read_approval
     from kafka_rebalance.plan_manifest import load_plan
 
     window_policy(cluster, window)  # a malformed window fails here, before anything touches the cluster
     by = _responder(approval)
-    record_decision(Path(staged_dir), "approved", by)
+    if by == "unknown":
+        # The approval task was marked success by hand, or its answer named nobody: an approval names a person.
+        recorded = read_approval(Path(staged_dir))
+        if recorded is None or recorded.get("decision") != "approved":
+            raise RebalanceError(f"{staged_dir}: the approval step records no approver (was it marked success by hand?); "
+                                 "approve the plan in the Airflow UI's approval form or with kafka-rebalance approve")
+        by = str(recorded.get("by"))
+    else:
+        # The same checks as `kafka-rebalance approve`: validated for this hash, and young enough.
+        # A simulated cluster's clock is virtual (its snapshot's gather time onwards): it does not age in wall time.
+        decide(Path(staged_dir), "approved", by, "", now=datetime.now(UTC),
+               max_age_seconds=None if cluster.simulated else DEFAULT_MAX_PLAN_AGE_HOURS * 3600)
     if rearm:
-        from kafka_rebalance.executor.executor import check_cluster_identity
+        from kafka_rebalance.executor.executor import acting_on
 
-        with admin_session(cfg, cluster) as admin:
-            plan = load_plan(Path(staged_dir), require_approval=True)
-            check_cluster_identity(plan, admin)  # before the re-arm touches the cluster
+        plan = load_plan(Path(staged_dir), require_approval=True)
+        with admin_session(cfg, cluster) as admin, \
+                acting_on(plan, admin, "re-arm", simulated=cluster.simulated, allow_unidentified=cluster.allow_unidentified_cluster):
             out = rearm_plan(plan, admin, by=by, run=run_id, progress=log.info)
         log.info("re-arm: %s", out)
-    with _executor(cfg, cluster, staged_dir) as ex:
+    with _executor(cfg, cluster, staged_dir, "preflight", starting=True) as ex:
         checked = ex.preflight()
     from kafka_rebalance.executor.executor import unchecked_identity_note
 
@@ -223,7 +242,7 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
 
 
 def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: str | None = None,
-            stop: StopRequest | None = None) -> dict[str, Any]:
+            stop: StopRequest | None = None, owner: str | None = None) -> dict[str, Any]:
     """Run every batch not yet finished, in order, while the gate allows; a finished batch is never resubmitted.
 
     Returns ``{"ledger", "hold", "progress"}``. ``hold`` is None when every batch finished; otherwise
@@ -235,7 +254,7 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
     from kafka_rebalance.executor.interrupt import StopSignal, stop_message
     from kafka_rebalance.executor.ledger import FINISHED
 
-    with _executor(cfg, cluster, staged_dir, window=window, stop=stop) as ex:
+    with _executor(cfg, cluster, staged_dir, "execute", window=window, stop=stop, owner=owner) as ex:
         ex.check_mode(None)
         todo = ex.preflight()["batches_to_run"]
         log.info("executing %d batch(es) (%s): %s; window: %s", len(todo), ex.settings.mode,
@@ -270,14 +289,14 @@ def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str
     """Teardown: put back every throttle value a failed or killed batch left set."""
     if not (Path(staged_dir) / LEDGER_FILE).exists():
         return "nothing executed"
-    with _executor(cfg, cluster, staged_dir, require_passed=False) as ex:
+    with _executor(cfg, cluster, staged_dir, "restore throttles", require_passed=False) as ex:
         restored = ex.restore_leftover_throttles()
     log.info("restored throttles of batches: %s", restored or "none needed")
     return ",".join(restored)
 
 
 def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
-    with _executor(cfg, cluster, staged_dir) as ex:
+    with _executor(cfg, cluster, staged_dir, "elections") as ex:
         out = ex.elections()
     if out.failed:
         log.warning("%d preferred election(s) did not succeed: %s", len(out.failed), out.failed)
@@ -293,7 +312,7 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
     from kafka_rebalance.options import PlanOptions
     from kafka_rebalance.planner.judge import snapshot_checks
 
-    with _executor(cfg, cluster, staged_dir) as ex:
+    with _executor(cfg, cluster, staged_dir, "final verify") as ex:
         verdict = ex.verify()
         final = ex.final_snapshot(None)
     final_path = write_cluster_snapshot(final, Path(staged_dir), FINAL_SNAPSHOT_STEM)
