@@ -89,7 +89,7 @@ def test_good_snapshot_loads_sorted() -> None:
          "brokers[3]: duplicate broker id 1 (also brokers[1])"),
         (lambda r: r["brokers"][1].pop("rack"),
          "brokers: some brokers have a rack and some do not (no rack: 1); Kafka's rack-aware placement needs all or none"),
-        (lambda r: r.update(cluster_id=""), 'cluster_id: must be a non-empty string, got ""'),
+        (lambda r: r.update(cluster_id=""), "cluster_id: must be a non-empty string, got ''"),
         (lambda r: r.update(controller="kraftt"), 'controller: must be one of kraft, zookeeper, got "kraftt"'),
         (lambda r: r["configs"].update({"leader.imbalance.per.broker.percentage": "ten"}),
          'configs.leader.imbalance.per.broker.percentage: must be an integer percentage 0..100, got "ten"'),
@@ -362,7 +362,10 @@ def _header(**raw) -> list[str]:
 @pytest.mark.parametrize(
     ("raw", "problems"),
     [
-        ({"cluster_id": "  "}, ['cluster_id: must be a non-empty string, got "  "']),
+        ({"cluster_id": "  "}, ["cluster_id: '  ' has characters outside [a-zA-Z0-9._-]"]),
+        ({"cluster_id": "prod\n$(rm -rf ~)"}, ["cluster_id: 'prod\\n$(rm -rf ~)' has characters outside [a-zA-Z0-9._-]"]),
+        ({"cluster_id": ".."}, ["cluster_id: cannot be \".\" or \"..\", got '..'"]),
+        ({"cluster_id": "c" * 250}, [f"cluster_id: is 250 characters, Kafka allows at most 249: {'c' * 40!r}..."]),
         ({"cluster_id": 7}, ["cluster_id: must be a non-empty string, got 7"]),
         ({"controller": None}, ["controller: must be one of kraft, zookeeper, got null"]),
         ({"captured_at": 20261125}, ["captured_at: must be an ISO-8601 string, got 20261125"]),

@@ -57,6 +57,32 @@ def test_rack_map_formats(tmp_path: Path) -> None:
         parse_rack_map(tmp_path / "bad.txt")
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        ("racks.txt", "0 rack-a\n1 rack-b\n2 rack-c\n0 rack-c\n", "broker 0 is listed in two racks: 'rack-a' (line 1) and 'rack-c' (line 4)"),
+        ("racks.json", '{"0": "rack-a", "1": "rack-b", "2": "rack-c", "00": "rack-b"}',
+         "broker 0 is listed in two racks: 'rack-a' (key \"0\") and 'rack-b' (key \"00\")"),
+    ],
+)
+def test_import_describe_refuses_a_broker_in_two_racks(tmp_path: Path, name: str, text: str, problem: str) -> None:
+    from tests.support.cli_inprocess import run_cli
+
+    racks = tmp_path / name
+    racks.write_text(text)
+    (tmp_path / "topics.txt").write_text(SEED_002)
+    out = tmp_path / "snap.json"
+    r = run_cli("import-describe", "--input", str(tmp_path / "topics.txt"), "--cluster-id", "seed", "--rack-map", str(racks),
+                "--out", str(out))
+    assert (r.code, r.stderr) == (2, f"error: {racks}: {problem}\n")
+    assert not out.exists()
+
+
+def test_a_broker_repeated_in_its_own_rack_is_one_entry(tmp_path: Path) -> None:
+    (tmp_path / "racks.txt").write_text("0 rack-a\n1 rack-b\n0:rack-a\n")
+    assert parse_rack_map(tmp_path / "racks.txt") == {0: "rack-a", 1: "rack-b"}
+
+
 def test_partial_rack_map_is_the_mixed_rack_error() -> None:
     with pytest.raises(SnapshotError, match="some brokers have a rack and some do not"):
         parse_topics_describe(SEED_002, "seed", {0: "a"})

@@ -261,6 +261,66 @@ def test_topic_names_kafka_accepts() -> None:
     assert [topic_name_problem(n) for n in ("a", "A.b_c-9", "x" * 249, "...")] == [None] * 4
 
 
+# --------------------------------------------------------------------------- cluster ids
+
+HOSTILE_ID = "prod\n$(touch CANARY)"
+HOSTILE_SHOWN = "'prod\\n$(touch CANARY)' has characters outside [a-zA-Z0-9._-]"
+
+
+def test_a_cluster_id_holding_a_shell_line_is_refused_wherever_it_enters(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "o.json"
+    as_json = snap_file(tmp_path, "bad.json", cluster_id=HOSTILE_ID)
+    # A Parquet snapshot keeps its header as JSON in the file's metadata.
+    table = pq.read_table(write_snapshot(load_snapshot(snap_file(tmp_path)), tmp_path / "g.parquet"))
+    meta = dict(table.schema.metadata)
+    head = json.loads(meta[b"kafka_rebalance.snapshot"])
+    assert head["cluster_id"] == "c"
+    meta[b"kafka_rebalance.snapshot"] = json.dumps({**head, "cluster_id": HOSTILE_ID}).encode()
+    as_parquet = tmp_path / "bad.parquet"
+    pq.write_table(table.replace_schema_metadata(meta), as_parquet)
+    for bad in (as_json, as_parquet):
+        expected = f"error: {bad}: invalid snapshot (1 problem(s)): cluster_id: {HOSTILE_SHOWN}"
+        assert run("describe", "--snapshot", str(bad)) == (2, expected)
+        assert run("plan", "--snapshot", str(bad), "--out", str(tmp_path / "p")) == (2, expected)
+        assert not (tmp_path / "p").exists()
+    desc = tmp_path / "d.txt"
+    desc.write_text("Topic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\n")
+    assert run("import-describe", "--input", str(desc), "--cluster-id", HOSTILE_ID, "--out", str(out)) == (
+        2, f"error: --cluster-id: {HOSTILE_SHOWN}")
+    assert run("gather", "--bootstrap-server", "127.0.0.1:9", "--cluster-id", HOSTILE_ID, "--out", str(out)) == (
+        2, f"error: --cluster-id: {HOSTILE_SHOWN}")
+    assert run("generate-cluster", "--cluster-id", HOSTILE_ID, "--out", str(out)) == (
+        2, f"error: generate-cluster: --cluster-id: {HOSTILE_SHOWN}")
+    assert not out.exists()
+    # The same names pass.
+    assert run("import-describe", "--input", str(desc), "--cluster-id", "prod-eu_1.a", "--out", str(out))[0] == 0
+    assert load_snapshot(out).cluster_id == "prod-eu_1.a"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("", "must be a non-empty string, got ''"),
+        (None, "must be a non-empty string, got None"),
+        (".", "cannot be \".\" or \"..\", got '.'"),
+        ("a/b", "'a/b' has characters outside [a-zA-Z0-9._-]"),
+        ("zählerstände", "'zählerstände' has characters outside [a-zA-Z0-9._-]"),
+        ("c" * 250, f"is 250 characters, Kafka allows at most 249: {'c' * 40!r}..."),
+    ],
+)
+def test_cluster_ids_kafka_would_not_accept_as_a_name(value: Any, problem: str) -> None:
+    assert userinput.cluster_id_problem(value) == problem
+    with pytest.raises(userinput.InputError) as err:
+        userinput.check_cluster_id(value, "--cluster-id")
+    assert str(err.value) == f"--cluster-id: {problem}"
+
+
+def test_cluster_ids_kafka_would_accept() -> None:
+    assert [userinput.cluster_id_problem(n) for n in ("a", "A.b_c-9", "c" * 249, "...")] == [None] * 4
+
+
 # --------------------------------------------------------------------------- flags
 
 

@@ -39,7 +39,7 @@ from kafka_rebalance.snapshot import (
     snapshot_from_dict,
     write_parquet,
 )
-from kafka_rebalance.userinput import INT64_MAX, check_output_file, finite_number, int_in
+from kafka_rebalance.userinput import INT64_MAX, check_output_file, cluster_id_problem, finite_number, int_in
 
 MAX_REPLICA_SKEW = 100.0  # 100: the first brokers get ~100x the replicas; more is a typo
 MAX_PARTITION_MB = 1024.0 * 1024  # 1 TiB per partition
@@ -94,8 +94,9 @@ class ClusterSpec:
             problems.append(f"--seed must be within 0..{INT64_MAX}, got {self.seed}")
         if self.threshold_percentage is not None and not int_in(self.threshold_percentage, 0, 100):
             problems.append(f"--threshold-percentage must be within 0..100, got {self.threshold_percentage}")
-        if not self.cluster_id.strip():
-            problems.append(f"--cluster-id must be a non-empty string, got {self.cluster_id!r}")
+        bad_id = cluster_id_problem(self.cluster_id)
+        if bad_id:
+            problems.append(f"--cluster-id: {bad_id}")
         if not 0 <= self.dead_brokers < existing:
             problems.append(f"--dead-brokers must be 0..{existing - 1}, got {self.dead_brokers}")
         if self.controller not in ("kraft", "zookeeper"):

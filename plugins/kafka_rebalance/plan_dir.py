@@ -31,7 +31,7 @@ from typing import Any
 
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.userinput import InputError
+from kafka_rebalance.userinput import InputError, cluster_id_problem
 from kafka_rebalance.userinput import read_json as read_strict_json
 
 FORMAT_VERSION = 2
@@ -296,6 +296,10 @@ def verify_plan(plan_dir: Path) -> tuple[dict[str, Any], str]:
     if manifest.get("plan_hash") != recomputed:
         raise PlanDirError(f"{where}: plan_hash: recorded {json.dumps(manifest.get('plan_hash'))} but the plan hashes to "
                            f"{recomputed}; plan.json was edited after planning")
+    # The hashes prove only that plan.json agrees with itself: one written by hand carries its own.
+    bad_id = cluster_id_problem(manifest.get("cluster_id"))
+    if bad_id:
+        raise PlanDirError(f"{where}: cluster_id: {bad_id}")
     files = manifest.get("files")
     if not isinstance(files, dict) or not files:
         raise PlanDirError(f"{where}: files: missing or empty; cannot prove the plan is unchanged")

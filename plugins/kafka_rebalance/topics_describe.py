@@ -61,18 +61,30 @@ def _ids(text: str, where: str, field: str) -> list[int]:
 
 
 def parse_rack_map(path: str | Path) -> dict[int, str]:
-    """A rack map: JSON ``{"0": "rack-a"}`` or lines ``0 rack-a`` / ``0:rack-a`` / ``0=rack-a``."""
+    """A rack map: JSON ``{"0": "rack-a"}`` or lines ``0 rack-a`` / ``0:rack-a`` / ``0=rack-a``.
+
+    A broker given two different racks is refused, naming both: which one is right is the
+    operator's call, and placement on the wrong one breaks rack-awareness silently.
+    """
     p = Path(path)
     text = read_text(p, "rack map file")
     raw = None
     if text.lstrip().startswith("{"):  # JSON: then it must be valid JSON, not fall through to the line format
         raw = loads_json(text, str(p))
     out: dict[int, str] = {}
+    where: dict[int, str] = {}
+
+    def put(bid: int, rack: str, at: str) -> None:
+        if bid in out and out[bid] != rack:
+            raise RebalanceError(f"{p}: broker {bid} is listed in two racks: {out[bid]!r} ({where[bid]}) and {rack!r} ({at})")
+        if bid not in out:
+            out[bid], where[bid] = rack, at
+
     if isinstance(raw, dict):
         for k, v in raw.items():
             if not (is_ascii_digits(k) and int(k) <= INT32_MAX) or not isinstance(v, str) or not v:
                 raise RebalanceError(f"{p}: entry {json.dumps(k)}: {json.dumps(v)} must map a broker id to a rack name")
-            out[int(k)] = v
+            put(int(k), v, f"key {json.dumps(k)}")  # "1" and "01" are the same broker
         return out
     for n, line in enumerate(text.splitlines(), 1):
         line = line.split("#", 1)[0].strip()
@@ -81,7 +93,7 @@ def parse_rack_map(path: str | Path) -> dict[int, str]:
         parts = re.split(r"[\s:=,]+", line, maxsplit=1)
         if len(parts) != 2 or not (is_ascii_digits(parts[0]) and int(parts[0]) <= INT32_MAX) or not parts[1]:
             raise RebalanceError(f"{p}:{n}: expected '<broker id> <rack>', got '{line}'")
-        out[int(parts[0])] = parts[1].strip()
+        put(int(parts[0]), parts[1].strip(), f"line {n}")
     return out
 
 

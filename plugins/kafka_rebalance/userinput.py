@@ -1,4 +1,4 @@
-"""The one owner of the rules for what users hand us: numbers, topic names, JSON files, paths.
+"""The one owner of the rules for what users hand us: numbers, topic names and cluster ids, JSON files, paths.
 
 Every edge (CLI flags, snapshot files, describe text, rack maps, plan files) uses these,
 so a rule is written once and every message has the same shape:
@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -76,20 +77,44 @@ def finite_number(value: Any, lo: float = -math.inf, hi: float = math.inf) -> Ty
     )  # fmt: skip
 
 
-# --------------------------------------------------------------------------- topic names
+# --------------------------------------------------------------------------- Kafka names
+
+
+def _kafka_name_problem(name: Any, what: str, show: Callable[[Any], str]) -> str | None:
+    """Why Kafka's Topic.validate would refuse ``name``, or None when it is legal."""
+    lead = f"{what} " if what else ""
+    if not isinstance(name, str) or not name:
+        return f"{lead}must be a non-empty string, got {show(name)}"
+    if name in (".", ".."):
+        return f'{lead}cannot be "." or "..", got {show(name)}'
+    if len(name) > TOPIC_MAX_LENGTH:
+        return f"{lead}is {len(name)} characters, Kafka allows at most {TOPIC_MAX_LENGTH}: {show(name[:40])}..."
+    if not _TOPIC_CHARS.fullmatch(name):
+        return f"{lead}{show(name)} has characters outside [a-zA-Z0-9._-]"
+    return None
 
 
 def topic_name_problem(name: Any) -> str | None:
     """Why Kafka would refuse this topic name (Topic.validate), or None when it is legal."""
-    if not isinstance(name, str) or not name:
-        return f"topic name must be a non-empty string, got {json.dumps(name)}"
-    if name in (".", ".."):
-        return f'topic name cannot be "." or "..", got {json.dumps(name)}'
-    if len(name) > TOPIC_MAX_LENGTH:
-        return f"topic name is {len(name)} characters, Kafka allows at most {TOPIC_MAX_LENGTH}: {json.dumps(name[:40])}..."
-    if not _TOPIC_CHARS.fullmatch(name):
-        return f"topic name {json.dumps(name)} has characters outside [a-zA-Z0-9._-]"
-    return None
+    return _kafka_name_problem(name, "topic name", json.dumps)
+
+
+def cluster_id_problem(cluster_id: Any) -> str | None:
+    """Why ``cluster_id`` cannot name a cluster, or None when it can.
+
+    The id reaches RUNBOOK.md's shell lines, mktemp templates, run and plan directory names and
+    DAG ids, so it is held to Kafka's own topic-name characters: nothing in it can end a shell
+    word, a line or a path component. The value is shown as a Python literal so that a newline
+    or a control character in it stays visible on the one error line.
+    """
+    return _kafka_name_problem(cluster_id, "", repr)
+
+
+def check_cluster_id(cluster_id: Any, where: str) -> str:
+    problem = cluster_id_problem(cluster_id)
+    if problem:
+        raise InputError(f"{where}: {problem}")
+    return cluster_id
 
 
 def check_topic_name(name: Any, where: str) -> str:

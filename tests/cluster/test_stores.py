@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import signal
 import socket
 import ssl
 import stat
 import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from kafka_rebalance.cluster.connection import ConnectionSettingsError, settings_from_properties
 from tests.cluster.test_connect_failures import _cert
 
+ROOT = Path(__file__).resolve().parents[2]
 KEYTOOL = shutil.which("keytool")
 pytestmark = pytest.mark.skipif(KEYTOOL is None, reason="needs Java's keytool")  # present on the dev machine and in CI
 STORE_PASSWORD = "store-pass-1234"  # test-only, generated stores
@@ -125,3 +130,45 @@ def test_wrong_store_password_is_one_line_without_the_password(tmp_path, kind):
     props.write_text(f"security.protocol=SSL\nssl.truststore.type=BCFKS\nssl.truststore.location={store}\n")
     with pytest.raises(ConnectionSettingsError, match="ssl.truststore.type BCFKS: not one of PEM, JKS, PKCS12"):
         settings_from_properties(props, "127.0.0.1:9093")
+
+
+@pytest.mark.parametrize(("kind", "sig"), [("JKS", signal.SIGTERM), ("PKCS12", signal.SIGINT)])
+def test_a_signalled_gather_removes_the_key_material_it_wrote(tmp_path, kind, sig):
+    # A broker address that accepts the connection and never answers: gather sits in the TLS
+    # handshake, with the PEM copies of both stores on disk, until it is signalled.
+    server_cert, _ = _cert(tmp_path)
+    props = tmp_path / "client.properties"
+    props.write_text(f"security.protocol=SSL\nssl.truststore.type={kind}\n"
+                     f"ssl.truststore.location={_truststore(tmp_path, server_cert, kind)}\n"
+                     f"ssl.truststore.password={STORE_PASSWORD}\nssl.keystore.type={kind}\n"
+                     f"ssl.keystore.location={_keystore(tmp_path, kind)}\nssl.keystore.password={STORE_PASSWORD}\n")
+    tmpdir = tmp_path / "tmp"  # the process's TMPDIR: only its own private directory appears there
+    tmpdir.mkdir()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()
+    silent.settimeout(60)
+    out = tmp_path / "snap.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_rebalance.cli", "gather", "--bootstrap-server", f"127.0.0.1:{silent.getsockname()[1]}",
+         "--command-config", str(props), "--cluster-id", "c", "--out", str(out), "--connect-timeout", "300"],
+        env={**os.environ, "PYTHONPATH": str(ROOT / "plugins"), "TMPDIR": str(tmpdir)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        conn, _ = silent.accept()  # the client is connected: its stores were converted before it dialled
+        private = list(tmpdir.glob("kafka-rebalance-tls-*"))
+        assert len(private) == 1 and proc.poll() is None
+        assert sorted(f.name.split("-")[0] for f in private[0].iterdir()) == ["chain", "key", "truststore"]
+        time.sleep(0.5)  # into the handshake's wait, not just past connect
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        silent.close()
+    conn.close()
+    assert not private[0].exists(), f"left behind: {sorted(p.name for p in private[0].iterdir())}"
+    assert list(tmpdir.iterdir()) == [] and not out.exists()
+    assert proc.returncode == 128 + sig, err  # the shell's code for the signal, as execute's
+    assert err.strip().splitlines()[-1:] == [f"stopped by {signal.Signals(sig).name}"] and "Traceback" not in err

@@ -5,8 +5,10 @@ No Docker engine runs here, so the file is checked offline by
   validates against its schema), installed with apt when missing, and
 * the ``compose-spec`` wheel (a Rust implementation of the Compose specification),
   installed with pip into build/test-tools when missing.
-Each validator that can run must accept the file and reject a broken copy; the test
-fails, never skips, when neither can run.
+Each validator that can run must accept the file (with placeholder secrets) and reject a
+broken copy; the test fails, never skips, when neither can run. Without its secrets the file
+must be refused naming each one: by the test's own reading of Compose's interpolation always,
+and by ``docker-compose`` as well when it runs.
 """
 
 from __future__ import annotations
@@ -36,7 +38,18 @@ REQUIRED_SERVICES = (
     "kafka-1", "kafka-2", "kafka-3", "kafka-setup",
 )
 MOUNTED_DIRS = ("dags", "plugins", "spark_jobs", "expectations", "config")
-_VAR = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\})")
+# $$, ${X}, ${X-d}, ${X:-d}, ${X?msg}, ${X:?msg}: Compose's interpolation forms.
+_VAR = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\})")
+# The secrets: each must be given, none has a default. Found by name as well, so a new one gets the rule.
+SECRETS = ("POSTGRES_PASSWORD", "AIRFLOW_ADMIN_PASSWORD", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY",
+           "AIRFLOW_FERNET_KEY")
+_SECRET_NAME = re.compile(r"PASSWORD$|SECRET|FERNET_KEY")
+# What the validators interpolate: placeholders, so the file is checked as it is with a filled-in .env.
+PLACEHOLDERS = {v: f"test-only-{v.lower().replace('_', '-')}" for v in SECRETS}
+
+
+def _required(name: str) -> str:
+    return f"{name} is required: set it in .env (see .env.example)"
 _PINNED_TAG = re.compile(r"^(?P<repo>[a-z0-9][a-z0-9._/-]*):(?P<tag>[A-Za-z0-9][A-Za-z0-9._-]*)$")
 
 
@@ -75,30 +88,56 @@ def _compose_spec() -> ModuleType | None:
     return compose_spec
 
 
-def _interpolate(value: Any) -> Any:
-    """Compose's variable substitution with every variable unset: ``${X:-d}`` -> d, ``$$`` -> $."""
+def _interpolate(value: Any, env: dict[str, str], missing: list[tuple[str, str]]) -> Any:
+    """Compose's variable substitution over ``env`` alone: ``${X:-d}`` -> d when X is unset or empty,
+    ``${X-d}`` when unset, ``$$`` -> $. A ``${X:?msg}`` (``${X?msg}``) whose X is unset or empty (unset)
+    is what stops Compose: it is added to ``missing`` as (X, msg), every one of them, not just the first."""
     if isinstance(value, str):
-        return _VAR.sub(lambda m: "$" if m.group(0) == "$$" else (m.group(2) or ""), value)
+        def substitute(m: re.Match[str]) -> str:
+            if m.group(0) == "$$":
+                return "$"
+            name, op, arg = m.groups()
+            got = env.get(name)
+            unset = got is None or (op is not None and op.startswith(":") and got == "")
+            if op is not None and unset:
+                if op.endswith("?"):
+                    missing.append((name, arg))
+                    return ""
+                return arg
+            return got or ""
+
+        return _VAR.sub(substitute, value)
     if isinstance(value, dict):
-        return {k: _interpolate(v) for k, v in value.items()}
+        return {k: _interpolate(v, env, missing) for k, v in value.items()}
     if isinstance(value, list):
-        return [_interpolate(v) for v in value]
+        return [_interpolate(v, env, missing) for v in value]
     return value
 
 
-def _check_with_docker_compose(exe: str, path: Path) -> tuple[bool, str]:
+def _run_docker_compose(exe: str, path: Path, secrets: dict[str, str]) -> tuple[bool, str]:
+    # Only the given variables: neither the caller's environment nor a developer's .env.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "POSTGRES", "KAFKA", "SPARK"))}
+    no_env_file = TOOLS / "empty.env"
+    no_env_file.parent.mkdir(parents=True, exist_ok=True)
+    no_env_file.write_text("")
     done = subprocess.run(
-        [exe, "--project-directory", str(ROOT), "-f", str(path), "config", "-q"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=120,
+        [exe, "--project-directory", str(ROOT), "--env-file", str(no_env_file), "-f", str(path), "config", "-q"],
+        capture_output=True, text=True, cwd=ROOT, env={**env, **secrets}, timeout=120,
     )
     return done.returncode == 0, done.stderr + done.stdout
+
+
+def _check_with_docker_compose(exe: str, path: Path) -> tuple[bool, str]:
+    return _run_docker_compose(exe, path, PLACEHOLDERS)
 
 
 def _check_with_compose_spec(module: ModuleType, path: Path) -> tuple[bool, str]:
     # YAML anchors and merge keys are YAML's, resolved before Compose sees the model;
     # the Rust parser does not implement merge keys, so resolve them here as Compose does.
-    data = _interpolate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    missing: list[tuple[str, str]] = []
+    data = _interpolate(yaml.safe_load(path.read_text(encoding="utf-8")), PLACEHOLDERS, missing)
+    if missing:
+        return False, f"required variables unset: {missing}"
     try:
         module.PyCompose.from_json(json.dumps(data)).to_spec()
     except Exception as exc:  # the binding raises ValueError or pydantic's ValidationError
@@ -297,15 +336,51 @@ def test_setup_job_creates_skewed_topics(services: dict[str, dict[str, Any]]) ->
     assert leaders[1] > leaders[2] + leaders[3], leaders
 
 
-def test_no_secrets_in_the_file_and_every_variable_documented() -> None:
+def test_every_secret_is_required_and_none_has_a_default() -> None:
     text = COMPOSE.read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     for name, svc in data["services"].items():
         for key, value in (svc.get("environment") or {}).items():
-            if re.search(r"PASSWORD$|SECRET|FERNET_KEY", key):
-                assert re.fullmatch(r"\$\{[A-Z0-9_]+:-[^}]*\}", str(value)), f"{name}.{key} is not taken from the environment"
+            if _SECRET_NAME.search(key):
+                m = _VAR.fullmatch(str(value))
+                assert m and m.group(1) in SECRETS, f"{name}.{key} = {value!r} is not one of the secret variables"
+    # Every reference, the database URL's included, is the required form with its own name.
+    references = [m.groups() for m in _VAR.finditer(text) if m.group(1) and _SECRET_NAME.search(m.group(1))]
+    assert {name for name, _, _ in references} == set(SECRETS)
+    for name, op, arg in references:
+        assert (op, arg) == (":?", _required(name)), f"${{{name}{op or ''}{arg or ''}}} is not ${{{name}:?{_required(name)}}}"
     db_url = data["x-airflow-common"]["environment"]["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
-    assert ":${POSTGRES_PASSWORD:-" in db_url
+    assert f":${{POSTGRES_PASSWORD:?{_required('POSTGRES_PASSWORD')}}}@postgres:" in db_url
+
+
+def test_without_its_secrets_the_file_is_refused_naming_each_one(validators: dict[str, Any]) -> None:
+    data = yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    missing: list[tuple[str, str]] = []
+    _interpolate(data, {}, missing)
+    assert sorted(set(missing)) == sorted((v, _required(v)) for v in SECRETS)
+    for absent in SECRETS:  # each alone, and empty counts as unset (a .env copied without filling it in)
+        missing = []
+        _interpolate(data, {**PLACEHOLDERS, absent: ""}, missing)
+        assert {name for name, _ in missing} == {absent}
+    missing = []
+    resolved = _interpolate(data, PLACEHOLDERS, missing)
+    assert not missing
+    assert resolved["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == PLACEHOLDERS["POSTGRES_PASSWORD"]
+    scheduler = resolved["services"]["airflow-scheduler"]["environment"]
+    assert f":{PLACEHOLDERS['POSTGRES_PASSWORD']}@postgres:" in scheduler["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+    assert scheduler["AIRFLOW__API_AUTH__JWT_SECRET"] == PLACEHOLDERS["AIRFLOW_JWT_SECRET"]
+    # Compose itself, when it can run here, refuses the same way.
+    exe = shutil.which("docker-compose") if "docker-compose" in validators else None
+    for absent in SECRETS if exe else ():
+        ok, output = _run_docker_compose(exe, COMPOSE, {k: v for k, v in PLACEHOLDERS.items() if k != absent})
+        assert not ok and _required(absent) in output, f"docker-compose without {absent}: {output}"
+    if exe:
+        ok, output = _run_docker_compose(exe, COMPOSE, {})
+        assert not ok and any(_required(v) in output for v in SECRETS), output
+
+
+def test_every_variable_documented() -> None:
+    text = COMPOSE.read_text(encoding="utf-8")
     used = {m.group(1) for m in _VAR.finditer(text) if m.group(1)}
     documented = set(re.findall(r"^([A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
     assert used <= documented, f"not in .env.example: {sorted(used - documented)}"

@@ -217,20 +217,23 @@ def test_a_file_listed_by_a_later_format_is_covered_without_code_changes(plan, c
     assert code == 2 and "windows.json: changed since planning" in one_error_line(err)
 
 
-def test_non_ascii_cluster_id_plan_validates_then_executes(tmp_path, capsys):
-    """One hash everywhere: planner, gate and executor agree on a plan holding non-ASCII text.
+def test_non_ascii_plan_validates_then_executes(tmp_path, capsys):
+    """One hash everywhere: planner, gate and executor agree on a plan made from non-ASCII text.
 
-    Kafka's topic-name rule keeps topic names ASCII, so the non-ASCII text is the cluster id,
-    which is the operator's free-text name and goes into plan.json and RUNBOOK.md.
+    Kafka's name rule keeps topic names and the cluster id ASCII; rack names are free text and go
+    into the snapshot's fingerprint, the snapshot's file name into plan.json, the approver into
+    approval.json.
     """
     raw = json.loads(SAMPLE.read_text())
-    raw["cluster_id"] = "zählerstände-€"
+    assert all(b.get("rack") for b in raw["brokers"])
+    for b in raw["brokers"]:
+        b["rack"] = f"zählerstände-€-{b['rack']}"
     raw["captured_at"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")  # gathered now: young enough to approve
-    snap_path = write_snapshot(snapshot_from_dict(raw, "test"), tmp_path / "snap.json")
+    snap_path = write_snapshot(snapshot_from_dict(raw, "test"), tmp_path / "zählerstände.json")
     plan = tmp_path / "plan"
     code, _, err = run_cli(capsys, "plan", "--snapshot", snap_path, "--out", plan)
     assert code == 0, err
-    assert read_json(plan / "plan.json")["cluster_id"] == "zählerstände-€"
+    assert read_json(plan / "plan.json")["snapshot"]["path"].endswith("zählerstände.json")
     code, out, err = run_cli(capsys, "validate", "--plan", plan, "--snapshot", snap_path)
     assert code == 0, out + err
     code, out, err = run_cli(capsys, "approve", "--plan", plan, "--by", "zoë")
@@ -239,6 +242,17 @@ def test_non_ascii_cluster_id_plan_validates_then_executes(tmp_path, capsys):
     code, out, err = run_cli(capsys, "execute", "--plan", plan, "--simulate", snap_path, "--poll-interval", "60")
     assert code == 0, err
     assert json.loads(out)["status"] == "complete"
+
+
+def test_a_resealed_plan_with_a_shell_line_in_its_cluster_id_is_refused(plan, capsys):
+    # The hashes prove only that plan.json agrees with itself: one rewritten by hand is resealed in a line.
+    m = read_json(plan / "plan.json")
+    m["cluster_id"] = "prod\n$(touch CANARY)"
+    (plan / "plan.json").write_text(dump(seal(m)).decode())
+    for command in ("execute", "verify"):
+        code, _, err = run_cli(capsys, command, "--plan", plan, "--simulate", SAMPLE)
+        assert code == 2 and one_error_line(err) == (
+            f"error: {plan / 'plan.json'}: cluster_id: 'prod\\n$(touch CANARY)' has characters outside [a-zA-Z0-9._-]")
 
 
 # ----------------------------------------------------------------------------- no output flag overwrites a plan

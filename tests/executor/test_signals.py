@@ -117,3 +117,25 @@ def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_
     for tp, target in second.items():
         assert tuple(sim.partitions[tp].replicas) == target
     assert _configs(sim) == before
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_outside_execute_a_signal_unwinds_the_command_with_the_shells_code(signum, capsys):
+    from kafka_rebalance.executor.interrupt import exit_on_signals
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    unwound = []
+    with pytest.raises(SystemExit) as ended, exit_on_signals():
+        stop = StopRequest(lambda line: None)
+        with stop_on_signals(stop):  # execute's run: the signal is only remembered there
+            os.kill(os.getpid(), signum)
+            time.sleep(0.1)
+        assert stop.signum == signum
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(5)
+        finally:
+            unwound.append(True)  # what removes key material: finally blocks, then atexit
+    assert ended.value.code == 128 + signum and unwound == [True]
+    assert capsys.readouterr().err == f"stopped by {signal.Signals(signum).name}\n"
+    assert {s: signal.getsignal(s) for s in before} == before

@@ -35,7 +35,14 @@ def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("clusters:\n  - {cluster_id: 'a b', source: x}\n", "clusters.0.cluster_id (cluster a b): Value error, must be letters"),
+        ("clusters:\n  - {cluster_id: 'a b', source: x}\n",
+         "clusters.0.cluster_id: Value error, 'a b' has characters outside [a-zA-Z0-9._-]"),
+        ('clusters:\n  - {cluster_id: "prod\\n$(touch CANARY)", source: x}\n',
+         "clusters.0.cluster_id: Value error, 'prod\\n$(touch CANARY)' has characters outside [a-zA-Z0-9._-]"),
+        ("clusters:\n  - {cluster_id: '-a', source: x}\n",
+         "clusters.0.cluster_id: Value error, must start with a letter or digit and be at most 100 characters"),
+        ('clusters:\n  - {cluster_id: "a\\nb", source: x, shedule: x}\n',
+         "clusters.0.shedule (cluster 'a\\nb'): Extra inputs are not permitted"),
         ("clusters:\n  - {cluster_id: a, source: 'simulated:'}\n", "clusters.0.source (cluster a): Value error, simulated: needs a snapshot path"),
         ("clusters:\n  - {cluster_id: a, source: x, shedule: '@daily'}\n", "clusters.0.shedule (cluster a): Extra inputs are not permitted"),
         ("defaults: {ordering: random}\nclusters: []\n", "defaults.ordering: Input should be 'small-first'"),
@@ -62,6 +69,16 @@ def test_bad_clusters_files_name_the_field(tmp_path: Path, text: str, message: s
         load_clusters(f)
     assert str(err.value).startswith(f"{f}: ")
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("text", ['clusters:\n  - {cluster_id: "prod\\n$(touch CANARY)", source: x}\n',
+                                  'clusters:\n  - {cluster_id: "a\\nb", source: x, shedule: x}\n'])
+def test_a_cluster_id_holding_a_newline_is_shown_on_the_one_error_line(tmp_path: Path, text: str) -> None:
+    f = tmp_path / "clusters.yaml"
+    f.write_text(text)
+    with pytest.raises(RebalanceError) as err:
+        load_clusters(f)
+    assert "\n" not in str(err.value) and "\\n" in str(err.value)
 
 
 def test_windows_per_cluster(tmp_path: Path) -> None:

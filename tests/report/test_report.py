@@ -82,11 +82,11 @@ def test_the_headline_estimate_is_the_mode_that_runs_and_the_other_is_labelled(t
 
 
 def test_hostile_names_are_escaped(tmp_path: Path) -> None:
-    # Topic names are held to Kafka's rule by the loader; the cluster id is free text.
+    # Topic names and the cluster id are held to Kafka's name rule by the loader; rack names are free text.
     hostile = "<img src=x onerror=alert(1)>"
     raw = {
-        "cluster_id": f"c<b>1</b>{hostile}",
-        "brokers": [{"id": i} for i in range(3)],
+        "cluster_id": "c1",
+        "brokers": [{"id": 0, "rack": f"c<b>1</b>{hostile}"}, {"id": 1, "rack": "r1"}, {"id": 2, "rack": "r2"}],
         "partitions": [{"topic": "orders", "partition": p, "replicas": [0, 1], "leader": 0, "isr": [0, 1], "size_bytes": 10}
                        for p in range(6)],
     }  # fmt: skip

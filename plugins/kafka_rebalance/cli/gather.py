@@ -13,7 +13,7 @@ from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.options import DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS, RATE_WINDOW
 from kafka_rebalance.snapshot import write_snapshot
 from kafka_rebalance.units import human_bytes
-from kafka_rebalance.userinput import finite_number
+from kafka_rebalance.userinput import check_cluster_id, finite_number
 
 
 @app.command()
@@ -36,8 +36,7 @@ def gather(
         fail(f"--out {out}: the snapshot must end in .json or .parquet")
     if out.exists() and out.is_dir():
         fail(f"--out {out}: is a directory")
-    if not cluster_id.strip():
-        fail("--cluster-id: must not be empty")
+    check_cluster_id(cluster_id, "--cluster-id")
     if not finite_number(rate_window, 0, MAX_RATE_WINDOW_SECONDS):
         fail(f"{RATE_WINDOW.flag} must be within 0..{MAX_RATE_WINDOW_SECONDS:g} seconds, got {rate_window}")
     settings = (settings_from_properties(command_config, bootstrap_server) if command_config

@@ -17,7 +17,7 @@ from kafka_rebalance.plan_dir import check_output
 from kafka_rebalance.snapshot import load_snapshot, write_snapshot
 from kafka_rebalance.topics_describe import parse_rack_map, parse_topics_describe
 from kafka_rebalance.units import human_bytes
-from kafka_rebalance.userinput import read_text
+from kafka_rebalance.userinput import check_cluster_id, read_text
 
 
 @app.command()
@@ -120,6 +120,7 @@ def import_describe(
     rack_map: Annotated[Path | None, typer.Option(help="Broker racks: JSON {\"0\": \"rack-a\"} or '0 rack-a' lines")] = None,
 ) -> None:
     """Turn `kafka-topics.sh --describe` output into a snapshot."""
+    check_cluster_id(cluster_id, "--cluster-id")
     check_output(out, "--out", inputs=[("--input", None if str(input) == "-" else input), ("--rack-map", rack_map)])
     if str(input) == "-":
         text, source = sys.stdin.read(), "<stdin>"

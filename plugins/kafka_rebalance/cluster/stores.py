@@ -3,7 +3,8 @@
 Python's ``ssl`` reads PEM only. A store named in client.properties (``ssl.truststore.*``,
 ``ssl.keystore.*``) is read in memory (JKS with purejks, a maintained pure-Python reader; PKCS12 with
 ``cryptography``) and written to PEM files in a private directory (0700, files 0600) that is removed
-when the process exits. The private key is written encrypted under a random password that exists
+when the process exits: at ``atexit``, which the CLI also reaches on SIGTERM and SIGINT
+(``executor.interrupt.exit_on_signals``). The private key is written encrypted under a random password that exists
 only in this process; store passwords are never written, logged or put in a message.
 """
 

@@ -13,13 +13,19 @@ after any failure. A second signal while that cleanup runs does not interrupt it
 and the cleanup goes on (SIGKILL still ends the process; the ledger then tells the next run what to
 restore).
 
-Nothing here is installed at import: the CLI installs handlers around ``execute``
-(``stop_on_signals``); the Airflow operator calls ``request`` from its ``on_kill``.
+Every other command needs less, and still more than Python's default: its ``finally`` blocks and
+``atexit`` functions must run, so that the PEM copies of a client's key stores (cluster/stores.py)
+are removed. ``exit_on_signals`` turns both signals into ``SystemExit`` with the shell's code.
+
+Nothing here is installed at import: the CLI's entry point installs ``exit_on_signals`` around every
+command and ``execute`` replaces it with ``stop_on_signals`` around its run; the Airflow operator
+calls ``request`` from its ``on_kill``.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +33,11 @@ from contextlib import contextmanager
 from kafka_rebalance.executor.results import StopReport
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def exit_code(signum: int) -> int:
+    """The shell's convention for a process ended by a signal: 128 + its number (143 SIGTERM, 130 SIGINT)."""
+    return 128 + signum
 
 
 def signal_name(signum: int) -> str:
@@ -49,8 +60,7 @@ class StopSignal(BaseException):
 
     @property
     def exit_code(self) -> int:
-        """The shell's convention for a process ended by a signal: 128 + its number (143 SIGTERM, 130 SIGINT)."""
-        return 128 + self.signum
+        return exit_code(self.signum)
 
 
 class StopRequest:
@@ -109,6 +119,34 @@ def stop_on_signals(stop: StopRequest) -> Iterator[StopRequest]:
     previous = {s: signal.signal(s, lambda signum, frame: stop.request(signum)) for s in SIGNALS}
     try:
         yield stop
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _exit(signum: int, frame: object) -> None:
+    try:
+        print(f"stopped by {signal_name(signum)}", file=sys.stderr)
+    except (OSError, RuntimeError):  # stderr closed, or the signal came in the middle of a write to it
+        pass
+    raise SystemExit(exit_code(signum))
+
+
+@contextmanager
+def exit_on_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT end the process as ``SystemExit(128 + signal)`` inside the block.
+
+    Python's default ends the process on SIGTERM without running any ``finally`` or ``atexit``
+    function, and turns SIGINT into a KeyboardInterrupt that Click reports as "Aborted!", exit 1.
+    A ``stop_on_signals`` block inside this one takes the signals over and gives them back after it.
+    Only the main thread may install handlers: elsewhere the block runs with the process's own.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _exit) for s in SIGNALS}
+    try:
+        yield
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

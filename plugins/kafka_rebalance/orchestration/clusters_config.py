@@ -29,7 +29,7 @@ from kafka_rebalance.options import (
     option_fields,
 )
 from kafka_rebalance.paths import PROJECT_ROOT
-from kafka_rebalance.userinput import read_text
+from kafka_rebalance.userinput import cluster_id_problem, read_text
 
 SIMULATED_PREFIX = "simulated:"
 
@@ -124,8 +124,14 @@ class ClusterConfig(BaseModel):
     @field_validator("cluster_id")
     @classmethod
     def _id(cls, v: str) -> str:
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", v):
-            raise ValueError("must be letters, digits, '.', '_' or '-' (it names a DAG and a directory)")
+        problem = cluster_id_problem(v)
+        if problem:
+            raise ValueError(problem)
+        # Beyond Kafka's characters: the id names a DAG (Airflow ids are at most 250 characters, with
+        # the dag_id prefix) and a directory, which a leading '.' would hide and a leading '-' make an option.
+        if not re.fullmatch(r"[A-Za-z0-9].{0,99}", v):
+            raise ValueError(f"must start with a letter or digit and be at most 100 characters (it names a DAG and a "
+                             f"directory), got {v!r}")
         return v
 
     @field_validator("source")
@@ -201,9 +207,12 @@ def load_clusters(path: str | Path) -> ClustersFile:
         for err in exc.errors():
             loc = list(err["loc"])
             where = ".".join(str(x) for x in loc)
-            if len(loc) >= 2 and loc[0] == "clusters" and isinstance(loc[1], int):
+            # A bad cluster_id names its value itself; other fields say which cluster they belong to.
+            if len(loc) >= 2 and loc[0] == "clusters" and isinstance(loc[1], int) and loc[2:3] != ["cluster_id"]:
                 try:
-                    where += f" (cluster {raw['clusters'][loc[1]].get('cluster_id', '?')})"
+                    cid = raw["clusters"][loc[1]].get("cluster_id", "?")
+                    # An id that is wrong as well (a newline in it) must not split the error line.
+                    where += f" (cluster {cid if isinstance(cid, str) and cid.isprintable() else repr(cid)})"
                 except (AttributeError, IndexError, KeyError, TypeError):
                     pass
             problems.append(f"{where}: {err['msg']}")

@@ -20,6 +20,7 @@ from kafka_rebalance.snapshot.model import (
 from kafka_rebalance.userinput import (
     INT32_MAX,
     INT64_MAX,
+    cluster_id_problem,
     finite_number,
     int_in,
     is_ascii_digits,
@@ -277,8 +278,9 @@ def validate_partitions(
 
 def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     cluster_id = raw.get("cluster_id")
-    if not isinstance(cluster_id, str) or not cluster_id.strip():
-        problems.append(f"cluster_id: must be a non-empty string, got {json.dumps(cluster_id)}")
+    problem = cluster_id_problem(cluster_id)
+    if problem:
+        problems.append(f"cluster_id: {problem}")
         cluster_id = "?"
     kafka_cluster_id = raw.get("kafka_cluster_id")
     if kafka_cluster_id is not None and (not isinstance(kafka_cluster_id, str) or not kafka_cluster_id.strip()):
