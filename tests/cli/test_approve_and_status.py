@@ -90,6 +90,34 @@ def test_a_plan_older_than_the_maximum_age_is_not_approved(tmp_path):
     assert json.loads((plan / "approval.json").read_text())["max_plan_age_seconds"] == 30 * 3600
 
 
+def test_a_snapshot_gathered_in_the_future_cannot_be_approved(tmp_path):
+    """A gather time past the allowed clock skew (5 minutes) makes the age meaningless: refused, not a negative age."""
+    plan = hand_plan(tmp_path, snapshot_gathered(tmp_path, datetime(2999, 1, 1, tzinfo=UTC)))
+    line = one_error(run_cli("approve", "--plan", str(plan), "--by", "alice"))
+    assert "snapshot.captured_at: 2999-01-01T00:00:00Z is" in line and "in the future" in line and "s ago" not in line
+    assert not (plan / "approval.json").exists()
+    # Within the skew a slightly fast gathering clock is fine.
+    near = tmp_path / "near"
+    near.mkdir()
+    plan = hand_plan(near, snapshot_gathered(near, datetime.now(UTC) + timedelta(minutes=2)))
+    assert run_cli("approve", "--plan", str(plan), "--by", "alice").code == 0
+
+
+def test_execution_does_not_start_once_the_plan_is_older_than_its_approved_limit(tmp_path):
+    """Approved young, executed late: the age is checked again when execution starts, against the approval's limit."""
+    gathered = datetime.now(UTC) - timedelta(hours=2)
+    plan = hand_plan(tmp_path, snapshot_gathered(tmp_path, gathered))
+    r = run_cli("approve", "--plan", str(plan), "--by", "alice", "--max-plan-age", "3")
+    assert r.code == 0, r.stderr
+    approval = json.loads((plan / "approval.json").read_text())
+    # Time passes: the approval's limit is now behind the snapshot (rewritten as if approved with a 1 hour limit).
+    approval["max_plan_age_seconds"] = 3600
+    (plan / "approval.json").write_text(json.dumps(approval))
+    line = one_error(run_cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE)))
+    assert "not started:" in line and "over the maximum plan age of 1h00m" in line
+    assert not (plan / "ledger.json").exists() or json.loads((plan / "ledger.json").read_text())["batches"] == {}
+
+
 def test_a_snapshot_without_a_gather_time_cannot_be_approved(tmp_path):
     plan = hand_plan(tmp_path, snapshot_gathered(tmp_path, None))
     line = one_error(run_cli("approve", "--plan", str(plan), "--by", "alice"))

@@ -261,16 +261,17 @@ class ContinuousRun:
         done, running = self._resume()
         dispatcher = Dispatcher(self.steps, self.after, self.schedule.max_moves_per_broker, self.schedule.max_in_flight,
                                 self.schedule.delivered_rate, done=done, running=running)
-        self.throttles.begin()
-        if running:
-            self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
         started = self.started = admin.now()
-        ex.ledger.save()
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(self.schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(self.schedule.physical_bound_seconds)})")
         ended: float | None = None
+        self.throttles.begin()
         try:
+            # Inside the block whose finally restores: moves a killed run left in flight are throttled again.
+            if running:
+                self._throttle(sorted(running))
+            ex.ledger.save()
             while True:
                 if not self.stop_starting:
                     ex.check_stop()
@@ -366,6 +367,9 @@ class ContinuousRun:
             if ex.ledger.state(m.batch) != SUBMITTED:
                 ex.ledger.set_batch(m.batch, SUBMITTED, mode=CONTINUOUS, started_at=at)
         self._throttle(new)  # saves the ledger (steps included) before setting anything
+        # A stop asked for while the throttles were being set: nothing is submitted (the finally restores them;
+        # the steps recorded above are not in flight, so a re-run starts them afresh).
+        ex.check_stop()
         errors = {tp: e for tp, e in ex.admin.alter_reassignments({self.moves[i].tp: self.moves[i].replicas for i in new}).items() if e}
         for i in new:
             err = errors.get(self.moves[i].tp)
