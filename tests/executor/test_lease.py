@@ -18,8 +18,20 @@ from kafka_rebalance.executor.ledger import THROTTLES_RECORDED, Ledger
 from kafka_rebalance.executor.rearm import rearm
 from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.snapshot import load_snapshot
+from tests.support.plans import approve, move_one_replica, write_plan
 
-from .test_plan_integrity import SAMPLE, one_error_line, plan, run_cli, snap  # noqa: F401 - fixtures
+from .test_plan_integrity import SAMPLE, one_error_line, run_cli
+
+
+@pytest.fixture
+def snap():
+    return load_snapshot(SAMPLE)
+
+
+@pytest.fixture
+def plan(tmp_path, snap):
+    return approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 3), move_one_replica(snap, 3, skip=3)]))
 
 
 def _ledger(plan_dir) -> dict:
@@ -90,8 +102,6 @@ def test_the_same_airflow_task_resumed_on_another_worker_takes_its_lease_over(pl
 def test_rearm_while_a_broker_is_down_keeps_its_pending_throttle_restore(tmp_path, snap):
     """`execute --rearm` with a broker down: the old ledger's restore for that broker is still owed; the new
     ledger keeps it, so the next run (or cancel) restores the broker's rate once it is back."""
-    from tests.support.plans import approve, move_one_replica, write_plan
-
     plan_dir = approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 3)]))
     p = load_plan(plan_dir)
     sim = Simulator.from_snapshot(snap)
