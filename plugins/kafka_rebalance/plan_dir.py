@@ -48,6 +48,8 @@ VALIDATION_DIR = "validation"
 VALIDATION_VERDICT = "validation/verdict.json"
 VALIDATION_RESULT = "validation/result.json"
 DATA_DOCS_DIR = "validation/data_docs"
+# Validations of a plan that already passed for its hash: written here, beside the verdict, never over it.
+VALIDATION_ATTEMPTS = "validation/attempts"
 # Written by the approval step (the DAG's HITL task).
 APPROVAL_FILE = "approval.json"
 # Written by `pause` / `resume` / `stop` (and the plan page's buttons): the operator's requests.
@@ -249,6 +251,12 @@ def atomic_write_json(path: Path, value: Any) -> Path:
 # ----------------------------------------------------------------------------- the manifest
 
 
+def editor_litter(name: str) -> bool:
+    """An editor's swap, lock or backup file (``.x.swp``, ``.#x``, ``x~``): nobody reads it, neither this tool nor
+    Kafka's, so it never makes a plan untrustworthy (nor blocks the cleanup of a run killed while it was open)."""
+    return name.startswith(".") or name.endswith("~")
+
+
 def read_manifest(plan_dir: Path) -> dict[str, Any]:
     """plan.json as written, unchecked beyond being a JSON object (see ``verify_plan`` for trust)."""
     plan_dir = Path(plan_dir)
@@ -318,7 +326,7 @@ def verify_plan(plan_dir: Path) -> tuple[dict[str, Any], str]:
     if batches_dir.is_dir():
         for f in sorted(batches_dir.rglob("*")):
             rel = f.relative_to(plan_dir).as_posix()
-            if f.is_file() and rel not in files:
+            if f.is_file() and rel not in files and not editor_litter(f.name):
                 raise PlanDirError(f"{f}: not listed in plan.json files; a plan's batch files are never added after planning")
     batches = manifest.get("batches")
     if not isinstance(batches, list):

@@ -338,3 +338,31 @@ def test_a_plan_filling_a_disk_past_its_limit_fails_and_one_within_it_passes(tmp
     # The plan's own max_disk_usage is the limit: at 1.0, 2.2 MB hold both.
     roomy = write_gate_plan(tmp_path / "roomy", path, [[("t", 0, [2]), ("t", 1, [2])]], [], max_disk_usage=1.0)
     assert PB + "expect_broker_disk_within_limit" not in validate_plan(roomy, path).failed_expectations()
+
+
+def test_a_later_validation_never_overwrites_a_passed_verdict_for_the_same_plan(good_plan, tmp_path) -> None:
+    """Validated, approved (and perhaps executed), then validated again against the wrong snapshot: the passed
+    verdict and its result stay byte for byte; the new one is written beside them, and its report names the
+    mismatch on its first line, before any suite."""
+    from kafka_rebalance.plan_dir import record_approval
+    from kafka_rebalance.plan_manifest import load_plan
+
+    plan, snapshot = good_plan
+    assert validate_plan(plan, snapshot).status == "passed"
+    record_approval(plan, "approved", "alice")
+    kept = {name: (plan / "validation" / name).read_bytes() for name in ("verdict.json", "result.json")}
+    other = small_snapshot()
+    other["captured_at"] = "2026-02-01T00:00:00Z"
+    write_json(tmp_path / "other.json", other)
+
+    outcome = validate_plan(plan, tmp_path / "other.json")
+
+    assert outcome.status == "failed" and outcome.exit_code == 1
+    first = outcome.report().splitlines()[0]
+    assert first.startswith("validation failed: ") and "not the snapshot this plan was made from" in first
+    assert outcome.kept_beside == plan / "validation" / "attempts" / "001"
+    assert load(outcome.kept_beside / "result.json")["status"] == "failed"
+    assert {name: (plan / "validation" / name).read_bytes() for name in kept} == kept
+    assert load_plan(plan, require_approval=True).plan_hash == load(plan / "plan.json")["plan_hash"]
+    # A second one goes to the next free attempt.
+    assert validate_plan(plan, snapshot).kept_beside == plan / "validation" / "attempts" / "002"

@@ -263,3 +263,32 @@ def cancel(
         _progress(f"cancel: left {len(outcome.left_alone)} reassignment(s) of this plan's partitions alone: not started "
                   f"by this plan ({shown}); cancel them with Kafka's own tool if they should stop")
     _identity_note(the_plan)
+
+
+@app.command()
+def restore(
+    plan: PlanOpt,
+    bootstrap_server: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    simulate: SimulateOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 15.0,
+    take_over_lease: TakeOverOpt = False,
+) -> None:
+    """Put back the throttle values runs of this plan recorded and left set (a killed run, a broker that was down).
+
+    Works when the plan directory no longer verifies (a file edited after a run was killed): then only the
+    throttle values its ledger recorded are written back, each checked; no move is cancelled or started.
+    Exit 0 when nothing is left to restore, 1 when a resource did not answer (run it again).
+    """
+    from kafka_rebalance.executor.lease import plan_lease
+    from kafka_rebalance.executor.recovery import recovery_target, restore_recorded
+
+    target = recovery_target(plan)
+    with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin, \
+            plan_lease(plan, target.plan_hash, "restore", take_over=take_over_lease):
+        outcome = restore_recorded(target, admin, _progress)
+    emit_json(outcome.to_dict())
+    if outcome.still_pending:
+        print(f"error: throttles of {', '.join(outcome.still_pending)} not yet restored: a resource did not answer; "
+              "run restore again", file=sys.stderr)
+        raise typer.Exit(1)

@@ -287,12 +287,20 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
 
 def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
     """Teardown: put back every throttle value a failed or killed batch left set."""
+    from kafka_rebalance.executor.lease import plan_lease
+    from kafka_rebalance.executor.recovery import recovery_target, restore_recorded
+
     if not (Path(staged_dir) / LEDGER_FILE).exists():
         return "nothing executed"
-    with _executor(cfg, cluster, staged_dir, "restore throttles", require_passed=False) as ex:
-        restored = ex.restore_leftover_throttles()
-    log.info("restored throttles of batches: %s", restored or "none needed")
-    return ",".join(restored)
+    # Recovery: possible even when the plan no longer verifies (executor/recovery.py), never blocked by it.
+    target = recovery_target(Path(staged_dir))
+    with admin_session(cfg, cluster) as admin, plan_lease(target.path, target.plan_hash, "restore throttles"):
+        outcome = restore_recorded(target, admin, log.info)
+    log.info("restored throttles of: %s", ", ".join(outcome.restored_throttles_of) or "none needed")
+    if outcome.still_pending:
+        raise RebalanceError(f"throttles of {', '.join(outcome.still_pending)} not yet restored: a resource did not "
+                             f"answer; run `kafka-rebalance restore --plan {staged_dir}` once it is back")
+    return ",".join(outcome.restored_throttles_of)
 
 
 def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, SCHEDULE_FILE, plan_hash_of
+from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, SCHEDULE_FILE, editor_litter, plan_hash_of
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, sha256_file
 from kafka_rebalance.validation.table import (
     Table,
@@ -192,7 +192,8 @@ def _file_hashes(snap: RawSnapshot, plan: RawPlan) -> list[tuple[str, str | None
     recorded: dict[str, Any] = plan.manifest["files"]
     on_disk = {name for name in (ELECTION_FILE, SCHEDULE_FILE) if (plan.dir / name).is_file()}
     if (plan.dir / BATCHES_DIR).is_dir():
-        on_disk |= {f.relative_to(plan.dir).as_posix() for f in (plan.dir / BATCHES_DIR).rglob("*") if f.is_file()}
+        on_disk |= {f.relative_to(plan.dir).as_posix() for f in (plan.dir / BATCHES_DIR).rglob("*")
+                    if f.is_file() and not editor_litter(f.name)}
     out = [(path, recorded.get(path), sha256_file(plan.dir / path)) for path in sorted(set(recorded) | on_disk)]
     out.append(("plan.json plan_hash", plan.manifest.get("plan_hash"), plan_hash(plan.manifest)))
     out.append(("snapshot fingerprint", (plan.manifest.get("snapshot") or {}).get("sha256"), snap.fingerprint))

@@ -13,14 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.plan_dir import (
     DATA_DOCS_DIR,
     PLAN_FILE,
+    VALIDATION_ATTEMPTS,
     VALIDATION_RESULT,
+    PlanDirError,
     atomic_write_json,
     plan_hash_of,
+    read_validation_verdict,
     write_validation_verdict,
 )
+from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.validation import gx_context
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot, ValidationInputError, read_raw_plan, read_raw_snapshot
 from kafka_rebalance.validation.projection import balance_table
@@ -41,13 +46,24 @@ class Outcome:
     failures: list[Failure] = field(default_factory=list)
     result_path: Path | None = None
     docs_index: Path | None = None
+    # Said before any suite: the snapshot given is not the plan's (its fingerprint differs from plan.json's).
+    mismatch: str | None = None
+    # Where this validation was written when the plan already holds a passed verdict for the same hash: beside it,
+    # never over it (validation/attempts/NNN/); None when it is the plan's verdict.
+    kept_beside: Path | None = None
 
     @property
     def exit_code(self) -> int:
         return 0 if self.status == "passed" else 1
 
     def report(self) -> str:
-        return format_report(self.status, self.suites, self.failures)
+        first = []
+        if self.mismatch is not None:
+            first.append(f"validation failed: {self.mismatch}")
+        if self.kept_beside is not None:
+            first.append(f"the plan's passed verdict for this hash stands; this validation was written beside it, to "
+                         f"{self.kept_beside}")
+        return "\n".join([*first, format_report(self.status, self.suites, self.failures)])
 
     def failed_expectations(self) -> set[str]:
         return {f"{f.suite}.{f.expectation}" for f in self.failures}
@@ -161,14 +177,21 @@ def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str =
             (d / RESULT_FILE).unlink(missing_ok=True)  # an older result must not outlive a failed verdict
             mark_plan(d, "failed", None, reason=str(exc))
         raise
-    tables = [snapshot_table(snap), plan_table(snap, plan), balance_table(snap, plan)]
-    extra = {"_known": snap.broker_ids, "_why": _why_ineligible(snap, plan)}
-    outcome = run_suites(tables, engine, spark, extra, docs_dir=d / DOCS_DIR)
     # The verdict names the hash of what was judged, recomputed, not what plan.json claims.
     try:
         judged_hash: str | None = plan_hash_of(plan.manifest)
     except ValueError:
         judged_hash = None
+    # A plan that passed for this very hash keeps that verdict (it may be approved, executing or done): a later
+    # validation, passed or failed, is written beside it.
+    out_dir = _attempt_dir(d) if judged_hash is not None and _passed_for(d, judged_hash) else None
+    tables = [snapshot_table(snap), plan_table(snap, plan), balance_table(snap, plan)]
+    extra = {"_known": snap.broker_ids, "_why": _why_ineligible(snap, plan)}
+    outcome = run_suites(tables, engine, spark, extra,
+                         docs_dir=(out_dir / "data_docs") if out_dir is not None else d / DOCS_DIR)
+    outcome.mismatch = _snapshot_mismatch(plan, Path(snapshot_path))
+    if outcome.mismatch is not None:
+        outcome.status = "failed"
     result = {
         "status": outcome.status,
         "plan_hash": judged_hash,
@@ -176,12 +199,57 @@ def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str =
         "engine": engine,
         "eligible_brokers": sorted(plan_eligible(snap, plan)),
         "suites": outcome.suites,
-        "data_docs": f"{DOCS_DIR}/index.html",
+        "data_docs": f"{DOCS_DIR}/index.html" if out_dir is None else f"{out_dir.relative_to(d).as_posix()}/data_docs/index.html",
+        "snapshot_mismatch": outcome.mismatch,
     }
+    if out_dir is not None:
+        outcome.kept_beside = out_dir
+        outcome.result_path = out_dir / "result.json"
+        _write_json(outcome.result_path, result)
+        return outcome
     outcome.result_path = d / RESULT_FILE
     _write_json(outcome.result_path, result)
-    mark_plan(d, outcome.status, judged_hash)
+    mark_plan(d, outcome.status, judged_hash, reason=outcome.mismatch)
     return outcome
+
+
+def _passed_for(plan_dir: Path, plan_hash: str) -> bool:
+    try:
+        verdict = read_validation_verdict(plan_dir)
+    except PlanDirError:
+        return False  # unreadable: the new verdict replaces it (a corrupt verdict never let anything run)
+    return verdict is not None and verdict.status == "passed" and verdict.plan_hash == plan_hash
+
+
+def _attempt_dir(plan_dir: Path) -> Path:
+    """The first free validation/attempts/NNN/ (created, so two validations never share one)."""
+    root = plan_dir / VALIDATION_ATTEMPTS
+    root.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        candidate = root / f"{n:03d}"
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return candidate
+
+
+def _snapshot_mismatch(plan: RawPlan, snapshot_path: Path) -> str | None:
+    """Why ``snapshot_path`` is not the snapshot the plan was made from, None when it is (or cannot be told)."""
+    raw = plan.manifest.get("snapshot")
+    recorded = raw.get("sha256") if isinstance(raw, dict) else None
+    if not isinstance(recorded, str) or not recorded:
+        return None
+    try:
+        actual = load_snapshot(snapshot_path).fingerprint()
+    except RebalanceError:
+        return None  # the snapshot suite says what is wrong with it
+    if actual == recorded:
+        return None
+    return (f"{snapshot_path}: not the snapshot this plan was made from (its fingerprint is {actual[:12]}..., "
+            f"plan.json's snapshot.sha256 is {recorded[:12]}...); validate against the plan's own snapshot")
 
 
 def validate_snapshot(snapshot_path: str | Path, engine: str = "pandas", spark: Any = None) -> Outcome:
