@@ -154,6 +154,8 @@ def test_failing_batch_still_restores_throttles(dagbag) -> None:
     assert approver.error is None
     assert states["preflight"] == "success" and states["execute"] == "failed"
     assert states["restore_throttles"] == "success"  # the teardown ran although the batch failed
+    # Nothing executed to the end: the run itself shows failed, not a green success over a failed execution.
+    assert states["report"] == "failed" and str(getattr(dr.state, "value", dr.state)) == "failed"
     assert states["elections"] in ("upstream_failed", "skipped")
     [staged] = staged_dirs("demo-fail")
     ledger = json.loads((staged / "ledger.json").read_text())

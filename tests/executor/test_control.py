@@ -13,7 +13,7 @@ from kafka_rebalance.executor.control import ControlAction, RunState, os_user, r
 from kafka_rebalance.plan_dir import CONTROL_FILE, PlanDirError, check_output, verify_plan
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.cli_inprocess import run_cli
-from tests.support.plans import move_one_replica, write_plan
+from tests.support.plans import approve, move_one_replica, write_plan
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
 
@@ -21,7 +21,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
 @pytest.fixture
 def plan(tmp_path: Path) -> Path:
     snap = load_snapshot(SAMPLE)
-    return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 2)])
+    return approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 2)]))
 
 
 def test_no_request_means_running(plan: Path) -> None:

@@ -12,7 +12,7 @@ from kafka_rebalance.executor.gate import ExecutionGate, HoldReason
 from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.plan_dir import verify_plan
 from kafka_rebalance.snapshot import load_snapshot
-from tests.support.plans import move_one_replica, write_plan
+from tests.support.plans import approve, move_one_replica, write_plan
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
 UTC = UTC
@@ -30,7 +30,7 @@ class Clock:
 @pytest.fixture
 def plan(tmp_path: Path) -> Path:
     snap = load_snapshot(SAMPLE)
-    return write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 1)])
+    return approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 1)]))
 
 
 def gate(plan: Path, clock: Clock, windows=HOURLY, margin: int = 60, grace: int = 120) -> ExecutionGate:

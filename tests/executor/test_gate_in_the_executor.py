@@ -36,7 +36,7 @@ def sim_and_plan(tmp_path: Path):
     # 10 GiB partitions: a batch of two moves takes about 410 s at 50 MiB/s, so pauses land mid-move.
     snap = replace(snap, partitions=tuple(replace(p, size_bytes=10 * 1024**3) for p in snap.partitions))
     batches = [move_one_replica(snap, 2, skip=2 * i) for i in range(4)]
-    plan = load_plan(write_plan(tmp_path / "plan", snap, batches, rate=RATE))
+    plan = load_plan(approve(write_plan(tmp_path / "plan", snap, batches, rate=RATE)))
     return Simulator.from_snapshot(snap), plan, batches
 
 
@@ -248,7 +248,7 @@ def _two_window_plan(tmp_path: Path):
     a, b, c = TP("topic-000", 0), TP("topic-000", 1), TP("topic-001", 0)
     spare = lambda tp: next(x for x in range(6) if x not in parts[tp])  # noqa: E731
     batches = [{a: parts[a][:2] + (spare(a),)}, {b: parts[b][:2] + (9,), c: parts[c][:2] + (spare(c),)}]
-    plan = load_plan(write_plan(tmp_path / "plan", snap, batches, rate=RATE))
+    plan = load_plan(approve(write_plan(tmp_path / "plan", snap, batches, rate=RATE)))
     sim = Simulator.from_snapshot(snap)
     admin = SimAdmin(sim)
     gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("0 * * * *", timedelta(minutes=10))]),

@@ -254,7 +254,7 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
     from kafka_rebalance.executor.interrupt import StopSignal, stop_message
     from kafka_rebalance.executor.ledger import FINISHED
 
-    with _executor(cfg, cluster, staged_dir, "execute", window=window, stop=stop, owner=owner) as ex:
+    with _executor(cfg, cluster, staged_dir, "execute", window=window, stop=stop, owner=owner, starting=True) as ex:
         ex.check_mode(None)
         todo = ex.preflight()["batches_to_run"]
         log.info("executing %d batch(es) (%s): %s; window: %s", len(todo), ex.settings.mode,
@@ -304,7 +304,13 @@ def restore_throttles(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str
 
 
 def elections(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str) -> str:
+    from kafka_rebalance.executor.settings import ExecutionRefused
+
     with _executor(cfg, cluster, staged_dir, "elections") as ex:
+        if not ex.all_finished():
+            # Elections follow the moves: leaders chosen for replicas that are not there yet are the wrong leaders.
+            raise ExecutionRefused(f"{staged_dir}: elections: not every batch of the plan finished (ledger: "
+                                   f"{', '.join(f'{b.id} {ex.ledger.state(b.id)}' for b in ex.plan.batches)}); execute it first")
         out = ex.elections()
     if out.failed:
         log.warning("%d preferred election(s) did not succeed: %s", len(out.failed), out.failed)
@@ -386,4 +392,9 @@ def finish(run: Mapping[str, str], staged_dir: str | None, decision: Mapping[str
     else:
         out["outcome"] = "staged (dry run)"
     log.info("run finished: %s", out)
+    if out["outcome"] == "approved, execution did not finish":
+        # This is the run's last task: failing it is what makes the run show failed, not a green success over a
+        # preflight, an execution or a verification that failed (their own logs say why).
+        raise RebalanceError(f"{staged_dir}: approved, but the execution did not finish and verify; see the failed "
+                             "task's log (preflight, execute, elections or final_verify) and the plan's ledger.json")
     return out
