@@ -141,3 +141,13 @@ def final_targets(plan_dir: Path) -> dict[tuple[str, int], tuple[int, ...]]:
         for p in json.loads((plan_dir / "batches" / b["id"] / "reassignment.json").read_text())["partitions"]:
             targets[(p["topic"], p["partition"])] = tuple(p["replicas"])
     return targets
+
+
+def wait_for(predicate, timeout: float, what: str, poll: float = 0.2) -> None:
+    """Poll ``predicate`` until it holds; an AssertionError naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
