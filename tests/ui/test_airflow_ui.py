@@ -164,13 +164,13 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
         dialog.get_by_text("max_moves_per_broker").wait_for()
         dialog.get_by_role("combobox").first.click()
         page.get_by_role("option", name="execute").click()
-        dialog.locator("input[name=element_throttle_mb_per_sec]").fill("80")
+        dialog.locator("input[name=element_throttle]").fill("80MiB/s")
         page.screenshot(path=str(ARTIFACTS / "ui-trigger-form.png"), full_page=True)
         dialog.get_by_role("button", name="Trigger").click()
 
         runs = _wait(lambda: airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns").json().get("dag_runs"), 60, "the run")
         run_id = runs[0]["dag_run_id"]
-        assert runs[0]["conf"]["mode"] == "execute" and runs[0]["conf"]["throttle_mb_per_sec"] == 80
+        assert runs[0]["conf"]["mode"] == "execute" and runs[0]["conf"]["throttle"] == "80MiB/s"
 
         # The approval, in the UI's Required Actions view.
         def approval_listed() -> bool:
