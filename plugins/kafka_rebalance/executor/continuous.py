@@ -268,7 +268,10 @@ class ContinuousRun:
             self._throttle(sorted(running))  # moves a killed run left in flight are throttled again, and recorded
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
         started = self.started = admin.now()
-        self.entry.update(state=SUBMITTED, started_at=self._iso(), estimated_seconds=self.schedule.estimated_seconds)
+        # started_clock: the admin's clock, which progress measures the copying rate on (the wall clock of
+        # started_at is not the simulator's).
+        self.entry.update(state=SUBMITTED, started_at=self._iso(), started_clock=round(started, 3),
+                          estimated_seconds=self.schedule.estimated_seconds)
         ex.ledger.save()
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(self.schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(self.schedule.physical_bound_seconds)})")
