@@ -74,7 +74,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
     def rebalance():
         @task
         def gather(**ctx) -> dict:
-            return pipeline.gather(cfg, cluster, ctx["run_id"])
+            return pipeline.gather(cfg, cluster, ctx["run_id"], ctx["params"])
 
         @task
         def snapshot_gate(run: dict) -> str:

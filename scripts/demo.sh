@@ -56,7 +56,7 @@ clusters:
 EOF
 
 echo
-demo_run_dag "$DAG" '{"mode": "execute", "throttle_mb_per_sec": 40, "max_moves_per_broker": 12}'
+demo_run_dag "$DAG" '{"mode": "execute", "throttle": "40MiB/s", "max_moves_per_broker": 12}'
 python scripts/demo_summary.py "$KAFKA_REBALANCE_HOME" "$CLUSTER"
 
 scripts/kafka-tool kafka-topics --bootstrap-server "$BOOTSTRAP" --describe > "$KAFKA_REBALANCE_HOME/describe-after.txt"

@@ -12,6 +12,8 @@ from kafka_rebalance.errors import PlanError, RebalanceError
 from kafka_rebalance.options import PlanOptions, parse_list, resolve_threshold
 from kafka_rebalance.snapshot import snapshot_from_dict
 
+RANGE = "1.0 KiB/s to 8.0 EiB/s (1024..9223372036854775807 bytes/s; a Java long)"
+
 
 def snap(configs: dict[str, str] | None = None, cluster_id: str = "c1"):
     return snapshot_from_dict({
@@ -35,9 +37,11 @@ def test_defaults_pass() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"throttle_bytes_per_sec": 1023}, "plan: --throttle must be at least 1024 bytes/s, got 1023"),
+        ({"throttle_bytes_per_sec": 1023}, f"plan: --throttle must be within {RANGE}, got 1023"),
+        ({"throttle_bytes_per_sec": 0}, f"plan: --throttle must be within {RANGE}, got 0"),
+        ({"throttle_bytes_per_sec": -1}, f"plan: --throttle must be within {RANGE}, got -1"),
         ({"throttle_bytes_per_sec": 2**63},
-         "plan: --throttle must be at most 9223372036854775807 bytes/s (a Java long), got 9223372036854775808"),
+         f"plan: --throttle must be within {RANGE}, got 9223372036854775808"),
         ({"max_partitions_per_batch": 0}, "plan: --max-partitions-per-batch must be at least 1, got 0"),
         ({"max_moves_per_broker": 2**31}, "plan: --max-moves-per-broker must be at most 2147483647, got 2147483648"),
         ({"max_new_replicas_per_partition": -1}, "plan: --max-new-replicas-per-partition must be at least 1, got -1"),
@@ -78,7 +82,7 @@ def test_the_limits_themselves_are_accepted(options: dict) -> None:
 
 def test_every_problem_is_reported_at_once() -> None:
     assert problems(throttle_bytes_per_sec=1, ordering="x") == (
-        "plan: --throttle must be at least 1024 bytes/s, got 1; "
+        f"plan: --throttle must be within {RANGE}, got 1; "
         "--ordering must be one of small-first, large-first, under-replicated-first, got 'x'")
 
 
@@ -100,23 +104,25 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
     }
 
 
-def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_one_off_requests() -> None:
+def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_and_leave_out_one_off_requests() -> None:
     from kafka_rebalance.orchestration.clusters_config import PlannerDefaults
     from kafka_rebalance.orchestration.plan_params import planner_form
+    from kafka_rebalance.units import SIZE_PATTERN
 
     assert PlannerDefaults().model_dump() == {
-        "throttle_mb_per_sec": 50.0, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
+        "throttle": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
         "replica_tolerance": 0.1, "max_disk_usage": 0.85, "election_batch_size": 1000, "threshold_percentage": None,
         "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }
-    form = planner_form(PlannerDefaults(throttle_mb_per_sec=20))
-    assert set(form) == {"throttle_mb_per_sec", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
+    form = planner_form(PlannerDefaults(throttle="20MiB/s"))
+    assert set(form) == {"throttle", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
                          "exclude_topics", "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals",
                          "optimizer"}
     assert {name: (param.schema, param.description) for name, param in form.items()} == {
-        "throttle_mb_per_sec": ({"type": "number", "minimum": 1024 / 2**20, "maximum": (2**63 - 1) / 2**20},
-                                "Replication throttle per broker (KIP-73) [0.0009765625..8796093022208 MB/s]"),
+        "throttle": ({"type": "string", "pattern": SIZE_PATTERN},
+                     "Replication throttle per broker (KIP-73) [1.0 KiB/s to 8.0 EiB/s]: bytes/s, or a number with a unit, "
+                     "e.g. 50MiB/s (50 x 1024^2) or 50MB/s (50 x 1000^2)"),
         "max_partitions_per_batch": ({"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
                                      "Partitions per reassignment batch [1..2147483647]"),
         "max_moves_per_broker": ({"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
@@ -142,15 +148,18 @@ def test_clusters_yaml_and_the_trigger_form_speak_mb_per_second_and_leave_out_on
                       "exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small "
                       "enough (auto | exact | heuristic)"),
     }
-    throttle = form["throttle_mb_per_sec"]
-    assert throttle.value == 20 and throttle.schema["minimum"] == 1024 / 1048576
+    # The form starts from clusters.yaml's value, in the spelling that reads back as exactly it.
+    assert form["throttle"].value == "20MiB/s"
+    assert planner_form(PlannerDefaults(throttle="50MB"))["throttle"].value == "50MB/s"
+    assert planner_form(PlannerDefaults(throttle=1500))["throttle"].value == "1500B/s"
 
 
 def test_the_command_line_help_gives_each_range_in_the_flags_unit() -> None:
     from kafka_rebalance.options import option_fields
 
     helps = {f.flag: f.help_text() for f in option_fields()}
-    assert helps["--throttle"] == "Replication throttle per broker (KIP-73) [1024..9223372036854775807 bytes/s]"
+    assert helps["--throttle"] == ("Replication throttle per broker (KIP-73) [1.0 KiB/s to 8.0 EiB/s]: bytes/s, or a number "
+                                   "with a unit, e.g. 50MiB/s (50 x 1024^2) or 50MB/s (50 x 1000^2)")
     assert helps["--throttle-efficiency"] == (
         "Fraction of the throttle the brokers deliver, for the time estimates (execute prints the figure a cluster "
         "showed) [0.05..1]")
@@ -161,8 +170,9 @@ def test_settings_from_clusters_yaml_and_the_form_become_option_values() -> None
     from kafka_rebalance.options import option_fields
 
     by_setting = {f.setting: f for f in option_fields()}
-    assert by_setting["throttle_mb_per_sec"].from_setting(0.5) == 524288
-    assert by_setting["throttle_mb_per_sec"].from_setting(20) == 20 * 2**20
+    assert by_setting["throttle"].from_setting("512KiB/s") == 524288
+    assert by_setting["throttle"].from_setting("20MB") == 20 * 10**6
+    assert by_setting["throttle"].from_setting(20 * 2**20) == 20 * 2**20  # a bare number is bytes/s, as on the CLI
     assert by_setting["threshold_percentage"].from_setting(None) is None
     assert by_setting["threshold_percentage"].from_setting(7) == 7.0
     assert by_setting["exclude_topics"].from_setting(None) == ()
@@ -277,3 +287,44 @@ def test_missing_or_unreadable_analysis_is_named(tmp_path: Path) -> None:
     with pytest.raises(RebalanceError) as err:
         resolve_threshold(snap(), None, tmp_path / "bad")
     assert str(tmp_path / "bad" / "summary.json") in str(err.value) and "\n" not in str(err.value)
+
+
+
+@pytest.mark.parametrize(("throttle", "value"), [
+    ("50MB", 50 * 1000**2), ("50MB/s", 50 * 1000**2), ("50MiB", 50 * 2**20), ("50MiB/s", 50 * 2**20), ("50KiB", 50 * 1024),
+    ("1GiB", 2**30), ("52428800", 52428800), ("50 mib/s", 50 * 2**20), (52428800, 52428800),
+])
+def test_the_forms_throttle_takes_the_clis_spellings(throttle: object, value: int) -> None:
+    from kafka_rebalance.orchestration.plan_params import planner_values
+
+    assert planner_values({"throttle": throttle})["throttle_bytes_per_sec"] == value
+
+
+@pytest.mark.parametrize(("throttle", "message"), [
+    ("0", f"run parameters: throttle must be within {RANGE}, got 0"),
+    (0, f"run parameters: throttle must be within {RANGE}, got 0"),
+    ("0 MiB/s", f"run parameters: throttle must be within {RANGE}, got 0"),
+    ("1023B/s", f"run parameters: throttle must be within {RANGE}, got 1023"),
+    ("8EiB/s", f"run parameters: throttle must be within {RANGE}, got 9223372036854775808"),
+    ("-50MiB/s", "run parameters: throttle: '-50MiB/s' is negative; a size or rate is at least 0"),
+    ("fast", "run parameters: throttle: 'fast' is not a size or rate; give bytes (52428800) or a number with a unit"),
+    ("50Mb/s", "run parameters: throttle: '50Mb/s' is ambiguous: a lowercase b means bits"),
+    (50.5, "run parameters: throttle: expected bytes/s or a size such as 50MiB/s, got 50.5"),
+])
+def test_a_bad_throttle_in_the_run_parameters_is_one_line_naming_the_field_never_clamped(throttle: object, message: str) -> None:
+    from kafka_rebalance.orchestration.plan_params import planner_values
+
+    with pytest.raises(PlanError) as err:
+        planner_values({"throttle": throttle})
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_every_bad_run_parameter_is_named_at_once_and_the_old_throttle_name_is_read() -> None:
+    from kafka_rebalance.orchestration.plan_params import planner_values
+
+    with pytest.raises(PlanError) as err:
+        planner_values({"throttle_mb_per_sec": 0, "throttle": "50MiB/s", "max_moves_per_broker": 0})
+    # An API trigger's older name wins over the form's default under the new one, and is checked like it.
+    assert str(err.value) == (
+        f"run parameters: throttle must be within {RANGE}, got 0; max_moves_per_broker must be at least 1, got 0")
+    assert planner_values({"throttle_mb_per_sec": 40, "throttle": "50MiB/s"})["throttle_bytes_per_sec"] == 40 * 1024 * 1024

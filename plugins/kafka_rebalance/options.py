@@ -7,9 +7,10 @@ clusters.yaml's ``defaults`` (orchestration/clusters_config.py), the DAG's trigg
 option, its default or a limit changes here and nowhere else (as topicmappr registers each flag
 once).
 
-clusters.yaml and the trigger form speak MB/s for the throttle (1 MB = 1,048,576 bytes): an
-option's ``setting`` is its name there and ``scale`` converts. Nothing heavy is imported here; the
-DAG file and the clusters file read it without loading the planner.
+An option's ``setting`` is its name in clusters.yaml and the trigger form. A size or rate
+(``sized``) is written the same way everywhere: bytes, or a number with a unit (``50MiB/s``,
+``50MB/s``), read by ``units.parse_bytes``. Nothing heavy is imported here; the DAG file and the
+clusters file read it without loading the planner.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from kafka_rebalance.throttle_model import (
     MIN_THROTTLE_EFFICIENCY,
     delivered_rate,
 )
-from kafka_rebalance.units import MIB
-from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, is_ascii_digits
+from kafka_rebalance.units import MIB, SIZE_PATTERN, exact_rate, human_range, parse_bytes
+from kafka_rebalance.userinput import INT32_MAX, INT64_MAX, finite_number, is_ascii_digits, is_int
 
 ORDERINGS = ("small-first", "large-first", "under-replicated-first")
 
@@ -79,13 +80,11 @@ class Option:
     unit: str = ""  # after a limit in an error: "bytes/s"
     why: str = ""  # after the upper limit in an error: why it is what it is
     setting: str = ""  # its name in clusters.yaml and the trigger form, when not the field's
-    scale: int = 1  # the option's value = the setting's value x scale
-    setting_unit: str = ""
     in_clusters_file: bool = True  # a per-cluster default in clusters.yaml
     in_form: bool = False  # a field of the DAG's trigger form
     ordered: bool = False  # a list whose order means something (kept, not sorted)
     goal_list: bool = False  # a list of goal names (planner/goals/registry.py)
-    sized: bool = False  # bytes or bytes/s: the flag also takes binary units (units.parse_bytes), e.g. 50MiB
+    sized: bool = False  # bytes or bytes/s: written with a unit or as bytes (units.parse_bytes), e.g. 50MiB/s
 
 
 def _option(default: Any, **spec: Any) -> Any:
@@ -109,7 +108,7 @@ class PlanOptions:
         50 * MIB, flag="--throttle", help="Replication throttle per broker (KIP-73)",
         minimum=MIN_THROTTLE_BYTES_PER_SEC,
         maximum=INT64_MAX, unit="bytes/s", why="(a Java long)",  # Kafka's *.replication.throttled.rate
-        setting="throttle_mb_per_sec", scale=MIB, setting_unit="MB/s", in_form=True, sized=True)
+        setting="throttle", in_form=True, sized=True)
     max_partitions_per_batch: int = _option(
         50, flag="--max-partitions-per-batch", help="Partitions per reassignment batch", minimum=1, maximum=INT32_MAX,
         in_form=True)
@@ -245,84 +244,97 @@ class OptionField:
 
     @property
     def setting_default(self) -> Any:
-        if self.item is not None:
-            return list(self.default)
-        if self.option.scale != 1:
-            return self.default / self.option.scale
-        return self.default
-
-    def setting_limits(self) -> tuple[float | None, float | None]:
-        lo, hi, scale = self.option.minimum, self.option.maximum, self.option.scale
-        if scale == 1:
-            return lo, hi
-        return (None if lo is None else lo / scale), (None if hi is None else hi / scale)
+        return list(self.default) if self.item is not None else self.default
 
     def setting_schema(self) -> dict[str, Any]:
         """The JSON schema of the option's setting: the trigger form's field."""
-        lo, hi = self.setting_limits()
+        lo, hi = self.option.minimum, self.option.maximum
         limits = {k: v for k, v in (("minimum", lo), ("maximum", hi)) if v is not None}
         if self.option.choices:
             return {"enum": list(self.option.choices)}
+        if self.option.sized:
+            # Text, read by parse_bytes: a number field would take no unit, and the UI's number input
+            # clamps a value below its minimum on blur (a throttle of 0 became 1 KiB/s unseen). The
+            # pattern refuses what is no size at trigger time; the range is checked by the run's
+            # first task, with the line problem() writes.
+            return {"type": "string", "pattern": SIZE_PATTERN}
         if self.item is not None:
             items: dict[str, Any] = {"type": "integer", **limits} if self.item is int else {"type": "string"}
             if self.option.goal_list:
                 items = {"type": "string", "enum": list(goal_names())}
             return {"type": "array", "items": items}
-        kind = "integer" if self.kind is int and self.option.scale == 1 else "number"
+        kind = "integer" if self.kind is int else "number"
         return {"type": ["null", kind] if self.nullable else kind, **limits}
 
-    def help_text(self, setting: bool = False) -> str:
-        """The help, with the choices or the range (in the setting's unit for clusters.yaml and the form)."""
+    def form_value(self, value: Any) -> Any:
+        """A setting's value as the trigger form shows it: a size in the form's own syntax."""
+        return exact_rate(value) if self.option.sized and is_int(value) else value
+
+    def help_text(self) -> str:
+        """The help, with the choices or the range; the same for the flag, clusters.yaml and the form."""
         o = self.option
         if o.choices:
             return f"{o.help} ({' | '.join(o.choices)})"
-        lo, hi = self.setting_limits() if setting else (o.minimum, o.maximum)
-        unit = o.setting_unit if setting else o.unit
+        lo, hi = o.minimum, o.maximum
+        if o.sized and lo is not None and hi is not None:
+            return f"{o.help} [{human_range(lo, hi)}]: bytes/s, or a number with a unit, e.g. 50MiB/s (50 x 1024^2) or 50MB/s (50 x 1000^2)"
         if lo is not None and hi is not None:
-            return f"{o.help} [{_number(lo)}..{_number(hi)}{' ' + unit if unit else ''}]"
+            return f"{o.help} [{_number(lo)}..{_number(hi)}{' ' + o.unit if o.unit else ''}]"
         return o.help
 
     def from_setting(self, value: Any) -> Any:
-        """The option's value from clusters.yaml or the trigger form (already checked against its schema)."""
+        """The option's value from clusters.yaml or the trigger form (already checked against its schema).
+
+        A size is read by parse_bytes (ValueError naming the setting when it is none); its range is problem()'s.
+        """
         if value is None and (self.nullable or self.item is not None):
             return None if self.nullable else ()
         if self.item is not None:
             if self.option.ordered:
                 return tuple(dict.fromkeys(self.item(v) for v in value))
             return tuple(sorted({self.item(v) for v in value}))
-        if self.option.scale != 1:
-            return int(round(float(value) * self.option.scale))
+        if self.option.sized:
+            if is_int(value):
+                return value
+            if not isinstance(value, str):
+                raise ValueError(f"{self.setting}: expected bytes/s or a size such as 50MiB/s, got {value!r}")
+            return parse_bytes(value, self.setting)
         return self.kind(value)
 
-    def problem(self, value: Any) -> str | None:
-        """What is wrong with ``value`` for this option, in the words of its flag; None when it is usable."""
+    def problem(self, value: Any, name: str | None = None) -> str | None:
+        """What is wrong with ``value`` for this option, named by ``name`` (its flag unless given); None when it is usable."""
         o = self.option
+        flag = name or o.flag
         if value is None and self.nullable:
             return None
         if o.choices:
-            return None if value in o.choices else f"{o.flag} must be one of {', '.join(o.choices)}, got {value!r}"
+            return None if value in o.choices else f"{flag} must be one of {', '.join(o.choices)}, got {value!r}"
         if self.item is str and o.goal_list:
             bad = [v for v in value if v not in goal_names()]
-            return f"{o.flag}: unknown goal(s) {', '.join(bad)} (goals: {', '.join(goal_names())})" if bad else None
+            return f"{flag}: unknown goal(s) {', '.join(bad)} (goals: {', '.join(goal_names())})" if bad else None
         if self.item is str:  # topic names: check_against holds them to the snapshot
             return None
         lo, hi = o.minimum, o.maximum  # every numeric option has both (_option_fields checks)
         assert lo is not None and hi is not None
         if self.item is not None:
             bad = [v for v in value if not finite_number(v, lo, hi)]
-            return f"{o.flag} must be within {_number(lo)}..{_number(hi)}, got {bad[0]}" if bad else None
+            return f"{flag} must be within {_number(lo)}..{_number(hi)}, got {bad[0]}" if bad else None
         if self.kind is float:
             if finite_number(value, lo, hi):
                 return None
             why = f" {o.why}" if o.why else ""
-            return f"{o.flag} must be within {_number(lo)}..{_number(hi)}{why}, got {value}"
+            return f"{flag} must be within {_number(lo)}..{_number(hi)}{why}, got {value}"
+        if self.kind is int and o.sized and not lo <= value <= hi:
+            # Never clamped: a throttle of 0 would stop replication, one past a long is no Kafka config.
+            why = f"; {o.why.strip('()')}" if o.why else ""
+            return f"{flag} must be within {human_range(lo, hi)} ({_number(lo)}..{_number(hi)} {o.unit}{why}), got {value}"
         if self.kind is int:
             unit = f" {o.unit}" if o.unit else ""
             if value < lo:
-                return f"{o.flag} must be at least {_number(lo)}{unit}, got {value}"
+                return f"{flag} must be at least {_number(lo)}{unit}, got {value}"
             if value > hi:
                 why = f" {o.why}" if o.why else ""
-                return f"{o.flag} must be at most {_number(hi)}{unit}{why}, got {value}"
+                return f"{flag} must be at most {_number(hi)}{unit}{why}, got {value}"
         return None
 
 

@@ -96,7 +96,7 @@ def test_execute_approved_through_rest_api_balances_the_cluster(dagbag) -> None:
     before = load_snapshot(ROOT / "samples" / "sample-cluster.json")
     approver = Approver("kafka_rebalance_demo_exec", "Approve")
     approver.start()
-    dr, states = run(dagbag, "kafka_rebalance_demo_exec", mode="execute", throttle_mb_per_sec=80)
+    dr, states = run(dagbag, "kafka_rebalance_demo_exec", mode="execute", throttle="80MiB/s")
     approver.join(5)
     assert approver.error is None and approver.response["chosen_options"] == ["Approve"]
     assert "replica moves" in approver.detail["body"]
@@ -172,6 +172,8 @@ def test_rest_api_refuses_bad_trigger_values(dagbag) -> None:
     bad = client.post(url, json={"logical_date": None, "conf": {"max_moves_per_broker": 0}})
     assert bad.status_code == 400, bad.text
     assert "max_moves_per_broker" in bad.text
+    bad = client.post(url, json={"logical_date": None, "conf": {"throttle": "80 megs"}})
+    assert bad.status_code == 400 and "throttle" in bad.text, bad.text
 
 
 def test_fleet_dag_runs_one_spark_job_and_flags_unbalanced_clusters(dagbag) -> None:

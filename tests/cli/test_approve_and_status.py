@@ -240,6 +240,27 @@ def test_status_during_a_continuous_execution_rises_to_finished(tmp_path):
     assert final["state"] == "finished" and final["bytes_done"] == total and final["percent_bytes"] == 100.0
 
 
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_the_measured_rate_is_bytes_copied_over_the_time_they_took_within_every_brokers_throttle(tmp_path, mode):
+    """The simulator runs on its own clock (an hour of copying in a second): the rate must be measured
+    on that clock, not on the wall clock the ledger's timestamps are written in (which made it 14 GB/s)."""
+    snap_path = snapshot_gathered(tmp_path, datetime.now(UTC))
+    snap = load_snapshot(snap_path)
+    rate = 4 * 1024 * 1024  # slow enough that the copying, not the simulator's poll steps, sets the time
+    plan = approve(write_plan(tmp_path / "plan", snap, [move_one_replica(snap, 6), move_one_replica(snap, 6, skip=6)], rate=rate))
+    r = run_cli("execute", "--plan", str(plan), "--simulate", str(snap_path), "--mode", mode, "--poll-interval", "1")
+    assert r.code == 0, r.stderr
+    status = _status(plan)
+    assert status["state"] == "finished" and status["bytes_done"] > 0
+    # No schedule copies faster than every broker receiving at its throttle at once.
+    assert 0 < status["rate_bytes_per_sec"] <= rate * len(snap.brokers), status
+    # And it is the simulated time the copies took: the ledger's own figure for the run or its batches.
+    ledger = json.loads((plan / "ledger.json").read_text())
+    took = (ledger["continuous"]["actual_seconds"] if mode == "continuous"
+            else sum(b["actual_seconds"] for b in ledger["batches"].values()))
+    assert took > 10 and status["rate_bytes_per_sec"] >= status["bytes_done"] / took * 0.99, (took, status)
+
+
 def test_status_of_a_run_whose_moves_overran_their_time_limit_is_failed_until_a_rerun_finishes(tmp_path):
     snap_path = snapshot_gathered(tmp_path, datetime.now(UTC))
     plan = approve(hand_plan(tmp_path, snap_path))

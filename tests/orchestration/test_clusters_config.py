@@ -23,12 +23,12 @@ def test_bundled_clusters_file() -> None:
 def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> None:
     f = tmp_path / "c.yaml"
     f.write_text(
-        "defaults: {throttle_mb_per_sec: 20, max_moves_per_broker: 3}\n"
-        "clusters:\n  - {cluster_id: a, source: kafka_a, defaults: {throttle_mb_per_sec: 100}}\n"
+        "defaults: {throttle: 20MiB/s, max_moves_per_broker: 3}\n"
+        "clusters:\n  - {cluster_id: a, source: kafka_a, defaults: {throttle: 100MB/s}}\n"
     )
     cfg = load_clusters(f)
     eff = cfg.effective_defaults(cfg.clusters[0])
-    assert (eff.throttle_mb_per_sec, eff.max_moves_per_broker) == (100, 3)
+    assert (eff.throttle, eff.max_moves_per_broker) == (100 * 1000**2, 3)
     assert cfg.clusters[0].schedule == "*/30 * * * *"
 
 
@@ -46,7 +46,21 @@ def test_per_cluster_defaults_override_only_what_they_set(tmp_path: Path) -> Non
         ("clusters:\n  - {cluster_id: a, source: 'simulated:'}\n", "clusters.0.source (cluster a): Value error, simulated: needs a snapshot path"),
         ("clusters:\n  - {cluster_id: a, source: x, shedule: '@daily'}\n", "clusters.0.shedule (cluster a): Extra inputs are not permitted"),
         ("defaults: {ordering: random}\nclusters: []\n", "defaults.ordering: Input should be 'small-first'"),
-        ("defaults: {throttle_mb_per_sec: 0}\nclusters: []\n", "defaults.throttle_mb_per_sec: Input should be greater than or equal to 0.0009765625"),
+        ("defaults: {throttle: 0}\nclusters: []\n",
+         "defaults.throttle: Value error, must be within 1.0 KiB/s to 8.0 EiB/s (1024..9223372036854775807 bytes/s; a Java long), got 0"),
+        ("defaults: {throttle: 0MiB/s}\nclusters: []\n", "defaults.throttle: Value error, must be within 1.0 KiB/s to 8.0 EiB/s"),
+        ("defaults: {throttle: -50MiB/s}\nclusters: []\n", "defaults.throttle: Value error, '-50MiB/s' is negative"),
+        ("defaults: {throttle: 8EiB/s}\nclusters: []\n",
+         "defaults.throttle: Value error, must be within 1.0 KiB/s to 8.0 EiB/s (1024..9223372036854775807 bytes/s; a Java long), "
+         "got 9223372036854775808"),
+        ("defaults: {throttle: fast}\nclusters: []\n", "defaults.throttle: Value error, 'fast' is not a size or rate"),
+        ("defaults: {throttle: 50Mb/s}\nclusters: []\n", "defaults.throttle: Value error, '50Mb/s' is ambiguous: a lowercase b means bits"),
+        ("defaults: {throttle: 52428800.5}\nclusters: []\n",
+         "defaults.throttle: Value error, expected bytes/s or a size such as 50MiB/s, got 52428800.5"),
+        ("defaults: {throttle_mb_per_sec: 50, throttle: 50MiB/s}\nclusters: []\n",
+         "defaults: Value error, throttle_mb_per_sec: the older name of throttle; give one of them, not both"),
+        ("clusters:\n  - {cluster_id: a, source: x, defaults: {throttle_mb_per_sec: 0}}\n",
+         "clusters.0.defaults.throttle (cluster a): Value error, must be within"),
         ("defaults: {throttle_efficiency: 1.2}\nclusters: []\n", "defaults.throttle_efficiency: Input should be less than or equal to 1"),
         ("defaults: {throttle_efficiency: .nan}\nclusters: []\n", "defaults.throttle_efficiency: Input should be a finite number"),
         ("clusters:\n  - {cluster_id: a, source: x}\n  - {cluster_id: a, source: y}\n", "cluster_id a listed more than once"),
@@ -119,3 +133,12 @@ def test_a_clusters_rate_window_is_its_gathers_and_a_simulated_cluster_refuses_o
         with pytest.raises(RebalanceError) as err:
             load_clusters(f)
         assert message in str(err.value) and str(err.value).startswith(f"{f}: ")
+
+
+def test_the_older_throttle_setting_is_still_read_in_mib_per_second(tmp_path) -> None:
+    """clusters.yaml files written for an earlier version keep working: throttle_mb_per_sec counted MiB/s."""
+    path = tmp_path / "clusters.yaml"
+    path.write_text("defaults: {throttle_mb_per_sec: 50}\nclusters:\n  - {cluster_id: a, source: x, defaults: {throttle_mb_per_sec: 2.5}}\n")
+    cfg = load_clusters(path)
+    assert cfg.defaults.throttle == 50 * 1024 * 1024
+    assert cfg.clusters[0].defaults.throttle == int(2.5 * 1024 * 1024)

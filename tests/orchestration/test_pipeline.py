@@ -51,7 +51,7 @@ def _run(tmp_path: Path, balanced: bool = False) -> dict[str, str]:
 def _clusters(tmp_path: Path) -> Path:
     f = tmp_path / "clusters.yaml"
     f.write_text(
-        "defaults: {byte_tolerance: 0.25, throttle_mb_per_sec: 20, max_partitions_per_batch: 7, max_moves_per_broker: 3,\n"
+        "defaults: {byte_tolerance: 0.25, throttle: 20MiB/s, max_partitions_per_batch: 7, max_moves_per_broker: 3,\n"
         "           ordering: large-first, exclude_topics: [topic-003], optimizer: heuristic, throttle_efficiency: 0.8}\n"
         f"clusters:\n  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}', defaults: {{byte_tolerance: 0.3}}}}\n"
     )
@@ -82,9 +82,10 @@ def test_byte_tolerance_changes_the_plan(tmp_path: Path) -> None:
 
 def test_trigger_form_values_win_over_clusters_yaml(tmp_path: Path) -> None:
     cfg = load_clusters(_clusters(tmp_path))
-    params = {"max_moves_per_broker": 4, "exclude_topics": [], "decommission_brokers": [5]}
+    params = {"max_moves_per_broker": 4, "exclude_topics": [], "decommission_brokers": [5], "throttle": "30MB/s"}
     options = json.loads((Path(make_plan(_run(tmp_path), params, cfg.effective_defaults(cfg.clusters[0]))) / "plan.json").read_text())["options"]
     assert (options["max_moves_per_broker"], options["exclude_topics"], options["decommission_brokers"]) == (4, [], [5])
+    assert options["throttle_bytes_per_sec"] == 30 * 1000**2  # the form's 30MB/s over clusters.yaml's 20MiB/s
     assert options["byte_tolerance"] == 0.3
     assert options["optimizer"] == "heuristic"
     params["optimizer"] = "exact"

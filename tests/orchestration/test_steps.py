@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.errors import PlanError, RebalanceError
 from kafka_rebalance.metrics import broker_loads
 from kafka_rebalance.orchestration import fleet, pipeline
 from kafka_rebalance.orchestration.clusters_config import ClustersFile
@@ -52,7 +52,7 @@ def test_a_cluster_goes_from_gather_to_a_verified_report_step_by_step(home: Path
 
     _analysis(run, balanced=False)
     assert pipeline.needs_plan(run, {}) is True
-    plan_dir = pipeline.make_plan(run, {"throttle_mb_per_sec": 20})
+    plan_dir = pipeline.make_plan(run, {"throttle": "20MiB/s"})
     assert read_manifest(Path(plan_dir))["options"]["throttle_bytes_per_sec"] == 20 * 1024 * 1024
     assert pipeline.validate_plan(run, plan_dir) == plan_dir
 
@@ -78,6 +78,15 @@ def test_a_cluster_goes_from_gather_to_a_verified_report_step_by_step(home: Path
     # The simulated cluster kept what was executed: the next run gathers the balanced cluster.
     again = load_snapshot(pipeline.gather(cfg, cluster, "manual__2")["snapshot"])
     assert counts_in_band([b.replicas for b in broker_loads(again) if b.alive])
+
+
+def test_a_bad_throttle_fails_the_run_at_gather_before_the_cluster_is_read(home: Path) -> None:
+    cfg = _config(("demo", f"simulated:{SAMPLE}"))
+    with pytest.raises(PlanError) as err:
+        pipeline.gather(cfg, cfg.clusters[0], "manual__1", {"throttle": "0", "mode": "execute"})
+    assert str(err.value) == ("run parameters: throttle must be within 1.0 KiB/s to 8.0 EiB/s "
+                              "(1024..9223372036854775807 bytes/s; a Java long), got 0")
+    assert not (home / "runs").exists()
 
 
 def test_a_balanced_cluster_is_recorded_and_finishes_with_nothing_to_do(home: Path, balanced_snapshot_path: Path) -> None:

@@ -36,7 +36,7 @@ def test_rebalance_dag_executes_on_real_kafka(kafka_sandbox, topic_prefix, airfl
     approver = Approver("kafka_rebalance_real_kafka", "Approve")
     approver.start()
     dr = bag.get_dag("kafka_rebalance_real_kafka").test(
-        run_conf={"mode": "execute", "throttle_mb_per_sec": 20, "max_moves_per_broker": 20})
+        run_conf={"mode": "execute", "throttle": "20MiB/s", "max_moves_per_broker": 20})
     approver.join(10)
     states = {ti.task_id: str(getattr(ti.state, "value", ti.state)) for ti in dr.get_task_instances()}
     assert approver.error is None and approver.response["chosen_options"] == ["Approve"]

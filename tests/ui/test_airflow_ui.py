@@ -4,6 +4,12 @@
 runs on 127.0.0.1 with this project's DAGs, as `make ui` starts it; Debian's chromium is
 driven by Playwright (never a browser download). Screenshots of the trigger form and the
 approval page are saved under test-artifacts/.
+
+Every process the module starts is stopped by pid, and checked gone from /proc: Airflow in a
+session of its own, every process group of which is stopped when the module ends (its tasks run in
+groups of their own, which stopping the server's group alone left running: a scheduler and its
+LocalExecutor worker were found 35 minutes after a test session); the browser's processes are
+recorded while it runs and checked gone once Playwright has closed it.
 """
 
 from __future__ import annotations
@@ -11,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +25,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.support.processes import ProcessSessions, alive, descendants
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -69,8 +76,17 @@ class Airflow:
 
 
 @pytest.fixture(scope="module")
-def airflow(tmp_path_factory):
-    _ensure_chromium()
+def sessions():
+    """The module's servers; at its end every process they started is stopped, and none may be left."""
+    started = ProcessSessions()
+    yield started
+    started.stop(timeout=60)
+    left = started.survivors()
+    assert not left, "still running after the module stopped them:\n" + "\n".join(map(str, left))
+
+
+@pytest.fixture(scope="module")
+def airflow(tmp_path_factory, sessions):
     home = tmp_path_factory.mktemp("airflow-ui")
     port = _free_port()
     (home / "clusters.yaml").write_text(
@@ -101,8 +117,7 @@ def airflow(tmp_path_factory):
         "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '')}",
     }
     log = (home / "standalone.log").open("w")
-    proc = subprocess.Popen([str(venv_bin / "airflow"), "standalone"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
+    proc = sessions.start([str(venv_bin / "airflow"), "standalone"], env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
         passwords = home / "simple_auth_manager_passwords.json.generated"
@@ -123,11 +138,8 @@ def airflow(tmp_path_factory):
             time.sleep(2)
         yield af
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        # Stopped here, not only at the module's end, so the log is complete when it is closed.
+        sessions.stop(timeout=60)
         log.close()
 
 
@@ -141,10 +153,18 @@ def _wait(predicate, timeout: float, what: str, every: float = 3.0):
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
+def _browser_processes(sessions: ProcessSessions) -> list:
+    """This test process's descendants outside the Airflow sessions: Playwright's driver and the browser."""
+    airflow = {(p.pid, p.start) for p in sessions.members()}
+    return [p for p in descendants([os.getpid()]) if (p.pid, p.start) not in airflow]
+
+
+def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
     from playwright.sync_api import sync_playwright
 
+    _ensure_chromium()
     ARTIFACTS.mkdir(exist_ok=True)
+    browser_procs = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -164,13 +184,13 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
         dialog.get_by_text("max_moves_per_broker").wait_for()
         dialog.get_by_role("combobox").first.click()
         page.get_by_role("option", name="execute").click()
-        dialog.locator("input[name=element_throttle_mb_per_sec]").fill("80")
+        dialog.locator("input[name=element_throttle]").fill("80MiB/s")
         page.screenshot(path=str(ARTIFACTS / "ui-trigger-form.png"), full_page=True)
         dialog.get_by_role("button", name="Trigger").click()
 
         runs = _wait(lambda: airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns").json().get("dag_runs"), 60, "the run")
         run_id = runs[0]["dag_run_id"]
-        assert runs[0]["conf"]["mode"] == "execute" and runs[0]["conf"]["throttle_mb_per_sec"] == 80
+        assert runs[0]["conf"]["mode"] == "execute" and runs[0]["conf"]["throttle"] == "80MiB/s"
 
         # The approval, in the UI's Required Actions view.
         def approval_listed() -> bool:
@@ -216,7 +236,14 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
         report = page.goto(f"{airflow.base}/kafka-rebalance/runs/{DAG_ID}/{run_id}")
         assert report.status == 200 and page.url.endswith("/report.html"), page.url
         page.get_by_text("replica moves").first.wait_for()
+        browser_procs = _browser_processes(sessions)
         browser.close()
+    assert browser_procs
+    try:  # the browser's helpers exit a moment after it closes
+        _wait(lambda: not any(alive(p) for p in browser_procs), 30, "the browser's processes to exit", every=0.5)
+    except AssertionError:
+        left = [p for p in browser_procs if alive(p)]
+        raise AssertionError("browser processes left after Playwright closed it:\n" + "\n".join(map(str, left))) from None
 
     # Without the login, the same pages are refused.
     for path in ("/kafka-rebalance/", f"/kafka-rebalance/runs/{DAG_ID}/{run_id}"):
@@ -234,3 +261,17 @@ def test_trigger_approve_and_verify_in_the_browser(airflow) -> None:
     for shot in ("ui-trigger-form.png", "ui-approval.png"):
         assert (ARTIFACTS / shot).stat().st_size > 20_000
     shutil.copy(verification, ARTIFACTS / "ui-verification.json")
+
+
+def test_stopping_airflow_stops_its_tasks_process_groups(airflow, sessions) -> None:
+    """A dry run's tasks run in process groups of their own, under the scheduler's LocalExecutor
+    workers: the processes the server's group alone did not reach. This leaves one running; the
+    module's end stops it all and finds nothing left (the ``sessions`` fixture)."""
+    # A new DAG is paused, and a run of a paused DAG waits; the UI's Trigger unpauses it, the API does not.
+    assert airflow.api("PATCH", f"/api/v2/dags/{DAG_ID}", json={"is_paused": False}).status_code == 200
+    r = airflow.api("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", json={"logical_date": None, "conf": {"mode": "dry-run"}})
+    assert r.status_code == 200, r.text
+    server_group = {p.pgid for p in sessions.members() if p.pid == p.sid}
+    # Of Airflow's processes, only a task's supervisor puts its task in a process group of its own.
+    task_groups = _wait(lambda: sessions.process_groups() - server_group, 600, "a task in a process group of its own", every=0.2)
+    assert task_groups and not task_groups & server_group

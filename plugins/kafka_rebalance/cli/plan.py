@@ -65,8 +65,7 @@ def _flag(f: OptionField) -> inspect.Parameter:
         kind, default = f.kind, f.default
     if f.option.sized:
         return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[
-            kind, typer.Option(f.flag, help=f"{f.help_text()}; bytes/s, or with a binary unit (e.g. 50MiB)",
-                               parser=_sized(f.flag), metavar="SIZE")])  # fmt: skip
+            kind, typer.Option(f.flag, help=f.help_text(), parser=_sized(f.flag), metavar="SIZE")])
     return inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=default,
                              annotation=Annotated[kind, typer.Option(f.flag, help=f.help_text())])  # fmt: skip
 

@@ -263,6 +263,9 @@ class ContinuousRun:
                                 self.schedule.delivered_rate, done=done, running=running)
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
         started = self.started = admin.now()
+        # started_clock: the admin's clock, which progress measures the copying rate on (the wall clock of
+        # started_at is not the simulator's). A field beside the run's state, not a state.
+        self.entry["started_clock"] = round(started, 3)
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(self.schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(self.schedule.physical_bound_seconds)})")
         ended: float | None = None

@@ -12,10 +12,16 @@ move's bytes count as done when the move finished: the ledger records no partial
 in flight counts as left. Metadata-only reorders and leader elections move no bytes and are not
 moves; elections are reported on their own.
 
-The rate is measured, never assumed: the bytes of the moves finished in the latest run over the
-time between that run's start and its last finished move (ledger timestamps). The ETA is that rate
-applied to the bytes left, counted from the last finished move (``eta_at``), so it too is read from
-the ledger and not from a clock.
+The rate is measured, never assumed: bytes copied over the time the copies took, on the cluster
+admin's clock (the ledger's ``*_clock`` figures). That is the simulator's own clock under
+``--simulate``, where an hour of copying passes in a second of wall time: the ledger's ISO
+timestamps are wall-clock, and dividing by them made a 4 MiB/s throttle look like 1.8 GB/s. For a
+continuous run, the moves overlap: the bytes of the moves the latest run started and finished, over
+the time from that run's start to its last finished move. Batches run one after another, each in
+one run: their bytes over the sum of their own times, so the hours between two runs count for none.
+A run before the admin's clock was recorded has no rate. The ETA is that rate applied to the bytes
+left, counted from the last finished move (``eta_at``), so it too is read from the ledger and not
+from a clock.
 
 JSON: ``as_json`` / ``from_json`` (the ``status --json`` contract, docs/KAFKA.md).
 """
@@ -121,6 +127,10 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     times: list[datetime] = []
     run_start = _time(cont.get("started_at"))
     run_bytes, run_last_end = 0, None
+    run_clocks: list[float] = []  # the admin's clock at the latest run's start (if recorded) and its moves' starts
+    run_last_clock: float | None = None
+    if _number(cont.get("started_clock")):
+        run_clocks.append(float(cont["started_clock"]))
     for m in moves:
         step = steps.get(m.key) if plan.schedule is not None else None
         batch: Mapping[str, Any] = batches.get(m.batch) or {}
@@ -136,16 +146,21 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
         if state == FINISHED:
             done += 1
             bytes_done += m.bytes
-            if entry is not batch and run_start is not None and started is not None and started >= run_start and ended:
+            if (entry is not batch and run_start is not None and started is not None and started >= run_start and ended
+                    and _number(entry.get("started_clock")) and _number(entry.get("ended_clock"))):
                 run_bytes += m.bytes
                 run_last_end = ended if run_last_end is None else max(run_last_end, ended)
+                run_clocks.append(float(entry["started_clock"]))
+                end_clock = float(entry["ended_clock"])
+                run_last_clock = end_clock if run_last_clock is None else max(run_last_clock, end_clock)
         elif state in _STARTED:
             in_flight += 1
         elif state == FAILED:
             failed += 1
         # cancelled moves (a stop, a stall) are pending again: the next run starts them afresh
+    copy_seconds = None if run_last_clock is None else run_last_clock - min(run_clocks)
     if run_last_end is None:
-        run_start, run_bytes, run_last_end = _batch_rate_window(plan, batches)
+        run_bytes, copy_seconds, run_last_end = _batch_copies(plan, batches)
     total = sum(m.bytes for m in moves)
     elections = ledger.get("elections") or {}
     requested = int(elections.get("requested", 0)) if elections.get("done") else 0
@@ -170,8 +185,8 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     else:
         state_ = ExecState.RUNNING
     rate = None
-    if run_start is not None and run_last_end is not None and run_last_end > run_start and run_bytes > 0:
-        rate = run_bytes / (run_last_end - run_start).total_seconds()
+    if copy_seconds is not None and copy_seconds > 0 and run_bytes > 0:
+        rate = run_bytes / copy_seconds
     left = total - bytes_done
     eta_seconds = eta_at = None
     if state_ is ExecState.RUNNING and rate and run_last_end is not None:
@@ -208,18 +223,22 @@ def _run_failed(cont: Mapping[str, Any], batches: Mapping[str, Any], holds: Any)
                and not held_since(_time(e.get("started_at"))) for e in batches.values())
 
 
-def _batch_rate_window(plan: Plan, batches: Mapping[str, Any]) -> tuple[datetime | None, int, datetime | None]:
-    """For a batch-mode run: the first start and last end of the finished batches, and their bytes."""
-    start = end = None
-    moved = 0
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _batch_copies(plan: Plan, batches: Mapping[str, Any]) -> tuple[int, float | None, datetime | None]:
+    """For batch-mode runs: the bytes of the finished batches, the admin-clock seconds they took between
+    them (``actual_seconds``), and the last one's end (wall clock, for ``eta_at``)."""
+    moved, seconds, end = 0, 0.0, None
     for b in plan.batches:
         entry = batches.get(b.id) or {}
         if entry.get("state") != FINISHED or entry.get("mode") == CONTINUOUS or not b.replica_moves:
             continue
-        s, e = _time(entry.get("started_at")), _time(entry.get("ended_at"))
-        if s is None or e is None:
+        e = _time(entry.get("ended_at"))
+        if e is None or not _number(entry.get("actual_seconds")):
             continue
-        start = s if start is None else min(start, s)
         end = e if end is None else max(end, e)
         moved += b.bytes or 0
-    return start, moved, end
+        seconds += float(entry["actual_seconds"])
+    return moved, (seconds if end is not None else None), end

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.windows import Window, WindowError, window_from_config
@@ -40,14 +40,16 @@ def clusters_file() -> Path:
 
 
 def _setting_field(f: OptionField) -> tuple[Any, Any]:
-    """An option as a clusters.yaml field: its setting's name, unit, range and choices."""
-    lo, hi = f.setting_limits()
+    """An option as a clusters.yaml field: its setting's name, range and choices; a size in its own syntax."""
+    if f.option.sized:
+        return Annotated[int, BeforeValidator(_sized(f))], Field(default=f.setting_default)
+    lo, hi = f.option.minimum, f.option.maximum
     if f.option.choices:
         annotation: Any = Literal[f.option.choices]
     elif f.item is not None:
         annotation = list[f.item]  # type: ignore[name-defined]
     else:
-        annotation = float if f.option.scale != 1 else f.kind
+        annotation = f.kind
     if f.nullable:
         annotation = annotation | None
     limits: dict[str, Any] = {} if f.item is not None else {"ge": lo, "le": hi}
@@ -56,12 +58,54 @@ def _setting_field(f: OptionField) -> tuple[Any, Any]:
     return annotation, Field(default=f.setting_default, **limits)
 
 
+def _sized(f: OptionField) -> Any:
+    """A size setting (``throttle: 50MiB/s``) read as the CLI reads the flag; pydantic names the field."""
+
+    def read(value: Any) -> int:
+        try:
+            size = f.from_setting(value)
+        except ValueError as exc:
+            raise ValueError(str(exc).removeprefix(f"{f.setting}: ")) from None
+        problem = f.problem(size, f.setting)
+        if problem is not None:
+            raise ValueError(problem.removeprefix(f"{f.setting} "))
+        return size
+
+    return read
+
+
+# Settings an earlier version named otherwise, still read (existing clusters.yaml files and API triggers keep
+# working): the old name, the new one, and how an old value is written in the new setting's terms.
+LEGACY_SETTINGS: dict[str, tuple[str, Any]] = {
+    # MB/s of 1,048,576 bytes, as the old setting counted them.
+    "throttle_mb_per_sec": ("throttle", lambda v: f"{v}MiB/s" if isinstance(v, (int, float)) and not isinstance(v, bool) else v),
+}
+
+
+def with_legacy_settings(data: dict[str, Any], explicit_new: bool = True) -> dict[str, Any]:
+    """``data`` with each legacy setting written under its new name; ValueError when both are given
+    (``explicit_new``: the new name's presence is the user's, not a form default's)."""
+    out = dict(data)
+    for old, (new, convert) in LEGACY_SETTINGS.items():
+        if old not in out:
+            continue
+        if explicit_new and new in out:
+            raise ValueError(f"{old}: the older name of {new}; give one of them, not both")
+        out[new] = convert(out.pop(old))
+    return out
+
+
 class _Defaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: Any) -> Any:
+        return with_legacy_settings(data) if isinstance(data, dict) else data
+
 
 # The planner options a cluster may set a default for (kafka_rebalance.options says which), under
-# their setting names (throttle_mb_per_sec). The trigger form starts from them.
+# their setting names (throttle). The trigger form starts from them.
 if TYPE_CHECKING:
     PlannerDefaults = _Defaults
 else:

@@ -23,7 +23,7 @@ from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
 from kafka_rebalance.orchestration.approval_text import approval_body
 from kafka_rebalance.orchestration.cluster_access import admin_session
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
-from kafka_rebalance.orchestration.plan_params import plan_options
+from kafka_rebalance.orchestration.plan_params import plan_options, planner_values
 from kafka_rebalance.orchestration.staging import record_decision, run_dir, stage_plan, write_cluster_snapshot
 from kafka_rebalance.plan_dir import (
     FINAL_SNAPSHOT_STEM,
@@ -45,8 +45,14 @@ class ExecutionStopped(RebalanceError):
     """The execute task was killed: its throttles are restored and the stop is in the ledger; the next run resumes."""
 
 
-def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str) -> dict[str, str]:
-    """Describe the cluster into a snapshot file in this run's directory."""
+def gather(cfg: ClustersFile, cluster: ClusterConfig, run_id: str, params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Describe the cluster into a snapshot file in this run's directory.
+
+    ``params``: the run's; a bad planner setting (a throttle of 0) fails the run here, before the cluster
+    is read and minutes before the plan task would refuse it.
+    """
+    if params is not None:
+        planner_values(params, cfg.effective_defaults(cluster))
     directory = run_dir(cluster.cluster_id, run_id)
     with admin_session(cfg, cluster) as admin:
         # Everything downstream (analysis, plans, staging) is keyed by the configured id.

@@ -1,7 +1,8 @@
 """A run's planner options: the trigger form's values over the cluster's clusters.yaml defaults.
 
-The form and clusters.yaml speak MB/s (1 MB = 1,048,576 bytes, as the form says); the planner
-takes bytes/s. Both are derived from the options' one definition (kafka_rebalance.options).
+The form and clusters.yaml write a throttle as the CLI does (bytes/s, or with a unit: 50MiB/s,
+50MB/s); the planner takes bytes/s. Both are derived from the options' one definition
+(kafka_rebalance.options).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions, option_fields, resolve_threshold
-from kafka_rebalance.orchestration.clusters_config import PlannerDefaults
+from kafka_rebalance.orchestration.clusters_config import PlannerDefaults, with_legacy_settings
 from kafka_rebalance.snapshot import Snapshot
 
 
@@ -26,6 +28,32 @@ def setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: s
     return next(f.setting_default for f in option_fields() if f.setting == name)
 
 
+def planner_values(params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> dict[str, Any]:
+    """Every planner option's value from the run's parameters over clusters.yaml's defaults.
+
+    Raises PlanError naming every bad setting at once, each by its name in the form: the form's schema
+    checks a size's spelling, not its range (a throttle of 0 reaches here and is refused, never clamped).
+    """
+    # The form always holds every field (the new name among them, at its default): an older trigger's name wins.
+    params = with_legacy_settings(dict(params), explicit_new=False)
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for f in option_fields():
+        if not (f.option.in_form or f.option.in_clusters_file):
+            continue
+        try:
+            values[f.name] = f.from_setting(setting(params, defaults, f.setting))
+        except ValueError as exc:
+            problems.append(str(exc))
+            continue
+        problem = f.problem(values[f.name], f.setting)
+        if problem is not None:
+            problems.append(problem)
+    if problems:
+        raise PlanError("run parameters: " + "; ".join(problems))
+    return values
+
+
 def plan_options(snapshot: Snapshot, params: Mapping[str, Any], analysis_dir: Path | None,
                  defaults: PlannerDefaults | None = None) -> PlanOptions:  # fmt: skip
     """PlanOptions from the run's parameters over the cluster's clusters.yaml defaults.
@@ -33,8 +61,7 @@ def plan_options(snapshot: Snapshot, params: Mapping[str, Any], analysis_dir: Pa
     Every option an operator may set outside the CLI reaches the planner this way; those the
     trigger form does not show (byte_tolerance, throttle_efficiency, ...) come from clusters.yaml alone.
     """
-    values = {f.name: f.from_setting(setting(params, defaults, f.setting)) for f in option_fields()
-              if f.option.in_form or f.option.in_clusters_file}  # fmt: skip
+    values = planner_values(params, defaults)
     threshold, source = resolve_threshold(snapshot, values.pop("threshold_percentage"), analysis_dir)
     return PlanOptions(**values, threshold_percentage=threshold, threshold_source=source)
 
@@ -43,6 +70,5 @@ def planner_form(defaults: PlannerDefaults) -> dict[str, Any]:
     """The trigger form's planner fields, each an Airflow Param starting from the cluster's default."""
     from airflow.sdk import Param
 
-    return {f.setting: Param(setting({}, defaults, f.setting), description=f.help_text(setting=True), **f.setting_schema())
+    return {f.setting: Param(f.form_value(setting({}, defaults, f.setting)), description=f.help_text(), **f.setting_schema())
             for f in option_fields() if f.option.in_form}  # fmt: skip
-
