@@ -269,6 +269,34 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
     assert admin.violations == []
 
 
+def test_a_finished_step_moved_back_by_someone_is_never_reported_complete(cluster, tmp_path) -> None:
+    """Killed with some steps finished; someone moves a finished partition back; the re-run does not say "complete"
+    (it names the partition and how to run the plan again), and verify agrees with it."""
+    from kafka_rebalance.executor.settings import ExecutionRefused
+
+    snap, plan = cluster
+    state = tmp_path / "sim-state.json"
+    finished, _ = _kill_a_run(snap, plan, state)
+    moves = plan.schedule.moves
+    last = {m.tp: m.id for m in moves}
+    landed = sorted(i for i in finished if last[moves[i].tp] == i)  # a partition's final step, finished
+    assert landed, finished
+    moved = moves[landed[0]]
+    sim = read_state(state)
+    sim.alter_reassignments({moved.tp: moves[min(i for i in range(len(moves)) if moves[i].tp == moved.tp)].before})
+    sim.advance(3600)
+    write_state(sim, state)
+    admin = Recording(read_state(state), state)
+
+    with pytest.raises(ExecutionRefused) as refused:
+        Executor(plan, admin, _settings()).run()
+    assert str(moved.tp) in str(refused.value) and "no longer at their targets" in str(refused.value)
+    assert "--rearm" in str(refused.value)
+    verdict = Executor(plan, admin, _settings()).verify()
+    assert verdict["status"] == "incomplete"
+    assert any(p.startswith(f"{moved.tp}: replicas") for p in verdict["problems"])
+
+
 class LaggingMetadata(Recording):
     """Kafka's two views apart: the controller no longer lists a finished reassignment while the
     brokers' metadata still shows the partition in transition (target plus leaving replicas)."""
