@@ -41,6 +41,7 @@ from kafka_rebalance.cluster.admin import (
 from kafka_rebalance.executor.ledger import CANCELLED, CONTINUOUS, FAILED, FINISHED, SUBMITTED
 from kafka_rebalance.executor.moves import MoveState, landed
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS
+from kafka_rebalance.executor.throttles import topic_gone
 from kafka_rebalance.plan_manifest import PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.planner.steps import Step
@@ -249,7 +250,13 @@ class ContinuousRun:
             merged = self.throttles.merged(topic, planned)
             want = {k: merged[k] if k in merged else original.get(k) for k in TOPIC_THROTTLE_KEYS}
             if self.written.get(topic) != want:
-                self.ex.admin.alter_configs(TOPIC, topic, want)
+                try:
+                    self.ex.admin.alter_configs(TOPIC, topic, want)
+                except ClusterError:
+                    # Deleted by someone while its moves ran (they fail as "the partition disappeared"): its
+                    # throttles went with it. Anything else is the caller's to handle.
+                    if not topic_gone(self.ex.admin, topic):
+                        raise
                 self.written[topic] = want
 
     # ------------------------------------------------------------------ the loop

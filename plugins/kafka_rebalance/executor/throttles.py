@@ -14,11 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from kafka_rebalance.cluster.admin import BROKER, TOPIC, ClusterAdmin, ClusterError, merge_throttle
+from kafka_rebalance.cluster.admin import BROKER, TOPIC, TP, ClusterAdmin, ClusterError, merge_throttle
 from kafka_rebalance.executor.ledger import CONTINUOUS, Ledger
 
 # {"brokers": {id: {key: value or None}}, "topics": {topic: {key: value or None}}}, as the ledger holds it
 Recorded = dict[str, dict[str, dict[str, str | None]]]
+
+
+def topic_gone(admin: ClusterAdmin, topic: str) -> bool:
+    """Whether the cluster no longer has ``topic`` (someone deleted it): its configs, throttles included, went
+    with it, so there is nothing left to set or restore. A cluster that does not answer says nothing: False."""
+    try:
+        return not admin.partitions([TP(topic, 0)])  # every topic has a partition 0
+    except ClusterError:
+        return False
 
 
 def label(key: str) -> str:
@@ -90,6 +99,10 @@ class ThrottleRecord:
             try:
                 self.admin.alter_configs(kind, name, values)
             except ClusterError as exc:
+                if kind == TOPIC and topic_gone(self.admin, name):
+                    done.add(key)
+                    self.ledger.event(f"{label(self.key)}: topic {name} no longer exists; its throttles went with it")
+                    continue
                 failed.append(key)
                 self.progress(f"{label(self.key)}: could not restore throttles on {kind} {name} ({exc}); "
                               "they stay recorded and are restored by the next run")
