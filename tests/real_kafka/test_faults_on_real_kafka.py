@@ -132,3 +132,73 @@ def test_someone_elects_a_leader_and_deletes_a_partition_mid_move(kafka_sandbox,
     for tp, target in final_targets(replan).items():
         assert now[tp]["replicas"] == target, (tp, now[tp])
     assert throttles_anywhere(kafka_sandbox, topic_prefix) == {}
+
+
+def _quorum_leader(sandbox) -> int | None:
+    """The active controller, as Kafka's own kafka-metadata-quorum reports it (None while it cannot say)."""
+    # kafka-metadata-quorum's main class (bin/kafka-metadata-quorum.sh runs it).
+    done = tool(sandbox, "org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", sandbox.bootstrap_servers,
+                "describe", "--status", check=False, timeout=60)
+    for line in done.stdout.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "LeaderId" and value.strip().lstrip("-").isdigit():
+            return int(value)
+    return None
+
+
+def test_the_active_controller_killed_mid_move(tmp_path):
+    """kill -9 of the active controller of a 3-controller quorum (combined nodes: it is a broker of the moves too),
+    mid-move; restarted a few seconds later. The run rides it out or ends cleanly; either way no throttle is left
+    and a re-run finishes the plan, by kafka-topics --describe and kafka-configs --describe.
+
+    The session's sandbox must not be left with a node down for other tests: this test runs its own.
+    """
+    from kafka_rebalance.sandbox import cluster
+
+    directory = tmp_path / "sb"
+    sandbox = cluster.up(directory, brokers=3, racks=3)
+    try:
+        prefix = "ctl"
+        # 6 x 1 MiB packed on brokers 1 and 2, two moves per broker at a time under 128 KiB/s: the moves outlast the
+        # failover and the restart, so every broker answers when the run ends.
+        seed(sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=1, skew=1.0, seed=5, topic_prefix=prefix))
+        snap_path = gather(sandbox, tmp_path / "before.json", prefix)
+        plan_dir = tmp_path / "plan"
+        plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(128 * 1024), "--max-moves-per-broker", "2")
+        targets = final_targets(plan_dir)
+        proc = _execute(sandbox, plan_dir)
+        try:
+            wait_for(lambda: proc.poll() is not None or bool(_in_flight(sandbox, prefix)), 60, "moves in flight")
+            assert proc.poll() is None, "execute ended before its moves were in flight"
+            victim = _quorum_leader(sandbox)
+            assert victim is not None
+            cluster.kill_node(sandbox, victim)  # by the pid sandbox.json records, checked to be that node's
+            assert not cluster.pid_alive(sandbox.node(victim).pid)
+            # Kafka's own account that the quorum failed over to another controller.
+            wait_for(lambda: _quorum_leader(sandbox) not in (None, victim), 60, "a new active controller", poll=1)
+            assert proc.poll() is None, "execute ended while the controller was down"
+            cluster.restart_node(sandbox, victim)  # its own config and data; sandbox.json gets the new pid
+            out, err = proc.communicate(timeout=180)
+        finally:
+            if proc.poll() is None:  # pragma: no cover - only when an assertion above failed or the run hung
+                proc.kill()
+                proc.communicate()
+        assert "Traceback" not in err, err[-3000:]
+        # Either it rode the failover out, or it ended cleanly as failed/incomplete; never with a throttle left.
+        assert proc.returncode in (0, 1), err[-3000:]
+        status = json.loads(out)["status"]
+        assert status == ("complete" if proc.returncode == 0 else status) and status in ("complete", "failed", "incomplete")
+        assert throttles_anywhere(sandbox, prefix) == {}, f"victim {victim}, exit {proc.returncode}: {err[-4000:]}"
+        again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", sandbox.bootstrap_servers, "--poll-interval", "1")
+        assert again.returncode == 0, again.stderr[-3000:]
+        if proc.returncode == 0:  # a re-run of a finished plan says so and changes nothing
+            assert "is already complete" in again.stderr, again.stderr[-3000:]
+        now = describe_partitions(sandbox, prefix)
+        for tp, target in targets.items():
+            assert now[tp]["replicas"] == target, (tp, now[tp])
+            assert set(now[tp]["isr"]) == set(target), (tp, now[tp])
+        assert _in_flight(sandbox, prefix) == set()
+        assert throttles_anywhere(sandbox, prefix) == {}
+        print(f"\nactive controller {victim} killed mid-move; execute exited {proc.returncode}", file=sys.stderr)
+    finally:
+        cluster.down(directory)

@@ -85,6 +85,9 @@ class ConnectionSettings:
             "security_protocol": self.security_protocol,
             "request_timeout_ms": self.request_timeout_ms,
             "bootstrap_timeout_ms": self.bootstrap_timeout_ms,
+            # Kafka's own clients' reconnect.backoff.max.ms. kafka-python's 30 s would leave a broker that came back
+            # (a restarted controller, say) refused without a try for up to 30 s, its throttle restore failing meanwhile.
+            "reconnect_backoff_max_ms": 1000,
         }
         if self.security_protocol.startswith("SASL"):
             kw.update(sasl_mechanism=self.sasl_mechanism, sasl_plain_username=self.sasl_username,

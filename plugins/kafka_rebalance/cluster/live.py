@@ -269,10 +269,23 @@ class LiveAdmin:
                 out[key] = LogEnd(starts[tp].offset, ends[tp].offset, sizes.get((key, leaders[key])))
         return out
 
+    def _know_broker(self, resource_type: str, name: str) -> None:
+        """Before a call addressed to one broker (its own configs): make sure the client knows that broker.
+
+        kafka-python refreshes its metadata every 5 minutes, or after a failed connection: a broker that was down
+        (killed, fenced) and has come back stays unknown to it until then, and a call to it fails with
+        UnknownBrokerIdError although the broker answers (a throttle restore after a restarted node, say). Kafka's
+        own admin client refreshes its metadata when it meets an unknown node; so does this.
+        """
+        manager = self.client._manager
+        if resource_type == BROKER and manager.cluster.broker_metadata(int(name)) is None:
+            manager.run(manager.cluster.refresh_metadata)
+
     def dynamic_configs(self, resource_type: str, name: str, keys: Iterable[str]) -> dict[str, str | None]:
         keys = list(keys)
         kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
         with self._call(f"describe {resource_type} {name} configs"):
+            self._know_broker(resource_type, name)
             # All keys, filtered here: some Kafka-compatible brokers (tansu) drop the connection on a key list.
             found = self.client.describe_configs([ConfigResource(kind, str(name))], config_filter="all")
         cfg = found.get(resource_type, {}).get(str(name), {})
@@ -284,6 +297,7 @@ class LiveAdmin:
         kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
         ops = {k: (AlterConfigOp.DELETE, None) if v is None else (AlterConfigOp.SET, v) for k, v in changes.items()}
         with self._call(f"alter {resource_type} {name} configs"):
+            self._know_broker(resource_type, name)
             result = self.client.alter_configs([ConfigResource(kind, str(name), ops)], raise_on_unknown=False, incremental=True)
         outcome = result.get(resource_type, {}).get(str(name))
         if outcome != "OK":
