@@ -185,13 +185,11 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, comman
     ends (``command``: the DAG step, for the lease's record)."""
     from kafka_rebalance.executor.executor import Executor, acting_on
     from kafka_rebalance.executor.gate import ExecutionGate
-    from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.plan_manifest import load_plan
 
     # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
     plan = load_plan(Path(staged_dir), require_passed=require_passed, require_approval=require_passed)
-    settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds,
-                            mode=cluster.executor.mode)
+    settings = cluster.executor.settings()
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
