@@ -66,7 +66,9 @@ from kafka_rebalance.executor.results import (
     ElectionsResult,
     PartitionOutcome,
     PartitionState,
+    Preflight,
     StopReport,
+    Verification,
 )
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecSettings, ExecutionRefused
 from kafka_rebalance.executor.throttles import ThrottleRecord, label, restore_leftovers
@@ -349,7 +351,7 @@ class Executor:
             check_cluster_identity(self.plan, self.admin)
             self._identity_checked = True
 
-    def preflight(self, batch_ids: Iterable[str] | None = None) -> dict[str, Any]:
+    def preflight(self, batch_ids: Iterable[str] | None = None) -> Preflight:
         """Refuse another cluster; restore leftover throttles; refuse if the cluster is not where the plan starts."""
         self.check_cluster_identity()
         restored = self.restore_leftover_throttles()
@@ -365,7 +367,7 @@ class Executor:
             raise ExecutionRefused(
                 f"{self.plan.path}: the cluster changed since planning ({len(problems)} partition(s)): "
                 + "; ".join(problems[:10]) + ("; ..." if len(problems) > 10 else "") + "; re-plan from a fresh snapshot")
-        return {"batches_to_run": [b.id for b in todo], "restored_throttles_of": restored}
+        return Preflight(tuple(b.id for b in todo), tuple(restored))
 
     # ------------------------------------------------------------------ one batch
 
@@ -665,13 +667,13 @@ class Executor:
             return results, None
         return results, ContinuousRun(self).run()
 
-    def already_complete(self) -> dict[str, Any] | None:
+    def already_complete(self) -> Verification | None:
         """The verification of a plan that ran to its end earlier and whose partitions Kafka still shows at their
         targets (a re-run then changes nothing); None when there is work left, or the cluster moved since."""
         if not (self.all_finished() and self.ledger.data["elections"].get("done")):
             return None
         verdict = self.verify()
-        return verdict if verdict["status"] == "complete" else None
+        return verdict if verdict.complete else None
 
     def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
         self.check_mode(batch_ids)
@@ -683,7 +685,7 @@ class Executor:
             return {"plan_hash": self.plan.plan_hash, "status": "complete", "already_complete": True,
                     "mode": self.settings.mode, "batches": [], "continuous": None, "elections": None,
                     "final_snapshot": str(final_snapshot) if snap is not None else None, "hold": None,
-                    "verification": done, "progress": self.record_progress()}
+                    "verification": done.to_dict(), "progress": self.record_progress()}
         selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
         self.preflight(selected)
         results, cont = self.run_selected(selected)
@@ -702,9 +704,9 @@ class Executor:
             status = "incomplete"
         # Complete is what the cluster shows, never only what the ledger says: every partition landed now.
         verification = self.verify() if status == "complete" else None
-        if verification is not None and verification["status"] != "complete":
+        if verification is not None and not verification.complete:
             status = "incomplete"
-            for problem in verification["problems"][:10] + verification["throttles_left"]:
+            for problem in verification.problems[:10] + verification.throttles_left:
                 self.progress(f"not complete: {problem}")
         return {
             "plan_hash": self.plan.plan_hash,
@@ -717,22 +719,19 @@ class Executor:
             "elections": elections.to_dict() if elections is not None else None,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
             "hold": self.hold.to_dict() if self.hold is not None else None,
-            "verification": verification,
+            "verification": verification.to_dict() if verification is not None else None,
             "already_complete": False,
             "progress": self.record_progress(),
         }
 
     # ------------------------------------------------------------------ verify / cancel
 
-    def verify(self) -> dict[str, Any]:
+    def verify(self) -> Verification:
         self.check_cluster_identity()
         snap = self.admin.describe()
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         inflight = self.admin.list_reassignments()
-        plan_tps = {tp for b in self.plan.batches for tp in b.targets}
-        final_target: dict[TP, tuple[int, ...]] = {}
-        for b in self.plan.batches:
-            final_target.update(b.targets)
+        final_target = self.plan.final_targets
         problems, at_target = [], 0
         for tp, target in sorted(final_target.items()):
             p = parts.get(tp)
@@ -742,21 +741,16 @@ class Executor:
                 problems.append(f"{tp}: {problem}")
             else:
                 at_target += 1
-        throttles_left = [f"{label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
-        not_preferred = [str(tp) for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]]
-        foreign = sorted(str(tp) for tp in inflight if tp not in plan_tps)
-        complete = not problems and not throttles_left
-        return {
-            "plan_hash": self.plan.plan_hash,
-            "status": "complete" if complete else "incomplete",
-            "partitions": len(final_target),
-            "at_target": at_target,
-            "problems": problems,
-            "throttles_left": throttles_left,
-            "batches": {b.id: self.ledger.state(b.id) for b in self.plan.batches},
-            "not_led_by_preferred": not_preferred,
-            "other_reassignments_in_flight": foreign,
-        }
+        return Verification(
+            plan_hash=self.plan.plan_hash,
+            partitions=len(final_target),
+            at_target=at_target,
+            problems=tuple(problems),
+            throttles_left=tuple(f"{label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()),
+            batches={b.id: self.ledger.state(b.id).value for b in self.plan.batches},
+            not_led_by_preferred=tuple(tp for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]),
+            other_reassignments_in_flight=tuple(sorted(tp for tp in inflight if tp not in final_target)),
+        )
 
     def after_stop(self, signum: int) -> StopReport:
         """After a signal stopped the run (its ``finally`` blocks restored throttles): restore any record
