@@ -1,18 +1,18 @@
 """The executor: runs an approved plan directory against a ``ClusterAdmin``, safely.
 
-Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then the
-plan's ``schedule.json`` through the planner's dispatcher (``executor/continuous.py``); ``batches``
-runs every batch as a wave. The rules below are the batches'; the continuous run keeps the same
-ones per move (its module says how).
+One engine moves the partitions (``executor/engine.py``, ``MoveRun``): the planner's dispatcher, one
+poll loop. Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then
+the plan's ``schedule.json``; ``batches`` runs the batch files, a barrier after each (every move of a
+batch at once, the next batch once all ended and the batch verified). This module holds what comes
+before and after the moves: the checks, the run's outcome, verify, elections, cancel.
 
 Safety rules (docs/KAFKA.md):
 * refuse a plan that did not pass validation, whose files or plan hash changed, whose
   "before" assignment no longer matches the cluster, or while a reassignment the plan
   did not start is in flight (unless ``additional``);
-* per batch: record the throttle configs that exist, then set the batch's throttles,
-  submit, poll (progress line: partitions done, bytes left, ETA) until done, a time
-  limit, or a stall (no progress on a partition for ``stall_seconds``: cancel it);
-  verify; restore exactly the recorded values in ``finally``;
+* record the throttle configs that exist before setting any, restore exactly the recorded
+  values in ``finally``; poll (progress line: moves done, bytes left, ETA) until done, a time
+  limit, or a stall (no progress on a partition for ``stall_seconds``: cancel it); verify;
 * the ledger is written before every step that changes the cluster, so a killed run's
   throttles are restored by the next run and finished batches are not run again.
 
@@ -440,7 +440,8 @@ class Executor:
                                    "execute it with --mode batches, or re-plan")
 
     def run_selected(self, batch_ids: list[str]) -> tuple[list[BatchResult], ContinuousResult | None]:
-        """The mode's way through the plan: batches as waves, or the reorders then the continuous schedule."""
+        """The mode's way through the plan: the batches with a barrier after each, or the reorder batches then
+        the continuous schedule."""
         if self.settings.mode != "continuous":
             return self.run_batches(batch_ids), None
         results = self.run_batches([b.id for b in self.plan.batches if b.kind != "move" and b.id in batch_ids])
