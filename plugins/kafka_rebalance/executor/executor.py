@@ -183,7 +183,8 @@ class Executor:
     def run_batches(self, batch_ids: Iterable[str]) -> list[BatchResult]:
         """Run these batches in order, a barrier after each, while the gate allows; stop at a hold or at a batch
         that did not finish (executor/engine.py)."""
-        return MoveRun.batches(self, batch_ids).run_batches(batch_ids)
+        ids = list(batch_ids)
+        return MoveRun.batches(self, ids).run_batches(ids)
 
     def _goes_on_after(self, r: BatchResult) -> bool:
         """Whether the next batch may start after ``r``: it finished, or only lost stalled moves and
