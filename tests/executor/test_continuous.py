@@ -1,4 +1,4 @@
-"""Continuous execution (executor/continuous.py) on the simulator's virtual clock.
+"""Continuous execution (executor/engine.py) on the simulator's virtual clock.
 
 Plans come from the real planner (``schedule.json`` and all), judged as passed. What is asserted is
 what the cluster saw: the reassignments submitted and when, the throttle configs while moves ran,

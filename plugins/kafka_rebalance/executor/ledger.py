@@ -44,7 +44,7 @@ __all__ = ["CANCELLED", "CONTINUOUS", "FAILED", "FINISHED", "PENDING", "SUBMITTE
 # leave to run on a cluster without an id are recorded. A version-1 ledger is migrated when opened.
 LEDGER_VERSION = 2
 STATES = tuple(MoveState)
-# Continuous execution (executor/continuous.py) keeps its throttle record and one entry per schedule step
+# Continuous execution (executor/engine.py) keeps its throttle record and one entry per schedule step
 # under this key; ``unrestored`` names it beside the batch ids (which are digits, so never collide).
 CONTINUOUS = "continuous"
 STEP_STATES = tuple(STATES_OF[Kind.STEP] - {PENDING})
