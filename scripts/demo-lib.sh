@@ -16,6 +16,8 @@ demo_env() {
   # touched (a repeated plan would otherwise resume from that ledger with every batch finished).
   export KAFKA_REBALANCE_HOME="${KAFKA_REBALANCE_HOME:-$ROOT/var/demo-$(date -u +%Y%m%dT%H%M%SZ)}"
   export PYSPARK_PYTHON="$ROOT/.venv/bin/python" PYSPARK_DRIVER_PYTHON="$ROOT/.venv/bin/python"
+  # Approvals are signed (plugins/kafka_rebalance/approval_key.py): the demo makes its own key, never printed.
+  export KAFKA_REBALANCE_APPROVAL_KEY="${KAFKA_REBALANCE_APPROVAL_KEY:-$("$ROOT/.venv/bin/python" -c 'import secrets; print(secrets.token_hex(32))')}"
   LOG="$KAFKA_REBALANCE_HOME/demo.log"
   mkdir -p "$KAFKA_REBALANCE_HOME"
 }

@@ -29,6 +29,7 @@ from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
+from kafka_rebalance.approval_key import configured_key, signature_problem, signed
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.userinput import InputError, cluster_id_problem
@@ -449,7 +450,8 @@ def record_approval(plan_dir: Path, decision: str, by: str, note: str = "", deta
             raise PlanDirError(f"{path}: plan {existing.get('plan_hash')} was already {existing.get('decision')} by "
                                f"{existing.get('by')}; not recording '{decision}'")
         return path
-    return atomic_write_json(path, {**(details or {}), "decision": decision, "by": by, "note": note, "plan_hash": plan_hash})
+    record = {**(details or {}), "decision": decision, "by": by, "note": note, "plan_hash": plan_hash}
+    return atomic_write_json(path, signed(record, configured_key()))
 
 
 def require_approved(plan_dir: Path, plan_hash: str) -> dict[str, Any]:
@@ -463,6 +465,9 @@ def require_approved(plan_dir: Path, plan_hash: str) -> dict[str, Any]:
                            f"but this directory's plan hashes to {plan_hash}")
     if approval["decision"] != "approved":
         raise PlanDirError(f"{path}: decision is \"{approval['decision']}\" (by {approval.get('by')}); a rejected plan never runs")
+    problem = signature_problem(approval, configured_key())
+    if problem is not None:
+        raise PlanDirError(f"{path}: signature: {problem}")
     return approval
 
 

@@ -308,3 +308,45 @@ def test_every_status_json_field_is_documented(tmp_path):
     section = text[text.index("### `status --json`"):]
     missing = [k for k in _status(plan) if f"`{k}`" not in section]
     assert not missing, f"docs/KAFKA.md does not document {missing}"
+
+
+# ----------------------------------------------------------------------------- signed approvals
+
+
+def test_with_an_approval_key_only_a_signed_unaltered_approval_runs(tmp_path, monkeypatch):
+    """Write access to the plan directory is not enough: with a key configured, approve signs, and execute refuses
+    an approval written by hand, altered after signing, or signed with another key."""
+    from kafka_rebalance.approval_key import APPROVAL_KEY_ENV, fingerprint
+
+    key = "k" * 64
+    monkeypatch.setenv(APPROVAL_KEY_ENV, key)
+    plan = hand_plan(tmp_path, snapshot_gathered(tmp_path, datetime.now(UTC) - timedelta(hours=1)))
+    hand_written = {"decision": "approved", "by": "mallory", "note": "", "plan_hash": json.loads((plan / "plan.json").read_text())["plan_hash"]}
+    (plan / "approval.json").write_text(json.dumps(hand_written))
+    line = one_error(run_cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE)))
+    assert "approval.json: signature: not signed, but this process has an approval key" in line
+    (plan / "approval.json").unlink()
+
+    assert run_cli("approve", "--plan", str(plan), "--by", "alice").code == 0
+    recorded = json.loads((plan / "approval.json").read_text())
+    assert recorded["signature"]["key"] == fingerprint(key.encode()) and key not in (plan / "approval.json").read_text()
+    altered = {**recorded, "by": "mallory"}
+    (plan / "approval.json").write_text(json.dumps(altered))
+    assert "it was altered after it was signed" in one_error(run_cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE)))
+    (plan / "approval.json").write_text(json.dumps(recorded))
+
+    monkeypatch.setenv(APPROVAL_KEY_ENV, "z" * 64)
+    assert "signed with key" in one_error(run_cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE)))
+    monkeypatch.setenv(APPROVAL_KEY_ENV, key)
+    r = run_cli("execute", "--plan", str(plan), "--simulate", str(SAMPLE), "--poll-interval", "60")
+    assert r.code == 0, r.stderr
+
+
+def test_a_short_approval_key_is_refused_in_one_line(tmp_path, monkeypatch):
+    from kafka_rebalance.approval_key import APPROVAL_KEY_ENV
+
+    monkeypatch.setenv(APPROVAL_KEY_ENV, "short")
+    plan = hand_plan(tmp_path, snapshot_gathered(tmp_path, datetime.now(UTC) - timedelta(hours=1)))
+    line = one_error(run_cli("approve", "--plan", str(plan), "--by", "alice"))
+    assert "KAFKA_REBALANCE_APPROVAL_KEY: the approval key is 5 bytes; use at least 32" in line
+    assert not (plan / "approval.json").exists()

@@ -42,8 +42,8 @@ MOUNTED_DIRS = ("dags", "plugins", "spark_jobs", "expectations", "config")
 _VAR = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\})")
 # The secrets: each must be given, none has a default. Found by name as well, so a new one gets the rule.
 SECRETS = ("POSTGRES_PASSWORD", "AIRFLOW_ADMIN_PASSWORD", "AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY",
-           "AIRFLOW_FERNET_KEY")
-_SECRET_NAME = re.compile(r"PASSWORD$|SECRET|FERNET_KEY")
+           "AIRFLOW_FERNET_KEY", "KAFKA_REBALANCE_APPROVAL_KEY")
+_SECRET_NAME = re.compile(r"PASSWORD$|SECRET|FERNET_KEY|APPROVAL_KEY")
 # What the validators interpolate: placeholders, so the file is checked as it is with a filled-in .env.
 PLACEHOLDERS = {v: f"test-only-{v.lower().replace('_', '-')}" for v in SECRETS}
 

@@ -97,21 +97,23 @@ def test_every_cli_command_refuses_or_touches_nothing(tmp_path, capsys, command,
         assert (plan / "ledger.json").read_bytes() == ledger_before
 
 
-STEPS = ("preflight", "execute", "restore_throttles", "elections", "final_verify")
+STEPS = ("preflight", "execute", "restore_throttles", "elections", "final_verify", "operator")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("step", STEPS)
-def test_every_dag_step_refuses_or_touches_nothing(tmp_path, step, kind):
-    """The DAG's steps (and the operator, which runs pipeline.execute) against the same plans."""
+def test_every_dag_step_refuses_or_touches_nothing(tmp_path, monkeypatch, step, kind):
+    """The DAG's steps, and its deferrable execute operator, against the same plans."""
     from kafka_rebalance.errors import RebalanceError
     from kafka_rebalance.orchestration import pipeline
+    from kafka_rebalance.orchestration.execute_operator import ExecutePlanOperator
 
     plan, cluster = _bad_plan(tmp_path, kind)
     cluster_id = f"acting-{step.replace('_', '-')}-{kind}"
     (tmp_path / "clusters.yaml").write_text(
         f"clusters:\n  - {{cluster_id: {cluster_id}, source: 'simulated:{cluster}', schedule: null}}\n")
     cfg = load_clusters(tmp_path / "clusters.yaml")
+    monkeypatch.setenv("KAFKA_REBALANCE_CLUSTERS", str(tmp_path / "clusters.yaml"))
     state = simulated_state_file(cluster_id)
     state.unlink(missing_ok=True)
     calls = {
@@ -120,6 +122,8 @@ def test_every_dag_step_refuses_or_touches_nothing(tmp_path, step, kind):
         "restore_throttles": lambda: pipeline.restore_throttles(cfg, cfg.clusters[0], str(plan)),
         "elections": lambda: pipeline.elections(cfg, cfg.clusters[0], str(plan)),
         "final_verify": lambda: pipeline.final_verify(cfg, cfg.clusters[0], {"run_dir": str(tmp_path)}, str(plan)),
+        "operator": lambda: ExecutePlanOperator(task_id="execute", cluster_id=cluster_id, staged_dir=str(plan),
+                                                window="now").execute(context={}),
     }
     # The teardown only undoes what a run recorded: with no ledger (or one it may trust) it proceeds. The approve
     # task's answer is the approval, so preflight records it for an unapproved plan (with approve's checks) and

@@ -1,4 +1,4 @@
-"""Continuous execution (executor/continuous.py) on the simulator's virtual clock.
+"""Continuous execution (executor/engine.py) on the simulator's virtual clock.
 
 Plans come from the real planner (``schedule.json`` and all), judged as passed. What is asserted is
 what the cluster saw: the reassignments submitted and when, the throttle configs while moves ran,
@@ -29,7 +29,7 @@ from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot
 from tests.support.clusters import part, snapshot
-from tests.support.plans import judge
+from tests.support.plans import approve, judge
 
 RATE = 20 * 1024 * 1024
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the gate
@@ -51,7 +51,7 @@ def _plan(tmp_path: Path, snap: Snapshot):
     out = tmp_path / "plan"
     write_plan(make_plan(snap, PlanOptions(throttle_bytes_per_sec=RATE, max_moves_per_broker=CAP)), out, "snapshot.json")
     judge(out, "passed")
-    return load_plan(out)
+    return load_plan(approve(out))
 
 
 def _configs(sim: Simulator) -> tuple[dict, dict]:
@@ -293,8 +293,8 @@ def test_a_finished_step_moved_back_by_someone_is_never_reported_complete(cluste
     assert str(moved.tp) in str(refused.value) and "no longer at their targets" in str(refused.value)
     assert "--rearm" in str(refused.value)
     verdict = Executor(plan, admin, _settings()).verify()
-    assert verdict["status"] == "incomplete"
-    assert any(p.startswith(f"{moved.tp}: replicas") for p in verdict["problems"])
+    assert not verdict.complete
+    assert any(p.startswith(f"{moved.tp}: replicas") for p in verdict.problems)
 
 
 class LaggingMetadata(Recording):

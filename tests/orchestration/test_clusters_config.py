@@ -142,3 +142,17 @@ def test_the_older_throttle_setting_is_still_read_in_mib_per_second(tmp_path) ->
     cfg = load_clusters(path)
     assert cfg.defaults.throttle == 50 * 1024 * 1024
     assert cfg.clusters[0].defaults.throttle == int(2.5 * 1024 * 1024)
+
+
+def test_every_executor_setting_of_the_cli_reaches_the_dag(tmp_path) -> None:
+    """clusters.yaml's executor block makes the same ExecSettings the CLI's flags make: none dropped on the way."""
+    from kafka_rebalance.executor.settings import ExecSettings
+
+    path = tmp_path / "clusters.yaml"
+    path.write_text("clusters:\n  - {cluster_id: a, source: x, executor: {mode: batches, poll_interval_seconds: 2, "
+                    "stall_seconds: 30, batch_timeout_seconds: 900, on_stall: stop, additional: true}}\n")
+    settings = load_clusters(path).clusters[0].executor.settings()
+    assert settings == ExecSettings(poll_interval=2, stall_seconds=30, batch_timeout=900, on_stall="stop", additional=True,
+                                    mode="batches")
+    assert set(ExecSettings.__dataclass_fields__) == {"poll_interval", "stall_seconds", "batch_timeout", "on_stall",
+                                                      "additional", "mode"}

@@ -30,20 +30,12 @@ from tests.support.kafka import (
     plan_validate_and_approve,
     throttles_anywhere,
     tool,
+    wait_for,
 )
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 MIB = 1024 * 1024
 
-
-
-def _wait_for(predicate, timeout: float, what: str, poll: float = 0.3) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(poll)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
 def test_gather_agrees_with_kafka_topics_describe(kafka_sandbox, topic_prefix, tmp_path):
@@ -120,7 +112,7 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
         from kafka.admin import NewTopic
 
         client.create_topics([NewTopic(topic, replica_assignments={p: [1] for p in range(count)})])
-        _wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
+        wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
     finally:
         client.close()
     from kafka import KafkaProducer
@@ -193,7 +185,7 @@ def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
                    "--reassignment-json-file", str(first), "--verify").stdout
         return "is still in progress" not in out and "is complete" in out
 
-    _wait_for(verified, 120, "Kafka's tool to finish batch 1", poll=1)
+    wait_for(verified, 120, "Kafka's tool to finish batch 1", poll=1)
     now = describe_partitions(kafka_sandbox, topic_prefix)
     for p in json.loads(first.read_text())["partitions"]:
         assert now[(p["topic"], p["partition"])]["replicas"] == tuple(p["replicas"])
@@ -267,7 +259,7 @@ def test_killed_executor_resumes_without_resubmitting_finished_or_running_moves(
         return "finished" in states and "submitted" in states
 
     try:
-        _wait_for(one_finished_one_in_flight, 180, "a finished move and one in flight", poll=0.2)
+        wait_for(one_finished_one_in_flight, 180, "a finished move and one in flight", poll=0.2)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
@@ -314,7 +306,7 @@ def test_destination_broker_killed_mid_move(kafka_sandbox, topic_prefix, tmp_pat
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     client = admin(kafka_sandbox)
     try:
-        _wait_for(lambda: bool(client.list_partition_reassignments()), 60, "the first moves to be in flight", poll=0.2)
+        wait_for(lambda: bool(client.list_partition_reassignments()), 60, "the first moves to be in flight", poll=0.2)
         crashed = cli("sandbox", "crash", "--dir", kafka_sandbox.directory, "--node", str(victim))
         assert crashed.returncode == 0, crashed.stderr
         out, err = proc.communicate(timeout=300)
@@ -370,7 +362,7 @@ def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefi
         from kafka.admin import NewTopic
 
         client.create_topics([NewTopic(t, replica_assignments={p: [1, 2] for p in range(26)}) for t in topics])
-        _wait_for(lambda: all(p["leader_id"] == 1 for d in client.describe_topics(topics) for p in d["partitions"])
+        wait_for(lambda: all(p["leader_id"] == 1 for d in client.describe_topics(topics) for p in d["partitions"])
                   and sum(len(d["partitions"]) for d in client.describe_topics(topics)) == 52, 30, "leaders on broker 1")
     finally:
         client.close()
@@ -411,7 +403,7 @@ def test_small_moves_land_within_a_quarter_of_their_estimate(kafka_sandbox, topi
         from kafka.admin import NewTopic
 
         client.create_topics([NewTopic(topic, replica_assignments={p: [1] for p in range(count)})])
-        _wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
+        wait_for(lambda: all(p["leader_id"] == 1 for p in client.describe_topics([topic])[0]["partitions"]), 30, "leaders")
     finally:
         client.close()
     from kafka import KafkaProducer

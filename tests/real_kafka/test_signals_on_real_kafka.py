@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,16 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from kafka_rebalance.plan_dir import record_approval
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
-from tests.support.kafka import ROOT, admin, cli, describe_partitions, final_targets, gather, plan_validate_and_approve
+from tests.support.kafka import (
+    ROOT,
+    admin,
+    cli,
+    describe_partitions,
+    final_targets,
+    gather,
+    plan_validate_and_approve,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -46,15 +54,6 @@ def throttles_set(sandbox, prefix: str) -> dict[str, dict[str, str]]:
         return left
     finally:
         client.close()
-
-
-def _wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
 def _submitted(ledger_path: Path) -> bool:
@@ -99,7 +98,7 @@ def test_a_signal_mid_move_restores_every_throttle_and_a_rerun_finishes(kafka_sa
     ledger_path = plan_dir / "ledger.json"
     try:
         # The ledger records a submission before its throttles are set: wait for both.
-        _wait_for(lambda: proc.poll() is not None or (_submitted(ledger_path) and bool(throttles_set(kafka_sandbox, topic_prefix))),
+        wait_for(lambda: proc.poll() is not None or (_submitted(ledger_path) and bool(throttles_set(kafka_sandbox, topic_prefix))),
                   180, "a submitted move under the plan's throttle")
         assert proc.poll() is None, "execute ended before a move was in flight"
         proc.send_signal(signum)
@@ -134,7 +133,7 @@ def test_the_airflow_operator_killed_mid_move_restores_every_throttle(kafka_sand
     ledger_path = plan_dir / "ledger.json"
 
     def kill_when_moving() -> None:
-        _wait_for(lambda: _submitted(ledger_path) and bool(throttles_set(kafka_sandbox, topic_prefix)), 180,
+        wait_for(lambda: _submitted(ledger_path) and bool(throttles_set(kafka_sandbox, topic_prefix)), 180,
                   "a submitted move under the plan's throttle")
         os.kill(os.getpid(), signal.SIGTERM)
 

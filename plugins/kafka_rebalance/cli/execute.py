@@ -229,10 +229,10 @@ def verify(
     """Check every plan partition is at its target with a full ISR and a leader, and no throttle is left."""
     the_plan = load_plan(plan)
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin:
-        report = Executor(the_plan, admin, ExecSettings(), _progress).verify()
-    emit_json(report)
+        verdict = Executor(the_plan, admin, ExecSettings(), _progress).verify()
+    emit_json(verdict.to_dict())
     _identity_note(the_plan)
-    if report["status"] != "complete":
+    if not verdict.complete:
         raise typer.Exit(1)
 
 

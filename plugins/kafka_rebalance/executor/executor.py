@@ -1,18 +1,18 @@
 """The executor: runs an approved plan directory against a ``ClusterAdmin``, safely.
 
-Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then the
-plan's ``schedule.json`` through the planner's dispatcher (``executor/continuous.py``); ``batches``
-runs every batch as a wave. The rules below are the batches'; the continuous run keeps the same
-ones per move (its module says how).
+One engine moves the partitions (``executor/engine.py``, ``MoveRun``): the planner's dispatcher, one
+poll loop. Two modes (``ExecSettings.mode``): ``continuous`` (default) runs the reorder batches, then
+the plan's ``schedule.json``; ``batches`` runs the batch files, a barrier after each (every move of a
+batch at once, the next batch once all ended and the batch verified). This module holds what comes
+before and after the moves: the checks, the run's outcome, verify, elections, cancel.
 
 Safety rules (docs/KAFKA.md):
 * refuse a plan that did not pass validation, whose files or plan hash changed, whose
   "before" assignment no longer matches the cluster, or while a reassignment the plan
   did not start is in flight (unless ``additional``);
-* per batch: record the throttle configs that exist, then set the batch's throttles,
-  submit, poll (progress line: partitions done, bytes left, ETA) until done, a time
-  limit, or a stall (no progress on a partition for ``stall_seconds``: cancel it);
-  verify; restore exactly the recorded values in ``finally``;
+* record the throttle configs that exist before setting any, restore exactly the recorded
+  values in ``finally``; poll (progress line: moves done, bytes left, ETA) until done, a time
+  limit, or a stall (no progress on a partition for ``stall_seconds``: cancel it); verify;
 * the ledger is written before every step that changes the cluster, so a killed run's
   throttles are restored by the next run and finished batches are not run again.
 
@@ -30,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.cluster.admin import (
-    BROKER,
-    TOPIC,
     TP,
     ClusterAdmin,
     ClusterError,
@@ -39,7 +37,7 @@ from kafka_rebalance.cluster.admin import (
     Reassignment,
 )
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.executor.continuous import ContinuousResult, ContinuousRun
+from kafka_rebalance.executor.engine import ContinuousResult, MoveRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.executor.interrupt import StopRequest, signal_name
 from kafka_rebalance.executor.lease import Holder, plan_lease
@@ -52,7 +50,6 @@ from kafka_rebalance.executor.ledger import (
     THROTTLED,
     THROTTLES_RECORDED,
     Ledger,
-    MoveState,
     Owned,
 )
 from kafka_rebalance.executor.ledger import (
@@ -64,15 +61,15 @@ from kafka_rebalance.executor.results import (
     CancelOutcome,
     ElectionSettle,
     ElectionsResult,
-    PartitionOutcome,
-    PartitionState,
+    Preflight,
     StopReport,
+    Verification,
 )
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecSettings, ExecutionRefused
 from kafka_rebalance.executor.throttles import ThrottleRecord, label, restore_leftovers
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.snapshot import Snapshot, write_snapshot
-from kafka_rebalance.units import human_bytes, human_seconds
+from kafka_rebalance.units import human_seconds
 
 # A run that stopped starting work because of a hold ends with one of these statuses; a later run
 # (or the DAG's deferred task) continues from the ledger.
@@ -183,35 +180,11 @@ class Executor:
 
     # ------------------------------------------------------------------ windows, pause, stop
 
-    def hold_before(self, batch: Batch) -> Hold | None:
-        """Whether the gate lets ``batch`` start now; a hold is recorded in the ledger and remembered.
-
-        A batch a killed run had already submitted is in flight in Kafka whatever the gate says: it is
-        watched to its end (a stop, or the end of the window it started in plus the grace, cancels it
-        there), never left running unwatched.
-        """
-        if self.ledger.state(batch.id) == SUBMITTED:
-            started = self.ledger.batch(batch.id).get("started_at")
-            self.gate.watch_in_flight(datetime.fromisoformat(started) if isinstance(started, str) else None)
-            return None
-        hold = self.gate.before_move(batch.estimated_seconds)
-        if hold is not None:
-            self._held(hold, f"batch {batch.id} not started")
-        return hold
-
     def run_batches(self, batch_ids: Iterable[str]) -> list[BatchResult]:
-        """Run these batches in order while the gate allows; stop at a hold or at a batch that did not finish."""
-        self.hold = None
-        results: list[BatchResult] = []
-        for bid in batch_ids:
-            self.check_stop()
-            if self.ledger.state(bid) != FINISHED and self.hold_before(self.plan.batch(bid)) is not None:
-                break
-            r = self.run_batch(bid)
-            results.append(r)
-            if self.hold is not None or not self._goes_on_after(r):
-                break
-        return results
+        """Run these batches in order, a barrier after each, while the gate allows; stop at a hold or at a batch
+        that did not finish (executor/engine.py)."""
+        ids = list(batch_ids)
+        return MoveRun.batches(self, ids).run_batches(ids)
 
     def _goes_on_after(self, r: BatchResult) -> bool:
         """Whether the next batch may start after ``r``: it finished, or only lost stalled moves and
@@ -349,7 +322,7 @@ class Executor:
             check_cluster_identity(self.plan, self.admin)
             self._identity_checked = True
 
-    def preflight(self, batch_ids: Iterable[str] | None = None) -> dict[str, Any]:
+    def preflight(self, batch_ids: Iterable[str] | None = None) -> Preflight:
         """Refuse another cluster; restore leftover throttles; refuse if the cluster is not where the plan starts."""
         self.check_cluster_identity()
         restored = self.restore_leftover_throttles()
@@ -365,165 +338,13 @@ class Executor:
             raise ExecutionRefused(
                 f"{self.plan.path}: the cluster changed since planning ({len(problems)} partition(s)): "
                 + "; ".join(problems[:10]) + ("; ..." if len(problems) > 10 else "") + "; re-plan from a fresh snapshot")
-        return {"batches_to_run": [b.id for b in todo], "restored_throttles_of": restored}
+        return Preflight(tuple(b.id for b in todo), tuple(restored))
 
     # ------------------------------------------------------------------ one batch
 
     def run_batch(self, batch_id: str) -> BatchResult:
-        batch = self.plan.batch(batch_id)
-        entry = self.ledger.batch(batch.id)
-        if entry.get("state") == FINISHED:
-            return BatchResult(batch.id, FINISHED, len(batch.targets), entry.get("completed", []), entry.get("cancelled", []),
-                               entry.get("problems", []), batch.estimated_seconds, entry.get("actual_seconds"), skipped=True)
-        self.restore_leftover_throttles()  # checks the cluster's identity first
-        inflight = self.admin.list_reassignments()
-        self._refuse_foreign(inflight)
-        snap = self.admin.describe()
-        current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
-        down = {b.id for b in snap.brokers if not b.alive}
-        skipped = sorted(int(b) for b in batch.throttles.brokers if int(b) in down)
-        if skipped:
-            self.ledger.event(f"batch {batch.id}: brokers {skipped} are down; their throttle rates are neither set nor restored")
-        problems = self._check_batches([batch], current, inflight, {b.id for b in snap.brokers})
-        if problems:
-            raise ExecutionRefused(f"batch {batch.id}: the cluster is not where this batch starts: " + "; ".join(problems[:10]))
-        result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
-        start = self.admin.now()
-        self.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start,
-                              started_at=self.gate.clock().isoformat(timespec="milliseconds"))
-        throttles = self.throttle_record(batch.id)
-        throttles.begin()
-        # A broker's rate can only be read or written through that broker, and a broker that is down
-        # serves no replication anyway: it is neither recorded nor set.
-        brokers = [(int(bid), cfg) for bid, cfg in sorted(batch.throttles.brokers.items()) if int(bid) not in down]
-        for bid, cfg in brokers:
-            throttles.record_broker(bid, cfg)
-        for topic, cfg in sorted(batch.throttles.topics.items()):
-            throttles.record_topic(topic, cfg)
-        # The ledger holds the old values BEFORE anything is set: a kill from here on is recoverable.
-        throttles.save()
-        try:
-            for bid, cfg in brokers:
-                self.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
-            for topic, cfg in sorted(batch.throttles.topics.items()):
-                self.admin.alter_configs(TOPIC, topic, throttles.merged(topic, cfg))
-            self.ledger.set_batch(batch.id, THROTTLED)
-            self.ledger.save()
-            to_submit = {tp: t for tp, t in sorted(batch.targets.items())
-                         if current[tp] != t and not (tp in inflight and inflight[tp].target == t)}
-            self.check_stop()
-            errors = {tp: e for tp, e in self.admin.alter_reassignments(to_submit).items() if e}
-            self.ledger.set_batch(batch.id, SUBMITTED)
-            self.ledger.save()
-            timed_out, stopped = self._poll(batch, set(batch.targets) - set(errors), result, start)
-            outcomes = self._verify_batch(batch, set(result.cancelled), errors)
-            result.problems.extend(p for o in outcomes.values() for p in o.problems)
-            ok = not result.problems and not timed_out and not (stopped and result.cancelled)
-            result.state = batch_state(outcomes.values(), ok)
-        except BaseException:
-            self.ledger.set_batch(batch.id, FAILED)
-            raise
-        finally:
-            self.ledger.save()
-            pending = throttles.restore()
-        if pending:
-            result.state = FAILED
-            result.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
-        result.actual_seconds = round(self.admin.now() - start, 3)
-        result.completed = [tp for tp, o in sorted(outcomes.items()) if o.state is PartitionState.AT_TARGET]
-        self.ledger.set_batch(batch.id, result.state, completed=[str(tp) for tp in result.completed],
-                              cancelled=[str(tp) for tp in result.cancelled], problems=result.problems,
-                     partition_states={str(tp): o.state.value for tp, o in sorted(outcomes.items())},
-                     actual_seconds=result.actual_seconds, estimated_seconds=batch.estimated_seconds,
-                     ended_at=self.gate.clock().isoformat(timespec="milliseconds"))
-        self.ledger.save()
-        self.progress(
-            f"batch {batch.id}: {result.state}, {len(result.completed)}/{len(batch.targets)} partitions at target, "
-            f"{len(result.cancelled)} cancelled, took {human_seconds(result.actual_seconds)} "
-            f"(estimated {human_seconds(batch.estimated_seconds)})")
-        for problem in result.problems:
-            self.progress(f"batch {batch.id}: {problem}")
-        return result
-
-    def _poll(self, batch: Batch, pending: set[TP], result: BatchResult, start: float) -> tuple[bool, bool]:
-        """Poll until done, stalled or timed out; returns (timed_out, stopped_on_stall)."""
-        s = self.settings
-        timeout = s.timeout_for(batch)
-        total = len(batch.targets)
-        marker: dict[TP, int] = {}
-        last_change: dict[TP, float] = {}
-        last_left: dict[TP, int] = {}
-        moved = 0.0
-        rate_hint = batch.throttles.rate_bytes_per_sec
-        unreachable_since: float | None = None
-        while True:
-            try:
-                inflight = self.admin.list_reassignments()
-                sizes_of = sorted(tp for tp in pending if tp in inflight)
-                sizes = self.admin.replica_sizes(sizes_of) if sizes_of else {}
-            except ClusterError as exc:
-                # A broker dying (possibly the active controller) makes calls fail until the quorum
-                # elects a new controller and fences the dead broker: seconds, not a reason to abandon
-                # moves in flight with their throttles set. Keep polling; give up only after a stall's time.
-                now = self.admin.now()
-                unreachable_since = now if unreachable_since is None else unreachable_since
-                if now - unreachable_since >= s.stall_seconds:
-                    raise
-                self.progress(f"batch {batch.id}: cluster not answering ({exc}); retrying")
-                self.sleep(s.poll_interval)
-                continue
-            unreachable_since = None
-            now = self.admin.now()
-            for tp in sorted(pending):
-                if tp not in inflight:
-                    moved += last_left.pop(tp, 0)
-                    pending.discard(tp)
-            left_total, stalled = 0, []
-            for tp in sorted(pending):
-                r = inflight[tp]
-                source = max((sizes.get((tp, x), 0) for x in r.replicas if x not in r.adding), default=0)
-                left = sum(max(0, source - sizes.get((tp, x), 0)) for x in r.adding)
-                copied = sum(sizes.get((tp, x), 0) for x in r.adding)
-                if tp not in marker or copied > marker[tp]:
-                    marker[tp], last_change[tp] = copied, now
-                elif now - last_change[tp] >= s.stall_seconds:
-                    stalled.append(tp)
-                if tp in last_left and left < last_left[tp]:
-                    moved += last_left[tp] - left
-                last_left[tp] = left
-                left_total += left
-            elapsed = now - start
-            rate = moved / elapsed if moved > 0 and elapsed > 0 else rate_hint
-            eta = left_total / rate if rate else None
-            done = total - len(pending) - len(result.cancelled)
-            self.progress(f"batch {batch.id}: {done}/{total} partitions done, {human_bytes(left_total)} left, "
-                          f"ETA {human_seconds(eta) if pending else '0s'}")
-            hold = self.gate.while_moving() if pending else None
-            if hold is not None:
-                # Stop, or the window closed and the grace period passed: cancel what is in flight (Kafka
-                # reverts it); the batch ends unfinished, so the next run or window runs it again.
-                self._cancel(sorted(pending), pending, result, f"{hold.reason.value}: {hold.detail}")
-                result.problems.append(f"{hold.reason.value}: {hold.detail}; moves in flight were cancelled")
-                self._held(hold, f"batch {batch.id} interrupted")
-                return False, True
-            if stalled:
-                self._cancel(stalled, pending, result, f"no progress for {human_seconds(s.stall_seconds)}")
-                if s.on_stall == "stop":
-                    if pending:
-                        self._cancel(sorted(pending), pending, result, "stopping the batch after a stall")
-                    return False, True
-            if not pending:
-                return False, False
-            if elapsed >= timeout:
-                self._cancel(sorted(pending), pending, result, f"batch time limit {human_seconds(timeout)} reached")
-                result.problems.append(f"time limit {human_seconds(timeout)} reached; unfinished moves were cancelled")
-                return True, False
-            self.sleep(s.poll_interval)
-
-    def _cancel(self, tps: list[TP], pending: set[TP], result: BatchResult, why: str) -> None:
-        cancelled = self.cancel_moves(tps, f"batch {result.id}", why)
-        pending.difference_update(tps)
-        result.cancelled.extend(tp for tp in tps if tp in cancelled)
+        """One batch as a wave, without asking the gate: the engine's barrier mode for that batch alone."""
+        return MoveRun.batches(self, [batch_id]).run_batch(batch_id)
 
     def cancel_moves(self, tps: list[TP], label: str, why: str) -> set[TP]:
         """Cancel these moves; returns those Kafka cancelled (the others had just finished).
@@ -549,41 +370,6 @@ class Executor:
             self.progress(f"{label}: cancelled {tp}: {why}")
         # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
         return cancelled
-
-    def _verify_batch(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
-        deadline = self.admin.now() + METADATA_SETTLE_SECONDS
-        while True:
-            out = self._batch_outcomes(batch, cancelled, refused)
-            if not any(o.problems for o in out.values()) or self.admin.now() >= deadline:
-                return out
-            self.sleep(min(1.0, self.settings.poll_interval))
-
-    def _batch_outcomes(self, batch: Batch, cancelled: set[TP], refused: dict[TP, str]) -> dict[TP, PartitionOutcome]:
-        """Each partition's state after the batch, with the problems that keep it from counting as done."""
-        snap = self.admin.describe()
-        parts = {TP(p.topic, p.partition): p for p in snap.partitions}
-        alive = {b.id for b in snap.brokers if b.alive}
-        out: dict[TP, PartitionOutcome] = {}
-        for tp, target in sorted(batch.targets.items()):
-            p = parts.get(tp)
-            before = batch.before[tp]
-            if p is None:
-                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: disappeared during the batch",))
-            elif tp in refused or tp in cancelled:
-                problems = [f"{tp}: reassignment refused by the cluster ({refused[tp]})"] if tp in refused else []
-                # Kafka's cancel restores the old replica set, not necessarily its order.
-                if sorted(p.replicas) != sorted(before):
-                    problems.append(f"{tp}: {'refused' if tp in refused else 'cancelled'}, but replicas are "
-                                    f"{list(p.replicas)}, not back to {list(before)}")
-                state = PartitionState.REFUSED if tp in refused else PartitionState.CANCELLED
-                out[tp] = PartitionOutcome(tp, state, tuple(problems))
-            elif (problem := landing_problem(PartitionView(p.replicas, p.isr, p.leader), target)) is not None:
-                dead = sorted(set(target) - set(p.isr) - alive)
-                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (
-                    f"{tp}: {problem}" + (f" (broker(s) {dead} down)" if dead else ""),))
-            else:
-                out[tp] = PartitionOutcome(tp, PartitionState.AT_TARGET)
-        return out
 
     # ------------------------------------------------------------------ after the batches
 
@@ -655,7 +441,8 @@ class Executor:
                                    "execute it with --mode batches, or re-plan")
 
     def run_selected(self, batch_ids: list[str]) -> tuple[list[BatchResult], ContinuousResult | None]:
-        """The mode's way through the plan: batches as waves, or the reorders then the continuous schedule."""
+        """The mode's way through the plan: the batches with a barrier after each, or the reorder batches then
+        the continuous schedule."""
         if self.settings.mode != "continuous":
             return self.run_batches(batch_ids), None
         results = self.run_batches([b.id for b in self.plan.batches if b.kind != "move" and b.id in batch_ids])
@@ -663,15 +450,15 @@ class Executor:
             return results, None
         if all(self.ledger.state(b.id) == FINISHED for b in self.plan.batches if b.kind == "move"):
             return results, None
-        return results, ContinuousRun(self).run()
+        return results, MoveRun.schedule(self).run_schedule()
 
-    def already_complete(self) -> dict[str, Any] | None:
+    def already_complete(self) -> Verification | None:
         """The verification of a plan that ran to its end earlier and whose partitions Kafka still shows at their
         targets (a re-run then changes nothing); None when there is work left, or the cluster moved since."""
         if not (self.all_finished() and self.ledger.data["elections"].get("done")):
             return None
         verdict = self.verify()
-        return verdict if verdict["status"] == "complete" else None
+        return verdict if verdict.complete else None
 
     def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
         self.check_mode(batch_ids)
@@ -683,7 +470,7 @@ class Executor:
             return {"plan_hash": self.plan.plan_hash, "status": "complete", "already_complete": True,
                     "mode": self.settings.mode, "batches": [], "continuous": None, "elections": None,
                     "final_snapshot": str(final_snapshot) if snap is not None else None, "hold": None,
-                    "verification": done, "progress": self.record_progress()}
+                    "verification": done.to_dict(), "progress": self.record_progress()}
         selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
         self.preflight(selected)
         results, cont = self.run_selected(selected)
@@ -702,9 +489,9 @@ class Executor:
             status = "incomplete"
         # Complete is what the cluster shows, never only what the ledger says: every partition landed now.
         verification = self.verify() if status == "complete" else None
-        if verification is not None and verification["status"] != "complete":
+        if verification is not None and not verification.complete:
             status = "incomplete"
-            for problem in verification["problems"][:10] + verification["throttles_left"]:
+            for problem in verification.problems[:10] + verification.throttles_left:
                 self.progress(f"not complete: {problem}")
         return {
             "plan_hash": self.plan.plan_hash,
@@ -717,22 +504,19 @@ class Executor:
             "elections": elections.to_dict() if elections is not None else None,
             "final_snapshot": str(final_snapshot) if snap is not None else None,
             "hold": self.hold.to_dict() if self.hold is not None else None,
-            "verification": verification,
+            "verification": verification.to_dict() if verification is not None else None,
             "already_complete": False,
             "progress": self.record_progress(),
         }
 
     # ------------------------------------------------------------------ verify / cancel
 
-    def verify(self) -> dict[str, Any]:
+    def verify(self) -> Verification:
         self.check_cluster_identity()
         snap = self.admin.describe()
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         inflight = self.admin.list_reassignments()
-        plan_tps = {tp for b in self.plan.batches for tp in b.targets}
-        final_target: dict[TP, tuple[int, ...]] = {}
-        for b in self.plan.batches:
-            final_target.update(b.targets)
+        final_target = self.plan.final_targets
         problems, at_target = [], 0
         for tp, target in sorted(final_target.items()):
             p = parts.get(tp)
@@ -742,21 +526,16 @@ class Executor:
                 problems.append(f"{tp}: {problem}")
             else:
                 at_target += 1
-        throttles_left = [f"{label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()]
-        not_preferred = [str(tp) for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]]
-        foreign = sorted(str(tp) for tp in inflight if tp not in plan_tps)
-        complete = not problems and not throttles_left
-        return {
-            "plan_hash": self.plan.plan_hash,
-            "status": "complete" if complete else "incomplete",
-            "partitions": len(final_target),
-            "at_target": at_target,
-            "problems": problems,
-            "throttles_left": throttles_left,
-            "batches": {b.id: self.ledger.state(b.id) for b in self.plan.batches},
-            "not_led_by_preferred": not_preferred,
-            "other_reassignments_in_flight": foreign,
-        }
+        return Verification(
+            plan_hash=self.plan.plan_hash,
+            partitions=len(final_target),
+            at_target=at_target,
+            problems=tuple(problems),
+            throttles_left=tuple(f"{label(key)}: throttles set and not yet restored" for key in self.ledger.unrestored()),
+            batches={b.id: self.ledger.state(b.id).value for b in self.plan.batches},
+            not_led_by_preferred=tuple(tp for tp in self.plan.elections if tp in parts and parts[tp].leader != parts[tp].replicas[0]),
+            other_reassignments_in_flight=tuple(sorted(tp for tp in inflight if tp not in final_target)),
+        )
 
     def after_stop(self, signum: int) -> StopReport:
         """After a signal stopped the run (its ``finally`` blocks restored throttles): restore any record
@@ -839,13 +618,3 @@ class Executor:
             restored_throttles_of=tuple(restored),
         )
 
-
-def batch_state(outcomes: Iterable[PartitionOutcome], ok: bool) -> MoveState:
-    """A batch is FINISHED only with every partition at its target. One that lost moves to cancellation
-    (and nothing else) is CANCELLED: never skipped by a re-run, which starts those moves again."""
-    states = [o.state for o in outcomes]
-    if ok and all(st is PartitionState.AT_TARGET for st in states):
-        return FINISHED
-    if ok and all(st in (PartitionState.AT_TARGET, PartitionState.CANCELLED) for st in states):
-        return CANCELLED
-    return FAILED

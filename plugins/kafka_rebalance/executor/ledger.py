@@ -44,7 +44,7 @@ __all__ = ["CANCELLED", "CONTINUOUS", "FAILED", "FINISHED", "PENDING", "SUBMITTE
 # leave to run on a cluster without an id are recorded. A version-1 ledger is migrated when opened.
 LEDGER_VERSION = 2
 STATES = tuple(MoveState)
-# Continuous execution (executor/continuous.py) keeps its throttle record and one entry per schedule step
+# Continuous execution (executor/engine.py) keeps its throttle record and one entry per schedule step
 # under this key; ``unrestored`` names it beside the batch ids (which are digits, so never collide).
 CONTINUOUS = "continuous"
 STEP_STATES = tuple(STATES_OF[Kind.STEP] - {PENDING})
@@ -178,15 +178,17 @@ class Ledger:
         self.save()
         return exc
 
-    def set_batch(self, batch_id: str, new: MoveState, **fields: Any) -> dict[str, Any]:
-        """Move a batch to ``new`` (checked against the table) and record ``fields`` beside it."""
-        entry = self.batch(batch_id)
+    def _move(self, kind: Kind, name: str, entry: dict[str, Any], new: MoveState, fields: dict[str, Any]) -> dict[str, Any]:
         try:
-            check_transition(Kind.BATCH, batch_id, str(entry.get("state", PENDING)), new)
+            check_transition(kind, name, str(entry.get("state", PENDING)), new)
         except IllegalTransition as exc:
             raise self._refuse(exc) from None
         entry.update(fields, state=new.value)
         return entry
+
+    def set_batch(self, batch_id: str, new: MoveState, **fields: Any) -> dict[str, Any]:
+        """Move a batch to ``new`` (checked against the table) and record ``fields`` beside it."""
+        return self._move(Kind.BATCH, batch_id, self.batch(batch_id), new, fields)
 
     def set_step(self, step_id: str, new: MoveState, **fields: Any) -> dict[str, Any]:
         """Move a schedule step to ``new``; a step submitted again keeps its earlier attempts under ``earlier``."""
@@ -207,13 +209,7 @@ class Ledger:
 
     def set_run(self, new: MoveState, **fields: Any) -> dict[str, Any]:
         """Move the continuous run as a whole to ``new``."""
-        entry = self.continuous()
-        try:
-            check_transition(Kind.RUN, CONTINUOUS, str(entry.get("state", PENDING)), new)
-        except IllegalTransition as exc:
-            raise self._refuse(exc) from None
-        entry.update(fields, state=new.value)
-        return entry
+        return self._move(Kind.RUN, CONTINUOUS, self.continuous(), new, fields)
 
     def step_state(self, step_id: str) -> MoveState:
         entry = self.continuous()["steps"].get(step_id)

@@ -101,3 +101,41 @@ class ElectionsResult:
         return {"requested": self.requested, "chunks": self.chunks, "failed": dict(self.failed),
                 "settle": self.settle.value, "not_led_by_preferred": list(self.not_led_by_preferred),
                 "waited_seconds": self.waited_seconds}
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """What ``verify`` found on the cluster: the plan is complete only when every partition landed (executor/moves.py,
+    ``landing_problem``), none is still moving and no throttle of its runs is left set."""
+
+    plan_hash: str
+    partitions: int
+    at_target: int
+    problems: tuple[str, ...]  # one per partition not landed, naming why
+    throttles_left: tuple[str, ...]  # throttle records of this plan's runs not yet restored
+    batches: dict[str, str]  # batch id -> its state in the ledger
+    not_led_by_preferred: tuple[TP, ...]  # elected partitions whose leader is not (yet) their preferred replica
+    other_reassignments_in_flight: tuple[TP, ...]  # reassignments of partitions the plan does not move
+
+    @property
+    def complete(self) -> bool:
+        return not self.problems and not self.throttles_left
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plan_hash": self.plan_hash, "status": "complete" if self.complete else "incomplete",
+                "partitions": self.partitions, "at_target": self.at_target, "problems": list(self.problems),
+                "throttles_left": list(self.throttles_left), "batches": dict(self.batches),
+                "not_led_by_preferred": [str(tp) for tp in self.not_led_by_preferred],
+                "other_reassignments_in_flight": [str(tp) for tp in self.other_reassignments_in_flight]}
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    """What ``preflight`` checked and did before a run: the batches left to run, and the throttle records of an
+    interrupted run it restored."""
+
+    batches_to_run: tuple[str, ...]
+    restored_throttles_of: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"batches_to_run": list(self.batches_to_run), "restored_throttles_of": list(self.restored_throttles_of)}

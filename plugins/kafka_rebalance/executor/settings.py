@@ -11,8 +11,8 @@ from kafka_rebalance.userinput import finite_number, is_ascii_digits
 
 ON_STALL = ("continue", "stop")
 # MODES (estimates.py, beside the figure each mode is estimated at): continuous: reorder batches, then
-# schedule.json through the dispatcher (executor/continuous.py); batches: every batch as a wave, as
-# Kafka's own tool would run the batch files.
+# schedule.json through the dispatcher (executor/engine.py); batches: every batch as a wave, as Kafka's own
+# tool would run the batch files (the same engine, with a barrier after each batch).
 # Upper bounds of the time settings: past them a value is a typo (or inf), and a poll
 # interval of nan/inf would sleep forever after throttles were already set.
 MAX_POLL_INTERVAL = 3600.0

@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.executor.windows import Window, WindowError, window_from_config
 from kafka_rebalance.options import (
     DEFAULT_RATE_WINDOW_SECONDS,
@@ -126,6 +127,16 @@ class ExecutorConfig(BaseModel):
     # closes; a move still running this long after the close is handled as a stall.
     window_margin_seconds: float = Field(default=300.0, ge=0, le=24 * 3600, allow_inf_nan=False)
     window_grace_seconds: float = Field(default=600.0, ge=0, le=7 * 24 * 3600, allow_inf_nan=False)
+    # As execute's --batch-timeout, --on-stall and --additional: every setting the CLI has, the DAG has.
+    batch_timeout_seconds: float | None = Field(default=None, gt=0, le=7 * 24 * 3600, allow_inf_nan=False)
+    on_stall: Literal["continue", "stop"] = "continue"
+    additional: bool = False
+
+    def settings(self) -> ExecSettings:
+        """The executor's settings for this cluster: the one conversion, so no setting is dropped on the way."""
+        return ExecSettings(poll_interval=self.poll_interval_seconds, stall_seconds=self.stall_seconds,
+                            batch_timeout=self.batch_timeout_seconds, on_stall=self.on_stall, additional=self.additional,
+                            mode=self.mode)
 
 
 class WindowConfig(BaseModel):

@@ -185,13 +185,11 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, comman
     ends (``command``: the DAG step, for the lease's record)."""
     from kafka_rebalance.executor.executor import Executor, acting_on
     from kafka_rebalance.executor.gate import ExecutionGate
-    from kafka_rebalance.executor.settings import ExecSettings
     from kafka_rebalance.plan_manifest import load_plan
 
     # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
     plan = load_plan(Path(staged_dir), require_passed=require_passed, require_approval=require_passed)
-    settings = ExecSettings(poll_interval=cluster.executor.poll_interval_seconds, stall_seconds=cluster.executor.stall_seconds,
-                            mode=cluster.executor.mode)
+    settings = cluster.executor.settings()
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
@@ -243,8 +241,8 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
     if note is not None:
         log.warning("%s", note)
     log.info("preflight: batches to run %s; restored throttles left by an earlier run: %s",
-             checked["batches_to_run"], checked["restored_throttles_of"] or "none")  # fmt: skip
-    return checked
+             list(checked.batches_to_run), list(checked.restored_throttles_of) or "none")  # fmt: skip
+    return checked.to_dict()  # the task's XCom: JSON
 
 
 def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: str | None = None,
@@ -262,7 +260,7 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
 
     with _executor(cfg, cluster, staged_dir, "execute", window=window, stop=stop, owner=owner, starting=True) as ex:
         ex.check_mode(None)
-        todo = ex.preflight()["batches_to_run"]
+        todo = list(ex.preflight().batches_to_run)
         log.info("executing %d batch(es) (%s): %s; window: %s", len(todo), ex.settings.mode,
                  ", ".join(todo) or "none (all finished earlier)", ex.gate.policy.describe())
         try:
@@ -348,7 +346,7 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
         for b in manifest["batches"]
     ]  # fmt: skip
     report = {
-        **verdict,
+        **verdict.to_dict(),
         "final_snapshot": str(final_path),
         "threshold_percentage": threshold,
         "threshold_source": source,
@@ -359,9 +357,9 @@ def final_verify(cfg: ClustersFile, cluster: ClusterConfig, run: Mapping[str, st
         "durations": durations,
     }
     path = atomic_write_json(Path(staged_dir) / VERIFICATION_FILE, report)
-    log.info("final verification: %s; brokers over threshold: %s; durations: %s", verdict["status"], over, durations)
-    if verdict["status"] != "complete":
-        raise RebalanceError(f"final verification failed: {'; '.join(verdict['problems'][:10])}; see {path}")
+    log.info("final verification: %s; brokers over threshold: %s; durations: %s", report["status"], over, durations)
+    if not verdict.complete:
+        raise RebalanceError(f"final verification failed: {'; '.join(verdict.problems[:10] + verdict.throttles_left)}; see {path}")
     return str(path)
 
 
