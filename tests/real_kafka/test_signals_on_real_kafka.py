@@ -152,3 +152,50 @@ def test_the_airflow_operator_killed_mid_move_restores_every_throttle(kafka_sand
     assert throttles_set(kafka_sandbox, topic_prefix) == {}
     assert json.loads(ledger_path.read_text())["stops"][-1]["signal"] == "SIGTERM"
     _finishes_on_rerun(kafka_sandbox, topic_prefix, plan_dir)
+
+
+class _TaskInstance:
+    """What the operator reads of Airflow's task instance: the identity its lease records."""
+
+    dag_id, run_id, task_id = "kafka_rebalance_real_kafka", "manual__worker-killed", "execute"
+
+
+def test_a_worker_killed_mid_move_is_resumed_by_a_new_worker_that_finishes_the_plan(kafka_sandbox, topic_prefix, tmp_path):
+    """The Airflow worker running the execute task dies (SIGKILL: no on_kill, no finally) with moves in flight and
+    throttles set; the task's retry, on a new worker, restores the leftover throttles, watches the moves the dead
+    worker submitted, takes over the lease the dead one recorded, and finishes the plan."""
+    from kafka_rebalance.orchestration.execute_operator import ExecutePlanOperator
+
+    plan_dir = _slow_plan(kafka_sandbox, topic_prefix, tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    worker = ("from kafka_rebalance.orchestration.execute_operator import ExecutePlanOperator\n"
+              "class TI:\n    dag_id, run_id, task_id = 'kafka_rebalance_real_kafka', 'manual__worker-killed', 'execute'\n"
+              f"ExecutePlanOperator(task_id='execute', cluster_id='real-kafka', staged_dir={str(plan_dir)!r}, window='now')"
+              ".execute(context={'ti': TI()})\n")
+    proc = subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    ledger_path = plan_dir / "ledger.json"
+    try:
+        wait_for(lambda: proc.poll() is not None or (_submitted(ledger_path) and bool(throttles_set(kafka_sandbox, topic_prefix))),
+                 180, "a submitted move under the plan's throttle")
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        proc.kill()  # the worker dies: nothing of ours runs after this
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:  # pragma: no cover - only when an assertion above failed
+            proc.kill()
+            proc.communicate()
+    assert throttles_set(kafka_sandbox, topic_prefix) != {}  # the dead worker left its throttles set
+    dead = json.loads(ledger_path.read_text())["lease"]
+    assert dead is not None and dead["pid"] == proc.pid and dead["owner"] == "kafka_rebalance_real_kafka/manual__worker-killed/execute"
+
+    # The retry on a new worker (this process): Airflow calls execute again, here as the resumed deferred task.
+    op = ExecutePlanOperator(task_id="execute", cluster_id="real-kafka", staged_dir=str(plan_dir), window="now")
+    assert op.execute(context={"ti": _TaskInstance()}, event={"resumed": "after the worker was lost"}) == str(ledger_path)
+
+    ledger = json.loads(ledger_path.read_text())
+    assert any(f"pid {dead['pid']}" in e and "taken by" in e for e in ledger["events"]), ledger["events"][-10:]
+    assert ledger["lease"] is None
+    assert throttles_set(kafka_sandbox, topic_prefix) == {}
+    now = describe_partitions(kafka_sandbox, topic_prefix)
+    for tp, target in final_targets(plan_dir).items():
+        assert now[tp]["replicas"] == target, tp
