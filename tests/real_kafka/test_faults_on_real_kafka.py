@@ -202,3 +202,158 @@ def test_the_active_controller_killed_mid_move(tmp_path):
         print(f"\nactive controller {victim} killed mid-move; execute exited {proc.returncode}", file=sys.stderr)
     finally:
         cluster.down(directory)
+
+
+def _log_dirs(sandbox, broker: int) -> dict[str, dict]:
+    """Kafka's own kafka-log-dirs --describe of one broker: per log dir, its error (None while it serves) and partitions."""
+    out = tool(sandbox, "kafka-log-dirs", "--bootstrap-server", sandbox.bootstrap_servers, "--describe",
+               "--broker-list", str(broker), timeout=60).stdout
+    (entry,) = json.loads(next(line for line in out.splitlines() if line.startswith("{")))["brokers"]
+    return {d["logDir"]: {"error": d["error"], "partitions": sorted(p["partition"] for p in d["partitions"])}
+            for d in entry["logDirs"]}
+
+
+def _give_two_disks(sandbox, node_id: int):
+    """JBOD on one node: two log dirs for partitions, the KRaft metadata log on a third (its old data directory).
+
+    ``up`` gives every node the same properties, so the node is reconfigured before any topic exists: stopped by
+    pid, log.dirs rewritten, the new directories formatted by Kafka's own kafka-storage (--ignore-formatted keeps
+    the metadata directory's), started again. The metadata log stays off the two disks: a failed metadata log
+    directory shuts a KRaft broker down (KIP-858), while a failed data directory is only taken offline.
+    """
+    from kafka_rebalance.sandbox import cluster
+
+    node_dir = Path(sandbox.node(node_id).directory)
+    disks = [node_dir / "disk-a", node_dir / "disk-b"]
+    cluster.kill_node(sandbox, node_id)
+    props = node_dir / "server.properties"
+    kept = [line for line in props.read_text().splitlines() if not line.startswith("log.dirs=")]
+    props.write_text("\n".join([*kept, f"log.dirs={','.join(map(str, disks))}", f"metadata.log.dir={node_dir / 'data'}"]) + "\n")
+    tool(sandbox, "kafka-storage", "format", "--ignore-formatted", "-t", sandbox.cluster_uuid, "-c", str(props))
+    return cluster.restart_node(sandbox, node_id), disks
+
+
+def test_a_destination_log_dir_failing_mid_move(tmp_path):
+    """JBOD: the log dir receiving a moved replica fails mid-move (the directory is replaced by a file, which stops
+    root as well as anyone: Kafka's next checkpoint write into it fails and the broker takes the directory offline,
+    KIP-112), while the broker and its other disk go on serving.
+
+    The run does not hang: the move into the dead disk makes no progress and is cancelled by name (Kafka puts the
+    partition back on its old replicas), the move into the healthy disk lands, every throttle is restored, and every
+    partition keeps its full ISR. The operator repairs the disk and restarts the broker; a re-run finishes the plan.
+    Its own sandbox: a node with a failed disk is no state to leave for other tests.
+    """
+    from kafka_rebalance.sandbox import cluster
+
+    directory = tmp_path / "sb"
+    sandbox = cluster.up(directory, brokers=3, racks=3)
+    failed: tuple[Path, Path] | None = None  # (the disk, where its directory was moved aside)
+    try:
+        sandbox, disks = _give_two_disks(sandbox, 3)
+        assert {d: e["error"] for d, e in _log_dirs(sandbox, 3).items()} == {str(d): None for d in disks}
+        prefix = "jbod"
+        # 3 x 1 MiB packed on brokers 1 and 2: the plan adds one replica of two partitions to broker 3, both moves in
+        # flight at once (Kafka gives each new log the disk holding fewer). Under 128 KiB/s Kafka's replication quota
+        # lets the first fetches through and then holds every move for its ~11 s window: the moves are in flight while
+        # the disk fails, and a healthy move's pause stays well inside the 20 s stall limit (10 s would cancel it too).
+        seed(sandbox, SeedSpec(topics=1, partitions=3, mb_per_partition=1, skew=1.0, seed=5, topic_prefix=prefix))
+        before = describe_partitions(sandbox, prefix)
+        snap_path = gather(sandbox, tmp_path / "before.json", prefix)
+        plan_dir = tmp_path / "plan"
+        plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(128 * 1024), "--max-moves-per-broker", "2")
+        targets = final_targets(plan_dir)
+        adds = {tp: set(t) - set(before[tp]["replicas"]) for tp, t in targets.items()}
+        assert {b for a in adds.values() for b in a} == {3} and len([a for a in adds.values() if a]) == 2, (before, targets)
+        moving = {f"{t}-{p}": (t, p) for (t, p), a in adds.items() if a}
+        throttles_before = throttles_anywhere(sandbox, prefix)
+        bs = sandbox.bootstrap_servers
+
+        proc = _execute(sandbox, plan_dir, "--stall-seconds", "20")
+        try:
+            def first_log() -> tuple[Path, tuple[str, int]] | None:
+                for d in disks:
+                    for child in d.iterdir():
+                        if child.name in moving:
+                            return d, moving[child.name]
+                return None
+
+            wait_for(lambda: proc.poll() is not None or first_log() is not None, 60, "a moved replica's log on broker 3")
+            assert proc.poll() is None, "execute ended before its moves were in flight"
+            found = first_log()
+            assert found is not None
+            disk, victim = found
+            # The disk fails: its directory goes away and a file takes its place.
+            aside = disk.with_name(disk.name + ".failed")
+            os.rename(disk, aside)
+            failed = (disk, aside)
+            disk.write_text("this disk failed\n")
+            # Kafka's own account: the directory is offline (its error is the storage exception), the other serves,
+            # and the move into it is still in flight.
+            wait_for(lambda: _log_dirs(sandbox, 3)[str(disk)]["error"] is not None, 30, f"{disk} offline", poll=0.5)
+            dirs = _log_dirs(sandbox, 3)
+            assert dirs[str(disk)]["error"] == "org.apache.kafka.common.errors.KafkaStorageException", dirs
+            assert all(e["error"] is None for d, e in dirs.items() if d != str(disk)), dirs
+            assert victim in _in_flight(sandbox, prefix), "the move into the failed disk ended before the disk failed"
+            assert proc.poll() is None, "execute ended while the disk failed"
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:  # pragma: no cover - only when an assertion above failed or the run hung
+                proc.kill()
+                proc.communicate()
+
+        # The run ended by itself, cleanly, naming the move that could not finish.
+        assert "Traceback" not in err, err[-3000:]
+        assert proc.returncode == 1, err[-3000:]
+        assert err.rstrip().splitlines()[-1] == f"error: execution incomplete: see the batch report above and {plan_dir / 'ledger.json'}"
+        report = json.loads(out)
+        assert report["status"] == "incomplete"
+        steps = json.loads((plan_dir / "schedule.json").read_text())["steps"]
+        (victim_step,) = [s["id"] for s in steps if (s["topic"], s["partition"]) == victim]
+        name = f"{victim[0]}-{victim[1]}"
+        assert report["continuous"]["cancelled"] == [f"step {victim_step} {name}: no progress for 20s"], err[-3000:]
+        assert report["continuous"]["failed"] == [], err[-3000:]
+        assert f"continuous: cancelled {name}: no progress for 20s" in err, err[-3000:]
+        # Kafka's view: the victim is back on its replicas, everything else at its target, every ISR full; nothing left
+        # running or throttled; the disk stays offline (a broker takes a failed directory back only when restarted).
+        now = describe_partitions(sandbox, prefix)
+        for tp, target in targets.items():
+            if tp == victim:
+                assert sorted(now[tp]["replicas"]) == sorted(before[tp]["replicas"]), (tp, now[tp])
+            else:
+                assert now[tp]["replicas"] == target, (tp, now[tp])
+        for tp, p in now.items():
+            assert len(p["replicas"]) == 2 and set(p["isr"]) == set(p["replicas"]), (tp, p)
+        assert _in_flight(sandbox, prefix) == set()
+        assert throttles_anywhere(sandbox, prefix) == throttles_before
+        dirs = _log_dirs(sandbox, 3)
+        assert dirs[str(disk)]["error"] is not None, dirs
+        landed = sorted(f"{t}-{p}" for (t, p), a in adds.items() if a and (t, p) != victim)
+        assert [p for d, e in dirs.items() if d != str(disk) for p in e["partitions"]] == landed, dirs
+
+        # The operator replaces the disk (here: the directory comes back) and restarts the broker.
+        disk.unlink()
+        os.rename(aside, disk)
+        failed = None
+        cluster.kill_node(sandbox, 3)
+        sandbox = cluster.restart_node(sandbox, 3)  # its own config and data; sandbox.json gets the new pid
+        assert all(e["error"] is None for e in _log_dirs(sandbox, 3).values())
+        again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", bs, "--poll-interval", "0.5",
+                    "--stall-seconds", "20", timeout=120)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert "Traceback" not in again.stderr
+        now = describe_partitions(sandbox, prefix)
+        for tp, target in targets.items():
+            assert now[tp]["replicas"] == target, (tp, now[tp])
+            assert set(now[tp]["isr"]) == set(target), (tp, now[tp])
+        assert _in_flight(sandbox, prefix) == set()
+        assert throttles_anywhere(sandbox, prefix) == throttles_before
+        print(f"\n{name}'s new replica on {disk} (failed mid-move); execute exited {proc.returncode}, the re-run 0",
+              file=sys.stderr)
+    finally:
+        if failed is not None:  # the directory comes back before the sandbox goes down
+            disk_path, aside_path = failed
+            if disk_path.is_file():
+                disk_path.unlink()
+            if aside_path.exists() and not disk_path.exists():
+                os.rename(aside_path, disk_path)
+        cluster.down(directory)
