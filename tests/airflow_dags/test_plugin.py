@@ -199,13 +199,14 @@ def test_an_unreadable_clusters_file_is_a_clear_4xx(api, tmp_path: Path, monkeyp
 def staged_real_plan():
     """A real plan directory (hash-checked by the control routes) staged under the test cluster."""
     from kafka_rebalance.snapshot import load_snapshot
-    from tests.support.plans import move_one_replica, write_plan
+    from tests.support.plans import approve, move_one_replica, write_plan
 
     root = Path(__file__).resolve().parents[2]
     snap = load_snapshot(root / "samples" / "sample-cluster.json")
     written = write_plan(PLANS / CLUSTER / ".writing", snap, [move_one_replica(snap, 2)])
     # Staged plans are named after their hash (plan_dir.verify_plan checks it).
     plan = written.rename(PLANS / CLUSTER / json.loads((written / "plan.json").read_text())["plan_hash"][:16])
+    approve(plan)  # pause, resume and stop steer only a plan that may run at all
     yield plan
     shutil.rmtree(plan, ignore_errors=True)
 
