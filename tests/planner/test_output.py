@@ -181,7 +181,7 @@ def test_failed_plan_leaves_no_directory(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--throttle", "1023"], "--throttle must be at least 1024"),
+        (["--throttle", "1023"], "--throttle must be within 1.0 KiB/s to 8.0 EiB/s"),
         (["--ordering", "random"], "--ordering must be one of"),
         (["--decommission-brokers", "x"], "--decommission-brokers: x is not a broker id"),
         (["--max-partitions-per-batch", "0"], "--max-partitions-per-batch must be at least 1"),

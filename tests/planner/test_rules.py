@@ -216,7 +216,7 @@ def test_produce_rate_at_or_above_throttle_is_rejected() -> None:
     [
         ({"decommission_brokers": (0, 1, 2)}, "no eligible broker left"),
         ({"decommission_brokers": (2,), "replication_factor": 3}, "replication factor 3 needs 3 eligible brokers"),
-        ({"throttle_bytes_per_sec": 1000}, "--throttle must be at least 1024"),
+        ({"throttle_bytes_per_sec": 1000}, "--throttle must be within 1.0 KiB/s to 8.0 EiB/s"),
         ({"decommission_brokers": (9,)}, "--decommission-brokers: broker\\(s\\) 9 not in snapshot"),
     ],
 )
