@@ -30,8 +30,9 @@ CLI = ("execute", "cancel", "restore", "pause", "resume", "stop")
 # they then act only on what the plan set, which is nothing here.
 UNDO_MAY_PROCEED = {("cancel", "stale"), ("cancel", "future"), ("restore", "stale"), ("restore", "future"),
                     ("restore", "unapproved"), ("restore", "tampered")}
-# pause/resume/stop only write the plan's control file: they need the plan intact and approved, and never touch
-# the cluster; age, identity and the ledger are the run's business when it reads the request.
+# pause/resume/stop only write the plan's control file: they need the plan as planned (not yet approved: a plan
+# may be paused before its approval, to wait once approved) and never touch the cluster; age, identity and the
+# ledger are the run's business when it reads the request.
 CONTROL = {"pause", "resume", "stop"}
 
 
@@ -80,7 +81,7 @@ def test_every_cli_command_refuses_or_touches_nothing(tmp_path, capsys, command,
     assert "Traceback" not in err
     assert _as_snapshot(plan / "simulator-state.json", cluster) == load_snapshot(cluster)
     if command in CONTROL:
-        refuses = kind in ("unapproved", "tampered")
+        refuses = kind == "tampered"
     else:
         refuses = (command, kind) not in UNDO_MAY_PROCEED
     if refuses:

@@ -26,15 +26,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.plan_dir import (
-    CONTROL_FILE,
-    PlanDirError,
-    atomic_write_json,
-    read_json,
-    require_approved,
-    require_validated,
-    verify_plan,
-)
+from kafka_rebalance.plan_dir import CONTROL_FILE, PlanDirError, atomic_write_json, read_json, verify_plan
 
 MAX_REQUESTS = 10_000  # a runaway script must not grow the file without bound
 _MAX_NAME = 200
@@ -136,10 +128,9 @@ def request(plan_dir: Path, action: ControlAction | str, by: str | None = None, 
     except ValueError:
         raise PlanDirError(f"action: expected pause, resume or stop, got {action!r}") from None
     who = " ".join((by or os_user()).split())[:_MAX_NAME] or "unknown"
+    # The plan as planned (a request for an edited plan steers nothing). Not its approval: an operator may pause a
+    # plan before approving it, so that it waits once approved; a request never touches the cluster itself.
     _, plan_hash = verify_plan(plan_dir)
-    # The same integrity as the run it steers: only a plan validated and approved for this hash can run at all.
-    require_validated(plan_dir, plan_hash)
-    require_approved(plan_dir, plan_hash)
     at = (now or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
     with _locked(plan_dir):
         current = read_control(plan_dir, plan_hash)
