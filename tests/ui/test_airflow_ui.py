@@ -153,10 +153,11 @@ def _wait(predicate, timeout: float, what: str, every: float = 3.0):
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
-def _browser_processes(sessions: ProcessSessions) -> list:
-    """This test process's descendants outside the Airflow sessions: Playwright's driver and the browser."""
+def _browser_processes(sessions: ProcessSessions, before: set) -> list:
+    """This test process's descendants that appeared since ``before`` outside the Airflow sessions: Playwright's
+    driver and the browser (not the session's Spark or Kafka, started by other fixtures earlier)."""
     airflow = {(p.pid, p.start) for p in sessions.members()}
-    return [p for p in descendants([os.getpid()]) if (p.pid, p.start) not in airflow]
+    return [p for p in descendants([os.getpid()]) if (p.pid, p.start) not in airflow | before]
 
 
 def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
@@ -165,6 +166,7 @@ def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
     _ensure_chromium()
     ARTIFACTS.mkdir(exist_ok=True)
     browser_procs = []
+    before = {(p.pid, p.start) for p in descendants([os.getpid()])}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -236,7 +238,7 @@ def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
         report = page.goto(f"{airflow.base}/kafka-rebalance/runs/{DAG_ID}/{run_id}")
         assert report.status == 200 and page.url.endswith("/report.html"), page.url
         page.get_by_text("replica moves").first.wait_for()
-        browser_procs = _browser_processes(sessions)
+        browser_procs = _browser_processes(sessions, before)
         browser.close()
     assert browser_procs
     try:  # the browser's helpers exit a moment after it closes
