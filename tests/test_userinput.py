@@ -183,7 +183,8 @@ def test_integers_beyond_kafkas_types(tmp_path: Path) -> None:
     assert run("assign", "--brokers", "0,1", "--partitions", str(2**70), "--replication-factor", "1") == (
         2, "error: Invalid value for '--partitions': Input should be less than or equal to 1000000")
     assert run("plan", "--snapshot", str(snap_file(tmp_path)), "--out", str(tmp_path / "p"), "--throttle", str(2**70)) == (
-        2, "error: plan: --throttle must be within 1.0 KiB/s to 8.0 EiB/s (1024..9223372036854775807 bytes/s; a Java long), got 1180591620717411303424")
+        2, "error: plan: --throttle must be within 1.0 KiB/s to 8.0 EiB/s (1024..9223372036854775807 bytes/s; a Java long), "
+           "got 1180591620717411303424")
     with pytest.raises(RebalanceError) as err:
         parse_int("99999999999", "x: partition")
     assert str(err.value) == "x: partition: 99999999999 is outside 0..2147483647"
