@@ -26,6 +26,7 @@ from tests.support.kafka import (
     final_targets,
     gather,
     plan_validate_and_approve,
+    reap,
     throttles_anywhere,
     tool,
     wait_for,
@@ -85,9 +86,7 @@ def test_someone_elects_a_leader_and_deletes_a_partition_mid_move(kafka_sandbox,
         tool(kafka_sandbox, "kafka-topics", "--bootstrap-server", bs, "--delete", "--topic", victim)
         out, err = proc.communicate(timeout=120)
     finally:
-        if proc.poll() is None:  # pragma: no cover - only when an assertion above failed or the run hung
-            proc.kill()
-            proc.communicate()
+        reap(proc)
 
     assert proc.returncode == 1, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
@@ -180,9 +179,7 @@ def test_the_active_controller_killed_mid_move(tmp_path):
             cluster.restart_node(sandbox, victim)  # its own config and data; sandbox.json gets the new pid
             out, err = proc.communicate(timeout=180)
         finally:
-            if proc.poll() is None:  # pragma: no cover - only when an assertion above failed or the run hung
-                proc.kill()
-                proc.communicate()
+            reap(proc)
         assert "Traceback" not in err, err[-3000:]
         # Either it rode the failover out, or it ended cleanly as failed/incomplete; never with a throttle left.
         assert proc.returncode in (0, 1), err[-3000:]
@@ -297,9 +294,7 @@ def test_a_destination_log_dir_failing_mid_move(tmp_path):
             assert proc.poll() is None, "execute ended while the disk failed"
             out, err = proc.communicate(timeout=120)
         finally:
-            if proc.poll() is None:  # pragma: no cover - only when an assertion above failed or the run hung
-                proc.kill()
-                proc.communicate()
+            reap(proc)
 
         # The run ended by itself, cleanly, naming the move that could not finish.
         assert "Traceback" not in err, err[-3000:]

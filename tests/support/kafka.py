@@ -151,3 +151,10 @@ def wait_for(predicate, timeout: float, what: str, poll: float = 0.2) -> None:
             return
         time.sleep(poll)
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def reap(proc: subprocess.Popen) -> None:
+    """In a ``finally``: a process a test started and still running (an assertion failed, or it hung) is killed by pid."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
