@@ -57,7 +57,7 @@ def test_plan_made_for_another_kafka_cluster_is_refused_before_anything_is_touch
     assert not (plan.path / "ledger.json").exists()
     # The cluster it was made for: runs to the end.
     same = Simulator.from_snapshot(snap)
-    assert Executor(plan, SimAdmin(same), ExecSettings(mode="batches")).run()["status"] == "complete"
+    assert Executor(plan, SimAdmin(same), ExecSettings(mode="batches")).run().to_dict()["status"] == "complete"
 
 
 def test_the_id_is_under_the_plan_hash(tmp_path):

@@ -22,6 +22,7 @@ from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.control import request
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.results import RunStatus
 from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
@@ -114,7 +115,7 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
     sim = Simulator.from_snapshot(snap)
     before = _configs(sim)
     admin = Recording(sim)
-    report = Executor(plan, admin, _settings()).run()
+    report = Executor(plan, admin, _settings()).run().to_dict()
 
     assert report["status"] == "complete" and report["mode"] == "continuous", report
     assert admin.violations == []
@@ -161,7 +162,7 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
     from kafka_rebalance.executor.ledger import archive_ledger
 
     archive_ledger(plan.path)
-    waves = Executor(plan, SimAdmin(waves_sim), _settings(mode="batches")).run()
+    waves = Executor(plan, SimAdmin(waves_sim), _settings(mode="batches")).run().to_dict()
     assert waves["status"] == "complete"
     assert sum(b["actual_seconds"] for b in waves["batches"]) > cont["actual_seconds"]
 
@@ -175,7 +176,7 @@ def test_a_plan_assuming_a_slower_cluster_estimates_longer_and_the_run_measures_
     judge(out, "passed")
     plan = load_plan(out)
     lines: list[str] = []
-    report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(), progress=lines.append).run()
+    report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(), progress=lines.append).run().to_dict()
     cont = report["continuous"]
     assert report["status"] == "complete" and 1.9 <= cont["estimated_seconds"] / cont["actual_seconds"] <= 2.1, cont
     assert 0.95 <= cont["measured_efficiency"] <= 1.05
@@ -203,7 +204,7 @@ def test_small_moves_that_take_longer_than_planned_are_advised_a_fixed_cost_not_
     # The executor polls at least a second apart: a move copied in 0.1 s is seen landed a second or more
     # after its start, a fixed cost the plan (0 s) left out, as the cluster showed on a larger scale.
     report = Executor(plan, SimAdmin(Simulator.from_snapshot(snap)), _settings(poll_interval=10.0),
-                      progress=lines.append).run()
+                      progress=lines.append).run().to_dict()
     cont = report["continuous"]
     assert report["status"] == "complete" and cont["actual_seconds"] > 2 * cont["estimated_seconds"], cont
     assert cont["estimate_miss"] == "fixed_cost" and cont["measured_efficiency"] is None, cont
@@ -231,7 +232,7 @@ def _kill_a_run(snap: Snapshot, plan, state: Path) -> tuple[set[int], set[int]]:
                 if seen["starts"] == 4:  # some steps have finished, others are in flight
                     os._exit(137)
 
-        Executor(plan, admin, _settings(), progress=die).run()
+        Executor(plan, admin, _settings(), progress=die).run().to_dict()
         os._exit(0)
 
     proc = multiprocessing.get_context("fork").Process(target=child)
@@ -255,7 +256,7 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
     in_flight_now = set(admin.sim.list_reassignments())
     assert in_flight_now <= {plan.schedule.moves[i].tp for i in running}
 
-    report = Executor(plan, admin, _settings()).run()
+    report = Executor(plan, admin, _settings()).run().to_dict()
 
     assert report["status"] == "complete", report
     assert report["continuous"]["resumed_in_flight"] == len(in_flight_now)
@@ -289,7 +290,7 @@ def test_a_finished_step_moved_back_by_someone_is_never_reported_complete(cluste
     admin = Recording(read_state(state), state)
 
     with pytest.raises(ExecutionRefused) as refused:
-        Executor(plan, admin, _settings()).run()
+        Executor(plan, admin, _settings()).run().to_dict()
     assert str(moved.tp) in str(refused.value) and "no longer at their targets" in str(refused.value)
     assert "--rearm" in str(refused.value)
     verdict = Executor(plan, admin, _settings()).verify()
@@ -325,7 +326,7 @@ def test_a_resume_waits_for_the_metadata_of_a_move_that_finished_while_no_execut
     assert any(v != moves[i].replicas for i, v in zip(sorted(running), (stale[moves[i].tp] for i in sorted(running))))
     admin = LaggingMetadata(sim, state, stale, calls=2)
 
-    report = Executor(plan, admin, _settings()).run()
+    report = Executor(plan, admin, _settings()).run().to_dict()
 
     assert report["status"] == "complete", report
     again = {tp for _, tp, _ in admin.submitted}
@@ -353,12 +354,12 @@ def test_pause_lets_moves_in_flight_finish_starts_nothing_new_and_resume_complet
             paused.append(len(admin.submitted))
             request(plan.path, "pause", by="ops", via="test")
 
-    report = Executor(plan, admin, _settings(), progress=pause_once, gate=_gated(plan, admin)).run()
+    report = Executor(plan, admin, _settings(), progress=pause_once, gate=_gated(plan, admin)).run().to_dict()
     assert report["status"] == "paused" and report["continuous"]["cancelled"] == []
     assert len(admin.submitted) == paused[0]  # nothing started after the pause
     assert sim.list_reassignments() == {} and _configs(sim) == before
     request(plan.path, "resume", by="ops", via="test")
-    report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run()
+    report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run().to_dict()
     assert report["status"] == "complete" and len(step_submissions(admin, plan)) == len(plan.schedule.moves)
     assert _configs(sim) == before and admin.violations == []
 
@@ -375,10 +376,10 @@ def test_stop_cancels_the_moves_in_flight_and_a_resume_redoes_them(cluster) -> N
             stopped.append(set(sim.list_reassignments()))
             request(plan.path, "stop", by="ops", via="test")
 
-    report = Executor(plan, admin, _settings(), progress=stop_once, gate=_gated(plan, admin)).run()
-    assert report["status"] == "stopped"
-    cancelled = {c.split(" ")[2].rstrip(":") for c in report["continuous"]["cancelled"]}
-    assert cancelled and cancelled <= {str(tp) for tp in stopped[0]}
+    outcome = Executor(plan, admin, _settings(), progress=stop_once, gate=_gated(plan, admin)).run()
+    assert outcome.status is RunStatus.STOPPED
+    assert outcome.cancelled and outcome.cancelled <= stopped[0]
+    assert outcome.to_dict()["continuous"]["cancelled_partitions"] == [str(i.tp) for i in outcome.continuous.cancelled]
     assert sim.list_reassignments() == {} and _configs(sim) == before
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     for e in steps.values():
@@ -386,7 +387,7 @@ def test_stop_cancels_the_moves_in_flight_and_a_resume_redoes_them(cluster) -> N
             tp = next(m for m in plan.schedule.moves if str(m.tp) == e["tp"] and m.batch == e["batch"])
             assert tuple(sim.partitions[tp.tp].replicas) in (tp.before,) or sorted(sim.partitions[tp.tp].replicas) == sorted(tp.before)
     request(plan.path, "resume", by="ops", via="test")
-    report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run()
+    report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run().to_dict()
     assert report["status"] == "complete" and _configs(sim) == before
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     assert any(e.get("earlier") for e in steps.values())  # the cancelled attempt is kept in the ledger
@@ -400,7 +401,7 @@ def test_moves_start_only_inside_windows(cluster) -> None:
     windows = policy("configured", [Window("0 * * * *", timedelta(minutes=3))])
     gate = _gated(plan, admin, windows=windows, margin=timedelta(seconds=10), grace=timedelta(minutes=30))
     for _ in range(20):
-        report = Executor(plan, admin, _settings(), gate=gate).run()
+        report = Executor(plan, admin, _settings(), gate=gate).run().to_dict()
         if report["status"] == "complete":
             break
         assert report["status"] == "waiting-for-window", report
@@ -419,10 +420,10 @@ def test_a_stalled_move_is_cancelled_its_partitions_later_steps_dropped_and_the_
     moves = plan.schedule.moves
     stuck = moves[0]
     sim.never_catch_up(stuck.tp, stuck.adds[0])
-    report = Executor(plan, Recording(sim), _settings(stall_seconds=120.0)).run()
-    assert report["status"] == "incomplete", report
-    cont = report["continuous"]
-    assert [c.split(" ")[2].rstrip(":") for c in cont["cancelled"]] == [str(stuck.tp)]
+    outcome = Executor(plan, Recording(sim), _settings(stall_seconds=120.0)).run()
+    assert outcome.status is RunStatus.INCOMPLETE, outcome
+    assert [(i.step, i.tp) for i in outcome.continuous.cancelled] == [(stuck.id, stuck.tp)] and outcome.cancelled == {stuck.tp}
+    cont = outcome.to_dict()["continuous"]
     assert sorted(sim.partitions[stuck.tp].replicas) == sorted(stuck.before)
     later = [m for m in moves if m.tp == stuck.tp and m.id != stuck.id]
     assert cont["finished"] == len(moves) - 1 - len(later)

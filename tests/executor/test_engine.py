@@ -54,7 +54,7 @@ def test_batch_mode_submits_each_batch_at_once_and_the_next_only_after_its_barri
                 calls.append((self.now(), tuple(sorted(targets)), len(self.sim.list_reassignments())))
             return super().alter_reassignments(targets)
 
-    report = Executor(plan, Recording(sim), ExecSettings(poll_interval=5.0, mode="batches")).run()
+    report = Executor(plan, Recording(sim), ExecSettings(poll_interval=5.0, mode="batches")).run().to_dict()
     assert report["status"] == "complete", report
     assert [c[1] for c in calls] == [tuple(sorted(b)) for b in batches]  # one submission per batch, whole
     assert all(in_flight == 0 for _, _, in_flight in calls)  # each after the previous batch ended

@@ -97,7 +97,7 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
     seen_during: list[tuple[dict, dict]] = []
     admin = backend.admin()
     ex = Executor(plan, admin, backend.settings(), progress=lambda line: seen_during.append(_configs(backend.sim)))
-    report = ex.run(final_snapshot=tmp_path / "final.json")
+    report = ex.run(final_snapshot=tmp_path / "final.json").to_dict()
     admin.close()
 
     assert report["status"] == "complete", report
@@ -137,7 +137,7 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
             return super().elect_preferred(tps)
 
     configs = _configs(backend.sim)
-    again = Executor(plan, CountsElections(backend.sim), backend.settings()).run()
+    again = Executor(plan, CountsElections(backend.sim), backend.settings()).run().to_dict()
     assert again["status"] == "complete" and again["already_complete"] is True
     assert again["batches"] == [] and again["elections"] is None and elected == []
     assert again["verification"]["status"] == "complete"
@@ -166,7 +166,7 @@ def test_elections_the_metadata_does_not_show_within_the_settle_time_are_said_an
     lines: list[str] = []
     sim = Simulator.from_snapshot(snap)
     report = Executor(plan, PreferredLeaderDiesAfterTheElections(sim, victim), ExecSettings(poll_interval=10.0, mode="batches"),
-                      progress=lines.append).run(final_snapshot=tmp_path / "final.json")
+                      progress=lines.append).run(final_snapshot=tmp_path / "final.json").to_dict()
 
     lagging = sorted(str(tp) for tp in plan.elections if targets.get(tp, ())[:1] == (victim,))
     elections = report["elections"]
@@ -201,7 +201,7 @@ def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, 
             backend.fault(kill)
 
     admin = backend.admin()
-    report = Executor(plan, admin, backend.settings(), progress=progress).run()
+    report = Executor(plan, admin, backend.settings(), progress=progress).run().to_dict()
     admin.close()
     # Moves to the dead broker stall and are cancelled; the run goes on (on_stall=continue) and
     # cannot end "complete". Whether the batch counts as failed or incomplete depends on timing.
@@ -242,7 +242,7 @@ def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before_configs = _configs(backend.sim)
     admin = backend.admin()
-    report = Executor(plan, admin, backend.settings(on_stall="continue")).run()
+    report = Executor(plan, admin, backend.settings(on_stall="continue")).run().to_dict()
     admin.close()
     result = report["batches"][0]
     assert result["cancelled"] == [str(stuck_tp)]
@@ -250,7 +250,7 @@ def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend
     assert result["state"] == "cancelled" and report["status"] == "incomplete"
     assert read_json(plan.path / "ledger.json")["batches"][result["id"]]["state"] == "cancelled"
     admin = backend.admin()
-    again = Executor(plan, admin, backend.settings(on_stall="continue")).run()
+    again = Executor(plan, admin, backend.settings(on_stall="continue")).run().to_dict()
     admin.close()
     assert again["batches"][0]["skipped"] is False and again["batches"][0]["cancelled"] == [str(stuck_tp)]
     assert tuple(backend.sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
@@ -268,7 +268,7 @@ def test_produce_rate_above_throttle_hits_the_time_limit(tmp_path, snap, backend
     before_configs = _configs(backend.sim)
     timeout = 600.0 if backend.server is None else 1.5
     admin = backend.admin()
-    report = Executor(plan, admin, backend.settings(batch_timeout=timeout, stall_seconds=6e5)).run()
+    report = Executor(plan, admin, backend.settings(batch_timeout=timeout, stall_seconds=6e5)).run().to_dict()
     admin.close()
     result = report["batches"][0]
     assert report["status"] == "failed"
@@ -286,12 +286,12 @@ def test_exception_between_setting_and_restoring_throttles_still_restores(tmp_pa
 
     admin = backend.admin()
     with pytest.raises(RuntimeError):
-        Executor(plan, admin, backend.settings(), progress=boom).run()
+        Executor(plan, admin, backend.settings(), progress=boom).run().to_dict()
     assert _configs(backend.sim) == before_configs
     ledger = read_json(plan.path / "ledger.json")
     assert ledger["batches"]["001"]["state"] == "failed" and ledger["batches"]["001"]["throttles_restored"]
     # The moves were submitted and keep running; the next run adopts them and finishes.
-    report = Executor(plan, admin, backend.settings()).run()
+    report = Executor(plan, admin, backend.settings()).run().to_dict()
     admin.close()
     assert report["status"] == "complete"
     assert _configs(backend.sim) == before_configs
@@ -315,7 +315,7 @@ KILL_SCRIPT = textwrap.dedent("""
         admin = LiveAdmin(ConnectionSettings(sys.argv[3]), quiet=True)
         settings = ExecSettings(poll_interval=0.05, stall_seconds=0.5, batch_timeout=20, mode="batches")
     # Like SIGKILL: no finally, no atexit, right after the throttles are set and the moves submitted.
-    Executor(plan, admin, settings, progress=lambda line: os._exit(9)).run()
+    Executor(plan, admin, settings, progress=lambda line: os._exit(9)).run().to_dict()
 """)
 
 
@@ -339,7 +339,7 @@ def test_killed_run_is_cleaned_up_by_the_next_run(tmp_path, snap, backend):
     assert ledger["batches"]["001"]["throttles_restored"] is False
     assert _configs(sim) != before_configs  # the throttles are left behind by the killed run
     admin = SimAdmin(sim, state) if backend.server is None else backend.admin()
-    report = Executor(plan, admin, backend.settings()).run()
+    report = Executor(plan, admin, backend.settings()).run().to_dict()
     admin.close()
     assert report["status"] == "complete"
     assert _configs(sim) == before_configs
@@ -356,7 +356,7 @@ def test_changed_cluster_and_foreign_reassignment_are_refused(tmp_path, snap, ba
     backend.sim.never_catch_up(outsider, spare)
     admin = backend.admin()
     with pytest.raises(ExecutionRefused, match="not started by this plan are in flight.*--additional"):
-        Executor(plan, admin, backend.settings()).run()
+        Executor(plan, admin, backend.settings()).run().to_dict()
     backend.fault(backend.sim.alter_reassignments, {outsider: None})
     first = sorted(batch)[0]
     other = [b for b in backend.sim.brokers if b not in backend.sim.partitions[first].replicas and b not in batch[first]][0]
@@ -364,7 +364,7 @@ def test_changed_cluster_and_foreign_reassignment_are_refused(tmp_path, snap, ba
     backend.fault(backend.sim.alter_reassignments, {first: changed})
     backend.fault(backend.sim.advance, 3600)
     with pytest.raises(ExecutionRefused, match=f"{first} has replicas"):
-        Executor(plan, admin, backend.settings()).run()
+        Executor(plan, admin, backend.settings()).run().to_dict()
     admin.close()
     assert not (plan.path / "ledger.json").exists() or not read_json(plan.path / "ledger.json")["batches"]
 
@@ -378,7 +378,7 @@ def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
         sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
     admin = SimAdmin(sim)
     with pytest.raises(RuntimeError):
-        Executor(plan, admin, ExecSettings(mode="batches"), progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
+        Executor(plan, admin, ExecSettings(mode="batches"), progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run().to_dict()
     assert set(sim.list_reassignments()) == set(batch)
     outcome = Executor(plan, admin, ExecSettings(mode="batches")).cancel()
     assert sorted(outcome.cancelled) == sorted(batch)
@@ -409,7 +409,7 @@ def test_cancel_leaves_reassignments_it_did_not_submit_alone(tmp_path, snap):
     # Our run submits only the partitions nobody else is moving (--additional lets it start beside them).
     with pytest.raises(RuntimeError):
         Executor(plan, admin, ExecSettings(mode="batches", additional=True),
-                 progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run()
+                 progress=lambda line: (_ for _ in ()).throw(RuntimeError("stop"))).run().to_dict()
     sim.alter_reassignments(foreign)
     assert {tp: r.target for tp, r in sim.list_reassignments().items()} == {
         **{tp: batch[tp] for tp in ours}, **foreign}
@@ -447,7 +447,7 @@ def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before_configs = _configs(sim)
     admin = _CancelFailsFirst(sim, failures=2)
-    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run()
+    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run().to_dict()
     assert admin.cancel_calls == 3  # two unanswered, the third reaches the controller
     assert report["batches"][0]["cancelled"] == [str(stuck_tp)]
     assert tuple(sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
@@ -462,7 +462,7 @@ def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tm
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     admin = _CancelFailsFirst(sim, failures=10**6)
     with pytest.raises(ClusterError, match="NodeNotReadyError"):
-        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run()
+        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run().to_dict()
     # 120 s of stall before the first cancel, then one attempt per 10 s poll plus the failed call's 1 s,
     # until 120 s have passed since the first failure: attempts at 0, 11, ..., 121 → 12 calls.
     assert admin.cancel_calls == 12

@@ -58,13 +58,13 @@ def test_a_pause_before_the_start_starts_nothing_and_a_resume_finishes(sim_and_p
     sim, plan, batches = sim_and_plan
     request(plan.path, "pause", by="alice")
     admin = SimAdmin(sim)
-    report = Executor(plan, admin, SETTINGS).run()
+    report = Executor(plan, admin, SETTINGS).run().to_dict()
     assert report["status"] == "paused" and report["batches"] == []
     assert report["hold"]["reason"] == "paused" and "pause by alice" in report["hold"]["detail"]
     assert sim.list_reassignments() == {} and not _throttled(sim)
     assert report["progress"]["batches_done"] == 0 and len(report["progress"]["batches_remaining"]) == 4
     request(plan.path, "resume", by="bob")
-    assert Executor(plan, admin, SETTINGS).run()["status"] == "complete"
+    assert Executor(plan, admin, SETTINGS).run().to_dict()["status"] == "complete"
     for targets in batches:
         for tp, target in targets.items():
             assert tuple(sim.partitions[tp].replicas) == target
@@ -81,7 +81,7 @@ def test_pause_mid_move_lets_the_batch_finish_and_starts_no_other(sim_and_plan) 
             asked.append(True)
             request(plan.path, "pause", by="carol")
 
-    report = Executor(plan, admin, SETTINGS, progress=progress).run()
+    report = Executor(plan, admin, SETTINGS, progress=progress).run().to_dict()
     assert asked and report["status"] == "paused"
     assert [b["id"] for b in report["batches"]] == ["001"] and report["batches"][0]["state"] == "finished"
     assert report["batches"][0]["cancelled"] == []
@@ -102,14 +102,14 @@ def test_stop_mid_move_cancels_what_is_in_flight_and_a_resume_redoes_it(sim_and_
             asked.append(True)
             request(plan.path, "stop", by="dave")
 
-    report = Executor(plan, admin, SETTINGS, progress=progress).run()
+    report = Executor(plan, admin, SETTINGS, progress=progress).run().to_dict()
     assert report["status"] == "stopped" and report["hold"]["reason"] == "stopped"
     assert sorted(report["batches"][1]["cancelled"]) == sorted(str(tp) for tp in batches[1])
     for tp in batches[1]:  # Kafka reverts a cancelled move to its old replica set
         assert sorted(sim.partitions[tp].replicas) == sorted(plan.batches[1].before[tp])
     assert sim.list_reassignments() == {} and _configs(sim) == before
     request(plan.path, "resume", by="dave")
-    final = Executor(plan, admin, SETTINGS).run()
+    final = Executor(plan, admin, SETTINGS).run().to_dict()
     assert final["status"] == "complete"
     assert [b["id"] for b in final["batches"] if not b["skipped"]] == ["002", "003", "004"]  # batch 1 is not resubmitted
 
@@ -127,7 +127,7 @@ def test_moves_start_only_inside_windows_and_throttles_are_gone_between_them(sim
     runs = []
     for _ in range(10):
         ex = Executor(plan, admin, SETTINGS, gate=gate)
-        report = ex.run()
+        report = ex.run().to_dict()
         runs.append(report["status"])
         if report["status"] == "complete":
             break
@@ -154,7 +154,7 @@ def test_a_batch_longer_than_every_window_is_reported_not_waited_for(sim_and_pla
     admin = SimAdmin(sim)
     gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("*/15 * * * *", timedelta(minutes=2))]),
                          margin=timedelta(seconds=60), clock=_clock(admin))
-    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    report = Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     assert report["status"] == "waiting-for-window" and report["hold"]["resume_at"] is None
     assert "longer than the next window" in report["hold"]["detail"]
 
@@ -167,7 +167,7 @@ def test_a_window_overrun_past_the_grace_period_cancels_as_a_stall(sim_and_plan)
     sim.set_produce_rate(tp, RATE * 0.9)  # replication crawls at a tenth of the estimate
     gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("0 * * * *", timedelta(minutes=10))]),
                          margin=timedelta(seconds=60), grace=timedelta(seconds=120), clock=_clock(admin))
-    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    report = Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     assert report["status"] == "waiting-for-window" and report["hold"]["reason"] == HoldReason.WINDOW_OVERRUN.value
     assert str(tp) in report["batches"][0]["cancelled"]
     ended = datetime.fromisoformat(json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["ended_at"])
@@ -253,7 +253,7 @@ def _two_window_plan(tmp_path: Path):
     admin = SimAdmin(sim)
     gate = ExecutionGate(plan.path, plan.plan_hash, policy("configured", [Window("0 * * * *", timedelta(minutes=10))]),
                          margin=timedelta(seconds=60), clock=_clock(admin))
-    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    report = Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     assert report["status"] == "waiting-for-window" and [r["id"] for r in report["batches"]] == ["001"]
     return sim, admin, plan, gate, (a, b, c)
 
@@ -264,7 +264,7 @@ def _refused_with_nothing_executed(sim, admin, plan, gate, match: str) -> None:
     before = (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"])
     sim.advance(3600 - admin.now())  # the next window, 01:00
     with pytest.raises(ExecutionRefused, match=match):
-        Executor(plan, admin, SETTINGS, gate=gate).run()
+        Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     assert sim.list_reassignments() == {}
     assert (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"]) == before
 
@@ -316,7 +316,7 @@ def _killed_mid_batch(sim_and_plan, grace_s: float):
             if line.startswith("batch 001: 0/2"):
                 os._exit(137)
 
-        Executor(plan, admin, SETTINGS, progress=die, gate=gate_for(admin)).run()
+        Executor(plan, admin, SETTINGS, progress=die, gate=gate_for(admin)).run().to_dict()
         os._exit(0)
 
     proc = multiprocessing.get_context("fork").Process(target=child)
@@ -333,13 +333,13 @@ def test_a_killed_runs_batch_restarted_outside_its_window_is_cancelled_after_the
     sim, admin, plan, gate, batches = _killed_mid_batch(sim_and_plan, grace_s=60)
     sim.advance(15 * 60)  # restarted at 00:15: the window closed at 00:10, the grace ended at 00:11
     assert set(sim.list_reassignments()) & set(batches[0])  # still moving
-    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    report = Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     assert report["status"] == "waiting-for-window" and report["hold"]["reason"] == "window-overrun"
     crawler = sorted(batches[0])[0]
     assert report["batches"][0]["cancelled"] == [str(crawler)]  # the other move of the batch had finished
     assert sim.list_reassignments() == {} and not _throttled(sim)
     sim.advance(3600 - admin.now())  # 01:00, the next window: batch 001 starts again from where it is
-    Executor(plan, admin, SETTINGS, gate=gate).run()
+    Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     entry = json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]
     assert datetime.fromisoformat(entry["started_at"]) - EPOCH >= timedelta(hours=1)
 
@@ -348,7 +348,7 @@ def test_a_killed_runs_batch_restarted_within_the_grace_is_watched_to_its_end(si
     sim, admin, plan, gate, batches = _killed_mid_batch(sim_and_plan, grace_s=3 * 3600)
     sim.advance(11 * 60)  # 00:11: the window has closed, but the grace has not passed
     assert set(sim.list_reassignments()) & set(batches[0])  # still moving
-    report = Executor(plan, admin, SETTINGS, gate=gate).run()
+    report = Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     first = report["batches"][0]
     assert first["id"] == "001" and first["state"] == "finished", (first["problems"], first["cancelled"], report["hold"])
     assert report["batches"][0]["cancelled"] == []

@@ -33,7 +33,7 @@ def _killed_mid_batch(tmp_path):
         raise KeyboardInterrupt  # the process dies between polls: no finally of ours runs after this in real life
 
     with pytest.raises(KeyboardInterrupt):
-        Executor(load_plan(plan_dir), admin, ExecSettings(mode="batches"), progress=killed).run()
+        Executor(load_plan(plan_dir), admin, ExecSettings(mode="batches"), progress=killed).run().to_dict()
     admin.close()
     return plan_dir, batch
 

@@ -59,10 +59,10 @@ def test_a_stop_while_throttles_are_being_set_submits_nothing(tmp_path, mode):
 
     ex = Executor(plan, SignalledWhileThrottling(sim), ExecSettings(mode=mode), stop=stop)
     with pytest.raises(StopSignal):
-        ex.run()
+        ex.run().to_dict()
     assert submitted == [] and sim.list_reassignments() == {}
     assert _configs(sim) == before
-    again = Executor(plan, SimAdmin(sim), ExecSettings(mode=mode)).run()
+    again = Executor(plan, SimAdmin(sim), ExecSettings(mode=mode)).run().to_dict()
     assert again["status"] == "complete"
     assert _configs(sim) == before
 
@@ -129,7 +129,7 @@ def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_
 
     ex = Executor(plan, Recording(sim), ExecSettings(poll_interval=10.0, stall_seconds=600.0, mode=mode), progress, stop=stop)
     with pytest.raises(StopSignal):
-        ex.run()
+        ex.run().to_dict()
     assert submitted == [tuple(sorted(str(tp) for tp in first))]  # nothing after the stop
     assert _configs(sim) == before  # every throttle this run set is back as it was
     report = ex.after_stop(signal.SIGTERM)
@@ -143,7 +143,7 @@ def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_
 
     # A re-run watches the moves left in flight (not resubmitted) and finishes the plan.
     submitted.clear()
-    again = Executor(plan, Recording(sim), ExecSettings(poll_interval=10.0, stall_seconds=600.0, mode=mode)).run()
+    again = Executor(plan, Recording(sim), ExecSettings(poll_interval=10.0, stall_seconds=600.0, mode=mode)).run().to_dict()
     assert again["status"] == "complete"
     assert submitted == [tuple(sorted(str(tp) for tp in second))]
     for tp, target in second.items():

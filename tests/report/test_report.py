@@ -106,7 +106,7 @@ def test_report_of_an_executed_plan_renders_in_chromium(tmp_path: Path, sample_s
     plan_dir = planned(tmp_path, sample_snapshot_path)
     assert validate_plan(plan_dir, sample_snapshot_path).status == "passed"
     admin = SimAdmin.open(load_snapshot(sample_snapshot_path), tmp_path / "sim.json")
-    result = Executor(load_plan(plan_dir), admin).run(final_snapshot=tmp_path / "final.json")
+    result = Executor(load_plan(plan_dir), admin).run(final_snapshot=tmp_path / "final.json").to_dict()
     assert result["status"] == "complete"
     report = write_report(plan_dir, sample_snapshot_path, final_snapshot_path=tmp_path / "final.json",
                           ledger=ledger_times(plan_dir))  # fmt: skip
@@ -152,7 +152,7 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
     plan = load_plan(plan_dir)
     gate = ExecutionGate(plan.path, plan.plan_hash, policy("2999-01-01T00:00Z/PT1H", []),
                          clock=lambda: datetime(2026, 11, 24, 22, 5, tzinfo=UTC))
-    Executor(plan, SimAdmin(Simulator.from_snapshot(load_snapshot(sample_snapshot_path))), ExecSettings(), gate=gate).run()
+    Executor(plan, SimAdmin(Simulator.from_snapshot(load_snapshot(sample_snapshot_path))), ExecSettings(), gate=gate).run().to_dict()
     html = write_report(plan_dir, sample_snapshot_path).read_text()
     assert "Operator state: <strong>paused</strong>" in html
     assert "<td class=\"l\">pause</td><td class=\"l\">&lt;b&gt;eve&lt;/b&gt;</td><td class=\"l\">2026-11-24T22:00:00+00:00</td>" in html

@@ -15,9 +15,10 @@ from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
 from kafka_rebalance.executor.executor import Executor, acting_on, unchecked_identity_note
-from kafka_rebalance.executor.gate import ExecutionGate
+from kafka_rebalance.executor.gate import ExecutionGate, Hold
 from kafka_rebalance.executor.interrupt import StopRequest, StopSignal, stop_message, stop_on_signals
 from kafka_rebalance.executor.rearm import rearm as rearm_plan
+from kafka_rebalance.executor.results import RunStatus
 from kafka_rebalance.executor.settings import MAX_WAIT_SECONDS, ExecSettings, parse_batch_selection
 from kafka_rebalance.executor.windows import WindowPolicy, policy
 from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
@@ -97,16 +98,16 @@ def window_policy_of(window: str, cluster_id: str | None) -> WindowPolicy:
     return policy(window, configured, field="--window")
 
 
-def _wait_for(gate: ExecutionGate, hold: dict, poll_interval: float, stop: StopRequest) -> None:
+def _wait_for(gate: ExecutionGate, hold: Hold, poll_interval: float, stop: StopRequest) -> None:
     """Sleep until the window opens, or until the plan is resumed (polling its control file); a signal ends the wait."""
-    if hold["reason"] in ("paused", "stopped"):
+    if hold.waits_for_operator:
         _progress(f"waiting for a resume of plan {gate.plan_hash[:12]} (kafka-rebalance resume --plan {gate.plan_dir})")
         while read_control(gate.plan_dir, gate.plan_hash).state is not RunState.RUNNING:
             stop.sleep(time.sleep, poll_interval)
         return
-    until = datetime.fromisoformat(hold["resume_at"])
-    _progress(f"waiting until the window opens at {hold['resume_at']}")
-    while (left := (until - datetime.now(UTC)).total_seconds()) > 0:
+    assert hold.resume_at is not None  # RunOutcome.waits: a window hold waits only for a known opening
+    _progress(f"waiting until the window opens at {hold.resume_at.isoformat(timespec='seconds')}")
+    while (left := (hold.resume_at - datetime.now(UTC)).total_seconds()) > 0:
         stop.sleep(time.sleep, min(left, poll_interval))
 
 
@@ -182,12 +183,9 @@ def execute(
             while True:
                 ex = Executor(the_plan, admin, settings, _progress, gate=gate, stop=stop)
                 report = ex.run(selection, final_snapshot)
-                hold = report["hold"]
-                if hold is None or not wait:
-                    break
-                if hold["resume_at"] is None and hold["reason"] not in ("paused", "stopped"):
-                    break  # nothing to wait for: the message says why
-                _wait_for(gate, hold, poll_interval, stop)
+                if report.hold is None or not wait or not report.waits:
+                    break  # nothing to wait for when held without a known end: the message says why
+                _wait_for(gate, report.hold, poll_interval, stop)
             stop.check()  # a signal during the last Kafka calls: the run still ends as stopped
         except StopSignal as signalled:
             # The executor's finally blocks restored what they had set; this restores any record still
@@ -196,25 +194,24 @@ def execute(
                 ex = Executor(the_plan, admin, settings, _progress, gate=gate)
             print(stop_message(ex.after_stop(signalled.signum), str(plan)), file=sys.stderr)
             raise typer.Exit(signalled.exit_code) from None
-    emit_json(report)
+    emit_json(report.to_dict())
     _identity_note(the_plan)
-    for b in report["batches"]:
-        _progress(f"batch {b['id']}: predicted {b['predicted_seconds']}s, actual {b['actual_seconds']}s, {b['state']}")
-    if report["continuous"] is not None:
-        c = report["continuous"]
-        _progress(f"continuous: {c['finished']}/{c['steps']} steps, predicted {c['estimated_seconds']}s for the schedule, "
-                  f"actual {c['actual_seconds']}s this run, {c['state']}")
-    if report["hold"] is not None and report["hold"]["resume_at"] is None and report["hold"]["reason"] not in ("paused", "stopped"):
-        fail(f"execution cannot go on: {report['hold']['detail']}", code=1)
-    if report["hold"] is not None:
-        p = report["progress"]
-        print(f"held: {report['status']}: {report['hold']['detail']}; {p['batches_done']} batch(es) done, "
+    for b in report.batches:
+        _progress(f"batch {b.id}: predicted {b.estimated_seconds}s, actual {b.actual_seconds}s, {b.state}")
+    if (c := report.continuous) is not None:
+        _progress(f"continuous: {c.finished}/{c.steps} steps, predicted {c.estimated_seconds}s for the schedule, "
+                  f"actual {c.actual_seconds}s this run, {c.state}")
+    if report.hold is not None and not report.waits:
+        fail(f"execution cannot go on: {report.hold.detail}", code=1)
+    if report.hold is not None:
+        p = report.progress
+        print(f"held: {report.status.value}: {report.hold.detail}; {p['batches_done']} batch(es) done, "
               f"{len(p['batches_remaining'])} remaining; ETA {p['eta'] or 'unknown'} "
               f"({p['eta_windows'] if p['eta_windows'] is not None else '?'} window(s)); run execute again or pass --wait",
               file=sys.stderr)
         raise typer.Exit(EXIT_HELD)
-    if report["status"] != "complete":
-        print(f"error: execution {report['status']}: see the batch report above and {plan / LEDGER_FILE}", file=sys.stderr)
+    if report.status is not RunStatus.COMPLETE:
+        print(f"error: execution {report.status.value}: see the batch report above and {plan / LEDGER_FILE}", file=sys.stderr)
         raise typer.Exit(1)
 
 

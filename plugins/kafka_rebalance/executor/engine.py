@@ -62,7 +62,7 @@ from kafka_rebalance.executor.ledger import (
     THROTTLES_RECORDED,
 )
 from kafka_rebalance.executor.moves import MoveState, landed, landing_problem
-from kafka_rebalance.executor.results import BatchResult, PartitionOutcome, PartitionState
+from kafka_rebalance.executor.results import BatchResult, ContinuousResult, PartitionOutcome, PartitionState, StepIssue
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecutionRefused
 from kafka_rebalance.executor.throttles import topic_gone
 from kafka_rebalance.plan_manifest import Batch, Plan, PlanSchedule, ScheduledMove
@@ -81,30 +81,6 @@ from kafka_rebalance.units import human_bytes, human_seconds
 
 if TYPE_CHECKING:
     from kafka_rebalance.executor.executor import Executor
-
-
-@dataclass(slots=True)
-class ContinuousResult:
-    state: MoveState  # FINISHED when every step finished; else FAILED
-    steps: int
-    finished: int = 0
-    cancelled: list[str] = field(default_factory=list)  # "step N topic-p: why"
-    failed: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    estimated_seconds: float = 0.0
-    actual_seconds: float = 0.0
-    resumed_in_flight: int = 0  # steps a killed run had submitted, watched here instead of resubmitted
-    # The throttle efficiency and the per-move fixed cost this cluster showed (throttle_model.measure_run),
-    # and which of the two explains a miss. Only for a run that executed the whole schedule from its first
-    # step, the one the estimate describes.
-    measured_efficiency: float | None = None
-    measured_move_fixed_seconds: float | None = None
-    estimate_miss: EstimateMiss | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__slots__}
-        out["estimate_miss"] = self.estimate_miss.value if self.estimate_miss is not None else None
-        return out
 
 
 @dataclass(slots=True)
@@ -453,7 +429,7 @@ class MoveRun:
             return  # the barrier judges the batch's partitions on the cluster
         assert step is not None and self.result is not None
         step["problems"] = [why or state]
-        (self.result.cancelled if state == CANCELLED else self.result.failed).append(f"step {i} {m.tp}: {why}")
+        (self.result.cancelled if state == CANCELLED else self.result.failed).append(StepIssue(i, m.tp, why or state.value))
         self._say(f"step {i} {m.tp} {state}: {why}")
 
     def _poll(self, dispatcher: Dispatcher) -> None:

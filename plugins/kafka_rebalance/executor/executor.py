@@ -37,7 +37,7 @@ from kafka_rebalance.cluster.admin import (
     Reassignment,
 )
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.executor.engine import ContinuousResult, MoveRun
+from kafka_rebalance.executor.engine import MoveRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.executor.interrupt import StopRequest, signal_name
 from kafka_rebalance.executor.lease import Holder, plan_lease
@@ -59,9 +59,12 @@ from kafka_rebalance.executor.moves import landing_problem
 from kafka_rebalance.executor.results import (
     BatchResult,
     CancelOutcome,
+    ContinuousResult,
     ElectionSettle,
     ElectionsResult,
     Preflight,
+    RunOutcome,
+    RunStatus,
     StopReport,
     Verification,
 )
@@ -74,11 +77,11 @@ from kafka_rebalance.units import human_seconds
 # A run that stopped starting work because of a hold ends with one of these statuses; a later run
 # (or the DAG's deferred task) continues from the ledger.
 HELD_STATUS = {
-    HoldReason.PAUSED: "paused",
-    HoldReason.STOPPED: "stopped",
-    HoldReason.OUTSIDE_WINDOW: "waiting-for-window",
-    HoldReason.WINDOW_TOO_SHORT: "waiting-for-window",
-    HoldReason.WINDOW_OVERRUN: "waiting-for-window",
+    HoldReason.PAUSED: RunStatus.PAUSED,
+    HoldReason.STOPPED: RunStatus.STOPPED,
+    HoldReason.OUTSIDE_WINDOW: RunStatus.WAITING_FOR_WINDOW,
+    HoldReason.WINDOW_TOO_SHORT: RunStatus.WAITING_FOR_WINDOW,
+    HoldReason.WINDOW_OVERRUN: RunStatus.WAITING_FOR_WINDOW,
 }
 
 
@@ -460,17 +463,15 @@ class Executor:
         verdict = self.verify()
         return verdict if verdict.complete else None
 
-    def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> dict[str, Any]:
+    def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> RunOutcome:
         self.check_mode(batch_ids)
         done = self.already_complete()
         if done is not None:
             self.progress(f"plan {self.plan.plan_hash[:12]} is already complete: every partition is at its target "
                           "and its elections were requested by an earlier run; nothing to do")
             snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
-            return {"plan_hash": self.plan.plan_hash, "status": "complete", "already_complete": True,
-                    "mode": self.settings.mode, "batches": [], "continuous": None, "elections": None,
-                    "final_snapshot": str(final_snapshot) if snap is not None else None, "hold": None,
-                    "verification": done.to_dict(), "progress": self.record_progress()}
+            return RunOutcome(self.plan.plan_hash, RunStatus.COMPLETE, self.settings.mode, (), None, None,
+                              final_snapshot if snap is not None else None, None, done, True, self.record_progress())
         selected = batch_ids if batch_ids is not None else [b.id for b in self.plan.batches]
         self.preflight(selected)
         results, cont = self.run_selected(selected)
@@ -480,34 +481,25 @@ class Executor:
             stopped = stopped or bool(cont.failed) or bool(cont.cancelled and self.settings.on_stall == "stop")
         elections = self.elections() if not stopped and not held and self.all_finished() else None
         snap = self.final_snapshot(final_snapshot) if final_snapshot is not None else None
-        cancelled = sum(len(r.cancelled) for r in results) + (len(cont.cancelled) if cont is not None else 0)
+        cancelled = any(r.cancelled for r in results) or (cont is not None and bool(cont.cancelled))
+        status: RunStatus
         if self.hold is not None:
             status = HELD_STATUS[self.hold.reason]
+        elif stopped:
+            status = RunStatus.FAILED
         else:
-            status = "failed" if stopped else ("complete" if self.all_finished() and not cancelled else "incomplete")
-        if status == "complete" and elections and elections.failed:
-            status = "incomplete"
+            status = RunStatus.COMPLETE if self.all_finished() and not cancelled else RunStatus.INCOMPLETE
+        if status is RunStatus.COMPLETE and elections and elections.failed:
+            status = RunStatus.INCOMPLETE
         # Complete is what the cluster shows, never only what the ledger says: every partition landed now.
-        verification = self.verify() if status == "complete" else None
+        verification = self.verify() if status is RunStatus.COMPLETE else None
         if verification is not None and not verification.complete:
-            status = "incomplete"
+            status = RunStatus.INCOMPLETE
             for problem in verification.problems[:10] + verification.throttles_left:
                 self.progress(f"not complete: {problem}")
-        return {
-            "plan_hash": self.plan.plan_hash,
-            "status": status,
-            "mode": self.settings.mode,
-            "batches": [
-                {**r.to_dict(), "predicted_seconds": r.estimated_seconds} for r in results
-            ],
-            "continuous": cont.to_dict() if cont is not None else None,
-            "elections": elections.to_dict() if elections is not None else None,
-            "final_snapshot": str(final_snapshot) if snap is not None else None,
-            "hold": self.hold.to_dict() if self.hold is not None else None,
-            "verification": verification.to_dict() if verification is not None else None,
-            "already_complete": False,
-            "progress": self.record_progress(),
-        }
+        return RunOutcome(self.plan.plan_hash, status, self.settings.mode, tuple(results), cont, elections,
+                          final_snapshot if snap is not None else None, self.hold, verification, False,
+                          self.record_progress())
 
     # ------------------------------------------------------------------ verify / cancel
 

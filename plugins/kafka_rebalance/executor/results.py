@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.executor.gate import Hold
 from kafka_rebalance.executor.moves import MoveState
+from kafka_rebalance.throttle_model import EstimateMiss
 
 
 class PartitionState(str, Enum):
@@ -139,3 +142,101 @@ class Preflight:
 
     def to_dict(self) -> dict[str, Any]:
         return {"batches_to_run": list(self.batches_to_run), "restored_throttles_of": list(self.restored_throttles_of)}
+
+
+@dataclass(frozen=True, slots=True)
+class StepIssue:
+    """A schedule step that ended without landing: which step, which partition, why."""
+
+    step: int
+    tp: TP
+    why: str
+
+    def __str__(self) -> str:
+        return f"step {self.step} {self.tp}: {self.why}"
+
+
+@dataclass(slots=True)
+class ContinuousResult:
+    state: MoveState  # FINISHED when every step finished; else FAILED
+    steps: int
+    finished: int = 0
+    cancelled: list[StepIssue] = field(default_factory=list)
+    failed: list[StepIssue] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    estimated_seconds: float = 0.0
+    actual_seconds: float = 0.0
+    resumed_in_flight: int = 0  # steps a killed run had submitted, watched here instead of resubmitted
+    # The throttle efficiency and the per-move fixed cost this cluster showed (throttle_model.measure_run),
+    # and which of the two explains a miss. Only for a run that executed the whole schedule from its first
+    # step, the one the estimate describes.
+    measured_efficiency: float | None = None
+    measured_move_fixed_seconds: float | None = None
+    estimate_miss: EstimateMiss | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__slots__}
+        out.update(state=self.state.value, cancelled=[str(i) for i in self.cancelled], failed=[str(i) for i in self.failed],
+                   cancelled_partitions=[str(i.tp) for i in self.cancelled],
+                   failed_partitions=[str(i.tp) for i in self.failed],
+                   estimate_miss=self.estimate_miss.value if self.estimate_miss is not None else None)
+        return out
+
+
+class RunStatus(str, Enum):
+    """How ``execute`` ended. ``complete`` only when verify found every partition landed at that moment."""
+
+    COMPLETE = "complete"
+    INCOMPLETE = "incomplete"  # something was cancelled, or the cluster does not show every partition landed
+    FAILED = "failed"  # a batch or step failed and the run stopped
+    PAUSED = "paused"
+    STOPPED = "stopped"
+    WAITING_FOR_WINDOW = "waiting-for-window"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What one ``execute`` run did and what the cluster showed at its end: the one result the CLI reads."""
+
+    plan_hash: str
+    status: RunStatus
+    mode: str  # "batches" or "continuous"
+    batches: tuple[BatchResult, ...]
+    continuous: ContinuousResult | None
+    elections: ElectionsResult | None
+    final_snapshot: Path | None
+    hold: Hold | None
+    verification: Verification | None
+    already_complete: bool
+    progress: dict[str, Any]  # Executor.progress_summary: batches done and remaining, ETA under the windows
+
+    @property
+    def cancelled(self) -> frozenset[TP]:
+        """Every partition whose move this run cancelled, in batches or schedule steps."""
+        steps = self.continuous.cancelled if self.continuous is not None else []
+        return frozenset(tp for b in self.batches for tp in b.cancelled) | {i.tp for i in steps}
+
+    @property
+    def failed(self) -> frozenset[TP]:
+        """Partitions of schedule steps that failed (a batch's failures are in its problems)."""
+        return frozenset(i.tp for i in self.continuous.failed) if self.continuous is not None else frozenset()
+
+    @property
+    def waits(self) -> bool:
+        """Held with something to wait for: an operator's resume or the next window's opening."""
+        return self.hold is not None and (self.hold.waits_for_operator or self.hold.resume_at is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "plan_hash": self.plan_hash,
+            "status": self.status.value,
+            "mode": self.mode,
+            "batches": [{**r.to_dict(), "predicted_seconds": r.estimated_seconds} for r in self.batches],
+            "continuous": self.continuous.to_dict() if self.continuous is not None else None,
+            "elections": self.elections.to_dict() if self.elections is not None else None,
+            "final_snapshot": str(self.final_snapshot) if self.final_snapshot is not None else None,
+            "hold": self.hold.to_dict() if self.hold is not None else None,
+            "verification": self.verification.to_dict() if self.verification is not None else None,
+            "already_complete": self.already_complete,
+            "progress": self.progress,
+        }

@@ -277,7 +277,7 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
                      cont.actual_seconds, cont.estimated_seconds)  # fmt: skip
             if ex.hold is None and cont.state != FINISHED:
                 raise RebalanceError(f"continuous execution ended {cont.state}: "
-                                     + "; ".join([*cont.failed, *cont.cancelled, *cont.problems][:5]) + "; see the ledger")
+                                     + "; ".join([*map(str, cont.failed), *map(str, cont.cancelled), *cont.problems][:5]) + "; see the ledger")
         progress = ex.record_progress()
     hold = ex.hold
     if hold is not None and not hold.waits_for_operator and hold.resume_at is None:
