@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from tests.support.kafka import ROOT, admin, cli, gather, plan_validate_and_approve, tool, wait_for
 
@@ -45,8 +46,9 @@ def _in_flight(sandbox) -> dict[tuple[str, int], tuple[int, ...]]:
 
 
 def test_cancel_cancels_only_this_plans_moves_and_leaves_another_tools_alone(kafka_sandbox, topic_prefix, tmp_path):
-    # 4 MiB partitions at 64 KiB/s: the run copies a small part of each before it is stopped.
-    seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=4, skew=0.9, seed=5, topic_prefix=topic_prefix))
+    # 2 MiB partitions at 256 KiB/s: about 8 s a move, so the run is stopped with moves in flight, and the
+    # re-run after the fault finishes the plan in seconds.
+    seed(kafka_sandbox, SeedSpec(topics=1, partitions=6, mb_per_partition=2, skew=0.9, seed=5, topic_prefix=topic_prefix))
     other = f"{topic_prefix}-other"
     first, second = sorted(n.node_id for n in kafka_sandbox.nodes)[:2]
     client = admin(kafka_sandbox)
@@ -66,7 +68,7 @@ def test_cancel_cancels_only_this_plans_moves_and_leaves_another_tools_alone(kaf
 
     snap_path = gather(kafka_sandbox, tmp_path / "before.json", f"{topic_prefix}-0")
     plan_dir = tmp_path / "plan"
-    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(64 * 1024), "--max-moves-per-broker", "6")
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(256 * 1024), "--max-moves-per-broker", "6")
     assert manifest["summary"]["replica_moves"] >= 3
     brokers = [str(n.node_id) for n in kafka_sandbox.nodes]
     foreign_json = tmp_path / "foreign.json"
@@ -137,6 +139,30 @@ def test_cancel_cancels_only_this_plans_moves_and_leaves_another_tools_alone(kaf
         refused = cli("cancel", "--plan", str(unapproved), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
         assert refused.returncode == 2 and "never validated" in refused.stderr, refused.stderr
         assert set(_in_flight(kafka_sandbox)) == set(theirs)
+
+        # After the fault: the other tool cancels its reassignments, and a re-run of the same plan finishes it.
+        tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+             "--reassignment-json-file", str(foreign_json), "--cancel", "--preserve-throttles")
+        wait_for(lambda: not _in_flight(kafka_sandbox), 60, "no reassignment in flight")
+        rerun = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+                    "--poll-interval", "0.5")
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        assert cli("verify", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers).returncode == 0
+        described = tool(kafka_sandbox, "kafka-topics", "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+                         "--describe", "--topic", f"{topic_prefix}-0").stdout
+        targets = {(tp.topic, tp.partition): list(r) for tp, r in load_plan(plan_dir).final_targets.items()}
+        seen = set()
+        for line in described.splitlines():
+            fields = dict(f.split(": ", 1) for f in line.strip().split("\t") if ": " in f)
+            if "Partition" in fields and (key := (fields["Topic"], int(fields["Partition"]))) in targets:
+                assert [int(b) for b in fields["Replicas"].split(",")] == targets[key], line
+                assert sorted(fields["Isr"].split(",")) == sorted(fields["Replicas"].split(",")), line
+                seen.add(key)
+        assert seen == set(targets), described
+        # The operator's own throttle is back as it was before either run.
+        rates = tool(kafka_sandbox, "kafka-configs", "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--describe",
+                     "--entity-type", "brokers", "--entity-name", brokers[0]).stdout
+        assert f"leader.replication.throttled.rate={SLOW}" in rates, rates
     finally:
         if foreign_json.exists():
             tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", kafka_sandbox.bootstrap_servers,

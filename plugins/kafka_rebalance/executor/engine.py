@@ -598,7 +598,8 @@ class MoveRun:
         batch = ex.plan.batch(batch_id)
         entry = ex.ledger.batch(batch.id)
         if entry.get("state") == FINISHED:
-            return BatchResult(batch.id, FINISHED, len(batch.targets), entry.get("completed", []), entry.get("cancelled", []),
+            # FINISHED means every partition landed (batch_state): the plan's own partitions, typed, are the list.
+            return BatchResult(batch.id, FINISHED, len(batch.targets), sorted(batch.targets), [],
                                entry.get("problems", []), batch.estimated_seconds, entry.get("actual_seconds"), skipped=True)
         ex.restore_leftover_throttles()  # checks the cluster's identity first
         inflight = admin.list_reassignments()
