@@ -93,6 +93,8 @@ class LiveAdmin:
 
     def _principal(self) -> str:
         """Who the authorizer judged, for an error line (never the password)."""
+        if self.settings.sasl_mechanism == "OAUTHBEARER" and self.settings.oauth is not None:
+            return f"OAuth client {self.settings.oauth.client_id!r}"
         return f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
 
     @staticmethod
