@@ -218,3 +218,72 @@ def test_sasl_mechanism_the_listener_does_not_offer():
                                                 "right-secret", bootstrap_timeout_ms=15000))
     assert err.failure is not None and err.failure.kind is FailureKind.SASL_MECHANISM
     assert "SCRAM-SHA-256 is not enabled" in str(err) and seconds < 3
+
+
+class _ClosingServer:
+    """Reads what each client sends, answers ``reply`` (or nothing) and closes: a Kafka listener's answer to a request in
+    the wrong protocol (a TLS listener sends an alert; a plaintext one reads a ClientHello as a huge size and closes)."""
+
+    def __init__(self, reply: bytes | None) -> None:
+        self.reply = reply
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(4096)
+                    if self.reply is not None:
+                        conn.sendall(self.reply)
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(5)
+        self.sock.close()
+
+
+TLS_ALERT = bytes.fromhex("15030300020250")  # what Kafka 4.1's TLS listener answered a plaintext ApiVersions request
+
+
+@pytest.mark.parametrize(("protocol", "mechanism", "advice"), [
+    ("PLAINTEXT", None, "SSL"), ("SASL_PLAINTEXT", "PLAIN", "SASL_SSL")])
+def test_a_tls_alert_to_a_plaintext_client_says_the_listener_speaks_tls(protocol, mechanism, advice):
+    server = _ClosingServer(TLS_ALERT)
+    try:
+        err, seconds = _fail(ConnectionSettings(f"127.0.0.1:{server.port}", protocol, mechanism,
+                                                "alice" if mechanism else None, "secret" if mechanism else None,
+                                                bootstrap_timeout_ms=15000))
+    finally:
+        server.stop()
+    assert err.failure is not None and err.failure.kind is FailureKind.PROTOCOL
+    assert err.failure.detail == (f"the listener speaks TLS (it answered with a TLS alert): set security.protocol={advice} "
+                                  "and its ssl.* settings")
+    assert seconds < 3, seconds
+
+
+def test_a_close_on_the_client_hello_says_the_listener_does_not_speak_tls():
+    server = _ClosingServer(None)
+    try:
+        err, seconds = _fail(ConnectionSettings(f"127.0.0.1:{server.port}", "SSL", bootstrap_timeout_ms=15000))
+    finally:
+        server.stop()
+    assert str(err) == (f"cannot connect to 127.0.0.1:{server.port} over SSL: protocol mismatch: the listener closed the "
+                        "connection at our TLS ClientHello without a TLS reply: it does not speak TLS "
+                        "(set security.protocol=PLAINTEXT?)")
+    assert seconds < 3, seconds

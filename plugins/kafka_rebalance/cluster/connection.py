@@ -18,11 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.cluster import stores
+from kafka_rebalance.cluster.oauth import ClientCredentials, ClientCredentialsTokenProvider
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.userinput import INT32_MAX, InputError, parse_int, read_text
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
+# The one login callback handler honoured: Kafka's own, for the client-credentials grant (cluster/oauth.py).
+OAUTH_LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
+OAUTH_DEFAULT_TIMEOUT_MS = 10000
 
 # librdkafka / Java keys that configure consumers or producers: harmless for an admin client.
 IGNORED_KEYS = {
@@ -48,6 +52,7 @@ class ConnectionSettings:
     ssl_keyfile: str | None = None
     ssl_key_password: str | None = field(default=None, repr=False)
     ssl_check_hostname: bool = True
+    oauth: ClientCredentials | None = None  # SASL OAUTHBEARER: the client-credentials grant
     client_id: str = "kafka-rebalance"
     request_timeout_ms: int = 30000
     bootstrap_timeout_ms: int = 15000
@@ -67,7 +72,12 @@ class ConnectionSettings:
             if self.sasl_mechanism not in MECHANISMS:
                 raise ConnectionSettingsError(
                     f"{where}: sasl.mechanism: {self.sasl_mechanism!r} is not supported (use one of {', '.join(MECHANISMS)})")
-            if not self.sasl_username or self.sasl_password is None:
+            if self.sasl_mechanism == "OAUTHBEARER":
+                if self.oauth is None:
+                    raise ConnectionSettingsError(
+                        f"{where}: SASL OAUTHBEARER needs sasl.oauthbearer.token.endpoint.url with a client id and "
+                        "secret (the client-credentials grant; Kafka's unsecured login is for tests only)")
+            elif not self.sasl_username or self.sasl_password is None:
                 raise ConnectionSettingsError(
                     f"{where}: SASL {self.sasl_mechanism} needs a username and a password "
                     "(sasl.username/sasl.password, or sasl.jaas.config)")
@@ -89,7 +99,11 @@ class ConnectionSettings:
             # (a restarted controller, say) refused without a try for up to 30 s, its throttle restore failing meanwhile.
             "reconnect_backoff_max_ms": 1000,
         }
-        if self.security_protocol.startswith("SASL"):
+        if self.security_protocol.startswith("SASL") and self.oauth is not None and self.sasl_mechanism == "OAUTHBEARER":
+            # Like Kafka's client, an https token endpoint is verified with the cluster's CA setting.
+            oauth = self.oauth if self.oauth.cafile else replace(self.oauth, cafile=self.ssl_cafile)
+            kw.update(sasl_mechanism="OAUTHBEARER", sasl_oauth_token_provider=ClientCredentialsTokenProvider(oauth))
+        elif self.security_protocol.startswith("SASL"):
             kw.update(sasl_mechanism=self.sasl_mechanism, sasl_plain_username=self.sasl_username,
                       sasl_plain_password=self.sasl_password)
         if self.security_protocol in ("SSL", "SASL_SSL"):
@@ -98,12 +112,15 @@ class ConnectionSettings:
         return kw
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.sasl_password, self.ssl_key_password) if s]
+        oauth_secret = self.oauth.client_secret if self.oauth else None
+        return [s for s in (self.sasl_password, self.ssl_key_password, oauth_secret) if s]
 
     def describe(self) -> str:
         """One line for logs and messages: no secret in it."""
         out = f"{self.bootstrap_servers} over {self.security_protocol}"
-        if self.security_protocol.startswith("SASL"):
+        if self.security_protocol.startswith("SASL") and self.sasl_mechanism == "OAUTHBEARER" and self.oauth:
+            out += f" (SASL OAUTHBEARER as client {self.oauth.client_id})"
+        elif self.security_protocol.startswith("SASL"):
             out += f" (SASL {self.sasl_mechanism} as {self.sasl_username})"
         return out
 
@@ -124,11 +141,60 @@ _JAAS = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 def _jaas_credentials(jaas: str, source: str) -> tuple[str, str]:
     if "PlainLoginModule" not in jaas and "ScramLoginModule" not in jaas:
-        raise ConnectionSettingsError(f"{source}: sasl.jaas.config: only PlainLoginModule and ScramLoginModule are supported")
+        raise ConnectionSettingsError(f"{source}: sasl.jaas.config: only PlainLoginModule, ScramLoginModule and "
+                                      "OAuthBearerLoginModule are supported")
     values = dict(_JAAS.findall(jaas))
     if "username" not in values or "password" not in values:
         raise ConnectionSettingsError(f"{source}: sasl.jaas.config: needs username=\"...\" and password=\"...\"")
     return values["username"], values["password"]
+
+
+def _pop_first(cfg: dict[str, Any], *keys: str) -> Any:
+    """The value of the first of these keys that is set; every one of them is taken out of ``cfg``."""
+    values = [cfg.pop(k, None) for k in keys]
+    return next((v for v in values if v is not None), None)
+
+
+def _oauth_settings(cfg: dict[str, Any], jaas: Mapping[str, str], source: str) -> ClientCredentials | None:
+    """The client-credentials grant as Kafka 4.1's keys, the older JAAS options, or librdkafka's keys express it."""
+    endpoint = _pop_first(cfg, "sasl.oauthbearer.token.endpoint.url")
+    client_id = _pop_first(cfg, "sasl.oauthbearer.client.credentials.client.id", "sasl.oauthbearer.client.id") or jaas.get("clientId")
+    secret = (_pop_first(cfg, "sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.client.secret")
+              or jaas.get("clientSecret"))
+    scope = _pop_first(cfg, "sasl.oauthbearer.scope") or jaas.get("scope")
+    handler = _pop_first(cfg, "sasl.login.callback.handler.class")
+    method = _pop_first(cfg, "sasl.oauthbearer.method")  # librdkafka: oidc is the client-credentials grant
+    urlencode = _pop_first(cfg, "sasl.oauthbearer.header.urlencode")
+    timeouts = [_pop_first(cfg, f"sasl.login.{k}.timeout.ms") for k in ("connect", "read")]
+    if handler is not None and str(handler).strip() != OAUTH_LOGIN_HANDLER:
+        raise ConnectionSettingsError(f"{source}: sasl.login.callback.handler.class: {str(handler).strip()} is not supported "
+                                      f"(only {OAUTH_LOGIN_HANDLER}, the client-credentials grant)")
+    if method is not None and str(method).strip().lower() != "oidc":
+        raise ConnectionSettingsError(f"{source}: sasl.oauthbearer.method: {method!r} is not supported (only oidc)")
+    if endpoint is None:
+        if client_id or secret:
+            raise ConnectionSettingsError(f"{source}: an OAuth client id/secret is set without "
+                                          "sasl.oauthbearer.token.endpoint.url")
+        return None
+    url = str(endpoint).strip()
+    if not re.match(r"https?://[^/\s]+", url):
+        raise ConnectionSettingsError(f"{source}: sasl.oauthbearer.token.endpoint.url: {url!r} is not an http(s) URL "
+                                      "(a token from a file is not supported)")
+    if not client_id or secret is None:
+        raise ConnectionSettingsError(f"{source}: sasl.oauthbearer.token.endpoint.url needs a client id and secret "
+                                      "(sasl.oauthbearer.client.credentials.client.id/.client.secret, or clientId/"
+                                      "clientSecret in sasl.jaas.config)")
+    given = []
+    for key, value in zip(("sasl.login.connect.timeout.ms", "sasl.login.read.timeout.ms"), timeouts, strict=True):
+        if value is not None:
+            try:
+                given.append(parse_int(str(value), f"{source}: {key}", 1, INT32_MAX, "milliseconds"))
+            except InputError as exc:
+                raise ConnectionSettingsError(str(exc)) from None
+    timeout_ms = max(given) if given else OAUTH_DEFAULT_TIMEOUT_MS  # one timeout covers connect and read here
+    return ClientCredentials(url, str(client_id), str(secret), str(scope) if scope else None,
+                             _bool(urlencode, "sasl.oauthbearer.header.urlencode", source) if urlencode is not None else False,
+                             timeout_ms / 1000)
 
 
 def settings_from_config(config: Mapping[str, Any], source: str, bootstrap_servers: str | None = None) -> ConnectionSettings:
@@ -143,9 +209,13 @@ def settings_from_config(config: Mapping[str, Any], source: str, bootstrap_serve
     kw["sasl_mechanism"] = str(mech).upper() if mech else None
     username, password = cfg.pop("sasl.username", None), cfg.pop("sasl.password", None)
     jaas = cfg.pop("sasl.jaas.config", None)
-    if jaas is not None:
+    jaas_oauth: dict[str, str] = {}
+    if jaas is not None and "OAuthBearerLoginModule" in str(jaas):
+        jaas_oauth = dict(_JAAS.findall(str(jaas)))
+    elif jaas is not None:
         username, password = _jaas_credentials(str(jaas), source)
     kw["sasl_username"], kw["sasl_password"] = username, password
+    kw["oauth"] = _oauth_settings(cfg, jaas_oauth, source)
     kw["ssl_cafile"] = cfg.pop("ssl.ca.location", None)
     kw["ssl_certfile"] = cfg.pop("ssl.certificate.location", None)
     kw["ssl_keyfile"] = cfg.pop("ssl.key.location", None)

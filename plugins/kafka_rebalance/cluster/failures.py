@@ -28,6 +28,7 @@ class FailureKind(Enum):
     BAD_CREDENTIALS = "bad credentials"
     AUTHORIZATION = "authorization denied"
     PROTOCOL = "protocol mismatch"
+    TOKEN_ENDPOINT = "OAuth token endpoint failed"
     OTHER = "connection failed"
 
     @property
@@ -59,6 +60,43 @@ class HandshakeTimeoutError(TimeoutError):
     """The server accepted the TCP connection and never answered the TLS handshake."""
 
 
+class HandshakeClosedError(OSError):
+    """The server closed the connection (or reset it) on our TLS ClientHello without a TLS reply.
+
+    A TLS server that refuses a handshake sends an alert first; a Kafka listener without TLS reads the
+    ClientHello as a request size of hundreds of megabytes and closes the connection, saying nothing.
+    """
+
+
+class TLSAnswerError(kafka_errors.KafkaConnectionError):
+    """A TLS record came back where the answer to a plaintext Kafka request belongs: the listener speaks TLS.
+
+    Kafka's TLS listener answers a plaintext request with a TLS alert (``15 03 03 ...``), which a
+    plaintext client would otherwise read as a response of 350 MB and give up on only at its timeout.
+    """
+
+    def __init__(self, first: bytes) -> None:
+        super().__init__("TLS record")
+        self.first = first
+
+
+class TokenEndpointError(kafka_errors.KafkaConnectionError):
+    """The OAuth token endpoint did not give a token; ``failure`` names why (never the client secret)."""
+
+    def __init__(self, failure: ConnectFailure) -> None:
+        super().__init__(failure.detail)
+        self.failure = failure
+
+
+# A TLS record header: content type alert (0x15) or handshake (0x16), then major version 3 (SSL 3.0 to TLS 1.3).
+_TLS_RECORD_TYPES = (0x15, 0x16)
+
+
+def is_tls_record(data: bytes) -> bool:
+    """Whether these first bytes from a server are a TLS record, not a Kafka response size."""
+    return len(data) >= 2 and data[0] in _TLS_RECORD_TYPES and data[1] == 0x03
+
+
 class PeerClosedError(kafka_errors.KafkaConnectionError):
     """The server closed the connection (an end of stream where a response was expected)."""
 
@@ -83,6 +121,8 @@ _CLIENT_CERT_REASONS = {
     "TLSV1_ALERT_UNKNOWN_CA": "the broker does not trust the CA that signed our client certificate",
     "SSLV3_ALERT_CERTIFICATE_EXPIRED": "the broker says our client certificate has expired",
 }
+# What a broker requiring mutual TLS answers a client that sent no certificate (JDK: bad_certificate).
+_NO_CLIENT_CERT_REASONS = {"TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE"}
 _NOT_TLS_REASONS = {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"}
 
 _AUTHZ_RESOURCE = {
@@ -102,7 +142,7 @@ def authorization_resource(exc: BaseException) -> str | None:
     return "a resource" if isinstance(exc, kafka_errors.AuthorizationError) else None
 
 
-def _tls(exc: ssl.SSLError, host: str | None) -> ConnectFailure:
+def _tls(exc: ssl.SSLError, host: str | None, client_cert: bool | None) -> ConnectFailure:
     if isinstance(exc, ssl.SSLCertVerificationError):
         code = exc.verify_code
         if code == _CERT_EXPIRED:
@@ -117,6 +157,9 @@ def _tls(exc: ssl.SSLError, host: str | None) -> ConnectFailure:
                                                    "(hostname mismatch; connect by a name the certificate lists)")
         return ConnectFailure(FailureKind.TLS, f"certificate verification failed (OpenSSL error {code})")
     reason = getattr(exc, "reason", None)
+    if reason in _NO_CLIENT_CERT_REASONS and client_cert is False:
+        return ConnectFailure(FailureKind.TLS, "the broker requires a client certificate (mutual TLS) and none is set "
+                                               "(ssl.keystore.location, or ssl.certificate.location and ssl.key.location)")
     if reason in _CLIENT_CERT_REASONS:
         return ConnectFailure(FailureKind.TLS, _CLIENT_CERT_REASONS[reason])
     if reason in _NOT_TLS_REASONS:
@@ -126,11 +169,15 @@ def _tls(exc: ssl.SSLError, host: str | None) -> ConnectFailure:
     return ConnectFailure(FailureKind.TLS, f"OpenSSL reason {reason or type(exc).__name__}")
 
 
-def _os_error(exc: OSError) -> ConnectFailure:
+def _os_error(exc: OSError, sasl: str | None) -> ConnectFailure:
     if isinstance(exc, socket.gaierror):
         return ConnectFailure(FailureKind.UNRESOLVED, "check the host part of bootstrap.servers")
     if isinstance(exc, ConnectionRefusedError):
         return ConnectFailure(FailureKind.REFUSED, "nothing listens on that host:port")
+    if isinstance(exc, HandshakeClosedError):
+        plain = "SASL_PLAINTEXT" if sasl else "PLAINTEXT"
+        return ConnectFailure(FailureKind.PROTOCOL, "the listener closed the connection at our TLS ClientHello without a "
+                                                    f"TLS reply: it does not speak TLS (set security.protocol={plain}?)")
     if isinstance(exc, HandshakeTimeoutError):
         return ConnectFailure(FailureKind.SILENT, "the TLS handshake was not answered (is this listener TLS? "
                                                   "check security.protocol)")
@@ -144,15 +191,25 @@ def _os_error(exc: OSError) -> ConnectFailure:
     return ConnectFailure(FailureKind.OTHER, f"{type(exc).__name__} (errno {exc.errno})")
 
 
-def classify(exc: BaseException, *, host: str | None = None, sasl: str | None = None, user: str | None = None) -> ConnectFailure:
-    """The cause of one failed connection attempt; ``sasl``/``user`` only name what was tried."""
+def classify(exc: BaseException, *, host: str | None = None, sasl: str | None = None, user: str | None = None,
+             client_cert: bool | None = None) -> ConnectFailure:
+    """The cause of one failed connection attempt; ``sasl``/``user``/``client_cert`` only name what was tried."""
     if isinstance(exc, TransportSetupError | ReceiveError):
-        return classify(exc.original, host=host, sasl=sasl, user=user)
+        return classify(exc.original, host=host, sasl=sasl, user=user, client_cert=client_cert)
     if isinstance(exc, ssl.SSLError):
-        return _tls(exc, host)
+        return _tls(exc, host, client_cert)
     if isinstance(exc, OSError):
-        return _os_error(exc)
+        return _os_error(exc, sasl)
+    if isinstance(exc, TLSAnswerError):
+        secure = "SASL_SSL" if sasl else "SSL"
+        record = "alert" if exc.first[0] == 0x15 else "handshake record"
+        return ConnectFailure(FailureKind.PROTOCOL, f"the listener speaks TLS (it answered with a TLS {record}): "
+                                                    f"set security.protocol={secure} and its ssl.* settings")
+    if isinstance(exc, TokenEndpointError):
+        return exc.failure
     if isinstance(exc, kafka_errors.SaslAuthenticationFailedError):
+        if sasl == "OAUTHBEARER":
+            return ConnectFailure(FailureKind.BAD_CREDENTIALS, "the broker rejected the OAuth token (SASL OAUTHBEARER)")
         return ConnectFailure(FailureKind.BAD_CREDENTIALS,
                               f"the broker rejected the credentials of user {user!r} (SASL {sasl})")
     if isinstance(exc, kafka_errors.UnsupportedSaslMechanismError):

@@ -20,7 +20,7 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, Kafka
 
 from kafka_rebalance.cluster.admin import BROKER, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
 from kafka_rebalance.cluster.connection import ConnectionSettings, install_redaction
-from kafka_rebalance.cluster.failures import ConnectFailure, FailureKind, authorization_resource, classify
+from kafka_rebalance.cluster.failures import ConnectFailure, FailureKind, TokenEndpointError, authorization_resource, classify
 from kafka_rebalance.cluster.gather import LogEnd
 from kafka_rebalance.cluster.netclient import BootstrapFailed, FailFastNetClient
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, LogDir, Partition, Snapshot
@@ -43,8 +43,16 @@ class LiveAdmin:
                 super().__init__(**configs)
                 made.append(self)
 
+        kwargs = settings.kafka_python_kwargs()
+        provider = kwargs.get("sasl_oauth_token_provider")
+        if provider is not None:
+            try:  # a token endpoint that fails is named now, before a broker is asked (the token is reused then)
+                provider.token()
+            except TokenEndpointError as exc:
+                raise ClusterConnectionError(f"cannot connect to {settings.describe()}: {exc.failure.line()}",
+                                             failure=exc.failure) from None
         try:
-            self.client = KafkaAdminClient(**settings.kafka_python_kwargs(), kafka_client=_Client)
+            self.client = KafkaAdminClient(**kwargs, kafka_client=_Client)
         except kafka_errors.KafkaConfigurationError as exc:
             raise ClusterConnectionError(f"cannot connect to {settings.describe()}: bad client setting ({exc})") from None
         except (kafka_errors.KafkaError, OSError, ValueError) as exc:
@@ -85,6 +93,8 @@ class LiveAdmin:
 
     def _principal(self) -> str:
         """Who the authorizer judged, for an error line (never the password)."""
+        if self.settings.sasl_mechanism == "OAUTHBEARER" and self.settings.oauth is not None:
+            return f"OAuth client {self.settings.oauth.client_id!r}"
         return f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
 
     @staticmethod

@@ -1,6 +1,6 @@
 """kafka-python's network client, with typed connection failures and a bootstrap that stops at a definitive one.
 
-Given to ``KafkaAdminClient`` through its ``kafka_client`` setting. Three differences from the
+Given to ``KafkaAdminClient`` through its ``kafka_client`` setting. Four differences from the
 library's own (3.0.x):
 
 - Bytes that arrive together with the server's close are handed to the protocol before the
@@ -13,6 +13,9 @@ library's own (3.0.x):
 - While bootstrapping, a definitive failure ends the attempt at once: bad credentials, a SASL
   mechanism the broker does not offer or a TLS verification failure on any bootstrap server, or
   every bootstrap server refusing / closing. Only a silent address waits for the bootstrap timeout.
+- The wrong security protocol is named from the first bytes: a TLS record where a plaintext client
+  expected a Kafka response (the listener speaks TLS), or a close without a TLS reply to our
+  ClientHello (it does not). The library read the former as a 350 MB response and waited.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from kafka.net.transport import KafkaSSLTransport, KafkaTCPTransport
 from kafka_rebalance.cluster.failures import (
     ConnectFailure,
     FailureKind,
+    HandshakeClosedError,
     HandshakeTimeoutError,
     PeerClosedError,
     ReceiveError,
+    TLSAnswerError,
     TransportSetupError,
     classify,
+    is_tls_record,
 )
 
 # A failure of one of these kinds is the cluster's answer, whichever bootstrap server gave it.
@@ -63,6 +69,11 @@ class _DeliverBeforeClose:
     _protocol: Any
     last_read: float
     abort: Any
+    _answered = False
+
+    def _screen_first(self, data: bytes) -> BaseException | None:
+        """The server's first bytes, before the protocol reads them as a response; an error ends the connection."""
+        return None
 
     def _sock_recv(self) -> tuple[bytes, BaseException | None]:
         chunks: list[bytes] = []
@@ -83,6 +94,11 @@ class _DeliverBeforeClose:
             if self._closed or self._sock is None:
                 return None
             data, err = self._sock_recv()
+            if data and not self._answered:
+                self._answered = True
+                refused = self._screen_first(data)
+                if refused is not None:
+                    return self.abort(error=refused)
             if data:
                 self.last_read = time.monotonic()
                 if self._protocol and self._protocol._sensors:
@@ -101,7 +117,9 @@ class _DeliverBeforeClose:
 
 
 class _TCPTransport(_DeliverBeforeClose, KafkaTCPTransport):
-    pass
+    def _screen_first(self, data: bytes) -> BaseException | None:
+        # A TLS listener answers our plaintext request with a TLS alert: say so now, not at the timeout.
+        return TLSAnswerError(data[:5]) if is_tls_record(data) else None
 
 
 class _SSLTransport(_DeliverBeforeClose, KafkaSSLTransport):
@@ -111,6 +129,8 @@ class _SSLTransport(_DeliverBeforeClose, KafkaSSLTransport):
             try:
                 self._sock.do_handshake()
                 return
+            except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError, BrokenPipeError) as exc:
+                raise HandshakeClosedError(errno.ECONNRESET, "closed on the TLS ClientHello") from exc
             except ssl.SSLWantReadError:
                 wait = self._net.wait_read
             except ssl.SSLWantWriteError:
@@ -162,7 +182,7 @@ class FailFastManager(KafkaConnectionManager):
             return
         node = self.cluster.broker_metadata(node_id)
         failure = classify(exc, host=node.host if node else None, sasl=self.config["sasl_mechanism"],
-                           user=self.config["sasl_plain_username"])
+                           user=self.config["sasl_plain_username"], client_cert=bool(self.config["ssl_certfile"]))
         server = f"{node.host}:{node.port}" if node else None
         self.failures[node_id] = ConnectFailure(failure.kind, failure.detail, server)
 

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -309,8 +309,15 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
 def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = DEFAULT_KAFKA_VERSION,
        auto_leader_rebalance: bool = False, timeout: float = 120.0,
        progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None,
-       sasl_plain_users: Mapping[str, str] | None = None) -> Sandbox:
-    """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started."""
+       sasl_plain_users: Mapping[str, str] | None = None,
+       node_properties: Callable[[int, int, int], Mapping[str, str]] | None = None,
+       format_args: Sequence[str] = ()) -> Sandbox:
+    """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started.
+
+    ``node_properties(node_id, port, controller_port)`` adds to (or overrides) one node's properties once
+    its ports are known (listeners of its own, sandbox/security.py); ``format_args`` go to
+    ``kafka-storage format`` (``--add-scram ...``).
+    """
     if not 1 <= brokers <= 9:
         raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
     if not 0 <= racks <= brokers:
@@ -337,6 +344,8 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
         sasl_port = ports[2 * brokers + k] if sasl_plain_users else None
         if sasl_port is not None and sasl_plain_users:
             node_props.update(sasl_plain_properties(ports[2 * k], ports[2 * k + 1], sasl_port, sasl_plain_users))
+        if node_properties is not None:
+            node_props.update(node_properties(node_id, ports[2 * k], ports[2 * k + 1]))
         (node_dir / "server.properties").write_text(server_properties(
             node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance,
             node_props))
@@ -346,7 +355,8 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     progress(f"formatting {brokers} KRaft node(s) for Kafka {runtime.version} in {directory}")
     # Formatting is a JVM start per node: run them side by side.
     formats = [subprocess.Popen(runtime.command("kafka.tools.StorageTool",
-                                                ["format", "-t", cluster_uuid, "-c", str(d / "server.properties")]),
+                                                ["format", "-t", cluster_uuid, "-c", str(d / "server.properties"),
+                                                 *format_args]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for *_, d, _sasl in layout]
     for (node_id, *_), proc in zip(layout, formats):
