@@ -37,7 +37,8 @@ from kafka_rebalance.cluster.failures import Role, role_acls
 from kafka_rebalance.cluster.live import LiveAdmin
 from kafka_rebalance.sandbox import cluster
 from kafka_rebalance.snapshot import load_snapshot
-from tests.support.kafka import ROOT, cli, final_targets, plan_validate_and_approve, wait_for
+from tests.support.cli_inprocess import run_cli
+from tests.support.kafka import ROOT, cli, final_targets, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -199,7 +200,13 @@ def approved_plan(gathered):
     """The plan role needs no ACL: plan, validate and approve read alice's snapshot and never connect. The plan
     moves one partition to broker 2."""
     plan_dir = gathered.parent / "plan"
-    manifest = plan_validate_and_approve(gathered, plan_dir, "--throttle", str(50 * 1024 * 1024))
+    # In-process (the same commands, without three interpreter starts): no cluster is involved.
+    for args in (("plan", "--snapshot", str(gathered), "--out", str(plan_dir), "--throttle", str(50 * 1024 * 1024)),
+                 ("validate", "--plan", str(plan_dir), "--snapshot", str(gathered)),
+                 ("approve", "--plan", str(plan_dir), "--by", "real-kafka-test")):
+        done = run_cli(*args)
+        assert done.code == 0, (args[0], done.stderr)
+    manifest = json.loads((plan_dir / "plan.json").read_text())
     assert manifest["summary"]["replica_moves"] == 1, manifest["summary"]
     return plan_dir
 
