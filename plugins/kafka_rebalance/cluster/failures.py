@@ -4,6 +4,9 @@ kafka-python's own log lines and messages are not an interface: the same wrong p
 as an SSL read error in them, depending on when the broker's close arrives. Each cause below is
 read from the exception class (Python's ``ssl``/``OSError`` types, kafka-python's broker error
 classes, which carry Kafka's error codes) and turned into one line for the operator.
+
+The same holds for a call the authorizer refused after connecting: which ACL each Kafka API needs, the
+ACLs of each role (docs/KAFKA.md) and the one-line ``Denial`` an authorization error code becomes live here.
 """
 
 from __future__ import annotations

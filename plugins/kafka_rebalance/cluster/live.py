@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import kafka.errors as kafka_errors
 from kafka import TopicPartition
@@ -119,7 +119,7 @@ class LiveAdmin:
         if found is not None:
             self._deny(found)
 
-    def _deny(self, found: Denial) -> None:
+    def _deny(self, found: Denial) -> NoReturn:
         raise ClusterDenied(f"{self.settings.bootstrap_servers}: {found.line()}", found) from None
 
     def _principal(self) -> str:
