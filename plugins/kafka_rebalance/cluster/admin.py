@@ -16,7 +16,7 @@ from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from kafka_rebalance.cluster.failures import ConnectFailure
+    from kafka_rebalance.cluster.failures import ConnectFailure, Denial, Role
 
 BROKER = "broker"
 TOPIC = "topic"
@@ -72,6 +72,24 @@ class ClusterConnectionError(ClusterError):
     def __init__(self, message: str, failure: ConnectFailure | None = None) -> None:
         super().__init__(message)
         self.failure = failure
+
+
+class ClusterDenied(ClusterError):
+    """The authorizer refused a call: ``denial`` names the principal, the operation and the resource."""
+
+    def __init__(self, message: str, denial: Denial) -> None:
+        super().__init__(message)
+        self.denial = denial
+
+
+@runtime_checkable
+class AccessChecked(Protocol):
+    """An admin that can tell, before it changes anything, whether its principal holds a role's ACLs
+    (a live cluster under an authorizer; the simulator has none)."""
+
+    def require(self, role: Role, topics: Iterable[str], call: str) -> None:
+        """ClusterDenied naming the first ACL of ``role`` missing on the cluster or on one of ``topics``."""
+        ...
 
 
 @runtime_checkable

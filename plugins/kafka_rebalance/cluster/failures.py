@@ -4,6 +4,9 @@ kafka-python's own log lines and messages are not an interface: the same wrong p
 as an SSL read error in them, depending on when the broker's close arrives. Each cause below is
 read from the exception class (Python's ``ssl``/``OSError`` types, kafka-python's broker error
 classes, which carry Kafka's error codes) and turned into one line for the operator.
+
+The same holds for a call the authorizer refused after connecting: which ACL each Kafka API needs, the
+ACLs of each role (docs/KAFKA.md) and the one-line ``Denial`` an authorization error code becomes live here.
 """
 
 from __future__ import annotations
@@ -125,21 +128,127 @@ _CLIENT_CERT_REASONS = {
 _NO_CLIENT_CERT_REASONS = {"TLSV13_ALERT_CERTIFICATE_REQUIRED", "SSLV3_ALERT_BAD_CERTIFICATE"}
 _NOT_TLS_REASONS = {"WRONG_VERSION_NUMBER", "UNKNOWN_PROTOCOL", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"}
 
+class AclResourceType(Enum):
+    """Kafka's ACL resource types, spelled as ``kafka-acls.sh`` and the authorizer spell them."""
+
+    CLUSTER = "CLUSTER"
+    TOPIC = "TOPIC"
+    GROUP = "GROUP"
+    TRANSACTIONAL_ID = "TRANSACTIONAL_ID"
+    DELEGATION_TOKEN = "DELEGATION_TOKEN"
+
+
+class AclOperation(Enum):
+    """The ACL operations this tool's Kafka calls need (Kafka's "Operations and Resources on Protocols")."""
+
+    DESCRIBE = "DESCRIBE"
+    DESCRIBE_CONFIGS = "DESCRIBE_CONFIGS"
+    ALTER = "ALTER"
+    ALTER_CONFIGS = "ALTER_CONFIGS"
+
+
+CLUSTER_RESOURCE_NAME = "kafka-cluster"  # the one CLUSTER resource's name in every ACL
+
+
+@dataclass(frozen=True, slots=True)
+class Acl:
+    """One operation on one resource type: what a Kafka API needs of the principal that sends it."""
+
+    operation: AclOperation
+    resource_type: AclResourceType
+
+    def __str__(self) -> str:
+        return f"{self.operation.value} on {self.resource_type.value}"
+
+
+# What each API the live admin sends needs under an authorizer (Kafka's docs, "Operations and Resources on
+# Protocols"; proven on StandardAuthorizer by tests/real_kafka/test_acls_on_real_kafka.py).
+DESCRIBE_TOPIC = Acl(AclOperation.DESCRIBE, AclResourceType.TOPIC)  # Metadata, ListOffsets, DescribeLogDirs' topics
+DESCRIBE_TOPIC_CONFIGS = Acl(AclOperation.DESCRIBE_CONFIGS, AclResourceType.TOPIC)  # DescribeConfigs of a topic
+ALTER_TOPIC_CONFIGS = Acl(AclOperation.ALTER_CONFIGS, AclResourceType.TOPIC)  # IncrementalAlterConfigs of a topic
+DESCRIBE_CLUSTER = Acl(AclOperation.DESCRIBE, AclResourceType.CLUSTER)  # DescribeLogDirs, ListPartitionReassignments
+DESCRIBE_CLUSTER_CONFIGS = Acl(AclOperation.DESCRIBE_CONFIGS, AclResourceType.CLUSTER)  # DescribeConfigs of a broker
+ALTER_CLUSTER = Acl(AclOperation.ALTER, AclResourceType.CLUSTER)  # AlterPartitionReassignments, ElectLeaders
+ALTER_CLUSTER_CONFIGS = Acl(AclOperation.ALTER_CONFIGS, AclResourceType.CLUSTER)  # IncrementalAlterConfigs of a broker
+
+
+class Role(Enum):
+    """What a principal is used for; ``role_acls`` lists what each needs (docs/KAFKA.md shows them as commands)."""
+
+    GATHER = "gather"  # gather, verify, status against a cluster
+    PLAN = "plan"  # plan, validate, approve: they read the snapshot file, never the cluster
+    EXECUTE = "execute"  # execute, cancel, the DAG's execute steps
+
+
+# Kafka's authorizers let ALTER imply DESCRIBE and ALTER_CONFIGS imply DESCRIBE_CONFIGS on the same
+# resource, so execute's four ACLs cover everything gather needs.
+_ROLE_ACLS = {
+    Role.GATHER: (DESCRIBE_CLUSTER, DESCRIBE_CLUSTER_CONFIGS, DESCRIBE_TOPIC, DESCRIBE_TOPIC_CONFIGS),
+    Role.PLAN: (),
+    Role.EXECUTE: (ALTER_CLUSTER, ALTER_CLUSTER_CONFIGS, DESCRIBE_TOPIC, ALTER_TOPIC_CONFIGS),
+}
+_IMPLIES = {AclOperation.ALTER: AclOperation.DESCRIBE, AclOperation.ALTER_CONFIGS: AclOperation.DESCRIBE_CONFIGS}
+
+
+def role_acls(role: Role) -> tuple[Acl, ...]:
+    """The ACLs to grant a principal of this role (on the cluster, and on topic ``*``)."""
+    return _ROLE_ACLS[role]
+
+
+def effective_acls(role: Role) -> tuple[Acl, ...]:
+    """What a role's principal may do, its grants first, then what they imply, each once."""
+    granted = _ROLE_ACLS[role]
+    implied = tuple(Acl(_IMPLIES[a.operation], a.resource_type) for a in granted if a.operation in _IMPLIES)
+    return tuple(dict.fromkeys(granted + implied))
+
+
+@dataclass(frozen=True, slots=True)
+class Denial:
+    """The authorizer refused ``principal`` an operation: one line naming it, the resource and what needed it."""
+
+    principal: str
+    needed: Acl | None  # None: the error said which resource type, not which operation
+    resource_type: AclResourceType
+    resource_name: str | None  # None: not known (a whole request was refused)
+    call: str
+
+    def line(self) -> str:
+        what = self.needed.operation.value if self.needed else "act"
+        name = f" {self.resource_name}" if self.resource_name else ""
+        return (f"authorization denied: {self.principal} may not {what} on {self.resource_type.value}{name} ({self.call} "
+                "needs that ACL; the ACLs per role are in docs/KAFKA.md)")
+
+
 _AUTHZ_RESOURCE = {
-    kafka_errors.ClusterAuthorizationFailedError: "Cluster",
-    kafka_errors.TopicAuthorizationFailedError: "Topic",
-    kafka_errors.GroupAuthorizationFailedError: "Group",
-    kafka_errors.TransactionalIdAuthorizationFailedError: "TransactionalId",
-    kafka_errors.DelegationTokenAuthorizationFailedError: "DelegationToken",
+    kafka_errors.ClusterAuthorizationFailedError: AclResourceType.CLUSTER,
+    kafka_errors.TopicAuthorizationFailedError: AclResourceType.TOPIC,
+    kafka_errors.GroupAuthorizationFailedError: AclResourceType.GROUP,
+    kafka_errors.TransactionalIdAuthorizationFailedError: AclResourceType.TRANSACTIONAL_ID,
+    kafka_errors.DelegationTokenAuthorizationFailedError: AclResourceType.DELEGATION_TOKEN,
 }
 
 
-def authorization_resource(exc: BaseException) -> str | None:
-    """Kafka's ACL resource type an authorization error is about, or None if it is not one."""
-    for cls, resource in _AUTHZ_RESOURCE.items():
-        if isinstance(exc, cls):
+def authorization_resource(exc: BaseException | type[BaseException]) -> AclResourceType | None:
+    """Kafka's ACL resource type an authorization error (an exception or its class, as a per-resource or
+    per-partition error code maps to) is about, or None if it is not one."""
+    cls = exc if isinstance(exc, type) else type(exc)
+    for error, resource in _AUTHZ_RESOURCE.items():
+        if issubclass(cls, error):
             return resource
-    return "a resource" if isinstance(exc, kafka_errors.AuthorizationError) else None
+    return None
+
+
+def denial(exc: BaseException | type[BaseException], principal: str, call: str, needs: Acl | None = None,
+           name: str | None = None) -> Denial | None:
+    """The denial an authorization error means, or None if it is not one. ``needs`` is what ``call`` requires;
+    it names the operation when it is about the resource type the broker refused."""
+    resource = authorization_resource(exc)
+    if resource is None:
+        return None
+    needed = needs if needs is not None and needs.resource_type is resource else None
+    if name is None and resource is AclResourceType.CLUSTER:
+        name = CLUSTER_RESOURCE_NAME
+    return Denial(principal, needed, resource, name, call)
 
 
 def _tls(exc: ssl.SSLError, host: str | None, client_cert: bool | None) -> ConnectFailure:
@@ -218,7 +327,7 @@ def classify(exc: BaseException, *, host: str | None = None, sasl: str | None = 
         return ConnectFailure(FailureKind.PROTOCOL, "the listener does not do SASL (is security.protocol right?)")
     resource = authorization_resource(exc)
     if resource is not None:
-        return ConnectFailure(FailureKind.AUTHORIZATION, f"not allowed to describe the {resource}")
+        return ConnectFailure(FailureKind.AUTHORIZATION, f"not allowed to describe the {resource.value} resource")
     if isinstance(exc, PeerClosedError):
         return ConnectFailure(FailureKind.PEER_CLOSED, "closed before answering (is security.protocol right for this "
                                                        "listener? a SASL or TLS listener closes a plain request)")

@@ -12,21 +12,51 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import kafka.errors as kafka_errors
 from kafka import TopicPartition
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient, OffsetSpec
 
-from kafka_rebalance.cluster.admin import BROKER, TP, ClusterConnectionError, ClusterError, PartitionView, Reassignment
+from kafka_rebalance.cluster.admin import (
+    BROKER,
+    TP,
+    ClusterConnectionError,
+    ClusterDenied,
+    ClusterError,
+    PartitionView,
+    Reassignment,
+)
 from kafka_rebalance.cluster.connection import ConnectionSettings, install_redaction
-from kafka_rebalance.cluster.failures import ConnectFailure, FailureKind, TokenEndpointError, authorization_resource, classify
+from kafka_rebalance.cluster.failures import (
+    ALTER_CLUSTER,
+    ALTER_CLUSTER_CONFIGS,
+    ALTER_TOPIC_CONFIGS,
+    CLUSTER_RESOURCE_NAME,
+    DESCRIBE_CLUSTER,
+    DESCRIBE_CLUSTER_CONFIGS,
+    DESCRIBE_TOPIC,
+    DESCRIBE_TOPIC_CONFIGS,
+    Acl,
+    AclResourceType,
+    ConnectFailure,
+    Denial,
+    FailureKind,
+    Role,
+    TokenEndpointError,
+    classify,
+    denial,
+    effective_acls,
+)
 from kafka_rebalance.cluster.gather import LogEnd
 from kafka_rebalance.cluster.netclient import BootstrapFailed, FailFastNetClient
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, LogDir, Partition, Snapshot
 
 DYNAMIC_SOURCES = {"DYNAMIC_TOPIC_CONFIG", "DYNAMIC_BROKER_CONFIG"}
 UNKNOWN_RACK = "unknown-offline"
+# A topic name no one creates (auto-creation is off in every Metadata request the admin sends): Kafka answers
+# TOPIC_AUTHORIZATION_FAILED for it unless the principal may describe every topic (an ACL on topic "*").
+PROBE_TOPIC = "__kafka_rebalance_acl_probe"
 
 
 class LiveAdmin:
@@ -74,7 +104,9 @@ class LiveAdmin:
     # ------------------------------------------------------------------ helpers
 
     @contextmanager
-    def _call(self, what: str) -> Iterator[None]:
+    def _call(self, what: str, needs: Acl | None = None) -> Iterator[None]:
+        """Kafka's and the client's errors as one ClusterError line; an authorization error as ClusterDenied
+        naming ``needs``, the ACL the call requires."""
         try:
             yield
         except ClusterError:
@@ -85,17 +117,86 @@ class LiveAdmin:
             # would be asked forever. Forget it so the next call looks it up again.
             if hasattr(self.client, "_controller_id"):
                 self.client._controller_id = None
-            resource = authorization_resource(exc)
-            if resource is not None:
-                raise ClusterError(f"{self.settings.bootstrap_servers}: authorization denied: {what} needs an ACL on the "
-                                   f"{resource} resource that {self._principal()} does not hold ({type(exc).__name__})") from None
+            self._raise_if_denied(exc, what, needs)
             raise ClusterError(f"{self.settings.bootstrap_servers}: {what} failed: {exc}") from None
 
+    def _raise_if_denied(self, error: BaseException | type[BaseException], what: str, needs: Acl | None,
+                         name: str | None = None) -> None:
+        """ClusterDenied if ``error`` (an exception, or the class a per-resource error code maps to) is the
+        authorizer's refusal; nothing otherwise."""
+        found = denial(error, self._principal(), what, needs, name)
+        if found is not None:
+            self._deny(found)
+
+    def _deny(self, found: Denial) -> NoReturn:
+        raise ClusterDenied(f"{self.settings.bootstrap_servers}: {found.line()}", found) from None
+
     def _principal(self) -> str:
-        """Who the authorizer judged, for an error line (never the password)."""
+        """Who the authorizer judged, as Kafka names principals in ACLs (never the password)."""
+        if self.settings.sasl_username:
+            return f"User:{self.settings.sasl_username}"
         if self.settings.sasl_mechanism == "OAUTHBEARER" and self.settings.oauth is not None:
-            return f"OAuth client {self.settings.oauth.client_id!r}"
-        return f"user {self.settings.sasl_username!r}" if self.settings.sasl_username else "this client"
+            # The broker names the token's subject; the client id is what the operator configured.
+            return f"the principal of OAuth client {self.settings.oauth.client_id!r}"
+        if self.settings.security_protocol == "PLAINTEXT":
+            return "User:ANONYMOUS"
+        return "the principal of this client's certificate"  # SSL: the broker maps the certificate's DN
+
+    def require(self, role: Role, topics: Iterable[str], call: str) -> None:
+        """ClusterDenied naming the first ACL of ``role`` the principal lacks on the cluster or one of ``topics``.
+
+        Read from the operations Kafka says the principal may perform (KIP-430: DescribeCluster for the
+        cluster, Metadata for each topic), so a command refused for a missing ACL is refused before it
+        changes anything. A broker too old to say (no authorized operations) is taken at its word later.
+        """
+        needed = effective_acls(role)
+        with self._call("describe cluster"):
+            allowed = self.client.describe_cluster().get("authorized_operations")
+        for acl in needed:
+            if acl.resource_type is AclResourceType.CLUSTER and allowed is not None and acl.operation.value not in allowed:
+                self._deny(Denial(self._principal(), acl, AclResourceType.CLUSTER, CLUSTER_RESOURCE_NAME, call))
+        topic_acls = [a for a in needed if a.resource_type is AclResourceType.TOPIC]
+        names = sorted(set(topics))
+        if not topic_acls or not names:
+            return
+        with self._call("describe topics", DESCRIBE_TOPIC):
+            described = self.client.describe_topics(names)
+        for t in sorted(described, key=lambda t: t["name"]):
+            if t.get("error_code"):
+                # A topic the principal may not describe is refused as one (Kafka hides whether it exists).
+                self._raise_if_denied(kafka_errors.for_code(t["error_code"]), call, DESCRIBE_TOPIC, t["name"])
+                continue  # gone since the plan was made: the executor reports that partition itself
+            ops = t.get("authorized_operations")
+            for acl in topic_acls:
+                if ops is not None and acl.operation.value not in ops:
+                    self._deny(Denial(self._principal(), acl, AclResourceType.TOPIC, t["name"], call))
+
+    def _describe_configs(self, resources: list[ConfigResource], what: str) -> dict[str, dict[str, dict]]:
+        """DescribeConfigs, all keys, checking each resource's error code: kafka-python drops it, so a resource
+        the principal may not describe would read as one without any config. Other per-resource errors (a topic
+        deleted meanwhile) leave that resource without configs, as before."""
+        client = self.client
+
+        async def send() -> list[Any]:
+            by_broker, others = client._group_config_resources(resources)
+            responses = [await client._manager.send(client._describe_configs_request(group), node_id=broker)
+                         for broker, group in by_broker.items()]
+            if others:
+                responses.append(await client._manager.send(client._describe_configs_request(others)))
+            return responses
+
+        with self._call(what):
+            responses = client._manager.run(send)
+        for response in responses:
+            for result in response.results:
+                broker = result.resource_type == ConfigResourceType.BROKER
+                self._raise_if_denied(
+                    kafka_errors.for_code(result.error_code),
+                    f"describe {'broker' if broker else 'topic'} {result.resource_name} configs",
+                    DESCRIBE_CLUSTER_CONFIGS if broker else DESCRIBE_TOPIC_CONFIGS,
+                    None if broker else result.resource_name)
+        found: dict[str, dict[str, dict]] = client._describe_configs_process_responses(responses, "all")
+        return found
 
     @staticmethod
     def _error_name(err: Any) -> str | None:
@@ -118,11 +219,13 @@ class LiveAdmin:
         wanted = set(tps)
         if not wanted:
             return {}
-        with self._call("describe topics"):
+        with self._call("describe topics", DESCRIBE_TOPIC):
             topics = self.client.describe_topics(sorted({tp.topic for tp in wanted}))
         out: dict[TP, PartitionView] = {}
         for t in topics:
             if t.get("error_code"):
+                # Refused is not gone: a topic the principal may not describe would read as deleted.
+                self._raise_if_denied(kafka_errors.for_code(t["error_code"]), "describe topics", DESCRIBE_TOPIC, t["name"])
                 continue  # the topic is gone: its partitions are absent
             for p in t["partitions"]:
                 tp = TP(t["name"], p["partition_index"])
@@ -143,12 +246,21 @@ class LiveAdmin:
         # balanced. The operations it may perform come back with DescribeCluster (absent from
         # brokers too old for it, and every operation without an authorizer).
         allowed = cluster.get("authorized_operations")
-        if allowed is not None and "DESCRIBE" not in allowed:
-            raise ClusterError(f"{self.settings.bootstrap_servers}: authorization denied: describing the cluster (its log "
-                               f"dirs, brokers and configs) needs DESCRIBE on the CLUSTER resource, which {self._principal()} "
-                               "does not hold; see the ACLs in docs/KAFKA.md")
-        with self._call("describe topics"):
+        for acl in (DESCRIBE_CLUSTER, DESCRIBE_CLUSTER_CONFIGS):
+            if allowed is not None and acl.operation.value not in allowed:
+                self._deny(Denial(self._principal(), acl, AclResourceType.CLUSTER, CLUSTER_RESOURCE_NAME,
+                                  "describe the cluster"))
+        with self._call("describe topics", DESCRIBE_TOPIC):
             topics = self.client.describe_topics()
+        if not topics:
+            # Topics the principal may not describe are left out of Metadata and DescribeLogDirs alike, so a
+            # principal without DESCRIBE on topics sees an empty cluster. Kafka refuses such a principal a topic
+            # that does not exist too (it hides what exists): an empty answer is a denial when that one is refused.
+            with self._call("describe topics", DESCRIBE_TOPIC):
+                probe = self.client.describe_topics([PROBE_TOPIC])
+            for t in probe:
+                self._raise_if_denied(kafka_errors.for_code(t.get("error_code") or 0),
+                                      "describe the cluster's topics", DESCRIBE_TOPIC, "*")
         registered = {b["broker_id"]: b for b in cluster["brokers"]}
         live_ids = sorted(b for b, info in registered.items() if not info.get("is_fenced"))
         all_ids = set(registered)
@@ -186,8 +298,9 @@ class LiveAdmin:
         resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in live_ids]
         resources += [ConfigResource(ConfigResourceType.TOPIC, t["name"]) for t in topics]
         try:
-            with self._call("describe configs"):
-                configs = self.client.describe_configs(resources, config_filter="all") if resources else {}
+            configs = self._describe_configs(resources, "describe configs") if resources else {}
+        except ClusterDenied:
+            raise
         except ClusterError:
             # Broker configs are served by each broker itself: one that was just killed (registered
             # until its session times out) fails the whole call. Ask each on its own; a broker that
@@ -195,14 +308,14 @@ class LiveAdmin:
             configs = {"broker": {}, "topic": {}}
             topic_resources = [r for r in resources if r.resource_type == ConfigResourceType.TOPIC]
             if topic_resources:
-                with self._call("describe topic configs"):
-                    configs["topic"] = self.client.describe_configs(topic_resources, config_filter="all").get("topic", {})
+                configs["topic"] = self._describe_configs(topic_resources, "describe topic configs").get("topic", {})
             for b in list(live_ids):
                 try:
-                    with self._call(f"describe broker {b} configs"):
-                        found = self.client.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(b))],
-                                                             config_filter="all")
+                    found = self._describe_configs([ConfigResource(ConfigResourceType.BROKER, str(b))],
+                                                   f"describe broker {b} configs")
                     configs["broker"].update(found.get("broker", {}))
+                except ClusterDenied:
+                    raise
                 except ClusterError:
                     live_ids.remove(b)
         broker_cfgs = configs.get("broker", {})
@@ -255,14 +368,14 @@ class LiveAdmin:
     def log_ends(self) -> dict[TP, LogEnd]:
         """Every led partition's first and next offsets (ListOffsets to its leader) and its leader
         replica's size (DescribeLogDirs): one sample of ``gather --rate-window``."""
-        with self._call("describe topics"):
+        with self._call("describe topics", DESCRIBE_TOPIC):
             topics = self.client.describe_topics()
         leaders = {TP(t["name"], p["partition_index"]): p["leader_id"]
                    for t in topics if not t.get("error_code") for p in t["partitions"] if p["leader_id"] >= 0}
         if not leaders:
             return {}
         wanted = [TopicPartition(tp.topic, tp.partition) for tp in sorted(leaders)]
-        with self._call("list offsets"):
+        with self._call("list offsets", DESCRIBE_TOPIC):
             ends = self.client.list_partition_offsets({tp: OffsetSpec.LATEST for tp in wanted})
             starts = self.client.list_partition_offsets({tp: OffsetSpec.EARLIEST for tp in wanted})
         sizes: dict[tuple[TP, int], int] = {}
@@ -296,8 +409,8 @@ class LiveAdmin:
         kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
         with self._call(f"describe {resource_type} {name} configs"):
             self._know_broker(resource_type, name)
-            # All keys, filtered here: some Kafka-compatible brokers (tansu) drop the connection on a key list.
-            found = self.client.describe_configs([ConfigResource(kind, str(name))], config_filter="all")
+        # All keys, filtered here: some Kafka-compatible brokers (tansu) drop the connection on a key list.
+        found = self._describe_configs([ConfigResource(kind, str(name))], f"describe {resource_type} {name} configs")
         cfg = found.get(resource_type, {}).get(str(name), {})
         return {k: (cfg[k]["value"] if k in cfg and cfg[k].get("config_source") in DYNAMIC_SOURCES else None) for k in keys}
 
@@ -306,15 +419,31 @@ class LiveAdmin:
             return
         kind = ConfigResourceType.BROKER if resource_type == BROKER else ConfigResourceType.TOPIC
         ops = {k: (AlterConfigOp.DELETE, None) if v is None else (AlterConfigOp.SET, v) for k, v in changes.items()}
-        with self._call(f"alter {resource_type} {name} configs"):
+        what = f"alter {resource_type} {name} configs"
+        client = self.client
+        request = client._alter_configs_request([ConfigResource(kind, str(name), ops)], incremental=True)
+
+        async def send() -> Any:
+            # A broker's configs are altered through that broker; a topic's through any.
+            if resource_type == BROKER:
+                return await client._manager.send(request, node_id=int(name))
+            return await client._manager.send(request)
+
+        with self._call(what):
             self._know_broker(resource_type, name)
-            result = self.client.alter_configs([ConfigResource(kind, str(name), ops)], raise_on_unknown=False, incremental=True)
-        outcome = result.get(resource_type, {}).get(str(name))
-        if outcome != "OK":
-            raise ClusterError(f"{self.settings.bootstrap_servers}: alter {resource_type} {name} configs {sorted(changes)}: {outcome}")
+            response = client._manager.run(send)
+        # Per-resource error codes, read here: kafka-python turns them into text, which is not an interface.
+        for result in response.responses:
+            error = kafka_errors.for_code(result.error_code)
+            if error is kafka_errors.NoError:
+                continue
+            self._raise_if_denied(error, what, ALTER_CLUSTER_CONFIGS if resource_type == BROKER else ALTER_TOPIC_CONFIGS,
+                                  None if resource_type == BROKER else name)
+            raise ClusterError(f"{self.settings.bootstrap_servers}: {what} {sorted(changes)}: "
+                               f"{error.__name__}: {result.error_message or error.description}")
 
     def list_reassignments(self) -> dict[TP, Reassignment]:
-        with self._call("list partition reassignments"):
+        with self._call("list partition reassignments", DESCRIBE_CLUSTER):
             found = self.client.list_partition_reassignments()
         return {
             TP(tp.topic, tp.partition): Reassignment(tuple(v["replicas"]), tuple(v["adding_replicas"]), tuple(v["removing_replicas"]))
@@ -325,7 +454,7 @@ class LiveAdmin:
         if not targets:
             return {}
         request = {TopicPartition(tp.topic, tp.partition): (None if t is None else list(t)) for tp, t in targets.items()}
-        with self._call("alter partition reassignments"):
+        with self._call("alter partition reassignments", ALTER_CLUSTER):
             result = self.client.alter_partition_reassignments(request)
         return {TP(tp.topic, tp.partition): self._error_name(err) for tp, err in result.items()}
 
@@ -337,8 +466,10 @@ class LiveAdmin:
         a dead broker blinds neither the snapshot nor the executor to the others.
         """
         try:
-            with self._call("describe log dirs"):
+            with self._call("describe log dirs", DESCRIBE_CLUSTER):
                 return self.client.describe_log_dirs(topic_partitions=wanted, brokers=brokers)
+        except ClusterDenied:
+            raise
         except ClusterError as exc:
             if "IncompatibleBrokerVersion" in str(exc):
                 raise
@@ -349,9 +480,11 @@ class LiveAdmin:
         answered = 0
         for broker in brokers:
             try:
-                with self._call(f"describe log dirs of broker {broker}"):
+                with self._call(f"describe log dirs of broker {broker}", DESCRIBE_CLUSTER):
                     entries += self.client.describe_log_dirs(topic_partitions=wanted, brokers=[broker])
                 answered += 1
+            except ClusterDenied:
+                raise
             except ClusterError:
                 continue
         if brokers and not answered:
@@ -380,12 +513,16 @@ class LiveAdmin:
             wanted.setdefault(tp.topic, []).append(tp.partition)
         if not wanted:
             return {}
-        with self._call("preferred leader election"):
+        what = "preferred leader election"
+        with self._call(what, ALTER_CLUSTER):
             response = self.client.elect_leaders(0, wanted, raise_errors=False)
+        # Refused, Kafka answers with the error on the whole request (v1+) and on every partition: one denial.
+        self._raise_if_denied(kafka_errors.for_code(getattr(response, "error_code", 0) or 0), what, ALTER_CLUSTER)
         out: dict[TP, str | None] = {}
         for result in response.replica_election_results:
             for p in result.partition_result:
                 err = kafka_errors.for_code(p.error_code)
+                self._raise_if_denied(err, what, ALTER_CLUSTER)
                 out[TP(result.topic, p.partition_id)] = self._error_name(err)
         return out
 

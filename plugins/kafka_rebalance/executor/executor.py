@@ -31,11 +31,13 @@ from typing import Any
 
 from kafka_rebalance.cluster.admin import (
     TP,
+    AccessChecked,
     ClusterAdmin,
     ClusterError,
     PartitionView,
     Reassignment,
 )
+from kafka_rebalance.cluster.failures import Role
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.engine import MoveRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
@@ -113,9 +115,13 @@ def acting_on(plan: Plan, admin: ClusterAdmin, command: str, *, starting: bool =
       cluster only when the operator says so (``allow_unidentified``), and the ledger keeps who allowed it;
     * ``starting``: a plan that has not started yet starts only while its snapshot is younger than the age
       limit it was approved under (a resumed run goes on: its moves are part-way);
+    * the principal holds the execute role's ACLs on the cluster and the plan's topics (docs/KAFKA.md), so a
+      missing one is named before a throttle is set or a move submitted;
     * one run per plan (``executor/lease.py``).
     """
     check_cluster_identity(plan, admin)
+    if isinstance(admin, AccessChecked):
+        admin.require(Role.EXECUTE, plan.topics_touched, command)
     ledger = Ledger.open(plan.path, plan.plan_hash, Owned.of(plan))
     unidentified = plan.kafka_cluster_id is None and not simulated
     if unidentified and not allow_unidentified and ledger.data.get("unidentified_cluster") is None:
