@@ -10,7 +10,8 @@ what the producer wrote, and Prometheus the consumer's rate too.
 from __future__ import annotations
 
 import json
-import threading
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from tests.support.kafka import cli
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 KIB = 1024
-WINDOW = 10.0
+WINDOW = 15.0  # long enough that a producer slowed by a loaded machine still averages out
 
 
 @pytest.fixture(scope="module")
@@ -41,42 +42,43 @@ def metrics_sandbox(tmp_path_factory):
             cluster.down(directory)
 
 
-class TailingConsumer(threading.Thread):
+# A consumer in its own process: decoding records in Python would otherwise take the GIL from the producer.
+CONSUMER = """
+import sys
+from kafka import KafkaConsumer, TopicPartition
+consumer = KafkaConsumer(bootstrap_servers=sys.argv[1], enable_auto_commit=False, fetch_max_wait_ms=100)
+parts = [TopicPartition(sys.argv[2], p) for p in sorted(consumer.partitions_for_topic(sys.argv[2]) or ())]
+consumer.assign(parts)
+consumer.seek_to_end(*parts)
+for tp in parts:
+    consumer.position(tp)
+print("ready", flush=True)
+received = 0
+import select
+while not select.select([sys.stdin], [], [], 0)[0]:
+    for records in consumer.poll(timeout_ms=200).values():
+        received += sum(len(r.value) for r in records)
+print(received, flush=True)
+"""
+
+
+class TailingConsumer:
     """Reads a topic from its end as it is written, counting the bytes of the values it receives."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        super().__init__(daemon=True)
-        self.bootstrap, self.topic = bootstrap, topic
-        self.received = 0
-        self.assigned = threading.Event()
-        self.stopping = threading.Event()
-        self.failure: BaseException | None = None
+        self.proc = subprocess.Popen([sys.executable, "-c", CONSUMER, bootstrap, topic], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            self.proc.kill()
+            raise AssertionError(f"the consumer did not start: {line} {self.proc.communicate(timeout=30)[1][-2000:]}")
 
-    def run(self) -> None:
-        from kafka import KafkaConsumer, TopicPartition
-
-        try:
-            consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False, fetch_max_wait_ms=100)
-            parts = [TopicPartition(self.topic, p) for p in sorted(consumer.partitions_for_topic(self.topic) or ())]
-            consumer.assign(parts)
-            consumer.seek_to_end(*parts)
-            for tp in parts:
-                consumer.position(tp)
-            self.assigned.set()
-            while not self.stopping.is_set():
-                for records in consumer.poll(timeout_ms=200).values():
-                    self.received += sum(len(r.value) for r in records)
-            consumer.close()
-        except BaseException as exc:  # surfaced by the test
-            self.failure = exc
-            self.assigned.set()
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.join(30)
-        assert not self.is_alive(), "the consumer did not stop"
-        if self.failure is not None:
-            raise self.failure
+    def stop(self) -> int:
+        """The value bytes it received."""
+        out, err = self.proc.communicate("stop\n", timeout=60)
+        assert self.proc.returncode == 0, err[-2000:]
+        return int(out.strip())
 
 
 def _gather(sandbox, out: Path, *extra: str) -> dict:
@@ -101,8 +103,6 @@ def test_sampling_and_prometheus_measure_the_produce_rates_written(metrics_sandb
     # The hot topic at 10x the cold one, and its two partitions at 2:1 (Prometheus only knows the topic's rate).
     rates = {(hot, 0): 200.0 * KIB, (hot, 1): 100.0 * KIB, (cold, 0): 30.0 * KIB}
     consumer = TailingConsumer(sb.bootstrap_servers, hot)
-    consumer.start()
-    assert consumer.assigned.wait(30), "the consumer was not assigned its partitions"
     producer = PacedProducer(sb.bootstrap_servers, rates)
     producer.start()
     try:
@@ -112,12 +112,13 @@ def test_sampling_and_prometheus_measure_the_produce_rates_written(metrics_sandb
                       "--metrics", f"prometheus={sb.metrics.prometheus_url}")
     finally:
         producer.stop()
-        consumer.stop()
+        received = consumer.stop()
     sampled, prom = load_snapshot(tmp_path / "sampled.json"), load_snapshot(tmp_path / "prometheus.json")
 
     written = {tp: producer.achieved(tp) for tp in rates}
     for tp, rate in rates.items():
-        assert abs(written[tp] - rate) <= 0.02 * rate, f"the producer wrote {tp} at {written[tp]:,.0f} B/s, not {rate:,.0f}"
+        # What was written is the reference; a producer far off its pace would say the machine is overloaded.
+        assert abs(written[tp] - rate) <= 0.05 * rate, f"the producer wrote {tp} at {written[tp]:,.0f} B/s, not {rate:,.0f}"
     per_topic = {t: sum(w for (topic, _), w in written.items() if topic == t) for t in (hot, cold)}
     print()
     for name, snap in (("sampling", sampled), ("prometheus", prom)):
@@ -139,7 +140,7 @@ def test_sampling_and_prometheus_measure_the_produce_rates_written(metrics_sandb
     assert {p.bytes_in_method for p in mine} == {MetricMethod.PROMETHEUS_TOPIC_BY_OFFSETS}
 
     # Consumer traffic: the hot topic's readers, from the brokers' BytesOutPerSec; nobody reads the cold one.
-    consumed = consumer.received / producer.elapsed
+    consumed = received / producer.elapsed
     out = _topic_rate(prom, hot, "bytes_out_per_sec")
     print(f"prometheus {hot} bytes out: consumed {consumed:9,.0f} B/s, measured {out:9,.0f} B/s")
     assert abs(out - consumed) <= TOLERANCE * consumed, (out, consumed)
