@@ -695,3 +695,84 @@ def test_a_snapshot_without_log_dirs_writes_no_log_dirs_column(tmp_path: Path) -
 )  # fmt: skip
 def test_each_bad_log_dir_or_rate_window_is_named(change, expected: str) -> None:
     assert expected in problems_of(mutate(change))
+
+
+TRAFFIC = mutate(lambda r: (
+    r.update(rate_window_seconds=30.0, metrics={"source": "prometheus", "url": "http://p:9090", "bytes_out": "prometheus"}),
+    r["partitions"][0].update(bytes_out_per_sec=7.25, bytes_in_method="prometheus-topic-split-by-offsets",
+                              bytes_out_method="prometheus-topic-split-by-offsets"),
+    r["partitions"][1].update(bytes_in_method="prometheus-topic-split-evenly", size_method="prometheus-partition"),
+))  # fmt: skip
+
+
+def test_traffic_figures_and_their_methods_load_and_survive_json_and_parquet(tmp_path: Path) -> None:
+    from kafka_rebalance.snapshot import MetricMethod, MetricsSource, MetricsSourceKind
+
+    snap = snapshot_from_dict(TRAFFIC)
+    assert snap.metrics_source == MetricsSource(MetricsSourceKind.PROMETHEUS, "prometheus", "http://p:9090")
+    parts = {p.name: p for p in snap.partitions}
+    assert (parts["orders-1"].bytes_out_per_sec, parts["orders-1"].bytes_in_method, parts["orders-1"].bytes_out_method,
+            parts["orders-1"].size_method) == (7.25, MetricMethod.PROMETHEUS_TOPIC_BY_OFFSETS,
+                                               MetricMethod.PROMETHEUS_TOPIC_BY_OFFSETS, None)
+    assert parts["orders-0"].size_method is MetricMethod.PROMETHEUS_PARTITION
+    assert parts["audit-0"].bytes_out_per_sec is None and parts["audit-0"].bytes_in_method is None
+    write_snapshot(snap, tmp_path / "s.json")
+    write_snapshot(snap, tmp_path / "s.parquet")
+    assert load_snapshot(tmp_path / "s.json") == load_snapshot(tmp_path / "s.parquet") == snap
+    raw = json.loads((tmp_path / "s.json").read_text())
+    assert raw["metrics"] == {"source": "prometheus", "url": "http://p:9090", "bytes_out": "prometheus"}
+    # Written only where set, like log_dirs: audit-0 has none of them.
+    assert [sorted(set(p) - {"topic", "partition", "replicas", "leader", "isr", "size_bytes", "bytes_in_per_sec"})
+            for p in raw["partitions"]] == [[], ["bytes_in_method", "size_method"],
+                                            ["bytes_in_method", "bytes_out_method", "bytes_out_per_sec"]]
+    assert pq.read_table(tmp_path / "s.parquet").column("bytes_out_per_sec").to_pylist() == [None, None, 7.25]
+    for change in (lambda r: r["partitions"][0].update(bytes_out_per_sec=7.5),
+                   lambda r: r["partitions"][1].update(bytes_in_method="prometheus-topic-split-by-offsets"),
+                   lambda r: r["metrics"].update(bytes_out="not exported")):
+        changed = copy.deepcopy(TRAFFIC)
+        change(changed)
+        assert snapshot_from_dict(changed).fingerprint() != snap.fingerprint()
+
+
+def test_a_snapshot_without_traffic_methods_writes_no_such_columns(tmp_path: Path) -> None:
+    write_snapshot(snapshot_from_dict(GOOD), tmp_path / "s.parquet")
+    names = pq.read_table(tmp_path / "s.parquet").column_names
+    assert not {"bytes_out_per_sec", "bytes_in_method", "bytes_out_method", "size_method"} & set(names)
+    assert "metrics" not in snapshot_from_dict(GOOD).to_dict()
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda r: r["partitions"][0].update(bytes_out_per_sec=-1),
+         "partitions[0] orders-1: bytes_out_per_sec must be a finite non-negative number, got -1"),
+        (lambda r: r["partitions"][0].update(bytes_in_method="guessed"),
+         'partitions[0] orders-1: bytes_in_method must be one of sampled-log-ends, prometheus-topic-split-by-offsets, '
+         'prometheus-topic-split-evenly, prometheus-partition, got "guessed"'),
+        (lambda r: r.update(metrics={"source": "graphite"}),
+         'metrics: must be an object with a source (sampling, prometheus), got {"source": "graphite"}'),
+        (lambda r: r.update(metrics={"source": "sampling"}),
+         "metrics.bytes_out: must say how consumer traffic was measured, got null"),
+        (lambda r: r.update(metrics={"source": "prometheus", "url": 5, "bytes_out": "prometheus"}),
+         "metrics.url: must be a non-empty string or absent, got 5"),
+    ],
+    ids=["negative-out", "unknown-method", "unknown-source", "no-bytes-out", "url-not-string"],
+)  # fmt: skip
+def test_each_bad_traffic_field_is_named(change, expected: str) -> None:
+    assert expected in problems_of(mutate(change))
+
+
+def test_the_parquet_fast_path_names_a_bad_method(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    snap = snapshot_from_dict(TRAFFIC)
+    write_snapshot(snap, tmp_path / "s.parquet")
+    table = pq.read_table(tmp_path / "s.parquet")
+    i = table.column_names.index("bytes_in_method")
+    table = table.set_column(i, table.schema.field(i), pa.array(["made-up", None, None], pa.string()))
+    pq.write_table(table, tmp_path / "s.parquet")
+    with pytest.raises(SnapshotError) as err:
+        load_snapshot(tmp_path / "s.parquet")
+    assert err.value.problems == ["partitions[0] audit-0: bytes_in_method must be one of sampled-log-ends, "
+                                  "prometheus-topic-split-by-offsets, prometheus-topic-split-evenly, "
+                                  'prometheus-partition, got "made-up"']

@@ -10,6 +10,7 @@ import typer
 
 from kafka_rebalance.cli._app import app, fail, stderr
 from kafka_rebalance.cluster.gather import gather_snapshot
+from kafka_rebalance.cluster.prometheus import METRICS_HELP, parse_metrics_option
 from kafka_rebalance.options import DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS, RATE_WINDOW
 from kafka_rebalance.snapshot import write_snapshot
 from kafka_rebalance.units import human_bytes
@@ -27,6 +28,7 @@ def gather(
     connect_timeout: Annotated[float, typer.Option(help="Seconds to wait for the first broker connection", min=0.1, max=600)] = 15.0,
     rate_window: Annotated[float, typer.Option(RATE_WINDOW.flag, help=f"{RATE_WINDOW.help} "
                                                f"[0..{MAX_RATE_WINDOW_SECONDS:g} s]")] = DEFAULT_RATE_WINDOW_SECONDS,
+    metrics: Annotated[str | None, typer.Option("--metrics", help=METRICS_HELP)] = None,
 ) -> None:
     """Snapshot a live cluster: brokers, racks, liveness, partitions, leaders, ISR, replica sizes, dynamic configs."""
     from kafka_rebalance.cluster.connection import ConnectionSettings, settings_from_properties
@@ -39,10 +41,11 @@ def gather(
     check_cluster_id(cluster_id, "--cluster-id")
     if not finite_number(rate_window, 0, MAX_RATE_WINDOW_SECONDS):
         fail(f"{RATE_WINDOW.flag} must be within 0..{MAX_RATE_WINDOW_SECONDS:g} seconds, got {rate_window}")
+    source = parse_metrics_option(metrics) if metrics is not None else None
     settings = (settings_from_properties(command_config, bootstrap_server) if command_config
                 else ConnectionSettings(bootstrap_server, source="--bootstrap-server"))
     with closing(LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)) as admin:
-        snap = gather_snapshot(admin, cluster_id, rate_window)
+        snap = gather_snapshot(admin, cluster_id, rate_window, source)
     write_snapshot(snap, out)
     alive = sum(b.alive for b in snap.brokers)
     size = sum(p.size_bytes or 0 for p in snap.partitions)
@@ -50,5 +53,9 @@ def gather(
                  f"{human_bytes(size)} (leader replicas)")
     if snap.rate_window_seconds is not None:
         measured = [p.bytes_in_per_sec for p in snap.partitions if p.bytes_in_per_sec is not None]
-        stderr.print(f"produce rates over {snap.rate_window_seconds:g} s: {len(measured)} of {len(snap.partitions)} "
+        how = f"from {snap.metrics_source.url}" if snap.metrics_source and snap.metrics_source.url else "sampled"
+        stderr.print(f"produce rates over {snap.rate_window_seconds:g} s ({how}): {len(measured)} of {len(snap.partitions)} "
                      f"partitions measured, {human_bytes(sum(measured))}/s in all")
+        if snap.metrics_source is not None:
+            out_rates = [p.bytes_out_per_sec for p in snap.partitions if p.bytes_out_per_sec is not None]
+            stderr.print(f"consumer rates: {human_bytes(sum(out_rates)) + '/s in all' if out_rates else snap.metrics_source.bytes_out}")

@@ -36,6 +36,11 @@ def up(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every broker to register", min=5, max=900)] = 120.0,
     override: Annotated[list[str] | None, typer.Option(
         "--override", help="Extra server.properties line KEY=VALUE for every node (repeatable)")] = None,
+    log_dirs: Annotated[int, typer.Option(
+        help="Log dirs per broker (JBOD: log.dirs lists that many directories)", min=1, max=sandbox_cluster.MAX_LOG_DIRS)] = 1,
+    metrics: Annotated[bool, typer.Option(
+        "--metrics", help="Run each broker with the Prometheus JMX exporter and a Prometheus scraping them "
+                          "(for `gather --metrics prometheus=URL`)")] = False,
 ) -> None:
     """Start N KRaft nodes on 127.0.0.1 (free ports) and wait until every broker is registered."""
     properties = {}
@@ -45,9 +50,12 @@ def up(
             fail(f"--override {item!r}: expected KEY=VALUE, e.g. --override log.retention.hours=1")
         properties[key.strip()] = value.strip()
     sb = sandbox_cluster.up(dir, brokers, min(3, brokers) if racks is None else racks, kafka_version, auto_leader_rebalance, timeout, progress=_say,
-                            properties=properties)
+                            properties=properties, log_dirs=log_dirs, metrics=metrics)
     nodes = ", ".join(f"{n.node_id}@{n.bootstrap} ({n.rack or 'no rack'})" for n in sb.nodes)
     stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version}, nodes {nodes}")
+    if sb.metrics is not None:
+        stderr.print(f"prometheus at {sb.metrics.prometheus_url} (pid {sb.metrics.prometheus_pid}), scraping every broker's "
+                     f"JMX exporter: gather --metrics prometheus={sb.metrics.prometheus_url}")
     stdout.print(sb.bootstrap_servers)
 
 

@@ -6,8 +6,17 @@ from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 from kafka_rebalance.cluster.admin import TP, ClusterAdmin, ClusterError
+from kafka_rebalance.cluster.prometheus import (
+    DEFAULT_PROMETHEUS_WINDOW_SECONDS,
+    PrometheusSource,
+    read_traffic,
+    split_traffic,
+)
 from kafka_rebalance.options import MAX_RATE_WINDOW_SECONDS
-from kafka_rebalance.snapshot import Snapshot
+from kafka_rebalance.snapshot import MetricMethod, MetricsSource, MetricsSourceKind, Snapshot
+
+# Sampling reads log ends, which consumers do not move.
+SAMPLING_BYTES_OUT = "not measured: sampling sees produce traffic only (use --metrics prometheus=URL)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,15 +63,23 @@ def produce_rate(first: LogEnd, second: LogEnd, seconds: float) -> float | None:
     return written * (second.size_bytes / held) / seconds
 
 
-def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0.0) -> Snapshot:
+def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0.0,
+                    metrics: PrometheusSource | None = None) -> Snapshot:
     """Brokers, racks, liveness, partitions, leaders, ISR, offline replicas, replica sizes, log dirs and
     dynamic configs; with ``rate_window`` > 0, each partition's produce rate measured over that many seconds.
+    With ``metrics``, produce and consumer rates over the window (a minute when 0) are read from Prometheus
+    instead, and nothing is sampled (cluster/prometheus.py).
 
     The snapshot is recorded under ``cluster_id`` (the operator's name for the cluster), not the
     cluster's own UUID: plans, staging and reports are keyed by that name.
     """
     if not 0 <= rate_window <= MAX_RATE_WINDOW_SECONDS:
         raise ClusterError(f"--rate-window must be within 0..{MAX_RATE_WINDOW_SECONDS:g} s, got {rate_window}")
+    if metrics is not None:
+        snapshot = admin.describe()
+        window = rate_window or DEFAULT_PROMETHEUS_WINDOW_SECONDS
+        snapshot = split_traffic(snapshot, read_traffic(metrics, window), metrics.url)
+        return snapshot if snapshot.cluster_id == cluster_id else replace(snapshot, cluster_id=cluster_id)
     rates: dict[TP, float | None] = {}
     seconds = 0.0
     if rate_window > 0:
@@ -81,8 +98,10 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
         rates = {tp: produce_rate(first[tp], end, seconds) for tp, end in second.items() if tp in first}
     snapshot = admin.describe()
     if rate_window > 0:
-        parts = tuple(replace(p, bytes_in_per_sec=rates.get(TP(p.topic, p.partition))) for p in snapshot.partitions)
-        snapshot = replace(snapshot, partitions=parts, rate_window_seconds=seconds)
+        parts = tuple(replace(p, bytes_in_per_sec=rate, bytes_in_method=None if rate is None else MetricMethod.SAMPLED)
+                      for p in snapshot.partitions for rate in (rates.get(TP(p.topic, p.partition)),))
+        snapshot = replace(snapshot, partitions=parts, rate_window_seconds=seconds,
+                           metrics_source=MetricsSource(MetricsSourceKind.SAMPLING, SAMPLING_BYTES_OUT))
     if snapshot.cluster_id != cluster_id:
         snapshot = replace(snapshot, cluster_id=cluster_id)
     return snapshot

@@ -18,15 +18,17 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.sandbox import metrics as sandbox_metrics
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION, KafkaRuntime, java_error_line, quiet_kafka_client, resolve_runtime
 from kafka_rebalance.userinput import InputError, read_json
 
 SANDBOX_FILE = "sandbox.json"
+MAX_LOG_DIRS = 8
 STARTED_MARK = "Kafka Server started"
 
 # Per node: the heap the bin/ scripts would give (1 GiB) is more than 3 nodes on a small machine
@@ -49,6 +51,8 @@ class Node:
     directory: str
     log_file: str
     sasl_port: int | None = None  # a SASL_PLAINTEXT (PLAIN) listener beside PLAINTEXT, when `up` was given users
+    log_dirs: tuple[str, ...] = ()  # its log.dirs, in order (empty: recorded before the field existed)
+    metrics_port: int | None = None  # where its JMX exporter agent serves /metrics (`up --metrics`)
 
     @property
     def bootstrap(self) -> str:
@@ -65,6 +69,7 @@ class Sandbox:
     started_at: str
     start_seconds: float
     java_opts: tuple[str, ...] = field(default=NODE_JVM_OPTS)
+    metrics: sandbox_metrics.SandboxMetrics | None = None  # `up --metrics`: the exporter and Prometheus
 
     @property
     def bootstrap_servers(self) -> str:
@@ -81,17 +86,23 @@ class Sandbox:
         out["bootstrap_servers"] = self.bootstrap_servers
         out["node_ids"] = [n.node_id for n in self.nodes]
         out["racks"] = {str(n.node_id): n.rack for n in self.nodes}
+        if self.metrics is not None:
+            out["prometheus_url"] = self.metrics.prometheus_url
         return out
 
     @staticmethod
     def from_json(data: dict, source: str) -> Sandbox:
         try:
-            nodes = tuple(Node(**{k: n[k] for k in Node.__dataclass_fields__ if k in n or k != "sasl_port"})
+            optional = {"sasl_port", "log_dirs", "metrics_port"}
+            nodes = tuple(replace(Node(**{k: n[k] for k in Node.__dataclass_fields__ if k in n or k not in optional}),
+                                  log_dirs=tuple(n.get("log_dirs") or ()))
                           for n in data["nodes"])
+            metrics = data.get("metrics")
             return Sandbox(directory=data["directory"], kafka_version=data["kafka_version"],
                            cluster_uuid=data["cluster_uuid"], auto_leader_rebalance=bool(data["auto_leader_rebalance"]),
                            nodes=nodes, started_at=data["started_at"], start_seconds=float(data["start_seconds"]),
-                           java_opts=tuple(data.get("java_opts") or NODE_JVM_OPTS))
+                           java_opts=tuple(data.get("java_opts") or NODE_JVM_OPTS),
+                           metrics=sandbox_metrics.SandboxMetrics(**metrics) if metrics else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise SandboxError(f"{source}: not a sandbox description ({type(exc).__name__}: {exc})") from None
 
@@ -249,6 +260,13 @@ def _is_our_process(pid: int, node_dir: str) -> bool:
     return str(Path(node_dir) / "server.properties").encode() in cmdline
 
 
+def node_jvm_opts(java_opts: tuple[str, ...], node: Node, agent_jar: str | None) -> tuple[str, ...]:
+    """The node's JVM options: the sandbox's, plus the JMX exporter agent where the node serves metrics."""
+    if agent_jar is None or node.metrics_port is None:
+        return java_opts
+    return (*java_opts, sandbox_metrics.agent_option(agent_jar, node.metrics_port, str(sandbox_metrics.EXPORTER_CONFIG)))
+
+
 def start_node(runtime: KafkaRuntime, node_dir: Path, jvm_opts: tuple[str, ...] = NODE_JVM_OPTS) -> int:
     """Start one formatted node in its own session (so a Ctrl-C to us does not kill it half-way)."""
     log_file = node_dir / "logs" / "server.log"
@@ -311,15 +329,21 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
        progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None,
        sasl_plain_users: Mapping[str, str] | None = None,
        node_properties: Callable[[int, int, int], Mapping[str, str]] | None = None,
-       format_args: Sequence[str] = ()) -> Sandbox:
+       format_args: Sequence[str] = (), log_dirs: int = 1, metrics: bool = False) -> Sandbox:
     """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started.
 
     ``node_properties(node_id, port, controller_port)`` adds to (or overrides) one node's properties once
     its ports are known (listeners of its own, sandbox/security.py); ``format_args`` go to
-    ``kafka-storage format`` (``--add-scram ...``).
+    ``kafka-storage format`` (``--add-scram ...``). ``log_dirs`` > 1 gives each node that many log dirs
+    (JBOD); ``metrics`` starts each node with the JMX exporter agent and a Prometheus scraping them
+    (sandbox/metrics.py).
     """
     if not 1 <= brokers <= 9:
         raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
+    if not 1 <= log_dirs <= MAX_LOG_DIRS:
+        raise SandboxError(f"--log-dirs: {log_dirs} is outside 1..{MAX_LOG_DIRS}")
+    if log_dirs > 1 and "log.dirs" in (properties or {}):
+        raise SandboxError("--log-dirs and --override log.dirs=... both set the log dirs; give one of them")
     if not 0 <= racks <= brokers:
         raise SandboxError(f"--racks: {racks} is outside 0..{brokers} (0 = no broker.rack)")
     directory = Path(directory).resolve()
@@ -329,9 +353,12 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise SandboxError(f"--dir {directory}: exists and is not an empty directory; `down` removes DIR, so give a new one")
     runtime = resolve_runtime(kafka_version)
+    agent = sandbox_metrics.resolve_agent() if metrics else None
     started = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
-    ports = _free_ports(3 * brokers if sasl_plain_users else 2 * brokers)
+    base = 3 * brokers if sasl_plain_users else 2 * brokers
+    # One call for every port, so that they are distinct: each node's exporter, then Prometheus.
+    ports = _free_ports(base + (brokers + 1 if metrics else 0))
     ids = list(range(1, brokers + 1))
     voters = ",".join(f"{i}@127.0.0.1:{ports[2 * k + 1]}" for k, i in enumerate(ids))
     cluster_uuid = kafka_uuid()
@@ -346,40 +373,57 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
             node_props.update(sasl_plain_properties(ports[2 * k], ports[2 * k + 1], sasl_port, sasl_plain_users))
         if node_properties is not None:
             node_props.update(node_properties(node_id, ports[2 * k], ports[2 * k + 1]))
+        if log_dirs > 1:
+            node_props["log.dirs"] = ",".join(str(node_dir / f"data-{d}") for d in range(1, log_dirs + 1))
+        dirs = tuple(str(node_props.get("log.dirs") or node_dir / "data").split(","))
+        metrics_port = ports[base + k] if metrics else None
         (node_dir / "server.properties").write_text(server_properties(
             node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance,
             node_props))
         (node_dir / "server.properties").chmod(0o600)  # it may hold the SASL users' passwords
         (node_dir / "log4j2.properties").write_text(log4j_properties(node_dir / "logs" / "server.log"))
-        layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir, sasl_port))
+        layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir, sasl_port, dirs, metrics_port))
     progress(f"formatting {brokers} KRaft node(s) for Kafka {runtime.version} in {directory}")
     # Formatting is a JVM start per node: run them side by side.
     formats = [subprocess.Popen(runtime.command("kafka.tools.StorageTool",
                                                 ["format", "-t", cluster_uuid, "-c", str(d / "server.properties"),
                                                  *format_args]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-               for *_, d, _sasl in layout]
+               for *_, d, _sasl, _dirs, _mport in layout]
     for (node_id, *_), proc in zip(layout, formats):
         out, _ = proc.communicate(timeout=120)
         if proc.returncode != 0:
             raise SandboxError(f"formatting node {node_id} failed: {java_error_line(out)}")
     nodes: list[Node] = []
+    prometheus: sandbox_metrics.SandboxMetrics | None = None
     try:
-        for node_id, rack, port, cport, node_dir, sasl_port in layout:
-            pid = start_node(runtime, node_dir)
-            nodes.append(Node(node_id, rack, port, cport, pid, str(node_dir), str(node_dir / "logs" / "server.log"),
-                              sasl_port))
+        for node_id, rack, port, cport, node_dir, sasl_port, dirs, metrics_port in layout:
+            node = Node(node_id, rack, port, cport, 0, str(node_dir), str(node_dir / "logs" / "server.log"),
+                        sasl_port, dirs, metrics_port)
+            opts = node_jvm_opts(NODE_JVM_OPTS, node, str(agent) if agent else None)
+            nodes.append(replace(node, pid=start_node(runtime, node_dir, opts)))
         sandbox = Sandbox(str(directory), runtime.version, cluster_uuid, auto_leader_rebalance, tuple(nodes),
                           time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), 0.0)
         # Written before the wait, so that even an interrupted start can be brought down by pid.
         _write_json(directory / SANDBOX_FILE, sandbox.to_json())
         progress(f"started nodes {[n.node_id for n in nodes]} (pids {[n.pid for n in nodes]}); waiting for registration")
         wait_until_registered(nodes, timeout)
+        if agent is not None:
+            prom_dir = directory / "prometheus"
+            pid = sandbox_metrics.start_prometheus(prom_dir, [(n.node_id, n.metrics_port or 0) for n in nodes],
+                                                   ports[base + brokers])
+            prometheus = sandbox_metrics.SandboxMetrics(str(agent), str(sandbox_metrics.EXPORTER_CONFIG), pid,
+                                                        ports[base + brokers], str(prom_dir))
+            sandbox = replace(sandbox, metrics=prometheus)
+            _write_json(directory / SANDBOX_FILE, sandbox.to_json())
+            progress(f"started prometheus (pid {pid}) at {prometheus.prometheus_url}; waiting until it scrapes every broker")
+            sandbox_metrics.wait_until_scraping(prometheus.prometheus_url, pid, prom_dir / "prometheus.log", len(nodes))
     except BaseException:
+        if prometheus is not None:
+            sandbox_metrics.stop_prometheus(prometheus.prometheus_pid, prometheus.prometheus_config)
         _stop_pids(nodes, grace=10.0)
         raise
-    sandbox = Sandbox(sandbox.directory, sandbox.kafka_version, sandbox.cluster_uuid, sandbox.auto_leader_rebalance,
-                      sandbox.nodes, sandbox.started_at, round(time.monotonic() - started, 1))
+    sandbox = replace(sandbox, start_seconds=round(time.monotonic() - started, 1))
     _write_json(directory / SANDBOX_FILE, sandbox.to_json())
     return sandbox
 
@@ -443,11 +487,11 @@ def restart_node(sandbox: Sandbox, node_id: int, timeout: float = 90.0) -> Sandb
     # Start-up is detected from the log: move the old one aside.
     if log.exists():
         log.rename(log.with_name(f"server.log.{int(time.time() * 1000)}"))
-    pid = start_node(runtime, Path(n.directory), sandbox.java_opts)
-    fresh = Node(n.node_id, n.rack, n.port, n.controller_port, pid, n.directory, n.log_file)
+    agent = sandbox.metrics.agent_jar if sandbox.metrics else None
+    pid = start_node(runtime, Path(n.directory), node_jvm_opts(sandbox.java_opts, n, agent))
+    fresh = replace(n, pid=pid)
     nodes = tuple(fresh if m.node_id == node_id else m for m in sandbox.nodes)
-    updated = Sandbox(sandbox.directory, sandbox.kafka_version, sandbox.cluster_uuid, sandbox.auto_leader_rebalance,
-                      nodes, sandbox.started_at, sandbox.start_seconds, sandbox.java_opts)
+    updated = replace(sandbox, nodes=nodes)
     _write_json(Path(sandbox.directory) / SANDBOX_FILE, updated.to_json())
     wait_until_registered([fresh], timeout, expect={m.node_id for m in nodes})
     return updated
@@ -476,8 +520,12 @@ def down(directory: Path, grace: float = 30.0) -> list[int]:
     import shutil
 
     sandbox = read_sandbox(directory)
-    stopped = _stop_pids(sandbox.nodes, grace)
+    m = sandbox.metrics
+    prometheus = [m.prometheus_pid] if m and sandbox_metrics.stop_prometheus(m.prometheus_pid, m.prometheus_config) else []
+    stopped = prometheus + _stop_pids(sandbox.nodes, grace)
     still = [n.pid for n in sandbox.nodes if pid_alive(n.pid) and _is_our_process(n.pid, n.directory)]
+    if m and sandbox_metrics.is_our_prometheus(m.prometheus_pid, m.prometheus_config) and pid_alive(m.prometheus_pid):
+        still.append(m.prometheus_pid)
     if still:
         raise SandboxError(f"pids {still} did not stop; {directory} is kept")
     shutil.rmtree(directory)

@@ -10,6 +10,7 @@ from typing import Any
 from kafka_rebalance.errors import RebalanceError, SnapshotError
 from kafka_rebalance.snapshot.model import (
     FORMAT_VERSION,
+    METHOD_FIELDS,
     PARQUET_META_KEY,
     SNAPSHOT_SUFFIXES,
     Partition,
@@ -120,7 +121,21 @@ def partition_table(partitions: Iterable[Partition]):
     if any(p.log_dirs for p in parts):
         table = table.append_column(pa.field("log_dirs", pa.list_(pa.string())),
                                     pa.array([list(p.log_dirs) or None for p in parts], pa.list_(pa.string())))
+    # Likewise the traffic columns beyond bytes_in_per_sec: only when gather measured them.
+    if any(p.has_metric_fields for p in parts):
+        for f in metric_fields():
+            values = [p.metric_fields.get(f.name) for p in parts]
+            if any(v is not None for v in values):
+                table = table.append_column(f, pa.array(values, f.type))
     return table
+
+
+def metric_fields():
+    """The optional traffic columns: consumer bytes/s and how each figure was produced."""
+    import pyarrow as pa
+
+    return [pa.field("bytes_out_per_sec", pa.float64()),
+            *(pa.field(name, pa.string()) for name in METHOD_FIELDS)]
 
 
 def write_parquet(table, header: dict[str, Any], path: Path) -> None:
@@ -189,6 +204,8 @@ def _load_parquet(p: Path) -> Snapshot:
     import pyarrow as pa
 
     expected = partition_schema().append(pa.field("log_dirs", pa.list_(pa.string())))
+    for f in metric_fields():
+        expected = expected.append(f)
     wrong = [
         f"column {f.name} is {table.schema.field(f.name).type}, expected {f.type}"
         for f in expected

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 CONTROLLERS = ("kraft", "zookeeper")
@@ -12,6 +13,46 @@ THRESHOLD_CONFIG = "leader.imbalance.per.broker.percentage"
 PARQUET_META_KEY = b"kafka_rebalance.snapshot"
 FORMAT_VERSION = 1
 SNAPSHOT_SUFFIXES = (".json", ".parquet")
+# The per-partition method fields (each a MetricMethod value, or absent).
+METHOD_FIELDS = ("bytes_in_method", "bytes_out_method", "size_method")
+
+
+class MetricMethod(str, Enum):
+    """How one partition's traffic or size figure was produced (gather's ``--rate-window`` / ``--metrics``)."""
+
+    # Two samples of the partition's log end offset and size through the Admin API (cluster/gather.py).
+    SAMPLED = "sampled-log-ends"
+    # Prometheus: the topic's rate (Kafka's BrokerTopicMetrics are per topic), split over its partitions by
+    # each one's share of the log end offsets written in the window, or evenly when none moved.
+    PROMETHEUS_TOPIC_BY_OFFSETS = "prometheus-topic-split-by-offsets"
+    PROMETHEUS_TOPIC_EVENLY = "prometheus-topic-split-evenly"
+    # Prometheus: the partition's own series (kafka.log Log Size), where the Admin API reported no size.
+    PROMETHEUS_PARTITION = "prometheus-partition"
+
+
+class MetricsSourceKind(str, Enum):
+    SAMPLING = "sampling"
+    PROMETHEUS = "prometheus"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSource:
+    """Where a snapshot's traffic figures came from, for the whole snapshot.
+
+    ``url`` is the Prometheus server read (never with credentials); ``bytes_out`` says whether consumer
+    traffic was measured, and if not, why (sampling cannot see it; an exporter may not export it).
+    """
+
+    kind: MetricsSourceKind
+    bytes_out: str
+    url: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.kind.value}
+        if self.url is not None:
+            out["url"] = self.url
+        out["bytes_out"] = self.bytes_out
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +104,30 @@ class Partition:
     # The log dir holding each replica, in ``replicas`` order (None: that broker did not report it);
     # empty: not recorded.
     log_dirs: tuple[str | None, ...] = ()
+    # Consumer traffic (fetches by clients, not replication), bytes/s; None: not measured.
+    bytes_out_per_sec: float | None = None
+    # How bytes_in_per_sec, bytes_out_per_sec and size_bytes were produced; None: not recorded (for size_bytes:
+    # the Admin API's DescribeLogDirs, as always).
+    bytes_in_method: MetricMethod | None = None
+    bytes_out_method: MetricMethod | None = None
+    size_method: MetricMethod | None = None
+
+    @property
+    def has_metric_fields(self) -> bool:
+        return not (self.bytes_out_per_sec is None and self.bytes_in_method is None and self.bytes_out_method is None
+                    and self.size_method is None)
+
+    @property
+    def metric_fields(self) -> dict[str, Any]:
+        """The traffic fields beyond bytes_in_per_sec that are set, as the format writes them."""
+        out: dict[str, Any] = {}
+        if self.bytes_out_per_sec is not None:
+            out["bytes_out_per_sec"] = self.bytes_out_per_sec
+        for name in METHOD_FIELDS:
+            method = getattr(self, name)
+            if method is not None:
+                out[name] = method.value
+        return out
 
     @property
     def name(self) -> str:
@@ -88,6 +153,8 @@ class Snapshot:
     # Seconds between the two samples gather took to measure bytes_in_per_sec (``--rate-window``);
     # None: the rates were not measured by gather (absent, simulated or written by hand).
     rate_window_seconds: float | None = None
+    # Where the traffic figures came from; None: not measured by gather (or gathered before the field existed).
+    metrics_source: MetricsSource | None = None
 
     @property
     def broker_ids(self) -> list[int]:
@@ -123,6 +190,8 @@ class Snapshot:
             out["captured_at"] = self.captured_at
         if self.rate_window_seconds is not None:
             out["rate_window_seconds"] = self.rate_window_seconds
+        if self.metrics_source is not None:
+            out["metrics"] = self.metrics_source.to_dict()
         out["controller"] = self.controller
         out["configs"] = dict(sorted(self.configs.items()))
         out["brokers"] = [_broker_dict(b) for b in self.brokers]
@@ -144,6 +213,7 @@ class Snapshot:
         rows = [
             [p.topic, p.partition, p.replicas, p.leader, p.isr, p.size_bytes, p.bytes_in_per_sec, p.offline_replicas]
             + ([p.log_dirs] if p.log_dirs else [])
+            + ([p.metric_fields] if p.has_metric_fields else [])
             for p in self.partitions
         ]
         digest.update(json.dumps(rows, separators=(",", ":")).encode())
@@ -180,4 +250,5 @@ def _partition_dict(p: Partition) -> dict[str, Any]:
         out["offline_replicas"] = list(p.offline_replicas)
     if p.log_dirs:
         out["log_dirs"] = list(p.log_dirs)
+    out.update(p.metric_fields)
     return out

@@ -11,9 +11,13 @@ from typing import Any
 from kafka_rebalance.errors import SnapshotError
 from kafka_rebalance.snapshot.model import (
     CONTROLLERS,
+    METHOD_FIELDS,
     THRESHOLD_CONFIG,
     Broker,
     LogDir,
+    MetricMethod,
+    MetricsSource,
+    MetricsSourceKind,
     Partition,
     Snapshot,
 )
@@ -132,6 +136,49 @@ def _replica_dirs(raw: Any, replicas: tuple[int, ...], where: str, problems: lis
     return tuple(raw)
 
 
+METRIC_COLUMNS = ("bytes_out_per_sec", *METHOD_FIELDS)
+_METHODS = ", ".join(m.value for m in MetricMethod)
+
+
+def _metric_extras(cols: Mapping[str, Sequence[Any]], i: int, where: str, problems: list[str]) -> dict[str, Any] | None:
+    """A row's bytes_out_per_sec and method fields (absent ones left out); None (with problems) when malformed."""
+    extras: dict[str, Any] = {}
+    ok = True
+    for key, col in cols.items():
+        value = col[i]
+        if value is None:
+            continue
+        if key == "bytes_out_per_sec":
+            if finite_number(value, 0):
+                extras[key] = float(value)
+            else:
+                problems.append(f"{where}: bytes_out_per_sec must be a finite non-negative number, got {json.dumps(value)}")
+                ok = False
+        elif isinstance(value, str) and value in MetricMethod._value2member_map_:
+            extras[key] = MetricMethod(value)
+        else:
+            problems.append(f"{where}: {key} must be one of {_METHODS}, got {json.dumps(value, default=str)[:60]}")
+            ok = False
+    return extras if ok else None
+
+
+def _metrics_source(raw: Any, problems: list[str]) -> MetricsSource | None:
+    if raw is None:
+        return None
+    kinds = ", ".join(k.value for k in MetricsSourceKind)
+    if not isinstance(raw, dict) or raw.get("source") not in MetricsSourceKind._value2member_map_:
+        problems.append(f"metrics: must be an object with a source ({kinds}), got {json.dumps(raw, default=str)[:80]}")
+        return None
+    url, bytes_out = raw.get("url"), raw.get("bytes_out")
+    if url is not None and (not isinstance(url, str) or not url):
+        problems.append(f"metrics.url: must be a non-empty string or absent, got {json.dumps(url)}")
+        return None
+    if not isinstance(bytes_out, str) or not bytes_out:
+        problems.append(f"metrics.bytes_out: must say how consumer traffic was measured, got {json.dumps(bytes_out)}")
+        return None
+    return MetricsSource(MetricsSourceKind(raw["source"]), bytes_out, url)
+
+
 def _ids(ids: Sequence[int], limit: int = 10) -> str:
     shown = ", ".join(str(i) for i in ids[:limit])
     return shown + (f", ... ({len(ids)} in all)" if len(ids) > limit else "")
@@ -168,6 +215,7 @@ def validate_partitions(
     sizes, rates, offlines, dirs = get["size_bytes"], get["bytes_in_per_sec"], get["offline_replicas"], get["log_dirs"]
     # Kafka's topic-name rule once per distinct name, not once per row.
     bad_topics = {t for t in set(t for t in topics if isinstance(t, str)) if topic_name_problem(t)}
+    metric_cols = {k: c for k in METRIC_COLUMNS if (c := columns.get(k)) is not None and any(v is not None for v in c)}
     for i in range(n):
         row = row_numbers[i] if row_numbers is not None else i
         topic, part = topics[i], parts[i]
@@ -188,9 +236,12 @@ def validate_partitions(
                 and rep_set.issuperset(off)
                 and (not rdirs or (len(rdirs) == len(rep) and all(d is None or d for d in rdirs)))
             ):  # fmt: skip
+                extras = _metric_extras(metric_cols, i, f"partitions[{row}] {topic}-{part}", problems) if metric_cols else {}
+                if extras is None:
+                    continue
                 seen[(topic, part)] = row
                 out.append(Partition(topic, part, tuple(rep), -1 if leader is None else leader, tuple(isr), size,
-                                     rate, tuple(off), tuple(rdirs)))  # fmt: skip
+                                     rate, tuple(off), tuple(rdirs), **extras))  # fmt: skip
                 continue
         if not isinstance(topic, str) or not topic:
             problems.append(f"partitions[{row}]: topic must be a non-empty string, got {json.dumps(topic)}")
@@ -270,8 +321,9 @@ def validate_partitions(
         replica_dirs = _replica_dirs(dirs[i] if dirs is not None else None, replicas, where, problems)
         if replica_dirs is None:
             ok = False
-        if ok:
-            out.append(Partition(topic, part, replicas, leader, isr, size, rate, offline, replica_dirs or ()))
+        extras = _metric_extras(metric_cols, i, where, problems) if metric_cols else {}
+        if ok and extras is not None:
+            out.append(Partition(topic, part, replicas, leader, isr, size, rate, offline, replica_dirs or (), **extras))
     out.sort(key=lambda p: (p.topic, p.partition))
     return out
 
@@ -295,6 +347,7 @@ def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
     if rate_window is not None and not (finite_number(rate_window, 0) and rate_window > 0):
         problems.append(f"rate_window_seconds: must be a positive number of seconds or absent, got {json.dumps(rate_window)}")
         rate_window = None
+    metrics_source = _metrics_source(raw.get("metrics"), problems)
     captured_at = raw.get("captured_at")
     if captured_at is not None and not isinstance(captured_at, str):
         problems.append(f"captured_at: must be an ISO-8601 string, got {json.dumps(captured_at)}")
@@ -323,6 +376,7 @@ def parse_header(raw: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         "controller": controller,
         "captured_at": captured_at,
         "rate_window_seconds": None if rate_window is None else float(rate_window),
+        "metrics_source": metrics_source,
         "configs": configs,
         "brokers": _brokers(raw.get("brokers"), problems),
         "topics": topics,
@@ -365,6 +419,7 @@ def snapshot_from_dict(raw: Any, source: str = "snapshot") -> Snapshot:
         "bytes_in_per_sec": [r.get("bytes_in_per_sec") for r in kept],
         "offline_replicas": [r.get("offline_replicas") for r in kept],
         "log_dirs": [r.get("log_dirs") for r in kept],
+        **{k: [r.get(k) for r in kept] for k in METRIC_COLUMNS},
     }
     partitions = validate_partitions(columns, {b.id for b in head["brokers"]}, problems, keep)
     if problems:
