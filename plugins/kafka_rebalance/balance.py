@@ -12,6 +12,7 @@ Eligible brokers are the live ones that are not being decommissioned.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -198,3 +199,20 @@ def placement_targets(
         byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
         clamped_racks=tuple(clamped),
     )
+
+
+def rack_unsafe(racks: Sequence[int], n_racks: int) -> bool:
+    """The rack-safety rule for one partition: its replicas' racks (one code per replica, negative for a
+    broker without a rack) break it when one rack holds more than ceil(RF / racks), or the replicas span
+    fewer than min(RF, racks) racks. ``n_racks`` counts the racks of the eligible brokers (0: no racks).
+
+    The planner's veto (``ClusterState.rack_safe``) and the quality gate's projection ask this function;
+    ``RackSafetyGoal.violations`` (planner/goals/placement.py) is its vectorised form over the planner's
+    whole state, tested equal to it.
+    """
+    if n_racks <= 0:
+        return False
+    per = Counter(racks)
+    if max(per.values(), default=0) > -(-len(racks) // n_racks):
+        return True
+    return sum(1 for g in per if g >= 0) < min(len(racks), n_racks)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kafka_rebalance.balance import rack_unsafe
 from kafka_rebalance.planner import PlanError
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal, best_destination
 from kafka_rebalance.planner.state import ClusterState
@@ -182,6 +183,18 @@ def test_violations_are_crowded_racks_and_too_few_racks() -> None:
         part("t", 5, [0]),
     ])
     assert RackSafetyGoal().violations(s).tolist() == [0, 3]
+
+
+def test_the_vectorised_violations_agree_with_the_one_rule_on_every_row() -> None:
+    """``violations`` is ``balance.rack_unsafe`` over the whole state; the veto and the gate ask the rule itself."""
+    rng = np.random.default_rng(7)
+    brokers = [(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "a"), (6, "c")]
+    parts = [part("t", i, [int(b) for b in rng.choice(7, size=int(rng.integers(1, 6)), replace=False)]) for i in range(400)]
+    s = state(brokers, parts)
+    by_rule = [i for i, row in enumerate(rows(s)) if rack_unsafe([s.rack[b] for b in row], s.n_racks)]
+    assert RackSafetyGoal().violations(s).tolist() == by_rule
+    assert 0 < len(by_rule) < 400  # both kinds of rows were drawn
+    assert [i for i, row in enumerate(rows(s)) if not s.rack_safe(row)] == by_rule
 
 
 def test_no_racks_means_no_violations_and_no_repair() -> None:

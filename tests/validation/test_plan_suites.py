@@ -131,6 +131,8 @@ def test_partition_on_one_rack(good_plan) -> None:
     assert RP + "expect_partition_spread_over_min_rf_racks" in failed(plan, snapshot)
     assert rows_of(plan, snapshot, RP + "expect_partition_spread_over_min_rf_racks") == [
         "batch 001 orders-2: replicas [2, 0] span 1 rack(s), need 2"]
+    # The projection judges the cluster the plan leads to by the rack-safety goal's own count, too.
+    assert PB + "expect_partitions_rack_safe" in failed(plan, snapshot)
 
 
 def test_batch_over_partition_limit(tmp_path) -> None:

@@ -383,6 +383,22 @@ def test_balance_rows_after_a_plan(tmp_path: Path) -> None:
     assert of_kind(table, "leaving_broker") == []
 
 
+def test_the_cluster_row_counts_partitions_off_their_rf_and_partitions_breaking_rack_safety(tmp_path: Path) -> None:
+    # Racks: 1 and 2 in a, 3 and 4 in b. The plan puts t-0 on one rack (1, 2: a rack violation), gives t-1 a
+    # third replica with no replication_factor asked (RF 3 against the 2 it had), and moves t-2 rack-safely.
+    # x-0 sits on one rack too, but its topic is excluded: the plan may not move it, so it counts nowhere.
+    brokers = [(1, "a", True), (2, "a", True), (3, "b", True), (4, "b", True)]
+    parts = [("t", 0, (1, 3), 1, (1, 3), 0.0), ("t", 1, (1, 3), 1, (1, 3), 0.0), ("t", 2, (2, 4), 2, (2, 4), 0.0),
+             ("x", 0, (1, 2), 1, (1, 2), 0.0)]
+    moved = [[("t", 0, [1, 2]), ("t", 1, [1, 3, 4]), ("t", 2, [2, 3])]]
+    (row,) = of_kind(projection.balance_table(snapshot(parts, brokers), plan(tmp_path, moved, exclude_topics=["x"])), "cluster")
+    assert (row["rf_off_target_after"], row["rack_violations_after"]) == (1, 1)
+    # Asked for RF 3, t-1 is on target and the two others are not; [1, 3, 4] spans both racks (cap 2 per rack).
+    (row,) = of_kind(projection.balance_table(snapshot(parts, brokers), plan(tmp_path / "rf3", moved, exclude_topics=["x"],
+                                                                        replication_factor=3)), "cluster")
+    assert (row["rf_off_target_after"], row["rack_violations_after"]) == (2, 1)
+
+
 def test_byte_tolerance_is_the_floor_of_the_allowed_deviation(tmp_path: Path) -> None:
     snap = snapshot([("t", i, (1 + i % 3,), 1 + i % 3, (1 + i % 3,), 100.0) for i in range(3)])
     by = {r["broker_id"]: r for r in of_kind(projection.balance_table(snap, plan(tmp_path, [], byte_tolerance=0.25)), "broker")}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kafka_rebalance.balance import rack_unsafe
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.snapshot import Snapshot
@@ -201,15 +202,7 @@ class ClusterState:
 
     def rack_safe(self, row: list[int]) -> bool:
         """At most ceil(RF / racks) replicas in one rack, and over min(RF, racks) racks (what the gate checks)."""
-        if not self.has_racks:
-            return True
-        per: dict[int, int] = {}
-        for b in row:
-            g = self.rack[b]
-            per[g] = per.get(g, 0) + 1
-        if max(per.values(), default=0) > self.rack_cap(len(row)):
-            return False
-        return sum(1 for g in per if g >= 0) >= min(len(row), self.n_racks)
+        return not self.has_racks or not rack_unsafe([self.rack[b] for b in row], self.n_racks)
 
     def accepts(self, p: int, src: int, dst: int, count_neutral: bool = False) -> bool:
         """May replica ``src`` of partition ``p`` move to ``dst``? Every optimised goal may veto.

@@ -186,6 +186,20 @@ class ExpectLeavingBrokersEmptied(gxe.ExpectColumnValuesToBeBetween):
     description: str | None = "After the plan no dead or decommissioned broker holds a replica the plan could have moved."
 
 
+class ExpectPartitionsAtTargetReplicationFactor(gxe.ExpectColumnValuesToBeBetween):
+    """Movable partitions not at the plan's target replication factor after the plan == 0."""
+
+    column: str = "rf_off_target_after"
+    description: str | None = "After the plan every partition it may move has its target replication factor."
+
+
+class ExpectPartitionsRackSafe(gxe.ExpectColumnValuesToBeBetween):
+    """Movable partitions breaking rack safety after the plan == 0."""
+
+    column: str = "rack_violations_after"
+    description: str | None = "After the plan no partition it may move crowds a rack or spans too few racks."
+
+
 class ExpectBrokerBytesNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
     """byte deviation after <= max(byte deviation before, tolerance)."""
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from kafka_rebalance.balance import count_bounds, placement_targets
+from kafka_rebalance.balance import count_bounds, placement_targets, rack_unsafe
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
-from kafka_rebalance.planner.goals.placement import PlacementGoal
+from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal
 from kafka_rebalance.planner.goals.registry import goal_class, selected
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
@@ -133,6 +133,29 @@ def disk_limits(snap: RawSnapshot, plan: RawPlan, data: Counter[int]) -> dict[in
     return out
 
 
+def placement_counts(snap: RawSnapshot, plan: RawPlan, after: dict[tuple[str, int], PartitionState]) -> tuple[int, int]:
+    """(partitions off their target replication factor, partitions breaking rack safety) after the plan, over
+    the partitions a plan may move, as the planner counts them for its own view (planner/judge.py): the
+    placement and rack-safety goals' figures. The target RF is the plan's ``replication_factor``, else each
+    partition's RF before the plan; the rack rule is ``balance.rack_unsafe``."""
+    stuck = _stuck(snap, plan)
+    wanted: Any = plan.options.get("replication_factor")
+    before_rf = {(p.topic, p.partition): len(p.replicas) for p in snap.partitions}
+    rack_of = snap.rack_of
+    names = sorted({r for r in rack_of.values() if r is not None})
+    code = {name: i for i, name in enumerate(names)}
+    n_racks = len({rack_of.get(b) for b in plan_eligible(snap, plan) if rack_of.get(b) is not None}) if names else 0
+    rf_off = unsafe = 0
+    for key, state in after.items():
+        if key in stuck:
+            continue
+        target = int(wanted) if wanted is not None else before_rf.get(key, len(state.replicas))
+        rf_off += len(state.replicas) != target
+        racks = [code[r] if (r := rack_of.get(b)) is not None else -1 for b in state.replicas]
+        unsafe += rack_unsafe(racks, n_racks)
+    return rf_off, unsafe
+
+
 def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     """One row per eligible broker after the plan.
 
@@ -175,7 +198,8 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
         ranges = {b: (rep_lo, rep_hi) for b in eligible}
         mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
         byte_target = {b: mean for b in eligible}
-    t = Table("projected_balance", declared=("movable_replicas_after", "disk_over_limit_bytes"))
+    t = Table("projected_balance", declared=("movable_replicas_after", "disk_over_limit_bytes", "rf_off_target_after",
+                                             "rack_violations_after"))
     t.parameters = {
         "threshold_ratio": threshold(snap, plan) / 100,
         "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
@@ -188,8 +212,9 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
 
     limits = disk_limits(snap, plan, before["bytes"])
+    rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
 
-    def view(loads: dict[str, Counter[int]], target_scale: float) -> BalanceView:
+    def view(loads: dict[str, Counter[int]], target_scale: float, placed: tuple[int, int] = (0, 0)) -> BalanceView:
         return BalanceView(
             brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
                                      byte_target[b] * target_scale, tolerance, loads["preferred"][b],
@@ -197,12 +222,13 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
                           for b in eligible),
             leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
                           for b in sorted(snap.broker_ids - elig_set)),
-            byte_tolerance=tolerance, threshold_percentage=threshold(snap, plan), preferred_bounds=(pref_lo, pref_hi))
+            byte_tolerance=tolerance, threshold_percentage=threshold(snap, plan), preferred_bounds=(pref_lo, pref_hi),
+            rf_off_target=placed[0], rack_violations=placed[1])
 
     # Each column is its goal's own figure (planner/goals); a goal the plan left out has none, and
     # its expectation passes on empty values.
     goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
-    after_checks = {c.name: c for c in judge(goals, view(after, 1.0))}
+    after_checks = {c.name: c for c in judge(goals, view(after, 1.0, (rf_off_target, rack_violations)))}
     before_bytes = ByteBalanceGoal().check(view(before, scale)).per_broker
 
     def figure(goal: str, b: int) -> float | None:
@@ -230,4 +256,9 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     placement = after_checks[PlacementGoal.name].per_broker
     for b in sorted(snap.broker_ids - elig_set):
         t.add("leaving_broker", f"broker {b}", broker_id=b, movable_replicas_after=int(placement.get(b, 0)))
+    # The cluster-wide figures of the two hard goals: what the placement goal counts beyond the leaving
+    # brokers (partitions off their target RF), and the rack-safety goal's own figure.
+    rack = after_checks.get(RackSafetyGoal.name)
+    t.add("cluster", "cluster", rf_off_target_after=rf_off_target if PlacementGoal.name in after_checks else None,
+          rack_violations_after=None if rack is None else int(rack.value))
     return t

@@ -31,7 +31,8 @@ COLUMN_TYPES: dict[str, str] = {
     "replica_count_before": "bigint", "preferred_before": "bigint", "imbalance_ratio_after": "double",
     "size_before": "bigint", "size_after": "bigint", "byte_deviation_before": "double",
     "byte_deviation_after": "double", "byte_deviation_allowed": "double", "movable_replicas_after": "bigint",
-    "disk_limit": "double", "disk_over_limit_bytes": "double",
+    "disk_limit": "double", "disk_over_limit_bytes": "double", "rf_off_target_after": "bigint",
+    "rack_violations_after": "bigint",
 }
 
 _PANDAS = {"bigint": "Int64", "double": "float64", "boolean": "boolean", "string": "object"}
