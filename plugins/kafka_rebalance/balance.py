@@ -12,7 +12,7 @@ Eligible brokers are the live ones that are not being decommissioned.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -198,3 +198,11 @@ def placement_targets(
         byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
         clamped_racks=tuple(clamped),
     )
+
+
+def leader_changes(before: Iterable[int], after: Iterable[int]) -> int:
+    """Partitions whose leader after a plan (its moves and its preferred-leader elections) differs from
+    their leader before it, pairwise in one partition order (-1: no leader). Each one makes every
+    producer and consumer of the partition refresh its metadata and reconnect. The planner's summary,
+    the benchmarks and the tests count them with this one function."""
+    return sum(1 for b, a in zip(before, after, strict=True) if int(b) != int(a))

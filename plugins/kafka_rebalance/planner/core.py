@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.balance import count_bounds, leader_changes
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.estimates import DEFAULT_MODE
-from kafka_rebalance.metrics import threshold_percentage
+from kafka_rebalance.metrics import is_over_threshold, threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
@@ -208,6 +208,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
+    summary["leader_changes"] = leader_changes(state.leader.tolist(), final_leader.tolist())
     summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
     return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
 
@@ -308,13 +309,24 @@ def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> t
 
 def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) -> tuple[list[tuple[str, int]], np.ndarray]:
     """The preferred-leader elections (the leader-imbalance goal's action; none when it is left
-    out), and every partition's leader once they ran (-1: none)."""
+    out), and every partition's leader once they ran (-1: none).
+
+    A partition whose leader leaves its replica set changes leader anyway: it is elected, so it
+    ends led by its preferred replica. One whose leader stays is elected only where the goal needs
+    it: a broker over Kafka's threshold (ratio > pct / 100 of the partitions it is preferred for
+    but does not lead) gets the fewest elections that bring it to the threshold, each a leader
+    change clients see. Below it, the controller leaves leadership alone too."""
     pref = choice.preferred
-    electable_pref = choice.electable[np.arange(state.n_parts), choice.column] if state.n_parts else np.zeros(0, bool)
-    final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
+    n_p = state.n_parts
+    electable_pref = choice.electable[np.arange(n_p), choice.column] if n_p else np.zeros(0, bool)
+    leader = state.leader.astype(np.int64)
+    final_leader = np.where(leader >= 0, leader, -1).astype(np.int64)
+    stays = (choice.final_rows == leader[:, None]).any(axis=1) & (leader >= 0) if n_p else np.zeros(0, bool)
+    if n_p:
+        stays &= np.asarray(state.alive, dtype=bool)[np.maximum(leader, 0)]
     # Every changeable partition whose final first replica can lead and does not (or might not) yet.
-    need = ~state.frozen & electable_pref & (state.leader != pref) & elect
-    elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
+    candidates = ~state.frozen & electable_pref & (leader != pref) & elect
+    need = candidates & ~stays
     final_leader[need] = pref[need]
     # Partitions not elected keep their leader if it is still a live replica, else the first live one.
     for p in np.flatnonzero(state.touched & ~need).tolist():
@@ -322,6 +334,40 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
         if final_leader[p] < 0 or final_leader[p] not in row.tolist() or not state.alive[final_leader[p]]:
             live = [x for x in row.tolist() if x >= 0 and state.alive[x]]
             final_leader[p] = live[0] if live else -1
+    optional = candidates & stays
+    if optional.any():
+        touchable = ~state.excluded
+        n_b = state.n_brokers
+        preferred_for = np.bincount(pref[touchable & (pref >= 0)], minlength=n_b)
+        not_led = np.bincount(pref[touchable & (pref >= 0) & (final_leader != pref)], minlength=n_b)
+        pct = float(state.options.threshold_percentage or 0.0)
+        leads = np.bincount(final_leader[final_leader >= 0], minlength=n_b)
+
+        def elect_to_preferred(ps: np.ndarray) -> None:
+            need[ps] = True
+            np.subtract.at(leads, final_leader[ps], 1)
+            np.add.at(leads, pref[ps], 1)
+            final_leader[ps] = pref[ps]
+
+        for b in state.eligible_idx:
+            allowed = int(math.floor(pct * int(preferred_for[b]) / 100))
+            while allowed > 0 and is_over_threshold(allowed / int(preferred_for[b]), pct):
+                allowed -= 1
+            excess = int(not_led[b]) - allowed
+            if excess <= 0:
+                continue
+            mine = np.flatnonzero(optional & (pref == b))
+            # Take leadership from the brokers that lead most: the elections also even out who leads.
+            mine = mine[np.lexsort((mine, -leads[final_leader[mine]]))][:excess]
+            elect_to_preferred(mine)
+        # Kafka's ratio counts only what a broker is preferred for: a broker may still lead more than the
+        # preferred-leader goal's ceil as a non-preferred leader. Elect those back (leading is the load).
+        hi = choice.bounds[1]
+        for b in state.eligible_idx:
+            if leads[b] > hi:
+                mine = np.flatnonzero(optional & ~need & (final_leader == b))
+                elect_to_preferred(mine[np.lexsort((mine, leads[pref[mine]]))][: int(leads[b]) - hi])
+    elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
     return elections, final_leader
 
 
