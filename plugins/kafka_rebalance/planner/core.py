@@ -361,14 +361,101 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
             mine = mine[np.lexsort((mine, -leads[final_leader[mine]]))][:excess]
             elect_to_preferred(mine)
         # Kafka's ratio counts only what a broker is preferred for: a broker may still lead more than the
-        # preferred-leader goal's ceil as a non-preferred leader. Elect those back (leading is the load).
-        hi = choice.bounds[1]
-        for b in state.eligible_idx:
-            if leads[b] > hi:
-                mine = np.flatnonzero(optional & ~need & (final_leader == b))
-                elect_to_preferred(mine[np.lexsort((mine, leads[pref[mine]]))][: int(leads[b]) - hi])
+        # preferred-leader goal's ceil as a non-preferred leader, or fewer than its floor. Elect where that
+        # brings each broker's leaders into the band (leading is the load).
+        elect_to_preferred(np.asarray(_band_elections(state, optional & ~need, final_leader, pref, leads, choice.bounds),
+                                      dtype=np.int64))
     elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
     return elections, final_leader
+
+
+def _band_elections(state: ClusterState, optional: np.ndarray, leader: np.ndarray, pref: np.ndarray,
+                    leads: np.ndarray, bounds: tuple[int, int]) -> list[int]:
+    """The optional elections (``optional``: partitions whose leader stays, not yet elected) that bring every
+    eligible broker's leaders into the preferred-leader goal's [floor, ceil], few of them.
+
+    Electing every partition to its preferred replica (the rule before issue #42) would put each broker
+    at ``full`` leaders; a broker's band is [floor, ceil] widened to that count, so no broker ends out of
+    the band where electing everything kept it in, and electing everything is one way to reach every
+    band. Each election hands one leadership from its current leader to its preferred replica: an edge
+    of a graph on the brokers. A broker over its band hands leadership along the shortest path to one
+    with room (one under its floor first), then a broker under its floor takes it along the shortest
+    path from one above its floor; only a path's ends change their counts. Such a path exists
+    wherever electing everything reaches the band (the difference between the two decomposes into
+    these edges), so the greedy never strands a broker that electing everything would not.
+    """
+    n_b = state.n_brokers
+    cand = np.flatnonzero(optional)
+    if not len(cand):
+        return []
+    leads = leads.copy()
+    full = leads.copy()
+    np.subtract.at(full, leader[cand], 1)
+    np.add.at(full, pref[cand], 1)
+    lo, hi = bounds
+    band_lo = np.zeros(n_b, dtype=np.int64)
+    band_hi = np.full(n_b, np.iinfo(np.int64).max, dtype=np.int64)
+    elig = state.eligible_index_arr
+    band_lo[elig] = np.minimum(lo, full[elig])
+    band_hi[elig] = np.maximum(hi, full[elig])
+    if ((leads >= band_lo) & (leads <= band_hi)).all():
+        return []
+    edges: dict[tuple[int, int], list[int]] = {}
+    count = np.zeros((n_b, n_b), dtype=np.int64)
+    for p in cand[::-1].tolist():  # popped from the end: lowest partition index first
+        edges.setdefault((int(leader[p]), int(pref[p])), []).append(p)
+    for (a, b), ps in edges.items():
+        count[a, b] = len(ps)
+    chosen: list[int] = []
+
+    def path(start: int, forward: bool, end_ok: np.ndarray, end_first: np.ndarray) -> list[int] | None:
+        """Breadth-first from ``start``; the nearest broker ``end_ok`` (``end_first`` among the nearest)."""
+        adj = count if forward else count.T
+        parent = np.full(n_b, -1, dtype=np.int64)
+        seen = np.zeros(n_b, dtype=bool)
+        seen[start] = True
+        frontier = [start]
+        while frontier:
+            found: list[int] = []
+            nxt: list[int] = []
+            for a in frontier:
+                for b in np.flatnonzero((adj[a] > 0) & ~seen).tolist():
+                    seen[b] = True
+                    parent[b] = a
+                    (found if end_ok[b] else nxt).append(b)
+            if found:
+                end = min(found, key=lambda b: (not end_first[b], int(leads[b]) if forward else -int(leads[b]), b))
+                chain = [end]
+                while chain[-1] != start:
+                    chain.append(int(parent[chain[-1]]))
+                return chain[::-1]
+            frontier = nxt
+        return None
+
+    def elect_along(chain: list[int]) -> None:
+        for a, b in zip(chain, chain[1:]):
+            chosen.append(edges[(a, b)].pop())
+            count[a, b] -= 1
+        leads[chain[0]] -= 1
+        leads[chain[-1]] += 1
+
+    stuck = np.zeros(n_b, dtype=bool)
+    while (over := np.flatnonzero((leads > band_hi) & ~stuck)).size:
+        a = int(over[np.argmax(leads[over] - band_hi[over])])
+        chain = path(a, True, leads < band_hi, leads < band_lo)
+        if chain is None:
+            stuck[a] = True
+        else:
+            elect_along(chain)
+    stuck[:] = False
+    while (under := np.flatnonzero((leads < band_lo) & ~stuck)).size:
+        b = int(under[np.argmax(band_lo[under] - leads[under])])
+        chain = path(b, False, leads > band_lo, leads > band_hi)
+        if chain is None:
+            stuck[b] = True
+        else:
+            elect_along(chain[::-1])
+    return sorted(chosen)
 
 
 def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
