@@ -315,7 +315,9 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
     ends led by its preferred replica. One whose leader stays is elected only where the goal needs
     it: a broker over Kafka's threshold (ratio > pct / 100 of the partitions it is preferred for
     but does not lead) gets the fewest elections that bring it to the threshold, each a leader
-    change clients see. Below it, the controller leaves leadership alone too."""
+    change clients see (below it, the controller leaves leadership alone too); then a broker whose
+    leaders would end outside the preferred-leader goal's floor..ceil gets the elections that bring
+    them back (``_band_elections``)."""
     pref = choice.preferred
     n_p = state.n_parts
     electable_pref = choice.electable[np.arange(n_p), choice.column] if n_p else np.zeros(0, bool)
