@@ -26,7 +26,8 @@ against the certified bound (summary.optimizer.bytes_bound) and the combinatoria
 (summary.lower_bounds.bytes_moved), against the exact optimum where the exact model takes the
 member (PlanOptions(optimizer="exact"), members of at most CORPUS_EXACT_PARTITIONS partitions),
 the largest eligible broker's bytes over their mean before and after, replica moves, leader
-elections, and Kafka's --generate over the eligible brokers as the baseline of the same run.
+elections, leader changes (summary.leader_changes), and Kafka's --generate over the eligible
+brokers as the baseline of the same run.
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ def run_corpus_one(name: str) -> dict:
         "bytes_reached": s["targets"]["bytes_reached"],
         "replica_moves": s["replica_moves"],
         "elections": s["leader_elections"],
+        "leader_changes": s["leader_changes"],
         "rack_unrepaired": len(s["rack_violations_unrepaired"]),
     })
     if len(snap.partitions) <= CORPUS_EXACT_PARTITIONS:
@@ -166,12 +168,12 @@ def corpus_table(rows: list[dict]) -> str:
 
     out = ["| member | brokers / partitions (decom.) | plan s (CPU s) | optimizer | GB moved | certified bound GB (moved / bound) "
            "| lower bound GB | exact optimum GB (moved / exact) | byte max/mean before -> after | counts / bytes reached "
-           "| replica moves | elections | Kafka `--generate` GB (x ours), moves |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| replica moves | elections | leader changes | Kafka `--generate` GB (x ours), moves |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "error" in r:
             out.append(f"| {r['member']} | {r['brokers']} / {r['partitions']:,} ({r['decommissioned']}) | refused: {r['error']} |"
-                       + " |" * 10)
+                       + " |" * 11)
             continue
         e = r.get("exact")
         if e is None:
@@ -187,7 +189,8 @@ def corpus_table(rows: list[dict]) -> str:
             f"| {gb(r['bytes_moved'])} | {gb(r['bytes_bound'])} ({ratio(r['bytes_moved'], r['bytes_bound'])}) "
             f"| {gb(r['lower_bound'])} | {exact} | {r['byte_max_mean_before']} -> {r['byte_max_mean_after']} "
             f"| {'yes' if r['replicas_reached'] else 'no'} / {'yes' if r['bytes_reached'] else 'no'} "
-            f"| {r['replica_moves']:,} | {r['elections']:,} | {gb(k['bytes'])} ({ratio(k['bytes'], r['bytes_moved'])}), {k['moves']:,} |")
+            f"| {r['replica_moves']:,} | {r['elections']:,} | {r['leader_changes']:,} "
+            f"| {gb(k['bytes'])} ({ratio(k['bytes'], r['bytes_moved'])}), {k['moves']:,} |")
     return "\n".join(out)
 
 
@@ -265,6 +268,7 @@ def run_one(brokers: int, partitions: int, workdir: Path) -> dict:
         "bytes_gap_percent": s["optimizer"]["gap_percent"],
         "reorders": s["reorders"],
         "elections": s["leader_elections"],
+        "leader_changes": s["leader_changes"],
         "estimated_hours": round(s["estimated_seconds"] / 3600, 2),
         "continuous_hours": round(s["continuous"]["estimated_seconds"] / 3600, 2),
         "bound_hours": round(s["continuous"]["physical_bound_seconds"] / 3600, 2),
@@ -366,7 +370,7 @@ def main() -> None:
               f"{pa['min']}..{pa['max']} (outside: {pa['brokers_outside']})")
         print(f"   byte deviation {r['bytes_dev_before']:.1%} -> {r['bytes_dev_after']:.1%}; rack violations "
               f"{r['rack_violations_before']} -> {r['rack_violations_after']}; reorders {r['reorders']:,}, "
-              f"elections {r['elections']:,}")
+              f"elections {r['elections']:,}, leader changes {r['leader_changes']:,}")
         print(f"   duration at 50 MiB/s: continuous {r['continuous_hours']} h = {r['continuous_ratio']}x the physical "
               f"bound {r['bound_hours']} h; in batches {r['estimated_hours']} h = {r['batched_ratio']}x")
         sys.stdout.flush()

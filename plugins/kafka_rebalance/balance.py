@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -216,3 +216,11 @@ def rack_unsafe(racks: Sequence[int], n_racks: int) -> bool:
     if max(per.values(), default=0) > -(-len(racks) // n_racks):
         return True
     return sum(1 for g in per if g >= 0) < min(len(racks), n_racks)
+
+
+def leader_changes(before: Iterable[int], after: Iterable[int]) -> int:
+    """Partitions whose leader after a plan (its moves and its preferred-leader elections) differs from
+    their leader before it, pairwise in one partition order (-1: no leader). Each one makes every
+    producer and consumer of the partition refresh its metadata and reconnect. The planner's summary,
+    the benchmarks and the tests count them with this one function."""
+    return sum(1 for b, a in zip(before, after, strict=True) if int(b) != int(a))

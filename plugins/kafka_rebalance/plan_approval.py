@@ -30,6 +30,12 @@ from kafka_rebalance.plan_dir import (
 from kafka_rebalance.units import human_bytes, human_seconds
 
 
+def leader_changes_text(summary: Mapping[str, Any]) -> str:
+    """", N leader changes" for a summary that counts them (plans made before it did show nothing)."""
+    n = summary.get("leader_changes")
+    return f", {int(n):,} leader changes" if isinstance(n, int) else ""
+
+
 @dataclass(frozen=True, slots=True)
 class PlanFacts:
     """What an approver is shown about a plan, read from its verified plan.json and verdict."""
@@ -49,6 +55,7 @@ class PlanFacts:
     other_estimate_of: str
     goals_reached: tuple[str, ...]
     goals_missed: tuple[str, ...]
+    leader_changes: int | None = None  # None: a plan made before the summary counted them
 
 
 def captured_at(manifest: Mapping[str, Any]) -> datetime | None:
@@ -87,6 +94,7 @@ def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
         replica_moves=int(summary.get("replica_moves", sum(int(b.get("replica_moves", 0)) for b in batches))),
         bytes_moved=int(summary.get("bytes_moved", sum(int(b.get("bytes", 0)) for b in batches))),
         leader_elections=int(summary.get("leader_elections", 0)),
+        leader_changes=summary.get("leader_changes") if isinstance(summary.get("leader_changes"), int) else None,
         batches=len(batches),
         estimated_seconds=estimate.seconds,
         estimate_of=estimate.mode,
@@ -133,7 +141,7 @@ def describe(facts: PlanFacts) -> list[str]:
         f"  validation: {facts.validation}",
         f"  snapshot age: {age}",
         f"  {facts.replica_moves} replica moves in {facts.batches} batches, {human_bytes(facts.bytes_moved)} to copy, "
-        f"{facts.leader_elections} leader elections",
+        f"{facts.leader_elections} leader elections{leader_changes_text({'leader_changes': facts.leader_changes})}",
         f"  estimate: {estimate}",
         f"  goals reached: {goals}{missed}",
     ]

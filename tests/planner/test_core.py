@@ -70,10 +70,12 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
     # The move of a single replica needs no reorder. Its leader was broker 0 and its preferred replica
     # will be broker 2, so it is on the election list ("might not lead yet"; a no-op if it already does).
     assert (s["reorders"], s["leader_elections"]) == (0, 1)
+    # Its leader changes (0 -> 2, the moved replica was the only one); the other two keep theirs.
+    assert s["leader_changes"] == 1
     assert list(s) == ["replica_moves", "bytes_moved", "lower_bounds", "ratio_to_lower_bound", "estimated_seconds",
                        "estimate_of", "estimated_seconds_batches", "continuous", "before", "projected", "targets", "leader_imbalance", "optimizer",
                        "rack_violations_unrepaired", "steps_beyond_max_new_replicas", "reorders", "leader_elections",
-                       "goals"]
+                       "leader_changes", "goals"]
     # Every goal judges the cluster before and the plan after. Before: counts 2/1/0 against 1..1 (brokers
     # 0 and 2 one off), bytes 2000/1001/0 against 1000.33 (broker 2 is 100 % off, broker 0 99.93 %),
     # first replicas 2/1/0 against 1..1, every partition led by its first replica. After: one each,

@@ -352,10 +352,12 @@ def throttles_anywhere_live(sandbox, prefix: str, skip: int) -> dict:
 
 
 def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefix, tmp_path):
-    """Every replica list is [1, 2]: balancing moves replicas to broker 3 and spreads the first replicas, so
-    most of the 52 partitions get a new preferred leader, elected after the moves. The final snapshot, taken
-    right after the elections, must show them leading: the brokers' metadata follows the controller's
-    elections a moment later."""
+    """Every replica list is [1, 2] and broker 1 leads all 52 partitions: balancing moves replicas to broker 3
+    and spreads the first replicas, and since leading is load, broker 1 must end leading no more than the
+    preferred-leader goal's ceil, so many partitions are elected to a new leader after the moves (the plan
+    elects only where a leader goal needs it, issue #42). The final snapshot, taken right after the
+    elections, must show the elected ones led by their preferred replica and every broker's leaders within
+    the goal's bounds: the brokers' metadata follows the controller's elections a moment later."""
     client = admin(kafka_sandbox)
     topics = [f"{topic_prefix}-{t}" for t in range(2)]
     try:
@@ -370,7 +372,11 @@ def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefi
     plan_dir = tmp_path / "plan"
     plan_validate_and_approve(snap_path, plan_dir)
     elected = {(p["topic"], p["partition"]) for p in json.loads((plan_dir / "election.json").read_text())["partitions"]}
-    assert len(elected) >= 20, f"expected most of the 52 partitions to be elected, got {len(elected)}"
+    # 52 partitions over 3 brokers is 17.33 each; the default --replica-tolerance of 10 % of it widens
+    # floor..ceil 17..18 by one whole partition each side: 16..19. Broker 1 leads all 52, so at least
+    # 52 - 19 = 33 of them must change leader, and the plan elects every partition whose leader it changes.
+    floor, ceil = 16, 19
+    assert len(elected) >= 52 - ceil, f"broker 1 can lead at most {ceil} of the 52, yet only {len(elected)} are elected"
     preferred = {tp: replicas[0] for tp, replicas in final_targets(plan_dir).items()}
     assert elected <= set(preferred)
     assert 1 not in {preferred[tp] for tp in elected}  # broker 1 led them all before: the elections move leaders
@@ -387,6 +393,8 @@ def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefi
     wrong = {f"{t}-{p}": (final[(t, p)].leader, preferred[(t, p)]) for t, p in sorted(elected)
              if final[(t, p)].leader != preferred[(t, p)]}
     assert not wrong, f"final snapshot leader vs the plan's preferred leader: {wrong}"
+    leads = {b: sum(1 for p in final.values() if p.topic in topics and p.leader == b) for b in (1, 2, 3)}
+    assert all(floor <= n <= ceil for n in leads.values()), f"leaders per broker after the plan: {leads}"
     # Kafka's own view agrees.
     now = describe_partitions(kafka_sandbox, topic_prefix)
     assert all(now[tp]["leader"] == preferred[tp] for tp in elected)

@@ -16,6 +16,7 @@ import typer
 from kafka_rebalance.cli._app import app, stderr
 from kafka_rebalance.estimates import plan_estimate
 from kafka_rebalance.options import OptionField, PlanOptions, from_flags, option_fields, resolve_threshold
+from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.planner import make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.units import human_bytes, human_rate, parse_bytes
@@ -47,7 +48,7 @@ def plan(
         f"{s['replica_moves']} replica moves (lower bound {s['lower_bounds']['replica_moves']}, ratio {ratio}), "
         f"{human_bytes(s['bytes_moved'])} to copy (certified bound {human_bytes(s['optimizer']['bytes_bound'])}, "
         f"gap {s['optimizer']['gap_percent']} %, "
-        f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections, "
+        f"{s['optimizer']['used']}), {s['reorders']} reorders, {s['leader_elections']} elections{leader_changes_text(s)}, "
         f"estimated {estimate.text('the default of execute')} (physical bound {s['continuous']['physical_bound_seconds']:,.0f}s) at "
         f"{human_rate(options.throttle_bytes_per_sec)}, {options.move_fixed_seconds:g}s fixed per move "
         f"(load {loaded - started:.2f}s, plan {planned - loaded:.2f}s, write {time.perf_counter() - planned:.2f}s)"

@@ -10,7 +10,7 @@ from typing import Any
 from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
 from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
 from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
-from kafka_rebalance.plan_approval import captured_at
+from kafka_rebalance.plan_approval import captured_at, leader_changes_text
 from kafka_rebalance.plan_dir import DATA_DOCS_DIR, REPORT_FILE, RUNBOOK_FILE, validation_status
 from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 
@@ -95,7 +95,8 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         f"{snapshot_age_line(manifest, now or datetime.now(UTC))}"
         f"{optimizer_line(s)}"
         f"{goal_lines(s)}"
-        f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections\n"
+        f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections"
+        f"{leader_changes_text(s)}\n"
         f"{duration_line(s, manifest['options'], len(manifest['batches']), mode)}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "

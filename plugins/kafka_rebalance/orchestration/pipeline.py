@@ -25,6 +25,7 @@ from kafka_rebalance.orchestration.cluster_access import admin_session
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
 from kafka_rebalance.orchestration.plan_params import plan_options, planner_values
 from kafka_rebalance.orchestration.staging import record_decision, run_dir, stage_plan, write_cluster_snapshot
+from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.plan_dir import (
     FINAL_SNAPSHOT_STEM,
     LEDGER_FILE,
@@ -121,8 +122,9 @@ def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: Plann
     out = Path(run["run_dir"]) / "plan"
     manifest, status = write_plan(result, out, run["snapshot"])
     s = manifest["summary"]
-    log.info("plan %s (%s): %d batches, %d replica moves, %s bytes, %d elections, estimated %s", manifest["plan_hash"][:16],
+    log.info("plan %s (%s): %d batches, %d replica moves, %s bytes, %d elections%s, estimated %s", manifest["plan_hash"][:16],
              status, len(manifest["batches"]), s["replica_moves"], f"{s['bytes_moved']:,}", s["leader_elections"],
+             leader_changes_text(s),
              plan_estimate(s, mode).text())  # fmt: skip
     return str(out)
 

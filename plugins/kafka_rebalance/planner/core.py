@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.balance import count_bounds
+from kafka_rebalance.balance import count_bounds, leader_changes
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.estimates import DEFAULT_MODE
-from kafka_rebalance.metrics import threshold_percentage
+from kafka_rebalance.metrics import is_over_threshold, threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
@@ -208,6 +208,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
+    summary["leader_changes"] = leader_changes(state.leader.tolist(), final_leader.tolist())
     summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
     return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
 
@@ -308,13 +309,26 @@ def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> t
 
 def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) -> tuple[list[tuple[str, int]], np.ndarray]:
     """The preferred-leader elections (the leader-imbalance goal's action; none when it is left
-    out), and every partition's leader once they ran (-1: none)."""
+    out), and every partition's leader once they ran (-1: none).
+
+    A partition whose leader leaves its replica set changes leader anyway: it is elected, so it
+    ends led by its preferred replica. One whose leader stays is elected only where the goal needs
+    it: a broker over Kafka's threshold (ratio > pct / 100 of the partitions it is preferred for
+    but does not lead) gets the fewest elections that bring it to the threshold, each a leader
+    change clients see (below it, the controller leaves leadership alone too); then a broker whose
+    leaders would end outside the preferred-leader goal's floor..ceil gets the elections that bring
+    them back (``_band_elections``)."""
     pref = choice.preferred
-    electable_pref = choice.electable[np.arange(state.n_parts), choice.column] if state.n_parts else np.zeros(0, bool)
-    final_leader = np.where(state.leader >= 0, state.leader, -1).astype(np.int64)
+    n_p = state.n_parts
+    electable_pref = choice.electable[np.arange(n_p), choice.column] if n_p else np.zeros(0, bool)
+    leader = state.leader.astype(np.int64)
+    final_leader = np.where(leader >= 0, leader, -1).astype(np.int64)
+    stays = (choice.final_rows == leader[:, None]).any(axis=1) & (leader >= 0) if n_p else np.zeros(0, bool)
+    if n_p:
+        stays &= np.asarray(state.alive, dtype=bool)[np.maximum(leader, 0)]
     # Every changeable partition whose final first replica can lead and does not (or might not) yet.
-    need = ~state.frozen & electable_pref & (state.leader != pref) & elect
-    elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
+    candidates = ~state.frozen & electable_pref & (leader != pref) & elect
+    need = candidates & ~stays
     final_leader[need] = pref[need]
     # Partitions not elected keep their leader if it is still a live replica, else the first live one.
     for p in np.flatnonzero(state.touched & ~need).tolist():
@@ -322,7 +336,128 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
         if final_leader[p] < 0 or final_leader[p] not in row.tolist() or not state.alive[final_leader[p]]:
             live = [x for x in row.tolist() if x >= 0 and state.alive[x]]
             final_leader[p] = live[0] if live else -1
+    optional = candidates & stays
+    if optional.any():
+        touchable = ~state.excluded
+        n_b = state.n_brokers
+        preferred_for = np.bincount(pref[touchable & (pref >= 0)], minlength=n_b)
+        not_led = np.bincount(pref[touchable & (pref >= 0) & (final_leader != pref)], minlength=n_b)
+        pct = float(state.options.threshold_percentage or 0.0)
+        leads = np.bincount(final_leader[final_leader >= 0], minlength=n_b)
+
+        def elect_to_preferred(ps: np.ndarray) -> None:
+            need[ps] = True
+            np.subtract.at(leads, final_leader[ps], 1)
+            np.add.at(leads, pref[ps], 1)
+            final_leader[ps] = pref[ps]
+
+        for b in state.eligible_idx:
+            allowed = int(math.floor(pct * int(preferred_for[b]) / 100))
+            while allowed > 0 and is_over_threshold(allowed / int(preferred_for[b]), pct):
+                allowed -= 1
+            excess = int(not_led[b]) - allowed
+            if excess <= 0:
+                continue
+            mine = np.flatnonzero(optional & (pref == b))
+            # Take leadership from the brokers that lead most: the elections also even out who leads.
+            mine = mine[np.lexsort((mine, -leads[final_leader[mine]]))][:excess]
+            elect_to_preferred(mine)
+        # Kafka's ratio counts only what a broker is preferred for: a broker may still lead more than the
+        # preferred-leader goal's ceil as a non-preferred leader, or fewer than its floor. Elect where that
+        # brings each broker's leaders into the band (leading is the load).
+        elect_to_preferred(np.asarray(_band_elections(state, optional & ~need, final_leader, pref, leads, choice.bounds),
+                                      dtype=np.int64))
+    elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
     return elections, final_leader
+
+
+def _band_elections(state: ClusterState, optional: np.ndarray, leader: np.ndarray, pref: np.ndarray,
+                    leads: np.ndarray, bounds: tuple[int, int]) -> list[int]:
+    """The optional elections (``optional``: partitions whose leader stays, not yet elected) that bring every
+    eligible broker's leaders into the preferred-leader goal's [floor, ceil], few of them.
+
+    Electing every partition to its preferred replica (the rule before issue #42) would put each broker
+    at ``full`` leaders; a broker's band is [floor, ceil] widened to that count, so no broker ends out of
+    the band where electing everything kept it in, and electing everything is one way to reach every
+    band. Each election hands one leadership from its current leader to its preferred replica: an edge
+    of a graph on the brokers. A broker over its band hands leadership along the shortest path to one
+    with room (one under its floor first), then a broker under its floor takes it along the shortest
+    path from one above its floor; only a path's ends change their counts. Such a path exists
+    wherever electing everything reaches the band (the difference between the two decomposes into
+    these edges), so the greedy never strands a broker that electing everything would not.
+    """
+    n_b = state.n_brokers
+    cand = np.flatnonzero(optional)
+    if not len(cand):
+        return []
+    leads = leads.copy()
+    full = leads.copy()
+    np.subtract.at(full, leader[cand], 1)
+    np.add.at(full, pref[cand], 1)
+    lo, hi = bounds
+    band_lo = np.zeros(n_b, dtype=np.int64)
+    band_hi = np.full(n_b, np.iinfo(np.int64).max, dtype=np.int64)
+    elig = state.eligible_index_arr
+    band_lo[elig] = np.minimum(lo, full[elig])
+    band_hi[elig] = np.maximum(hi, full[elig])
+    if ((leads >= band_lo) & (leads <= band_hi)).all():
+        return []
+    edges: dict[tuple[int, int], list[int]] = {}
+    count = np.zeros((n_b, n_b), dtype=np.int64)
+    for p in cand[::-1].tolist():  # popped from the end: lowest partition index first
+        edges.setdefault((int(leader[p]), int(pref[p])), []).append(p)
+    for (a, b), ps in edges.items():
+        count[a, b] = len(ps)
+    chosen: list[int] = []
+
+    def path(start: int, forward: bool, end_ok: np.ndarray, end_first: np.ndarray) -> list[int] | None:
+        """Breadth-first from ``start``; the nearest broker ``end_ok`` (``end_first`` among the nearest)."""
+        adj = count if forward else count.T
+        parent = np.full(n_b, -1, dtype=np.int64)
+        seen = np.zeros(n_b, dtype=bool)
+        seen[start] = True
+        frontier = [start]
+        while frontier:
+            found: list[int] = []
+            nxt: list[int] = []
+            for a in frontier:
+                for b in np.flatnonzero((adj[a] > 0) & ~seen).tolist():
+                    seen[b] = True
+                    parent[b] = a
+                    (found if end_ok[b] else nxt).append(b)
+            if found:
+                end = min(found, key=lambda b: (not end_first[b], int(leads[b]) if forward else -int(leads[b]), b))
+                chain = [end]
+                while chain[-1] != start:
+                    chain.append(int(parent[chain[-1]]))
+                return chain[::-1]
+            frontier = nxt
+        return None
+
+    def elect_along(chain: list[int]) -> None:
+        for a, b in zip(chain, chain[1:]):
+            chosen.append(edges[(a, b)].pop())
+            count[a, b] -= 1
+        leads[chain[0]] -= 1
+        leads[chain[-1]] += 1
+
+    stuck = np.zeros(n_b, dtype=bool)
+    while (over := np.flatnonzero((leads > band_hi) & ~stuck)).size:
+        a = int(over[np.argmax(leads[over] - band_hi[over])])
+        chain = path(a, True, leads < band_hi, leads < band_lo)
+        if chain is None:
+            stuck[a] = True
+        else:
+            elect_along(chain)
+    stuck[:] = False
+    while (under := np.flatnonzero((leads < band_lo) & ~stuck)).size:
+        b = int(under[np.argmax(band_lo[under] - leads[under])])
+        chain = path(b, False, leads > band_lo, leads > band_hi)
+        if chain is None:
+            stuck[b] = True
+        else:
+            elect_along(chain[::-1])
+    return sorted(chosen)
 
 
 def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],

@@ -15,6 +15,7 @@ import shlex
 from typing import Any
 
 from kafka_rebalance.estimates import mode_seconds
+from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.plan_dir import PLAN_FILE
 
 
@@ -88,7 +89,7 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         "",
         f"Snapshot sha256 {_code(manifest['snapshot']['sha256'])} captured {_code(manifest['snapshot']['captured_at'])}.",
         f"{summary['replica_moves']} replica moves ({summary['bytes_moved']:,} bytes), {summary['reorders']} reorders, "
-        f"{summary['leader_elections']} leader elections in {len(manifest['batches'])} batches, "
+        f"{summary['leader_elections']} leader elections{leader_changes_text(summary)} in {len(manifest['batches'])} batches, "
         f"throttled at {rate:,} B/s per broker{_efficiency(opts)}{_fixed(opts)}.",
     ]
     figures = mode_seconds(summary)

@@ -47,6 +47,25 @@ def electable_matrix(state: ClusterState, final_rows: np.ndarray) -> np.ndarray:
     return valid & state.eligible_arr[np.maximum(final_rows, 0)] & (in_isr | is_new)
 
 
+def keep_leader_columns(state: ClusterState, final_rows: np.ndarray, electable: np.ndarray) -> np.ndarray:
+    """Per partition, the slot its first replica starts from: its current leader's, where the partition's
+    replica set changes anyway and that leader stays in it and can lead; else slot 0 (the row as moved).
+
+    A move replaces a replica in place, so moving the first replica away would put the new broker
+    first and elect it although the old leader still holds a replica: a leader change no goal asked
+    for. The reassignment is made anyway, so ordering it with the leader first is free. Untouched
+    partitions keep their order (reordering one is a reassignment of its own).
+    """
+    n_p = state.n_parts
+    col = np.zeros(n_p, dtype=np.int64)
+    if not n_p:
+        return col
+    leads = (final_rows == state.leader[:, None].astype(final_rows.dtype)) & (final_rows >= 0) & electable
+    keep = state.touched & ~state.frozen & leads.any(axis=1)
+    col[keep] = np.argmax(leads[keep], axis=1)
+    return col
+
+
 @dataclass(frozen=True)
 class LeaderChoice:
     """What the goal decided, for the steps and the summary: each partition's final row and its first replica."""
@@ -84,9 +103,9 @@ class PreferredLeaderGoal(Goal):
         final_rows = state.final_rows()
         electable = electable_matrix(state, final_rows)
         n_p, width = final_rows.shape
-        pref = final_rows[:, 0].astype(np.int64).copy() if n_p else np.zeros(0, dtype=np.int64)
-        col = np.zeros(n_p, dtype=np.int64)
         changeable = ~state.frozen
+        col = keep_leader_columns(state, final_rows, electable)
+        pref = final_rows[np.arange(n_p), col].astype(np.int64) if n_p else np.zeros(0, dtype=np.int64)
         pc = np.bincount(pref, minlength=state.n_brokers).astype(np.int64)
         leader = state.leader
         self.final_rows, self.electable, self.pref, self.col, self.pc = final_rows, electable, pref, col, pc
