@@ -18,6 +18,7 @@ from typing import Any
 from kafka_rebalance.analysis.imbalance import PROBLEM_FLAGS, RATE_SCALE
 from kafka_rebalance.analysis.load import ClusterInfo
 from kafka_rebalance.balance import Tolerances, byte_deviation, count_bounds, count_spread
+from kafka_rebalance.planner.goals.preferred_leader import preferred_band
 from kafka_rebalance.planner.goals.registry import goal_class, names
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.judge import judge
@@ -121,7 +122,7 @@ def analysis_view(info: ClusterInfo, brokers: Sequence[Mapping[str, Any]], stats
                                  b["replicas"]) for b in brokers if not b["alive"]),  # fmt: skip
         byte_tolerance=tol,
         threshold_percentage=float(info.threshold_percentage),
-        preferred_bounds=count_bounds(sum(b["preferred_partitions"] for b in live), n, tolerances.replica_tolerance),
+        preferred_bounds=preferred_band(sum(b["preferred_partitions"] for b in live), n, tolerances.replica_tolerance),
         rack_violations=int(stats.get("rack_violations", 0)),
     )
 

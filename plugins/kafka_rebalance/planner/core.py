@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.balance import count_bounds, leader_changes
+from kafka_rebalance.balance import leader_changes
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.estimates import DEFAULT_MODE
 from kafka_rebalance.metrics import is_over_threshold, threshold_percentage
@@ -28,7 +28,7 @@ from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
-from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice, PreferredLeaderGoal
+from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice, PreferredLeaderGoal, preferred_bounds
 from kafka_rebalance.planner.goals.registry import goal_class, replica_goals, selected
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.goals.view import BalanceView
@@ -193,8 +193,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
                        else np.zeros(state.n_brokers, int))  # fmt: skip
     names = selected(options.goals)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
-    before_view = state_view(state, first, preferred_bounds=count_bounds(
-        int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx), options.replica_tolerance))
+    before_view = state_view(state, first, preferred_bounds=preferred_bounds(state, first))
     state, solved, unrepaired, spent = _balance(snapshot, options, state, names)
     leaders = PreferredLeaderGoal(balance=PreferredLeaderGoal.name in names)
     leaders.optimize(state)

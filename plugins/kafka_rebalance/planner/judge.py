@@ -74,8 +74,8 @@ def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]
     Preferred-leader bounds are those of the snapshot's first replicas over the eligible brokers,
     as the planner aims at them.
     """
-    from kafka_rebalance.balance import count_bounds
     from kafka_rebalance.metrics import threshold_percentage
+    from kafka_rebalance.planner.goals.preferred_leader import preferred_bounds
 
     if options.threshold_percentage is None:
         value, source = threshold_percentage(snapshot)
@@ -83,7 +83,5 @@ def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]
     state = ClusterState(snapshot, options)
     set_targets(state)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
-    bounds = count_bounds(int(state.eligible_arr[first].sum()) if state.n_parts else 0, len(state.eligible_idx),
-                          options.replica_tolerance)
     goals = [goal_class(name)() for name in selected(options.goals)]
-    return judge(goals, state_view(state, first, preferred_bounds=bounds))
+    return judge(goals, state_view(state, first, preferred_bounds=preferred_bounds(state, first)))

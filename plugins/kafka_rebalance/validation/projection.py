@@ -12,7 +12,7 @@ from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
-from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal
+from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, preferred_band
 from kafka_rebalance.planner.goals.registry import goal_class, selected
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
@@ -190,7 +190,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     rep_total = movable_total("replicas")
     pref_total = movable_total("preferred")
     rep_lo, rep_hi = count_bounds(rep_total, n, replica_tolerance(plan))
-    pref_lo, pref_hi = count_bounds(pref_total, n, replica_tolerance(plan))
+    pref_lo, pref_hi = preferred_band(pref_total, n, replica_tolerance(plan))
     aimed = targets(snap, plan)
     if aimed is not None and sum(lo for lo, _ in aimed[0].values()) <= rep_total <= sum(hi for _, hi in aimed[0].values()):
         ranges, byte_target = aimed

@@ -23,6 +23,19 @@ from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
 
+def preferred_band(preferred_total: int, eligible_brokers: int, replica_tolerance: float) -> tuple[int, int]:
+    """The preferred-leader goal's band: floor..ceil of the partitions whose first replica is on an eligible
+    broker, per eligible broker, widened by the plan's replica tolerance. The planner, the snapshot's and
+    the fleet's "needs a plan?" and the quality gate all take their bounds from here."""
+    return count_bounds(preferred_total, eligible_brokers, replica_tolerance)
+
+
+def preferred_bounds(state: ClusterState, first: np.ndarray) -> tuple[int, int]:
+    """``preferred_band`` for these first replicas of the planner's state."""
+    on_eligible = int(state.eligible_arr[first].sum()) if state.n_parts else 0
+    return preferred_band(on_eligible, len(state.eligible_idx), state.options.replica_tolerance)
+
+
 def electable_matrix(state: ClusterState, final_rows: np.ndarray) -> np.ndarray:
     """electable[p, j]: could broker final_rows[p, j] win a preferred election once the plan has run?"""
     parts = state.parts
@@ -118,8 +131,7 @@ class PreferredLeaderGoal(Goal):
                 self._switch(p, min(options)[1])
 
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
-        on_elig = int(state.eligible_arr[pref].sum()) if n_p else 0
-        self.floor, self.ceil = count_bounds(on_elig, len(elig), state.options.replica_tolerance)
+        self.floor, self.ceil = preferred_bounds(state, pref)
         lo, hi = self.floor, self.ceil
         if not self.balance:
             return
