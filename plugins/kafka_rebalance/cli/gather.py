@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, fail, stderr
+from kafka_rebalance.cli.meter import meter
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.cluster.prometheus import METRICS_HELP, parse_metrics_option
 from kafka_rebalance.options import DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS, RATE_WINDOW
@@ -45,7 +46,9 @@ def gather(
     settings = (settings_from_properties(command_config, bootstrap_server) if command_config
                 else ConnectionSettings(bootstrap_server, source="--bootstrap-server"))
     with closing(LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)) as admin:
-        snap = gather_snapshot(admin, cluster_id, rate_window, source)
+        with meter(f"measuring produce rates over {rate_window:g} s", rate_window if source is None else 0.0,
+                   unit="seconds") as waited:
+            snap = gather_snapshot(admin, cluster_id, rate_window, source, waited)
     write_snapshot(snap, out)
     alive = sum(b.alive for b in snap.brokers)
     size = sum(p.size_bytes or 0 for p in snap.partitions)

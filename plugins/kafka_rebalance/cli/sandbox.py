@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from kafka_rebalance.cli._app import app, fail, stderr, stdout
+from kafka_rebalance.cli.meter import meter
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
@@ -74,7 +75,9 @@ def seed_cmd(
 ) -> None:
     """Create deliberately unbalanced topics (explicit assignments) and fill them with real data."""
     sb = sandbox_cluster.read_sandbox(dir)
-    result = seed(sb, SeedSpec(topics, partitions, mb_per_partition, skew, seed_, replication_factor), progress=_say)
+    spec = SeedSpec(topics, partitions, mb_per_partition, skew, seed_, replication_factor)
+    with meter("producing", spec.produce_bytes) as produced:
+        result = seed(sb, spec, progress=_say, produced_bytes=produced)
     stderr.print(f"seeded {len(result.topics)} topics, {result.partitions} partitions "
                  f"({result.off_preferred} led off their preferred replica), {human_bytes(result.bytes_produced)} "
                  f"produced in {result.seconds:.1f}s")

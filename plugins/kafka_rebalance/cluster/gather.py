@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -64,14 +65,15 @@ def produce_rate(first: LogEnd, second: LogEnd, seconds: float) -> float | None:
 
 
 def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0.0,
-                    metrics: PrometheusSource | None = None) -> Snapshot:
+                    metrics: PrometheusSource | None = None, waited: Callable[[float], None] = lambda _: None) -> Snapshot:
     """Brokers, racks, liveness, partitions, leaders, ISR, offline replicas, replica sizes, log dirs and
     dynamic configs; with ``rate_window`` > 0, each partition's produce rate measured over that many seconds.
     With ``metrics``, produce and consumer rates over the window (a minute when 0) are read from Prometheus
     instead, and nothing is sampled (cluster/prometheus.py).
 
     The snapshot is recorded under ``cluster_id`` (the operator's name for the cluster), not the
-    cluster's own UUID: plans, staging and reports are keyed by that name.
+    cluster's own UUID: plans, staging and reports are keyed by that name. ``waited(seconds)`` is told of
+    each second of the sampling window as it passes, for a progress bar.
     """
     if not 0 <= rate_window <= MAX_RATE_WINDOW_SECONDS:
         raise ClusterError(f"--rate-window must be within 0..{MAX_RATE_WINDOW_SECONDS:g} s, got {rate_window}")
@@ -90,7 +92,12 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
         t0 = admin.now()
         first = admin.log_ends()
         t1 = admin.now()
-        admin.sleep(rate_window)
+        left = rate_window
+        while left > 0:  # in steps of a second, so a bar can follow the window
+            step = min(1.0, left)
+            admin.sleep(step)
+            waited(step)
+            left -= step
         t2 = admin.now()
         second = admin.log_ends()
         t3 = admin.now()

@@ -36,6 +36,11 @@ class SeedSpec:
     replication_factor: int = 2
     topic_prefix: str = "skewed"
 
+    @property
+    def produce_bytes(self) -> int:
+        """Bytes of records ``seed`` produces in all."""
+        return int(self.mb_per_partition * MIB) * self.topics * self.partitions
+
     def check(self, brokers: int) -> None:
         if not 1 <= self.topics <= 1000:
             raise SeedError(f"--topics: {self.topics} is outside 1..1000")
@@ -108,7 +113,10 @@ class SeedResult:
     off_preferred: int
 
 
-def seed(sandbox: Sandbox, spec: SeedSpec, progress: Callable[[str], None] = lambda _: None) -> SeedResult:
+def seed(sandbox: Sandbox, spec: SeedSpec, progress: Callable[[str], None] = lambda _: None,
+         produced_bytes: Callable[[int], None] = lambda _: None) -> SeedResult:
+    """Create the spec's topics on their skewed assignment and fill them; ``produced_bytes(n)`` is told of
+    every record handed to the producer (``spec.produce_bytes`` in all), for a progress bar."""
     from kafka import KafkaProducer, TopicPartition
     from kafka.admin import KafkaAdminClient, NewTopic
 
@@ -131,7 +139,7 @@ def seed(sandbox: Sandbox, spec: SeedSpec, progress: Callable[[str], None] = lam
             _wait_no_reassignments(admin)
     finally:
         admin.close()
-    total = int(spec.mb_per_partition * MIB)
+    total = spec.produce_bytes // (spec.topics * spec.partitions)
     produced = 0
     if total:
         progress(f"producing {spec.mb_per_partition:g} MiB into each of {spec.topics * spec.partitions} partitions")
@@ -150,6 +158,7 @@ def seed(sandbox: Sandbox, spec: SeedSpec, progress: Callable[[str], None] = lam
                         producer.send(topic, value=payload[:n], partition=p)
                         left -= n
                         produced += n
+                        produced_bytes(n)
                 producer.flush(timeout=120)
         finally:
             producer.close(timeout=30)
