@@ -36,8 +36,11 @@ def up(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for every broker to register", min=5, max=900)] = 120.0,
     override: Annotated[list[str] | None, typer.Option(
         "--override", help="Extra server.properties line KEY=VALUE for every node (repeatable)")] = None,
+    zookeeper: Annotated[bool, typer.Option("--zookeeper", help="ZooKeeper mode (Kafka 3.x): N brokers and one ZooKeeper "
+                                            "server instead of KRaft nodes")] = False,
 ) -> None:
-    """Start N KRaft nodes on 127.0.0.1 (free ports) and wait until every broker is registered."""
+    """Start N KRaft nodes (or, with --zookeeper, N brokers and a ZooKeeper) on 127.0.0.1 (free ports) and wait until
+    every broker is registered."""
     properties = {}
     for item in override or []:
         key, sep, value = item.partition("=")
@@ -45,9 +48,9 @@ def up(
             fail(f"--override {item!r}: expected KEY=VALUE, e.g. --override log.retention.hours=1")
         properties[key.strip()] = value.strip()
     sb = sandbox_cluster.up(dir, brokers, min(3, brokers) if racks is None else racks, kafka_version, auto_leader_rebalance, timeout, progress=_say,
-                            properties=properties)
+                            properties=properties, mode="zookeeper" if zookeeper else "kraft")
     nodes = ", ".join(f"{n.node_id}@{n.bootstrap} ({n.rack or 'no rack'})" for n in sb.nodes)
-    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version}, nodes {nodes}")
+    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version} ({sb.mode}), nodes {nodes}")
     stdout.print(sb.bootstrap_servers)
 
 
