@@ -20,9 +20,11 @@ import pytest
 
 from kafka_rebalance.sandbox import cluster
 from kafka_rebalance.sandbox.cluster import pid_alive
+from kafka_rebalance.sandbox.runtime import resolve_runtime
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.kafka import (
+    admin,
     cli,
     describe_partitions,
     final_targets,
@@ -60,6 +62,15 @@ def _log_dir_sizes(sandbox) -> dict[tuple[str, int, int], int]:
     return sizes
 
 
+def _broker_version(sandbox) -> str:
+    """The release kafka-python (our client) infers from the brokers' ApiVersions: what it picks request versions by."""
+    client = admin(sandbox)
+    try:
+        return ".".join(str(x) for x in client._client.check_version())
+    finally:
+        client.close()
+
+
 def _configs(sandbox, entity_type: str, name: str, change: str) -> None:
     tool(sandbox, "kafka-configs", "--bootstrap-server", sandbox.bootstrap_servers, "--alter", "--entity-type", entity_type,
          "--entity-name", name, *change.split(" ", 1))
@@ -73,8 +84,11 @@ def test_the_operators_path_on_this_release(version, mode, tmp_path, request):
     sandbox = cluster.up(directory, brokers=3, racks=3, kafka_version=version, mode=mode, timeout=180)
     try:
         assert sandbox.kafka_version == version and sandbox.mode == mode
+        differences = [f"client sees {_broker_version(sandbox)}"]
         if mode == "zookeeper":
             assert sandbox.zookeeper is not None and pid_alive(sandbox.zookeeper.pid)
+            jars = sorted(resolve_runtime(version, fetch=False).lib.glob("zookeeper-3*.jar"))
+            differences.append(f"ZooKeeper {jars[0].stem.removeprefix('zookeeper-')} from kafka_2.13's dependencies")
         seeded = seed(sandbox, SeedSpec(topics=2, partitions=6, mb_per_partition=MB_PER_PARTITION, skew=0.9, seed=3,
                                         topic_prefix=PREFIX))
         topic = f"{PREFIX}-0"
@@ -118,8 +132,9 @@ def test_the_operators_path_on_this_release(version, mode, tmp_path, request):
             assert sizes.get(key, 0) >= MB_PER_PARTITION * MIB, f"replica {key} holds {sizes.get(key)} bytes"
         # Exactly the operator's throttles, nothing of ours left behind.
         assert throttles_anywhere(sandbox, PREFIX) == before
-        row["notes"] = (f"up {sandbox.start_seconds:.0f}s; {len(gained)} replicas moved "
-                        f"({len(gained) * MB_PER_PARTITION:.0f} MiB), execute {executed:.0f}s; throttles restored")
+        row["notes"] = "; ".join([f"up {sandbox.start_seconds:.0f}s, {len(gained)} replicas moved "
+                                  f"({len(gained) * MB_PER_PARTITION:.0f} MiB), execute {executed:.0f}s, throttles restored",
+                                  *differences])
     finally:
         stopped = cluster.down(directory)
         assert not any(pid_alive(pid) for pid in stopped)
