@@ -1,4 +1,4 @@
-"""``sandbox up|seed|status|crash|restart|down``: a real local Apache Kafka cluster (KRaft, from Maven Central jars)."""
+"""``sandbox up|seed|status|crash|restart|down``: a real local Apache Kafka cluster (KRaft, or ZooKeeper mode for 3.x; Maven Central jars)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.table import Table
 
 from kafka_rebalance.cli._app import app, fail, stderr, stdout
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
+from kafka_rebalance.sandbox.cluster import SandboxMode
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.units import human_bytes
@@ -48,9 +49,9 @@ def up(
             fail(f"--override {item!r}: expected KEY=VALUE, e.g. --override log.retention.hours=1")
         properties[key.strip()] = value.strip()
     sb = sandbox_cluster.up(dir, brokers, min(3, brokers) if racks is None else racks, kafka_version, auto_leader_rebalance, timeout, progress=_say,
-                            properties=properties, mode="zookeeper" if zookeeper else "kraft")
+                            properties=properties, mode=SandboxMode.ZOOKEEPER if zookeeper else SandboxMode.KRAFT)
     nodes = ", ".join(f"{n.node_id}@{n.bootstrap} ({n.rack or 'no rack'})" for n in sb.nodes)
-    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version} ({sb.mode}), nodes {nodes}")
+    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version} ({sb.mode.value}), nodes {nodes}")
     stdout.print(sb.bootstrap_servers)
 
 

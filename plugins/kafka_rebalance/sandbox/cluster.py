@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 
 from kafka_rebalance.atomic import atomic_write
@@ -32,7 +33,11 @@ SANDBOX_FILE = "sandbox.json"
 STARTED_MARK = "Kafka Server started"
 # What a ZooKeeper-mode broker (Kafka 3.x, kafka.server.KafkaServer) logs instead, in our log layout.
 ZK_STARTED_MARK = "] started (kafka.server.KafkaServer)"
-MODES = ("kraft", "zookeeper")
+
+
+class SandboxMode(str, Enum):
+    KRAFT = "kraft"
+    ZOOKEEPER = "zookeeper"  # Kafka 3.x only
 
 # Per node: the heap the bin/ scripts would give (1 GiB) is more than 3 nodes on a small machine
 # need; C1-only JIT and the serial GC keep CPU for the replication the tests measure.
@@ -84,7 +89,7 @@ class Sandbox:
     started_at: str
     start_seconds: float
     java_opts: tuple[str, ...] = field(default=NODE_JVM_OPTS)
-    mode: str = "kraft"
+    mode: SandboxMode = SandboxMode.KRAFT
     zookeeper: ZooKeeperServer | None = None
 
     @property
@@ -112,7 +117,7 @@ class Sandbox:
             return Sandbox(directory=data["directory"], kafka_version=data["kafka_version"],
                            cluster_uuid=data["cluster_uuid"], auto_leader_rebalance=bool(data["auto_leader_rebalance"]),
                            nodes=nodes, started_at=data["started_at"], start_seconds=float(data["start_seconds"]),
-                           java_opts=tuple(data.get("java_opts") or NODE_JVM_OPTS), mode=data.get("mode", "kraft"),
+                           java_opts=tuple(data.get("java_opts") or NODE_JVM_OPTS), mode=SandboxMode(data.get("mode", "kraft")),
                            zookeeper=ZooKeeperServer(**data["zookeeper"]) if data.get("zookeeper") else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise SandboxError(f"{source}: not a sandbox description ({type(exc).__name__}: {exc})") from None
@@ -366,22 +371,22 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
 def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = DEFAULT_KAFKA_VERSION,
        auto_leader_rebalance: bool = False, timeout: float = 120.0,
        progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None,
-       sasl_plain_users: Mapping[str, str] | None = None, mode: str = "kraft") -> Sandbox:
+       sasl_plain_users: Mapping[str, str] | None = None, mode: SandboxMode | str = SandboxMode.KRAFT) -> Sandbox:
     """Format and start ``brokers`` combined KRaft nodes (``mode="zookeeper"``: brokers and a ZooKeeper);
     on any failure stop what was started."""
     if not 1 <= brokers <= 9:
         raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
     if not 0 <= racks <= brokers:
         raise SandboxError(f"--racks: {racks} is outside 0..{brokers} (0 = no broker.rack)")
-    if mode not in MODES:
-        raise SandboxError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+    if mode not in tuple(SandboxMode):
+        raise SandboxError(f"mode: {mode!r} is not one of {', '.join(m.value for m in SandboxMode)}")
     directory = Path(directory).resolve()
     if (directory / SANDBOX_FILE).exists():
         raise SandboxError(f"{directory / SANDBOX_FILE}: a sandbox already lives here; "
                            f"`kafka-rebalance sandbox down --dir {directory}` first, or pick another --dir")
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise SandboxError(f"--dir {directory}: exists and is not an empty directory; `down` removes DIR, so give a new one")
-    if mode == "zookeeper":
+    if mode == SandboxMode.ZOOKEEPER:
         from kafka_rebalance.sandbox import zookeeper
 
         return zookeeper.up(directory, brokers, racks, kafka_version, auto_leader_rebalance, timeout, progress, properties,

@@ -27,6 +27,7 @@ from kafka_rebalance.sandbox.cluster import (
     Node,
     Sandbox,
     SandboxError,
+    SandboxMode,
     ZooKeeperServer,
     _free_ports,
     _is_our_process,
@@ -167,7 +168,7 @@ def up(directory: Path, brokers: int, racks: int, kafka_version: str, auto_leade
             # No controller listener in ZooKeeper mode: controller_port 0.
             nodes.append(Node(node_id, rack, port, 0, pid, str(node_dir), str(node_dir / "logs" / "server.log")))
         sandbox = Sandbox(str(directory), runtime.version, "", auto_leader_rebalance, tuple(nodes),
-                          time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), 0.0, mode="zookeeper", zookeeper=zk)
+                          time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), 0.0, mode=SandboxMode.ZOOKEEPER, zookeeper=zk)
         # Written before the wait, so that even an interrupted start can be brought down by pid.
         _write_json(directory / SANDBOX_FILE, sandbox.to_json())
         progress(f"started brokers {[n.node_id for n in nodes]} (pids {[n.pid for n in nodes]}); waiting for registration")
