@@ -11,7 +11,7 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test lint ui venv java kafka lock clean bench mutate
+.PHONY: demo test test-matrix lint ui venv java kafka lock clean bench mutate
 
 java:
 	@scripts/check-java.sh
@@ -43,6 +43,11 @@ demo: java kafka $(STAMP)
 # The linter and the type checker first (seconds): a style or type error fails the run before the suite.
 test: java kafka $(STAMP) lint
 	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The Kafka version matrix (3.7 to 4.4, KRaft and ZooKeeper mode; table in docs/KAFKA.md). Not part of
+# `make test`: one to three minutes per release on 2 cores. PYTEST_ARGS='-k 3.7.2-zookeeper' runs one.
+test-matrix: java $(STAMP)
+	@VENV_BIN=$(CURDIR)/$(BIN) scripts/test-matrix.sh $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	@$(BIN)/ruff check --quiet .

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.sandbox.cluster import pid_alive
+from kafka_rebalance.sandbox.cluster import Node, Sandbox, SandboxMode, ZooKeeperServer, pid_alive
 from kafka_rebalance.sandbox.seed import SeedSpec, skewed_assignment
 from tests.support.kafka import cli
 
@@ -81,6 +81,8 @@ def test_a_config_kafka_refuses_is_one_line(tmp_path):
     (["--kafka-version", "4.1"], "--kafka-version: '4.1' is not a Kafka release"),
     (["--brokers", "0"], "--brokers"),
     (["--override", "novalue"], "--override 'novalue': expected KEY=VALUE"),
+    # The default release is 4.x, which has no ZooKeeper mode: refused before anything starts.
+    (["--zookeeper"], "--zookeeper: Kafka 4.1.1 has no ZooKeeper mode (removed in 4.0)"),
 ])
 def test_bad_up_arguments_get_one_line(tmp_path, args, message):
     r = cli("sandbox", "up", "--dir", str(tmp_path / "x"), *args)
@@ -109,3 +111,13 @@ def test_seed_layout_is_skewed_rack_safe_and_reproducible():
     for topic, parts in reorder.items():
         for p, order in parts.items():
             assert sorted(order) == sorted(created[topic][p]) and order[0] != created[topic][p][0]
+
+
+def test_a_zookeeper_sandbox_description_reads_back_and_an_older_one_is_kraft():
+    node = Node(1, "rack-1", 9092, 0, 123, "/s/node-1", "/s/node-1/logs/server.log")
+    zk = ZooKeeperServer(456, 2181, "/s/zookeeper", "/s/zookeeper/logs/zookeeper.log")
+    sandbox = Sandbox("/s", "3.7.2", "abc", False, (node,), "2026-01-01T00:00:00Z", 9.5, mode=SandboxMode.ZOOKEEPER, zookeeper=zk)
+    assert Sandbox.from_json(json.loads(json.dumps(sandbox.to_json())), "sandbox.json") == sandbox
+    older = {k: v for k, v in sandbox.to_json().items() if k not in ("mode", "zookeeper")}
+    read = Sandbox.from_json(older, "sandbox.json")
+    assert read.mode is SandboxMode.KRAFT and read.zookeeper is None

@@ -1,4 +1,4 @@
-"""``sandbox up|seed|status|crash|restart|down``: a real local Apache Kafka cluster (KRaft, from Maven Central jars)."""
+"""``sandbox up|seed|status|crash|restart|down``: a real local Apache Kafka cluster (KRaft, or ZooKeeper mode for 3.x; Maven Central jars)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.table import Table
 from kafka_rebalance.cli._app import app, fail, stderr, stdout
 from kafka_rebalance.cli.meter import meter
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
+from kafka_rebalance.sandbox.cluster import SandboxMode
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.units import human_bytes
@@ -42,8 +43,11 @@ def up(
     metrics: Annotated[bool, typer.Option(
         "--metrics", help="Run each broker with the Prometheus JMX exporter and a Prometheus scraping them "
                           "(for `gather --metrics prometheus=URL`)")] = False,
+    zookeeper: Annotated[bool, typer.Option("--zookeeper", help="ZooKeeper mode (Kafka 3.x): N brokers and one ZooKeeper "
+                                            "server instead of KRaft nodes")] = False,
 ) -> None:
-    """Start N KRaft nodes on 127.0.0.1 (free ports) and wait until every broker is registered."""
+    """Start N KRaft nodes (or, with --zookeeper, N brokers and a ZooKeeper) on 127.0.0.1 (free ports) and wait until
+    every broker is registered."""
     properties = {}
     for item in override or []:
         key, sep, value = item.partition("=")
@@ -51,9 +55,10 @@ def up(
             fail(f"--override {item!r}: expected KEY=VALUE, e.g. --override log.retention.hours=1")
         properties[key.strip()] = value.strip()
     sb = sandbox_cluster.up(dir, brokers, min(3, brokers) if racks is None else racks, kafka_version, auto_leader_rebalance, timeout, progress=_say,
-                            properties=properties, log_dirs=log_dirs, metrics=metrics)
+                            properties=properties, log_dirs=log_dirs, metrics=metrics,
+                            mode=SandboxMode.ZOOKEEPER if zookeeper else SandboxMode.KRAFT)
     nodes = ", ".join(f"{n.node_id}@{n.bootstrap} ({n.rack or 'no rack'})" for n in sb.nodes)
-    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version}, nodes {nodes}")
+    stderr.print(f"sandbox up in {sb.start_seconds:.1f}s: Kafka {sb.kafka_version} ({sb.mode.value}), nodes {nodes}")
     if sb.metrics is not None:
         stderr.print(f"prometheus at {sb.metrics.prometheus_url} (pid {sb.metrics.prometheus_pid}), scraping every broker's "
                      f"JMX exporter: gather --metrics prometheus={sb.metrics.prometheus_url}")

@@ -1,5 +1,7 @@
 """A real local KRaft cluster: N combined broker+controller nodes of Apache Kafka on 127.0.0.1.
 
+(``mode="zookeeper"``: N brokers and one ZooKeeper server instead, for Kafka 3.x; see sandbox/zookeeper.py.)
+
 ``up`` formats and starts the nodes (static quorum, free ports, ``broker.rack`` spread over the
 racks, small heaps so that 3 nodes, Spark and Airflow fit on 2 cores), waits until every broker is
 registered and unfenced, and records everything in ``DIR/sandbox.json``. ``down`` stops exactly
@@ -19,6 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 
 from kafka_rebalance.atomic import atomic_write
@@ -30,6 +33,13 @@ from kafka_rebalance.userinput import InputError, read_json
 SANDBOX_FILE = "sandbox.json"
 MAX_LOG_DIRS = 8
 STARTED_MARK = "Kafka Server started"
+# What a ZooKeeper-mode broker (Kafka 3.x, kafka.server.KafkaServer) logs instead, in our log layout.
+ZK_STARTED_MARK = "] started (kafka.server.KafkaServer)"
+
+
+class SandboxMode(str, Enum):
+    KRAFT = "kraft"
+    ZOOKEEPER = "zookeeper"  # Kafka 3.x only
 
 # Per node: the heap the bin/ scripts would give (1 GiB) is more than 3 nodes on a small machine
 # need; C1-only JIT and the serial GC keep CPU for the replication the tests measure.
@@ -60,6 +70,20 @@ class Node:
 
 
 @dataclass(frozen=True)
+class ZooKeeperServer:
+    """The standalone ZooKeeper a ZooKeeper-mode sandbox runs (stopped by pid after the brokers)."""
+
+    pid: int
+    port: int
+    directory: str
+    log_file: str
+
+    @property
+    def connect(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+@dataclass(frozen=True)
 class Sandbox:
     directory: str
     kafka_version: str
@@ -70,6 +94,8 @@ class Sandbox:
     start_seconds: float
     java_opts: tuple[str, ...] = field(default=NODE_JVM_OPTS)
     metrics: sandbox_metrics.SandboxMetrics | None = None  # `up --metrics`: the exporter and Prometheus
+    mode: SandboxMode = SandboxMode.KRAFT
+    zookeeper: ZooKeeperServer | None = None
 
     @property
     def bootstrap_servers(self) -> str:
@@ -102,7 +128,9 @@ class Sandbox:
                            cluster_uuid=data["cluster_uuid"], auto_leader_rebalance=bool(data["auto_leader_rebalance"]),
                            nodes=nodes, started_at=data["started_at"], start_seconds=float(data["start_seconds"]),
                            java_opts=tuple(data.get("java_opts") or NODE_JVM_OPTS),
-                           metrics=sandbox_metrics.SandboxMetrics(**metrics) if metrics else None)
+                           metrics=sandbox_metrics.SandboxMetrics(**metrics) if metrics else None,
+                           mode=SandboxMode(data.get("mode", "kraft")),
+                           zookeeper=ZooKeeperServer(**data["zookeeper"]) if data.get("zookeeper") else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise SandboxError(f"{source}: not a sandbox description ({type(exc).__name__}: {exc})") from None
 
@@ -152,10 +180,11 @@ def sasl_plain_properties(port: int, controller_port: int, sasl_port: int, users
 
 def server_properties(node_id: int, port: int, controller_port: int, voters: str, data_dir: Path, rack: str | None,
                       brokers: int, auto_leader_rebalance: bool, extra: dict[str, str] | None = None) -> str:
-    rf = min(3, brokers)
-    props = {
+    props: dict[str, object] = {
         "process.roles": "broker,controller",
         "node.id": node_id,
+        # A static quorum: every release from 3.7 to 4.x accepts it (controller.quorum.bootstrap.servers,
+        # the dynamic quorum, exists only from 3.9 on).
         "controller.quorum.voters": voters,
         "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
@@ -163,6 +192,21 @@ def server_properties(node_id: int, port: int, controller_port: int, voters: str
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
         "log.dirs": str(data_dir),
+        **broker_tuning(brokers, auto_leader_rebalance),
+        # A killed broker is fenced within seconds, as in production defaults.
+        "broker.session.timeout.ms": 9000,
+        "broker.heartbeat.interval.ms": 2000,
+    }
+    if rack:
+        props["broker.rack"] = rack
+    props.update(extra or {})
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def broker_tuning(brokers: int, auto_leader_rebalance: bool) -> dict[str, object]:
+    """What every sandbox broker sets, KRaft or ZooKeeper mode: internal topics' RF and a small machine's threads."""
+    rf = min(3, brokers)
+    return {
         "offsets.topic.replication.factor": rf,
         "transaction.state.log.replication.factor": rf,
         "transaction.state.log.min.isr": min(2, rf),
@@ -179,14 +223,31 @@ def server_properties(node_id: int, port: int, controller_port: int, voters: str
         "log.cleaner.dedupe.buffer.size": 8 * 1024 * 1024,
         "group.initial.rebalance.delay.ms": 0,
         "log.segment.bytes": 64 * 1024 * 1024,
-        # A killed broker is fenced within seconds, as in production defaults.
-        "broker.session.timeout.ms": 9000,
-        "broker.heartbeat.interval.ms": 2000,
     }
-    if rack:
-        props["broker.rack"] = rack
-    props.update(extra or {})
-    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
+def log4j1_properties(log_file: Path) -> str:
+    """The same file and layout for log4j 1 (reload4j): Kafka 3.x ships slf4j-reload4j beside our log4j2
+    binding, and SLF4J takes whichever binding comes first on the classpath."""
+    return (
+        "log4j.rootLogger=INFO, F\n"
+        "log4j.appender.F=org.apache.log4j.FileAppender\n"
+        f"log4j.appender.F.File={log_file}\n"
+        "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+        "log4j.appender.F.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
+        "log4j.logger.state.change.logger=WARN\nlog4j.logger.kafka.request.logger=WARN\n"
+    )
+
+
+def log_config_opts(directory: Path) -> tuple[str, ...]:
+    """JVM options naming both log configurations of a process directory (log4j2 for 4.x, log4j 1 for 3.x)."""
+    return (f"-Dlog4j2.configurationFile={directory / 'log4j2.properties'}",
+            f"-Dlog4j.configuration=file:{directory / 'log4j.properties'}")
+
+
+def write_log_configs(directory: Path, log_file: Path) -> None:
+    (directory / "log4j2.properties").write_text(log4j_properties(log_file))
+    (directory / "log4j.properties").write_text(log4j1_properties(log_file))
 
 
 def log4j_properties(log_file: Path) -> str:
@@ -251,13 +312,13 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-def _is_our_process(pid: int, node_dir: str) -> bool:
+def _is_our_process(pid: int, node_dir: str, config: str = "server.properties") -> bool:
     """Never signal a pid that was reused by something else: it must still run our node's config."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return str(Path(node_dir) / "server.properties").encode() in cmdline
+    return str(Path(node_dir) / config).encode() in cmdline
 
 
 def node_jvm_opts(java_opts: tuple[str, ...], node: Node, agent_jar: str | None) -> tuple[str, ...]:
@@ -270,9 +331,10 @@ def node_jvm_opts(java_opts: tuple[str, ...], node: Node, agent_jar: str | None)
 def start_node(runtime: KafkaRuntime, node_dir: Path, jvm_opts: tuple[str, ...] = NODE_JVM_OPTS) -> int:
     """Start one formatted node in its own session (so a Ctrl-C to us does not kill it half-way)."""
     log_file = node_dir / "logs" / "server.log"
+    if not (node_dir / "log4j.properties").exists():  # a node of a sandbox started before log4j 1 was configured
+        write_log_configs(node_dir, log_file)
     cmd = runtime.command("kafka.Kafka", [str(node_dir / "server.properties")],
-                          (*jvm_opts, f"-Dlog4j2.configurationFile={node_dir / 'log4j2.properties'}",
-                           f"-Dkafka.logs.dir={log_file.parent}"))
+                          (*jvm_opts, *log_config_opts(node_dir), f"-Dkafka.logs.dir={log_file.parent}"))
     with open(node_dir / "logs" / "stdout.log", "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, cwd=node_dir)
@@ -301,7 +363,8 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
                 raise SandboxError(f"node {n.node_id} exited during start-up; last lines of {n.log_file}:\n"
                                    f"{_tail(Path(n.log_file))}\n{_tail(Path(n.directory) / 'logs' / 'stdout.log', 5)}")
             try:
-                if STARTED_MARK in Path(n.log_file).read_text(errors="replace"):
+                text = Path(n.log_file).read_text(errors="replace")
+                if STARTED_MARK in text or ZK_STARTED_MARK in text:
                     pending.remove(n)
             except OSError:
                 pass
@@ -329,14 +392,16 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
        progress: Callable[[str], None] = lambda _: None, properties: dict[str, str] | None = None,
        sasl_plain_users: Mapping[str, str] | None = None,
        node_properties: Callable[[int, int, int], Mapping[str, str]] | None = None,
-       format_args: Sequence[str] = (), log_dirs: int = 1, metrics: bool = False) -> Sandbox:
-    """Format and start ``brokers`` combined KRaft nodes; on any failure stop what was started.
+       format_args: Sequence[str] = (), log_dirs: int = 1, metrics: bool = False,
+       mode: SandboxMode | str = SandboxMode.KRAFT) -> Sandbox:
+    """Format and start ``brokers`` combined KRaft nodes (``mode="zookeeper"``: brokers and a ZooKeeper);
+    on any failure stop what was started.
 
     ``node_properties(node_id, port, controller_port)`` adds to (or overrides) one node's properties once
     its ports are known (listeners of its own, sandbox/security.py); ``format_args`` go to
     ``kafka-storage format`` (``--add-scram ...``). ``log_dirs`` > 1 gives each node that many log dirs
     (JBOD); ``metrics`` starts each node with the JMX exporter agent and a Prometheus scraping them
-    (sandbox/metrics.py).
+    (sandbox/metrics.py). ZooKeeper mode takes none of these four.
     """
     if not 1 <= brokers <= 9:
         raise SandboxError(f"--brokers: {brokers} is outside 1..9 (a sandbox is for one machine)")
@@ -346,12 +411,22 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
         raise SandboxError("--log-dirs and --override log.dirs=... both set the log dirs; give one of them")
     if not 0 <= racks <= brokers:
         raise SandboxError(f"--racks: {racks} is outside 0..{brokers} (0 = no broker.rack)")
+    if mode not in tuple(SandboxMode):
+        raise SandboxError(f"mode: {mode!r} is not one of {', '.join(m.value for m in SandboxMode)}")
     directory = Path(directory).resolve()
     if (directory / SANDBOX_FILE).exists():
         raise SandboxError(f"{directory / SANDBOX_FILE}: a sandbox already lives here; "
                            f"`kafka-rebalance sandbox down --dir {directory}` first, or pick another --dir")
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise SandboxError(f"--dir {directory}: exists and is not an empty directory; `down` removes DIR, so give a new one")
+    if mode == SandboxMode.ZOOKEEPER:
+        from kafka_rebalance.sandbox import zookeeper
+
+        if log_dirs > 1 or metrics or node_properties is not None or format_args:
+            raise SandboxError("--zookeeper: a ZooKeeper-mode sandbox takes no --log-dirs, --metrics or extra listeners")
+
+        return zookeeper.up(directory, brokers, racks, kafka_version, auto_leader_rebalance, timeout, progress, properties,
+                            sasl_plain_users)
     runtime = resolve_runtime(kafka_version)
     agent = sandbox_metrics.resolve_agent() if metrics else None
     started = time.monotonic()
@@ -381,7 +456,7 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
             node_id, ports[2 * k], ports[2 * k + 1], voters, node_dir / "data", rack, brokers, auto_leader_rebalance,
             node_props))
         (node_dir / "server.properties").chmod(0o600)  # it may hold the SASL users' passwords
-        (node_dir / "log4j2.properties").write_text(log4j_properties(node_dir / "logs" / "server.log"))
+        write_log_configs(node_dir, node_dir / "logs" / "server.log")
         layout.append((node_id, rack, ports[2 * k], ports[2 * k + 1], node_dir, sasl_port, dirs, metrics_port))
     progress(f"formatting {brokers} KRaft node(s) for Kafka {runtime.version} in {directory}")
     # Formatting is a JVM start per node: run them side by side.
@@ -428,9 +503,9 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     return sandbox
 
 
-def _stop_pids(nodes: list[Node] | tuple[Node, ...], grace: float) -> list[int]:
+def _stop_pids(nodes: Sequence[Node | ZooKeeperServer], grace: float, config: str = "server.properties") -> list[int]:
     """SIGTERM (Kafka's clean shutdown), then SIGKILL what is left after ``grace`` seconds."""
-    ours = [n for n in nodes if pid_alive(n.pid) and _is_our_process(n.pid, n.directory)]
+    ours = [n for n in nodes if pid_alive(n.pid) and _is_our_process(n.pid, n.directory, config)]
     for n in ours:
         try:
             os.kill(n.pid, signal.SIGTERM)
@@ -526,6 +601,12 @@ def down(directory: Path, grace: float = 30.0) -> list[int]:
     still = [n.pid for n in sandbox.nodes if pid_alive(n.pid) and _is_our_process(n.pid, n.directory)]
     if m and sandbox_metrics.is_our_prometheus(m.prometheus_pid, m.prometheus_config) and pid_alive(m.prometheus_pid):
         still.append(m.prometheus_pid)
+    if sandbox.zookeeper is not None and not still:
+        # After the brokers: they deregister from ZooKeeper on a clean shutdown.
+        from kafka_rebalance.sandbox import zookeeper
+
+        stopped += zookeeper.stop(sandbox.zookeeper, grace)
+        still += zookeeper.still_running(sandbox.zookeeper)
     if still:
         raise SandboxError(f"pids {still} did not stop; {directory} is kept")
     shutil.rmtree(directory)

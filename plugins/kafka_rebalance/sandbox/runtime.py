@@ -7,10 +7,12 @@ Kafka's own command-line tools run as ``java -cp '.kafka/<version>/lib/*' <main 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
 import subprocess
+import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +33,12 @@ TOOLS: dict[str, str] = {
     "kafka-topics": "org.apache.kafka.tools.TopicCommand",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
+}
+
+# Main classes that moved between releases, tried before TOOLS' entry: the first one the release's jars hold
+# runs. ConfigCommand left the Scala core (kafka.admin) for kafka-tools (org.apache.kafka.tools) after 4.1.
+MOVED_TOOLS: dict[str, tuple[str, ...]] = {
+    "kafka-configs": ("org.apache.kafka.tools.ConfigCommand",),
 }
 
 # Tools are short-lived clients: a small heap and the C1 compiler start them in about 2 s.
@@ -82,10 +90,17 @@ class KafkaRuntime:
     def command(self, main_class: str, args: Sequence[str], jvm_opts: Sequence[str] = TOOL_JVM_OPTS) -> list[str]:
         return [java_binary(), *jvm_opts, "-cp", self.classpath, main_class, *args]
 
+    def main_class(self, name: str) -> str:
+        """The main class of a tool (by its bin/ script name) in this release."""
+        for moved in MOVED_TOOLS.get(name, ()):
+            if moved in _kafka_classes(self.lib):
+                return moved
+        return TOOLS.get(name, name)
+
     def tool(self, name: str, args: Sequence[str], *, timeout: float = 120.0, check: bool = True,
              stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run one of Kafka's own command-line tools (by its bin/ script name) and capture its output."""
-        main_class = TOOLS.get(name, name)
+        main_class = self.main_class(name)
         log_config = self.lib.parent / "tools-log4j2.properties"
         if not log_config.exists():
             # Tools log warnings to stderr only; their stdout stays the tool's own output.
@@ -102,6 +117,16 @@ class KafkaRuntime:
             raise KafkaRuntimeError(f"{name} {' '.join(args)} exited {done.returncode}: "
                                     f"{java_error_line(done.stderr + chr(10) + done.stdout)}")
         return done
+
+
+@functools.cache
+def _kafka_classes(lib: Path) -> frozenset[str]:
+    """The classes in a release's own jars (kafka*.jar), as dotted names; read once per process."""
+    names: set[str] = set()
+    for jar in sorted(lib.glob("kafka*.jar")):
+        with zipfile.ZipFile(jar) as z:
+            names.update(n[:-6].replace("/", ".") for n in z.namelist() if n.endswith(".class") and "$" not in n)
+    return frozenset(names)
 
 
 def resolve_runtime(version: str = DEFAULT_KAFKA_VERSION, *, fetch: bool = True) -> KafkaRuntime:
