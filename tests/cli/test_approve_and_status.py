@@ -11,6 +11,7 @@ import pytest
 
 from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.results import RunStatus
 from kafka_rebalance.executor.progress import Progress
 from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_dir import SIM_STATE_FILE
@@ -229,8 +230,8 @@ def test_status_during_a_continuous_execution_rises_to_finished(tmp_path):
     seen: list[dict] = []
     the_plan = load_plan(plan, require_approval=True)
     admin = SimAdmin.open(snap, plan / SIM_STATE_FILE)
-    report = Executor(the_plan, admin, ExecSettings(poll_interval=5.0), progress=lambda _line: seen.append(_status(plan))).run()
-    assert report["status"] == "complete"
+    outcome = Executor(the_plan, admin, ExecSettings(poll_interval=5.0), progress=lambda _line: seen.append(_status(plan))).run()
+    assert outcome.status is RunStatus.COMPLETE
     final = _status(plan)
     percents = [s["percent_bytes"] for s in seen] + [final["percent_bytes"]]
     assert percents == sorted(percents), percents  # never goes back
