@@ -1,8 +1,9 @@
 """Fleet-wide leader imbalance: every configured cluster, ONE Spark job.
 
 gather every cluster's snapshot -> one Spark analysis over the directory -> fleet
-summary (clusters and brokers over their thresholds) -> an asset event for each
-cluster that needs a plan, which triggers that cluster's DAG (as a dry run).
+summary (clusters and brokers over their thresholds, and scale events) -> an asset event for
+each cluster that needs a plan, which triggers that cluster's DAG (a dry run, unless it finds a scale
+event and the cluster has an approval policy).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def kafka_fleet_imbalance():
 
     @task.branch
     def fleet_summary(fleet: dict) -> list[str]:
-        return [f"needs_plan_{c}" for c in fleet_steps.fleet_summary(fleet)]
+        return [f"needs_plan_{c}" for c in fleet_steps.fleet_summary(fleet, _config)]
 
     chooser = fleet_summary(fleet)
     fleet >> analyze >> chooser

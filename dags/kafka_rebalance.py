@@ -1,11 +1,14 @@
 """One rebalance DAG per cluster in config/clusters.yaml.
 
 gather -> snapshot gate -> Spark analysis -> balanced? -> plan -> validate -> stage
--> [execute mode] approval -> execute batches (throttles always restored) -> elections
+-> [execute mode, or a scale event under an approval policy] approval policy -> approval (unless the policy
+approved) -> execute batches (throttles always restored) -> elections
 -> final verify -> report.
 
 This file only wires tasks; every step is a function in ``kafka_rebalance.orchestration.pipeline``.
-Scheduled (and asset-triggered) runs are dry runs: they stage a plan and stop.
+Scheduled (and asset-triggered) runs are dry runs: they stage a plan and stop, unless they find a scale
+event (brokers added, or marked for removal) on a cluster with an approval policy: then the policy
+approves the plan or holds it for a person's approval, and an approved plan executes.
 """
 
 from __future__ import annotations
@@ -120,15 +123,22 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
                                   mode=cluster.executor.mode)
 
         @task.branch
-        def mode(**ctx) -> str:
-            return "approve" if pipeline.wants_execution(ctx["dag_run"].run_type, ctx["params"]) else "dry_run_done"
+        def mode(run: dict, **ctx) -> str:
+            executes = pipeline.run_executes(cluster, run, ctx["dag_run"].run_type, ctx["params"], defaults)
+            return "policy" if executes else "dry_run_done"
 
         @task
         def dry_run_done(staged: dict) -> str:
             return staged["dir"]
 
+        @task
+        def policy(staged: dict, **ctx) -> dict | None:
+            # Records an approval the cluster's policy allows; the approval step then asks nobody.
+            return pipeline.apply_policy(cluster, staged["dir"], ctx["params"].get("window"))
+
         approve = PlanApprovalOperator(
             task_id="approve",
+            policy_task_id="policy",
             subject=f"Rebalance {cluster.cluster_id}: approve the staged plan?",
             body="{{ ti.xcom_pull(task_ids='stage')['body'] }}",
         )
@@ -176,12 +186,15 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
         # Balanced: record it.
         done_balanced = record_balanced(run)
         branch >> done_balanced
-        # Plan: validate, stage, then a dry run ends here and an execute run asks for approval.
+        # Plan: validate, stage, then a dry run ends here; an execute run meets the approval policy, then (unless the
+        # policy approved) a person.
         plan_dir = plan(run)
         staged = stage(validate(run, plan_dir))
         done_dry = dry_run_done(staged)
         chain(branch, plan_dir)
-        chain(staged, mode(), [done_dry, approve])
+        judged = policy(staged)
+        chain(staged, mode(run), [done_dry, judged])
+        judged >> approve
         # Execute: preflight (setup) -> execute -> restore_throttles (teardown): the teardown runs
         # whenever the setup succeeded, so throttles are restored even when a batch fails.
         armed = preflight(staged)

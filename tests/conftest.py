@@ -67,6 +67,9 @@ def _write_test_clusters(home: Path) -> None:
         ],
     }
     (home / "balanced-cluster.json").write_text(json.dumps(balanced))
+    # The same cluster after a scale-out: broker 6 joined (rack-0) and, as in Kafka, holds nothing yet.
+    scaled = {**balanced, "brokers": [*balanced["brokers"], {"id": 6, "rack": "rack-0"}]}
+    (home / "scaled-cluster.json").write_text(json.dumps(scaled))
     scenarios = ["demo-dry", "demo-exec", "demo-reject", "demo-fail"]
     # Pause and windows in a DAG run: polls (and the paused task's trigger) every second.
     lines_window = [f"  - {{cluster_id: demo-window, source: 'simulated:{SAMPLE}', schedule: null, "
@@ -77,6 +80,11 @@ def _write_test_clusters(home: Path) -> None:
     # Decommissioning on a balanced cluster; its byte_tolerance shows clusters.yaml reaching the planner.
     lines += [f"  - {{cluster_id: decom-balanced, source: 'simulated:{home / 'balanced-cluster.json'}', schedule: null, "
               "defaults: {byte_tolerance: 0.2}}"]
+    # A scale-out under an approval policy that allows the plan it needs (about 5 GiB to copy): approved by the
+    # policy, not by a person (tests/orchestration/test_approval_policy.py has the held case).
+    lines += [f"  - {{cluster_id: scale-policy, source: 'simulated:{home / 'scaled-cluster.json'}', schedule: null, "
+              "approval_policy: {rules: [{name: leaders-only, when: {max_replica_moves: 0}}, "
+              "{name: small-moves, when: {max_bytes: 20GiB}}]}}"]
     lines += [f"  - {{cluster_id: demo-eu-1, source: 'simulated:{SAMPLE}'}}"]
     # The real Kafka sandbox (fixture kafka_sandbox sets the connection); polls fast for tests.
     lines += ["  - {cluster_id: real-kafka, source: kafka_sandbox, schedule: null, "

@@ -111,7 +111,9 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
 
     assert PlannerDefaults().model_dump() == {
         "throttle": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
-        "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [], "byte_tolerance": 0.1,
+        "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [],
+        "decommission_brokers": [],  # a cluster's standing mark for removal (its own entry only)
+        "byte_tolerance": 0.1,
         "replica_tolerance": 0.1, "max_disk_usage": 0.85, "election_batch_size": 1000, "threshold_percentage": None,
         "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }

@@ -122,10 +122,13 @@ class PlanOptions:
         "small-first", flag="--ordering", help="Which partitions move first", choices=ORDERINGS, in_form=True)
     exclude_topics: tuple[str, ...] = _option(
         (), flag="--exclude-topics", help="Topics never touched (comma-separated on the command line)", in_form=True)
-    # One-off operator requests, never a standing default of a cluster.
+    # A run's request, or a cluster's standing mark (its own entry in clusters.yaml: brokers marked for removal,
+    # which every run empties; lift the mark once the broker has left, as a run naming a missing broker fails
+    # saying so). Never the file-wide defaults': broker ids belong to one cluster.
     decommission_brokers: tuple[int, ...] = _option(
         (), flag="--decommission-brokers", help="Broker ids to empty (comma-separated on the command line)",
-        minimum=0, maximum=INT32_MAX, in_clusters_file=False, in_form=True)
+        minimum=0, maximum=INT32_MAX, in_form=True)
+    # A one-off operator request, never a standing default of a cluster.
     replication_factor: int | None = _option(
         None, flag="--replication-factor", help="Change every non-excluded topic to this replication factor",
         minimum=1, maximum=INT32_MAX, in_clusters_file=False)

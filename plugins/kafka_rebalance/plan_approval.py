@@ -148,14 +148,15 @@ def describe(facts: PlanFacts) -> list[str]:
 
 
 def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds: float | None,
-           now: datetime) -> tuple[PlanFacts, dict[str, Any]]:
+           now: datetime, details: Mapping[str, Any] | None = None) -> tuple[PlanFacts, dict[str, Any]]:
     """Record ``decision`` (approved | rejected) on the plan in ``plan_dir``; return the facts it was taken on
     and what approval.json holds.
 
     An approval is refused for a plan that did not pass validation for this very hash, and for a
     plan whose snapshot is older than ``max_age_seconds`` (or of unknown age). ``max_age_seconds`` None: a
     simulated cluster, whose clock is virtual and whose age means nothing. A rejection is always
-    recorded: refusing to run a plan needs no proof that it could run.
+    recorded: refusing to run a plan needs no proof that it could run. ``details``: more of what the decision
+    was taken on, kept in approval.json (an approval policy's rule and the figures it judged).
     """
     if decision not in ("approved", "rejected"):
         raise ValueError(f"decision must be approved or rejected, got {decision!r}")
@@ -169,6 +170,7 @@ def decide(plan_dir: Path, decision: str, by: str, note: str, *, max_age_seconds
         if problem is not None:
             raise PlanDirError(f"{plan_dir}: not approved: {problem}")
     record_approval(plan_dir, decision, by, note, details={
+        **(details or {}),
         "at": now.astimezone(UTC).isoformat(timespec="seconds"),
         "snapshot_captured_at": facts.snapshot_captured_at,
         "snapshot_age_seconds": None if facts.snapshot_age_seconds is None else round(facts.snapshot_age_seconds),

@@ -294,3 +294,31 @@ def test_execute_defers_while_paused_and_until_its_window_opens(dagbag) -> None:
     control = json.loads((staged / "control.json").read_text())
     assert [(r["action"], r["by"]) for r in control["requests"]] == [("pause", "operator-a"), ("resume", "operator-b")]
     assert throttles_left(sim_state("demo-window")) == []
+
+
+def test_a_scale_out_is_approved_by_the_clusters_policy_and_executes_with_nobody_asked(dagbag) -> None:
+    """scale-policy: broker 6 joined empty, and the cluster's policy allows the plan that fills it (about 5 GiB to
+    copy, under small-moves' 20 GiB): the policy task records the approval and the approval step asks nobody."""
+    # A watchdog, not an approver: were anybody asked, it would reject, and the run would execute nothing.
+    watchdog = Approver("kafka_rebalance_scale_policy", "Reject", timeout=600)
+    watchdog.start()
+    try:
+        dr, states = run(dagbag, "kafka_rebalance_scale_policy", mode="execute")
+    finally:
+        watchdog.stop()
+    assert watchdog.detail is None and watchdog.error is None  # no approval request was ever pending
+    for task in ("stage", "policy", "approve", "preflight", "execute", "restore_throttles", "elections", "final_verify",
+                 "report"):
+        assert states[task] == "success", (task, states)
+    [staged] = staged_dirs("scale-policy")
+    manifest = json.loads((staged / "plan.json").read_text())
+    approval = json.loads((staged / "approval.json").read_text())
+    assert (approval["decision"], approval["by"], approval["plan_hash"]) == ("approved", "policy:small-moves",
+                                                                             manifest["plan_hash"])
+    assert approval["policy"]["rule"] == "small-moves"
+    assert approval["policy"]["figures"]["bytes_moved"] == manifest["summary"]["bytes_moved"] <= 20 * 2**30
+    assert json.loads((staged / "verification.json").read_text())["status"] == "complete"
+    # Every move the plan made filled the new broker.
+    after = current_snapshot("scale-policy")
+    assert sum(6 in p.replicas for p in after.partitions) == manifest["summary"]["replica_moves"] > 0
+    assert throttles_left(sim_state("scale-policy")) == []

@@ -274,6 +274,13 @@ class Simulator:
             if p.leader == -1:
                 p.leader = self._elect(p.replicas, p.isr)
 
+    def add_broker(self, broker_id: int, rack: str | None = None) -> None:
+        """A new broker joins (a scale-out). As in Kafka, no existing replica moves to it by itself: it starts empty."""
+        if broker_id in self.brokers:
+            raise ClusterError(f"broker {broker_id} is already in the cluster")
+        self.brokers[broker_id] = SimBroker(broker_id, rack)
+        self.brokers = dict(sorted(self.brokers.items()))
+
     def never_catch_up(self, tp: TP, broker_id: int) -> None:
         """The copy of ``tp`` into ``broker_id`` makes no progress (a stuck fetcher, a full disk)."""
         self.stuck.add((tp, broker_id))

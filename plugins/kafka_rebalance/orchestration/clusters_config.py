@@ -29,6 +29,7 @@ from kafka_rebalance.options import (
     OptionField,
     option_fields,
 )
+from kafka_rebalance.orchestration.approval_policy import ApprovalPolicy
 from kafka_rebalance.paths import PROJECT_ROOT
 from kafka_rebalance.userinput import cluster_id_problem, read_text
 
@@ -175,6 +176,10 @@ class ClusterConfig(BaseModel):
     # gather's --rate-window for this cluster (options.RATE_WINDOW); a simulated cluster reports its own rates.
     rate_window_seconds: float = Field(default=DEFAULT_RATE_WINDOW_SECONDS, ge=0, le=MAX_RATE_WINDOW_SECONDS,
                                        allow_inf_nan=False, description=RATE_WINDOW.help)
+    # Which staged plans approve themselves (orchestration/approval_policy.py). With one, a scheduled run that
+    # finds a scale event (orchestration/scale.py) goes on to execute what the policy or a person approves;
+    # without one, scheduled runs only stage.
+    approval_policy: ApprovalPolicy | None = None
 
     @field_validator("cluster_id")
     @classmethod
@@ -231,6 +236,15 @@ class ClustersFile(BaseModel):
     clusters: list[ClusterConfig]
     path: Path | None = Field(default=None, exclude=True)
 
+    @field_validator("defaults")
+    @classmethod
+    def _marks_are_per_cluster(cls, v: PlannerDefaults) -> PlannerDefaults:
+        marked = v.model_dump().get("decommission_brokers")
+        if marked:
+            raise ValueError(f"decommission_brokers: {list(marked)} would mark the same broker ids for removal in "
+                             "every cluster; mark them in that cluster's own defaults")
+        return v
+
     def effective_defaults(self, cluster: ClusterConfig) -> PlannerDefaults:
         if cluster.defaults is None:
             return self.defaults
@@ -244,6 +258,14 @@ class ClustersFile(BaseModel):
         raw = Path(cluster.source[len(SIMULATED_PREFIX) :].strip())
         base = self.path.parent if self.path else Path.cwd()
         return raw if raw.is_absolute() else (base / raw).resolve()
+
+
+def _with_value(message: str, value: Any) -> str:
+    """pydantic's message, with the value it refused when the message does not show it already (a one-line repr)."""
+    if isinstance(value, (str, int, float)) and len(repr(value)) <= 80 and \
+            not re.search(rf"(?<![\w.]){re.escape(repr(value))}(?![\w.])", message):
+        return f"{message}, got {value!r}"
+    return message
 
 
 def load_clusters(path: str | Path) -> ClustersFile:
@@ -270,7 +292,7 @@ def load_clusters(path: str | Path) -> ClustersFile:
                     where += f" (cluster {cid if isinstance(cid, str) and cid.isprintable() else repr(cid)})"
                 except (AttributeError, IndexError, KeyError, TypeError):
                     pass
-            problems.append(f"{where}: {err['msg']}")
+            problems.append(f"{where}: {_with_value(err['msg'], err.get('input'))}")
         raise RebalanceError(f"{p}: " + "; ".join(problems)) from None
     ids = [c.cluster_id for c in parsed.clusters]
     dupes = sorted({i for i in ids if ids.count(i) > 1})

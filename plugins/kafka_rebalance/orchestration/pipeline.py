@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +20,12 @@ from kafka_rebalance.analysis.summary_file import cluster_entry
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
+from kafka_rebalance.orchestration.approval_policy import ApprovalPolicy
 from kafka_rebalance.orchestration.approval_text import approval_body
 from kafka_rebalance.orchestration.cluster_access import admin_session
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, PlannerDefaults
 from kafka_rebalance.orchestration.plan_params import plan_options, planner_values
+from kafka_rebalance.orchestration.scale import ScaleEvent, scale_event
 from kafka_rebalance.orchestration.staging import record_decision, run_dir, stage_plan, write_cluster_snapshot
 from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.plan_dir import (
@@ -163,10 +165,74 @@ def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str =
     return {"dir": str(staged), "plan_hash": manifest["plan_hash"], "body": approval_body(staged, manifest, mode=mode)}
 
 
-def wants_execution(run_type: Any, params: Mapping[str, Any]) -> bool:
-    """Only a manual trigger asking for execute mode executes; scheduled and asset runs are dry runs."""
-    kind = getattr(run_type, "value", run_type)
-    return str(kind) == "manual" and params.get("mode") == "execute"
+def scale_event_of(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> ScaleEvent:
+    """The run's scale event: brokers its snapshot shows added, and those marked for removal (the run's
+    decommission_brokers, which start from the cluster's clusters.yaml entry) that still hold replicas."""
+    marked = planner_values(params, defaults)["decommission_brokers"]
+    return scale_event(load_snapshot(run["snapshot"]), marked)
+
+
+def wants_execution(run_type: Any, params: Mapping[str, Any], scale: ScaleEvent | None = None,
+                    policy: ApprovalPolicy | None = None) -> bool:
+    """A manual trigger asking for execute mode executes. A scheduled or asset-triggered run executes only for a
+    scale event on a cluster with an approval policy (which, or a person, then approves); otherwise it is a dry run."""
+    kind = str(getattr(run_type, "value", run_type))
+    if kind == "manual":
+        return params.get("mode") == "execute"
+    return kind in ("scheduled", "asset_triggered") and policy is not None and scale is not None and scale.any
+
+
+def run_executes(cluster: ClusterConfig, run: Mapping[str, str], run_type: Any, params: Mapping[str, Any],
+                 defaults: PlannerDefaults | None = None) -> bool:
+    """The DAG's "execute?" branch after staging: ``wants_execution`` on this run's scale event."""
+    scale = scale_event_of(run, params, defaults)
+    executes = wants_execution(run_type, params, scale, cluster.approval_policy)
+    log.info("scale event: %s; approval policy: %s; this run %s", scale.describe(),
+             "configured" if cluster.approval_policy is not None else "none",
+             "executes once approved" if executes else "is a dry run")  # fmt: skip
+    return executes
+
+
+def approval_age_limit(cluster: ClusterConfig) -> float | None:
+    """The plan age an approval on ``cluster`` is checked against, a person's or a policy's. A simulated cluster's
+    clock is virtual (its snapshot's gather time onwards): it does not age in wall time."""
+    from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
+
+    return None if cluster.simulated else DEFAULT_MAX_PLAN_AGE_HOURS * 3600
+
+
+def apply_policy(cluster: ClusterConfig, staged_dir: str, window: str | None = None,
+                 now: datetime | None = None) -> dict[str, Any] | None:
+    """The cluster's approval policy on a staged plan about to execute (None: the cluster has none).
+
+    An approval the policy allows is recorded here, through ``plan_approval.decide`` like a person's (validated
+    for this hash, young enough, signed when an approval key is configured), with the approver
+    ``policy:<rule>`` and the rule and figures in approval.json; a plan no rule approves is held for the
+    approval step. ``window``: the run's (the trigger form's), which ``within_window`` judges.
+    """
+    from kafka_rebalance.orchestration.approval_policy import PlanFigures, judge, window_seconds
+    from kafka_rebalance.plan_approval import decide, plan_facts
+
+    policy = cluster.approval_policy
+    if policy is None:
+        log.info("approval policy: none configured for %s; a person approves", cluster.cluster_id)
+        return None
+    now = now or datetime.now(UTC)
+    facts = plan_facts(Path(staged_dir), now)
+    # The figure for the schedule this cluster's executor runs (plan_facts headlines the default mode).
+    estimate, estimate_of = facts.estimated_seconds, facts.estimate_of
+    if facts.other_estimate_of == cluster.executor.mode and facts.other_estimated_seconds is not None:
+        estimate, estimate_of = facts.other_estimated_seconds, facts.other_estimate_of
+    figures = PlanFigures(
+        replica_moves=facts.replica_moves, bytes_moved=facts.bytes_moved, leader_elections=facts.leader_elections,
+        estimated_seconds=estimate, estimate_of=estimate_of,
+        window_seconds=window_seconds(window_policy(cluster, window), cluster.executor.window_margin_seconds))
+    verdict = judge(policy, figures)
+    log.info("approval policy on plan %s: %s", facts.plan_hash[:16], verdict.describe())
+    if verdict.approver is not None:
+        decide(Path(staged_dir), "approved", verdict.approver, verdict.describe(), now=now,
+               max_age_seconds=approval_age_limit(cluster), details={"policy": verdict.record()})
+    return {**verdict.to_dict(), "plan_hash": facts.plan_hash}
 
 
 # ----------------------------------------------------------------------------- execute
@@ -205,10 +271,7 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, comman
 def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approval: Mapping[str, Any] | None,
               rearm: bool = False, run_id: str | None = None, window: str | None = None) -> dict:
     """Record the approval; re-arm if asked; restore throttles a killed run left; refuse a changed cluster or a foreign move."""
-    from datetime import UTC, datetime
-
     from kafka_rebalance.executor.rearm import rearm as rearm_plan
-    from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
     from kafka_rebalance.plan_approval import decide
     from kafka_rebalance.plan_dir import read_approval
     from kafka_rebalance.plan_manifest import load_plan
@@ -224,9 +287,7 @@ def preflight(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, approv
         by = str(recorded.get("by"))
     else:
         # The same checks as `kafka-rebalance approve`: validated for this hash, and young enough.
-        # A simulated cluster's clock is virtual (its snapshot's gather time onwards): it does not age in wall time.
-        decide(Path(staged_dir), "approved", by, "", now=datetime.now(UTC),
-               max_age_seconds=None if cluster.simulated else DEFAULT_MAX_PLAN_AGE_HOURS * 3600)
+        decide(Path(staged_dir), "approved", by, "", now=datetime.now(UTC), max_age_seconds=approval_age_limit(cluster))
     if rearm:
         from kafka_rebalance.executor.executor import acting_on
 

@@ -49,6 +49,12 @@ class Approver(threading.Thread):
         self.response: dict[str, Any] | None = None
         self.detail: dict[str, Any] | None = None
         self.error: BaseException | None = None
+        self._stopping = threading.Event()
+
+    def stop(self) -> None:
+        """Stop waiting (a watchdog whose run ended without asking anybody); returns once the thread has ended."""
+        self._stopping.set()
+        self.join(10)
 
     def run(self) -> None:
         try:
@@ -56,7 +62,7 @@ class Approver(threading.Thread):
             deadline = time.monotonic() + self.timeout
             choice: str | None = None
             last: BaseException | None = None
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not self._stopping.is_set():
                 # The API shares the metadata database (SQLite in tests and the demo) with the running DAG:
                 # a call can meet a locked database. Retry until the deadline instead of dying silently
                 # and leaving the run parked on an approval nobody answers.
@@ -77,7 +83,9 @@ class Approver(threading.Thread):
                         return
                 except Exception as exc:
                     last = exc
-                time.sleep(0.5)
+                self._stopping.wait(0.5)
+            if self._stopping.is_set():
+                return
             raise TimeoutError(f"no approval request for {self.dag_id} answered within {self.timeout:.0f}s"
                                + (f" (last error: {last})" if last else ""))
         except BaseException as exc:  # reported by the caller, which runs the DAG in the main thread
