@@ -11,8 +11,8 @@ import pytest
 
 from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.executor.executor import Executor
-from kafka_rebalance.executor.results import RunStatus
 from kafka_rebalance.executor.progress import Progress
+from kafka_rebalance.executor.results import RunStatus
 from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_dir import SIM_STATE_FILE
 from kafka_rebalance.plan_manifest import load_plan
