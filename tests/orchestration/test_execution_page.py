@@ -113,7 +113,7 @@ def figures_in(page: str) -> dict[str, str]:
     """The progress figures of a page: the rows of its ``progress-figures`` table, by key."""
     table = re.search(r'<table id="progress-figures">(.*?)</table>', page, re.S)
     assert table, page[:2000]
-    return {k: html.unescape(v) for k, v in re.findall(r'<tr id="progress-([\w-]+)"><td>[^<]*</td><td>([^<]*)</td></tr>',
+    return {k: html.unescape(v) for k, v in re.findall(r'<tr id="progress-figure-([\w-]+)"><td>[^<]*</td><td>([^<]*)</td></tr>',
                                                         table.group(1))}
 
 
@@ -149,6 +149,10 @@ def test_the_page_the_report_the_list_and_status_show_one_progress(api, plans, s
     row = next(r for r in listed.split("<tr>") if f">{path.name}</a>" in r and CLUSTER[state] in r)
     assert f"<td class=execution>{headline}</td>" in row
     assert human.splitlines()[0] == f"plan {js['plan_hash'][:16]}: {headline}"
+
+    for text in (page.text, report):  # ids a browser test can find one element by
+        ids = re.findall(r' id="([^"]+)"', text)
+        assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
     # The same figures on the page and in the report, and in status's own lines.
     shown = figures_in(page.text)

@@ -280,7 +280,10 @@ def index(request: Request, user: User) -> str:
     body = "".join(rows) or "<tr><td colspan=8>No plan staged yet.</td></tr>"
     return (
         "<!doctype html><meta charset=utf-8><title>Kafka rebalance plans</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;text-align:left}</style>"
+        "<style>body{font:14px/1.5 Inter,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1a202c;margin:20px 28px}"
+        "h1{font-size:20px;font-weight:600}table{border-collapse:collapse;font-size:13px}"
+        "td,th{padding:6px 10px;text-align:left;border-bottom:1px solid #edf2f7}th{color:#4a5568;background:#f7fafc}"
+        "a{color:#017cee}</style>"
         "<h1>Staged rebalance plans</h1><table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
         f"<th>decision</th><th>execution</th><th>verification</th><th>files</th></tr>{body}</table>"
     )

@@ -16,7 +16,7 @@ from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    key: str  # a stable id (the HTML element id is ``progress-<key>``)
+    key: str  # a stable id (the HTML row id is ``progress-figure-<key>``)
     label: str
     value: str
 
