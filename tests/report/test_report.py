@@ -142,7 +142,7 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
 
     plan_dir = planned(tmp_path, sample_snapshot_path)
     html = write_report(plan_dir, sample_snapshot_path).read_text()
-    assert "Operator state: <strong>running</strong>" in html and "Not started." in html
+    assert '<strong id="progress-headline">not-started, 0.0 % of bytes</strong>' in html
     h = json.loads((plan_dir / "plan.json").read_text())["plan_hash"]
     (plan_dir / "validation").mkdir()
     (plan_dir / "validation" / "result.json").write_text(json.dumps({"status": "passed", "plan_hash": h}))
@@ -154,13 +154,14 @@ def test_report_shows_who_paused_the_holds_and_the_progress(tmp_path: Path, samp
                          clock=lambda: datetime(2026, 11, 24, 22, 5, tzinfo=UTC))
     Executor(plan, SimAdmin(Simulator.from_snapshot(load_snapshot(sample_snapshot_path))), ExecSettings(), gate=gate).run().to_dict()
     html = write_report(plan_dir, sample_snapshot_path).read_text()
-    assert "Operator state: <strong>paused</strong>" in html
+    assert '<strong id="progress-headline">paused, 0.0 % of bytes</strong>' in html
     assert "<td class=\"l\">pause</td><td class=\"l\">&lt;b&gt;eve&lt;/b&gt;</td><td class=\"l\">2026-11-24T22:00:00+00:00</td>" in html
     # the sample's plan has no reorder batch: the continuous schedule holds before its first step
     assert re.search(r'<tr><td class="l">2026-11-24T22:05:00\+00:00</td><td class="l">(batch \d+|continuous: step \d+ '
                      r'\([\w.-]+\)) not started</td><td class="l">paused</td>', html)
-    batches = len(json.loads((plan_dir / "plan.json").read_text())["batches"])
-    assert f"Done 0 batch(es), {batches} remaining" in html
+    batches = json.loads((plan_dir / "plan.json").read_text())["batches"]
+    rows = re.findall(r'<tr data-progress-batch="(\d+)">.*?xp-(\w+)">', html)
+    assert rows == [(b["id"], "pending") for b in batches]
     assert "next window 2999-01-01T00:00:00Z/2999-01-01T01:00:00Z" in html
 
 

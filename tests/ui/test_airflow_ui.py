@@ -2,8 +2,8 @@
 
 `airflow standalone` (api-server, scheduler with LocalExecutor, dag-processor, triggerer)
 runs on 127.0.0.1 with this project's DAGs, as `make ui` starts it; Debian's chromium is
-driven by Playwright (never a browser download). Screenshots of the trigger form and the
-approval page are saved under test-artifacts/.
+driven by Playwright (never a browser download). Screenshots of the trigger form, the
+approval page and the finished plan's execution page are saved under test-artifacts/.
 
 Every process the module starts is stopped by pid, and checked gone from /proc: Airflow in a
 session of its own, every process group of which is stopped when the module ends (its tasks run in
@@ -238,6 +238,17 @@ def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
         report = page.goto(f"{airflow.base}/kafka-rebalance/runs/{DAG_ID}/{run_id}")
         assert report.status == 200 and page.url.endswith("/report.html"), page.url
         page.get_by_text("replica moves").first.wait_for()
+
+        # The plan's execution page once the run ended: finished, every batch with its end, no button, no reload.
+        [staged] = [m.parent for m in (airflow.home / "data" / "plans" / "ui-demo").glob("*/plan.json")]
+        execution = page.goto(f"{airflow.base}/kafka-rebalance/control/ui-demo/{staged.name}")
+        assert execution is not None and execution.status == 200
+        assert page.locator("#progress-state").inner_text() == "finished"
+        assert page.locator("#progress-headline").inner_text() == "finished, 100.0 % of bytes"
+        ended = page.locator("tr[data-progress-batch] td:nth-child(7)").all_inner_texts()
+        assert ended and "–" not in ended, ended
+        assert page.locator("form").count() == 0 and page.locator('meta[http-equiv="refresh"]').count() == 0
+        page.screenshot(path=str(ARTIFACTS / "ui-execution-finished.png"), full_page=True)
         browser_procs = _browser_processes(sessions, before)
         browser.close()
     assert browser_procs

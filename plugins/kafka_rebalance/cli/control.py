@@ -8,7 +8,9 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, emit_json, stderr
+from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.control import Control, ControlAction, request
+from kafka_rebalance.executor.progress import control_refusal
 
 PlanDirOpt = Annotated[Path, typer.Option("--plan", help="Plan directory whose execution to control")]
 
@@ -20,6 +22,9 @@ _EFFECT = {
 
 
 def _record(plan: Path, action: ControlAction) -> None:
+    refusal = control_refusal(plan, action)
+    if refusal is not None:
+        raise RebalanceError(f"{plan}: {refusal}")
     control: Control = request(plan, action, via="cli")
     last = control.last
     assert last is not None

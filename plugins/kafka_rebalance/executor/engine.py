@@ -849,6 +849,9 @@ class MoveRun:
             if all(st == FINISHED for st in states) and at_target >= set(self.ex.plan.batch(bid).targets):
                 entry = self.ex.ledger.set_batch(bid, FINISHED, mode=CONTINUOUS, completed=sorted({str(self.moves[i].tp) for i in ids}))
                 steps = [self.entry["steps"].get(str(i), {}) for i in ids]
+                ended = [e["ended_at"] for e in steps if isinstance(e.get("ended_at"), str)]
+                if ended:  # ISO 8601 UTC, all written by _iso: the greatest string is the latest time
+                    entry["ended_at"] = max(ended)
                 starts = [e["started_clock"] for e in steps if isinstance(e.get("started_clock"), (int, float))]
                 ends = [e["ended_clock"] for e in steps if isinstance(e.get("ended_clock"), (int, float))]
                 if len(starts) == len(ends) == len(ids):

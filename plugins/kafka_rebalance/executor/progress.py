@@ -23,22 +23,43 @@ A run before the admin's clock was recorded has no rate. The ETA is that rate ap
 left, counted from the last finished move (``eta_at``), so it too is read from the ledger and not
 from a clock.
 
-JSON: ``as_json`` / ``from_json`` (the ``status --json`` contract, docs/KAFKA.md).
+Each batch of plan.json gets a row (``BatchProgress``): its state, partitions done, start and end.
+A batch run as a wave has them in its ledger entry; a batch of a continuous run has them in its
+steps (first start, last end), since the run marks the batch itself only when it ends.
+
+JSON: ``as_json`` / ``from_json`` (the ``status --json`` contract, docs/KAFKA.md). ``read_progress``
+is the one reader of a plan directory's progress: ``status``, the execution page, the plans list
+and the report all call it, so they cannot disagree. ``action_refusal`` says which of pause,
+resume and stop no longer applies (nothing is left to steer once the plan finished).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeGuard
 
-from kafka_rebalance.executor.control import Control, RunState
-from kafka_rebalance.executor.ledger import CONTINUOUS, FAILED, FINISHED, PENDING, SUBMITTED, THROTTLED, THROTTLES_RECORDED
-from kafka_rebalance.plan_manifest import Plan
+from kafka_rebalance.executor.control import Control, ControlAction, RunState, read_control
+from kafka_rebalance.executor.ledger import (
+    CANCELLED,
+    CONTINUOUS,
+    FAILED,
+    FINISHED,
+    PENDING,
+    SUBMITTED,
+    THROTTLED,
+    THROTTLES_RECORDED,
+    Ledger,
+)
+from kafka_rebalance.plan_dir import LEDGER_FILE, PlanDirError
+from kafka_rebalance.plan_manifest import Plan, load_plan
 
-PROGRESS_VERSION = 1
+# 2: per-batch rows (``batches``) and the execution window the executor last recorded (``window``, ``next_window``).
+PROGRESS_VERSION = 2
 
 
 class ExecState(StrEnum):
@@ -48,6 +69,45 @@ class ExecState(StrEnum):
     FINISHED = "finished"
     FAILED = "failed"
     STOPPED = "stopped"
+
+
+# The states in which nothing runs any more and nothing will until an operator acts: the page stops refreshing.
+FINAL_STATES = frozenset({ExecState.FINISHED, ExecState.FAILED, ExecState.STOPPED})
+
+
+class BatchState(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"  # a wave under way, or a step of the batch in flight
+    PARTIAL = "partial"  # some of its continuous steps finished, the others not started (a held or ended run)
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # its moves were cancelled (a stop, a stall, a time limit): a re-run starts them again
+
+
+@dataclass(frozen=True, slots=True)
+class BatchProgress:
+    """One batch of plan.json as the ledger records it."""
+
+    id: str
+    kind: str
+    state: BatchState
+    partitions: int
+    partitions_done: int
+    bytes: int
+    started_at: str | None  # the wave's start, or its first step's (ISO 8601)
+    ended_at: str | None  # once it finished, failed or was cancelled: the wave's end, or its last step's
+    seconds: float | None  # the time it took on the cluster admin's clock, once finished
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "state": self.state.value}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> BatchProgress:
+        names = set(cls.__dataclass_fields__)
+        missing = sorted(names - set(raw))
+        if missing:
+            raise ValueError(f"progress: batches: missing field(s) {', '.join(missing)}")
+        return cls(**{**{k: raw[k] for k in names}, "state": BatchState(raw["state"])})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +130,13 @@ class Progress:
     rate_bytes_per_sec: float | None  # measured over the latest run; None until a move of it finished
     eta_seconds: float | None  # bytes_left at the measured rate, from eta_from; only while running
     eta_at: str | None  # eta_from + eta_seconds (ISO 8601)
+    batches: tuple[BatchProgress, ...] = ()
+    window: str | None = None  # the windows the executor last ran under, as it described them
+    next_window: str | None = None  # the next opening it recorded (None: unrestricted, or none left)
     version: int = PROGRESS_VERSION
 
     def as_json(self) -> dict[str, Any]:
-        return {**asdict(self), "state": self.state.value}
+        return {**asdict(self), "state": self.state.value, "batches": [b.as_json() for b in self.batches]}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Progress:
@@ -83,7 +146,8 @@ class Progress:
         missing = sorted(names - set(raw))
         if missing:
             raise ValueError(f"progress: missing field(s) {', '.join(missing)}")
-        return cls(**{**{k: raw[k] for k in names}, "state": ExecState(raw["state"])})
+        return cls(**{**{k: raw[k] for k in names}, "state": ExecState(raw["state"]),
+                      "batches": tuple(BatchProgress.from_json(b) for b in raw["batches"])})
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +257,8 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
         eta_seconds = round(left / rate, 1)
         eta_at = _iso(run_last_end + timedelta(seconds=eta_seconds))
     percent = round(100.0 * bytes_done / total, 2) if total else (100.0 if done == len(moves) and ledger else 0.0)
+    recorded = ledger.get("progress")
+    recorded = recorded if isinstance(recorded, Mapping) else {}
     return Progress(
         plan_hash=plan.plan_hash, state=state_, moves_total=len(moves), moves_done=done, moves_in_flight=in_flight,
         moves_pending=len(moves) - done - in_flight - failed, moves_failed=failed, bytes_total=total,
@@ -200,7 +266,126 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
         elections_requested=requested, started_at=_iso(min(times)) if times else None,
         updated_at=_iso(max(written)) if written else None,
         rate_bytes_per_sec=None if rate is None else round(rate, 1), eta_seconds=eta_seconds, eta_at=eta_at,
+        batches=batch_rows(plan, batches, steps),
+        window=_str(recorded.get("window")), next_window=_str(recorded.get("next_window")),
     )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+_BATCH_STATE = {PENDING: BatchState.PENDING, THROTTLES_RECORDED: BatchState.RUNNING, THROTTLED: BatchState.RUNNING,
+                SUBMITTED: BatchState.RUNNING, FINISHED: BatchState.FINISHED, FAILED: BatchState.FAILED,
+                CANCELLED: BatchState.CANCELLED}
+
+
+def batch_rows(plan: Plan, batches: Mapping[str, Any], steps: Mapping[str, Any]) -> tuple[BatchProgress, ...]:
+    """A row per batch of the plan, from its wave's ledger entry or from its continuous steps."""
+    step_ids: dict[str, list[int]] = defaultdict(list)
+    for m in plan.schedule.moves if plan.schedule is not None else ():
+        step_ids[m.batch].append(m.id)
+    rows = []
+    for b in plan.batches:
+        raw = batches.get(b.id)
+        entry: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        ids = step_ids.get(b.id, [])
+        as_wave = entry.get("mode") != CONTINUOUS and entry.get("state", PENDING) != PENDING
+        if ids and not as_wave and any(str(i) in steps for i in ids):
+            rows.append(_continuous_row(plan, b.id, ids, steps))
+            continue
+        state = _BATCH_STATE.get(entry.get("state", PENDING), BatchState.PENDING)
+        completed = entry.get("completed")
+        done = b.partitions if state is BatchState.FINISHED else len(completed) if isinstance(completed, list) else 0
+        took = entry.get("actual_seconds")
+        seconds = round(float(took), 3) if state is BatchState.FINISHED and _number(took) else None
+        ended = _time(entry.get("ended_at")) if state in _BATCH_ENDED else None
+        rows.append(BatchProgress(
+            id=b.id, kind=b.kind, state=state, partitions=b.partitions, partitions_done=min(done, b.partitions),
+            bytes=b.bytes or 0, started_at=_iso(_time(entry.get("started_at"))), ended_at=_iso(ended),
+            seconds=seconds))
+    return tuple(rows)
+
+
+_BATCH_ENDED = frozenset({BatchState.FINISHED, BatchState.FAILED, BatchState.CANCELLED})
+
+
+def _continuous_row(plan: Plan, batch_id: str, ids: list[int], steps: Mapping[str, Any]) -> BatchProgress:
+    batch = plan.batch(batch_id)
+    assert plan.schedule is not None
+    by_id = {m.id: m for m in plan.schedule.moves}
+    entries = [e if isinstance(e := steps.get(str(i)), Mapping) else {} for i in ids]
+    states = [e.get("state", PENDING) for e in entries]
+    if all(st == FINISHED for st in states):
+        state = BatchState.FINISHED
+    elif any(st in _STARTED for st in states):
+        state = BatchState.RUNNING
+    elif FAILED in states:
+        state = BatchState.FAILED
+    elif CANCELLED in states:
+        state = BatchState.CANCELLED
+    elif FINISHED in states:
+        state = BatchState.PARTIAL
+    else:
+        state = BatchState.PENDING
+    # A partition may take several steps (one per replica set on its way): done when all of them are.
+    unfinished = {by_id[i].tp for i, st in zip(ids, states) if st != FINISHED}
+    done = len({by_id[i].tp for i in ids} - unfinished)
+    starts = [t for e in entries if (t := _time(e.get("started_at"))) is not None]
+    ends = [t for e in entries if (t := _time(e.get("ended_at"))) is not None]
+    seconds = None
+    if state is BatchState.FINISHED:
+        start_clocks = [float(e["started_clock"]) for e in entries if _number(e.get("started_clock"))]
+        end_clocks = [float(e["ended_clock"]) for e in entries if _number(e.get("ended_clock"))]
+        if len(start_clocks) == len(end_clocks) == len(entries):
+            seconds = round(max(end_clocks) - min(start_clocks), 3)
+    return BatchProgress(
+        id=batch_id, kind=batch.kind, state=state, partitions=batch.partitions, partitions_done=done,
+        bytes=batch.bytes or 0, started_at=_iso(min(starts)) if starts else None,
+        ended_at=_iso(max(ends)) if ends and state in _BATCH_ENDED else None, seconds=seconds)
+
+
+def read_progress(plan_dir: Path, plan: Plan | None = None) -> Progress:
+    """The progress of the plan in ``plan_dir`` (hash verified, any verdict) from its ledger and control file.
+
+    Raises PlanDirError (a changed plan, a corrupt ledger or control file), never guesses.
+    """
+    plan_dir = Path(plan_dir)
+    plan = plan if plan is not None else load_plan(plan_dir, require_passed=False)
+    ledger = Ledger.open(plan_dir, plan.plan_hash).data if (plan_dir / LEDGER_FILE).exists() else None
+    return progress(plan, ledger, read_control(plan_dir, plan.plan_hash))
+
+
+def action_refusal(p: Progress, action: ControlAction) -> str | None:
+    """Why ``action`` must not be recorded for a plan at ``p`` (None: it may). A finished plan has nothing
+    left to pause or stop, and a stop recorded after the fact would make it read as stopped."""
+    if p.state is ExecState.FINISHED:
+        return (f"plan {p.plan_hash[:16]} finished (every move done); there is nothing to {action.value}: "
+                "a new rebalance needs a new plan")
+    return None
+
+
+def control_refusal(plan_dir: Path, action: ControlAction) -> str | None:
+    """``action_refusal`` for the plan in ``plan_dir``, for the pause, resume and stop commands and buttons.
+
+    A ledger or plan that cannot be read refuses nothing here: a request never touches the cluster, so it stays
+    possible whatever state the ledger is in (the run judges the ledger; control.request judges the plan).
+    """
+    try:
+        p = read_progress(plan_dir)
+    except PlanDirError:
+        return None
+    return action_refusal(p, action)
+
+
+def applicable_actions(p: Progress, approved: bool) -> tuple[ControlAction, ...]:
+    """The buttons an operator is offered: pause and stop while the plan runs or waits to, resume once paused;
+    none before approval or once the execution ended (finished, failed or stopped)."""
+    if not approved or p.state in FINAL_STATES:
+        return ()
+    if p.state is ExecState.PAUSED:
+        return (ControlAction.RESUME, ControlAction.STOP)
+    return (ControlAction.PAUSE, ControlAction.STOP)
 
 
 def _run_failed(cont: Mapping[str, Any], batches: Mapping[str, Any], holds: Any) -> bool:
@@ -223,7 +408,7 @@ def _run_failed(cont: Mapping[str, Any], batches: Mapping[str, Any], holds: Any)
                and not held_since(_time(e.get("started_at"))) for e in batches.values())
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 

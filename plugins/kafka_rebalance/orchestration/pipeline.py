@@ -342,6 +342,11 @@ def execute(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, window: 
                 raise RebalanceError(f"continuous execution ended {cont.state}: "
                                      + "; ".join([*map(str, cont.failed), *map(str, cont.cancelled), *cont.problems][:5]) + "; see the ledger")
         progress = ex.record_progress()
+    # The figures of status, the execution page and the report, in the words they use there.
+    from kafka_rebalance.executor.progress import read_progress
+    from kafka_rebalance.report.progress_view import figures
+
+    log.info("progress: %s", "; ".join(f"{f.label}: {f.value}" for f in figures(read_progress(Path(staged_dir)))))
     hold = ex.hold
     if hold is not None and not hold.waits_for_operator and hold.resume_at is None:
         raise RebalanceError(f"execution cannot go on: {hold.detail}")

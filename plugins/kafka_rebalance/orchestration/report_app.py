@@ -5,9 +5,13 @@ Routes (under the plugin's prefix, ``/kafka-rebalance``):
 * ``/plans/{cluster}/{plan}/{file}`` a file of a staged plan (report.html, RUNBOOK.md, Data Docs...);
 * ``/runs/{dag_id}/{run_id}``        the report of the plan a DAG run staged (the run's "Rebalance
   report" tab in the Airflow UI points here);
-* ``/control/{cluster}/{plan}``      the plan's execution: pause/resume/stop state and who asked, holds
-  (windows, pauses), batches done; with Pause, Resume and Stop buttons, which POST to
-* ``/control/{cluster}/{plan}/{pause|resume|stop}`` (also the API: JSON back when asked for JSON).
+* ``/control/{cluster}/{plan}``      the plan's execution page: its progress (executor/progress.py, the model
+  ``status`` prints), who asked to pause, resume or stop, holds (windows, pauses); it reloads itself
+  (meta refresh, no script) until the execution ends, and offers only the buttons that apply: Pause
+  and Resume POST to
+* ``/control/{cluster}/{plan}/{pause|resume|stop}`` (also the API: JSON back when asked for JSON;
+  refused with 409 once the plan finished), and Stop first GETs
+* ``/control/{cluster}/{plan}/stop``  the confirmation step, whose form POSTs the stop.
 
 Security. Airflow does not authenticate plugin apps (a mounted app inherits none of the core
 API's dependencies), so every route here depends on Airflow's own ``get_user`` (the auth
@@ -41,10 +45,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.control import ControlAction, read_control
 from kafka_rebalance.executor.control import request as control_request
+from kafka_rebalance.executor.progress import FINAL_STATES, ExecState, applicable_actions, control_refusal, read_progress
 from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX, data_root, run_dir_path
-from kafka_rebalance.plan_dir import APPROVAL_FILE, LEDGER_FILE, PLAN_FILE, VERIFICATION_FILE, PlanDirError, validation_status, verify_plan
+from kafka_rebalance.plan_dir import (
+    APPROVAL_FILE,
+    LEDGER_FILE,
+    PLAN_FILE,
+    VERIFICATION_FILE,
+    PlanDirError,
+    read_approval,
+    require_approved,
+    validation_status,
+)
+from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.report.progress_view import headline
+from kafka_rebalance.report.templating import environment
 
 PREFIX = REPORTS_URL_PREFIX
+# The execution page reloads itself (a meta refresh: no script) this often while anything may still change.
+REFRESH_SECONDS = 5
 
 # No scripts at all (the report is static SVG and CSS by design); styles and images only from
 # this origin (report.html and the plan list use inline <style>); framing only by Airflow's own
@@ -252,18 +271,30 @@ def index(request: Request, user: User) -> str:
             cells = f"<td>{_field(m, 'summary', 'replica_moves')}</td><td>{html.escape(validation_status(plan))}</td>"
         rows.append(
             f"<tr><td>{html.escape(cluster)}</td><td><a href=\"{link}/report.html\">{html.escape(plan.name)}</a></td>"
-            f"{cells}<td>{_field(approval, 'decision')}</td><td>{_field(verification, 'status')}</td>"
+            f"{cells}<td>{_field(approval, 'decision')}</td><td class=execution>{html.escape(_execution_cell(plan))}</td>"
+            f"<td>{_field(verification, 'status')}</td>"
             f"<td><a href=\"{html.escape(f'{base}/control/{quote(cluster)}/{quote(plan.name)}')}\">execution</a> · "
             f"<a href=\"{link}/RUNBOOK.md\">runbook</a> · "
             f"<a href=\"{link}/validation/data_docs/index.html\">data docs</a></td></tr>"
         )
-    body = "".join(rows) or "<tr><td colspan=7>No plan staged yet.</td></tr>"
+    body = "".join(rows) or "<tr><td colspan=8>No plan staged yet.</td></tr>"
     return (
         "<!doctype html><meta charset=utf-8><title>Kafka rebalance plans</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;text-align:left}</style>"
+        "<style>body{font:14px/1.5 Inter,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1a202c;margin:20px 28px}"
+        "h1{font-size:20px;font-weight:600}table{border-collapse:collapse;font-size:13px}"
+        "td,th{padding:6px 10px;text-align:left;border-bottom:1px solid #edf2f7}th{color:#4a5568;background:#f7fafc}"
+        "a{color:#017cee}</style>"
         "<h1>Staged rebalance plans</h1><table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
-        f"<th>decision</th><th>verification</th><th>files</th></tr>{body}</table>"
+        f"<th>decision</th><th>execution</th><th>verification</th><th>files</th></tr>{body}</table>"
     )
+
+
+def _execution_cell(plan_dir: Path) -> str:
+    """The plan's progress in one phrase, as status and the execution page word it; why not, when unreadable."""
+    try:
+        return headline(read_progress(plan_dir))
+    except (RebalanceError, OSError, ValueError) as exc:
+        return f"unreadable ({str(exc)[:200]})"
 
 
 @app.get("/plans/{cluster}/{plan}/{file_path:path}", dependencies=[Depends(_authorize_plan)])
@@ -348,40 +379,72 @@ def _user_name(user: Any) -> str:
     return str(name() if callable(name) else getattr(user, "username", "unknown"))
 
 
-@app.get("/control/{cluster}/{plan}", response_class=HTMLResponse, dependencies=[Depends(_authorize_plan)])
-def control_page(request: Request, cluster: str, plan: str) -> str:
+def _plain(value: Any) -> str:
+    """A ledger value for a template (which escapes it): scalars as themselves, anything else is unreadable."""
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, (str, int, float, bool)) else "unreadable"
+
+
+def _approval_line(path: Path, plan_hash: str) -> tuple[str, bool]:
+    """What the approval record says, and whether it lets the plan run."""
+    try:
+        approval = read_approval(path)
+        if approval is None:
+            return "Not approved yet: nothing runs until someone approves it.", False
+        if approval.get("decision") == "rejected":
+            return f"Rejected by {_plain(approval.get('by'))}: this plan never runs.", False
+        require_approved(path, plan_hash)
+    except PlanDirError as exc:
+        return f"Approval not usable: {exc}", False
+    return f"Approved by {_plain(approval.get('by'))}.", True
+
+
+_NO_ACTIONS = {
+    ExecState.FINISHED: "The execution finished: nothing is left to pause or stop.",
+    ExecState.FAILED: "The execution failed (see the holds and the Airflow task log); running it again resumes from the ledger.",
+    ExecState.STOPPED: "Stopped: nothing runs until someone resumes it (kafka-rebalance resume --plan DIR).",
+}
+
+
+def _execution_page(request: Request, cluster: str, plan: str, *, confirm_stop: bool = False) -> str:
     path = _staged_plan(cluster, plan)
     try:
-        _, plan_hash = verify_plan(path)
-        control = read_control(path, plan_hash)
-    except PlanDirError as exc:
+        the_plan = load_plan(path, require_passed=False)
+        p = read_progress(path, the_plan)
+        control = read_control(path, the_plan.plan_hash)
+    except (RebalanceError, OSError, ValueError) as exc:  # a changed plan, a corrupt ledger: said, never a 500
         raise HTTPException(status_code=409, detail=str(exc)) from None
-    base = request.scope.get("root_path", "")
+    approval, approved = _approval_line(path, the_plan.plan_hash)
+    actions = applicable_actions(p, approved)
+    if confirm_stop and ControlAction.STOP not in actions:
+        raise HTTPException(status_code=409, detail=f"{cluster}/{plan}: {p.state.value}; there is nothing to stop")
     ledger = _read_object(path / LEDGER_FILE)
-    batches = (ledger.value or {}).get("batches") or {}
-    holds = (ledger.value or {}).get("holds") or []
-    rows = "".join(f"<tr><td>{html.escape(r.action.value)}</td><td>{html.escape(r.by)}</td><td>{html.escape(r.at)}</td>"
-                   f"<td>{html.escape(r.via)}</td></tr>" for r in reversed(control.requests)) or "<tr><td colspan=4>none</td></tr>"
-    batch_rows = "".join(f"<tr><td>{html.escape(str(b))}</td><td>{_text((v or {}).get('state'))}</td>"
-                         f"<td>{_text((v or {}).get('started_at'))}</td><td>{_text((v or {}).get('ended_at'))}</td></tr>"
-                         for b, v in sorted(batches.items()) if isinstance(v, dict)) or "<tr><td colspan=4>none started</td></tr>"
-    hold_rows = "".join(f"<tr><td>{_text(h.get('at'))}</td><td>{_text(h.get('reason'))}</td><td>{_text(h.get('detail'))}</td>"
-                        f"<td>{_text(h.get('resume_at'))}</td></tr>" for h in reversed(holds[-20:]) if isinstance(h, dict)) \
-        or "<tr><td colspan=4>none</td></tr>"
-    action = html.escape(f"{base}/control/{quote(cluster)}/{quote(plan)}")
-    buttons = "".join(f"<form method=post action=\"{action}/{a.value}\" style=\"display:inline\">"
-                      f"<button type=submit>{a.value.capitalize()}</button></form> " for a in ControlAction)
-    return (
-        "<!doctype html><meta charset=utf-8><title>Rebalance execution</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 10px;text-align:left}</style>"
-        f"<h1>Execution of plan {html.escape(plan)} ({html.escape(cluster)})</h1>"
-        f"<p>State: <strong>{html.escape(control.state.value)}</strong>. Pause: no new move starts, moves in flight "
-        "finish, throttles are restored. Stop: moves in flight are cancelled, then as pause. Resume: moves start again "
-        f"(within the plan's windows).</p><p>{buttons}</p>"
-        f"<h2>Requests</h2><table><tr><th>action</th><th>by</th><th>at</th><th>via</th></tr>{rows}</table>"
-        f"<h2>Holds</h2><table><tr><th>at</th><th>reason</th><th>detail</th><th>resumes</th></tr>{hold_rows}</table>"
-        f"<h2>Batches</h2><table><tr><th>batch</th><th>state</th><th>started</th><th>ended</th></tr>{batch_rows}</table>"
+    raw_holds = (ledger.value or {}).get("holds")
+    holds = [{k: _plain(h.get(k)) for k in ("at", "reason", "detail", "resume_at")}
+             for h in reversed(raw_holds[-20:] if isinstance(raw_holds, list) else []) if isinstance(h, dict)]
+    base = request.scope.get("root_path", "")
+    page_link = f"{base}/control/{quote(cluster)}/{quote(plan)}"
+    live = p.state not in FINAL_STATES or p.moves_in_flight > 0
+    return environment().get_template("execution.html.j2").render(
+        p=p, plan=plan, cluster=cluster, approval=approval, actions=actions, confirm_stop=confirm_stop,
+        no_actions=_NO_ACTIONS.get(p.state, "No actions before the plan is approved."),
+        refresh_seconds=REFRESH_SECONDS if live and not confirm_stop else None,
+        action_base=page_link, page_link=page_link, index_link=f"{base}/",
+        report_link=f"{base}/plans/{quote(cluster)}/{quote(plan)}/report.html",
+        requests=list(reversed(control.requests)), holds=holds,
     )
+
+
+@app.get("/control/{cluster}/{plan}", response_class=HTMLResponse, dependencies=[Depends(_authorize_plan)])
+def control_page(request: Request, cluster: str, plan: str) -> str:
+    return _execution_page(request, cluster, plan)
+
+
+@app.get("/control/{cluster}/{plan}/stop", response_class=HTMLResponse, dependencies=[Depends(_authorize_plan)])
+def confirm_stop(request: Request, cluster: str, plan: str) -> str:
+    """The Stop button's confirmation step: the page again, asking, with the form that records the stop."""
+    return _execution_page(request, cluster, plan, confirm_stop=True)
 
 
 @app.post("/control/{cluster}/{plan}/{action}", dependencies=[Depends(_authorize_plan_change)])
@@ -392,6 +455,9 @@ def control_action(request: Request, user: User, cluster: str, plan: str, action
         raise HTTPException(status_code=404, detail=f"{action}: expected pause, resume or stop") from None
     path = _staged_plan(cluster, plan)
     try:
+        refusal = control_refusal(path, wanted)
+        if refusal is not None:
+            raise HTTPException(status_code=409, detail=refusal)
         control = control_request(path, wanted, by=_user_name(user), via="ui")
     except PlanDirError as exc:
         raise HTTPException(status_code=409, detail=str(exc)) from None

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from kafka_rebalance.atomic import atomic_write
@@ -32,6 +31,7 @@ from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.estimates import DEFAULT_MODE, MODE_LABELS, plan_estimate
 from kafka_rebalance.executor.control import read_control
+from kafka_rebalance.executor.progress import read_progress
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
 from kafka_rebalance.plan_dir import (
     DATA_DOCS_DIR,
@@ -45,14 +45,14 @@ from kafka_rebalance.plan_dir import (
 from kafka_rebalance.plan_dir import VALIDATION_RESULT as _RESULT
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.report import charts
+from kafka_rebalance.report.templating import environment
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
-from kafka_rebalance.units import human_bytes, human_rate, human_seconds
+from kafka_rebalance.units import human_seconds
 from kafka_rebalance.userinput import InputError, check_output_file, finite_number, read_json
 
 DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
 VALIDATION_RESULT = Path(_RESULT)
 METRICS = ("replicas", "leaders", "preferred_leaders", "size_bytes")
-_TEMPLATES = Path(__file__).parent / "templates"
 
 
 class ReportError(RebalanceError):
@@ -167,7 +167,8 @@ def actual_batch_times(ledger: Mapping[str, Any] | None, batch_ids: Sequence[str
 
 
 def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
-    """The execution so far: operators' requests (control.json), holds and progress (ledger.json).
+    """The execution so far: its progress (executor/progress.py, as status and the execution page read it),
+    the operators' requests (control.json) and the holds (ledger.json).
 
     What cannot be read is said on the page ("unreadable: ..."), never a failed report: the report
     is most needed when something went wrong.
@@ -176,14 +177,13 @@ def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
     # beside its execution page at .../control/<cluster>/<hash16>.
     staged = re.fullmatch(r"[0-9a-f]{16}", plan_dir.name) is not None and plan.plan_hash.startswith(plan_dir.name)
     link = f"../../../control/{quote(plan_dir.parent.name)}/{plan_dir.name}" if staged else None
-    out: dict[str, Any] = {"state": "running", "requests": [], "holds": [], "progress": None, "problem": None,
-                           "control_link": link, "mode": None}
+    out: dict[str, Any] = {"requests": [], "holds": [], "progress": None, "problem": None, "control_link": link,
+                           "mode": None}
     try:
-        control = read_control(plan_dir, plan.plan_hash)
-        out["state"] = control.state.value
-        out["requests"] = [r.as_json() for r in control.requests]
+        out["progress"] = read_progress(plan_dir, plan)
+        out["requests"] = [r.as_json() for r in read_control(plan_dir, plan.plan_hash).requests]
     except PlanDirError as exc:
-        out["problem"] = f"control.json unreadable: {exc}"
+        out["problem"] = f"unreadable: {exc}"
     ledger_path = plan_dir / LEDGER_FILE
     if ledger_path.exists():
         try:
@@ -193,7 +193,6 @@ def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
             return out
         if isinstance(ledger, dict):
             out["holds"] = [h for h in ledger.get("holds") or [] if isinstance(h, dict)]
-            out["progress"] = ledger.get("progress") if isinstance(ledger.get("progress"), dict) else None
             out["mode"] = _ran_mode(ledger, plan)
     return out
 
@@ -366,16 +365,6 @@ def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], thr
 # --------------------------------------------------------------------------- page
 
 
-def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(_TEMPLATES)), autoescape=select_autoescape(["html", "j2"]),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters["bytes"] = human_bytes
-    env.filters["rate"] = human_rate
-    env.filters["duration"] = human_seconds
-    env.filters["ratio"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
-    return env
-
-
 def write_report(
     plan_dir: str | Path,
     snapshot_path: str | Path,
@@ -407,7 +396,7 @@ def write_report(
     docs = plan_dir / DATA_DOCS
     execution = read_execution(plan_dir, plan)
     out.parent.mkdir(parents=True, exist_ok=True)
-    page = _environment().get_template("report.html.j2").render(
+    page = environment().get_template("report.html.j2").render(
         plan=plan,
         summary=figures.summary,
         snapshot=snapshot,
