@@ -71,12 +71,10 @@ def _cert(directory: Path, *, name: str = "127.0.0.1", expired: bool = False) ->
     return cert_path, key_path
 
 
-class _TLSServer:
-    """Accepts TLS connections with the given certificate and then reads until the client goes."""
+class _LoopbackServer:
+    """A listener on 127.0.0.1 in a thread of its own: each connection is handed to ``handle`` until ``stop``."""
 
-    def __init__(self, cert: Path, key: Path) -> None:
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.load_cert_chain(cert, key)
+    def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen()
@@ -95,17 +93,32 @@ class _TLSServer:
             except OSError:
                 return
             conn.settimeout(2)
-            try:
-                with self.context.wrap_socket(conn, server_side=True) as tls:
-                    while tls.recv(4096):
-                        pass
-            except (OSError, ssl.SSLError):
-                conn.close()
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
 
     def stop(self) -> None:
         self.stopping.set()
         self.thread.join(5)
         self.sock.close()
+
+
+class _TLSServer(_LoopbackServer):
+    """Accepts TLS connections with the given certificate and then reads until the client goes."""
+
+    def __init__(self, cert: Path, key: Path) -> None:
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert, key)
+        super().__init__()
+
+    def handle(self, conn: socket.socket) -> None:
+        try:
+            with self.context.wrap_socket(conn, server_side=True) as tls:
+                while tls.recv(4096):
+                    pass
+        except (OSError, ssl.SSLError):
+            conn.close()
 
 
 @pytest.fixture
@@ -220,42 +233,22 @@ def test_sasl_mechanism_the_listener_does_not_offer():
     assert "SCRAM-SHA-256 is not enabled" in str(err) and seconds < 3
 
 
-class _ClosingServer:
+class _ClosingServer(_LoopbackServer):
     """Reads what each client sends, answers ``reply`` (or nothing) and closes: a Kafka listener's answer to a request in
     the wrong protocol (a TLS listener sends an alert; a plaintext one reads a ClientHello as a huge size and closes)."""
 
     def __init__(self, reply: bytes | None) -> None:
         self.reply = reply
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while not self.stopping.is_set():
+    def handle(self, conn: socket.socket) -> None:
+        with conn:
             try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
+                conn.recv(4096)
+                if self.reply is not None:
+                    conn.sendall(self.reply)
             except OSError:
-                return
-            with conn:
-                conn.settimeout(2)
-                try:
-                    conn.recv(4096)
-                    if self.reply is not None:
-                        conn.sendall(self.reply)
-                except OSError:
-                    pass
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.thread.join(5)
-        self.sock.close()
+                pass
 
 
 TLS_ALERT = bytes.fromhex("15030300020250")  # what Kafka 4.1's TLS listener answered a plaintext ApiVersions request
