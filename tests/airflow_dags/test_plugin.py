@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kafka_rebalance.orchestration.staging import run_dir_path
+from tests.support.airflow_api import airflow_app
 
 PLANS = Path(os.environ["KAFKA_REBALANCE_HOME"]) / "plans"
 # In the test clusters file (DAG kafka_rebalance_demo_eu_1), and no DAG test stages plans for it:
@@ -28,18 +29,9 @@ XSS_DIR = "<b>x"
 
 @pytest.fixture(scope="module")
 def api(airflow_db):
-    from airflow.api_fastapi.app import create_app, get_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from fastapi.testclient import TestClient
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-        app = create_app()
-        manager = get_auth_manager()
-
-        def token(role: str | None) -> str:
-            return manager.generate_jwt(SimpleAuthManagerUser(username=f"user-{role}", role=role))
-
+    with airflow_app() as (app, token):
         yield app, TestClient, token
     shutil.rmtree(PLANS / CLUSTER, ignore_errors=True)
     for run in ("manual__broken", "manual__good"):

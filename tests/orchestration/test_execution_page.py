@@ -28,6 +28,7 @@ from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.report.html import write_report
 from kafka_rebalance.snapshot import snapshot_from_dict, write_snapshot
 from kafka_rebalance.units import human_bytes
+from tests.support.airflow_api import airflow_app
 from tests.support.cli_inprocess import run_cli
 from tests.support.plans import approve, judge, small_snapshot
 
@@ -39,18 +40,12 @@ CLUSTER = {state: f"xp-{state}" for state in STATES}
 
 @pytest.fixture(scope="module")
 def api(airflow_db):
-    from airflow.api_fastapi.app import create_app, get_auth_manager
-    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from fastapi.testclient import TestClient
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS", "False")
-        app = create_app()
-        manager = get_auth_manager()
+    with airflow_app() as (app, token):
 
         def client(role: str, **kwargs) -> TestClient:
-            token = manager.generate_jwt(SimpleAuthManagerUser(username=f"user-{role}", role=role))
-            return TestClient(app, cookies={"_token": token}, headers={"Origin": "http://testserver"}, **kwargs)
+            return TestClient(app, cookies={"_token": token(role)}, headers={"Origin": "http://testserver"}, **kwargs)
 
         yield client
 
