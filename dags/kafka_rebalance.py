@@ -120,7 +120,7 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
         @task(outlets=[staged_asset])
         def stage(plan_dir: str, **ctx) -> dict:
             return pipeline.stage(cluster.cluster_id, plan_dir, outlet_events=ctx["outlet_events"][staged_asset],
-                                  mode=cluster.executor.mode)
+                                  mode=cluster.executor.mode, max_age_seconds=pipeline.approval_age_limit(cluster))
 
         @task.branch
         def mode(run: dict, **ctx) -> str:

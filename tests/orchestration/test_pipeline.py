@@ -135,7 +135,14 @@ def test_approval_text_gives_the_snapshots_age_and_flags_a_stale_plan() -> None:
                 "options": {"throttle_bytes_per_sec": 50 * 1048576},
                 "snapshot": {"sha256": "00" * 32, "captured_at": "2026-11-20T08:00:00Z"}}
     fresh = approval_body(Path("/nonexistent/run/plan"), manifest, now=datetime(2026, 11, 20, 11, 30, tzinfo=UTC))
-    assert "- Snapshot gathered 2026-11-20T08:00:00Z, 3h30m before this plan was staged\n" in fresh and "STALE" not in fresh
+    # Gathered at 08:00 with a 24 h limit: approvable until 08:00 the next day, the deadline approve enforces.
+    assert ("- Snapshot gathered 2026-11-20T08:00:00Z, 3h30m before this plan was staged; approvable until "
+            "2026-11-21T08:00:00Z (the maximum plan age of 24h00m, here and in `kafka-rebalance approve`)\n") in fresh
+    assert "STALE" not in fresh
+    # A simulated cluster's clock does not age: the text says no limit applies instead of calling it stale.
+    simulated = approval_body(Path("/nonexistent/run/plan"), manifest, now=datetime(2026, 11, 26, 8, 0, tzinfo=UTC),
+                              max_age_seconds=None)
+    assert "STALE" not in simulated and "no plan-age limit applies" in simulated
     assert "5.0 GiB to copy" in fresh and "at 50.0 MiB/s per broker" in fresh
     stale = approval_body(Path("/nonexistent/run/plan"), manifest, now=datetime(2026, 11, 26, 8, 0, tzinfo=UTC))
     assert ("- Snapshot gathered 2026-11-20T08:00:00Z, 6d00h before this plan was staged: **STALE**, over the maximum "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,21 +58,29 @@ def duration_line(summary: Mapping[str, Any], options: Mapping[str, Any], batche
     return line
 
 
-def snapshot_age_line(manifest: Mapping[str, Any], now: datetime, max_age_hours: float = DEFAULT_MAX_PLAN_AGE_HOURS) -> str:
-    """How old the snapshot was at ``now`` (when staged), flagged when over the maximum plan age."""
+def snapshot_age_line(manifest: Mapping[str, Any], now: datetime,
+                      max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600) -> str:
+    """The snapshot's gather time, its age at ``now`` (when staged), and until when approval accepts it: the
+    same limit ``kafka-rebalance approve`` and the DAG's approval check, so the text never promises what they
+    refuse. ``max_age_seconds`` None: a simulated cluster, whose clock does not age in wall time (no limit)."""
     when = captured_at(manifest)
     if when is None:
         return ("- **Snapshot age unknown**: the snapshot records no gather time (plan.json snapshot.captured_at); "
                 "`kafka-rebalance approve` refuses such a plan: gather again before approving\n")
     age = (now - when).total_seconds()
     line = f"- Snapshot gathered {manifest['snapshot']['captured_at']}, {human_seconds(age)} before this plan was staged"
-    if age > max_age_hours * 3600:
-        return (f"{line}: **STALE**, over the maximum plan age of {human_seconds(max_age_hours * 3600)}; the cluster has "
-                "likely changed since (`kafka-rebalance approve` refuses it): reject, gather again and re-plan\n")
-    return f"{line}\n"
+    if max_age_seconds is None:
+        return f"{line}; a simulated cluster changes only under its own plans, so no plan-age limit applies\n"
+    limit = human_seconds(max_age_seconds)
+    if age > max_age_seconds:
+        return (f"{line}: **STALE**, over the maximum plan age of {limit}; the cluster has likely changed since, and "
+                "approval is refused here and by `kafka-rebalance approve`: reject, gather again and re-plan\n")
+    deadline = (when + timedelta(seconds=max_age_seconds)).astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return f"{line}; approvable until {deadline} (the maximum plan age of {limit}, here and in `kafka-rebalance approve`)\n"
 
 
-def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | None = None, mode: str = DEFAULT_MODE) -> str:
+def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | None = None, mode: str = DEFAULT_MODE,
+                  max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600) -> str:
     """What the approver reads in Airflow's HITL form: the plan's figures, links, and its first batches.
 
     ``now``: when the form is made (staging time), for the snapshot's age. ``mode``: the cluster's executor
@@ -92,7 +100,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         f"**Plan {manifest['plan_hash'][:16]}** for cluster `{manifest['cluster_id']}` — validation **{validation}**\n\n"
         f"- {s['replica_moves']} replica moves (lower bound {lb['replica_moves']}), "
         f"{human_bytes(s['bytes_moved'])} to copy (lower bound {human_bytes(lb['bytes_moved'])})\n"
-        f"{snapshot_age_line(manifest, now or datetime.now(UTC))}"
+        f"{snapshot_age_line(manifest, now or datetime.now(UTC), max_age_seconds)}"
         f"{optimizer_line(s)}"
         f"{goal_lines(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections"

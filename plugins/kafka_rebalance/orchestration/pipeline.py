@@ -20,6 +20,7 @@ from kafka_rebalance.analysis.summary_file import cluster_entry
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
+from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
 from kafka_rebalance.orchestration.approval_policy import ApprovalPolicy
 from kafka_rebalance.orchestration.approval_text import approval_body
 from kafka_rebalance.orchestration.cluster_access import admin_session
@@ -152,8 +153,10 @@ def write_plan_report(staged: Path, final_snapshot: Path | None = None, mode: st
                         ledger=ledger_times(staged) if final_snapshot else None, mode=mode)  # fmt: skip
 
 
-def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str = DEFAULT_MODE) -> dict[str, str]:
-    """``mode``: the cluster's executor mode, whose estimate the report and the approval text headline."""
+def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str = DEFAULT_MODE,
+          max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600) -> dict[str, str]:
+    """``mode``: the cluster's executor mode, whose estimate the report and the approval text headline;
+    ``max_age_seconds``: the plan age its approval is checked against (``approval_age_limit``)."""
     staged = stage_plan(Path(plan_dir), cluster_id)
     manifest = read_manifest(staged)
     write_plan_report(staged, mode=mode)
@@ -162,7 +165,8 @@ def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str =
     # The run remembers what it staged (the run's "Rebalance report" view in the UI reads this).
     (Path(plan_dir).parent / "staged.json").write_text(json.dumps({"dir": str(staged)}) + "\n", encoding="utf-8")
     log.info("staged plan %s at %s", manifest["plan_hash"][:16], staged)
-    return {"dir": str(staged), "plan_hash": manifest["plan_hash"], "body": approval_body(staged, manifest, mode=mode)}
+    return {"dir": str(staged), "plan_hash": manifest["plan_hash"],
+            "body": approval_body(staged, manifest, mode=mode, max_age_seconds=max_age_seconds)}
 
 
 def scale_event_of(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> ScaleEvent:
@@ -196,8 +200,6 @@ def run_executes(cluster: ClusterConfig, run: Mapping[str, str], run_type: Any, 
 def approval_age_limit(cluster: ClusterConfig) -> float | None:
     """The plan age an approval on ``cluster`` is checked against, a person's or a policy's. A simulated cluster's
     clock is virtual (its snapshot's gather time onwards): it does not age in wall time."""
-    from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
-
     return None if cluster.simulated else DEFAULT_MAX_PLAN_AGE_HOURS * 3600
 
 
