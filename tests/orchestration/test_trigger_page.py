@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import html
 import re
+import shutil
 from urllib.parse import unquote
 
 import pytest
 
+from kafka_rebalance.orchestration.staging import run_dir
+from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.units import MIB, parse_bytes
 from tests.support.airflow_api import airflow_app
 
@@ -35,7 +38,8 @@ def dag_in_db(airflow_db) -> str:
     for bundle in manager.get_all_dag_bundles():
         if not bundle.is_initialized:
             bundle.initialize()
-        bag = BundleDagBag(dag_folder=bundle.path, bundle_path=bundle.path, bundle_name=bundle.name)
+        # Only the per-cluster DAGs' file: the fleet DAG's adds seconds and nothing this page needs.
+        bag = BundleDagBag(dag_folder=bundle.path / "kafka_rebalance.py", bundle_path=bundle.path, bundle_name=bundle.name)
         sync_bag_to_db(bag, bundle.name, bundle.version)
     with create_session() as session:
         model = session.get(DagModel, DAG_ID)
@@ -85,9 +89,25 @@ def error_of(page: str, name: str) -> str | None:
     return html.unescape(found.group(1)) if found else None
 
 
-def test_the_page_shows_every_field_of_the_dags_form_with_the_clusters_defaults(api) -> None:
+def test_the_page_shows_every_field_of_the_dags_form_with_the_clusters_defaults(api, sample_snapshot_path) -> None:
     client, _ = api
     page = client("user").get(URL)
+    assert page.status_code == 200, page.text
+    # No snapshot gathered yet: the brokers and topics are typed, comma-separated.
+    assert '<input type="text" id="input-decommission_brokers"' in page.text
+    # The last gathered snapshot's brokers and topics to choose from, once a run gathered one.
+    snap = load_snapshot(sample_snapshot_path)
+    gathered = run_dir(CLUSTER, "manual__trigger-page-test")
+    shutil.copy(sample_snapshot_path, gathered / "snapshot.json")
+    try:
+        page = client("user").get(URL)
+    finally:
+        shutil.rmtree(gathered)
+    brokers = re.search(r'<select id="input-decommission_brokers" name="decommission_brokers" multiple[^>]*>(.*?)</select>',
+                        page.text, re.S)
+    assert brokers and re.findall(r'<option value="(\d+)"', brokers.group(1)) == [str(b) for b in sorted(snap.broker_ids)]
+    topics = re.search(r'<select id="input-exclude_topics" name="exclude_topics" multiple[^>]*>(.*?)</select>', page.text, re.S)
+    assert topics and set(re.findall(r'<option value="([^"]+)"', topics.group(1))) == {p.topic for p in snap.partitions}
     assert page.status_code == 200, page.text
     for name in ("mode", "throttle", "max_partitions_per_batch", "max_moves_per_broker", "ordering", "exclude_topics",
                  "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals", "optimizer", "window", "rearm"):
@@ -143,3 +163,21 @@ def test_only_a_signed_in_user_allowed_to_trigger_from_this_site_may(api) -> Non
     assert client("user", origin="https://evil.example").post(URL, data=form()).status_code == 403
     assert dag_state() == before
     assert client("user").get("/kafka-rebalance/trigger/no-such-cluster").status_code == 404
+
+
+def test_unpause_is_done_only_when_ticked_after_the_run_is_created(api) -> None:
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+
+    client, _ = api
+    _, runs = dag_state()
+    try:
+        r = client("user", follow_redirects=False).post(URL, data={**form(), "unpause": "on"})
+        assert r.status_code == 303, r.text
+        paused, after = dag_state()
+        assert paused is False and len(after) == len(runs) + 1
+    finally:
+        with create_session() as session:
+            model = session.get(DagModel, DAG_ID)
+            assert model is not None
+            model.is_paused = True

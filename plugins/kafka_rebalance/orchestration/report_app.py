@@ -538,7 +538,7 @@ def _last_snapshot(cluster: str) -> tuple[list[int], list[str], str | None]:
 
 
 def _trigger_page(request: Request, cluster: str, *, submitted: dict[str, list[str]] | None = None,
-                  errors: dict[str, str] | None = None, unpause: bool = False, problem: str | None = None) -> str:
+                  errors: dict[str, str] | None = None, unpause: bool = False) -> str:
     from kafka_rebalance.orchestration.trigger_form import form_fields, trigger_form
 
     cfg, entry = _cluster_config(cluster)
@@ -546,7 +546,7 @@ def _trigger_page(request: Request, cluster: str, *, submitted: dict[str, list[s
     fields = form_fields(trigger_form(cfg, entry), brokers=brokers, topics=topics, submitted=submitted, errors=errors)
     base = request.scope.get("root_path", "")
     return environment().get_template("trigger.html.j2").render(
-        cluster=cluster, dag_id=entry.dag_id, fields=fields, errors=errors or {}, problem=problem,
+        cluster=cluster, dag_id=entry.dag_id, fields=fields, errors=errors or {},
         paused=_dag_paused(entry.dag_id), unpause=unpause, snapshot_run=snapshot_run,
         action=f"{base}/trigger/{quote(cluster)}", index_link=f"{base}/",
     )
