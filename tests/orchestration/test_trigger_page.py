@@ -114,6 +114,7 @@ def test_the_page_shows_every_field_of_the_dags_form_with_the_clusters_defaults(
         assert f'name="{name}"' in page.text, name
     assert 'name="throttle" value="50MiB/s"' in page.text  # the CLI's unit, not MB/s
     assert "1.0 KiB/s to 8.0 EiB/s" in page.text  # the range as a person writes it
+    assert "one or more of: placement, rack-safety," in page.text  # the goals a list may name
     assert 'name="unpause"' in page.text  # the DAG is paused: unpausing is asked, never done unseen
     assert "<script" not in page.text.lower() and "script-src" not in page.headers["content-security-policy"]
     listed = client("viewer").get("/kafka-rebalance/").text

@@ -99,6 +99,9 @@ def form_fields(params: Mapping[str, Any], *, brokers: Sequence[int] = (), topic
                 out.append(FormField(**common, widget="multi", choices=tuple(dict.fromkeys([*choices, *shown])),
                                      selected=tuple(shown)))
             else:
+                items = schema.get("items", {})
+                if isinstance(items, dict) and "enum" in items:  # goals: the registered names, in the help
+                    common["help"] += f" (one or more of: {', '.join(items['enum'])})"
                 out.append(FormField(**common, widget="list", text=", ".join(shown)))
         else:
             text = raw[-1] if raw else ("" if raw is not None or default is None else str(default))
