@@ -18,38 +18,20 @@ from pathlib import Path
 
 import pendulum
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, Param, TriggerRule, chain, dag, task
+from airflow.sdk import Asset, AssetOrTimeSchedule, CronTriggerTimetable, TriggerRule, chain, dag, task
 
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE
 from kafka_rebalance.orchestration import pipeline
 from kafka_rebalance.orchestration.approval import PlanApprovalOperator
 from kafka_rebalance.orchestration.clusters_config import ClusterConfig, ClustersFile, clusters_file, load_clusters
 from kafka_rebalance.orchestration.execute_operator import ExecutePlanOperator
-from kafka_rebalance.orchestration.plan_params import planner_form
+from kafka_rebalance.orchestration.trigger_form import trigger_form
 
 PROJECT = Path(__file__).resolve().parents[1]
 SPARK_JOB = PROJECT / "spark_jobs" / "leader_imbalance.py"
 # The job's driver imports kafka_rebalance: point it at this deployment's copy, and run
 # Python workers on the same interpreter as Airflow's tasks.
 SPARK_ENV = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(PROJECT / "plugins")}
-
-
-# A first check at trigger time; kafka_rebalance.executor.windows.policy gives the exact error for a bad interval.
-WINDOW_PATTERN = r"^(now|configured|\d{4}-\d{2}-\d{2}T[^/]+/[^/]+)$"
-
-
-def trigger_form(cfg: ClustersFile, cluster: ClusterConfig) -> dict[str, Param]:
-    d = cfg.effective_defaults(cluster)
-    return {
-        "mode": Param("dry-run", enum=["dry-run", "execute"], description="dry-run stages a plan; execute runs it after approval"),
-        **planner_form(d),
-        "window": Param("configured", type="string", pattern=WINDOW_PATTERN,
-                        description="Execute mode: when moves may start. 'configured' = this cluster's maintenance windows "
-                                    "in clusters.yaml (none = any time), 'now' = any time, or one ISO 8601 interval "
-                                    "START/END or START/DURATION, e.g. 2026-11-25T01:00Z/PT4H"),
-        "rearm": Param(False, type="boolean", description="Execute mode: run an identical, already executed plan again from its "
-                       "first batch. Its ledger is archived as ledger.N.json (kept, with who and when), never deleted"),
-    }  # fmt: skip
 
 
 def build(cfg: ClustersFile, cluster: ClusterConfig):

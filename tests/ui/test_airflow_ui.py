@@ -179,6 +179,20 @@ def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(lambda url: "/auth/login" not in url)
 
+        # The plugin's own trigger page: two bad values, each refused beside its field; nothing triggered and the
+        # DAG as it was (Airflow's form shows one "Bad Request", and unpaused the DAG even then).
+        paused = airflow.api("GET", f"/api/v2/dags/{DAG_ID}").json()["is_paused"]
+        page.goto(f"{airflow.base}/kafka-rebalance/trigger/ui-demo")
+        page.locator("#input-throttle").fill("0")
+        page.locator("#input-window").fill("2026-11-25T01:00/PT4H")
+        page.locator("#trigger-submit").click()
+        page.locator("#error-window").wait_for()
+        assert "1.0 KiB/s to 8.0 EiB/s" in page.locator("#error-throttle").inner_text()
+        assert "has no time zone" in page.locator("#error-window").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "ui-plugin-trigger-refused.png"), full_page=True)
+        assert airflow.api("GET", f"/api/v2/dags/{DAG_ID}").json()["is_paused"] == paused
+        assert airflow.api("GET", f"/api/v2/dags/{DAG_ID}/dagRuns").json()["total_entries"] == 0
+
         # The trigger form: execute mode and a changed throttle.
         page.goto(f"{airflow.base}/dags/{DAG_ID}")
         page.get_by_role("button", name="Trigger").click()
@@ -271,7 +285,7 @@ def test_trigger_approve_and_verify_in_the_browser(airflow, sessions) -> None:
     assert verdict["status"] == "complete" and verdict["throttles_left"] == []
     plan = json.loads((verification.parent / "plan.json").read_text())
     assert plan["options"]["throttle_bytes_per_sec"] == 80 * 1024 * 1024
-    for shot in ("ui-trigger-form.png", "ui-approval.png"):
+    for shot in ("ui-plugin-trigger-refused.png", "ui-trigger-form.png", "ui-approval.png"):
         assert (ARTIFACTS / shot).stat().st_size > 20_000
     shutil.copy(verification, ARTIFACTS / "ui-verification.json")
 

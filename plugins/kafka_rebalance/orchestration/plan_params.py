@@ -34,9 +34,20 @@ def planner_values(params: Mapping[str, Any], defaults: PlannerDefaults | None =
     Raises PlanError naming every bad setting at once, each by its name in the form: the form's schema
     checks a size's spelling, not its range (a throttle of 0 reaches here and is refused, never clamped).
     """
+    values, problems = planner_settings(params, defaults)
+    if problems:
+        raise PlanError("run parameters: " + "; ".join(problems.values()))
+    return values
+
+
+def planner_settings(params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """(the options' values that are usable, what is wrong with each other setting, by its name in the form).
+
+    planner_values' one check, per setting: the trigger page puts each reason beside its own field.
+    """
     # The form always holds every field (the new name among them, at its default): an older trigger's name wins.
     params = with_legacy_settings(dict(params), explicit_new=False)
-    problems: list[str] = []
+    problems: dict[str, str] = {}
     values: dict[str, Any] = {}
     for f in option_fields():
         if not (f.option.in_form or f.option.in_clusters_file):
@@ -44,14 +55,13 @@ def planner_values(params: Mapping[str, Any], defaults: PlannerDefaults | None =
         try:
             values[f.name] = f.from_setting(setting(params, defaults, f.setting))
         except ValueError as exc:
-            problems.append(str(exc))
+            problems[f.setting] = str(exc)
             continue
         problem = f.problem(values[f.name], f.setting)
         if problem is not None:
-            problems.append(problem)
-    if problems:
-        raise PlanError("run parameters: " + "; ".join(problems))
-    return values
+            problems[f.setting] = problem
+            del values[f.name]
+    return values, problems
 
 
 def plan_options(snapshot: Snapshot, params: Mapping[str, Any], analysis_dir: Path | None,

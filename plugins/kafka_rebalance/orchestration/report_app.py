@@ -11,7 +11,10 @@ Routes (under the plugin's prefix, ``/kafka-rebalance``):
   and Resume POST to
 * ``/control/{cluster}/{plan}/{pause|resume|stop}`` (also the API: JSON back when asked for JSON;
   refused with 409 once the plan finished), and Stop first GETs
-* ``/control/{cluster}/{plan}/stop``  the confirmation step, whose form POSTs the stop.
+* ``/control/{cluster}/{plan}/stop``  the confirmation step, whose form POSTs the stop;
+* ``/trigger/{cluster}``             a trigger form of the cluster's DAG that explains itself: every field of the DAG's
+  form, checked by the product's own validators on POST, each bad field with its reason (all of them) and nothing
+  changed; a valid form creates one run (Airflow's trigger_dag) and leaves a paused DAG paused unless asked.
 
 Security. Airflow does not authenticate plugin apps (a mounted app inherits none of the core
 API's dependencies), so every route here depends on Airflow's own ``get_user`` (the auth
@@ -19,13 +22,15 @@ manager's JWT from ``Authorization: Bearer`` or the UI's ``_token`` cookie: 401 
 403 for an invalid one) and on Airflow's authorization for reading DAG runs, checked against
 the DAG of the plan's cluster (``requires_access_dag("GET", DagAccessEntity.RUN)``, the check
 Airflow's own DAG-run endpoints make). Pause, resume and stop need the right to change that
-DAG's runs (``requires_access_dag("PUT", DagAccessEntity.RUN)``), and a request authenticated by
-the UI's cookie must come from this origin (``Origin``/``Referer``), on top of the cookie's
-SameSite=Lax, so another site cannot pause a rebalance through a visitor's browser. Every value
+DAG's runs (``requires_access_dag("PUT", DagAccessEntity.RUN)``); the trigger page the right to create
+them (``requires_access_dag("POST", DagAccessEntity.RUN)``, as Airflow's own trigger endpoint). A POST
+authenticated by the UI's cookie must come from this origin (``Origin``/``Referer``), on top of the cookie's
+SameSite=Lax, so another site cannot pause or trigger a rebalance through a visitor's browser. Every value
 put into HTML is escaped; every response carries a Content-Security-Policy that allows no
 scripts, no plugins, forms only to this origin and no third-party resources, plus
 ``X-Content-Type-Options: nosniff``. Only files inside the staging root are served; the only
-write is the control request (control.json, through kafka_rebalance.executor.control). Unreadable or
+writes are the control request (control.json, through kafka_rebalance.executor.control) and a trigger's DAG
+run (Airflow's own trigger_dag; the DAG unpaused only when the form's "unpause" is ticked). Unreadable or
 malformed files never end in a 500: they give a 4xx, or an "unreadable" cell in the plan list.
 """
 
@@ -278,13 +283,16 @@ def index(request: Request, user: User) -> str:
             f"<a href=\"{link}/validation/data_docs/index.html\">data docs</a></td></tr>"
         )
     body = "".join(rows) or "<tr><td colspan=8>No plan staged yet.</td></tr>"
+    triggers = " · ".join(f"<a id=\"trigger-{html.escape(c)}\" href=\"{html.escape(f'{base}/trigger/{quote(c)}')}\">"
+                          f"{html.escape(c)}</a>" for c in sorted(dag_ids))  # fmt: skip
     return (
         "<!doctype html><meta charset=utf-8><title>Kafka rebalance plans</title>"
         "<style>body{font:14px/1.5 Inter,system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#1a202c;margin:20px 28px}"
         "h1{font-size:20px;font-weight:600}table{border-collapse:collapse;font-size:13px}"
         "td,th{padding:6px 10px;text-align:left;border-bottom:1px solid #edf2f7}th{color:#4a5568;background:#f7fafc}"
         "a{color:#017cee}</style>"
-        "<h1>Staged rebalance plans</h1><table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
+        f"<h1>Staged rebalance plans</h1><p id=triggers>Trigger a rebalance: {triggers or 'no cluster configured'}</p>"
+        "<table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
         f"<th>decision</th><th>execution</th><th>verification</th><th>files</th></tr>{body}</table>"
     )
 
@@ -351,6 +359,16 @@ def run_report(request: Request, dag_id: str, run_id: str):
 # ----------------------------------------------------------------------------- execution control
 
 
+def _same_origin(request: Request) -> None:
+    """A request authenticated by the UI's cookie must come from this origin: a browser could be sending the
+    cookie for another site (on top of its SameSite=Lax). A bearer token is never sent by a browser on its own."""
+    if "authorization" not in request.headers:
+        origin = request.headers.get("origin") or request.headers.get("referer") or ""
+        own = f"{request.url.scheme}://{request.url.netloc}"
+        if origin != own and not origin.startswith(own + "/"):
+            raise HTTPException(status_code=403, detail="cross-site request refused: Origin/Referer is not this server")
+
+
 def _authorize_plan_change(request: Request, user: User, cluster: str) -> None:
     """Changing a plan's execution needs the right to change its DAG's runs, and no cross-site request."""
     from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
@@ -358,11 +376,7 @@ def _authorize_plan_change(request: Request, user: User, cluster: str) -> None:
 
     dag_ids = _dag_ids_by_cluster() or {}
     requires_access_dag("PUT", DagAccessEntity.RUN, param_dag_id=dag_ids.get(cluster))(request, user)
-    if "authorization" not in request.headers:  # the UI's cookie: a browser could be sending it for another site
-        origin = request.headers.get("origin") or request.headers.get("referer") or ""
-        own = f"{request.url.scheme}://{request.url.netloc}"
-        if origin != own and not origin.startswith(own + "/"):
-            raise HTTPException(status_code=403, detail="cross-site request refused: Origin/Referer is not this server")
+    _same_origin(request)
 
 
 def _staged_plan(cluster: str, plan: str) -> Path:
@@ -469,3 +483,135 @@ def control_action(request: Request, user: User, cluster: str, plan: str, action
         return JSONResponse({"plan_hash": control.plan_hash, "state": control.state.value, "request": last.as_json()})
     base = request.scope.get("root_path", "")
     return RedirectResponse(f"{base}/control/{quote(cluster)}/{quote(plan)}", status_code=303)
+
+
+# ----------------------------------------------------------------------------- the trigger page
+
+
+def _cluster_config(cluster: str) -> tuple[Any, Any]:
+    """(the clusters file, the cluster's entry): 404 for a cluster it does not name, 409 when it cannot be read."""
+    from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
+
+    _check_segment(cluster, "cluster")
+    try:
+        cfg = load_clusters(clusters_file())
+    except (RebalanceError, OSError, ValueError) as exc:
+        raise HTTPException(status_code=409, detail=f"the clusters file cannot be read: {exc}") from None
+    entry = next((c for c in cfg.clusters if c.cluster_id == cluster), None)
+    if entry is None:
+        raise HTTPException(status_code=404, detail=f"{cluster}: not a cluster of the clusters file")
+    return cfg, entry
+
+
+def _authorize_trigger(request: Request, user: User, cluster: str) -> None:
+    """Airflow's own check for triggering the cluster's DAG (its trigger endpoint's: POST on the DAG's runs)."""
+    from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    _, entry = _cluster_config(cluster)
+    requires_access_dag("POST", DagAccessEntity.RUN, param_dag_id=entry.dag_id)(request, user)
+
+
+def _authorize_trigger_post(request: Request, user: User, cluster: str) -> None:
+    _authorize_trigger(request, user, cluster)
+    _same_origin(request)
+
+
+def _last_snapshot(cluster: str) -> tuple[list[int], list[str], str | None]:
+    """(brokers, topics, the snapshot file) of the cluster's newest gathered snapshot; empty lists without one.
+
+    The newest of its runs' snapshots (runs/<cluster>/<run>/snapshot.*): what the planner saw last.
+    """
+    from kafka_rebalance.orchestration.staging import data_root
+    from kafka_rebalance.snapshot import load_snapshot
+
+    runs = data_root() / "runs" / cluster
+    found = sorted(runs.glob("*/snapshot.*"), key=_mtime, reverse=True) if runs.is_dir() else []
+    for path in found:
+        try:
+            snap = load_snapshot(path)
+        except (RebalanceError, OSError, ValueError):
+            continue  # a half-written or corrupt one: the next newest
+        topics = sorted({p.topic for p in snap.partitions} | set(snap.topics))
+        return sorted(snap.broker_ids), topics, path.parent.name
+    return [], [], None
+
+
+def _trigger_page(request: Request, cluster: str, *, submitted: dict[str, list[str]] | None = None,
+                  errors: dict[str, str] | None = None, unpause: bool = False) -> str:
+    from kafka_rebalance.orchestration.trigger_form import form_fields, trigger_form
+
+    cfg, entry = _cluster_config(cluster)
+    brokers, topics, snapshot_run = _last_snapshot(cluster)
+    fields = form_fields(trigger_form(cfg, entry), brokers=brokers, topics=topics, submitted=submitted, errors=errors)
+    base = request.scope.get("root_path", "")
+    return environment().get_template("trigger.html.j2").render(
+        cluster=cluster, dag_id=entry.dag_id, fields=fields, errors=errors or {},
+        paused=_dag_paused(entry.dag_id), unpause=unpause, snapshot_run=snapshot_run,
+        action=f"{base}/trigger/{quote(cluster)}", index_link=f"{base}/",
+    )
+
+
+def _dag_paused(dag_id: str) -> bool | None:
+    """Whether the DAG is paused; None when Airflow has not parsed it (yet)."""
+    from airflow.models.dag import DagModel
+
+    model = DagModel.get_dagmodel(dag_id)
+    return None if model is None else bool(model.is_paused)
+
+
+@app.get("/trigger/{cluster}", response_class=HTMLResponse, dependencies=[Depends(_authorize_trigger)])
+def trigger_page(request: Request, cluster: str) -> str:
+    return _trigger_page(request, cluster)
+
+
+@app.post("/trigger/{cluster}", dependencies=[Depends(_authorize_trigger_post)])
+async def trigger_submit(request: Request, user: User, cluster: str):
+    """Every field checked; any bad one re-renders the form with each reason beside its field (422) and changes
+    nothing. A valid form creates one manual run through Airflow's own trigger_dag, with the checked conf.
+
+    A paused DAG stays paused unless the operator ticked "unpause" (which needs the right to change the DAG,
+    as Airflow's pause switch does): the run then waits, queued, until someone unpauses it. Airflow's own form
+    unpauses on every trigger, even a failed one, which also lets the scheduler start a scheduled run.
+    """
+    from kafka_rebalance.orchestration.trigger_form import read_submission, trigger_form
+
+    cfg, entry = _cluster_config(cluster)
+    form = await request.form()
+    raw = {k: [str(v) for v in form.getlist(k)] for k in form.keys()}
+    unpause = "unpause" in raw
+    params = trigger_form(cfg, entry)
+    submitted = read_submission(params, raw, cfg, entry)
+    if submitted.errors:
+        page = _trigger_page(request, cluster, submitted=raw, errors=submitted.errors, unpause=unpause)
+        return HTMLResponse(page, status_code=422)
+    if unpause:
+        from airflow.api_fastapi.core_api.security import requires_access_dag
+
+        requires_access_dag("PUT", param_dag_id=entry.dag_id)(request, user)  # Airflow's own pause switch's check
+    run_id = _create_run(entry.dag_id, submitted.conf, _user_name(user), unpause)
+    root = str(request.scope.get("root_path", ""))
+    airflow_root = root[: -len(PREFIX)] if root.endswith(PREFIX) else ""
+    return RedirectResponse(f"{airflow_root}/dags/{quote(entry.dag_id)}/runs/{quote(run_id)}", status_code=303)
+
+
+def _create_run(dag_id: str, conf: dict[str, Any], by: str, unpause: bool) -> str:
+    """One manual run of the DAG with ``conf``, through Airflow's own trigger_dag; unpaused only when asked."""
+    from airflow.api.common.trigger_dag import trigger_dag
+    from airflow.exceptions import AirflowException
+    from airflow.models.dag import DagModel
+    from airflow.utils.session import create_session
+    from airflow.utils.types import DagRunTriggeredByType
+
+    try:
+        run = trigger_dag(dag_id, conf=conf, triggered_by=DagRunTriggeredByType.UI, triggering_user_name=by)
+    except (AirflowException, ValueError) as exc:
+        raise HTTPException(status_code=409, detail=f"{dag_id}: not triggered: {exc}") from None
+    if run is None:
+        raise HTTPException(status_code=409, detail=f"{dag_id}: not triggered")
+    if unpause:  # as Airflow's pause switch (PATCH /dags/{dag_id}) does it
+        with create_session() as session:
+            model = session.get(DagModel, dag_id)
+            if model is not None:
+                model.is_paused = False
+    return str(run.run_id)
