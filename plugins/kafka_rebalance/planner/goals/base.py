@@ -14,6 +14,7 @@ from kafka_rebalance.planner.state import ClusterState
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.exact import ExactModel
+    from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
 
 # Candidates examined per search before a (donor, receiver) pair counts as exhausted.
 SEARCH_LIMIT = 256
@@ -33,6 +34,12 @@ class Goal:
     priority: ClassVar[int | None] = None
     leader_goal: ClassVar[bool] = False
     target: ClassVar[str] = ""  # the rule in one line, for plan.json and the docs
+    # In the goals a plan runs when --goals names none. A goal that costs more than it is worth on most
+    # clusters is opt-in (its docs say what it costs).
+    default: ClassVar[bool] = True
+    # Its check reads ``BalanceView.topics`` (per-topic loads, costly at a million partitions: views
+    # carry them only when a selected goal says so).
+    view_topics: ClassVar[bool] = False
 
     def optimize(self, state: ClusterState) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -43,6 +50,10 @@ class Goal:
     def exact_terms(self, model: ExactModel) -> None:
         """Add this goal's constraints to the exact model (planner/exact.py). Leader goals have
         none: leadership is metadata, chosen on the solved replica sets."""
+
+    def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
+        """A replica goal's say on the first replicas, once the preferred-leader goal chose them on the
+        final replica sets (``choice`` changed in place, within its bounds). Most goals have none."""
 
     def check(self, view: BalanceView) -> GoalCheck:  # pragma: no cover - interface
         raise NotImplementedError
