@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 PARTNERS = 8  # brokers tried on each side of a topic's transfer before the topic counts as stuck
 SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
 SEARCH = 64  # replicas of the receiver examined per swap
+CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
 
 _codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = weakref.WeakKeyDictionary()
 
@@ -284,7 +285,8 @@ class TopicSpreadGoal(Goal):
             cand = [p for p in self._movable(state, t, a) if r not in state.row(p)]
             if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r):
                 return True
-        return any(self._chain(state, t, a, r) for a, r in pairs)
+        # Chains cost a search per third broker: only between the neediest pairs.
+        return any(self._chain(state, t, a, r) for a, r in pairs[:CHAIN_PAIRS])
 
     def _movable(self, state: ClusterState, t: int, a: int) -> list[int]:
         """Topic t's partitions whose replica on ``a`` this goal may move: replicas the plan already brings to
@@ -300,11 +302,12 @@ class TopicSpreadGoal(Goal):
     def _chain(self, state: ClusterState, t: int, a: int, r: int) -> bool:
         """q (topic t) x -> r, then p (topic t) a -> x: a loses one of t, r gains one, x ends as it was.
         The later move is made first, so no broker's count leaves its range on the way."""
+        from_a = self._movable(state, t, a)
         for x in state.eligible_idx:
             if x in (a, r):
                 continue
             onward = [q for q in self._movable(state, t, x) if r not in state.row(q)][:SWAP_TRIES]
-            inward = [p for p in self._movable(state, t, a) if x not in state.row(p)][:SWAP_TRIES]
+            inward = [p for p in from_a if x not in state.row(p)][:SWAP_TRIES]
             for q in onward:
                 sq = float(state.sizes[q])
                 if not state.accepts(q, x, r):
