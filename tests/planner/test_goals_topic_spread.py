@@ -4,20 +4,24 @@ floor..ceil of its share on every eligible broker. Clusters small enough to work
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from kafka_rebalance.generate import generate
 from kafka_rebalance.options import PlanOptions
-from kafka_rebalance.planner import make_plan
+from kafka_rebalance.planner import make_plan, write_plan
 from kafka_rebalance.planner.goals.registry import selected
 from kafka_rebalance.planner.goals.topic_spread import TopicSpreadGoal, replica_bands
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, TopicLoad
 from kafka_rebalance.planner.targets import set_targets
-from kafka_rebalance.snapshot import Snapshot
+from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.testing import corpus
+from kafka_rebalance.validation import validate_plan
+from tests.planner.test_plans_pass_the_gate import CASES, SAMPLE
 from tests.support.clusters import GiB, part, planner_state, snapshot
 
 MiB = 1024**2
@@ -224,3 +228,28 @@ def test_where_a_spread_plan_provably_exists_the_goal_reaches_it(seed: int) -> N
     # No partition moves twice: one step per changed partition, one new replica in it at most per step.
     moved = [s for b in plan.batches for s in b.steps if s.adds]
     assert len({s.p for s in moved}) == len(moved)
+
+
+# ------------------------------------------------------------------------------------------- real plans pass the gate
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spread-gate")
+
+
+@pytest.mark.parametrize(("name", "goals"), [
+    # a dead broker, a decommission and an excluded topic; spread first (it once tripped the byte goal's
+    # index over a replica this goal had sent back where it came from)
+    ("9b-2r-rf2-dead-decommission-exclude", SPREAD_FIRST),
+    ("6b-2r-rf2-rf3", WITH_SPREAD),  # the replication factor raised from 2 to 3
+])
+def test_plans_with_the_goal_pass_the_gate(sweep: Path, name: str, goals: tuple[str, ...]) -> None:
+    _, cluster, options = next(c for c in CASES if c[0] == name)
+    path = SAMPLE if cluster is None else generate(cluster, sweep / f"{name}.json")
+    plan = make_plan(load_snapshot(path), PlanOptions(**options, goals=goals))
+    write_plan(plan, sweep / name, str(path))
+    outcome = validate_plan(sweep / name, path)
+    assert outcome.status == "passed", outcome.report()
+    entry = spread(plan.summary)
+    assert entry["after"]["value"] <= entry["before"]["value"] and plan.summary["replica_moves"] > 0

@@ -185,6 +185,9 @@ class DonorIndex:
         """Search outward from ``desired``; drops replicas that moved away, and (when touched
         partitions are not wanted) moves touched ones to the side list. Leaves the found one in place."""
         touched, row, broker = self.state.touched, self.state.row, self.broker
+        # An arrival that moved on and whose partition was then put back as it was (``state.restore``) is
+        # untouched yet gone from this broker: side-list entries are always checked.
+        side = parts is self.side_parts
         checks = 0
         dead: list[int] = []
         aside: list[int] = []
@@ -193,10 +196,10 @@ class DonorIndex:
             if checks >= limit:
                 break
             p = parts[j]
+            if (touched[p] or side) and broker not in row(p):  # this very replica has moved already
+                dead.append(j)
+                continue
             if touched[p]:
-                if broker not in row(p):  # this very replica has moved already
-                    dead.append(j)
-                    continue
                 if not allow_touched:
                     aside.append(j)
                     continue
