@@ -281,32 +281,49 @@ class TopicSpreadGoal(Goal):
         swap for another topic's replica, or, where neither works, through a third broker (two moves, its
         count unchanged)."""
         pairs = [(a, r) for a in donors for r in sorted(receivers, key=lambda r: (rack[r] != rack[a], receivers.index(r)))[:PARTNERS]]
+        movable = self._movable(state, t)  # valid for this call: every change below ends it
         for a, r in pairs:
-            cand = [p for p in self._movable(state, t, a) if r not in state.row(p)]
+            cand = [p for p in movable.get(a, []) if r not in state.row(p)]
             if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r):
                 return True
         # Chains cost a search per third broker: only between the neediest pairs.
-        return any(self._chain(state, t, a, r) for a, r in pairs[:CHAIN_PAIRS])
+        return any(self._chain(state, t, a, r, movable) for a, r in pairs[:CHAIN_PAIRS])
 
-    def _movable(self, state: ClusterState, t: int, a: int) -> list[int]:
-        """Topic t's partitions whose replica on ``a`` this goal may move: replicas the plan already brings to
-        ``a`` first, smallest first (sent on instead, they cost no move), then the replicas of partitions
-        the plan has not changed, smallest first. A partition the plan changes already never moves twice."""
+    def _movable(self, state: ClusterState, t: int) -> dict[int, list[int]]:
+        """Per broker, topic t's partitions whose replica there this goal may move: replicas the plan already
+        brings there first, smallest first (sent on instead, they cost no move), then the replicas of
+        partitions the plan has not changed, smallest first. A partition the plan changes already never
+        moves twice."""
         ps = self.by_topic[t]
         ps = ps[~state.frozen[ps] & ~state.hot[ps]]
-        changed = ps[state.touched[ps]].tolist()
+        out: dict[int, list[int]] = {}
+        for p in ps[state.touched[ps]].tolist():
+            orig = state.original_row(p)
+            for b in state.row(p):
+                if b not in orig:
+                    out.setdefault(b, []).append(p)
         free = ps[~state.touched[ps]]
-        rerouted = [p for p in changed if a in state.row(p) and a not in state.original_row(p)]
-        return rerouted + free[(state.R[free] == a).any(axis=1)].tolist()
+        R = state.R[free]
+        owners = R.ravel()
+        parts = np.repeat(free, R.shape[1])
+        keep = owners >= 0
+        owners, parts = owners[keep], parts[keep]
+        order = np.argsort(owners, kind="stable")  # stable: each broker's list stays smallest first
+        owners, parts = owners[order], parts[order]
+        cuts = np.flatnonzero(np.diff(owners)) + 1
+        for group, members in zip(np.split(owners, cuts), np.split(parts, cuts)):
+            if len(group):
+                out.setdefault(int(group[0]), []).extend(members.tolist())
+        return out
 
-    def _chain(self, state: ClusterState, t: int, a: int, r: int) -> bool:
+    def _chain(self, state: ClusterState, t: int, a: int, r: int, movable: dict[int, list[int]]) -> bool:
         """q (topic t) x -> r, then p (topic t) a -> x: a loses one of t, r gains one, x ends as it was.
         The later move is made first, so no broker's count leaves its range on the way."""
-        from_a = self._movable(state, t, a)
+        from_a = movable.get(a, [])
         for x in state.eligible_idx:
             if x in (a, r):
                 continue
-            onward = [q for q in self._movable(state, t, x) if r not in state.row(q)][:SWAP_TRIES]
+            onward = [q for q in movable.get(x, []) if r not in state.row(q)][:SWAP_TRIES]
             inward = [p for p in from_a if x not in state.row(p)][:SWAP_TRIES]
             for q in onward:
                 sq = float(state.sizes[q])
@@ -353,8 +370,10 @@ class TopicSpreadGoal(Goal):
         on_r = state.broker_parts(r)
         on_r = on_r[~state.touched[on_r] & ~state.frozen[on_r] & ~state.hot[on_r] & slack[topic[on_r]]]
         on_r = on_r[~(state.R[on_r] == a).any(axis=1)]
-        sent = [q for q in dict.fromkeys(state.arrivals.get(r, ())) if slack[topic[q]] and not state.hot[q]
-                and r in (row := state.row(q)) and a not in row and r not in state.original_row(q)]  # fmt: skip
+        arrived = np.unique(np.asarray(state.arrivals.get(r, ()), dtype=np.int64))
+        arrived = arrived[slack[topic[arrived]] & ~state.hot[arrived]]
+        sent = [q for q in arrived.tolist()
+                if r in (row := state.row(q)) and a not in row and r not in state.original_row(q)]  # fmt: skip
         pool = np.concatenate([on_r, np.asarray(sent, dtype=np.int64)])
         if pool.size == 0:
             return False
