@@ -18,6 +18,8 @@ brokers that stay) as the baseline from the same run.
 
     python benchmarks/planner.py --corpus        # the corpus members up to 200 brokers / 200k partitions
     python benchmarks/planner.py --corpus 400b-1m,hot-topics-40b
+    python benchmarks/planner.py --corpus samples/sample-cluster.json,uneven-7-5-newbroker \\
+        --goals replica-count,bytes,topic-spread,preferred-leader,leader-imbalance
 
 `--corpus` plans named members of kafka_rebalance.testing.corpus (clusters our generator did not
 make: Pareto sizes, uneven racks, mixed RF, decommissions...), each in its own process, with
@@ -41,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,14 +101,51 @@ CORPUS_EXACT_PARTITIONS = 2_000
 CORPUS_DEFAULT_MAX = (200, 200_000)  # brokers, partitions: --corpus with no names plans these
 
 
-def run_corpus_one(name: str) -> dict:
+def topic_spread_figure(snap, plan, eligible: set[int]) -> int:
+    """The topic-spread goal's figure (replicas and first replicas outside their topics' bands) on the plan's
+    final assignment, whether or not the plan selected the goal: judged by the goal's own check."""
+    from collections import Counter
+
+    from kafka_rebalance.planner.goals.topic_spread import TopicSpreadGoal
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, TopicLoad
+
+    final = {(p.topic, p.partition): tuple(p.replicas) for p in snap.partitions}
+    for batch in plan.batches:
+        for step in batch.steps:
+            final[(step.topic, step.partition)] = tuple(step.after)
+    excluded = set(plan.options.exclude_topics)
+    wanted = plan.options.replication_factor
+    per: dict[str, dict[str, Counter]] = {}
+    for p in snap.partitions:
+        c = per.setdefault(p.topic, {k: Counter() for k in ("rf", "fixed", "replicas", "preferred")})
+        row = final[(p.topic, p.partition)]
+        if p.topic in excluded or p.leader < 0:
+            c["fixed"].update(b for b in p.replicas if b in eligible)
+        else:
+            c["rf"][wanted or len(p.replicas)] += 1
+        c["replicas"].update(b for b in row if b in eligible)
+        if row and row[0] in eligible:
+            c["preferred"][row[0]] += 1
+    racked = any(b.rack is not None for b in snap.brokers)
+    racks = tuple((b.id, b.rack if racked else None) for b in snap.brokers if b.id in eligible)
+    topics = tuple(TopicLoad(t, *(tuple(sorted(c[k].items())) for k in ("rf", "fixed", "replicas", "preferred")))
+                   for t, c in sorted(per.items()))
+    brokers = tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, 0.0, 0, 0, 0) for b in sorted(eligible))
+    view = BalanceView(brokers, (), 0.0, 0.0, (0, 0), topics=topics, racks=racks)
+    return int(TopicSpreadGoal().check(view).value)
+
+
+def run_corpus_one(name: str, goals: tuple[str, ...] = (), exact: bool = True) -> dict:
     from kafka_rebalance.errors import PlanError
     from kafka_rebalance.planner import PlanOptions, make_plan
     from kafka_rebalance.planner.kafka_generate import generate_moves
+    from kafka_rebalance.snapshot import load_snapshot
     from kafka_rebalance.testing import corpus
 
     t0 = time.perf_counter()
-    snap, opts = corpus.member(name)
+    # a member's name, or a snapshot file (the sample cluster) planned with default options
+    snap, opts = (load_snapshot(Path(name)), {}) if name.endswith(".json") else corpus.member(name)
+    opts = {**opts, "goals": goals}
     t1 = time.perf_counter()
     row: dict = {"member": name, "brokers": len(snap.brokers), "partitions": len(snap.partitions),
                  "decommissioned": len(opts.get("decommission_brokers", ())), "build_s": round(t1 - t0, 2)}
@@ -141,8 +181,10 @@ def run_corpus_one(name: str) -> dict:
         "elections": s["leader_elections"],
         "leader_changes": s["leader_changes"],
         "rack_unrepaired": len(s["rack_violations_unrepaired"]),
+        "topic_spread_before": topic_spread_figure(snap, replace(plan, batches=[]), eligible),
+        "topic_spread_after": topic_spread_figure(snap, plan, eligible),
     })
-    if len(snap.partitions) <= CORPUS_EXACT_PARTITIONS:
+    if exact and len(snap.partitions) <= CORPUS_EXACT_PARTITIONS:
         t3 = time.perf_counter()
         try:
             e = make_plan(snap, PlanOptions(optimizer="exact", **opts)).summary
@@ -287,12 +329,22 @@ def run_one(brokers: int, partitions: int, workdir: Path) -> dict:
     }
 
 
-def run_corpus(names: str) -> None:
+def spread_table(rows: list[dict]) -> str:
+    """The figures docs/PLANNER.md's topic-spread section records, one row per run."""
+    out = ["| member | goals | GB moved | replica moves | topic-spread before -> after | plan CPU s |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "error" not in r:
+            out.append(f"| {r['member']} | {r.get('goals') or 'default'} | {r['bytes_moved'] / 1e9:,.2f} | {r['replica_moves']:,} "
+                       f"| {r['topic_spread_before']:,} -> {r['topic_spread_after']:,} | {r['plan_cpu_s']} |")
+    return "\n".join(out)
+
+
+def run_corpus(names: str, goals: str = "", exact: bool = True) -> None:
     from kafka_rebalance.testing import corpus
 
     if names:
         chosen = [n.strip() for n in names.split(",") if n.strip()]
-        unknown = [n for n in chosen if n not in corpus.MEMBERS]
+        unknown = [n for n in chosen if n not in corpus.MEMBERS and not n.endswith(".json")]
         if unknown:
             sys.exit(f"--corpus: no member(s) {', '.join(unknown)}; members: {', '.join(corpus.MEMBERS)}")
     else:
@@ -301,17 +353,21 @@ def run_corpus(names: str) -> None:
     rows = []
     for name in chosen:
         t0 = time.perf_counter()
-        res = subprocess.run([sys.executable, __file__, "--corpus-one", name], capture_output=True, text=True,
+        args = [sys.executable, __file__, "--corpus-one", name, "--goals", goals, *([] if exact else ["--no-exact"])]
+        res = subprocess.run(args, capture_output=True, text=True,
                              env={**os.environ, "PYTHONHASHSEED": "0"})
         if res.returncode != 0:
             print(f"{name}: FAILED\n{res.stderr}", file=sys.stderr)
             continue
         r = json.loads(res.stdout.strip().splitlines()[-1])
+        r["goals"] = goals
         rows.append(r)
         print(f"== {name} ({time.perf_counter() - t0:.1f} s in all)\n   {json.dumps(r)}")
         sys.stdout.flush()
     print()
     print(corpus_table(rows))
+    print()
+    print(spread_table(rows))
 
 
 def main() -> None:
@@ -323,14 +379,17 @@ def main() -> None:
                     help="plan corpus members (default: every member up to 200 brokers / 200k partitions)")
     ap.add_argument("--corpus-one", help=argparse.SUPPRESS)
     ap.add_argument("--exact", action="store_true", help="compare heuristic, exact and auto on small clusters")
+    ap.add_argument("--no-exact", action="store_true", help="with --corpus: skip the exact optimum column (minutes per member)")
+    ap.add_argument("--goals", default="", metavar="GOAL,...",
+                    help="with --corpus: the soft goals to plan with (plan --goals; default: the default goals)")
     args = ap.parse_args()
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     if args.corpus_one:
-        print(json.dumps(run_corpus_one(args.corpus_one)))
+        print(json.dumps(run_corpus_one(args.corpus_one, tuple(g for g in args.goals.split(",") if g), not args.no_exact)))
         return
     if args.corpus is not None:
-        run_corpus(args.corpus)
+        run_corpus(args.corpus, args.goals, not args.no_exact)
         return
     if args.exact:
         for r in run_exact(workdir):

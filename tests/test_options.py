@@ -142,10 +142,10 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
                                  "leader.imbalance.per.broker.percentage to apply when the cluster does not report one "
                                  "(KRaft); none given: 10 [0..100]"),
         "goals": ({"type": "array", "items": {"type": "string", "enum": [
-                      "placement", "rack-safety", "disk-capacity", "replica-count", "bytes", "preferred-leader",
-                      "leader-imbalance"]}},
+                      "placement", "rack-safety", "disk-capacity", "replica-count", "bytes", "topic-spread",
+                      "preferred-leader", "leader-imbalance"]}},
                   "Soft goals to optimise, highest priority first (comma-separated on the command line); the hard "
-                  "goals always apply; none given: every goal"),
+                  "goals always apply; none given: every goal but the opt-in topic-spread"),
         "optimizer": ({"enum": ["auto", "exact", "heuristic"]},
                       "exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small "
                       "enough (auto | exact | heuristic)"),
@@ -190,7 +190,7 @@ def test_goals_are_checked_by_name_and_keep_their_order() -> None:
     assert parse_list("bytes, replica-count,bytes", "--goals", ordered=True) == ("bytes", "replica-count")
     assert problems(goals=("bytes", "disk", "cpu")) == (
         "plan: --goals: unknown goal(s) disk, cpu (goals: placement, rack-safety, disk-capacity, replica-count, bytes, "
-        "preferred-leader, leader-imbalance)")
+        "topic-spread, preferred-leader, leader-imbalance)")
     PlanOptions(goals=("placement", "bytes")).check()
     assert PlanOptions(goals=("bytes", "replica-count")).manifest()["goals"] == ["bytes", "replica-count"]
 

@@ -368,3 +368,48 @@ def test_a_later_validation_never_overwrites_a_passed_verdict_for_the_same_plan(
     assert load_plan(plan, require_approval=True).plan_hash == load(plan / "plan.json")["plan_hash"]
     # A second one goes to the next free attempt.
     assert validate_plan(plan, snapshot).kept_beside == plan / "validation" / "attempts" / "002"
+
+
+# --------------------------------------------------------------------------- topic spread
+
+SIZE_1MB = 1_000_000
+SPREAD_GOALS = ["replica-count", "bytes", "topic-spread", "preferred-leader", "leader-imbalance"]
+
+
+def spread_plan(tmp: Path, moves: list[tuple[str, int, list[int]]], goals: list[str]) -> tuple[Path, Path]:
+    """Brokers 0..3 without racks; topics a and b of 8 single-replica 1 MB partitions each, partition i on
+    broker i % 4: every broker holds 2 of each topic (the share 8 / 4) and is first replica of them, so
+    every topic-spread figure is 0 before the plan. ``moves``: one batch; every moved partition elected."""
+    parts = [{"topic": t, "partition": i, "replicas": [i % 4], "leader": i % 4, "isr": [i % 4], "size_bytes": SIZE_1MB}
+             for t in "ab" for i in range(8)]
+    snap = {"cluster_id": "spread", "captured_at": "2026-01-01T00:00:00Z", "controller": "kraft", "configs": {},
+            "brokers": [{"id": b, "rack": None, "alive": True, "configs": {}} for b in range(4)],
+            "topics": {"a": {"configs": {}}, "b": {"configs": {}}}, "partitions": parts}
+    path = tmp / "snapshot.json"
+    write_json(path, snap)
+    election = [(t, p) for t, p, _ in moves]
+    return write_gate_plan(tmp / "plan", path, [moves], election, goals=goals), path
+
+
+
+def test_a_plan_keeping_each_topics_spread_passes(tmp_path) -> None:
+    # a-0 (broker 0) and a-1 (broker 1) trade brokers: every count, byte and topic count stays.
+    plan, snapshot = spread_plan(tmp_path, [("a", 0, [1]), ("a", 1, [0])], SPREAD_GOALS)
+    outcome = validate_plan(plan, snapshot)
+    assert outcome.status == "passed", outcome.report()
+
+
+def test_a_plan_breaking_the_spread_fails_the_topic_spread_expectation(tmp_path) -> None:
+    # a-0 (broker 0) and b-2 (broker 2) trade brokers: counts, bytes and first-replica counts stay, but broker 0
+    # ends with 1 of a and 3 of b against 2..2 each, replicas and first replicas alike: 4 outside, was 0.
+    moves = [("a", 0, [2]), ("b", 2, [0])]
+    plan, snapshot = spread_plan(tmp_path, moves, SPREAD_GOALS)
+    assert failed(plan, snapshot) == {PB + "expect_broker_topic_spread_not_worse_off"}
+    assert rows_of(plan, snapshot, PB + "expect_broker_topic_spread_not_worse_off") == [
+        "broker 0: 4 replicas and first replicas outside their topics' bands after the plan (was 0)",
+        "broker 2: 4 replicas and first replicas outside their topics' bands after the plan (was 0)"]
+    # A plan that left the goal out is not held to it: the column is empty, the expectation passes.
+    other = tmp_path / "without"
+    other.mkdir()
+    plan, snapshot = spread_plan(other, moves, ["replica-count", "bytes", "preferred-leader", "leader-imbalance"])
+    assert validate_plan(plan, snapshot).status == "passed"

@@ -139,7 +139,10 @@ def cluster_summary(
     over = [b["broker_id"] for b in brokers if b["exceeds_threshold"]]
     ratios = [b["imbalance_ratio"] for b in brokers if b["imbalance_ratio"] is not None]
     # "balanced" is every goal's verdict on these figures (planner/goals), not a rule of its own.
-    checks = {c.name: c for c in judge([goal_class(n)() for n in names()], analysis_view(info, brokers, stats, tolerances))}
+    # The job aggregates per broker: a goal judging per-topic loads (topic-spread) has nothing to read here; the
+    # planner and the quality gate judge it.
+    goals = [goal_class(n)() for n in names() if not goal_class(n).view_topics]
+    checks = {c.name: c for c in judge(goals, analysis_view(info, brokers, stats, tolerances))}
     replicas = _spread([b["replicas"] for b in live], checks["replica-count"])
     preferred = _spread([b["preferred_partitions"] for b in live], checks["preferred-leader"])
     byte_spread = _byte_spread([b["size_bytes"] for b in live], tolerances, checks["bytes"])

@@ -198,6 +198,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     leaders = PreferredLeaderGoal(balance=PreferredLeaderGoal.name in names)
     leaders.optimize(state)
     choice = leaders.choice()
+    for name in names:
+        goal_class(name)().lead(state, choice)
     reorders, moves = _steps(state, choice, options)
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)

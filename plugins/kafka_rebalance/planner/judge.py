@@ -16,6 +16,7 @@ from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
 from kafka_rebalance.planner.goals.registry import goal_class, selected
+from kafka_rebalance.planner.goals.topic_spread import topic_loads, view_racks
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.targets import set_targets
@@ -52,6 +53,8 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
                           limit if math.isfinite(limit) else None)
 
     violations = RackSafetyGoal().violations(state)
+    # Per-topic loads only when a selected goal reads them: at a million partitions they cost a second.
+    topical = any(goal_class(g).view_topics for g in selected(state.options.goals))
     return BalanceView(
         brokers=tuple(broker(b) for b in state.eligible_idx),
         leaving=tuple(broker(b) for b in range(n) if not state.eligible[b]),
@@ -61,6 +64,8 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
         rf_off_target=int((movable & (rf_now != state.rf_target)).sum()),
         rack_violations=int(movable[violations].sum()),
         byte_slack=byte_slack,
+        topics=topic_loads(state, F, pref) if topical else (),
+        racks=view_racks(state) if topical else (),
     )
 
 

@@ -100,6 +100,9 @@ class ClusterState:
         self.disk_limit = disk_limits(snapshot, self.bytes, options.max_disk_usage)
         self.cur: dict[int, list[int]] = {}
         self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
+        # Every replica change in order, (partition, from, to) with -1 for none: a goal keeping its own
+        # per-broker tallies (topic spread) catches up from here instead of rescanning the assignment.
+        self.changes: list[tuple[int, int, int]] = []
         self.touched = np.zeros(n_p, dtype=bool)
         self._broker_parts: list[np.ndarray] | None = None
         self.lo = np.zeros(n_b, dtype=np.int64)
@@ -157,6 +160,7 @@ class ClusterState:
         self.bytes[dst] += size
         self.touched[p] = True
         self.arrivals.setdefault(dst, []).append(p)
+        self.changes.append((p, src, dst))
 
     def restore(self, p: int) -> None:
         """Forget ``p``'s change if its row is back to the original (a cancelled move costs nothing)."""
@@ -171,6 +175,7 @@ class ClusterState:
         self.counts[dst] += 1
         self.bytes[dst] += int(self.sizes[p])
         self.touched[p] = True
+        self.changes.append((p, -1, dst))
 
     def remove(self, p: int, src: int) -> None:
         row = list(self.row(p))
@@ -179,6 +184,7 @@ class ClusterState:
         self.counts[src] -= 1
         self.bytes[src] -= int(self.sizes[p])
         self.touched[p] = True
+        self.changes.append((p, src, -1))
 
     # ------------------------------------------------------------------ vetoes
 

@@ -200,6 +200,16 @@ class ExpectPartitionsRackSafe(gxe.ExpectColumnValuesToBeBetween):
     description: str | None = "After the plan no partition it may move crowds a rack or spans too few racks."
 
 
+class ExpectBrokerTopicSpreadNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
+    """Replicas and first replicas outside their topics' bands after <= before, per broker."""
+
+    column_A: str = "topic_spread_before"
+    column_B: str = "topic_spread_after"
+    or_equal: Any = True
+    ignore_row_if: Any = "either_value_is_missing"
+    description: str | None = "No broker ends with more replicas or first replicas outside its topics' bands than before."
+
+
 class ExpectBrokerBytesNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
     """byte deviation after <= max(byte deviation before, tolerance)."""
 

@@ -15,7 +15,8 @@ from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoa
 from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, preferred_band
 from kafka_rebalance.planner.goals.registry import goal_class, selected
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
-from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+from kafka_rebalance.planner.goals.topic_spread import TopicSpreadGoal
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, TopicLoad
 from kafka_rebalance.planner.judge import judge
 from kafka_rebalance.validation.inputs import RawPlan, RawSnapshot
 from kafka_rebalance.validation.rows import (
@@ -156,6 +157,37 @@ def placement_counts(snap: RawSnapshot, plan: RawPlan, after: dict[tuple[str, in
     return rf_off, unsafe
 
 
+def topic_loads(snap: RawSnapshot, plan: RawPlan, state: dict[tuple[str, int], PartitionState]) -> tuple[TopicLoad, ...]:
+    """Every topic's loads over the plan's eligible brokers in ``state``, as the planner's view carries them
+    (planner/goals/topic_spread.topic_loads): the topic-spread goal's input. Partitions no plan may move are
+    fixed load where they sit; the others count at the plan's replication factor, else their own."""
+    eligible = plan_eligible(snap, plan)
+    stuck = _stuck(snap, plan)
+    wanted: Any = plan.options.get("replication_factor")
+    per: dict[str, dict[str, Counter[int]]] = {}
+    for p in snap.partitions:
+        key = (p.topic, p.partition)
+        c = per.setdefault(p.topic, {k: Counter() for k in ("rf", "fixed", "replicas", "preferred")})
+        if key in stuck:
+            c["fixed"].update(b for b in p.replicas if b in eligible)
+        else:
+            c["rf"][int(wanted) if wanted is not None else len(p.replicas)] += 1
+        now = state.get(key)
+        row = now.replicas if now is not None else ()
+        c["replicas"].update(b for b in row if b in eligible)
+        if row and row[0] in eligible:
+            c["preferred"][row[0]] += 1
+    kinds = ("rf", "fixed", "replicas", "preferred")
+    return tuple(TopicLoad(t, *(tuple(sorted((k, v) for k, v in c[kind].items() if v)) for kind in kinds))
+                 for t, c in sorted(per.items()))
+
+
+def view_racks(snap: RawSnapshot, plan: RawPlan) -> tuple[tuple[int, str | None], ...]:
+    """Each eligible broker's rack as the planner reads it: None for all when no broker has one."""
+    racked = any(r is not None for r in snap.rack_of.values())
+    return tuple((b, snap.rack_of.get(b) if racked else None) for b in sorted(plan_eligible(snap, plan)))
+
+
 def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     """One row per eligible broker after the plan.
 
@@ -199,7 +231,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
         mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
         byte_target = {b: mean for b in eligible}
     t = Table("projected_balance", declared=("movable_replicas_after", "disk_over_limit_bytes", "rf_off_target_after",
-                                             "rack_violations_after"))
+                                             "rack_violations_after", "topic_spread_before", "topic_spread_after"))
     t.parameters = {
         "threshold_ratio": threshold(snap, plan) / 100,
         "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
@@ -214,7 +246,12 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     limits = disk_limits(snap, plan, before["bytes"])
     rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
 
-    def view(loads: dict[str, Counter[int]], target_scale: float, placed: tuple[int, int] = (0, 0)) -> BalanceView:
+    goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
+    topical = any(g.view_topics for g in goals)
+    racks = view_racks(snap, plan) if topical else ()
+
+    def view(loads: dict[str, Counter[int]], target_scale: float, placed: tuple[int, int] = (0, 0),
+             topics: tuple[TopicLoad, ...] = ()) -> BalanceView:  # fmt: skip
         return BalanceView(
             brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
                                      byte_target[b] * target_scale, tolerance, loads["preferred"][b],
@@ -223,13 +260,16 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
                           for b in sorted(snap.broker_ids - elig_set)),
             byte_tolerance=tolerance, threshold_percentage=threshold(snap, plan), preferred_bounds=(pref_lo, pref_hi),
-            rf_off_target=placed[0], rack_violations=placed[1])
+            rf_off_target=placed[0], rack_violations=placed[1], topics=topics, racks=racks)
 
     # Each column is its goal's own figure (planner/goals); a goal the plan left out has none, and
     # its expectation passes on empty values.
-    goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
-    after_checks = {c.name: c for c in judge(goals, view(after, 1.0, (rf_off_target, rack_violations)))}
+    after_topics = topic_loads(snap, plan, after_state) if topical else ()
+    after_checks = {c.name: c for c in judge(goals, view(after, 1.0, (rf_off_target, rack_violations), after_topics))}
     before_bytes = ByteBalanceGoal().check(view(before, scale)).per_broker
+    # A broker may end no further outside its topics' bands than it started (the bytes goal's rule, for spread).
+    spread_before = (TopicSpreadGoal().check(view(before, scale, topics=topic_loads(snap, plan, before_state))).per_broker
+                     if TopicSpreadGoal.name in after_checks else {})  # fmt: skip
 
     def figure(goal: str, b: int) -> float | None:
         check = after_checks.get(goal)
@@ -252,6 +292,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             # 1e-9: the same bytes must compare equal whatever the float rounding
             byte_deviation_allowed=None if byte_dev is None else ByteBalanceGoal.gate_allowance(dev_before, tolerance) + 1e-9,
             disk_limit=limits.get(b), disk_over_limit_bytes=figure(DiskCapacityGoal.name, b),
+            topic_spread_before=spread_before.get(b), topic_spread_after=figure(TopicSpreadGoal.name, b),
         )
     placement = after_checks[PlacementGoal.name].per_broker
     for b in sorted(snap.broker_ids - elig_set):

@@ -88,6 +88,10 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
     "expect_leaving_brokers_emptied": lambda r: (
         f"still holds {r['movable_replicas_after']} replica(s) after the plan that it could have moved off"
     ),
+    "expect_broker_topic_spread_not_worse_off": lambda r: (
+        f"{r['topic_spread_after']:.0f} replicas and first replicas outside their topics' bands after the plan "
+        f"(was {r['topic_spread_before']:.0f})"
+    ),
     "expect_broker_bytes_not_worse_off": lambda r: (
         f"{r['size_after']:,} bytes after the plan, {r['byte_deviation_after']:.1%} from the mean "
         f"(was {r['byte_deviation_before']:.1%}; allowed {r['byte_deviation_allowed'] - 1e-9:.1%})"

@@ -14,6 +14,7 @@ from kafka_rebalance.planner.state import ClusterState
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.exact import ExactModel
+    from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
 
 # Candidates examined per search before a (donor, receiver) pair counts as exhausted.
 SEARCH_LIMIT = 256
@@ -33,6 +34,12 @@ class Goal:
     priority: ClassVar[int | None] = None
     leader_goal: ClassVar[bool] = False
     target: ClassVar[str] = ""  # the rule in one line, for plan.json and the docs
+    # In the goals a plan runs when --goals names none. A goal that costs more than it is worth on most
+    # clusters is opt-in (its docs say what it costs).
+    default: ClassVar[bool] = True
+    # Its check reads ``BalanceView.topics`` (per-topic loads, costly at a million partitions: views
+    # carry them only when a selected goal says so).
+    view_topics: ClassVar[bool] = False
 
     def optimize(self, state: ClusterState) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -43,6 +50,10 @@ class Goal:
     def exact_terms(self, model: ExactModel) -> None:
         """Add this goal's constraints to the exact model (planner/exact.py). Leader goals have
         none: leadership is metadata, chosen on the solved replica sets."""
+
+    def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
+        """A replica goal's say on the first replicas, once the preferred-leader goal chose them on the
+        final replica sets (``choice`` changed in place, within its bounds). Most goals have none."""
 
     def check(self, view: BalanceView) -> GoalCheck:  # pragma: no cover - interface
         raise NotImplementedError
@@ -174,6 +185,9 @@ class DonorIndex:
         """Search outward from ``desired``; drops replicas that moved away, and (when touched
         partitions are not wanted) moves touched ones to the side list. Leaves the found one in place."""
         touched, row, broker = self.state.touched, self.state.row, self.broker
+        # An arrival that moved on and whose partition was then put back as it was (``state.restore``) is
+        # untouched yet gone from this broker: side-list entries are always checked.
+        side = parts is self.side_parts
         checks = 0
         dead: list[int] = []
         aside: list[int] = []
@@ -182,10 +196,10 @@ class DonorIndex:
             if checks >= limit:
                 break
             p = parts[j]
+            if (touched[p] or side) and broker not in row(p):  # this very replica has moved already
+                dead.append(j)
+                continue
             if touched[p]:
-                if broker not in row(p):  # this very replica has moved already
-                    dead.append(j)
-                    continue
                 if not allow_touched:
                     aside.append(j)
                     continue

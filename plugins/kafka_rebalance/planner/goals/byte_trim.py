@@ -72,6 +72,10 @@ class ByteTrimGoal(Goal):
             if slack <= 0:
                 continue
             floor = sp - slack
+            # p goes back to d: the hard goals allow that (its original, rack-safe row) and counts do not
+            # change, but a goal keeping tallies of its own (topic spread) may refuse this half too.
+            if not all(g.accept_move(state, p, r, d) for g in state.vetoes if not g.hard and not g.count_goal):
+                continue
 
             q = self._smaller(state, d, r, p, floor, sp)
             if q is None:

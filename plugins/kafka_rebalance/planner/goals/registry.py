@@ -51,6 +51,11 @@ def soft_names() -> tuple[str, ...]:
     return tuple(c.name for c in registered() if not c.hard)
 
 
+def default_names() -> tuple[str, ...]:
+    """The soft goals a plan runs when --goals names none (opt-in goals only when named)."""
+    return tuple(c.name for c in registered() if not c.hard and c.default)
+
+
 def unknown(selection: Sequence[str]) -> list[str]:
     known = set(names())
     return [n for n in selection if n not in known]
@@ -58,12 +63,12 @@ def unknown(selection: Sequence[str]) -> list[str]:
 
 def selected(selection: Sequence[str]) -> tuple[str, ...]:
     """The goals a plan optimises, in order: the hard ones, then the replica goals and the leader
-    goals of ``selection`` in its order (every soft goal in the registry's order when empty)."""
+    goals of ``selection`` in its order (every default soft goal in the registry's order when empty)."""
     bad = unknown(selection)
     if bad:
         raise PlanError(f"--goals: unknown goal(s) {', '.join(bad)} (goals: {', '.join(names())})")
     by_name = {c.name: c for c in registered()}
-    chosen = [n for n in dict.fromkeys(selection) if not by_name[n].hard] or list(soft_names())
+    chosen = [n for n in dict.fromkeys(selection) if not by_name[n].hard] or list(default_names())
     replica = [n for n in chosen if not by_name[n].leader_goal]
     leader = [n for n in chosen if by_name[n].leader_goal]
     return (*hard_names(), *replica, *leader)

@@ -35,6 +35,18 @@ class BrokerView:
 
 
 @dataclass(frozen=True)
+class TopicLoad:
+    """One topic over the eligible brokers: where its replicas and first replicas sit, and what its
+    share is computed from (the topic-spread goal's input; broker ids throughout)."""
+
+    topic: str
+    by_rf: tuple[tuple[int, int], ...]  # (target replication factor, partitions a plan may move)
+    fixed: tuple[tuple[int, int], ...]  # (eligible broker, replicas of partitions no plan may move), nonzero
+    replicas: tuple[tuple[int, int], ...]  # (eligible broker, replicas of the topic), nonzero
+    preferred: tuple[tuple[int, int], ...]  # (eligible broker, partitions it is first replica of), nonzero
+
+
+@dataclass(frozen=True)
 class BalanceView:
     brokers: tuple[BrokerView, ...]  # eligible brokers, by id
     leaving: tuple[BrokerView, ...]  # dead and decommissioned brokers, by id (targets 0)
@@ -44,6 +56,10 @@ class BalanceView:
     rf_off_target: int = 0  # movable partitions not at the replication factor asked for
     rack_violations: int = 0  # movable partitions crowding a rack, or spanning too few
     byte_slack: float = 0.0  # bytes a broker may lie beyond its band (the exact model's widening)
+    # Filled only when a selected goal reads them (``Goal.view_topics``): per topic, its loads, and
+    # each eligible broker's rack (None: no rack information), which the topic's share depends on.
+    topics: tuple[TopicLoad, ...] = ()
+    racks: tuple[tuple[int, str | None], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,521 @@
+"""Topic spread: each topic's replicas, and its preferred (first) replicas, spread evenly over the eligible brokers.
+
+A broker holding many replicas of one topic serves that topic's produce and fetch traffic out of
+proportion: the load a topic puts on the cluster lands on few brokers even when replica counts and
+bytes are even overall (Cruise Control's TopicReplicaDistributionGoal and its leader counterpart).
+
+The band: for each topic, each eligible broker holds floor..ceil of its share of the topic's
+replicas. The share is ``balance.placement_targets`` of the topic alone (tolerance 0), so where rack
+safety forces a topic's rack totals apart (RF 3 over racks of 4, 4 and 3 brokers: each rack holds
+one replica of every partition) a broker's share is its rack's, and replicas no plan may move
+(excluded topics, leaderless partitions) stay in the share of the broker they sit on: the band is
+what rack safety and the fixed load allow. Preferred leaders: floor..ceil of the topic's first
+replicas over the eligible brokers (a first replica may be any replica, so racks do not bind it).
+
+The figure: replicas and first replicas outside their bands, summed over topics (per broker, and
+for the cluster). Its heuristic runs on what the earlier goals left: per topic, from a broker above
+its band to one below it (else one with room), the smallest replica of the topic that every earlier
+goal's veto accepts and that leaves neither broker's bytes further outside the byte band, moved
+alone where counts have slack, else swapped for a replica of another topic of close size that both
+brokers' bands of that topic allow. It moves only partitions no goal has moved yet. Then, on the
+final replica sets, the first replicas: reordered (metadata only) within each partition towards
+the brokers below the topic's leader band, to electable replicas only. Its veto keeps every later
+move from pushing a topic's count on a broker outside its band, and its exact-model rows hold the
+solver to the same bands (where no assignment meets them with the other goals' rows, the model is
+infeasible and ``auto`` keeps the heuristic's plan).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from kafka_rebalance.balance import count_bounds, placement_targets
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
+from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck, TopicLoad
+from kafka_rebalance.planner.state import ClusterState
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.exact import ExactModel
+
+PARTNERS = 8  # brokers tried on each side of a topic's transfer before the topic counts as stuck
+SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
+SEARCH = 64  # replicas of the receiver examined per swap
+CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
+
+_codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+def topic_codes(state: ClusterState) -> tuple[list[str], np.ndarray]:
+    """The topics by name, and each partition's topic as an index into them (computed once per state)."""
+    got = _codes.get(state)
+    if got is None:
+        names, codes = np.unique(np.asarray([p.topic for p in state.parts], dtype=object), return_inverse=True)
+        got = _codes[state] = ([str(t) for t in names], codes.astype(np.int64).ravel())
+    return got
+
+
+def _pairs(row: np.ndarray, ids: list[int]) -> tuple[tuple[int, int], ...]:
+    nz = np.flatnonzero(row)
+    return tuple((ids[i], int(row[i])) for i in nz.tolist())
+
+
+def topic_matrix(state: ClusterState, rows: np.ndarray) -> np.ndarray:
+    """Per topic and broker index, the replicas ``rows`` (partition x slot, -1 padded) put there."""
+    names, topic = topic_codes(state)
+    n = state.n_brokers
+    valid = rows >= 0
+    t = np.broadcast_to(topic[:, None], rows.shape)[valid]
+    return np.bincount(t * n + rows[valid], minlength=len(names) * n).reshape(len(names), n)
+
+
+def topic_loads(state: ClusterState, rows: np.ndarray, first: np.ndarray) -> tuple[TopicLoad, ...]:
+    """Every topic's loads over the eligible brokers, for a view: ``rows`` the assignment (partition x
+    slot, broker index, -1 padded), ``first`` each partition's first replica (broker index, -1 none)."""
+    names, topic = topic_codes(state)
+    n, n_t = state.n_brokers, len(names)
+    elig = state.eligible_index_arr
+    ids = [state.bid(b) for b in elig.tolist()]
+    held = topic_matrix(state, rows)[:, elig]
+    frozen_rows = np.where(state.frozen[:, None], state.R, -1)
+    fixed = topic_matrix(state, frozen_rows)[:, elig]
+    has = first >= 0
+    pref = np.bincount(topic[has] * n + first[has], minlength=n_t * n).reshape(n_t, n)[:, elig]
+    movable = ~state.frozen
+    rf_max = int(state.rf_target.max()) + 1 if state.n_parts else 1
+    by_rf = np.bincount(topic[movable] * rf_max + state.rf_target[movable], minlength=n_t * rf_max).reshape(n_t, rf_max)
+    return tuple(
+        TopicLoad(names[t], _pairs(by_rf[t], list(range(rf_max))), _pairs(fixed[t], ids), _pairs(held[t], ids),
+                  _pairs(pref[t], ids))
+        for t in range(n_t)
+    )
+
+
+def view_racks(state: ClusterState) -> tuple[tuple[int, str | None], ...]:
+    return tuple((state.bid(b), state.snapshot.brokers[b].rack if state.has_racks else None) for b in state.eligible_idx)
+
+
+@lru_cache(maxsize=8192)
+def replica_bands(by_rf: tuple[tuple[int, int], ...], fixed: tuple[tuple[int, int], ...],
+                  racks: tuple[tuple[int, str | None], ...]) -> dict[int, tuple[int, int]]:  # fmt: skip
+    """Per eligible broker id, floor..ceil of its share of one topic's replicas: the cluster's own
+    rack-aware share (``balance.placement_targets``) applied to the topic alone. Where no rack-safe
+    placement of the topic exists the planner refuses anyway; the even share then stands."""
+    fixed_map = {b: (n, 0) for b, n in fixed}
+    try:
+        return placement_targets(dict(racks), {rf: (n, 0) for rf, n in by_rf}, fixed_map, 0.0).replicas
+    except ValueError:
+        total = sum(rf * n for rf, n in by_rf) + sum(n for _, n in fixed)
+        band = count_bounds(total, len(racks))
+        return {b: band for b, _ in racks}
+
+
+def band_matrices(state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
+    """Per topic and broker index, the replica band's floor and ceiling (0 for a broker not eligible).
+    They depend on the snapshot and options only, not on any move."""
+    names, _ = topic_codes(state)
+    lo = np.zeros((len(names), state.n_brokers), dtype=np.int64)
+    hi = np.zeros((len(names), state.n_brokers), dtype=np.int64)
+    racks = view_racks(state)
+    R = state.R
+    first = R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
+    elig = state.eligible_idx
+    for t, load in enumerate(topic_loads(state, R, first)):
+        bands = replica_bands(load.by_rf, load.fixed, racks)
+        for b in elig:
+            lo[t, b], hi[t, b] = bands[state.bid(b)]
+    return lo, hi
+
+
+def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:
+    """floor..ceil of the topic's first replicas on eligible brokers over those brokers."""
+    return count_bounds(sum(n for _, n in load.preferred), brokers)
+
+
+def _outside(count: int, band: tuple[int, int]) -> int:
+    return max(0, band[0] - count, count - band[1])
+
+
+class TopicSpreadGoal(Goal):
+    name = "topic-spread"
+    priority = 45  # after the replica counts and bytes (it moves within what they leave), before the leader goals
+    view_topics = True
+    default = False  # opt-in: on the corpus it moves far more than 5 % more bytes (docs/PLANNER.md, "Topic spread")
+    target = ("each topic's replicas and preferred (first) replicas on every eligible broker within floor..ceil of "
+              "the topic's share (its rack's share where rack safety forces it), where reachable")
+
+    def __init__(self) -> None:
+        self.ready = False
+
+    # ------------------------------------------------------------------ check
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        """Replicas and first replicas outside their topics' bands, summed over topics: per broker, and
+        the cluster's total as the figure. A view without topic loads (a goal left out) judges nothing."""
+        per = {b.broker_id: 0 for b in view.brokers}
+        n = len(view.brokers)
+        for load in view.topics:
+            have = dict(load.replicas)
+            for b, band in replica_bands(load.by_rf, load.fixed, view.racks).items():
+                per[b] += _outside(have.get(b, 0), band)
+            led = dict(load.preferred)
+            band = leader_band(load, n)
+            for b in per:
+                per[b] += _outside(led.get(b, 0), band)
+        offenders = tuple(b for b, x in per.items() if x)
+        return self.verdict(float(sum(per.values())), not offenders, offenders, {b: float(x) for b, x in per.items()})
+
+    # ------------------------------------------------------------------ tallies
+
+    def _setup(self, state: ClusterState) -> None:
+        """Per topic and broker index: the replicas now (kept current from ``state.changes``) and the band."""
+        if self.ready:
+            return
+        names, self.topic = topic_codes(state)
+        rows = state.final_rows()
+        self.held = topic_matrix(state, rows)
+        self.seen = len(state.changes)
+        self.lo, self.hi = band_matrices(state)
+        order = np.lexsort((np.arange(state.n_parts), state.sizes, self.topic))
+        cuts = np.searchsorted(self.topic[order], np.arange(len(names) + 1))
+        self.by_topic = [order[cuts[t] : cuts[t + 1]] for t in range(len(names))]  # each topic's partitions, smallest first
+        self.ready = True
+
+    def _sync(self, state: ClusterState) -> None:
+        changes = state.changes
+        for p, src, dst in changes[self.seen :]:
+            t = self.topic[p]
+            if src >= 0:
+                self.held[t, src] -= 1
+            if dst >= 0:
+                self.held[t, dst] += 1
+        self.seen = len(changes)
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        """A later goal's move may not take a topic above its band on the receiver, nor below it on an
+        eligible sender."""
+        self._setup(state)
+        self._sync(state)
+        t = self.topic[p]
+        if self.held[t, dst] + 1 > self.hi[t, dst]:
+            return False
+        return not state.eligible[src] or self.held[t, src] - 1 >= self.lo[t, src]
+
+    # ------------------------------------------------------------------ exact model
+
+    def exact_terms(self, model: ExactModel) -> None:
+        """Per topic and eligible broker: its fixed replicas + the model's replicas of the topic within the band."""
+        state = model.state
+        band_lo, band_hi = band_matrices(state)
+        _, topic = topic_codes(state)
+        # Only topics with a partition in the model: a topic the plan may not move has nothing to hold.
+        present, local = np.unique(topic[model.parts], return_inverse=True)
+        frozen_rows = np.where(state.frozen[:, None], state.R, -1)
+        fixed = topic_matrix(state, frozen_rows)[present][:, model.elig]
+        rows = local.ravel()[model.p_of] * model.n_e + model.b_of
+        lo = (band_lo[present][:, model.elig] - fixed).ravel().astype(np.float64)
+        hi = (band_hi[present][:, model.elig] - fixed).ravel().astype(np.float64)
+        model.add(rows, model.var.ravel(), np.ones(model.nx), lo, hi)
+
+    # ------------------------------------------------------------------ heuristic
+
+    def optimize(self, state: ClusterState) -> None:
+        self._setup(state)
+        self._sync(state)
+        elig = state.eligible_index_arr
+        tol = state.options.byte_tolerance
+        self.upper = state.byte_target * (1 + tol)
+        self.lower = state.byte_target * (1 - tol)
+        # Bytes have no veto of their own: run after the bytes goal, this goal keeps what it reached (no
+        # broker further outside the byte band); run before it, the bytes goal balances what this leaves.
+        self.guard_bytes = any(g.name == ByteBalanceGoal.name for g in state.vetoes)
+        lo, hi = self.lo[:, elig], self.hi[:, elig]
+        held = self.held[:, elig]
+        for t in np.flatnonzero(((held < lo) | (held > hi)).any(axis=1)).tolist():
+            self._spread(state, t, elig)
+
+    def _byte_off(self, b: int, x: float) -> float:
+        return max(0.0, x - self.upper[b], self.lower[b] - x)
+
+    def _bytes_ok(self, state: ClusterState, a: int, b: int, delta: float) -> bool:
+        """Moving ``delta`` bytes from a to b leaves neither further outside the byte band than it is."""
+        return self._bytes_fine(state, {a: -delta, b: delta})
+
+    def _bytes_fine(self, state: ClusterState, change: dict[int, float]) -> bool:
+        """Each broker's bytes changed by ``change[b]`` end no further outside the byte band than they are
+        (only once the bytes goal ran: before it, it balances what this goal leaves)."""
+        if not self.guard_bytes:
+            return True
+        return all(self._byte_off(b, float(state.bytes[b]) + d) <= self._byte_off(b, float(state.bytes[b])) + 0.5
+                   for b, d in change.items())  # fmt: skip
+
+    def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
+        """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
+        outside its band by one and raises no other topic's, so it ends."""
+        rack = np.asarray(state.rack, dtype=np.int64)
+        while True:
+            self._sync(state)
+            c, lo, hi = self.held[t, elig], self.lo[t, elig], self.hi[t, elig]
+            over, under = c - hi, lo - c
+            if (over > 0).any():
+                donors = elig[over > 0][np.lexsort((elig[over > 0], -over[over > 0]))]
+                room = under > 0 if (under > 0).any() else c < hi
+                receivers = elig[room][np.lexsort((elig[room], -(hi - c)[room]))]
+            elif (under > 0).any():
+                receivers = elig[under > 0][np.lexsort((elig[under > 0], -under[under > 0]))]
+                room = c > lo
+                donors = elig[room][np.lexsort((elig[room], -(c - lo)[room]))]
+            else:
+                return
+            if not self._transfer(state, t, donors[:PARTNERS].tolist(), receivers.tolist(), rack):
+                return
+
+    def _transfer(self, state: ClusterState, t: int, donors: list[int], receivers: list[int], rack: np.ndarray) -> bool:
+        """One replica of topic t from a donor to a receiver (same rack first, then by room): alone, in a
+        swap for another topic's replica, or, where neither works, through a third broker (two moves, its
+        count unchanged)."""
+        pairs = [(a, r) for a in donors for r in sorted(receivers, key=lambda r: (rack[r] != rack[a], receivers.index(r)))[:PARTNERS]]
+        movable = self._movable(state, t)  # valid for this call: every change below ends it
+        for a, r in pairs:
+            cand = [p for p in movable.get(a, []) if r not in state.row(p)]
+            if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r):
+                return True
+        # Chains cost a search per third broker: only between the neediest pairs.
+        return any(self._chain(state, t, a, r, movable) for a, r in pairs[:CHAIN_PAIRS])
+
+    def _movable(self, state: ClusterState, t: int) -> dict[int, list[int]]:
+        """Per broker, topic t's partitions whose replica there this goal may move: replicas the plan already
+        brings there first, smallest first (sent on instead, they cost no move), then the replicas of
+        partitions the plan has not changed, smallest first. A partition the plan changes already never
+        moves twice."""
+        ps = self.by_topic[t]
+        ps = ps[~state.frozen[ps] & ~state.hot[ps]]
+        out: dict[int, list[int]] = {}
+        for p in ps[state.touched[ps]].tolist():
+            orig = state.original_row(p)
+            for b in state.row(p):
+                if b not in orig:
+                    out.setdefault(b, []).append(p)
+        free = ps[~state.touched[ps]]
+        R = state.R[free]
+        owners = R.ravel()
+        parts = np.repeat(free, R.shape[1])
+        keep = owners >= 0
+        owners, parts = owners[keep], parts[keep]
+        order = np.argsort(owners, kind="stable")  # stable: each broker's list stays smallest first
+        owners, parts = owners[order], parts[order]
+        cuts = np.flatnonzero(np.diff(owners)) + 1
+        for group, members in zip(np.split(owners, cuts), np.split(parts, cuts)):
+            if len(group):
+                out.setdefault(int(group[0]), []).extend(members.tolist())
+        return out
+
+    def _chain(self, state: ClusterState, t: int, a: int, r: int, movable: dict[int, list[int]]) -> bool:
+        """q (topic t) x -> r, then p (topic t) a -> x: a loses one of t, r gains one, x ends as it was.
+        The later move is made first, so no broker's count leaves its range on the way."""
+        from_a = movable.get(a, [])
+        for x in state.eligible_idx:
+            if x in (a, r):
+                continue
+            onward = [q for q in movable.get(x, []) if r not in state.row(q)][:SWAP_TRIES]
+            inward = [p for p in from_a if x not in state.row(p)][:SWAP_TRIES]
+            for q in onward:
+                sq = float(state.sizes[q])
+                if not state.accepts(q, x, r):
+                    continue
+                for p in inward:
+                    if p == q or not self._bytes_fine(state, {a: -float(state.sizes[p]), x: float(state.sizes[p]) - sq, r: sq}):
+                        continue
+                    state.move(q, x, r)
+                    if state.accepts(p, a, x):
+                        state.move(p, a, x)
+                        state.restore(p)
+                        state.restore(q)
+                        self._sync(state)
+                        return True
+                    state.move(q, r, x)  # p may not follow: q goes back, and the plan is as it was
+                    state.restore(q)
+                    break
+        return False
+
+    @staticmethod
+    def _once(state: ClusterState, p: int, src: int) -> bool:
+        """Moving p's replica off ``src`` keeps p at one change: p is untouched, or ``src`` is where the
+        plan brings it (the replica is sent on instead)."""
+        return not state.touched[p] or src not in state.original_row(p)
+
+    def _single(self, state: ClusterState, cand: list[int], a: int, r: int) -> bool:
+        for p in cand:
+            if self._bytes_ok(state, a, r, float(state.sizes[p])) and state.accepts(p, a, r):
+                state.move(p, a, r)
+                state.restore(p)  # sent back where it came from: no move at all
+                return True
+        return False
+
+    def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int) -> bool:
+        """p (topic t) a -> r and q (another topic u) r -> a: counts unchanged, u's bands kept on both.
+        q is looked for among r's replicas of the topics with room on both sides (a's count of u below
+        its ceiling, r's above its floor), closest in size to p first."""
+        held, lo, hi, topic = self.held, self.lo, self.hi, self.topic
+        slack = (held[:, r] > lo[:, r]) & (held[:, a] < hi[:, a])
+        slack[t] = False
+        if not slack.any():
+            return False
+        on_r = state.broker_parts(r)
+        on_r = on_r[~state.touched[on_r] & ~state.frozen[on_r] & ~state.hot[on_r] & slack[topic[on_r]]]
+        on_r = on_r[~(state.R[on_r] == a).any(axis=1)]
+        arrived = np.unique(np.asarray(state.arrivals.get(r, ()), dtype=np.int64))
+        arrived = arrived[slack[topic[arrived]] & ~state.hot[arrived]]
+        sent = [q for q in arrived.tolist()
+                if r in (row := state.row(q)) and a not in row and r not in state.original_row(q)]  # fmt: skip
+        pool = np.concatenate([on_r, np.asarray(sent, dtype=np.int64)])
+        if pool.size == 0:
+            return False
+        sizes = state.sizes[pool].astype(np.float64)
+        for p in cand:
+            if not state.accepts(p, a, r, count_neutral=True):
+                continue
+            sp = float(state.sizes[p])
+            for q in pool[np.lexsort((pool, np.abs(sizes - sp)))][:SEARCH].tolist():
+                if self._bytes_ok(state, a, r, sp - float(state.sizes[q])) and state.accepts(q, r, a, count_neutral=True):
+                    state.move(p, a, r)
+                    state.move(q, r, a)
+                    state.restore(p)
+                    state.restore(q)
+                    self._sync(state)
+                    return True
+        return False
+
+    def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
+        """First replicas, once the preferred-leader goal chose them: within each partition, from a broker
+        above the topic's leader band (or above its floor while another broker is below it) to an
+        electable fellow replica below it (``choice`` changed in place; the same replica sets). Every
+        broker's preferred count stays within the preferred-leader goal's bounds: where the hand-over
+        alone would break them, a partition of another topic that the receiver is first of and the
+        giver can lead goes back the other way (both topics' bands kept), so the counts do not change.
+        A partition whose current leader is the new first replica goes first: it needs no election.
+        Each change lowers the topic's distance outside its band and raises no other's, so it ends.
+
+        Handing over topic by topic within the bounds can block where the bounds bind in between (a
+        broker at its floor must give one topic's leadership to take another's): so first every topic
+        is spread with the bounds unheld, and that is kept when it ends within them; else the choice is
+        put back and spread within them at every step."""
+        self._setup(state)
+        pref, col = choice.preferred.copy(), choice.column.copy()
+        self._lead(state, choice, (-1, 1 << 62))
+        lo, hi = choice.bounds
+        held = np.bincount(choice.preferred[choice.preferred >= 0], minlength=state.n_brokers)[state.eligible_index_arr]
+        if ((held >= lo) & (held <= hi)).all():
+            return
+        choice.preferred[:], choice.column[:] = pref, col
+        self._lead(state, choice, choice.bounds)
+
+    def _lead(self, state: ClusterState, choice: LeaderChoice, bounds: tuple[int, int]) -> None:
+        names, topic = topic_codes(state)
+        n, n_t = state.n_brokers, len(names)
+        elig = state.eligible_index_arr
+        k = len(elig)
+        pref, col, rows, electable = choice.preferred, choice.column, choice.final_rows, choice.electable
+        has = pref >= 0
+        per = np.bincount(topic[has] * n + pref[has], minlength=n_t * n).reshape(n_t, n)
+        total = np.bincount(pref[has], minlength=n)
+        g_lo, g_hi = bounds
+        on_elig = per[:, elig].sum(axis=1)
+        floor, ceil = on_elig // k, -(-on_elig // k)
+        eligible, leader, frozen = state.eligible_arr, state.leader, state.frozen
+        first_of: dict[int, list[int]] = {}
+        for p in np.flatnonzero(has & ~frozen).tolist():
+            first_of.setdefault(int(pref[p]), []).append(p)
+
+        def switch(p: int, j: int) -> None:
+            a, b, u = int(pref[p]), int(rows[p, j]), topic[p]
+            pref[p], col[p] = b, j
+            per[u, a] -= 1
+            per[u, b] += 1
+            total[a] -= 1
+            total[b] += 1
+            first_of.setdefault(b, []).append(p)
+
+        def partner(t: int, a: int, b: int) -> tuple[int, int] | None:
+            """A partition of another topic u first on b that a can lead, with u's band kept on both."""
+            for q in first_of.get(b, [])[:SEARCH * 4]:
+                u = topic[q]
+                if pref[q] != b or u == t or per[u, b] - 1 < floor[u] or per[u, a] + 1 > ceil[u]:
+                    continue
+                row = rows[q].tolist()
+                if a in row and electable[q, row.index(a)]:
+                    return q, row.index(a)
+            return None
+
+        for t in range(n_t):
+            lo, hi = int(floor[t]), int(ceil[t])
+            for no_election in (True, False):
+                for p in self.by_topic[t].tolist():
+                    under = bool((per[t, elig] < lo).any())
+                    if not under and not (per[t, elig] > hi).any():
+                        break
+                    a = int(pref[p])
+                    bound = lo if under else hi
+                    if frozen[p] or a < 0 or per[t, a] <= bound:
+                        continue
+                    row = rows[p].tolist()
+                    options = sorted((int(total[b]), b, j) for j, b in enumerate(row)
+                                     if b >= 0 and b != a and electable[p, j] and per[t, b] < bound
+                                     and (not no_election or leader[p] == b))  # fmt: skip
+                    for _, b, j in options:
+                        if (not eligible[a] or total[a] - 1 >= g_lo) and total[b] + 1 <= g_hi:
+                            switch(p, j)
+                            break
+                        back = partner(t, a, b)
+                        if back is not None:
+                            switch(p, j)
+                            switch(*back)
+                            break
+            while self._augment(t, lo, hi, elig, per, total, (g_lo, g_hi), pref, rows, electable, frozen, switch):
+                pass
+
+    def _augment(self, t: int, lo: int, hi: int, elig: np.ndarray, per: np.ndarray, total: np.ndarray,
+                 bounds: tuple[int, int], pref: np.ndarray, rows: np.ndarray, electable: np.ndarray,
+                 frozen: np.ndarray, switch: Callable[[int, int], None]) -> bool:
+        """One hand-over of topic t's first replicas along a chain a -> b -> ... -> c (breadth first), where
+        no single partition links a broker above the band to one below it: every link is a partition first
+        on one broker that the next can lead, so only the chain's ends change counts. Its ends keep the
+        preferred-leader goal's bounds."""
+        c = per[t]
+        under = bool((c[elig] < lo).any())
+        src_bound, dst_bound = (lo, lo) if under else (hi, hi)
+        if not under and not (c[elig] > hi).any():
+            return False
+        g_lo, g_hi = bounds
+        first_on: dict[int, list[int]] = {}
+        for p in self.by_topic[t].tolist():
+            if not frozen[p] and pref[p] >= 0:
+                first_on.setdefault(int(pref[p]), []).append(p)
+        sources = [int(a) for a in elig.tolist() if c[a] > src_bound and total[a] - 1 >= g_lo]
+        parent: dict[int, tuple[int, int, int]] = {}  # broker -> (previous broker, partition, column)
+        seen = set(sources)
+        frontier = sources
+        while frontier:
+            nxt = []
+            for x in frontier:
+                for p in first_on.get(x, []):
+                    for j, y in enumerate(rows[p].tolist()):
+                        if y < 0 or y in seen or not electable[p, j]:
+                            continue
+                        seen.add(y)
+                        parent[y] = (x, p, j)
+                        if c[y] < dst_bound and total[y] + 1 <= g_hi:
+                            while y in parent:
+                                x, p, j = parent[y]
+                                switch(p, j)
+                                y = x
+                            return True
+                        nxt.append(y)
+            frontier = nxt
+        return False
