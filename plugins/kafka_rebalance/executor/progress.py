@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from kafka_rebalance.executor.control import Control, ControlAction, RunState, read_control
+from kafka_rebalance.executor.lease import lease_abandoned
 from kafka_rebalance.executor.ledger import (
     CANCELLED,
     CONTINUOUS,
@@ -69,6 +70,10 @@ class ExecState(StrEnum):
     FINISHED = "finished"
     FAILED = "failed"
     STOPPED = "stopped"
+    # The run that acted on the plan was killed (its lease is recorded for a process of this host that no longer
+    # exists) before the plan finished, and none acts now. Moves it submitted may still be copying in Kafka; a re-run
+    # resumes it. Only a crash leaves this: a run that ends cleanly (a closed window, a deferral) clears its lease.
+    INTERRUPTED = "interrupted"
 
 
 # The states in which nothing runs any more and nothing will until an operator acts: the page stops refreshing.
@@ -179,8 +184,12 @@ def _iso(t: datetime | None) -> str | None:
 _STARTED = (THROTTLES_RECORDED, THROTTLED, SUBMITTED)
 
 
-def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | None = None) -> Progress:
-    """The execution's progress as the ledger (None: no run yet) and the operator's requests record it."""
+def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | None = None, *,
+             holder_gone: bool = False) -> Progress:
+    """The execution's progress as the ledger (None: no run yet) and the operator's requests record it.
+
+    ``holder_gone``: the lease the ledger records is proven abandoned (``lease_abandoned``), so a plan that would read
+    as running reads as interrupted."""
     ledger = ledger or {}
     batches: Mapping[str, Any] = ledger.get("batches") or {}
     cont: Mapping[str, Any] = ledger.get(CONTINUOUS) or {}
@@ -247,7 +256,7 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     elif not times:
         state_ = ExecState.NOT_STARTED
     else:
-        state_ = ExecState.RUNNING
+        state_ = ExecState.INTERRUPTED if holder_gone else ExecState.RUNNING
     rate = None
     if copy_seconds is not None and copy_seconds > 0 and run_bytes > 0:
         rate = run_bytes / copy_seconds
@@ -353,7 +362,8 @@ def read_progress(plan_dir: Path, plan: Plan | None = None) -> Progress:
     plan_dir = Path(plan_dir)
     plan = plan if plan is not None else load_plan(plan_dir, require_passed=False)
     ledger = Ledger.open(plan_dir, plan.plan_hash).data if (plan_dir / LEDGER_FILE).exists() else None
-    return progress(plan, ledger, read_control(plan_dir, plan.plan_hash))
+    return progress(plan, ledger, read_control(plan_dir, plan.plan_hash),
+                    holder_gone=ledger is not None and lease_abandoned(ledger.get("lease")))
 
 
 def action_refusal(p: Progress, action: ControlAction) -> str | None:

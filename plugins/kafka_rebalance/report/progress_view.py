@@ -21,6 +21,10 @@ class Figure:
     value: str
 
 
+INTERRUPTED_NOTE = ("the run acting on this plan was killed before it finished and none acts now; moves it submitted "
+                    "may still be copying in Kafka; running execute again (an Airflow retry does) resumes from the ledger")
+
+
 def headline(p: Progress) -> str:
     """``finished, 100.0 % of bytes``: the state and how far, in one phrase."""
     return f"{p.state.value}, {p.percent_bytes:.1f} % of bytes"
@@ -39,6 +43,7 @@ def figures(p: Progress) -> list[Figure]:
     """The progress as labelled values, in the order every surface shows them."""
     out = [
         Figure("state", "state", p.state.value),
+        *([Figure("interrupted", "why", INTERRUPTED_NOTE)] if p.state is ExecState.INTERRUPTED else []),
         Figure("percent", "done", f"{p.percent_bytes:.1f} % of bytes"),
         Figure("moves", "moves", f"{p.moves_done} done, {p.moves_in_flight} in flight, {p.moves_pending} pending"
                + (f", {p.moves_failed} failed" if p.moves_failed else "") + f" (of {p.moves_total})"),
