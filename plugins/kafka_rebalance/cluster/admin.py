@@ -26,6 +26,11 @@ FOLLOWER_RATE = "follower.replication.throttled.rate"
 LEADER_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 BROKER_THROTTLE_KEYS = (FOLLOWER_RATE, LEADER_RATE)
+# Kafka's throttle on copying a replica between the log dirs of its broker (AlterReplicaLogDirs): a plan's
+# log-dir batches set it where replicas move within a broker.
+LOG_DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+# Every broker rate a plan may set and a ledger may record and restore.
+BROKER_RATE_KEYS = (*BROKER_THROTTLE_KEYS, LOG_DIR_RATE)
 TOPIC_THROTTLE_KEYS = (FOLLOWER_REPLICAS, LEADER_REPLICAS)
 
 
