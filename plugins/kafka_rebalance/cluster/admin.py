@@ -56,6 +56,15 @@ class Reassignment:
 
 
 @dataclass(frozen=True, slots=True)
+class ReplicaDir:
+    """Where one replica lives, as DescribeLogDirs reports it: its log dir, and the dir its future copy is being
+    written to while it moves between dirs (None: not moving)."""
+
+    path: str
+    future: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionView:
     """One partition as Metadata reports it: what verification after a move needs, nothing more."""
 
@@ -147,6 +156,15 @@ class ClusterAdmin(Protocol):
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         """Preferred leader election; per-partition error name or None (already preferred counts as done)."""
+        ...
+
+    def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
+        """AlterReplicaLogDirs: move (or, for a replica its broker does not hold yet, place) each replica in the
+        named log dir; per replica the error name or None."""
+        ...
+
+    def replica_dirs(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], ReplicaDir]:
+        """The log dir of each replica of the given partitions (DescribeLogDirs), with its future dir while it moves."""
         ...
 
     def close(self) -> None:
