@@ -8,6 +8,7 @@ replication factor 1 so that replicas change broker and dir.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -71,48 +72,30 @@ def execute(sandbox: Sandbox, plan_dir: Path) -> None:
 
 def test_replicas_land_on_the_log_dirs_the_plan_names_and_a_removed_dir_is_emptied(jbod_sandbox, tmp_path):
     prefix = "jbod"
-    # One topic, RF 1, skewed onto one broker: the plan moves replicas to the other and names their dirs.
-    seed(jbod_sandbox, SeedSpec(topics=1, partitions=8, mb_per_partition=0.25, skew=0.9, seed=3, replication_factor=1,
+    # One topic, RF 1, 6 partitions on one broker and 2 on the other: the plan moves replicas to the other and names their dirs, and
+    # empties a dir of that other broker, the receiving one, onto its other dir (one plan: the gate runs once).
+    seed(jbod_sandbox, SeedSpec(topics=1, partitions=8, mb_per_partition=0.25, skew=0.3, seed=3, replication_factor=1,
                                 topic_prefix=prefix))
     snap_path = gather(jbod_sandbox, tmp_path / "before.json", prefix)
     snap = load_snapshot(snap_path)
-    paths = {b.id: [d.path for d in b.log_dirs] for b in snap.brokers}
-    assert all(len(p) == 2 for p in paths.values())
+    assert all(len(b.log_dirs) == 2 for b in snap.brokers)
+    per_broker = Counter(p.replicas[0] for p in snap.partitions)
+    broker = min(per_broker, key=lambda b: (per_broker[b], b))
+    held = Counter(p.log_dirs[0] for p in snap.partitions if p.replicas[0] == broker)
+    removed, count = max(held.items(), key=lambda kv: (kv[1], kv[0] or ""))
+    assert count > 0 and removed is not None and per_broker[broker] < len(snap.partitions) / 2
     plan_dir = tmp_path / "plan"
-    manifest = plan_validate_and_approve(snap_path, plan_dir, "--max-moves-per-broker", "10")
+    manifest = plan_validate_and_approve(snap_path, plan_dir, "--max-moves-per-broker", "10",
+                                         "--remove-log-dir", f"{broker}:{removed}")
     named = named_dirs(plan_dir)
-    assert manifest["summary"]["replica_moves"] > 0 and named, manifest["summary"]
-    assert manifest["summary"]["log_dirs"]["unplaced"] == []
+    dirs = manifest["summary"]["log_dirs"]
+    assert manifest["summary"]["replica_moves"] > 0 and dirs["named_for_new_replicas"] > 0, manifest["summary"]
+    assert dirs["unplaced"] == [] and dirs["moves_between_dirs"] >= count  # they stay on their receiving broker
+    assert all(removed not in d.values() for d in named.values())
     execute(jbod_sandbox, plan_dir)
     now = kafka_log_dirs(jbod_sandbox, prefix)
-    for tp, dirs in named.items():
-        for broker, path in dirs.items():
-            assert now[tp].get(broker) == path, (tp, broker, path, now[tp])
-
-    # Empty the first broker's dir that holds the most of this topic's replicas: onto its other dir (plenty of room).
-    snap_path = gather(jbod_sandbox, tmp_path / "again.json", prefix)
-    first = min(paths)
-    held = {p: sum(1 for dirs in now.values() if dirs.get(first) == p) for p in paths[first]}
-    removed = max(held, key=lambda p: (held[p], p))
-    assert held[removed] > 0
-    plan_dir = tmp_path / "remove"
-    manifest = plan_validate_and_approve(snap_path, plan_dir, "--remove-log-dir", f"{first}:{removed}",
-                                         "--goals", "preferred-leader")
-    assert manifest["options"]["remove_log_dirs"] == [f"{first}:{removed}"]
-    # Each of them moves within its broker (the other dir has room); other brokers' dirs may be evened out too.
-    assert manifest["summary"]["log_dirs"]["moves_between_dirs"] >= held[removed]
-    execute(jbod_sandbox, plan_dir)
-    after = kafka_log_dirs(jbod_sandbox, prefix)
-    assert not [tp for tp, dirs in after.items() if dirs.get(first) == removed], after
-    assert sorted(after) == sorted(now)  # every partition still has its replica
-
-
-def test_remove_log_dir_refuses_an_unknown_dir_in_one_line(jbod_sandbox, tmp_path):
-    snap_path = gather(jbod_sandbox, tmp_path / "snap.json", "jbod")
-    first = min(load_snapshot(snap_path).broker_ids)
-    done = cli("plan", "--snapshot", str(snap_path), "--out", str(tmp_path / "p"), "--remove-log-dir", f"{first}:/no/such/dir")
-    assert done.returncode != 0
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].endswith(
-        f"--remove-log-dir {first}:/no/such/dir: broker {first} has no log dir '/no/such/dir' in snapshot of sandbox "
-        "(its log dirs: " + ", ".join(d.path for d in load_snapshot(snap_path).broker(first).log_dirs) + ")"), lines
+    for tp, want in named.items():
+        for b, path in want.items():
+            assert now[tp].get(b) == path, (tp, b, path, now[tp])
+    assert not [tp for tp, d in now.items() if d.get(broker) == removed], now
+    assert sorted(now) == sorted((p.topic, p.partition) for p in snap.partitions)  # every replica still there
