@@ -157,9 +157,15 @@ def test_a_new_replica_lands_on_the_least_full_dir_that_holds_it_and_a_full_dir_
     log_dir_batches = [(b, t) for b, t in zip(plan.batches, plan.throttles) if b.kind == "log-dirs"]
     assert [t["brokers"] for _, t in log_dir_batches] == [
         {"0": {"replica.alter.log.dirs.io.max.bytes.per.second": str(PlanOptions().throttle_bytes_per_sec)}}]
-    # Log-dir batches run after the reorders and before the moves.
+    # Log-dir batches run after the reorders and before the moves; the runbook runs them with Kafka's own flag.
     kinds = [b.kind for b in plan.batches]
     assert kinds == sorted(kinds, key=["reorder", "log-dirs", "move"].index)
+    from kafka_rebalance.planner.files import render
+
+    runbook = render(plan, "snapshot.json")[0]["RUNBOOK.md"].decode()
+    first = kinds.index("log-dirs") + 1
+    assert (f"--reassignment-json-file batches/{first:03d}/reassignment.json --execute --replica-alter-log-dirs-throttle "
+            f"{PlanOptions().throttle_bytes_per_sec}") in runbook
 
 
 def test_a_dir_is_chosen_at_its_peak_a_broker_receives_before_it_sends() -> None:
