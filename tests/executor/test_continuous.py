@@ -476,6 +476,7 @@ def test_named_log_dirs_are_set_through_alter_replica_log_dirs_and_verified_from
     report = Executor(plan, admin, _settings(mode=mode)).run().to_dict()
     assert report["status"] == "complete", report
     assert {k: v for k, v in sim.dirs.items() if k in final} == final
+    assert Simulator.from_state(sim.to_state()).dirs == sim.dirs  # `execute --simulate` then `verify` see the same
     assert any(c[0].get("replica.alter.log.dirs.io.max.bytes.per.second") == str(RATE) for c in seen)
     assert _configs(sim) == before  # every throttle restored exactly
     verified = Executor(plan, SimAdmin(sim), _settings(mode=mode)).verify()

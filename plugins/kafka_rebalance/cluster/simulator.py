@@ -140,7 +140,7 @@ class Simulator:
         self.now = float(now)
         self.stuck: set[tuple[TP, int]] = set()
         # Log dirs named through AlterReplicaLogDirs, per replica; a move between dirs is instant here (the
-        # simulator models replication between brokers, not disks) and is not kept in its saved state.
+        # simulator models replication between brokers, not disks).
         self.dirs: dict[tuple[TP, int], str] = {}
         # Partitions with a reassignment in flight: the only ones time has to walk through event by
         # event, and the only ones whose size changes (``_grow``), so a poll costs what moves.
@@ -236,6 +236,8 @@ class Simulator:
                 for tp, p in self.partitions.items() if p.target is not None
             ],
             "stuck": sorted([tp.topic, tp.partition, b] for tp, b in self.stuck),
+            # Only when set, so states of simulators that named no dir are what they were.
+            **({"log_dirs": sorted([tp.topic, tp.partition, b, d] for (tp, b), d in self.dirs.items())} if self.dirs else {}),
         }
 
     @classmethod
@@ -256,6 +258,7 @@ class Simulator:
             p.retained = float(r["retained"]) if r.get("retained") is not None else p.size
             sim.moving[p.tp] = p
         sim.stuck = {(TP(t, p), b) for t, p, b in state.get("stuck", [])}
+        sim.dirs = {(TP(t, p), b): d for t, p, b, d in state.get("log_dirs", [])}
         return sim
 
     # ------------------------------------------------------------------ faults

@@ -275,8 +275,8 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
                     continue
                 out.new[(s.p, bid)] = d
                 arrive(s.p, bid, d)
-    final_rows = {p: set(state.row(p)) for p in range(state.n_parts)}  # broker indexes after the plan
-    stays = {(p, b) for (p, b) in where if state.index_of[b] in final_rows[p]}
+    # Replicas on the same broker after the plan (an untouched partition's all are; no row built for them).
+    stays = {(p, b) for (p, b) in where if not state.touched[p] or state.index_of[b] in state.row(p)}
     moved: set[tuple[int, int]] = set()
 
     def move_within(p: int, b: int, src: str, dst: str) -> None:
