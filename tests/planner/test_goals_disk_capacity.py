@@ -236,3 +236,25 @@ def test_a_cluster_with_one_log_dir_per_broker_names_no_dir() -> None:
     assert "log_dirs" not in plan.summary
     assert all(e["log_dirs"] == ["any"] * len(e["replicas"]) for es in reassignments(plan).values() for e in es)
     assert "remove_log_dirs" not in plan.options.manifest()
+
+
+def test_plan_takes_remove_log_dir_once_per_dir_and_refuses_a_bad_one_in_one_line(tmp_path) -> None:
+    import json
+
+    from kafka_rebalance.snapshot import write_snapshot
+    from tests.support.cli_inprocess import run_cli
+
+    parts = [part("t", i, [i % 2], size_bytes=GIB, log_dirs=["/a" if i < 4 else "/b"]) for i in range(8)]
+    snap = jbod_cluster({0: {"/a": 100 * GIB, "/b": 100 * GIB}, 1: {"/a": 100 * GIB, "/b": 100 * GIB}}, parts)
+    write_snapshot(snap, tmp_path / "snap.json")
+    done = run_cli("plan", "--snapshot", str(tmp_path / "snap.json"), "--out", str(tmp_path / "plan"),
+                   "--remove-log-dir", "1:/a", "--remove-log-dir", "0:/a")
+    assert done.code == 0, done.stderr
+    manifest = json.loads((tmp_path / "plan" / "plan.json").read_text())
+    assert manifest["options"]["remove_log_dirs"] == ["0:/a", "1:/a"]
+    figures = {(r["broker_id"], r["path"]): r["after_bytes"] for r in manifest["summary"]["log_dirs"]["dirs"]}
+    assert figures[(0, "/a")] == figures[(1, "/a")] == 0
+    bad = run_cli("plan", "--snapshot", str(tmp_path / "snap.json"), "--out", str(tmp_path / "bad"), "--remove-log-dir", "1:/c")
+    assert (bad.code, bad.stderr) == (2, "error: --remove-log-dir 1:/c: broker 1 has no log dir '/c' in snapshot of jbod "
+                                         "(its log dirs: /a, /b)\n")
+    assert not (tmp_path / "bad").exists()
