@@ -97,7 +97,7 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--snapshot": None, "--out": None, "--analysis": None,
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
-        "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
+        "--decommission-brokers": None, "--remove-log-dir": None, "--replication-factor": None, "--byte-tolerance": 0.1,
         "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--election-batch-size": 1000, "--threshold-percentage": None,
         "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0, "--move-fixed-seconds": 2.0,

@@ -85,6 +85,7 @@ class Option:
     ordered: bool = False  # a list whose order means something (kept, not sorted)
     goal_list: bool = False  # a list of goal names (planner/goals/registry.py)
     sized: bool = False  # bytes or bytes/s: written with a unit or as bytes (units.parse_bytes), e.g. 50MiB/s
+    repeatable: bool = False  # a list given as one flag per item (a path may hold a comma), not comma-separated
 
 
 def _option(default: Any, **spec: Any) -> Any:
@@ -128,6 +129,12 @@ class PlanOptions:
     decommission_brokers: tuple[int, ...] = _option(
         (), flag="--decommission-brokers", help="Broker ids to empty (comma-separated on the command line)",
         minimum=0, maximum=INT32_MAX, in_form=True)
+    # A one-off request (a disk about to be replaced), never a standing default: paths belong to one broker.
+    remove_log_dirs: tuple[str, ...] = _option(
+        (), flag="--remove-log-dir",
+        help="Empty this log dir, BROKER:PATH as the snapshot records it, onto the broker's other log dirs (other "
+             "brokers where they cannot hold it); repeat the flag for several",
+        in_clusters_file=False, repeatable=True)
     # A one-off operator request, never a standing default of a cluster.
     replication_factor: int | None = _option(
         None, flag="--replication-factor", help="Change every non-excluded topic to this replication factor",
@@ -204,6 +211,18 @@ class PlanOptions:
                 f"--decommission-brokers: broker(s) {', '.join(map(str, stray))} not in snapshot of {snapshot.cluster_id} "
                 f"(brokers: {', '.join(map(str, sorted(ids)))})"
             )
+        for entry in self.remove_log_dirs:
+            broker, path = removed_log_dir(entry)  # PlanError naming the entry when it is not BROKER:PATH
+            if broker not in ids:
+                raise PlanError(f"--remove-log-dir {entry}: broker {broker} not in snapshot of {snapshot.cluster_id} "
+                                f"(brokers: {', '.join(map(str, sorted(ids)))})")
+            dirs = [d.path for d in snapshot.broker(broker).log_dirs]
+            if path not in dirs:
+                raise PlanError(f"--remove-log-dir {entry}: broker {broker} has no log dir {path!r} in snapshot of "
+                                f"{snapshot.cluster_id} (its log dirs: {', '.join(dirs) if dirs else 'none recorded'})")
+            if len(dirs) < 2:
+                raise PlanError(f"--remove-log-dir {entry}: {path!r} is broker {broker}'s only log dir; "
+                                f"--decommission-brokers {broker} empties the whole broker")
 
     @classmethod
     def from_manifest(cls, block: Mapping[str, Any]) -> PlanOptions:
@@ -214,10 +233,11 @@ class PlanOptions:
         return cls(**values)
 
     def manifest(self) -> dict[str, Any]:
-        """The options block of plan.json (part of the plan hash): every field, lists sorted."""
+        """The options block of plan.json (part of the plan hash): every field, lists sorted; ``remove_log_dirs``
+        only when given, so plans that remove no log dir are the plans they were before it existed."""
         ordered = {f.name for f in option_fields() if f.option.ordered}
         return {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
-                else v for f in fields(self)}  # fmt: skip
+                else v for f in fields(self) if f.name != "remove_log_dirs" or self.remove_log_dirs}  # fmt: skip
 
 
 def _number(x: int | float) -> str:
@@ -389,10 +409,20 @@ def parse_list(text: str | None, flag: str, as_int: bool = False, ordered: bool 
 
 
 def from_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
-    """PlanOptions' values from ``plan``'s flags (list options arrive comma-separated)."""
-    return {f.name: parse_list(flags[f.name], f.flag, as_int=f.item is int, ordered=f.option.ordered)
+    """PlanOptions' values from ``plan``'s flags (list options arrive comma-separated, repeatable ones as a list)."""
+    return {f.name: (tuple(sorted(set(flags[f.name] or ()))) if f.option.repeatable
+                     else parse_list(flags[f.name], f.flag, as_int=f.item is int, ordered=f.option.ordered))
             if f.item is not None else flags[f.name]
             for f in option_fields()}  # fmt: skip
+
+
+def removed_log_dir(entry: str) -> tuple[int, str]:
+    """``--remove-log-dir``'s BROKER:PATH as (broker id, path); PlanError naming the entry when it is not one."""
+    broker, sep, path = entry.partition(":")
+    if not sep or not is_ascii_digits(broker) or int(broker) > INT32_MAX or not path.startswith("/"):
+        raise PlanError(f"--remove-log-dir {entry}: expected BROKER:PATH, a broker id and an absolute log dir path "
+                        "(e.g. 3:/var/lib/kafka/data-2)")
+    return int(broker), path
 
 
 def resolve_threshold(snapshot: Snapshot, setting: float | None, analysis_dir: Path | None) -> tuple[float, str]:

@@ -58,7 +58,9 @@ def plan(
 def _flag(f: OptionField) -> inspect.Parameter:
     """One option's typer parameter: lists are comma-separated text, unset optional values are None."""
     kind: Any
-    if f.item is not None:
+    if f.option.repeatable:
+        kind, default = list[str] | None, None
+    elif f.item is not None:
         kind, default = str | None, None
     elif f.nullable:
         kind, default = f.kind | None, None

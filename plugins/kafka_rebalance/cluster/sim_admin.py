@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from kafka_rebalance.atomic import atomic_write
-from kafka_rebalance.cluster.admin import TP, PartitionView, Reassignment
+from kafka_rebalance.cluster.admin import TP, PartitionView, Reassignment, ReplicaDir
 from kafka_rebalance.cluster.simulator import ERR_ELECTION_NOT_NEEDED, Simulator
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Snapshot
@@ -95,6 +95,14 @@ class SimAdmin:
 
     def replica_sizes(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], int]:
         return self.sim.replica_sizes(partitions)
+
+    def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
+        out = self.sim.alter_replica_log_dirs(dirs)
+        self._save()
+        return out
+
+    def replica_dirs(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], ReplicaDir]:
+        return self.sim.replica_dirs(partitions)
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         out = {tp: (None if err == ERR_ELECTION_NOT_NEEDED else err) for tp, err in self.sim.elect_preferred(partitions).items()}

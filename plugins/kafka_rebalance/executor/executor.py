@@ -57,7 +57,7 @@ from kafka_rebalance.executor.ledger import (
 from kafka_rebalance.executor.ledger import (
     CONTINUOUS as CONTINUOUS_KEY,
 )
-from kafka_rebalance.executor.moves import landing_problem
+from kafka_rebalance.executor.moves import dir_problem, landing_problem
 from kafka_rebalance.executor.results import (
     BatchResult,
     CancelOutcome,
@@ -515,12 +515,19 @@ class Executor:
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         inflight = self.admin.list_reassignments()
         final_target = self.plan.final_targets
+        named: dict[TP, dict[int, str]] = defaultdict(dict)
+        for (tp, b), d in self.plan.final_dirs.items():
+            named[tp][b] = d
+        # Where each named replica lives, as Kafka's DescribeLogDirs reports it.
+        found = self.admin.replica_dirs(sorted(named)) if named else {}
         problems, at_target = [], 0
         for tp, target in sorted(final_target.items()):
             p = parts.get(tp)
             if p is not None and tp in inflight:
                 problems.append(f"{tp}: still moving ({list(inflight[tp].adding)} catching up)")
             elif (problem := landing_problem(None if p is None else PartitionView(p.replicas, p.isr, p.leader), target)):
+                problems.append(f"{tp}: {problem}")
+            elif tp in named and (problem := dir_problem(found, tp, named[tp])):
                 problems.append(f"{tp}: {problem}")
             else:
                 at_target += 1

@@ -33,6 +33,7 @@ from kafka_rebalance.plan_dir import (
 )
 from kafka_rebalance.planner import runbook
 from kafka_rebalance.planner.core import Plan
+from kafka_rebalance.planner.steps import ANY_LOG_DIR
 
 
 def _entries(steps, which: str) -> dict[str, Any]:
@@ -43,7 +44,8 @@ def _entries(steps, which: str) -> dict[str, Any]:
                 "topic": s.topic,
                 "partition": s.partition,
                 "replicas": list(getattr(s, which)),
-                "log_dirs": ["any"] * len(getattr(s, which)),
+                # A rollback names no dir: the replicas go back to their brokers, wherever each puts them.
+                "log_dirs": list(s.log_dirs) if which == "after" else [ANY_LOG_DIR] * len(s.before),
             }
             for s in steps
         ],
@@ -61,9 +63,10 @@ def reassignment_bytes(steps, which: str) -> bytes:
     out = []
     for s in steps:
         reps = getattr(s, which)
+        dirs = s.log_dirs if which == "after" else (ANY_LOG_DIR,) * len(reps)
         out.append(
             '    {\n      "log_dirs": [\n'
-            + ",\n".join(['        "any"'] * len(reps))
+            + ",\n".join(f"        {encode_basestring_ascii(d)}" for d in dirs)
             + f'\n      ],\n      "partition": {int(s.partition)},\n      "replicas": [\n'
             + ",\n".join(f"        {int(b)}" for b in reps)
             + f"\n      ],\n      \"topic\": {encode_basestring_ascii(s.topic)}\n    }}"
