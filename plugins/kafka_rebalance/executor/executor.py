@@ -182,6 +182,12 @@ class Executor:
         else:
             self.stop.sleep(self.admin.sleep, seconds)
 
+    def clock_facts(self) -> dict[str, Any]:
+        """What a run records beside its times so that a gap to the estimate can be explained (estimates.gap_line):
+        the longest wait between polls, and whether the clock was the simulator's virtual one."""
+        return {"poll_interval_seconds": self.settings.poll_interval,
+                "simulated_clock": bool(getattr(self.admin, "simulated", False))}
+
     def check_stop(self) -> None:
         """Before anything new is submitted: a stop asked for meanwhile ends the run here (StopSignal)."""
         if self.stop is not None:

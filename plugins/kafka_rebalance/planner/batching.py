@@ -27,7 +27,7 @@ from kafka_rebalance.planner.steps import Step
 class PlannedBatch:
     kind: str  # "reorder" | "move"
     steps: list[Step]
-    seconds: float = 0.0
+    seconds: float = 0.0  # as a wave, unrounded (plan.json's figures: estimate.step_figures)
 
     @property
     def replica_moves(self) -> int:
