@@ -69,18 +69,23 @@ def step_rows(batches: list[Mapping[str, Any]], estimate: PlanEstimate) -> tuple
     recorded to sum shows each batch's figure as a wave, labelled so)."""
     parts = {p.id: p for p in estimate.steps}
     column = f"estimate ({estimate.step_label})" if parts else "estimate (as a wave)"
-    out = [f"| batch | kind | partitions | moves | bytes | {column} |", "|---|---|---|---|---|---|"]
+    # "done by": the parts' running sum, when the batch's last move is expected to end (a share of 0 s is a batch
+    # whose moves all end while earlier batches' still run).
+    out = [f"| batch | kind | partitions | moves | bytes | {column} | done by |", "|---|---|---|---|---|---|---|"]
     for b in batches[:SHOWN_STEPS]:
-        seconds = parts[b["id"]].seconds if parts else b["estimated_seconds"]
+        part = parts.get(b["id"])
+        seconds = part.seconds if part is not None else b["estimated_seconds"]
+        done_by = human_seconds(part.done_by) if part is not None else "–"
         out.append(f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {human_bytes(b['bytes'])} | "
-                   f"{seconds:,.1f} s |")
+                   f"{seconds:,.1f} s | {done_by} |")
     rest = batches[SHOWN_STEPS:]
     more = ""
     if rest:
         hidden = sum(parts[b["id"]].seconds if parts else b["estimated_seconds"] for b in rest)
         more = f"\n\n…and {len(rest)} more batches ({hidden:,.1f} s of the estimate)."
     if parts and estimate.seconds is not None:
-        out.append(f"| all | | | | | **{estimate.seconds:,.1f} s** ({MODE_LABELS[estimate.mode]}) |")
+        out.append(f"| all | | | | | **{estimate.seconds:,.1f} s** ({MODE_LABELS[estimate.mode]}) | "
+                   f"{human_seconds(estimate.seconds)} |")
     return "\n".join(out), more
 
 
