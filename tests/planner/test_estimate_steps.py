@@ -167,3 +167,16 @@ def test_a_gap_is_explained_only_by_what_the_run_recorded() -> None:
     assert bare == ("took 40s on the cluster admin's clock against an estimate of 10s: its bytes moved at 1.0 MiB/s "
                     "measured against the 4.0 MiB/s the estimate implies")
     assert gap_line(10.0, 40.0, 0, RunFacts()) is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_time_left_before_a_run_is_the_headline_of_the_mode_that_runs(slow_plan: Path, tmp_path: Path, mode: str) -> None:
+    import shutil
+
+    d = tmp_path / "plan"
+    shutil.copytree(slow_plan, d)
+    approve(d)
+    snapshot = load_snapshot(slow_plan.parent / "snapshot.json")
+    ex = Executor(load_plan(d, require_approval=True), SimAdmin.open(snapshot, d / SIM_STATE_FILE), ExecSettings(mode=mode))
+    left = ex.progress_summary()["remaining_estimated_seconds"]  # what the window ETA is computed from
+    assert round(left, 1) == plan_estimate(json.loads((d / "plan.json").read_text()), mode).seconds
