@@ -172,8 +172,15 @@ def test_batches_run_as_waves_carry_their_own_times(plan) -> None:
 def test_the_json_contract_round_trips_with_its_batches(plan) -> None:
     p = progress(plan, continuous(plan, finished=3, in_flight=1).data, control(plan))
     raw = p.as_json()
-    assert raw["version"] == 2 and raw["batches"][0]["state"] == "finished"
+    assert raw["version"] == 3 and raw["batches"][0]["state"] == "finished"
     assert Progress.from_json(raw) == p
+    # A version 2 document (before the estimate fields) still reads, without them.
+    old = {k: v for k, v in raw.items() if k not in ("estimated_seconds", "estimate_of", "other_estimated_seconds",
+                                                     "other_estimate_of")}
+    old["version"], old["batches"] = 2, [{k: v for k, v in b.items() if k != "estimated_seconds"} for b in raw["batches"]]
+    read = Progress.from_json(old)
+    assert read.estimated_seconds is None and read.batches[0].estimated_seconds is None
+    assert read.moves_done == p.moves_done and read.batches[0].state == p.batches[0].state
 
 
 def test_read_progress_reads_the_plan_directory_as_status_does(plan, tmp_path) -> None:

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from kafka_rebalance.cli._app import app, stderr
+from kafka_rebalance.cli.meter import stages
 from kafka_rebalance.estimates import plan_estimate
 from kafka_rebalance.options import OptionField, PlanOptions, from_flags, option_fields, resolve_threshold
 from kafka_rebalance.plan_approval import leader_changes_text
@@ -32,16 +33,20 @@ def plan(
     """Plan a minimal-movement, rack-safe, throttled rebalance in Kafka's own file formats."""
     started = time.perf_counter()
     check_output_dir(out, "--out")
-    snap = load_snapshot(snapshot)
-    loaded = time.perf_counter()
     values = from_flags(flags)
-    threshold, source = resolve_threshold(snap, values.pop("threshold_percentage"), analysis)
-    options = PlanOptions(**values, threshold_percentage=threshold, threshold_source=source)
-    result = make_plan(snap, options)
-    planned = time.perf_counter()
-    manifest, status = write_plan(result, out, str(snapshot))
+    with stages("plan", ("loading the snapshot", "planning", "writing the plan directory")) as begin:
+        begin("loading the snapshot")
+        snap = load_snapshot(snapshot)
+        loaded = time.perf_counter()
+        threshold, source = resolve_threshold(snap, values.pop("threshold_percentage"), analysis)
+        options = PlanOptions(**values, threshold_percentage=threshold, threshold_source=source)
+        begin("planning")
+        result = make_plan(snap, options)
+        planned = time.perf_counter()
+        begin("writing the plan directory")
+        manifest, status = write_plan(result, out, str(snapshot))
     s = manifest["summary"]
-    estimate = plan_estimate(s)  # the executor's default mode: `execute --mode` may choose the other
+    estimate = plan_estimate(manifest)  # the executor's default mode: `execute --mode` may choose the other
     ratio = s["ratio_to_lower_bound"]["replica_moves"]
     stderr.print(
         f"{status} {out}: plan {manifest['plan_hash'][:16]}, {len(manifest['batches'])} batches, "

@@ -661,7 +661,7 @@ class MoveRun:
         self.wave = wave = _Barrier(batch, ids)
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.started = admin.now()
-        ex.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start, started_at=self._iso())
+        ex.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start, started_at=self._iso(), **ex.clock_facts())
         self.throttles = throttles = _BatchThrottles(ex, batch, down)
         throttles.begin()
         try:
@@ -770,6 +770,7 @@ class MoveRun:
         # started_clock: the admin's clock, which progress measures the copying rate on (the wall clock of
         # started_at is not the simulator's). A field beside the run's state, not a state.
         self.entry["started_clock"] = round(started, 3)
+        self.entry.update(ex.clock_facts())
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(schedule.physical_bound_seconds)})")
         ended: float | None = None

@@ -30,7 +30,7 @@ LOG_DIR_BATCH = "log-dirs"
 class PlannedBatch:
     kind: str  # "reorder" | "log-dirs" | "move"
     steps: list[Step]
-    seconds: float = 0.0
+    seconds: float = 0.0  # as a wave, unrounded (plan.json's figures: estimate.step_figures)
 
     @property
     def replica_moves(self) -> int:

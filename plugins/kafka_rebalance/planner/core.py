@@ -17,13 +17,13 @@ import numpy as np
 
 from kafka_rebalance.balance import leader_changes
 from kafka_rebalance.errors import PlanError
-from kafka_rebalance.estimates import DEFAULT_MODE
+from kafka_rebalance.estimates import DEFAULT_MODE, TENTHS, tenths
 from kafka_rebalance.metrics import is_over_threshold, threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import LOG_DIR_BATCH, PlannedBatch, make_batches, order_key
 from kafka_rebalance.planner.byte_misses import byte_misses
-from kafka_rebalance.planner.estimate import batch_seconds
+from kafka_rebalance.planner.estimate import batch_seconds, step_figures
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs, within_seconds, within_steps, within_throttles
@@ -526,11 +526,12 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "bytes_moved": _ratio(bytes_moved, reached_bounds["bytes_moved"]),
         },
         # The headline: the figure of the executor's default mode (estimates.py), the batches' beside it.
-        "estimated_seconds": round(schedule.seconds, 1),
+        "estimated_seconds": tenths(schedule.seconds) / TENTHS,
         "estimate_of": DEFAULT_MODE,
-        "estimated_seconds_batches": round(sum(b.seconds for b in batches), 1),
+        # The batches' own figures add up to it exactly (estimates.split_tenths).
+        "estimated_seconds_batches": sum(tenths(w) for w in step_figures(batches, schedule).waves) / TENTHS,
         "continuous": {
-            "estimated_seconds": round(schedule.seconds, 1),
+            "estimated_seconds": tenths(schedule.seconds) / TENTHS,
             "physical_bound_seconds": round(schedule.bound_seconds, 1),
             "ratio_to_bound": _ratio(schedule.seconds, schedule.bound_seconds),
             "batched_ratio_to_bound": _ratio(sum(b.seconds for b in batches), schedule.bound_seconds),

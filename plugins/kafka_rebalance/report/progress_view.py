@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_rebalance.estimates import PlanEstimate
 from kafka_rebalance.executor.progress import ExecState, Progress
 from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 
@@ -54,6 +55,9 @@ def figures(p: Progress) -> list[Figure]:
         out.append(Figure("elections", "leader elections", f"{p.elections_requested}/{p.elections_total} requested"))
     out.append(Figure("rate", "measured rate",
                       "not measured yet" if p.rate_bytes_per_sec is None else human_rate(p.rate_bytes_per_sec)))
+    if p.estimate_of is not None and p.other_estimate_of is not None:
+        estimate = PlanEstimate(p.estimate_of, p.estimated_seconds, p.other_estimate_of, p.other_estimated_seconds)
+        out.append(Figure("estimate", "estimated duration", estimate.text()))
     eta = eta_text(p)
     if eta is not None:
         out.append(Figure("eta", "ETA", eta))
