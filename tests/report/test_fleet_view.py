@@ -42,7 +42,9 @@ def broker(cluster: str, broker_id: int, preferred: int, not_led: int, size: int
 
 
 def entry(cluster: str, max_ratio: float, over: list[int]) -> dict:
-    return {"cluster_id": cluster, "balanced": not over, "threshold_percentage": 10.0, "max_imbalance_ratio": max_ratio,
+    return {"cluster_id": cluster, "balanced": not over,
+            "goals": [{"name": "leader-imbalance", "reached": not over, "offenders": over},
+                      {"name": "bytes", "reached": True, "offenders": []}], "threshold_percentage": 10.0, "max_imbalance_ratio": max_ratio,
             "brokers_over_threshold": over, "live_brokers": 3, "partitions": 12,
             "byte_spread": {"mean": 1.5 * 2**30, "tolerance": 0.1}}
 
@@ -101,13 +103,15 @@ def test_each_cluster_gets_its_last_analysis_its_history_and_its_plans_by_progre
 
     # The newest analysis is the last fleet run's; its per-broker bars and the threshold line are drawn.
     assert east.last is not None and east.last.run == "fleet run scheduled__3"
-    assert east.verdict == ("NOT balanced: largest broker leader imbalance 25.0 % against the threshold 10 %; "
+    assert east.verdict == ("NOT balanced (goals not met: leader-imbalance): largest broker leader imbalance 25.0 % "
+                            "against the threshold 10 %; "
                             "brokers over it: 2 (fleet run scheduled__3, 2026-09-21 14:33:20 UTC)")
     assert east.imbalance_chart is not None and east.bytes_chart is not None
     for b in (1, 2, 3):
         assert f'id="fleet-east-imbalance-bar-analysis-{b}"' in east.imbalance_chart
         assert f'id="fleet-east-bytes-bar-analysis-{b}"' in east.bytes_chart
     assert 'id="fleet-east-imbalance-threshold-line"' in east.imbalance_chart
+    assert [">0.0%<", ">25.0%<", ">0.0%<"] == re.findall(r">\d+\.\d%<", east.imbalance_chart)  # each bar's value
     assert "threshold 10%" in east.imbalance_chart and ">GiB<" in east.bytes_chart
     assert 'id="fleet-east-bytes-target-band"' in east.bytes_chart and "mean ± 10%" in east.bytes_chart
 

@@ -379,7 +379,8 @@ def test_trigger_approve_watch_and_see_the_fleet_in_the_browser(airflow, session
         section = page.locator(f"#cluster-{CLUSTER}")
         assert page.locator("section[data-cluster]").evaluate_all("s => s.map(e => e.dataset.cluster)") == [CLUSTER, "ui-demo"]
         run_dir = run_dir_path(CLUSTER, run_id, airflow.home / "data").name
-        assert f"{CLUSTER} run {run_dir}" in section.locator(f"#verdict-{CLUSTER}").inner_text()
+        verdict = section.locator(f"#verdict-{CLUSTER}").inner_text()
+        assert verdict.startswith("NOT balanced (goals not met: ") and f"{CLUSTER} run {run_dir}" in verdict, verdict
         for figure in ("imbalance", "bytes", "history"):
             assert section.locator(f'figure[data-figure="{figure}"] svg').count() == 1, figure
         assert section.locator(f"#fleet-{CLUSTER}-imbalance-threshold-line").count() == 1

@@ -294,8 +294,9 @@ def index(request: Request, user: User) -> str:
         "h1{font-size:20px;font-weight:600}table{border-collapse:collapse;font-size:13px}"
         "td,th{padding:6px 10px;text-align:left;border-bottom:1px solid #edf2f7}th{color:#4a5568;background:#f7fafc}"
         "a{color:#017cee}</style>"
-        f"<h1>Staged rebalance plans</h1><p id=triggers>Trigger a rebalance: {triggers or 'no cluster configured'}"
-        f" · <a id=fleet-link href=\"{html.escape(base)}/fleet\">fleet: every cluster's last analysis</a></p>"
+        f"<h1>Staged rebalance plans</h1><p id=triggers>Trigger a rebalance: {triggers or 'no cluster configured'}</p>"
+        f"<p><a id=fleet-link href=\"{html.escape(base)}/fleet\">The fleet</a>: every configured cluster's last "
+        "analysis, its imbalance over time and its plans.</p>"
         "<table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
         f"<th>decision</th><th>execution</th><th>verification</th><th>files</th></tr>{body}</table>"
     )

@@ -91,9 +91,11 @@ def broker_bars(
 
 
 def imbalance_ratios(
-    chart_id: str, broker_ids: Sequence[int], series: Sequence[Series], threshold_percentage: float
+    chart_id: str, broker_ids: Sequence[int], series: Sequence[Series], threshold_percentage: float,
+    value_labels: bool = False,
 ) -> str:
-    """Kafka's leader imbalance ratio per broker (in %), with the threshold as a red line."""
+    """Kafka's leader imbalance ratio per broker (in %), with the threshold as a red line. ``value_labels``: each
+    bar's value written above it ("n/a" for a broker without preferred partitions), so 0 % reads as a figure."""
     with matplotlib.rc_context(_RC):
         fig = _new_figure(max(6.0, min(18.0, 1.2 + 0.45 * len(broker_ids) * max(1, len(series)))))
         ax = fig.add_subplot()
@@ -107,6 +109,9 @@ def imbalance_ratios(
                           color=COLOURS.get(s.label, "#555555"), zorder=2)
             for bar, bid in zip(bars, broker_ids):
                 bar.set_gid(f"bar-{s.label}-{bid}")
+            if value_labels:
+                ax.bar_label(bars, ["n/a" if v is None else f"{100.0 * v:.1f}%" for v in s.values], padding=2,
+                             fontsize=8)
         line = ax.axhline(threshold_percentage, color="#D55E00", linewidth=1.5, linestyle="--", zorder=3,
                           label=f"threshold {threshold_percentage:g}%")
         line.set_gid("threshold-line")

@@ -56,6 +56,7 @@ class Analysis:
     brokers_over_threshold: tuple[int, ...]
     live_brokers: int | None
     partitions: int | None
+    goals_not_met: tuple[str, ...] = ()  # the goals the analysis judged unmet (why it is not balanced)
     byte_mean: float | None = None  # the live brokers' mean bytes
     byte_tolerance: float | None = None  # the fraction of the mean a broker may be off by (the bytes goal's)
     brokers: tuple[BrokerLoad, ...] = ()  # read for the newest analysis only
@@ -131,6 +132,8 @@ def _verdict(cluster_id: str, a: Analysis | None) -> str:
         return f"No analysis of {cluster_id} yet: the fleet DAG (kafka_fleet_imbalance) or the cluster's own DAG writes one."
     over = ", ".join(map(str, a.brokers_over_threshold)) or "none"
     balanced = {True: "balanced", False: "NOT balanced", None: "balance unknown"}[a.balanced]
+    if a.goals_not_met:
+        balanced += f" (goals not met: {', '.join(a.goals_not_met)})"
     threshold = "-" if a.threshold_percentage is None else f"{a.threshold_percentage:g} %"
     return (f"{balanced}: largest broker leader imbalance {_ratio_text(a.max_imbalance_ratio)} against the threshold "
             f"{threshold}; brokers over it: {over} ({a.run}, {a.written_at:%Y-%m-%d %H:%M:%S} UTC)")
@@ -157,7 +160,7 @@ def cluster_view(c: ClusterInputs) -> ClusterView:
         threshold = last.threshold_percentage if last.threshold_percentage is not None else 0.0
         imbalance = charts.imbalance_ratios(f"fleet-{slug}-imbalance", ids,
                                             [charts.Series("analysis", [b.imbalance_ratio for b in last.brokers])],
-                                            threshold)  # fmt: skip
+                                            threshold, value_labels=True)  # fmt: skip
         mean, tol = last.byte_mean, last.byte_tolerance
         band = None if mean is None or tol is None else (mean * (1 - tol), mean * (1 + tol))
         divisor, unit = byte_unit(max([b.size_bytes for b in last.brokers] + [band[1] if band else 0]))
@@ -203,6 +206,8 @@ def _analysis(entry: Mapping[str, Any], run: str, written_at: datetime) -> Analy
     balanced = entry.get("balanced")
     raw_spread = entry.get("byte_spread")
     spread: Mapping[str, Any] = raw_spread if isinstance(raw_spread, Mapping) else {}
+    raw_goals = entry.get("goals")
+    goals: list[Any] = raw_goals if isinstance(raw_goals, list) else []
     return Analysis(
         run=run, written_at=written_at, balanced=balanced if isinstance(balanced, bool) else None,
         threshold_percentage=_number(entry.get("threshold_percentage")),
@@ -210,6 +215,7 @@ def _analysis(entry: Mapping[str, Any], run: str, written_at: datetime) -> Analy
         brokers_over_threshold=tuple(b for b in over if _int(b) is not None) if isinstance(over, list) else (),
         live_brokers=_int(entry.get("live_brokers")), partitions=_int(entry.get("partitions")),
         byte_mean=_number(spread.get("mean")), byte_tolerance=_number(spread.get("tolerance")),
+        goals_not_met=tuple(str(g.get("name")) for g in goals if isinstance(g, Mapping) and g.get("reached") is False),
     )
 
 
