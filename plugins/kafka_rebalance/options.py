@@ -28,6 +28,7 @@ from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE, DEFAULT_REPLICA_TOLE
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
+from kafka_rebalance.snapshot.capacity import CapacityMap, read_capacity_map, with_capacity
 from kafka_rebalance.throttle_model import (
     DEFAULT_MOVE_FIXED_SECONDS,
     DEFAULT_THROTTLE_EFFICIENCY,
@@ -154,6 +155,9 @@ class PlanOptions:
              f"none given: {DEFAULT_THRESHOLD_PERCENTAGE}",
         minimum=0, maximum=100, in_form=True)
     threshold_source: str = "default"  # where threshold_percentage came from: not an option, a finding
+    # Broker capacities over the snapshot's own (snapshot/capacity.py): ``plan --capacity FILE``, clusters.yaml's
+    # ``capacity``, the trigger form's. Not a flag of its own shape: a map, read from a file.
+    capacity: CapacityMap = CapacityMap()
     goals: tuple[str, ...] = _option(
         (), flag="--goals",
         help="Soft goals to optimise, highest priority first (comma-separated on the command line); the hard goals "
@@ -192,6 +196,11 @@ class PlanOptions:
         if problems:
             raise PlanError("plan: " + "; ".join(problems))
 
+    def planned_snapshot(self, snapshot: Snapshot) -> Snapshot:
+        """The snapshot as the plan sees it: ``capacity`` over its brokers' own figures (CapacityError naming a
+        broker the map lists that the snapshot lacks). Its fingerprint stays the file's: callers keep both."""
+        return with_capacity(snapshot, self.capacity.resolve(snapshot.broker_ids))
+
     def check_against(self, snapshot: Snapshot) -> None:
         known_topics = {p.topic for p in snapshot.partitions} | set(snapshot.topics)
         unknown = [t for t in self.exclude_topics if t not in known_topics]
@@ -209,15 +218,18 @@ class PlanOptions:
     def from_manifest(cls, block: Mapping[str, Any]) -> PlanOptions:
         """The options a plan was made with, from plan.json's (hash-verified) options block; a field
         the block lacks (a plan made before it existed) takes its default."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"capacity"}
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in block.items() if k in known}
-        return cls(**values)
+        return cls(**values, capacity=read_capacity_map(block.get("capacity"), "plan.json options.capacity"))
 
     def manifest(self) -> dict[str, Any]:
         """The options block of plan.json (part of the plan hash): every field, lists sorted."""
         ordered = {f.name for f in option_fields() if f.option.ordered}
-        return {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
-                else v for f in fields(self)}  # fmt: skip
+        out = {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
+               else v for f in fields(self) if f.name != "capacity"}  # fmt: skip
+        if not self.capacity.empty:  # absent otherwise: plans without capacities hash as they did
+            out["capacity"] = self.capacity.to_dict()
+        return out
 
 
 def _number(x: int | float) -> str:

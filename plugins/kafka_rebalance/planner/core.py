@@ -186,6 +186,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     if options.threshold_percentage is None:
         value, source = threshold_percentage(snapshot)
         options = replace(options, threshold_percentage=value, threshold_source=source)
+    original, snapshot = snapshot, options.planned_snapshot(snapshot)
     state = ClusterState(snapshot, options)
     set_targets(state)
     bounds = lower_bounds.terms(state)
@@ -211,7 +212,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
     summary["leader_changes"] = leader_changes(state.leader.tolist(), final_leader.tolist())
     summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
-    return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
+    return Plan(original, options, batches, elections, summary, throttles, schedule)
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]
     if options.threshold_percentage is None:
         value, source = threshold_percentage(snapshot)
         options = replace(options, threshold_percentage=value, threshold_source=source)
-    state = ClusterState(snapshot, options)
+    state = ClusterState(options.planned_snapshot(snapshot), options)
     set_targets(state)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
     goals = [goal_class(name)() for name in selected(options.goals)]

@@ -4,9 +4,10 @@ against the targets the planner was held to (the `projected_balance` suite's row
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
-from kafka_rebalance.balance import count_bounds, placement_targets, rack_unsafe
+from kafka_rebalance.balance import capacity_weights, count_bounds, placement_targets, rack_unsafe
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
@@ -90,6 +91,20 @@ def replica_tolerance(plan: RawPlan) -> float:
     return float(plan.options.get("replica_tolerance", 0.0) or 0.0)
 
 
+def planned_snapshot(snap: RawSnapshot, plan: RawPlan) -> RawSnapshot:
+    """The snapshot as the plan saw it: the capacities its options name over the brokers' own (the planner's
+    ``PlanOptions.planned_snapshot``). A map the gate cannot use (a hand-edited plan.json) adds nothing."""
+    from kafka_rebalance.snapshot.capacity import CapacityError, read_capacity_map
+
+    try:
+        per = read_capacity_map(plan.options.get("capacity"), "options.capacity").resolve(snap.broker_ids)
+    except CapacityError:
+        return snap
+    if not per:
+        return snap
+    return replace(snap, brokers=[b.with_capacity(per.get(b.id)) for b in snap.brokers])
+
+
 def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
     """Rack-aware replica ranges and byte targets per eligible broker (kafka_rebalance.balance), or
     None when no plan could be rack-safe (the planner refuses such input)."""
@@ -113,7 +128,9 @@ def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]
         n, total = by_rf.get(rf, (0, 0))
         by_rf[rf] = (n + 1, total + size)
     try:
-        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan))
+        disk = {b.id: b.capacity_bytes for b in planned_snapshot(snap, plan).brokers if b.id in eligible}
+        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan),
+                              capacity_weights(disk))
     except ValueError:
         return None
     return t.replicas, t.byte_mean
@@ -202,6 +219,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     One more row per dead or decommissioned broker counts the replicas any plan could have
     moved off it that are still there after the plan: it must be none.
     """
+    snap = planned_snapshot(snap, plan)
     eligible = sorted(plan_eligible(snap, plan))
     sizes = {(p.topic, p.partition): float(p.size_bytes or 0) for p in snap.partitions}
     before_state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
