@@ -146,6 +146,11 @@ class PlanOptions:
         help="No broker's disks filled past this fraction of their capacity by the plan (capacity: the log dirs' "
              "total bytes in the snapshot; brokers without one are unconstrained)",
         minimum=0.01, maximum=1, why="(a fraction of the disk)", in_form=True)
+    network_tolerance: float = _option(
+        0.10, flag="--network-tolerance",
+        help="Allowed deviation of each broker's network in and out (bytes/s) from its capacity-weighted share, as a "
+             "fraction (the opt-in network-in and network-out goals)",
+        minimum=0, maximum=10, why="(a fraction of the share)")
     election_batch_size: int = _option(
         1000, flag="--election-batch-size", help="Partitions per preferred-leader election call", minimum=1,
         maximum=INT32_MAX)

@@ -86,6 +86,7 @@ class RawPartition:
     isr: tuple[int, ...]
     size_bytes: int | float | None
     bytes_in_per_sec: float | None
+    bytes_out_per_sec: float | None = None  # consumer traffic, where measured
 
     @property
     def name(self) -> str:
@@ -147,9 +148,12 @@ def _partition(i: int, p: Any, source: str) -> RawPartition:
     rate = p.get("bytes_in_per_sec")
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float))):
         raise ValidationInputError(f"{where}: bytes_in_per_sec must be a number, got {json.dumps(rate)}")
+    out = p.get("bytes_out_per_sec")
+    if out is not None and (isinstance(out, bool) or not isinstance(out, (int, float))):
+        raise ValidationInputError(f"{where}: bytes_out_per_sec must be a number, got {json.dumps(out)}")
     return RawPartition(
         i, topic, part, _int_list(p["replicas"], "replicas", where), leader, _int_list(p.get("isr"), "isr", where),
-        size, None if rate is None else float(rate),
+        size, None if rate is None else float(rate), None if out is None else float(out),
     )
 
 
