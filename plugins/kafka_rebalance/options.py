@@ -166,7 +166,7 @@ class PlanOptions:
     goals: tuple[str, ...] = _option(
         (), flag="--goals",
         help="Soft goals to optimise, highest priority first (comma-separated on the command line); the hard goals "
-             "always apply; none given: every goal but the opt-in topic-spread",
+             "always apply; none given: every goal but the opt-in topic-spread, network-in and network-out",
         ordered=True, goal_list=True, in_form=True)
     optimizer: str = _option(
         "auto", flag="--optimizer",
