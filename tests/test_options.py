@@ -110,6 +110,7 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
     from kafka_rebalance.units import SIZE_PATTERN
 
     assert PlannerDefaults().model_dump() == {
+        "capacity": None,  # the cluster's capacity map (snapshot/capacity.py), not an option of one value
         "throttle": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [],
         "decommission_brokers": [],  # a cluster's standing mark for removal (its own entry only)
@@ -120,8 +121,9 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
     form = planner_form(PlannerDefaults(throttle="20MiB/s"))
     assert set(form) == {"throttle", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
                          "exclude_topics", "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals",
-                         "optimizer"}
-    assert {name: (param.schema, param.description) for name, param in form.items()} == {
+                         "optimizer", "capacity"}
+    assert form["capacity"].schema == {"type": ["null", "object"]} and form["capacity"].value is None
+    assert {name: (param.schema, param.description) for name, param in form.items() if name != "capacity"} == {
         "throttle": ({"type": "string", "pattern": SIZE_PATTERN},
                      "Replication throttle per broker (KIP-73) [1.0 KiB/s to 8.0 EiB/s]: bytes/s, or a number with a unit, "
                      "e.g. 50MiB/s (50 x 1024^2) or 50MB/s (50 x 1000^2)"),
