@@ -161,3 +161,35 @@ def test_the_plan_records_its_capacities_and_reads_them_back() -> None:
                                                  "network_out_bytes_per_sec": 2 * 10**8}
     assert PlanOptions.from_manifest(block) == plan.options
     assert "capacity" not in PlanOptions().manifest()
+
+
+ENTRY = {"name": "network-in", "brokers": {"ids": [0, 1, 2], "before": [3 * 2**20, 2**20, 0.0],
+                                           "after": [2**20, 2**20, 2**21], "share": [2**20, 2**20, 2**21],
+                                           "capacity": [10 * 2**20, 10 * 2**20, None]}}
+
+
+def test_the_network_chart_draws_before_projected_final_the_share_and_the_capacity() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    final = snapshot([0, 1, 2], [part("t", 0, [2, 0], rate=float(2**20))])  # after execution: 2 and 0 take 1 MiB/s each
+    (chart,) = NetworkInGoal.report_charts(ENTRY, final)
+    svg = chart["svg"]
+    assert chart["id"] == "network-in" and 'data-chart="network-in"' in svg
+    for b in (0, 1, 2):
+        for label in ("before", "projected", "final"):
+            assert f'id="network-in-bar-{label}-{b}"' in svg
+        assert f'id="network-in-mark-{b}"' in svg
+    assert 'id="network-in-limit-0"' in svg and 'id="network-in-limit-2"' not in svg  # no capacity configured for 2
+    assert "MiB/s" in svg
+    assert NetworkInGoal.report_charts({"name": "network-in"}) == []  # a plan made before the figures existed
+
+
+def test_the_approver_reads_the_busiest_broker_against_its_share_and_capacity() -> None:
+    from kafka_rebalance.orchestration.approval_text import goal_lines
+
+    entry = {**ENTRY, "hard": False, "before": {"value": 2.0, "offenders": [0, 2]}, "after": {"value": 0.0, "offenders": []},
+             "reached": True}
+    assert goal_lines({"goals": [entry]}) == (
+        "- Goal network-in: 2 -> 0, met\n"
+        "  - network in: busiest broker 0 at 3.0 MiB/s before, busiest after 2 at 2.0 MiB/s (its share 2.0 MiB/s); "
+        "the most loaded broker at 3.00 -> 1.00x its share\n")

@@ -275,6 +275,9 @@ def _goal_entries(names: Sequence[str], before: Any, after: Any, spent: dict[str
             "moves": None if by_exact and not goal.leader_goal else moves,
             "bytes": None if by_exact and not goal.leader_goal else moved,
         })  # fmt: skip
+        figures = goal.broker_figures(before, after)
+        if figures is not None:  # absent for the goals without: their plans hash as they did
+            out[-1]["brokers"] = figures
     return out
 
 

@@ -28,8 +28,8 @@ snapshots carry no rates.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -142,21 +142,85 @@ class _NetworkGoal(Goal):
         offenders = tuple(b for b, d in dev.items() if d > tol + SLACK)
         return self.verdict(max(dev.values(), default=0.0), not offenders, offenders, dev)
 
+    def broker_figures(self, before: BalanceView, after: BalanceView) -> dict[str, Any]:
+        """Per eligible broker (``ids`` order): its traffic before and after the plan, its share after and its
+        configured capacity (None: not configured), bytes/s; the report's chart and the approval line read them."""
+        def col(view: BalanceView, k: int) -> list[float | None]:
+            return [None if (v := self.figures(b)[k]) is None else round(float(v), 3) for b in view.brokers]
+
+        return {"ids": [b.broker_id for b in after.brokers], "before": col(before, 0), "after": col(after, 0),
+                "share": col(after, 1), "capacity": col(after, 2)}
+
     @classmethod
-    def approval_line(cls, view_rows: Sequence[tuple[int, float, float, float, float | None]]) -> str:
-        """One line for the approver: the busiest broker before and after against its share and capacity.
-        ``view_rows``: (broker, before, after, target, capacity) per eligible broker."""
-        if not view_rows:
+    def _series(cls, entry: Mapping[str, Any]) -> list[tuple[int, float, float, float, float | None]] | None:
+        b = entry.get("brokers")
+        if not isinstance(b, Mapping):
+            return None
+        return list(zip(b["ids"], b["before"], b["after"], b["share"], b["capacity"], strict=True))
+
+    @classmethod
+    def approval_line(cls, entry: Mapping[str, Any]) -> str:
+        """The busiest broker before and after, against its share and capacity, and the largest load / share."""
+        rows = cls._series(entry)
+        if not rows:
             return ""
         from kafka_rebalance.units import human_rate
 
-        top_before = max(view_rows, key=lambda r: r[1])
-        top_after = max(view_rows, key=lambda r: r[2])
-        mean = sum(r[3] for r in view_rows) / len(view_rows)
+        top_before = max(rows, key=lambda r: r[1])
+        top_after = max(rows, key=lambda r: r[2])
         cap = f", capacity {human_rate(int(top_after[4]))}" if top_after[4] else ""
-        return (f"network {cls.direction}: busiest broker {top_before[0]} at {human_rate(int(top_before[1]))} -> "
-                f"busiest {top_after[0]} at {human_rate(int(top_after[2]))} (its share {human_rate(int(top_after[3]))}"
-                f"{cap}; max/mean {top_before[1] / mean if mean else 0:.2f} -> {top_after[2] / mean if mean else 0:.2f})")
+
+        def worst(k: int) -> float:
+            return max((float(r[k]) / r[3] for r in rows if r[3]), default=0.0)
+
+        return (f"network {cls.direction}: busiest broker {top_before[0]} at {human_rate(int(top_before[1]))} before, "
+                f"busiest after {top_after[0]} at {human_rate(int(top_after[2]))} (its share "
+                f"{human_rate(int(top_after[3]))}{cap}); the most loaded broker at {worst(1):.2f} -> {worst(2):.2f}x "
+                "its share")
+
+    @classmethod
+    def report_charts(cls, entry: Mapping[str, Any], final: Any = None) -> list[dict[str, Any]]:
+        """Per broker: before, projected and (after execution) final traffic, the share band and the capacity."""
+        rows = cls._series(entry)
+        if not rows:
+            return []
+        from kafka_rebalance.report import charts
+
+        ids = [r[0] for r in rows]
+        series = [charts.Series("before", [r[1] for r in rows]), charts.Series("projected", [r[2] for r in rows])]
+        if final is not None:
+            got = snapshot_traffic(final)[0 if cls.direction == "in" else 1]
+            series.append(charts.Series("final", [got.get(b) for b in ids]))
+        top = max([v for s in series for v in s.values if v is not None] + [c or 0 for *_, c in rows] + [1.0])
+        divisor, unit = next(((float(1024**k), f"{u}/s") for k, u in ((3, "GiB"), (2, "MiB"), (1, "KiB"))
+                              if top >= 1024**k), (1.0, "B/s"))  # fmt: skip
+        chart_id = f"network-{cls.direction}"
+        title = f"Network {cls.direction} per broker"
+        svg = charts.broker_bars(chart_id, title, ids, series, unit_divisor=divisor, unit=unit,
+                                 marks=[r[3] for r in rows], mark_label="share",
+                                 limits=[r[4] for r in rows], limit_label="capacity")
+        what = ("produce bytes/s of every replica it hosts" if cls.direction == "in"
+                else "as leader: produce bytes/s x (RF - 1) plus consumer bytes/s where measured")
+        return [{"id": chart_id, "title": title, "svg": svg,
+                 "caption": f"Network {cls.direction} ({what}). Black ticks: each broker's share after the plan (by "
+                            "configured capacity where every broker has one); red dashes: its configured capacity."}]
+
+
+def snapshot_traffic(snapshot: Any) -> tuple[dict[int, float], dict[int, float]]:
+    """Per broker id, (network in, network out) of a snapshot as it stands (its own rates and leaders)."""
+    ids = [b.id for b in snapshot.brokers]
+    index = {b: i for i, b in enumerate(ids)}
+    parts = snapshot.partitions
+    width = max((len(p.replicas) for p in parts), default=1) or 1
+    rows = np.full((len(parts), width), -1, dtype=np.int64)
+    leader = np.full(len(parts), -1, dtype=np.int64)
+    for i, p in enumerate(parts):
+        rows[i, : len(p.replicas)] = [index[b] for b in p.replicas]
+        leader[i] = index.get(p.leader, -1)
+    rate_in = np.asarray([p.bytes_in_per_sec or 0.0 for p in parts], dtype=np.float64)
+    rate_out = np.asarray([p.bytes_out_per_sec or 0.0 for p in parts], dtype=np.float64)
+    net_in, net_out = traffic(rows, leader, rate_in, rate_out, len(ids))
+    return ({b: float(net_in[i]) for b, i in index.items()}, {b: float(net_out[i]) for b, i in index.items()})
 
 
 class NetworkInGoal(_NetworkGoal):
