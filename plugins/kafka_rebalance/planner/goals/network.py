@@ -170,12 +170,12 @@ class _NetworkGoal(Goal):
         top_after = max(rows, key=lambda r: r[2])
         cap = f", capacity {human_rate(int(top_after[4]))}" if top_after[4] else ""
 
-        def worst(k: int) -> float:
-            return max((float(r[k]) / r[3] for r in rows if r[3]), default=0.0)
+        def worst(loads: list[float]) -> float:
+            return max((x / r[3] for x, r in zip(loads, rows) if r[3]), default=0.0)
 
         return (f"network {cls.direction}: busiest broker {top_before[0]} at {human_rate(int(top_before[1]))} before, "
                 f"busiest after {top_after[0]} at {human_rate(int(top_after[2]))} (its share "
-                f"{human_rate(int(top_after[3]))}{cap}); the most loaded broker at {worst(1):.2f} -> {worst(2):.2f}x "
+                f"{human_rate(int(top_after[3]))}{cap}); the most loaded broker at {worst([r[1] for r in rows]):.2f} -> {worst([r[2] for r in rows]):.2f}x "
                 "its share")
 
     @classmethod
