@@ -173,9 +173,10 @@ class _NetworkGoal(Goal):
         def worst(loads: list[float]) -> float:
             return max((x / r[3] for x, r in zip(loads, rows) if r[3]), default=0.0)
 
+        was, now = worst([r[1] for r in rows]), worst([r[2] for r in rows])
         return (f"network {cls.direction}: busiest broker {top_before[0]} at {human_rate(int(top_before[1]))} before, "
                 f"busiest after {top_after[0]} at {human_rate(int(top_after[2]))} (its share "
-                f"{human_rate(int(top_after[3]))}{cap}); the most loaded broker at {worst([r[1] for r in rows]):.2f} -> {worst([r[2] for r in rows]):.2f}x "
+                f"{human_rate(int(top_after[3]))}{cap}); the most loaded broker at {was:.2f} -> {now:.2f}x "
                 "its share")
 
     @classmethod
