@@ -324,13 +324,13 @@ class NetworkInGoal(_NetworkGoal):
         return all(self._byte_off(b, float(state.bytes[b]) + d) <= self._byte_off(b, float(state.bytes[b])) + 0.5
                    for b, d in ((a, -delta), (r, delta)))  # fmt: skip
 
-    def _candidates(self, state: ClusterState, b: int) -> list[int]:
+    def _candidates(self, state: ClusterState, b: int, hot_only: bool = True) -> list[int]:
         """Partitions with a replica on b this goal may move, hottest first: untouched ones and ones the plan
         brings to b (sent on instead: no extra move), then, where the earlier goals changed most partitions,
         the others' replicas still on b (a second new replica for the partition: one more step, no more bytes
         than a move of its own)."""
         ps = state.broker_parts(b)
-        ps = ps[~state.frozen[ps] & ~state.hot[ps] & (self.rate[ps] > 0)]
+        ps = ps[~state.frozen[ps] & ~state.hot[ps] & ((self.rate[ps] > 0) | (not hot_only))]
         fresh = ps[~state.touched[ps]]
         arrived = [p for p in dict.fromkeys(state.arrivals.get(b, [])) if b in state.row(p)
                    and b not in state.original_row(p) and not state.hot[p]]  # fmt: skip
@@ -368,11 +368,10 @@ class NetworkInGoal(_NetworkGoal):
 
     def _swap(self, state: ClusterState, a: int, r: int, hot: list[int]) -> bool:
         """p (hot) a -> r and q (cooler, close in size) r -> a: counts unchanged, traffic moved by the difference."""
-        on_r = state.broker_parts(r)
-        on_r = on_r[~state.frozen[on_r] & ~state.hot[on_r] & ~state.touched[on_r]]
+        # r's replicas now, untouched first (a swap of those costs no extra step), then the plan's others
+        on_r = np.asarray([q for q in self._candidates(state, r, hot_only=False) if a not in state.row(q)], dtype=np.int64)
         if on_r.size == 0:
             return False
-        on_r = on_r[~(state.R[on_r] == a).any(axis=1)]
         sizes = state.sizes[on_r].astype(np.float64)
         for p in hot:
             if not state.accepts(p, a, r, count_neutral=True):
