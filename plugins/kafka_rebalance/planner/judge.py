@@ -14,7 +14,7 @@ import numpy as np
 
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.goals.base import Goal
-from kafka_rebalance.planner.goals.network import network_capacities, state_traffic, view_fields
+from kafka_rebalance.planner.goals.network import NetworkGoal, network_capacities, state_traffic, view_fields
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
 from kafka_rebalance.planner.goals.registry import goal_class, selected
 from kafka_rebalance.planner.goals.topic_spread import topic_loads, view_racks
@@ -45,11 +45,14 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
     tol = state.options.byte_tolerance
     threshold = float(state.options.threshold_percentage or 0.0)
 
-    net_in, net_out = state_traffic(state, F, lead)
-    cap_in, cap_out = network_capacities(state)
-    elig = state.eligible_idx
-    net = dict(zip(elig, view_fields([net_in[b] for b in elig], [net_out[b] for b in elig], [cap_in[b] for b in elig],
-                                     [cap_out[b] for b in elig])))  # fmt: skip
+    # Traffic only when a selected goal reads it: at a million partitions the rates cost a fraction of a second.
+    net: dict[int, dict[str, float | None]] = {}
+    if any(issubclass(goal_class(g), NetworkGoal) for g in selected(state.options.goals)):
+        net_in, net_out = state_traffic(state, F, lead)
+        cap_in, cap_out = network_capacities(state)
+        elig = state.eligible_idx
+        net = dict(zip(elig, view_fields([net_in[b] for b in elig], [net_out[b] for b in elig],
+                                         [cap_in[b] for b in elig], [cap_out[b] for b in elig])))  # fmt: skip
 
     def broker(b: int) -> BrokerView:
         target = float(state.byte_target[b])

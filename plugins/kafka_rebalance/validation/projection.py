@@ -12,7 +12,7 @@ from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
-from kafka_rebalance.planner.goals.network import NetworkInGoal, NetworkOutGoal, _NetworkGoal
+from kafka_rebalance.planner.goals.network import NetworkGoal, NetworkInGoal, NetworkOutGoal
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, preferred_band
 from kafka_rebalance.planner.goals.registry import goal_class, selected
@@ -304,7 +304,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
 
     goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
     topical = any(g.view_topics for g in goals)
-    networked = any(isinstance(g, _NetworkGoal) for g in goals)
+    networked = any(isinstance(g, NetworkGoal) for g in goals)
     net_before = network_fields(snap, eligible, before_state) if networked else {}
     net_after = network_fields(snap, eligible, after_state) if networked else {}
     network_tolerance = float(plan.options.get("network_tolerance", 0.1) or 0.0)
@@ -333,7 +333,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     # A broker's traffic may end no further from its share than before, beyond the tolerance (the bytes rule).
     net_allowed = {g.name: {b: g.gate_allowance(d, network_tolerance) + 1e-9
                             for b, d in g.check(view(before, scale, net=net_before)).per_broker.items()}
-                   for g in goals if isinstance(g, _NetworkGoal)}
+                   for g in goals if isinstance(g, NetworkGoal)}
     before_bytes = ByteBalanceGoal().check(view(before, scale)).per_broker
     # A broker may end no further outside its topics' bands than it started (the bytes goal's rule, for spread).
     spread_before = (TopicSpreadGoal().check(view(before, scale, topics=topic_loads(snap, plan, before_state))).per_broker

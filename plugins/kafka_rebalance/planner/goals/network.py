@@ -112,7 +112,7 @@ def view_fields(net_in: Sequence[float], net_out: Sequence[float], cap_in: Seque
 # --------------------------------------------------------------------------- goals
 
 
-class _NetworkGoal(Goal):
+class NetworkGoal(Goal):
     """One direction's rule: the check, the gate's allowance and the report's figure."""
 
     direction: ClassVar[str] = ""
@@ -224,7 +224,7 @@ def snapshot_traffic(snapshot: Any) -> tuple[dict[int, float], dict[int, float]]
     return ({b: float(net_in[i]) for b, i in index.items()}, {b: float(net_out[i]) for b, i in index.items()})
 
 
-class NetworkInGoal(_NetworkGoal):
+class NetworkInGoal(NetworkGoal):
     name = "network-in"
     direction = "in"
     priority = 46  # after the bytes (and topic spread): it trades within what they leave, before the leader goals
@@ -392,7 +392,7 @@ class NetworkInGoal(_NetworkGoal):
         return False
 
 
-class NetworkOutGoal(_NetworkGoal):
+class NetworkOutGoal(NetworkGoal):
     name = "network-out"
     direction = "out"
     priority = 47  # a replica goal whose action is leadership (``lead``), after network-in's moves
