@@ -20,6 +20,7 @@ from kafka_rebalance.options import OptionField, PlanOptions, from_flags, option
 from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.planner import make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.snapshot.capacity import CapacityMap, read_capacity_file
 from kafka_rebalance.units import human_bytes, human_rate, parse_bytes
 from kafka_rebalance.userinput import check_output_dir
 
@@ -28,6 +29,10 @@ def plan(
     snapshot: Annotated[Path, typer.Option(help="Cluster snapshot (.json or .parquet)")],
     out: Annotated[Path, typer.Option(help="Plan directory to create (must be new, empty, or hold this same plan)")],
     analysis: Annotated[Path | None, typer.Option(help="Spark analysis output directory (reads summary.json)")] = None,
+    capacity: Annotated[Path | None, typer.Option(
+        help="Broker capacities (JSON or YAML): {default: {disk_bytes, network_in_bytes_per_sec, "
+             "network_out_bytes_per_sec}, brokers: {ID: {...}}}, each a number of bytes (bytes/s) or a size such as "
+             "2TiB or 125MB/s; over the snapshot's own (docs/PLAN_FORMAT.md, \"Broker capacity\")")] = None,
     **flags: Any,
 ) -> None:
     """Plan a minimal-movement, rack-safe, throttled rebalance in Kafka's own file formats."""
@@ -39,7 +44,8 @@ def plan(
         snap = load_snapshot(snapshot)
         loaded = time.perf_counter()
         threshold, source = resolve_threshold(snap, values.pop("threshold_percentage"), analysis)
-        options = PlanOptions(**values, threshold_percentage=threshold, threshold_source=source)
+        capacities = read_capacity_file(str(capacity)) if capacity is not None else CapacityMap()
+        options = PlanOptions(**values, threshold_percentage=threshold, threshold_source=source, capacity=capacities)
         begin("planning")
         result = make_plan(snap, options)
         planned = time.perf_counter()

@@ -38,7 +38,17 @@ def goal_lines(summary: Mapping[str, Any]) -> str:
         verdict = "met" if g["reached"] else f"NOT met (brokers {', '.join(map(str, after['offenders'])) or '-'})"
         out.append(f"- Goal {g['name']}{' (hard)' if g['hard'] else ''}: {g['before']['value']:g} -> {after['value']:g}, "
                    f"{verdict}\n")
+        line = _goal_line(g)
+        if line:
+            out.append(f"  - {line}\n")
     return "".join(out)
+
+
+def _goal_line(entry: Mapping[str, Any]) -> str:
+    """The goal's own words for the approver (``Goal.approval_line``), for goals this version knows."""
+    from kafka_rebalance.planner.goals.registry import goal_class, names
+
+    return goal_class(entry["name"]).approval_line(entry) if entry.get("name") in names() else ""
 
 
 def duration_line(manifest: Mapping[str, Any], mode: str) -> str:

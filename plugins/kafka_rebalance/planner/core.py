@@ -188,6 +188,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     if options.threshold_percentage is None:
         value, source = threshold_percentage(snapshot)
         options = replace(options, threshold_percentage=value, threshold_source=source)
+    original, snapshot = snapshot, options.planned_snapshot(snapshot)
     state = ClusterState(snapshot, options)
     set_targets(state)
     bounds = lower_bounds.terms(state)
@@ -217,7 +218,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
     if dirs.dirs:  # only where brokers have several log dirs: other plans are the plans they were
         summary["log_dirs"] = dirs.summary()
-    return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
+    return Plan(original, options, batches, elections, summary, throttles, schedule)
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,9 @@ def _goal_entries(names: Sequence[str], before: Any, after: Any, spent: dict[str
             "moves": None if by_exact and not goal.leader_goal else moves,
             "bytes": None if by_exact and not goal.leader_goal else moved,
         })  # fmt: skip
+        figures = goal.broker_figures(before, after)
+        if figures is not None:  # absent for the goals without: their plans hash as they did
+            out[-1]["brokers"] = figures
     return out
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_rebalance.balance import placement_targets
+from kafka_rebalance.balance import capacity_weights, placement_targets
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.state import ClusterState
@@ -36,7 +36,7 @@ def set_targets(state: ClusterState) -> None:
     fixed = {state.bid(b): (int(fixed_counts[b]), int(fixed_bytes[b])) for b in elig if fixed_counts[b]}
     racks = {state.bid(b): state.snapshot.brokers[b].rack if state.has_racks else None for b in elig}
     try:
-        t = placement_targets(racks, by_rf, fixed, state.options.replica_tolerance)
+        t = placement_targets(racks, by_rf, fixed, state.options.replica_tolerance, disk_weights(state))
     except ValueError as exc:
         raise PlanError(str(exc)) from None
     state.byte_target = np.zeros(state.n_brokers, dtype=np.float64)
@@ -56,3 +56,9 @@ def set_targets(state: ClusterState) -> None:
     band = ByteBalanceGoal.gate_allowance(dev0, tol)
     state.byte_allowed_hi = state.byte_target * (1 + band)
     state.byte_allowed_lo = state.byte_target * (1 - band)
+
+
+def disk_weights(state: ClusterState) -> dict[int, int] | None:
+    """Per eligible broker id, the weight of its replica and byte shares: its disk capacity where the
+    brokers' capacities differ (``balance.capacity_weights``), else None (even shares)."""
+    return capacity_weights({state.bid(b): state.snapshot.brokers[b].capacity_bytes for b in state.eligible_idx})

@@ -63,8 +63,13 @@ def broker_bars(
     band_label: str = "",
     unit_divisor: float = 1.0,
     unit: str = "",
+    marks: Sequence[float | None] | None = None,
+    mark_label: str = "",
+    limits: Sequence[float | None] | None = None,
+    limit_label: str = "",
 ) -> str:
-    """Grouped bars per broker, one colour per series, an optional target band behind them."""
+    """Grouped bars per broker, one colour per series, an optional target band behind them; ``marks`` (a
+    per-broker target, black) and ``limits`` (a per-broker capacity, red dashes) span each broker's group."""
     with matplotlib.rc_context(_RC):
         fig = _new_figure(max(6.0, min(18.0, 1.2 + 0.45 * len(broker_ids) * max(1, len(series)))))
         ax = fig.add_subplot()
@@ -82,6 +87,18 @@ def broker_bars(
                           color=COLOURS.get(s.label, "#555555"), zorder=2)
             for bar, bid in zip(bars, broker_ids):
                 bar.set_gid(f"bar-{s.label}-{bid}")
+        for values, label, style, gid in ((marks, mark_label, {"color": "#000000", "linestyle": "-"}, "mark"),
+                                          (limits, limit_label, {"color": "#D55E00", "linestyle": "--"}, "limit")):
+            if values is None:
+                continue
+            first = True
+            for x, v, bid in zip(xs, values, broker_ids):
+                if v is None:
+                    continue
+                line = ax.hlines(v / unit_divisor, x - 0.45, x + 0.45, linewidth=1.5, zorder=3,
+                                 label=label if first else None, **style)  # type: ignore[arg-type]
+                line.set_gid(f"{gid}-{bid}")
+                first = False
         ax.set_xticks(list(xs), [str(b) for b in broker_ids])
         ax.set_xlabel("broker")
         if unit:

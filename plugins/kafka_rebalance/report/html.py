@@ -355,9 +355,22 @@ def _eligible(rows: list[BrokerRow], plan: Plan) -> list[BrokerRow]:
     return [r for r in rows if r.alive is not False and r.broker_id not in decommission]
 
 
+def goal_charts(summary: Mapping[str, Any], final: Snapshot | None) -> list[dict[str, Any]]:
+    """The charts each goal of the plan draws itself (``Goal.report_charts``, from its ``summary.goals`` entry)."""
+    from kafka_rebalance.planner.goals.registry import goal_class, names
+
+    known = set(names())
+    entries = summary.get("goals")
+    out: list[dict[str, Any]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and entry.get("name") in known:
+            out.extend(goal_class(str(entry["name"])).report_charts(entry, final))
+    return out
+
+
 def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], threshold: float,
                  actual: dict[str, tuple[float, float]] | None, has_final: bool,
-                 estimate: PlanEstimate | None = None) -> list[dict[str, Any]]:
+                 estimate: PlanEstimate | None = None, final: Snapshot | None = None) -> list[dict[str, Any]]:
     ids = [r.broker_id for r in rows]
     eligible = _eligible(rows, plan)
     out: list[dict[str, Any]] = []
@@ -409,6 +422,7 @@ def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], thr
                                + _continuous_caption(summary, float(plan.options.get("throttle_efficiency", 1.0)))
                                + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
                     "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
+    out.extend(goal_charts(summary, final))
     s, lb = summary, summary["lower_bounds"]
     byte_bound, caption = int(lb["bytes_moved"]), "Lower bound: what any plan reaching balance must move at least."
     opt = s.get("optimizer")
@@ -470,7 +484,7 @@ def write_report(
         final=final,
         rows=rows,
         threshold=float(threshold),
-        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None, estimate),
+        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None, estimate, final),
         actual=actual or {},
         validation=read_validation(plan_dir, plan),
         execution=execution,

@@ -32,6 +32,14 @@ class BrokerView:
     movable_replicas: int = 0  # replicas a plan may move (not of excluded topics, not leaderless)
     # Bytes of partition data its disks may hold under --max-disk-usage; None: its capacity is unknown.
     disk_limit: float | None = None
+    # Traffic in bytes/s (planner/goals/network.py: its loads, its capacity-weighted share, the configured
+    # capacity or None), filled by ``network.view_fields``.
+    network_in: float = 0.0
+    network_in_target: float = 0.0
+    network_in_capacity: float | None = None
+    network_out: float = 0.0
+    network_out_target: float = 0.0
+    network_out_capacity: float | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,7 @@ class BalanceView:
     rf_off_target: int = 0  # movable partitions not at the replication factor asked for
     rack_violations: int = 0  # movable partitions crowding a rack, or spanning too few
     byte_slack: float = 0.0  # bytes a broker may lie beyond its band (the exact model's widening)
+    network_tolerance: float = 0.1  # the network goals' band, a fraction of each broker's share
     # Filled only when a selected goal reads them (``Goal.view_topics``): per topic, its loads, and
     # each eligible broker's rack (None: no rack information), which the topic's share depends on.
     topics: tuple[TopicLoad, ...] = ()
