@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,17 +17,10 @@ from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from kafka_rebalance.snapshot.capacity import CapacityError, CapacityMap, read_capacity_file, read_capacity_map
 from kafka_rebalance.snapshot.model import Capacity
 from tests.support.clusters import part, snapshot
+from tests.support.plans import final_rows
 
 NETWORK_GOALS = ("replica-count", "bytes", "network-in", "network-out", "preferred-leader", "leader-imbalance")
 TB = 10**12
-
-
-def final_rows(plan: Any) -> dict[tuple[str, int], tuple[int, ...]]:
-    rows = {(p.topic, p.partition): tuple(p.replicas) for p in plan.snapshot.partitions}
-    for batch in plan.batches:
-        for s in batch.steps:
-            rows[(s.topic, s.partition)] = tuple(s.after)
-    return rows
 
 
 def per_broker(snap: Snapshot, rows: dict[tuple[str, int], tuple[int, ...]], what: str) -> dict[int, float]:

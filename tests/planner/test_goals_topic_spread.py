@@ -23,6 +23,7 @@ from kafka_rebalance.testing import corpus
 from kafka_rebalance.validation import validate_plan
 from tests.planner.test_plans_pass_the_gate import CASES, SAMPLE
 from tests.support.clusters import GiB, part, planner_state, snapshot
+from tests.support.plans import final_rows
 
 MiB = 1024**2
 WITH_SPREAD = ("replica-count", "bytes", "topic-spread", "preferred-leader", "leader-imbalance")
@@ -33,14 +34,6 @@ SPREAD_FIRST = ("topic-spread", "replica-count", "bytes", "preferred-leader", "l
 
 def spread(plan_summary: dict[str, Any]) -> dict[str, Any]:
     return next(g for g in plan_summary["goals"] if g["name"] == TopicSpreadGoal.name)
-
-
-def final_rows(plan: Any) -> dict[tuple[str, int], tuple[int, ...]]:
-    rows = {(p.topic, p.partition): tuple(p.replicas) for p in plan.snapshot.partitions}
-    for batch in plan.batches:
-        for s in batch.steps:
-            rows[(s.topic, s.partition)] = tuple(s.after)
-    return rows
 
 
 def view(brokers: list[int], topics: list[TopicLoad], racks: dict[int, str | None] | None = None) -> BalanceView:

@@ -63,6 +63,15 @@ def final_assignment(snap: Snapshot, out: Path) -> dict[tuple[str, int], list[in
 # --------------------------------------------------------------------------- hand-built plans
 
 
+def final_rows(plan: Any) -> dict[tuple[str, int], tuple[int, ...]]:
+    """Every partition's replicas once the planner's (in-memory) plan ran: the snapshot's, then each step's."""
+    rows = {(p.topic, p.partition): tuple(p.replicas) for p in plan.snapshot.partitions}
+    for batch in plan.batches:
+        for s in batch.steps:
+            rows[(s.topic, s.partition)] = tuple(s.after)
+    return rows
+
+
 def dump_text(value) -> str:
     return dump(value).decode("utf-8")
 

@@ -27,6 +27,30 @@ PARTNERS = 8  # lightest (or heaviest) brokers tried per step, and as many of th
 SEARCH = 64  # candidates examined per search of one broker's replicas
 
 
+class ByteGuard:
+    """The byte band a later goal keeps: no broker ends further outside it than it is (within half a byte).
+
+    Bytes have no veto of their own. A goal that runs after the bytes goal keeps what it reached through this
+    guard; one that runs before it needs none (the bytes goal balances what it leaves), so the guard is off.
+    """
+
+    def __init__(self, state: ClusterState) -> None:
+        tol = state.options.byte_tolerance
+        self.upper = state.byte_target * (1 + tol)
+        self.lower = state.byte_target * (1 - tol)
+        self.active = any(g.name == ByteBalanceGoal.name for g in state.vetoes)
+
+    def _off(self, b: int, x: float) -> float:
+        return max(0.0, x - self.upper[b], self.lower[b] - x)
+
+    def allows(self, state: ClusterState, change: dict[int, float]) -> bool:
+        """Each broker's bytes changed by ``change[b]`` end no further outside the band than they are."""
+        if not self.active:
+            return True
+        return all(self._off(b, float(state.bytes[b]) + d) <= self._off(b, float(state.bytes[b])) + 0.5
+                   for b, d in change.items())  # fmt: skip
+
+
 class ArrivalIndex:
     """The replicas that moved onto one broker during planning, sorted by (size, partition).
 

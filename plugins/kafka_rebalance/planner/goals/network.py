@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal
-from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.byte_balance import ByteGuard
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
@@ -293,10 +293,7 @@ class NetworkInGoal(NetworkGoal):
         self._setup(state)
         self._sync(state)
         elig = state.eligible_index_arr
-        tol = state.options.byte_tolerance
-        self.upper = state.byte_target * (1 + tol)
-        self.lower = state.byte_target * (1 - tol)
-        self.guard_bytes = any(g.name == ByteBalanceGoal.name for g in state.vetoes)
+        self.guard = ByteGuard(state)
         stuck: set[int] = set()
         for _ in range(4 * state.n_parts + 1):  # each transfer lowers the total distance outside the bands
             self._sync(state)
@@ -315,14 +312,8 @@ class NetworkInGoal(NetworkGoal):
             if not self._shed(state, a, elig):
                 stuck.add(a)
 
-    def _byte_off(self, b: int, x: float) -> float:
-        return max(0.0, x - self.upper[b], self.lower[b] - x)
-
     def _bytes_fine(self, state: ClusterState, a: int, r: int, delta: float) -> bool:
-        if not self.guard_bytes:
-            return True
-        return all(self._byte_off(b, float(state.bytes[b]) + d) <= self._byte_off(b, float(state.bytes[b])) + 0.5
-                   for b, d in ((a, -delta), (r, delta)))  # fmt: skip
+        return self.guard.allows(state, {a: -delta, r: delta})
 
     def _candidates(self, state: ClusterState, b: int, hot_only: bool = True) -> list[int]:
         """Partitions with a replica on b this goal may move, hottest first: untouched ones and ones the plan

@@ -36,7 +36,7 @@ import numpy as np
 
 from kafka_rebalance.balance import count_bounds, placement_targets
 from kafka_rebalance.planner.goals.base import Goal
-from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.byte_balance import ByteGuard
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck, TopicLoad
 from kafka_rebalance.planner.state import ClusterState
@@ -229,31 +229,15 @@ class TopicSpreadGoal(Goal):
         self._setup(state)
         self._sync(state)
         elig = state.eligible_index_arr
-        tol = state.options.byte_tolerance
-        self.upper = state.byte_target * (1 + tol)
-        self.lower = state.byte_target * (1 - tol)
-        # Bytes have no veto of their own: run after the bytes goal, this goal keeps what it reached (no
-        # broker further outside the byte band); run before it, the bytes goal balances what this leaves.
-        self.guard_bytes = any(g.name == ByteBalanceGoal.name for g in state.vetoes)
+        self.guard = ByteGuard(state)
         lo, hi = self.lo[:, elig], self.hi[:, elig]
         held = self.held[:, elig]
         for t in np.flatnonzero(((held < lo) | (held > hi)).any(axis=1)).tolist():
             self._spread(state, t, elig)
 
-    def _byte_off(self, b: int, x: float) -> float:
-        return max(0.0, x - self.upper[b], self.lower[b] - x)
-
     def _bytes_ok(self, state: ClusterState, a: int, b: int, delta: float) -> bool:
         """Moving ``delta`` bytes from a to b leaves neither further outside the byte band than it is."""
-        return self._bytes_fine(state, {a: -delta, b: delta})
-
-    def _bytes_fine(self, state: ClusterState, change: dict[int, float]) -> bool:
-        """Each broker's bytes changed by ``change[b]`` end no further outside the byte band than they are
-        (only once the bytes goal ran: before it, it balances what this goal leaves)."""
-        if not self.guard_bytes:
-            return True
-        return all(self._byte_off(b, float(state.bytes[b]) + d) <= self._byte_off(b, float(state.bytes[b])) + 0.5
-                   for b, d in change.items())  # fmt: skip
+        return self.guard.allows(state, {a: -delta, b: delta})
 
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
@@ -330,7 +314,7 @@ class TopicSpreadGoal(Goal):
                 if not state.accepts(q, x, r):
                     continue
                 for p in inward:
-                    if p == q or not self._bytes_fine(state, {a: -float(state.sizes[p]), x: float(state.sizes[p]) - sq, r: sq}):
+                    if p == q or not self.guard.allows(state, {a: -float(state.sizes[p]), x: float(state.sizes[p]) - sq, r: sq}):
                         continue
                     state.move(q, x, r)
                     if state.accepts(p, a, x):
