@@ -23,6 +23,7 @@ def analyze(
     """Kafka's per-broker leader imbalance ratio, replica/leader/byte skew, rack violations (Spark job)."""
     from kafka_rebalance.analysis.job import build_session, run
     from kafka_rebalance.analysis.summary import describe_cluster
+    from kafka_rebalance.cli.meter import stages
     from kafka_rebalance.metrics import check_threshold_setting
     from kafka_rebalance.plan_dir import check_output
     from kafka_rebalance.snapshot import snapshot_files
@@ -36,12 +37,15 @@ def analyze(
     from pyspark.sql import SparkSession
 
     owned = SparkSession.getActiveSession() is None
-    spark = build_session(master)
-    try:
-        result = run(spark, snapshot, out, threshold_percentage)
-    finally:
-        if owned:  # a session we were handed (tests, notebooks) stays up
-            spark.stop()
+    with stages("analyze", ("starting Spark", "computing the per-broker figures")) as begin:
+        begin("starting Spark")
+        spark = build_session(master)
+        try:
+            begin("computing the per-broker figures")
+            result = run(spark, snapshot, out, threshold_percentage)
+        finally:
+            if owned:  # a session we were handed (tests, notebooks) stays up
+                spark.stop()
     for entry in result.summary["clusters"]:
         stderr.print(describe_cluster(entry), markup=False, soft_wrap=True)
     stderr.print(f"wrote {out / 'broker_metrics.parquet'} and {out / 'summary.json'}", markup=False, soft_wrap=True)

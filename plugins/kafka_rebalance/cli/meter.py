@@ -1,7 +1,7 @@
 """Progress for a command that takes a while: a bar on a terminal, a few plain lines anywhere else.
 
 The one place that chooses (``on_terminal``): every command that can take more than a few seconds
-(plan, validate, execute, gather, sandbox seed) reports through ``meter`` (an amount of work) or
+(plan, validate, execute, gather, analyze, sandbox seed) reports through ``meter`` (an amount of work) or
 ``stages`` (named steps of unknown length), never through rich directly.
 
 On a terminal (stderr a TTY) a rich bar shows the share done, the amount and the time left. In a
