@@ -102,7 +102,8 @@ def build(cfg: ClustersFile, cluster: ClusterConfig):
         @task(outlets=[staged_asset])
         def stage(plan_dir: str, **ctx) -> dict:
             return pipeline.stage(cluster.cluster_id, plan_dir, outlet_events=ctx["outlet_events"][staged_asset],
-                                  mode=cluster.executor.mode, max_age_seconds=pipeline.approval_age_limit(cluster))
+                                  mode=cluster.executor.mode, max_age_seconds=pipeline.approval_age_limit(cluster),
+                                  window=pipeline.window_text(cluster, ctx["params"].get("window")))
 
         @task.branch
         def mode(run: dict, **ctx) -> str:

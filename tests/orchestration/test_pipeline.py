@@ -218,3 +218,27 @@ def test_dag_steps_refuse_a_plan_made_for_another_kafka_cluster(tmp_path: Path) 
 
     # The simulated cluster (persisted when the step connected) as it was: nothing moved, no throttle set.
     assert read_state(simulated_state_file(cluster.cluster_id)).describe() == load_snapshot(other)
+
+
+def test_the_approval_text_says_when_the_run_may_move_data(tmp_path: Path) -> None:
+    from kafka_rebalance.errors import RebalanceError
+    from kafka_rebalance.orchestration.approval_text import approval_body
+    from kafka_rebalance.orchestration.pipeline import window_text
+
+    f = tmp_path / "clusters.yaml"
+    f.write_text(f"clusters:\n  - {{cluster_id: c1, source: 'simulated:{SAMPLE}',\n"
+                 "      windows: [{cron: '0 1 * * 1-5', duration: 4h, timezone: Europe/Paris}]}\n")
+    cluster = load_clusters(f).clusters[0]
+    configured = window_text(cluster, None)
+    assert configured.startswith("configured: ") and "0 1 * * 1-5" in configured and "Europe/Paris" in configured
+    # The trigger's window wins over the configured ones; a malformed one fails before anyone is asked.
+    assert window_text(cluster, "2026-12-01T01:00:00Z/PT2H") == "interval 2026-12-01T01:00:00Z/2026-12-01T03:00:00Z"
+    with pytest.raises(RebalanceError, match="has no time zone"):
+        window_text(cluster, "2026-12-01T01:00/PT2H")
+    summary = {"replica_moves": 3, "bytes_moved": 3, "reorders": 0, "leader_elections": 0,
+               "lower_bounds": {"replica_moves": 3, "bytes_moved": 3}}
+    manifest = {"plan_hash": "ab" * 32, "cluster_id": "c1", "summary": summary, "options": {"throttle_bytes_per_sec": 1048576},
+                "batches": [{"id": "001", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 3, "estimated_seconds": 9.0}]}
+    text = approval_body(Path("/nonexistent/run/plan"), manifest, window=configured)
+    assert f"- Execution window: {configured}\n" in text
+    assert "Execution window" not in approval_body(Path("/nonexistent/run/plan"), manifest)

@@ -121,11 +121,12 @@ def snapshot_age_line(manifest: Mapping[str, Any], now: datetime,
 
 
 def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | None = None, mode: str = DEFAULT_MODE,
-                  max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600) -> str:
+                  max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600, window: str | None = None) -> str:
     """What the approver reads in Airflow's HITL form: the plan's figures, links, and its first batches.
 
     ``now``: when the form is made (staging time), for the snapshot's age. ``mode``: the cluster's executor
-    mode, whose estimate is the headline.
+    mode, whose estimate is the headline. ``window``: when the run may move data (``WindowPolicy.describe``),
+    so the approver knows when what they approve will happen.
     """
     s = manifest["summary"]
     lb = s["lower_bounds"]
@@ -143,6 +144,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections"
         f"{leader_changes_text(s)}\n"
         f"{duration_line(manifest, mode)}"
+        f"{f'- Execution window: {window}' + chr(10) if window else ''}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
         f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"

@@ -154,9 +154,10 @@ def write_plan_report(staged: Path, final_snapshot: Path | None = None, mode: st
 
 
 def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str = DEFAULT_MODE,
-          max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600) -> dict[str, str]:
+          max_age_seconds: float | None = DEFAULT_MAX_PLAN_AGE_HOURS * 3600, window: str | None = None) -> dict[str, str]:
     """``mode``: the cluster's executor mode, whose estimate the report and the approval text headline;
-    ``max_age_seconds``: the plan age its approval is checked against (``approval_age_limit``)."""
+    ``max_age_seconds``: the plan age its approval is checked against (``approval_age_limit``); ``window``: the
+    run's execution window as the approver should read it (``window_text``)."""
     staged = stage_plan(Path(plan_dir), cluster_id)
     manifest = read_manifest(staged)
     write_plan_report(staged, mode=mode)
@@ -166,7 +167,7 @@ def stage(cluster_id: str, plan_dir: str, outlet_events: Any = None, mode: str =
     (Path(plan_dir).parent / "staged.json").write_text(json.dumps({"dir": str(staged)}) + "\n", encoding="utf-8")
     log.info("staged plan %s at %s", manifest["plan_hash"][:16], staged)
     return {"dir": str(staged), "plan_hash": manifest["plan_hash"],
-            "body": approval_body(staged, manifest, mode=mode, max_age_seconds=max_age_seconds)}
+            "body": approval_body(staged, manifest, mode=mode, max_age_seconds=max_age_seconds, window=window)}
 
 
 def scale_event_of(run: Mapping[str, str], params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> ScaleEvent:
@@ -234,6 +235,12 @@ def apply_policy(cluster: ClusterConfig, staged_dir: str, window: str | None = N
 
 
 # ----------------------------------------------------------------------------- execute
+
+
+def window_text(cluster: ClusterConfig, window: str | None) -> str:
+    """The run's execution window as the approver reads it: the trigger's window over the cluster's configured
+    ones (a malformed one fails here, before anyone is asked to approve)."""
+    return window_policy(cluster, window).describe()
 
 
 def window_policy(cluster: ClusterConfig, window: str | None):
