@@ -28,6 +28,7 @@ from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs, within_seconds, within_steps, within_throttles
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
+from kafka_rebalance.planner.goals.leader_keep import keep_leaders
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice, PreferredLeaderGoal, preferred_bounds
 from kafka_rebalance.planner.goals.registry import goal_class, replica_goals, selected
@@ -260,6 +261,10 @@ def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
     state, solved = _exact_if_better(snapshot, options, state, unrepaired, goals)
     if solved is not None and solved.rows is not None:
         unrepaired = []
+    else:
+        # Leader changes are the last cost, after bytes and moves (the exact model's choice is made on
+        # those): the heuristic's balance with followers moved in place of leaders where sizes allow.
+        keep_leaders(state)
     return state, solved, unrepaired, spent
 
 
