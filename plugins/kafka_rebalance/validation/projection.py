@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from kafka_rebalance.balance import count_bounds, placement_targets, rack_unsafe
+from kafka_rebalance.balance import byte_band, count_bounds, placement_targets, rack_unsafe
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
@@ -242,6 +242,8 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     # the eligible brokers held then (dead brokers' data not yet re-created).
     aimed_total = sum(byte_target.values())
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
+    byte_mean = aimed_total / n if n else 0.0
+    bands = {b: byte_band(byte_target[b], byte_mean, tolerance) for b in eligible}
 
     limits = disk_limits(snap, plan, before["bytes"])
     rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
@@ -255,7 +257,9 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
         return BalanceView(
             brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
                                      byte_target[b] * target_scale, tolerance, loads["preferred"][b],
-                                     led["preferred"][b], led["preferred_not_led"][b], disk_limit=limits.get(b))
+                                     led["preferred"][b], led["preferred_not_led"][b], disk_limit=limits.get(b),
+                                     byte_lo=float(bands[b][0]) * target_scale, byte_hi=float(bands[b][1]) * target_scale,
+                                     byte_mean=byte_mean * target_scale)
                           for b in eligible),
             leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
                           for b in sorted(snap.broker_ids - elig_set)),

@@ -229,9 +229,7 @@ class TopicSpreadGoal(Goal):
         self._setup(state)
         self._sync(state)
         elig = state.eligible_index_arr
-        tol = state.options.byte_tolerance
-        self.upper = state.byte_target * (1 + tol)
-        self.lower = state.byte_target * (1 - tol)
+        self.upper, self.lower = state.byte_hi, state.byte_lo
         # Bytes have no veto of their own: run after the bytes goal, this goal keeps what it reached (no
         # broker further outside the byte band); run before it, the bytes goal balances what this leaves.
         self.guard_bytes = any(g.name == ByteBalanceGoal.name for g in state.vetoes)
