@@ -244,7 +244,7 @@ def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
     state.vetoes = [g for g in goals if g.hard]
     spent: dict[str, tuple[int, int]] = {}
     for goal in goals:
-        if not goal.hard and state.move_cap is None:
+        if not (goal.hard or goal.count_goal) and state.move_cap is None:
             state.cap_moves()
         moves, moved = state.moved_replicas(), state.moved_bytes()
         goal.optimize(state)

@@ -47,7 +47,6 @@ from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.registry import replica_goals
 from kafka_rebalance.planner.judge import judge, state_view
-from kafka_rebalance.planner.lower_bounds import forced_copies
 from kafka_rebalance.planner.state import ClusterState
 
 # `auto` solves exactly up to this many variables (partitions x eligible brokers): about
@@ -250,18 +249,6 @@ class ExactModel:
                 np.concatenate(self._upper), np.concatenate(self._integer) > 0)
 
 
-def _one_move_each(model: ExactModel) -> None:
-    """No partition gains more new replicas than rack repair and leaving brokers force on it, and at most
-    one where they force none: the heuristic's rule (``ClusterState.cap_moves``), so that both plans,
-    and the bound the solver proves, are of the same kind."""
-    if not model.n_p:
-        return
-    cap = np.maximum(1, forced_copies(model.state)[model.parts]).astype(np.float64)
-    new = ~model.on
-    rows = np.repeat(np.arange(model.n_p), new.sum(axis=1))
-    model.add(rows, model.var[new], np.ones(int(new.sum())), np.full(model.n_p, -np.inf), cap)
-
-
 def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | None = None,
            starts: Sequence[Sequence[Sequence[int]]] = ()) -> ExactResult:  # fmt: skip
     """``widen`` None: find the smallest total band widening (bytes, summed over the eligible brokers)
@@ -276,7 +263,6 @@ def _solve(state: ClusterState, widen: float | None, goals: Sequence[Goal] | Non
     model = ExactModel(state, widen)
     for goal in goals:
         goal.exact_terms(model)
-    _one_move_each(model)
     if widen is None and model.widening_cols is None:
         # no goal has a band to widen: the rules themselves cannot all be met
         return ExactResult(ExactStatus.INFEASIBLE, {}, 0, 0, False, 0.0, False)

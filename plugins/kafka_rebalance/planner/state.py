@@ -225,9 +225,11 @@ class ClusterState:
         return sum(1 for b in row if b not in orig)
 
     def cap_moves(self) -> None:
-        """From here on no partition gains a new replica beyond what the goals so far forced on it, and
-        at most one where they forced none: a balance goal moves a partition once, never a second
-        replica of it (two steps, two copies, two leader hand-offs for one partition's worth of balance)."""
+        """From here on no partition gains a new replica beyond what the goals so far gave it, and at most
+        one where they gave it none: the byte goals move a partition once, never a second replica of it
+        (two steps, two copies, two leader hand-offs for one partition's worth of balance). The hard goals
+        and the count goal run before: 3 brokers added to 3 that hold every replica must take half of
+        them, more than one replica of some partitions."""
         cap = np.ones(self.n_parts, dtype=np.int64)
         for p in self.cur:
             cap[p] = max(1, self.new_replicas(p))
