@@ -94,12 +94,12 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
     command = typer.main.get_command(app).commands["plan"]  # type: ignore[attr-defined]
     flags = {p.opts[0]: p.default for p in command.params}
     assert flags == {
-        "--snapshot": None, "--out": None, "--analysis": None,
+        "--snapshot": None, "--out": None, "--analysis": None, "--capacity": None,
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
-        "--decommission-brokers": None, "--replication-factor": None, "--byte-tolerance": 0.1,
-        "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--election-batch-size": 1000, "--threshold-percentage": None,
-        "--goals": None, "--optimizer": "auto",
+        "--decommission-brokers": None, "--remove-log-dir": None, "--replication-factor": None, "--byte-tolerance": 0.1,
+        "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--network-tolerance": 0.1, "--election-batch-size": 1000,
+        "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0, "--move-fixed-seconds": 2.0,
     }
 
@@ -110,18 +110,20 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
     from kafka_rebalance.units import SIZE_PATTERN
 
     assert PlannerDefaults().model_dump() == {
+        "capacity": None,  # the cluster's capacity map (snapshot/capacity.py), not an option of one value
         "throttle": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [],
         "decommission_brokers": [],  # a cluster's standing mark for removal (its own entry only)
         "byte_tolerance": 0.1,
-        "replica_tolerance": 0.1, "max_disk_usage": 0.85, "election_batch_size": 1000, "threshold_percentage": None,
-        "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
+        "replica_tolerance": 0.1, "max_disk_usage": 0.85, "network_tolerance": 0.1, "election_batch_size": 1000,
+        "threshold_percentage": None, "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }
     form = planner_form(PlannerDefaults(throttle="20MiB/s"))
     assert set(form) == {"throttle", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
                          "exclude_topics", "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals",
-                         "optimizer"}
-    assert {name: (param.schema, param.description) for name, param in form.items()} == {
+                         "optimizer", "capacity"}
+    assert form["capacity"].schema == {"type": ["null", "object"]} and form["capacity"].value is None
+    assert {name: (param.schema, param.description) for name, param in form.items() if name != "capacity"} == {
         "throttle": ({"type": "string", "pattern": SIZE_PATTERN},
                      "Replication throttle per broker (KIP-73) [1.0 KiB/s to 8.0 EiB/s]: bytes/s, or a number with a unit, "
                      "e.g. 50MiB/s (50 x 1024^2) or 50MB/s (50 x 1000^2)"),
@@ -143,9 +145,9 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
                                  "(KRaft); none given: 10 [0..100]"),
         "goals": ({"type": "array", "items": {"type": "string", "enum": [
                       "placement", "rack-safety", "disk-capacity", "replica-count", "bytes", "topic-spread",
-                      "preferred-leader", "leader-imbalance"]}},
+                      "network-in", "network-out", "preferred-leader", "leader-imbalance"]}},
                   "Soft goals to optimise, highest priority first (comma-separated on the command line); the hard "
-                  "goals always apply; none given: every goal but the opt-in topic-spread"),
+                  "goals always apply; none given: every goal but the opt-in topic-spread, network-in and network-out"),
         "optimizer": ({"enum": ["auto", "exact", "heuristic"]},
                       "exact = fewest bytes moved (MILP), heuristic = the goals, auto = exact where the cluster is small "
                       "enough (auto | exact | heuristic)"),
@@ -190,7 +192,7 @@ def test_goals_are_checked_by_name_and_keep_their_order() -> None:
     assert parse_list("bytes, replica-count,bytes", "--goals", ordered=True) == ("bytes", "replica-count")
     assert problems(goals=("bytes", "disk", "cpu")) == (
         "plan: --goals: unknown goal(s) disk, cpu (goals: placement, rack-safety, disk-capacity, replica-count, bytes, "
-        "topic-spread, preferred-leader, leader-imbalance)")
+        "topic-spread, network-in, network-out, preferred-leader, leader-imbalance)")
     PlanOptions(goals=("placement", "bytes")).check()
     assert PlanOptions(goals=("bytes", "replica-count")).manifest()["goals"] == ["bytes", "replica-count"]
 
@@ -202,7 +204,7 @@ def test_options_block_of_plan_json() -> None:
         "throttle_bytes_per_sec": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "large-first", "exclude_topics": ["a", "b"],
         "decommission_brokers": [3, 9], "byte_tolerance": 0.2, "replica_tolerance": 0.1, "max_disk_usage": 0.85,
-        "election_batch_size": 1000,
+        "network_tolerance": 0.1, "election_batch_size": 1000,
         "threshold_percentage": 12.5, "threshold_source": "setting", "replication_factor": 3, "goals": [],
         "optimizer": "exact", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }

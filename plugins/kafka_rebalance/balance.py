@@ -4,7 +4,8 @@ A cluster is balanced when
 * no broker's leader imbalance ratio exceeds the threshold (Kafka's rule, ratio > pct/100);
 * every eligible broker's replica count and preferred-leader count lies within
   [floor, ceil] of the ideal (total / eligible brokers), the tightest spread integers allow;
-* every eligible broker's bytes lie within ``byte_tolerance`` (default 10 %) of the mean, or,
+* every eligible broker's bytes lie within ``byte_tolerance`` (default 10 %) of the mean (its
+  capacity-weighted share where the brokers' disks differ), or,
   where rack safety (or load no plan may move) forces a broker's share of the bytes beyond that,
   near its forced share (``byte_band``).
 
@@ -79,7 +80,8 @@ def count_spread(counts: Sequence[int]) -> dict[str, float]:
 
 
 def byte_band(share: Any, mean: Any, tolerance: float) -> tuple[Any, Any]:
-    """The bytes a broker may hold, [lo, hi]: the cluster's mean within ``tolerance``, widened on
+    """The bytes a broker may hold, [lo, hi]: its mean (``mean``: the cluster's, or its capacity-weighted
+    share, ``byte_centres``) within ``tolerance``, widened on
     a side only where the broker's forced share (``share``: its rack's level or its unmovable load,
     ``placement_targets``) lies beyond it, to that share within ``FORCED_SHARE_ROOM`` of the
     tolerance. Scalars or NumPy arrays (elementwise)."""
@@ -125,6 +127,9 @@ def byte_deviation(sizes: Sequence[int]) -> float:
 class PlacementTargets:
     replicas: dict[int, tuple[int, int]]  # eligible broker -> [lo, hi] replica count
     byte_mean: dict[int, float]  # eligible broker -> bytes it should hold
+    # eligible broker -> the mean its byte band is centred on (``byte_centres``): the cluster's mean, or
+    # its capacity-weighted share of the bytes where the brokers' capacities differ
+    byte_centre: dict[int, float]
     clamped_racks: tuple[str, ...]  # racks rack safety holds off the common level (empty: even targets)
 
 
@@ -145,32 +150,53 @@ def partition_rack_bounds(rf: int, rack_sizes: Mapping[str, int]) -> dict[str, t
     return {g: (least[g], min(caps[g], rf - (floor_sum - least[g]))) for g in rack_sizes}
 
 
-def _fill(floors: list[int], v: Fraction) -> Fraction:
-    """The level y with sum(max(y, f) for f in floors) == v (for v >= sum(floors))."""
-    fs = sorted(floors, reverse=True)
-    for k in range(len(fs)):  # the k highest floors stay above the level, the rest sit at it
-        y = (v - sum(fs[:k])) / (len(fs) - k)
-        if y >= fs[k]:
+def _fill(floors: list[int], v: Fraction, weights: list[Fraction] | None = None) -> Fraction:
+    """The level y with sum(max(y * w, f) for f, w in zip(floors, weights)) == v (for v >= sum(floors));
+    every weight 1 when ``weights`` is None (the brokers are alike)."""
+    if weights is None:
+        fs = sorted(floors, reverse=True)
+        for k in range(len(fs)):  # the k highest floors stay above the level, the rest sit at it
+            y = (v - sum(fs[:k])) / (len(fs) - k)
+            if y >= fs[k]:
+                return y
+        return Fraction(fs[-1])
+    # Weighted: a broker sits at its floor while y * w is below it, so order by the level f / w at which
+    # it joins; the same walk, each broker at y * w once y passes its own f / w.
+    pairs = sorted(zip(floors, weights), key=lambda fw: Fraction(fw[0]) / fw[1], reverse=True)
+    for k in range(len(pairs)):
+        rest = sum((w for _, w in pairs[k:]), Fraction(0))
+        y = (v - sum(f for f, _ in pairs[:k])) / rest
+        if y * pairs[k][1] >= pairs[k][0]:
             return y
-    return Fraction(fs[-1])
+    f, w = pairs[-1]
+    return Fraction(f) / w
 
 
 def _levels(
-    floors: dict[str, list[int]], lo: dict[str, int], hi: dict[str, int], total: int
+    floors: dict[str, list[int]], lo: dict[str, int], hi: dict[str, int], total: int,
+    weights: dict[str, list[Fraction]] | None = None,
 ) -> tuple[dict[str, Fraction], list[str]]:
-    """Per-rack level: brokers sit at max(level, their fixed load); one common level x, except that
-    a rack whose total leaves [lo, hi] is clamped there."""
+    """Per-rack level: brokers sit at max(level x weight, their fixed load); one common level x, except that
+    a rack whose total leaves [lo, hi] is clamped there. ``weights``: per rack, its brokers' weights in
+    ``floors`` order (None: all 1)."""
+    def w_of(g: str) -> list[Fraction]:
+        return weights[g] if weights is not None else [Fraction(1)] * len(floors[g])
+
     def rack_total(g: str, x: Fraction) -> Fraction:
-        return min(max(sum((max(x, Fraction(f)) for f in floors[g]), Fraction(0)), Fraction(lo[g])), Fraction(hi[g]))
+        return min(max(sum((max(x * w, Fraction(f)) for f, w in zip(floors[g], w_of(g))), Fraction(0)), Fraction(lo[g])),
+                   Fraction(hi[g]))
 
     def filled(x: Fraction) -> Fraction:
         return sum((rack_total(g, x) for g in floors), Fraction(0))
 
-    points = {Fraction(f) for fs in floors.values() for f in fs}
+    def fill(g: str, v: Fraction) -> Fraction:
+        return _fill(floors[g], v, None if weights is None else weights[g])
+
+    points = {Fraction(f) / w for g, fs in floors.items() for f, w in zip(fs, w_of(g))}
     for g, fs in floors.items():
         for v in (lo[g], hi[g]):
             if v >= sum(fs):
-                points.add(_fill(fs, Fraction(v)))
+                points.add(fill(g, Fraction(v)))
     pts = sorted(points)
     x = pts[-1]
     if filled(pts[0]) >= total:
@@ -182,8 +208,9 @@ def _levels(
                 fa = filled(a)
                 x = a + (total - fa) * (b - a) / (fb - fa) if fb > fa else a
                 break
-    levels = {g: _fill(floors[g], rack_total(g, x)) for g in floors}
-    even = _fill([f for fs in floors.values() for f in fs], Fraction(total))  # the level without racks
+    levels = {g: fill(g, rack_total(g, x)) for g in floors}
+    all_w = None if weights is None else [w for g in floors for w in weights[g]]
+    even = _fill([f for fs in floors.values() for f in fs], Fraction(total), all_w)  # the level without racks
     return levels, sorted(g for g in floors if levels[g] != even)
 
 
@@ -192,6 +219,7 @@ def placement_targets(
     by_rf: Mapping[int, tuple[int, int]],
     fixed: Mapping[int, tuple[int, int]] | None = None,
     replica_tolerance: float = 0.0,
+    weights: Mapping[int, int] | None = None,
 ) -> PlacementTargets:
     """Rack-aware per-broker targets.
 
@@ -199,6 +227,9 @@ def placement_targets(
     factor -> (partitions that may move, their total bytes); ``fixed``: eligible broker ->
     (replicas, bytes) of partitions that stay where they are. Raises ValueError when a
     replication factor cannot be rack-safe (or exceeds the eligible brokers).
+
+    ``weights``: eligible broker -> its capacity (``capacity_weights``); each broker's share is then in
+    proportion to it (None: the brokers are alike, every share equal).
     """
     fixed = fixed or {}
     racked = any(r is not None for r in eligible.values())
@@ -206,8 +237,11 @@ def placement_targets(
     sizes: dict[str, int] = {}
     count_floor: dict[str, list[int]] = {}
     byte_floor: dict[str, list[int]] = {}
+    rack_weights: dict[str, list[Fraction]] | None = None if weights is None else {}
     for b, g in sorted(rack_of.items()):
         sizes[g] = sizes.get(g, 0) + 1
+        if rack_weights is not None and weights is not None:
+            rack_weights.setdefault(g, []).append(Fraction(weights[b]))
         n, size = fixed.get(b, (0, 0))
         count_floor.setdefault(g, []).append(n)
         byte_floor.setdefault(g, []).append(size)
@@ -225,15 +259,41 @@ def placement_targets(
             byte_hi[g] += size * most
         total += n * rf
         byte_total += size * rf
-    level, clamped = _levels(count_floor, count_lo, count_hi, total)
-    byte_level, _ = _levels(byte_floor, byte_lo, byte_hi, byte_total)
-    share = {b: max(level[g], Fraction(fixed.get(b, (0, 0))[0])) for b, g in rack_of.items()}
-    byte_share = {b: max(byte_level[g], Fraction(fixed.get(b, (0, 0))[1])) for b, g in rack_of.items()}
+    level, clamped = _levels(count_floor, count_lo, count_hi, total, rack_weights)
+    byte_level, _ = _levels(byte_floor, byte_lo, byte_hi, byte_total, rack_weights)
+    w = {b: Fraction(1) if weights is None else Fraction(weights[b]) for b in rack_of}
+    share = {b: max(level[g] * w[b], Fraction(fixed.get(b, (0, 0))[0])) for b, g in rack_of.items()}
+    byte_share = {b: max(byte_level[g] * w[b], Fraction(fixed.get(b, (0, 0))[1])) for b, g in rack_of.items()}
     return PlacementTargets(
         replicas={b: share_range(share[b], replica_tolerance) for b in sorted(rack_of)},
         byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
+        byte_centre=byte_centres(float(byte_total), sorted(rack_of), weights),
         clamped_racks=tuple(clamped),
     )
+
+
+def byte_centres(total: float, brokers: Sequence[int], weights: Mapping[int, int] | None = None) -> dict[int, float]:
+    """Per broker, the mean its byte band is centred on (``byte_band``): ``total`` shared evenly, or in
+    proportion to ``weights`` (``capacity_weights``), where a broker of twice the disk is at its mean with
+    twice the bytes. Forced shares (racks, unmovable load) play no part: they only widen the band."""
+    if not brokers:
+        return {}
+    if weights is None:
+        return {b: total / len(brokers) for b in brokers}
+    whole = sum(weights[b] for b in brokers)
+    return {b: total * weights[b] / whole for b in brokers}
+
+
+def capacity_weights(capacity: Mapping[int, int | None]) -> dict[int, int] | None:
+    """The weights ``placement_targets`` shares replicas and bytes by: each eligible broker's disk capacity,
+    when every one is known and they are not all equal; else None (alike brokers, even shares, exactly
+    as without capacities). A broker of unknown capacity among known ones gives no basis to weigh it."""
+    values = list(capacity.values())
+    if not values or any(v is None or v <= 0 for v in values) or len(set(values)) == 1:
+        return None
+    whole = {b: int(v) for b, v in capacity.items() if v is not None}
+    g = math.gcd(*whole.values())  # smaller Fractions downstream, the same proportions
+    return {b: v // g for b, v in whole.items()}
 
 
 def rack_unsafe(racks: Sequence[int], n_racks: int) -> bool:

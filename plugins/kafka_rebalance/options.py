@@ -28,6 +28,7 @@ from kafka_rebalance.balance import DEFAULT_BYTE_TOLERANCE, DEFAULT_REPLICA_TOLE
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.metrics import DEFAULT_THRESHOLD_PERCENTAGE, threshold_percentage
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Snapshot
+from kafka_rebalance.snapshot.capacity import CapacityMap, read_capacity_map, with_capacity
 from kafka_rebalance.throttle_model import (
     DEFAULT_MOVE_FIXED_SECONDS,
     DEFAULT_THROTTLE_EFFICIENCY,
@@ -85,6 +86,7 @@ class Option:
     ordered: bool = False  # a list whose order means something (kept, not sorted)
     goal_list: bool = False  # a list of goal names (planner/goals/registry.py)
     sized: bool = False  # bytes or bytes/s: written with a unit or as bytes (units.parse_bytes), e.g. 50MiB/s
+    repeatable: bool = False  # a list given as one flag per item (a path may hold a comma), not comma-separated
 
 
 def _option(default: Any, **spec: Any) -> Any:
@@ -128,6 +130,12 @@ class PlanOptions:
     decommission_brokers: tuple[int, ...] = _option(
         (), flag="--decommission-brokers", help="Broker ids to empty (comma-separated on the command line)",
         minimum=0, maximum=INT32_MAX, in_form=True)
+    # A one-off request (a disk about to be replaced), never a standing default: paths belong to one broker.
+    remove_log_dirs: tuple[str, ...] = _option(
+        (), flag="--remove-log-dir",
+        help="Empty this log dir, BROKER:PATH as the snapshot records it, onto the broker's other log dirs (other "
+             "brokers where they cannot hold it); repeat the flag for several",
+        in_clusters_file=False, repeatable=True)
     # A one-off operator request, never a standing default of a cluster.
     replication_factor: int | None = _option(
         None, flag="--replication-factor", help="Change every non-excluded topic to this replication factor",
@@ -145,6 +153,11 @@ class PlanOptions:
         help="No broker's disks filled past this fraction of their capacity by the plan (capacity: the log dirs' "
              "total bytes in the snapshot; brokers without one are unconstrained)",
         minimum=0.01, maximum=1, why="(a fraction of the disk)", in_form=True)
+    network_tolerance: float = _option(
+        0.10, flag="--network-tolerance",
+        help="Allowed deviation of each broker's network in and out (bytes/s) from its capacity-weighted share, as a "
+             "fraction (the opt-in network-in and network-out goals)",
+        minimum=0, maximum=10, why="(a fraction of the share)")
     election_batch_size: int = _option(
         1000, flag="--election-batch-size", help="Partitions per preferred-leader election call", minimum=1,
         maximum=INT32_MAX)
@@ -154,10 +167,13 @@ class PlanOptions:
              f"none given: {DEFAULT_THRESHOLD_PERCENTAGE}",
         minimum=0, maximum=100, in_form=True)
     threshold_source: str = "default"  # where threshold_percentage came from: not an option, a finding
+    # Broker capacities over the snapshot's own (snapshot/capacity.py): ``plan --capacity FILE``, clusters.yaml's
+    # ``capacity``, the trigger form's. Not a flag of its own shape: a map, read from a file.
+    capacity: CapacityMap = CapacityMap()
     goals: tuple[str, ...] = _option(
         (), flag="--goals",
         help="Soft goals to optimise, highest priority first (comma-separated on the command line); the hard goals "
-             "always apply; none given: every goal but the opt-in topic-spread",
+             "always apply; none given: every goal but the opt-in topic-spread, network-in and network-out",
         ordered=True, goal_list=True, in_form=True)
     optimizer: str = _option(
         "auto", flag="--optimizer",
@@ -192,6 +208,11 @@ class PlanOptions:
         if problems:
             raise PlanError("plan: " + "; ".join(problems))
 
+    def planned_snapshot(self, snapshot: Snapshot) -> Snapshot:
+        """The snapshot as the plan sees it: ``capacity`` over its brokers' own figures (CapacityError naming a
+        broker the map lists that the snapshot lacks). Its fingerprint stays the file's: callers keep both."""
+        return with_capacity(snapshot, self.capacity.resolve(snapshot.broker_ids))
+
     def check_against(self, snapshot: Snapshot) -> None:
         known_topics = {p.topic for p in snapshot.partitions} | set(snapshot.topics)
         unknown = [t for t in self.exclude_topics if t not in known_topics]
@@ -204,20 +225,37 @@ class PlanOptions:
                 f"--decommission-brokers: broker(s) {', '.join(map(str, stray))} not in snapshot of {snapshot.cluster_id} "
                 f"(brokers: {', '.join(map(str, sorted(ids)))})"
             )
+        for entry in self.remove_log_dirs:
+            broker, path = removed_log_dir(entry)  # PlanError naming the entry when it is not BROKER:PATH
+            if broker not in ids:
+                raise PlanError(f"--remove-log-dir {entry}: broker {broker} not in snapshot of {snapshot.cluster_id} "
+                                f"(brokers: {', '.join(map(str, sorted(ids)))})")
+            dirs = [d.path for d in snapshot.broker(broker).log_dirs]
+            if path not in dirs:
+                raise PlanError(f"--remove-log-dir {entry}: broker {broker} has no log dir {path!r} in snapshot of "
+                                f"{snapshot.cluster_id} (its log dirs: {', '.join(dirs) if dirs else 'none recorded'})")
+            if len(dirs) < 2:
+                raise PlanError(f"--remove-log-dir {entry}: {path!r} is broker {broker}'s only log dir; "
+                                f"--decommission-brokers {broker} empties the whole broker")
 
     @classmethod
     def from_manifest(cls, block: Mapping[str, Any]) -> PlanOptions:
         """The options a plan was made with, from plan.json's (hash-verified) options block; a field
         the block lacks (a plan made before it existed) takes its default."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"capacity"}
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in block.items() if k in known}
-        return cls(**values)
+        return cls(**values, capacity=read_capacity_map(block.get("capacity"), "plan.json options.capacity"))
 
     def manifest(self) -> dict[str, Any]:
-        """The options block of plan.json (part of the plan hash): every field, lists sorted."""
+        """The options block of plan.json (part of the plan hash): every field, lists sorted; ``remove_log_dirs`` and
+        ``capacity`` only when given, so plans without them are the plans they were before they existed."""
         ordered = {f.name for f in option_fields() if f.option.ordered}
-        return {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
-                else v for f in fields(self)}  # fmt: skip
+        out = {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
+               else v for f in fields(self)
+               if f.name != "capacity" and (f.name != "remove_log_dirs" or self.remove_log_dirs)}  # fmt: skip
+        if not self.capacity.empty:  # absent otherwise: plans without capacities hash as they did
+            out["capacity"] = self.capacity.to_dict()
+        return out
 
 
 def _number(x: int | float) -> str:
@@ -389,10 +427,20 @@ def parse_list(text: str | None, flag: str, as_int: bool = False, ordered: bool 
 
 
 def from_flags(flags: Mapping[str, Any]) -> dict[str, Any]:
-    """PlanOptions' values from ``plan``'s flags (list options arrive comma-separated)."""
-    return {f.name: parse_list(flags[f.name], f.flag, as_int=f.item is int, ordered=f.option.ordered)
+    """PlanOptions' values from ``plan``'s flags (list options arrive comma-separated, repeatable ones as a list)."""
+    return {f.name: (tuple(sorted(set(flags[f.name] or ()))) if f.option.repeatable
+                     else parse_list(flags[f.name], f.flag, as_int=f.item is int, ordered=f.option.ordered))
             if f.item is not None else flags[f.name]
             for f in option_fields()}  # fmt: skip
+
+
+def removed_log_dir(entry: str) -> tuple[int, str]:
+    """``--remove-log-dir``'s BROKER:PATH as (broker id, path); PlanError naming the entry when it is not one."""
+    broker, sep, path = entry.partition(":")
+    if not sep or not is_ascii_digits(broker) or int(broker) > INT32_MAX or not path.startswith("/"):
+        raise PlanError(f"--remove-log-dir {entry}: expected BROKER:PATH, a broker id and an absolute log dir path "
+                        "(e.g. 3:/var/lib/kafka/data-2)")
+    return int(broker), path
 
 
 def resolve_threshold(snapshot: Snapshot, setting: float | None, analysis_dir: Path | None) -> tuple[float, str]:

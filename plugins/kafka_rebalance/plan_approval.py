@@ -71,17 +71,15 @@ def captured_at(manifest: Mapping[str, Any]) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-def plan_facts(plan_dir: Path, now: datetime) -> PlanFacts:
-    """The facts of the plan in ``plan_dir`` (proved unchanged first), its snapshot's age taken at ``now``."""
+def plan_facts(plan_dir: Path, now: datetime, mode: str | None = None) -> PlanFacts:
+    """The facts of the plan in ``plan_dir`` (proved unchanged first), its snapshot's age taken at ``now``;
+    ``mode``: the executor mode configured for it (None: execute's default), whose estimate is the headline."""
     manifest, plan_hash = verify_plan(plan_dir)
     raw_summary = manifest.get("summary")
     summary: Mapping[str, Any] = raw_summary if isinstance(raw_summary, Mapping) else {}
     batches = [b for b in manifest.get("batches") or [] if isinstance(b, Mapping)]
     when = captured_at(manifest)
-    # `execute` runs its default mode unless told otherwise; a plan without schedule.json can only run as batches.
-    estimate = plan_estimate(summary)
-    if estimate.seconds is None:
-        estimate = plan_estimate(summary, "batches")
+    estimate = plan_estimate(manifest, mode)
     goals = [g for g in summary.get("goals") or [] if isinstance(g, Mapping)]
     raw_snapshot = manifest.get("snapshot")
     snapshot: Mapping[str, Any] = raw_snapshot if isinstance(raw_snapshot, Mapping) else {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.cluster.admin import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, TP
+from kafka_rebalance.cluster.admin import BROKER_RATE_KEYS, TOPIC_THROTTLE_KEYS, TP
 from kafka_rebalance.plan_dir import (
     BATCH_FILE_KINDS,
     ELECTION_FILE,
@@ -55,6 +55,13 @@ class Batch:
     throttles: Throttles
     estimated_seconds: float | None
     bytes: int | None
+    # The log dir the reassignment names for a replica, (partition, broker) -> absolute path; only where one
+    # is named ("any" elsewhere: the broker chooses).
+    dirs: dict[tuple[TP, int], str] = field(default_factory=dict)
+
+    def named_dirs(self, tp: TP) -> dict[int, str]:
+        """broker -> log dir this batch names for ``tp``'s replicas (empty: none named)."""
+        return {b: d for (t, b), d in self.dirs.items() if t == tp} if self.dirs else {}
 
     @property
     def partitions(self) -> int:
@@ -146,6 +153,18 @@ class Plan:
         return frozenset(tp.topic for b in self.batches for tp in b.targets)
 
     @property
+    def final_dirs(self) -> dict[tuple[TP, int], str]:
+        """(partition, broker) -> the log dir the plan last named for that replica, for the replicas still there
+        once the whole plan ran: what ``verify`` reads back from DescribeLogDirs."""
+        out: dict[tuple[TP, int], str] = {}
+        for b in self.batches:
+            for tp, target in b.targets.items():
+                for key in [k for k in out if k[0] == tp and k[1] not in target]:
+                    del out[key]
+            out.update(b.dirs)
+        return out
+
+    @property
     def final_targets(self) -> dict[TP, tuple[int, ...]]:
         """Each moved partition's replicas once the whole plan ran (its last batch's target)."""
         out: dict[TP, tuple[int, ...]] = {}
@@ -162,6 +181,23 @@ class Plan:
 
 def _read_json(path: Path, rel: str) -> Any:
     return read_json(path, f"plan file {rel}")
+
+
+def _log_dirs(raw: Any, path: Path) -> dict[tuple[TP, int], str]:
+    """The dirs a reassignment JSON names (Kafka's rule: ``log_dirs``, when present, holds one entry per replica,
+    each "any" or an absolute path); refused in one line naming the entry otherwise."""
+    out: dict[tuple[TP, int], str] = {}
+    for i, p in enumerate(raw["partitions"]):
+        dirs = p.get("log_dirs")
+        if dirs is None:
+            continue
+        if not isinstance(dirs, list) or len(dirs) != len(p["replicas"]) \
+                or not all(isinstance(d, str) and (d == "any" or d.startswith("/")) for d in dirs):
+            raise PlanDirError(f"{path}: partitions[{i}].log_dirs: expected one entry per replica, each \"any\" or an "
+                               f"absolute path, got {json.dumps(dirs)[:200]}")
+        tp = TP(p["topic"], p["partition"])
+        out.update({(tp, b): d for b, d in zip(p["replicas"], dirs) if d != "any"})
+    return out
 
 
 def _assignment(raw: Any, path: Path) -> dict[TP, tuple[int, ...]]:
@@ -213,13 +249,13 @@ def throttle_value_problem(key: str, value: Any) -> str | None:
     accepts (a whole number of bytes/s, 0..2^63-1: an operator's own throttle may be below what a plan
     sets) or a throttled-replica list. A batch's own throttles.json is held to the stricter plan rules.
     """
-    if key not in BROKER_THROTTLE_KEYS + TOPIC_THROTTLE_KEYS:
-        return f"not a throttle config (expected one of {', '.join(BROKER_THROTTLE_KEYS + TOPIC_THROTTLE_KEYS)})"
+    if key not in BROKER_RATE_KEYS + TOPIC_THROTTLE_KEYS:
+        return f"not a throttle config (expected one of {', '.join(BROKER_RATE_KEYS + TOPIC_THROTTLE_KEYS)})"
     if value is None:
         return None
     if not isinstance(value, str):
         return f"expected a string or null, got {json.dumps(value)[:60]}"
-    if key in BROKER_THROTTLE_KEYS:
+    if key in BROKER_RATE_KEYS:
         if is_ascii_digits(value) and len(value) <= 19 and int(value) <= INT64_MAX:
             return None
         return f"expected a whole number of bytes/s within 0..{INT64_MAX}, got {json.dumps(value)[:60]}"
@@ -253,8 +289,8 @@ def _throttles(raw: Any, path: Path, before: dict[TP, tuple[int, ...]], targets:
             raise PlanDirError(f"{path}: brokers.{bid}: broker {bid} is not a replica of any partition this batch moves "
                                f"(its brokers are {sorted(brokers_of_batch)})")
         for key, value in sorted(cfg.items()):
-            if key not in BROKER_THROTTLE_KEYS:
-                raise PlanDirError(f"{path}: brokers.{bid}.{key}: not a throttle config (expected {' or '.join(BROKER_THROTTLE_KEYS)})")
+            if key not in BROKER_RATE_KEYS:
+                raise PlanDirError(f"{path}: brokers.{bid}.{key}: not a throttle config (expected {' or '.join(BROKER_RATE_KEYS)})")
             if (problem := _rate_problem(value)) is not None:
                 raise PlanDirError(f"{path}: brokers.{bid}.{key}: {problem}")
         brokers[int(bid)] = dict(cfg)
@@ -391,7 +427,8 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
     for b in manifest["batches"]:
         bid = b["id"]
         rels = {kind: batch_file(bid, kind) for kind in BATCH_FILE_KINDS}
-        targets = _assignment(_read_json(plan_dir / rels["reassignment"], rels["reassignment"]), plan_dir / rels["reassignment"])
+        raw_targets = _read_json(plan_dir / rels["reassignment"], rels["reassignment"])
+        targets = _assignment(raw_targets, plan_dir / rels["reassignment"])
         before = _assignment(_read_json(plan_dir / rels["rollback"], rels["rollback"]), plan_dir / rels["rollback"])
         if set(before) != set(targets):
             raise PlanDirError(f"{plan_dir / rels['rollback']}: partitions differ from {rels['reassignment']}")
@@ -401,7 +438,8 @@ def load_plan(plan_dir: Path | str, require_passed: bool = True, require_approva
                   _throttles(_read_json(plan_dir / rels["throttles"], rels["throttles"]), plan_dir / rels["throttles"],
                              before, targets),
                   float(est) if isinstance(est, (int, float)) and not isinstance(est, bool) else None,
-                  b.get("bytes") if isinstance(b.get("bytes"), int) else None)
+                  b.get("bytes") if isinstance(b.get("bytes"), int) else None,
+                  _log_dirs(raw_targets, plan_dir / rels["reassignment"]))
         )
     elections: tuple[TP, ...] = ()
     if ELECTION_FILE in files:

@@ -38,7 +38,11 @@ def test_cluster_dag_trigger_form(dagbag) -> None:
     assert set(params.keys()) == {
         "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle",
         "ordering", "optimizer", "goals", "exclude_topics", "decommission_brokers", "max_disk_usage", "rearm", "window",
+        "capacity",
     }  # fmt: skip
+    # broker capacities: a JSON object over the snapshot's (empty: none), refused when it is no object
+    assert params["capacity"] is None
+    assert params.get_param("capacity").resolve({"default": {"disk_bytes": "1TB"}}) == {"default": {"disk_bytes": "1TB"}}
     assert params["window"] == "configured"
     for good in ("now", "configured", "2026-11-25T01:00Z/PT4H", "2026-11-25T01:00:00+01:00/2026-11-25T05:00:00+01:00"):
         assert params.get_param("window").resolve(good) == good
@@ -56,7 +60,8 @@ def test_cluster_dag_trigger_form(dagbag) -> None:
     for name, bad in [("max_moves_per_broker", 0), ("mode", "yolo"), ("throttle", "-5MiB/s"), ("throttle", "fast"),
                       ("throttle", "50Mb/s"), ("throttle", 52428800),
                       ("ordering", "random"), ("optimizer", "fastest"), ("decommission_brokers", ["x"]), ("threshold_percentage", 150),
-                      ("rearm", "yes"), ("window", "tonight"), ("window", "2026-11-25T01:00Z"), ("goals", ["cpu"])]:
+                      ("rearm", "yes"), ("window", "tonight"), ("window", "2026-11-25T01:00Z"), ("goals", ["cpu"]),
+                      ("capacity", [1])]:
         with pytest.raises(ParamValidationError):
             params.get_param(name).resolve(bad)
     # The throttle is text in the CLI's spellings, so the form's input never clamps it; its range is

@@ -190,7 +190,7 @@ def test_status_before_between_and_after_a_simulated_execution(tmp_path):
     assert sum(batch_bytes) == total
 
     before = _status(plan)
-    assert before["state"] == "not-started" and before["version"] == 2
+    assert before["state"] == "not-started" and before["version"] == 3
     assert (before["moves_total"], before["moves_done"], before["moves_in_flight"], before["moves_pending"]) == (8, 0, 0, 8)
     assert (before["bytes_total"], before["bytes_done"], before["bytes_left"], before["percent_bytes"]) == (total, 0, total, 0.0)
     assert before["eta_seconds"] is None and before["started_at"] is None

@@ -28,7 +28,7 @@ from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
-from kafka_rebalance.snapshot import Snapshot
+from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from tests.support.clusters import part, snapshot
 from tests.support.plans import approve, judge
 
@@ -428,3 +428,60 @@ def test_a_stalled_move_is_cancelled_its_partitions_later_steps_dropped_and_the_
     later = [m for m in moves if m.tp == stuck.tp and m.id != stuck.id]
     assert cont["finished"] == len(moves) - 1 - len(later)
     assert sim.list_reassignments() == {}
+
+
+# ---------------------------------------------------------------------------- JBOD: named log dirs
+
+GIB = 1024**3
+
+
+def _jbod() -> Snapshot:
+    """Broker 0: /a holds six 1 GiB replicas, /b one; broker 1 one replica in /a; broker 2 leaves (decommissioned)
+    with a replica the plan moves to broker 1. Every dir 8 GiB."""
+    dirs = lambda: [{"path": "/a", "total_bytes": 8 * GIB}, {"path": "/b", "total_bytes": 8 * GIB}]  # noqa: E731
+    parts = [part("t", i, [0], size_bytes=GIB, log_dirs=["/a"]) for i in range(6)]
+    parts += [part("t", 6, [0], size_bytes=GIB, log_dirs=["/b"]), part("u", 0, [1], size_bytes=GIB, log_dirs=["/a"]),
+              part("v", 0, [2], size_bytes=GIB, log_dirs=["/a"])]
+    parts = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in parts]
+    return snapshot_from_dict({"cluster_id": "jbod", "brokers": [{"id": b, "log_dirs": dirs()} for b in (0, 1, 2)],
+                               "partitions": parts})
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_named_log_dirs_are_set_through_alter_replica_log_dirs_and_verified_from_describe_log_dirs(tmp_path, mode) -> None:
+    snap = _jbod()
+    out = tmp_path / "plan"
+    write_plan(make_plan(snap, PlanOptions(throttle_bytes_per_sec=RATE, decommission_brokers=(2,),
+                                           goals=("preferred-leader",), optimizer="heuristic")), out, "snapshot.json")
+    judge(out, "passed")
+    plan = load_plan(approve(out))
+    final = plan.final_dirs
+    kinds = [b.kind for b in plan.batches]
+    assert "log-dirs" in kinds and "move" in kinds
+    # v-0 moves to broker 1 into its emptier dir; two of broker 0's /a replicas move to /b (6 + 1 GiB -> 4 + 3): a
+    # third 1 GiB replica would only swap which dir is the fuller.
+    assert final[(TP("v", 0), 1)] == "/b"
+    assert sorted(tp for (tp, b), d in final.items() if b == 0) == [TP("t", 0), TP("t", 1)]
+    sim = Simulator.from_snapshot(snap)
+    before = _configs(sim)
+    seen: list[dict] = []  # each broker's configs whenever log dirs are named: the intra-broker throttle is set
+    admin = SimAdmin(sim)
+    original = admin.alter_replica_log_dirs
+
+    def watched(dirs):
+        seen.append({b: dict(sim.brokers[b].configs) for b in sim.brokers})
+        return original(dirs)
+
+    admin.alter_replica_log_dirs = watched  # type: ignore[method-assign]
+    report = Executor(plan, admin, _settings(mode=mode)).run().to_dict()
+    assert report["status"] == "complete", report
+    assert {k: v for k, v in sim.dirs.items() if k in final} == final
+    assert Simulator.from_state(sim.to_state()).dirs == sim.dirs  # `execute --simulate` then `verify` see the same
+    assert any(c[0].get("replica.alter.log.dirs.io.max.bytes.per.second") == str(RATE) for c in seen)
+    assert _configs(sim) == before  # every throttle restored exactly
+    verified = Executor(plan, SimAdmin(sim), _settings(mode=mode)).verify()
+    assert verified.problems == () and verified.at_target == verified.partitions
+    # verify reports only what the cluster shows: a replica someone moved back to /a is named, with where it is.
+    sim.dirs[(TP("t", 0), 0)] = "/a"
+    verified = Executor(plan, SimAdmin(sim), _settings(mode=mode)).verify()
+    assert verified.problems == ("t-0: its replica on broker 0 is in /a, not in /b",)

@@ -7,6 +7,10 @@ are fixed here, so every expected value below is read off the ledger these tests
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,8 +172,15 @@ def test_batches_run_as_waves_carry_their_own_times(plan) -> None:
 def test_the_json_contract_round_trips_with_its_batches(plan) -> None:
     p = progress(plan, continuous(plan, finished=3, in_flight=1).data, control(plan))
     raw = p.as_json()
-    assert raw["version"] == 2 and raw["batches"][0]["state"] == "finished"
+    assert raw["version"] == 3 and raw["batches"][0]["state"] == "finished"
     assert Progress.from_json(raw) == p
+    # A version 2 document (before the estimate fields) still reads, without them.
+    old = {k: v for k, v in raw.items() if k not in ("estimated_seconds", "estimate_of", "other_estimated_seconds",
+                                                     "other_estimate_of")}
+    old["version"], old["batches"] = 2, [{k: v for k, v in b.items() if k != "estimated_seconds"} for b in raw["batches"]]
+    read = Progress.from_json(old)
+    assert read.estimated_seconds is None and read.batches[0].estimated_seconds is None
+    assert read.moves_done == p.moves_done and read.batches[0].state == p.batches[0].state
 
 
 def test_read_progress_reads_the_plan_directory_as_status_does(plan, tmp_path) -> None:
@@ -179,5 +190,30 @@ def test_read_progress_reads_the_plan_directory_as_status_does(plan, tmp_path) -
     try:
         assert read_progress(plan.path) == progress(plan, Ledger.open(plan.path, plan.plan_hash).data, control(plan))
         assert read_progress(plan.path).state is ExecState.FINISHED
+    finally:
+        ledger.path.unlink()
+
+
+def test_a_run_killed_mid_move_reads_interrupted_and_a_live_one_running(plan) -> None:
+    # A process of this host that exited (reaped, so its pid names nothing) left its lease recorded, as SIGKILL does.
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead_pid = int(gone.stdout)
+    ledger = continuous(plan, finished=1, in_flight=1)
+    try:
+        for pid, expected in ((dead_pid, ExecState.INTERRUPTED), (os.getpid(), ExecState.RUNNING)):
+            ledger.data["lease"] = {"host": socket.gethostname(), "pid": pid, "command": "execute", "since": T0}
+            ledger.save()
+            p = read_progress(plan.path)
+            assert p.state is expected, pid
+            assert (p.moves_done, p.moves_in_flight) == (1, 1)
+        # A holder on another host cannot be proven gone from here: it reads as running.
+        ledger.data["lease"] = {"host": "elsewhere.invalid", "pid": dead_pid, "command": "execute", "since": T0}
+        ledger.save()
+        assert read_progress(plan.path).state is ExecState.RUNNING
+        # A run that ended cleanly cleared its lease: nothing is proven about it, so it is not called interrupted.
+        ledger.data["lease"] = None
+        ledger.save()
+        assert read_progress(plan.path).state is ExecState.RUNNING
     finally:
         ledger.path.unlink()

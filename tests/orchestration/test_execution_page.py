@@ -217,3 +217,18 @@ def test_a_corrupt_ledger_is_said_on_the_page_and_in_the_list_never_a_500(api, p
         assert "<td class=execution>unreadable (" in row and "ledger.json" in row
     finally:
         (path / "ledger.json").unlink()
+
+
+def test_the_fleet_page_lists_every_configured_cluster_behind_the_login(api) -> None:
+    from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
+
+    configured = [c.cluster_id for c in load_clusters(clusters_file()).clusters]
+    viewer = api("viewer")
+    assert 'id=fleet-link href="/kafka-rebalance/fleet"' in viewer.get("/kafka-rebalance/").text
+    page = viewer.get("/kafka-rebalance/fleet")
+    assert page.status_code == 200 and "default-src 'none'" in page.headers["content-security-policy"]
+    assert re.findall(r'<section class="card" id="cluster-[^"]+" data-cluster="([^"]+)">', page.text) == configured
+    assert "<script" not in page.text.lower()
+    from fastapi.testclient import TestClient
+
+    assert TestClient(viewer.app).get("/kafka-rebalance/fleet").status_code == 401  # no login cookie

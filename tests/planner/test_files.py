@@ -75,10 +75,13 @@ def test_render_lists_every_file_and_the_manifest_fields() -> None:
     assert manifest["tool_version"] == __version__
     assert manifest["snapshot"] == {"sha256": p.snapshot.fingerprint(), "captured_at": "2026-01-01T00:00:00Z",
                                     "path": "snaps/s.json"}
-    # bytes: one new replica of 1000 bytes each; estimates to one decimal (1.26 -> 1.3, 1.24 -> 1.2)
+    # bytes: one new replica of 1000 bytes each; estimates to one decimal (1.26 -> 1.3, 1.24 -> 1.2); the
+    # continuous shares: batch 002's move ends 1.2 s after batch 001's (schedule.json ends 1.3 and 2.5)
     assert manifest["batches"] == [
-        {"id": "001", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1000, "estimated_seconds": 1.3},
-        {"id": "002", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1000, "estimated_seconds": 1.2},
+        {"id": "001", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1000, "estimated_seconds": 1.3,
+         "estimated_seconds_continuous": 1.3},
+        {"id": "002", "kind": "move", "partitions": 1, "replica_moves": 1, "bytes": 1000, "estimated_seconds": 1.2,
+         "estimated_seconds_continuous": 1.2},
     ]
     # Kafka's reassignment JSON for the first batch, as kafka-reassign-partitions.sh reads it.
     assert files["batches/001/reassignment.json"].decode("utf-8") == (

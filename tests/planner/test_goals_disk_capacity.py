@@ -59,9 +59,12 @@ def test_the_byte_goal_does_not_fill_a_small_disk_past_its_limit(optimizer: str)
     disk = next(g for g in unknown["goals"] if g["name"] == "disk-capacity")
     assert disk["reached"] is True and disk["after"]["offenders"] == []  # unknown capacity: unconstrained
 
+    # Known capacities of 100, 100 and 8 GiB differ, so the targets are shared by capacity (balance.capacity_weights):
+    # broker 2's share is 24 GiB x 8 / 208 = 0.92 GiB and 12 x 8 / 208 = 0.46 replicas (0..1), far under its limit;
+    # one 1 GiB replica is the only load within 10 % of that share.
     summary = make_plan(new_small_broker(8 * GIB), PlanOptions(optimizer=optimizer)).summary
     assert projected(summary, 2) <= limit
-    assert projected(summary, 2) == 6 * GIB  # one 3 GiB and three 1 GiB: the fullest its limit allows at 4 replicas
+    assert projected(summary, 2) == GIB
     assert summary["targets"]["replicas_reached"] is True
     disk = next(g for g in summary["goals"] if g["name"] == "disk-capacity")
     assert disk["hard"] is True and disk["reached"] is True and disk["after"]["offenders"] == []
@@ -106,3 +109,155 @@ def test_the_check_names_brokers_over_their_limit_and_leaves_unknown_ones_out() 
 def test_it_is_hard_and_cannot_be_dropped() -> None:
     assert DiskCapacityGoal.hard and "disk-capacity" in selected(("bytes",))
     assert selected(("bytes",))[:3] == ("placement", "rack-safety", "disk-capacity")
+
+
+# ---------------------------------------------------------------------------- JBOD: each log dir on its own
+
+
+def jbod_cluster(dirs: dict[int, dict[str, int]], partitions: list[dict[str, Any]]) -> Snapshot:
+    """Brokers with several log dirs (path -> total bytes); each partition names its replicas' dirs (``dirs``)."""
+    brokers = [{"id": b, "log_dirs": [{"path": p, "total_bytes": t} for p, t in sorted(ds.items())]} for b, ds in dirs.items()]
+    parts = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in partitions]
+    return snapshot_from_dict({"cluster_id": "jbod", "brokers": brokers, "partitions": parts})
+
+
+def reassignments(plan) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    """Every entry each batch writes for a partition, as (kind, replicas, log_dirs)."""
+    import json
+
+    from kafka_rebalance.planner.files import reassignment_bytes
+
+    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for batch in plan.batches:
+        for e in json.loads(reassignment_bytes(batch.steps, "after"))["partitions"]:
+            out.setdefault((e["topic"], e["partition"]), []).append({"kind": batch.kind, **e})
+    return out
+
+
+def test_a_new_replica_lands_on_the_least_full_dir_that_holds_it_and_a_full_dir_is_relieved_within_its_broker() -> None:
+    # Broker 0 has two 10 GiB dirs: /a holds nine 1 GiB replicas (limit 8.5 GiB: over), /b one. Broker 1 (two
+    # dirs of 10 GiB: /a 4 GiB, /b 1 GiB) gets a replica from decommissioned broker 2.
+    parts = [part("t", i, [0], size_bytes=GIB, log_dirs=["/a"]) for i in range(9)]
+    parts += [part("t", 9, [0], size_bytes=GIB, log_dirs=["/b"])]
+    parts += [part("u", i, [1], size_bytes=GIB, log_dirs=["/a"]) for i in range(4)]
+    parts += [part("u", 4, [1], size_bytes=GIB, log_dirs=["/b"])]
+    parts += [part("v", 0, [2], size_bytes=2 * GIB, log_dirs=["/a"])]
+    d = {"/a": 10 * GIB, "/b": 10 * GIB}
+    snap = jbod_cluster({0: dict(d), 1: dict(d), 2: dict(d)}, parts)
+    plan = make_plan(snap, PlanOptions(decommission_brokers=(2,), goals=("preferred-leader",), optimizer="heuristic"))
+    entries = reassignments(plan)
+    # v-0 leaves broker 2 for broker 1 (the only eligible broker with room: broker 0's disks are fuller), named /b.
+    assert entries[("v", 0)] == [{"kind": "move", "topic": "v", "partition": 0, "replicas": [1], "log_dirs": ["/b"]}]
+    # Broker 0's /a is over its limit, /b nearly empty: replicas move from /a to /b, within the broker, in a
+    # log-dir batch (same replicas, /b named), until both are within 10 % of their share (5 GiB each).
+    within = [e for es in entries.values() for e in es if e["kind"] == "log-dirs"]
+    assert within and all(e["replicas"] == [0] and e["log_dirs"] == ["/b"] for e in within)
+    assert len(within) == 4  # /a 9 -> 5 GiB, /b 1 -> 5 GiB
+    figures = {(r["broker_id"], r["path"]): r for r in plan.summary["log_dirs"]["dirs"]}
+    assert figures[(0, "/a")]["after_bytes"] == 5 * GIB and figures[(0, "/b")]["after_bytes"] == 5 * GIB
+    assert plan.summary["log_dirs"]["unplaced"] == []
+    # Kafka's intra-broker throttle on the broker whose replicas move between dirs, and nothing else.
+    log_dir_batches = [(b, t) for b, t in zip(plan.batches, plan.throttles) if b.kind == "log-dirs"]
+    assert [t["brokers"] for _, t in log_dir_batches] == [
+        {"0": {"replica.alter.log.dirs.io.max.bytes.per.second": str(PlanOptions().throttle_bytes_per_sec)}}]
+    # Log-dir batches run after the reorders and before the moves; the runbook runs them with Kafka's own flag.
+    kinds = [b.kind for b in plan.batches]
+    assert kinds == sorted(kinds, key=["reorder", "log-dirs", "move"].index)
+    from kafka_rebalance.planner.files import render
+
+    runbook = render(plan, "snapshot.json")[0]["RUNBOOK.md"].decode()
+    first = kinds.index("log-dirs") + 1
+    assert (f"--reassignment-json-file batches/{first:03d}/reassignment.json --execute --replica-alter-log-dirs-throttle "
+            f"{PlanOptions().throttle_bytes_per_sec}") in runbook
+
+
+def test_a_dir_is_chosen_at_its_peak_a_broker_receives_before_it_sends() -> None:
+    # Broker 1's dirs: /a 10 GiB holding 7 GiB (limit 8.5), /b 4 GiB holding 2 GiB (limit 3.4). Broker 1 sends a
+    # 2 GiB replica from /a away and receives a 2 GiB one. After the plan /a would hold 5 GiB (the least full by
+    # fraction), but while the new replica copies the old one is still there: /a at its peak holds 9 GiB, over
+    # its limit; /b at 4 GiB is too. With /b at 1 GiB the new replica goes to /b (3 of 3.4 GiB).
+    def snap(b_bytes: int) -> Snapshot:
+        parts = [part("t", 0, [1], size_bytes=2 * GIB, log_dirs=["/a"]), part("t", 1, [1], size_bytes=5 * GIB, log_dirs=["/a"]),
+                 part("t", 2, [1], size_bytes=b_bytes, log_dirs=["/b"]), part("n", 0, [0], size_bytes=2 * GIB, log_dirs=["/a"])]
+        return jbod_cluster({0: {"/a": 10 * GIB, "/b": 10 * GIB}, 1: {"/a": 10 * GIB, "/b": 4 * GIB}}, parts)
+
+    from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs
+    from kafka_rebalance.planner.steps import partition_steps
+
+    for b_bytes, expected in ((1 * GIB, "/b"), (2 * GIB, None)):
+        s = snap(b_bytes)
+        state = ClusterState(s, PlanOptions())
+        # Partitions in (topic, partition) order: n-0 is 0, t-0 is 1. t-0 leaves broker 1 for broker 0; n-0
+        # leaves broker 0 for broker 1.
+        state.move(1, 1, 0)
+        state.move(0, 0, 1)
+        moves = [partition_steps(1, "t", 0, [1], [0], 1, 2 * GIB, 0.0, 1), partition_steps(0, "n", 0, [0], [1], 0, 2 * GIB, 0.0, 1)]
+        dirs = plan_log_dirs(state, moves)
+        assert dirs.new.get((0, 1)) == expected
+        if expected is None:
+            assert dirs.unplaced == [f"n-0 on broker 1 ({2 * GIB} bytes)"]
+
+
+def test_remove_log_dir_empties_it_onto_the_other_dir_or_other_brokers() -> None:
+    # Broker 0: /a holds 3 x 2 GiB, /b (10 GiB, limit 8.5) holds 4 GiB. /b can take one more 2 GiB replica at its
+    # limit... and a second: 8 GiB <= 8.5; not the third. The broker's limit without /a is 8.5 GiB, so 2 GiB leaves
+    # the broker (to broker 1, which has room), and the other two go to /b.
+    parts = [part("t", i, [0], size_bytes=2 * GIB, log_dirs=["/a"]) for i in range(3)]
+    parts += [part("u", i, [0], size_bytes=2 * GIB, log_dirs=["/b"]) for i in range(2)]
+    parts += [part("w", 0, [1], size_bytes=GIB, log_dirs=["/a"])]
+    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 10 * GIB}, 1: {"/a": 100 * GIB, "/b": 100 * GIB}}, parts)
+    for optimizer in ("heuristic", "exact"):
+        plan = make_plan(snap, PlanOptions(remove_log_dirs=("0:/a",), goals=("preferred-leader",), optimizer=optimizer))
+        figures = {(r["broker_id"], r["path"]): r for r in plan.summary["log_dirs"]["dirs"]}
+        assert figures[(0, "/a")]["removed"] is True and figures[(0, "/a")]["after_bytes"] == 0
+        assert figures[(0, "/b")]["peak_bytes"] <= 0.85 * 10 * GIB
+        assert plan.summary["log_dirs"]["unplaced"] == []
+        entries = reassignments(plan)
+        moved_away = [k for k in entries if entries[k][-1]["replicas"] == [1]]
+        within = [k for k, es in entries.items() for e in es if e["kind"] == "log-dirs" and e["log_dirs"] == ["/b"]]
+        assert len(moved_away) == 1 and len(within) == 2 and set(moved_away).isdisjoint(within)
+        assert {k[0] for k in moved_away + within} == {"t"}
+        assert plan.options.manifest()["remove_log_dirs"] == ["0:/a"]
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("7:/a", "--remove-log-dir 7:/a: broker 7 not in snapshot of jbod (brokers: 0, 1)"),
+    ("0:/c", "--remove-log-dir 0:/c: broker 0 has no log dir '/c' in snapshot of jbod (its log dirs: /a, /b)"),
+    ("0/a", "--remove-log-dir 0/a: expected BROKER:PATH, a broker id and an absolute log dir path (e.g. 3:/var/lib/kafka/data-2)"),
+])
+def test_remove_log_dir_refuses_an_unknown_broker_or_dir_in_one_line(entry: str, message: str) -> None:
+    from kafka_rebalance.errors import PlanError
+
+    snap = jbod_cluster({0: {"/a": GIB, "/b": GIB}, 1: {"/a": GIB, "/b": GIB}}, [part("t", 0, [0], size_bytes=1, log_dirs=["/a"])])
+    with pytest.raises(PlanError) as err:
+        make_plan(snap, PlanOptions(remove_log_dirs=(entry,)))
+    assert str(err.value) == message
+
+
+def test_a_cluster_with_one_log_dir_per_broker_names_no_dir() -> None:
+    plan = make_plan(new_small_broker(8 * GIB), PlanOptions())
+    assert "log_dirs" not in plan.summary
+    assert all(e["log_dirs"] == ["any"] * len(e["replicas"]) for es in reassignments(plan).values() for e in es)
+    assert "remove_log_dirs" not in plan.options.manifest()
+
+
+def test_plan_takes_remove_log_dir_once_per_dir_and_refuses_a_bad_one_in_one_line(tmp_path) -> None:
+    import json
+
+    from kafka_rebalance.snapshot import write_snapshot
+    from tests.support.cli_inprocess import run_cli
+
+    parts = [part("t", i, [i % 2], size_bytes=GIB, log_dirs=["/a" if i < 4 else "/b"]) for i in range(8)]
+    snap = jbod_cluster({0: {"/a": 100 * GIB, "/b": 100 * GIB}, 1: {"/a": 100 * GIB, "/b": 100 * GIB}}, parts)
+    write_snapshot(snap, tmp_path / "snap.json")
+    done = run_cli("plan", "--snapshot", str(tmp_path / "snap.json"), "--out", str(tmp_path / "plan"),
+                   "--remove-log-dir", "1:/a", "--remove-log-dir", "0:/a")
+    assert done.code == 0, done.stderr
+    manifest = json.loads((tmp_path / "plan" / "plan.json").read_text())
+    assert manifest["options"]["remove_log_dirs"] == ["0:/a", "1:/a"]
+    figures = {(r["broker_id"], r["path"]): r["after_bytes"] for r in manifest["summary"]["log_dirs"]["dirs"]}
+    assert figures[(0, "/a")] == figures[(1, "/a")] == 0
+    bad = run_cli("plan", "--snapshot", str(tmp_path / "snap.json"), "--out", str(tmp_path / "bad"), "--remove-log-dir", "1:/c")
+    assert (bad.code, bad.stderr) == (2, "error: --remove-log-dir 1:/c: broker 1 has no log dir '/c' in snapshot of jbod "
+                                         "(its log dirs: /a, /b)\n")
+    assert not (tmp_path / "bad").exists()

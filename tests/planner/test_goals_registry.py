@@ -14,13 +14,13 @@ GIB = 1024**3
 
 def test_every_goal_is_registered_once_in_priority_order() -> None:
     assert names() == ("placement", "rack-safety", "disk-capacity", "replica-count", "bytes", "topic-spread",
-                       "preferred-leader", "leader-imbalance")
+                       "network-in", "network-out", "preferred-leader", "leader-imbalance")
     assert hard_names() == ("placement", "rack-safety", "disk-capacity")
 
 
 def test_hard_goals_always_apply_and_the_soft_ones_follow_the_selection() -> None:
-    # none named: every goal but the opt-in ones (topic-spread)
-    assert selected(()) == tuple(n for n in names() if n != "topic-spread")
+    # none named: every goal but the opt-in ones (topic-spread, network-in, network-out)
+    assert selected(()) == tuple(n for n in names() if n not in ("topic-spread", "network-in", "network-out"))
     # the operator's order among replica goals is kept; leader goals run on the final replica sets, last
     assert selected(("leader-imbalance", "bytes", "replica-count")) == (
         "placement", "rack-safety", "disk-capacity", "bytes", "replica-count", "leader-imbalance")
@@ -34,7 +34,7 @@ def test_an_unknown_goal_is_one_error_naming_the_known_ones() -> None:
     with pytest.raises(PlanError) as err:
         selected(("bytes", "cpu"))
     assert str(err.value) == ("--goals: unknown goal(s) cpu (goals: placement, rack-safety, disk-capacity, replica-count, "
-                              "bytes, topic-spread, preferred-leader, leader-imbalance)")
+                              "bytes, topic-spread, network-in, network-out, preferred-leader, leader-imbalance)")
 
 
 def skewed_counts() -> list:

@@ -210,24 +210,21 @@ def _log_dirs(sandbox, broker: int) -> dict[str, dict]:
             for d in entry["logDirs"]}
 
 
-def _give_two_disks(sandbox, node_id: int):
-    """JBOD on one node: two log dirs for partitions, the KRaft metadata log on a third (its old data directory).
-
-    ``up`` gives every node the same properties, so the node is reconfigured before any topic exists: stopped by
-    pid, log.dirs rewritten, the new directories formatted by Kafka's own kafka-storage (--ignore-formatted keeps
-    the metadata directory's), started again. The metadata log stays off the two disks: a failed metadata log
-    directory shuts a KRaft broker down (KIP-858), while a failed data directory is only taken offline.
+def _two_disks_on(node_id: int, directory: Path):
+    """JBOD on one node: two log dirs for partitions, the KRaft metadata log on a third (the node's usual data
+    directory), for ``cluster.up``'s ``node_properties``: the node is formatted and started that way, so no
+    restart is needed. The metadata log stays off the two disks: a failed metadata log directory shuts a KRaft
+    broker down (KIP-858), while a failed data directory is only taken offline.
     """
-    from kafka_rebalance.sandbox import cluster
-
-    node_dir = Path(sandbox.node(node_id).directory)
+    node_dir = directory.resolve() / f"node-{node_id}"  # where ``up`` puts that node
     disks = [node_dir / "disk-a", node_dir / "disk-b"]
-    cluster.kill_node(sandbox, node_id)
-    props = node_dir / "server.properties"
-    kept = [line for line in props.read_text().splitlines() if not line.startswith("log.dirs=")]
-    props.write_text("\n".join([*kept, f"log.dirs={','.join(map(str, disks))}", f"metadata.log.dir={node_dir / 'data'}"]) + "\n")
-    tool(sandbox, "kafka-storage", "format", "--ignore-formatted", "-t", sandbox.cluster_uuid, "-c", str(props))
-    return cluster.restart_node(sandbox, node_id), disks
+
+    def properties(nid: int, _port: int, _controller_port: int) -> dict[str, str]:
+        if nid != node_id:
+            return {}
+        return {"log.dirs": ",".join(map(str, disks)), "metadata.log.dir": str(node_dir / "data")}
+
+    return properties, disks
 
 
 def test_a_destination_log_dir_failing_mid_move(tmp_path):
@@ -243,10 +240,11 @@ def test_a_destination_log_dir_failing_mid_move(tmp_path):
     from kafka_rebalance.sandbox import cluster
 
     directory = tmp_path / "sb"
-    sandbox = cluster.up(directory, brokers=3, racks=3)
+    two_disks, disks = _two_disks_on(3, directory)
+    sandbox = cluster.up(directory, brokers=3, racks=3, node_properties=two_disks)
     failed: tuple[Path, Path] | None = None  # (the disk, where its directory was moved aside)
     try:
-        sandbox, disks = _give_two_disks(sandbox, 3)
+        assert sandbox.node(3).log_dirs == tuple(map(str, disks)), sandbox.node(3)
         assert {d: e["error"] for d, e in _log_dirs(sandbox, 3).items()} == {str(d): None for d in disks}
         prefix = "jbod"
         # 3 x 1 MiB packed on brokers 1 and 2: the plan adds one replica of two partitions to broker 3, both moves in

@@ -272,6 +272,10 @@ def test_killed_executor_resumes_without_resubmitting_finished_or_running_moves(
     finished_at = {i: json.dumps(e, sort_keys=True) for i, e in steps.items() if e["state"] == "finished"}
     running = {i for i, e in steps.items() if e["state"] == "submitted" and e["tp"] in in_flight}
     assert throttles_anywhere(kafka_sandbox, topic_prefix), "the killed run should have left its throttles set"
+    # Nothing acts on the plan now: status must not say running.
+    status = cli("status", "--plan", str(plan_dir), "--json")
+    assert status.returncode == 0, status.stderr[-2000:]
+    assert json.loads(status.stdout)["state"] == "interrupted", status.stdout
 
     again = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "1")
     assert again.returncode == 0, again.stderr[-3000:]

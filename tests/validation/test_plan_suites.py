@@ -413,3 +413,27 @@ def test_a_plan_breaking_the_spread_fails_the_topic_spread_expectation(tmp_path)
     other.mkdir()
     plan, snapshot = spread_plan(other, moves, ["replica-count", "bytes", "preferred-leader", "leader-imbalance"])
     assert validate_plan(plan, snapshot).status == "passed"
+
+
+# --------------------------------------------------------------------------- network in
+
+NETWORK_GOALS = ["replica-count", "bytes", "network-in", "preferred-leader", "leader-imbalance"]
+
+
+def test_a_plan_moving_a_hot_partition_onto_a_cool_broker_fails_the_network_in_expectation(tmp_path) -> None:
+    # Topic a: 8 single-replica 1 MB partitions, a-i on broker i % 4, each producing 10 B/s but a-0 at 100.
+    # In: broker 0 = 110, the others 20; share 170 / 4 = 42.5. a-0 and a-1 trade brokers: counts, bytes and
+    # first replicas stay, broker 0 drops to 20 (52.9 % off, was 158.8 %) but broker 1 rises to 110: 158.8 %
+    # off against the 52.9 % it started at.
+    parts = [{"topic": "a", "partition": i, "replicas": [i % 4], "leader": i % 4, "isr": [i % 4], "size_bytes": SIZE_1MB,
+              "bytes_in_per_sec": 100.0 if i == 0 else 10.0} for i in range(8)]
+    snap = {"cluster_id": "net", "captured_at": "2026-01-01T00:00:00Z", "controller": "kraft", "configs": {},
+            "brokers": [{"id": b, "rack": None, "alive": True, "configs": {}} for b in range(4)],
+            "topics": {"a": {"configs": {}}}, "partitions": parts}
+    path = tmp_path / "snapshot.json"
+    write_json(path, snap)
+    moves = [("a", 0, [1]), ("a", 1, [0])]
+    plan = write_gate_plan(tmp_path / "plan", path, [moves], [("a", 0), ("a", 1)], goals=NETWORK_GOALS)
+    assert failed(plan, path) == {PB + "expect_broker_network_in_not_worse_off"}
+    assert rows_of(plan, path, PB + "expect_broker_network_in_not_worse_off") == [
+        "broker 1: network in 158.8% from its share after the plan (allowed 52.9%)"]

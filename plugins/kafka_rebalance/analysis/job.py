@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_rebalance.analysis import imbalance, summary
 from kafka_rebalance.analysis.load import Fleet, load_fleet
-from kafka_rebalance.analysis.summary_file import SUMMARY_FILE
+from kafka_rebalance.analysis.summary_file import BROKER_METRICS_FILE, SUMMARY_FILE
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.balance import Tolerances
 from kafka_rebalance.errors import RebalanceError, SnapshotError
@@ -28,7 +28,6 @@ from kafka_rebalance.errors import RebalanceError, SnapshotError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-BROKER_METRICS_FILE = "broker_metrics.parquet"
 LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 DEFAULT_MASTER = "local[*]"
 DEFAULT_DRIVER_MEMORY = "1g"  # Spark's own default, stated so that -Xms can match it

@@ -1,4 +1,5 @@
-"""``summary.json``, the analysis' per-cluster verdicts: its name, and the one reader of it.
+"""``summary.json``, the analysis' per-cluster verdicts, and ``broker_metrics.parquet``, its per-broker rows: their
+names, and the one reader of each.
 
 The Spark job writes it (analysis/job.py); the planner reads a cluster's threshold from it, and
 the DAGs read "balanced?" and the fleet's table from it. A missing file, a file that is not a
@@ -13,6 +14,7 @@ from typing import Any
 from kafka_rebalance.userinput import InputError, read_json
 
 SUMMARY_FILE = "summary.json"
+BROKER_METRICS_FILE = "broker_metrics.parquet"
 
 
 def read_summaries(analysis_dir: str | Path) -> list[dict[str, Any]]:
@@ -34,3 +36,18 @@ def cluster_entry(analysis_dir: str | Path, cluster_id: str) -> tuple[dict[str, 
         if entry.get("cluster_id") == cluster_id:
             return entry, f"{path}: clusters[cluster_id={cluster_id}]"
     raise InputError(f"{path}: no entry for cluster_id {cluster_id!r} in 'clusters'")
+
+
+def read_broker_metrics(analysis_dir: str | Path, cluster_id: str) -> list[dict[str, Any]]:
+    """One cluster's rows of an analysis directory's broker_metrics.parquet, by broker id; [] without the file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(analysis_dir) / BROKER_METRICS_FILE
+    if not path.is_file():
+        return []
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (OSError, pa.ArrowException) as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {str(exc)[:200]}") from None
+    return sorted((r for r in rows if r.get("cluster_id") == cluster_id), key=lambda r: r.get("broker_id") or 0)

@@ -12,17 +12,19 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
+from kafka_rebalance.cli.meter import follow
 from kafka_rebalance.cluster.admin import ClusterAdmin
 from kafka_rebalance.executor.control import RunState, read_control
 from kafka_rebalance.executor.executor import Executor, acting_on, unchecked_identity_note
 from kafka_rebalance.executor.gate import ExecutionGate, Hold
 from kafka_rebalance.executor.interrupt import StopRequest, StopSignal, stop_message, stop_on_signals
+from kafka_rebalance.executor.progress import read_progress
 from kafka_rebalance.executor.rearm import rearm as rearm_plan
 from kafka_rebalance.executor.results import RunStatus
 from kafka_rebalance.executor.settings import MAX_WAIT_SECONDS, ExecSettings, parse_batch_selection
 from kafka_rebalance.executor.windows import WindowPolicy, policy
 from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
-from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, check_output
+from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, PlanDirError, check_output
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.userinput import check_output_file
@@ -80,6 +82,15 @@ def _snapshot_inputs(plan: Plan, simulate: Path | None) -> list[tuple[str, Path 
     planned = (plan.manifest.get("snapshot") or {}).get("path")
     return [("--simulate snapshot", simulate),
             ("snapshot the plan was made from", Path(planned) if isinstance(planned, str) and planned else None)]
+
+
+def _bytes_done(plan_dir: Path, plan: Plan) -> float:
+    """Bytes the ledger records as copied, for the bar; an unreadable ledger shows as none (the run itself says why),
+    since drawing the bar must never stop a run."""
+    try:
+        return float(read_progress(plan_dir, plan).bytes_done)
+    except PlanDirError:
+        return 0.0
 
 
 def _progress(line: str) -> None:
@@ -171,17 +182,24 @@ def execute(
     selection = parse_batch_selection(batches, the_plan) if batches is not None else None
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
+    total = sum(b.bytes or 0 for b in the_plan.batches)
     with closing(admin_from_flags(plan, bootstrap_server, command_config, simulate, connect_timeout)) as admin, \
             stop_on_signals(StopRequest(_progress)) as stop, \
             acting_on(the_plan, admin, "execute", starting=not rearm, allow_unidentified=allow_unidentified_cluster,
-                      take_over=take_over_lease, simulated=simulate is not None):
+                      take_over=take_over_lease, simulated=simulate is not None), \
+            follow(f"plan {the_plan.plan_hash[:12]}", total, lambda: _bytes_done(plan, the_plan)) as refresh:
         # The plan's cluster, its age and its lease were checked before a re-arm or anything else touches the cluster.
         ex: Executor | None = None
+
+        def said(line: str) -> None:
+            _progress(line)
+            refresh()  # the executor speaks after each poll: the ledger it saved then says how far it is
+
         try:
             if rearm:
                 rearm_plan(the_plan, admin, by=rearm_by, progress=_progress)
             while True:
-                ex = Executor(the_plan, admin, settings, _progress, gate=gate, stop=stop)
+                ex = Executor(the_plan, admin, settings, said, gate=gate, stop=stop)
                 report = ex.run(selection, final_snapshot)
                 if report.hold is None or not wait or not report.waits:
                     break  # nothing to wait for when held without a known end: the message says why

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, fail, stderr
-from kafka_rebalance.cli.meter import meter
+from kafka_rebalance.cli.meter import meter, stages
 from kafka_rebalance.cluster.gather import gather_snapshot
 from kafka_rebalance.cluster.prometheus import METRICS_HELP, parse_metrics_option
 from kafka_rebalance.options import DEFAULT_RATE_WINDOW_SECONDS, MAX_RATE_WINDOW_SECONDS, RATE_WINDOW
@@ -45,7 +45,11 @@ def gather(
     source = parse_metrics_option(metrics) if metrics is not None else None
     settings = (settings_from_properties(command_config, bootstrap_server) if command_config
                 else ConnectionSettings(bootstrap_server, source="--bootstrap-server"))
-    with closing(LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)) as admin:
+    with stages("gather", ["connecting"]) as begin:
+        # Up to --connect-timeout when nothing answers: a spinner on a terminal says what it waits for.
+        begin(f"connecting to {settings.describe()} (up to {connect_timeout:g} s)")
+        live = LiveAdmin(settings.with_timeouts(bootstrap_timeout_ms=int(connect_timeout * 1000)), quiet=True)
+    with closing(live) as admin:
         with meter(f"measuring produce rates over {rate_window:g} s", rate_window if source is None else 0.0,
                    unit="seconds") as waited:
             snap = gather_snapshot(admin, cluster_id, rate_window, source, waited)

@@ -14,11 +14,13 @@ from typing import Annotated, Any
 import typer
 
 from kafka_rebalance.cli._app import app, stderr
+from kafka_rebalance.cli.meter import stages
 from kafka_rebalance.estimates import plan_estimate
 from kafka_rebalance.options import OptionField, PlanOptions, from_flags, option_fields, resolve_threshold
 from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.planner import make_plan, write_plan
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.snapshot.capacity import CapacityMap, read_capacity_file
 from kafka_rebalance.units import human_bytes, human_rate, parse_bytes
 from kafka_rebalance.userinput import check_output_dir
 
@@ -27,21 +29,30 @@ def plan(
     snapshot: Annotated[Path, typer.Option(help="Cluster snapshot (.json or .parquet)")],
     out: Annotated[Path, typer.Option(help="Plan directory to create (must be new, empty, or hold this same plan)")],
     analysis: Annotated[Path | None, typer.Option(help="Spark analysis output directory (reads summary.json)")] = None,
+    capacity: Annotated[Path | None, typer.Option(
+        help="Broker capacities (JSON or YAML): {default: {disk_bytes, network_in_bytes_per_sec, "
+             "network_out_bytes_per_sec}, brokers: {ID: {...}}}, each a number of bytes (bytes/s) or a size such as "
+             "2TiB or 125MB/s; over the snapshot's own (docs/PLAN_FORMAT.md, \"Broker capacity\")")] = None,
     **flags: Any,
 ) -> None:
     """Plan a minimal-movement, rack-safe, throttled rebalance in Kafka's own file formats."""
     started = time.perf_counter()
     check_output_dir(out, "--out")
-    snap = load_snapshot(snapshot)
-    loaded = time.perf_counter()
     values = from_flags(flags)
-    threshold, source = resolve_threshold(snap, values.pop("threshold_percentage"), analysis)
-    options = PlanOptions(**values, threshold_percentage=threshold, threshold_source=source)
-    result = make_plan(snap, options)
-    planned = time.perf_counter()
-    manifest, status = write_plan(result, out, str(snapshot))
+    with stages("plan", ("loading the snapshot", "planning", "writing the plan directory")) as begin:
+        begin("loading the snapshot")
+        snap = load_snapshot(snapshot)
+        loaded = time.perf_counter()
+        threshold, source = resolve_threshold(snap, values.pop("threshold_percentage"), analysis)
+        capacities = read_capacity_file(str(capacity)) if capacity is not None else CapacityMap()
+        options = PlanOptions(**values, threshold_percentage=threshold, threshold_source=source, capacity=capacities)
+        begin("planning")
+        result = make_plan(snap, options)
+        planned = time.perf_counter()
+        begin("writing the plan directory")
+        manifest, status = write_plan(result, out, str(snapshot))
     s = manifest["summary"]
-    estimate = plan_estimate(s)  # the executor's default mode: `execute --mode` may choose the other
+    estimate = plan_estimate(manifest)  # the executor's default mode: `execute --mode` may choose the other
     ratio = s["ratio_to_lower_bound"]["replica_moves"]
     stderr.print(
         f"{status} {out}: plan {manifest['plan_hash'][:16]}, {len(manifest['batches'])} batches, "
@@ -58,7 +69,9 @@ def plan(
 def _flag(f: OptionField) -> inspect.Parameter:
     """One option's typer parameter: lists are comma-separated text, unset optional values are None."""
     kind: Any
-    if f.item is not None:
+    if f.option.repeatable:
+        kind, default = list[str] | None, None
+    elif f.item is not None:
         kind, default = str | None, None
     elif f.nullable:
         kind, default = f.kind | None, None

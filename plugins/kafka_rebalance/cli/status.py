@@ -28,7 +28,8 @@ def render(p: Progress, now: datetime) -> list[str]:
         lines.append(f"  {f.label}: {value}")
     for b in p.batches:
         lines.append(f"  batch {b.id} ({b.kind}): {b.state.value}, {b.partitions_done}/{b.partitions} partitions"
-                     + (f", {b.started_at} to {b.ended_at or '...'}" if b.started_at else ""))
+                     + (f", {b.started_at} to {b.ended_at or '...'}" if b.started_at else "")
+                     + (f", estimated {b.estimated_seconds:,.1f} s" if b.estimated_seconds is not None else ""))
     return lines
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from kafka_rebalance.cli._app import app, fail, stderr
+from kafka_rebalance.cli.meter import stages
 from kafka_rebalance.errors import RebalanceError
 
 
@@ -24,13 +25,18 @@ def validate(
     (a failed plan can never be executed).
     """
     from kafka_rebalance.plan_dir import VALIDATION_DIR, check_output
-    from kafka_rebalance.validation import validate_plan
 
     try:
         # validate writes only PLAN/validation/; the snapshot it reads must not be one of those files.
         check_output(plan / VALIDATION_DIR, "--plan", inputs=[("--snapshot", snapshot)], directory=True,
                      may_write=(f"{VALIDATION_DIR}",))
-        outcome = validate_plan(plan, snapshot, engine=engine)
+        with stages("validate", ["loading Great Expectations"]) as begin:
+            begin("loading Great Expectations")
+            from kafka_rebalance.validation import validate_plan
+            from kafka_rebalance.validation.runner import stage_names
+
+            begin.expect(len(stage_names()))
+            outcome = validate_plan(plan, snapshot, engine=engine, begin=begin)
     except RebalanceError as exc:
         fail(str(exc))
     except Exception as exc:

@@ -26,6 +26,11 @@ FOLLOWER_RATE = "follower.replication.throttled.rate"
 LEADER_REPLICAS = "leader.replication.throttled.replicas"
 FOLLOWER_REPLICAS = "follower.replication.throttled.replicas"
 BROKER_THROTTLE_KEYS = (FOLLOWER_RATE, LEADER_RATE)
+# Kafka's throttle on copying a replica between the log dirs of its broker (AlterReplicaLogDirs): a plan's
+# log-dir batches set it where replicas move within a broker.
+LOG_DIR_RATE = "replica.alter.log.dirs.io.max.bytes.per.second"
+# Every broker rate a plan may set and a ledger may record and restore.
+BROKER_RATE_KEYS = (*BROKER_THROTTLE_KEYS, LOG_DIR_RATE)
 TOPIC_THROTTLE_KEYS = (FOLLOWER_REPLICAS, LEADER_REPLICAS)
 
 
@@ -48,6 +53,15 @@ class Reassignment:
     @property
     def target(self) -> tuple[int, ...]:
         return tuple(r for r in self.replicas if r not in self.removing)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaDir:
+    """Where one replica lives, as DescribeLogDirs reports it: its log dir, and the dir its future copy is being
+    written to while it moves between dirs (None: not moving)."""
+
+    path: str
+    future: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +156,15 @@ class ClusterAdmin(Protocol):
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         """Preferred leader election; per-partition error name or None (already preferred counts as done)."""
+        ...
+
+    def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
+        """AlterReplicaLogDirs: move (or, for a replica its broker does not hold yet, place) each replica in the
+        named log dir; per replica the error name or None."""
+        ...
+
+    def replica_dirs(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], ReplicaDir]:
+        """The log dir of each replica of the given partitions (DescribeLogDirs), with its future dir while it moves."""
         ...
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 import kafka.errors as kafka_errors
-from kafka import TopicPartition
+from kafka import TopicPartition, TopicPartitionReplica
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient, OffsetSpec
 
 from kafka_rebalance.cluster.admin import (
@@ -26,6 +26,7 @@ from kafka_rebalance.cluster.admin import (
     ClusterError,
     PartitionView,
     Reassignment,
+    ReplicaDir,
 )
 from kafka_rebalance.cluster.connection import ConnectionSettings, install_redaction
 from kafka_rebalance.cluster.failures import (
@@ -506,6 +507,37 @@ class LiveAdmin:
                         key = (TP(t["name"], p["partition_index"]), entry["broker"])
                         out[key] = max(out.get(key, 0), p["partition_size"])
         return out
+
+    def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
+        if not dirs:
+            return {}
+        request = {TopicPartitionReplica(tp.topic, tp.partition, b): d for (tp, b), d in dirs.items()}
+        what = "alter replica log dirs"
+        with self._call(what, ALTER_CLUSTER):
+            result = self.client.alter_replica_log_dirs(request)
+        out: dict[tuple[TP, int], str | None] = {}
+        for r, err in result.items():
+            self._raise_if_denied(err, what, ALTER_CLUSTER)
+            out[(TP(r.topic, r.partition), r.broker_id)] = self._error_name(err)
+        return out
+
+    def replica_dirs(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], ReplicaDir]:
+        wanted: dict[str, list[int]] = {}
+        for tp in partitions:
+            wanted.setdefault(tp.topic, []).append(tp.partition)
+        if not wanted:
+            return {}
+        current: dict[tuple[TP, int], str] = {}
+        future: dict[tuple[TP, int], str] = {}
+        for entry in self._log_dirs(wanted, None):
+            for d in entry["log_dirs"]:
+                if d.get("error_code"):
+                    continue  # an offline dir holds nothing Kafka can serve
+                for t in d["topics"]:
+                    for p in t["partitions"]:
+                        key = (TP(t["name"], p["partition_index"]), entry["broker"])
+                        (future if p.get("is_future_key") else current)[key] = d["log_dir"]
+        return {k: ReplicaDir(path, future.get(k)) for k, path in current.items()}
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         wanted: dict[str, list[int]] = {}

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from kafka_rebalance.atomic import atomic_write
-from kafka_rebalance.cluster.admin import TP, PartitionView, Reassignment
+from kafka_rebalance.cluster.admin import TP, PartitionView, Reassignment, ReplicaDir
 from kafka_rebalance.cluster.simulator import ERR_ELECTION_NOT_NEEDED, Simulator
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Snapshot
@@ -38,6 +38,8 @@ def read_state(path: Path) -> Simulator:
 
 class SimAdmin:
     """``ClusterAdmin`` over a ``Simulator``; with ``state_path`` every change is persisted at once."""
+
+    simulated = True  # its clock is virtual: the ledger records it, so a run's times are read as such
 
     def __init__(self, sim: Simulator, state_path: Path | None = None) -> None:
         self.sim = sim
@@ -95,6 +97,14 @@ class SimAdmin:
 
     def replica_sizes(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], int]:
         return self.sim.replica_sizes(partitions)
+
+    def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
+        out = self.sim.alter_replica_log_dirs(dirs)
+        self._save()
+        return out
+
+    def replica_dirs(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], ReplicaDir]:
+        return self.sim.replica_dirs(partitions)
 
     def elect_preferred(self, partitions: Iterable[TP]) -> dict[TP, str | None]:
         out = {tp: (None if err == ERR_ELECTION_NOT_NEEDED else err) for tp, err in self.sim.elect_preferred(partitions).items()}

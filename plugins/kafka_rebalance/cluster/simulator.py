@@ -41,6 +41,7 @@ from kafka_rebalance.cluster.admin import (
     TP,
     ClusterError,
     Reassignment,
+    ReplicaDir,
     parse_throttled_replicas,
 )
 from kafka_rebalance.errors import RebalanceError
@@ -138,6 +139,9 @@ class Simulator:
         self.replication_bytes_per_sec = float(replication_bytes_per_sec)
         self.now = float(now)
         self.stuck: set[tuple[TP, int]] = set()
+        # Log dirs named through AlterReplicaLogDirs, per replica; a move between dirs is instant here (the
+        # simulator models replication between brokers, not disks).
+        self.dirs: dict[tuple[TP, int], str] = {}
         # Partitions with a reassignment in flight: the only ones time has to walk through event by
         # event, and the only ones whose size changes (``_grow``), so a poll costs what moves.
         self.moving: dict[TP, SimPartition] = {tp: p for tp, p in self.partitions.items() if p.target is not None}
@@ -232,6 +236,8 @@ class Simulator:
                 for tp, p in self.partitions.items() if p.target is not None
             ],
             "stuck": sorted([tp.topic, tp.partition, b] for tp, b in self.stuck),
+            # Only when set, so states of simulators that named no dir are what they were.
+            **({"log_dirs": sorted([tp.topic, tp.partition, b, d] for (tp, b), d in self.dirs.items())} if self.dirs else {}),
         }
 
     @classmethod
@@ -252,6 +258,7 @@ class Simulator:
             p.retained = float(r["retained"]) if r.get("retained") is not None else p.size
             sim.moving[p.tp] = p
         sim.stuck = {(TP(t, p), b) for t, p, b in state.get("stuck", [])}
+        sim.dirs = {(TP(t, p), b): d for t, p, b, d in state.get("log_dirs", [])}
         return sim
 
     # ------------------------------------------------------------------ faults
@@ -396,6 +403,25 @@ class Simulator:
             else:
                 results[tp] = ERR_PREFERRED_NOT_AVAILABLE
         return results
+
+    def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
+        """Kafka's rule: the dir is recorded either way (a replica created later goes there); a broker that does
+        not hold the replica yet answers REPLICA_NOT_AVAILABLE."""
+        out: dict[tuple[TP, int], str | None] = {}
+        for (tp, b), d in dirs.items():
+            self.dirs[(tp, b)] = d
+            p = self.partitions.get(tp)
+            out[(tp, b)] = None if p is not None and b in p.replicas else "REPLICA_NOT_AVAILABLE"
+        return out
+
+    def replica_dirs(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], ReplicaDir]:
+        out: dict[tuple[TP, int], ReplicaDir] = {}
+        for tp in partitions:
+            p = self.partitions.get(tp)
+            for b in p.replicas if p is not None else ():
+                if (tp, b) in self.dirs:
+                    out[(tp, b)] = ReplicaDir(self.dirs[(tp, b)])
+        return out
 
     def replica_sizes(self, partitions: Iterable[TP] | None = None) -> dict[tuple[TP, int], int]:
         """What DescribeLogDirs would report: live brokers only."""

@@ -61,7 +61,7 @@ from kafka_rebalance.executor.ledger import (
     THROTTLED,
     THROTTLES_RECORDED,
 )
-from kafka_rebalance.executor.moves import MoveState, landed, landing_problem
+from kafka_rebalance.executor.moves import MoveState, dir_problem, landed, landing_problem
 from kafka_rebalance.executor.results import BatchResult, ContinuousResult, PartitionOutcome, PartitionState, StepIssue
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecutionRefused
 from kafka_rebalance.executor.throttles import topic_gone
@@ -273,6 +273,10 @@ class MoveRun:
         self.by_batch: dict[str, list[int]] = defaultdict(list)
         for m in self.moves:
             self.by_batch[m.batch].append(m.id)
+        # The log dirs each move names for its replicas (broker -> path), from its batch's reassignment JSON.
+        batches = {b.id: b for b in ex.plan.batches}
+        self.named: dict[int, dict[int, str]] = {
+            m.id: batches[m.batch].named_dirs(m.tp) for m in self.moves if m.batch in batches and batches[m.batch].dirs}
         self.label = CONTINUOUS  # what progress lines and cancellations are said of: a batch, or the continuous run
         self.throttles: _BatchThrottles | _FollowingThrottles | None = None
         self.wave: _Barrier | None = None  # batch mode: the batch running now
@@ -342,6 +346,23 @@ class MoveRun:
             soonest = min(soonest, now)
         return min(longest, max(min(1.0, longest), soonest - now + 0.05))
 
+    def _dir_problems(self, ids: Iterable[int], nudge: bool) -> dict[int, str]:
+        """Per move naming log dirs whose replicas are not all in them yet, why (DescribeLogDirs). ``nudge``: ask
+        again (AlterReplicaLogDirs) for the replicas not in or moving to their dir, as Kafka's own tool retries
+        until the broker holds the replica; set before the reassignment, the dir is where a new replica is
+        created, and a broker that did not hold the replica then answers with an error."""
+        named = {i: self.named[i] for i in ids if self.named.get(i)}
+        if not named:
+            return {}
+        admin = self.ex.admin
+        found = admin.replica_dirs(sorted({self.moves[i].tp for i in named}))
+        if nudge:
+            again = {(self.moves[i].tp, b): d for i, dirs in named.items() for b, d in dirs.items()
+                     if (r := found.get((self.moves[i].tp, b))) is None or d not in (r.path, r.future)}
+            if again:
+                admin.alter_replica_log_dirs(again)
+        return {i: p for i, dirs in named.items() if (p := dir_problem(found, self.moves[i].tp, dirs)) is not None}
+
     # ------------------------------------------------------------------ the loop: one implementation for both modes
 
     def _dispatch(self, dispatcher: Dispatcher) -> None:
@@ -391,6 +412,11 @@ class MoveRun:
         # steps recorded above are not in flight, so a re-run starts them afresh).
         ex.check_stop()
         targets = {self.moves[i].tp: self.moves[i].replicas for i in new}
+        dirs = {(self.moves[i].tp, b): d for i in new for b, d in self.named.get(i, {}).items()}
+        if dirs:
+            # Before the reassignment: the broker records the dir and creates a new replica there (its answer for
+            # a replica it does not hold yet is an error; _land asks again once it does).
+            ex.admin.alter_replica_log_dirs(dirs)
         errors = {tp: e for tp, e in ex.admin.alter_reassignments(targets).items() if e} if targets else {}
         if self.wave is not None:
             self.wave.submitted = True
@@ -529,9 +555,19 @@ class MoveRun:
 
     def _land(self, gone: list[int], dispatcher: Dispatcher, now: float, touched: set[str]) -> None:
         parts = self.ex.admin.partitions([self.moves[i].tp for i in gone])
+        misplaced = self._dir_problems([i for i in gone if landed(parts.get(self.moves[i].tp), self.moves[i].replicas)], True)
         for i in gone:
             m, t = self.moves[i], self.tracks[i]
             p = parts.get(m.tp)
+            if landed(p, m.replicas) and i in misplaced:
+                # On its brokers, not yet in its log dirs: a copy between dirs runs until the move's time limit.
+                t.gone_since = now if t.gone_since is None else t.gone_since
+                if now < t.deadline:
+                    continue
+                self._end(i, dispatcher, FAILED, misplaced[i])
+                self.stop_starting = True
+                touched.add(m.tp.topic)
+                continue
             if landed(p, m.replicas):
                 self._end(i, dispatcher, FINISHED)
                 touched.add(m.tp.topic)
@@ -617,6 +653,7 @@ class MoveRun:
         # Resuming: a move already at its target is not submitted again (the barrier verifies it), and one a
         # killed run left in flight to its target is watched, not resubmitted.
         at_target = {i for i in ids if current.get(self.moves[i].tp) == self.moves[i].replicas}
+        at_target -= set(self._dir_problems(at_target, False))  # on its brokers, not yet in its named dirs
         running = {i for i in ids if i not in at_target and self.moves[i].tp in inflight
                    and inflight[self.moves[i].tp].target == self.moves[i].replicas}
         self._reset()
@@ -624,7 +661,7 @@ class MoveRun:
         self.wave = wave = _Barrier(batch, ids)
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.started = admin.now()
-        ex.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start, started_at=self._iso())
+        ex.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start, started_at=self._iso(), **ex.clock_facts())
         self.throttles = throttles = _BatchThrottles(ex, batch, down)
         throttles.begin()
         try:
@@ -686,6 +723,8 @@ class MoveRun:
         snap = self.ex.admin.describe()
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         alive = {b.id for b in snap.brokers if b.alive}
+        named = {tp: batch.named_dirs(tp) for tp in {tp for tp, _ in batch.dirs}}
+        found = self.ex.admin.replica_dirs(sorted(named)) if named else {}
         out: dict[TP, PartitionOutcome] = {}
         for tp, target in sorted(batch.targets.items()):
             p = parts.get(tp)
@@ -704,6 +743,8 @@ class MoveRun:
                 dead = sorted(set(target) - set(p.isr) - alive)
                 out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (
                     f"{tp}: {problem}" + (f" (broker(s) {dead} down)" if dead else ""),))
+            elif tp in named and (problem := dir_problem(found, tp, named[tp])) is not None:
+                out[tp] = PartitionOutcome(tp, PartitionState.NOT_AT_TARGET, (f"{tp}: {problem}",))
             else:
                 out[tp] = PartitionOutcome(tp, PartitionState.AT_TARGET)
         return out
@@ -729,6 +770,7 @@ class MoveRun:
         # started_clock: the admin's clock, which progress measures the copying rate on (the wall clock of
         # started_at is not the simulator's). A field beside the run's state, not a state.
         self.entry["started_clock"] = round(started, 3)
+        self.entry.update(ex.clock_facts())
         self._say(f"{len(done)}/{len(self.moves)} steps finished earlier; estimated {human_seconds(schedule.estimated_seconds)} "
                   f"for the whole schedule (physical bound {human_seconds(schedule.physical_bound_seconds)})")
         ended: float | None = None

@@ -39,6 +39,7 @@ from kafka_rebalance.cluster.admin import (
 )
 from kafka_rebalance.cluster.failures import Role
 from kafka_rebalance.errors import RebalanceError
+from kafka_rebalance.estimates import plan_estimate
 from kafka_rebalance.executor.engine import MoveRun
 from kafka_rebalance.executor.gate import ExecutionGate, Hold, HoldReason
 from kafka_rebalance.executor.interrupt import StopRequest, signal_name
@@ -57,7 +58,7 @@ from kafka_rebalance.executor.ledger import (
 from kafka_rebalance.executor.ledger import (
     CONTINUOUS as CONTINUOUS_KEY,
 )
-from kafka_rebalance.executor.moves import landing_problem
+from kafka_rebalance.executor.moves import dir_problem, landing_problem
 from kafka_rebalance.executor.results import (
     BatchResult,
     CancelOutcome,
@@ -182,6 +183,12 @@ class Executor:
         else:
             self.stop.sleep(self.admin.sleep, seconds)
 
+    def clock_facts(self) -> dict[str, Any]:
+        """What a run records beside its times so that a gap to the estimate can be explained (estimates.gap_line):
+        the longest wait between polls, and whether the clock was the simulator's virtual one."""
+        return {"poll_interval_seconds": self.settings.poll_interval,
+                "simulated_clock": bool(getattr(self.admin, "simulated", False))}
+
     def check_stop(self) -> None:
         """Before anything new is submitted: a stop asked for meanwhile ends the run here (StopSignal)."""
         if self.stop is not None:
@@ -220,7 +227,10 @@ class Executor:
     def progress_summary(self) -> dict[str, Any]:
         """Done and remaining batches, and when the rest would finish given the windows (the report shows it)."""
         remaining = [b for b in self.plan.batches if self.ledger.state(b.id) != FINISHED]
-        seconds = sum(b.estimated_seconds or 0.0 for b in remaining)
+        # Each batch's part of the headline of the mode this run uses (estimates.py); a plan that does not record
+        # the parts of the continuous schedule counts its batches as waves.
+        parts = {p.id: p.seconds for p in plan_estimate(self.plan.manifest, self.settings.mode).steps}
+        seconds = sum(parts.get(b.id, b.estimated_seconds or 0.0) for b in remaining)
         eta = self.gate.policy.eta(self.gate.clock(), seconds, self.gate.margin)
         nxt = self.gate.policy.next_opening(self.gate.clock())
         return {
@@ -515,12 +525,19 @@ class Executor:
         parts = {TP(p.topic, p.partition): p for p in snap.partitions}
         inflight = self.admin.list_reassignments()
         final_target = self.plan.final_targets
+        named: dict[TP, dict[int, str]] = defaultdict(dict)
+        for (tp, b), d in self.plan.final_dirs.items():
+            named[tp][b] = d
+        # Where each named replica lives, as Kafka's DescribeLogDirs reports it.
+        found = self.admin.replica_dirs(sorted(named)) if named else {}
         problems, at_target = [], 0
         for tp, target in sorted(final_target.items()):
             p = parts.get(tp)
             if p is not None and tp in inflight:
                 problems.append(f"{tp}: still moving ({list(inflight[tp].adding)} catching up)")
             elif (problem := landing_problem(None if p is None else PartitionView(p.replicas, p.isr, p.leader), target)):
+                problems.append(f"{tp}: {problem}")
+            elif tp in named and (problem := dir_problem(found, tp, named[tp])):
                 problems.append(f"{tp}: {problem}")
             else:
                 at_target += 1

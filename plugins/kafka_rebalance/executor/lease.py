@@ -56,6 +56,30 @@ class Holder:
         return f"`{self.command}` (pid {self.pid} on {self.host}{who}, since {self.since})"
 
 
+def lease_abandoned(raw: Any) -> bool:
+    """Whether a ledger's recorded lease (its ``lease`` field) is proven abandoned without acquiring anything.
+
+    Proof needs the holder to be of this host and its pid to name no process: a run that exits cleanly clears its
+    record, so this is a crash (SIGKILL, a lost worker). A pid that names a live process reads as held, even if the
+    number was reused: never report a run gone that may not be. A holder on another host cannot be judged here.
+    """
+    if not isinstance(raw, dict):
+        return False
+    try:
+        holder = Holder.from_dict(raw)
+    except (KeyError, TypeError, ValueError):
+        return False
+    if holder.host != socket.gethostname():
+        return False
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's live process
+        return False
+    return False
+
+
 def _recorded(plan_dir: Path, plan_hash: str) -> Holder | None:
     try:
         raw = Ledger.open(plan_dir, plan_hash).data.get("lease")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_rebalance.atomic import atomic_write
-from kafka_rebalance.cluster.admin import BROKER_THROTTLE_KEYS
+from kafka_rebalance.cluster.admin import BROKER_RATE_KEYS
 from kafka_rebalance.executor.moves import (
     CANCELLED,
     FAILED,
@@ -88,7 +88,7 @@ def _check_recorded(path: Path, where: str, before: Any, owned: Owned | None) ->
                 raise _corrupt(path, f"{at} is not an object of config values")
             for key, value in values.items():
                 problem = throttle_value_problem(key, value)
-                if problem is None and (key in BROKER_THROTTLE_KEYS) != (kind == "brokers"):
+                if problem is None and (key in BROKER_RATE_KEYS) != (kind == "brokers"):
                     problem = f"a {'topic' if kind == 'brokers' else 'broker'} config"
                 if problem is not None:
                     raise _corrupt(path, f"{at}.{key}: {problem}")

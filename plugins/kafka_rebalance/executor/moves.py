@@ -13,9 +13,10 @@ a ledger says.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
-from kafka_rebalance.cluster.admin import PartitionView
+from kafka_rebalance.cluster.admin import TP, PartitionView, ReplicaDir
 from kafka_rebalance.errors import RebalanceError
 
 
@@ -119,3 +120,16 @@ def landing_problem(p: PartitionView | None, target: tuple[int, ...]) -> str | N
 
 def landed(p: PartitionView | None, target: tuple[int, ...]) -> bool:
     return landing_problem(p, target) is None
+
+
+def dir_problem(found: Mapping[tuple[TP, int], ReplicaDir], tp: TP, named: Mapping[int, str]) -> str | None:
+    """Why ``tp``'s replicas are not all in the log dirs the plan names for them (None: they are), from
+    DescribeLogDirs (``found``). A replica still copying to its future dir has not landed."""
+    for b, want in sorted(named.items()):
+        r = found.get((tp, b))
+        if r is None:
+            return f"no log dir of broker {b} reports its replica (named: {want})"
+        if r.path != want or r.future is not None:
+            moving = f", moving to {r.future}" if r.future is not None else ""
+            return f"its replica on broker {b} is in {r.path}{moving}, not in {want}"
+    return None

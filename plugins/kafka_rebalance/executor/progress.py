@@ -37,13 +37,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from kafka_rebalance.estimates import mode_that_runs, plan_estimate
 from kafka_rebalance.executor.control import Control, ControlAction, RunState, read_control
+from kafka_rebalance.executor.lease import lease_abandoned
 from kafka_rebalance.executor.ledger import (
     CANCELLED,
     CONTINUOUS,
@@ -59,7 +61,9 @@ from kafka_rebalance.plan_dir import LEDGER_FILE, PlanDirError
 from kafka_rebalance.plan_manifest import Plan, load_plan
 
 # 2: per-batch rows (``batches``) and the execution window the executor last recorded (``window``, ``next_window``).
-PROGRESS_VERSION = 2
+# 3: the headline estimate (``estimated_seconds``, ``estimate_of``, ``other_*``) and each batch's part of it.
+PROGRESS_VERSION = 3
+READS_VERSIONS = (2, 3)
 
 
 class ExecState(StrEnum):
@@ -69,6 +73,10 @@ class ExecState(StrEnum):
     FINISHED = "finished"
     FAILED = "failed"
     STOPPED = "stopped"
+    # The run that acted on the plan was killed (its lease is recorded for a process of this host that no longer
+    # exists) before the plan finished, and none acts now. Moves it submitted may still be copying in Kafka; a re-run
+    # resumes it. Only a crash leaves this: a run that ends cleanly (a closed window, a deferral) clears its lease.
+    INTERRUPTED = "interrupted"
 
 
 # The states in which nothing runs any more and nothing will until an operator acts: the page stops refreshing.
@@ -84,6 +92,10 @@ class BatchState(StrEnum):
     CANCELLED = "cancelled"  # its moves were cancelled (a stop, a stall, a time limit): a re-run starts them again
 
 
+# Fields version 3 added: optional when reading, so version 2 documents still read.
+_ADDED = frozenset({"estimated_seconds", "estimate_of", "other_estimated_seconds", "other_estimate_of"})
+
+
 @dataclass(frozen=True, slots=True)
 class BatchProgress:
     """One batch of plan.json as the ledger records it."""
@@ -97,17 +109,18 @@ class BatchProgress:
     started_at: str | None  # the wave's start, or its first step's (ISO 8601)
     ended_at: str | None  # once it finished, failed or was cancelled: the wave's end, or its last step's
     seconds: float | None  # the time it took on the cluster admin's clock, once finished
+    estimated_seconds: float | None = None  # its part of the headline estimate (estimates.py); None: not recorded
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "state": self.state.value}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> BatchProgress:
-        names = set(cls.__dataclass_fields__)
+        names = set(cls.__dataclass_fields__) - _ADDED
         missing = sorted(names - set(raw))
         if missing:
             raise ValueError(f"progress: batches: missing field(s) {', '.join(missing)}")
-        return cls(**{**{k: raw[k] for k in names}, "state": BatchState(raw["state"])})
+        return cls(**{**{k: raw[k] for k in names | (_ADDED & set(raw))}, "state": BatchState(raw["state"])})
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,19 +147,26 @@ class Progress:
     window: str | None = None  # the windows the executor last ran under, as it described them
     next_window: str | None = None  # the next opening it recorded (None: unrestricted, or none left)
     version: int = PROGRESS_VERSION
+    # The headline estimate of the mode that runs (the one the ledger shows, else the executor's default) and the
+    # other mode's figure: estimates.plan_estimate, as plan.json, approve, the approval text and the report say it.
+    estimated_seconds: float | None = None
+    estimate_of: str | None = None
+    other_estimated_seconds: float | None = None
+    other_estimate_of: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "state": self.state.value, "batches": [b.as_json() for b in self.batches]}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Progress:
-        if raw.get("version") != PROGRESS_VERSION:
-            raise ValueError(f"progress version {raw.get('version')!r}: this tool reads version {PROGRESS_VERSION}")
-        names = set(cls.__dataclass_fields__)
+        if raw.get("version") not in READS_VERSIONS:
+            raise ValueError(f"progress version {raw.get('version')!r}: this tool reads versions "
+                             f"{', '.join(map(str, READS_VERSIONS))}")
+        names = set(cls.__dataclass_fields__) - _ADDED
         missing = sorted(names - set(raw))
         if missing:
             raise ValueError(f"progress: missing field(s) {', '.join(missing)}")
-        return cls(**{**{k: raw[k] for k in names}, "state": ExecState(raw["state"]),
+        return cls(**{**{k: raw[k] for k in names | (_ADDED & set(raw))}, "state": ExecState(raw["state"]),
                       "batches": tuple(BatchProgress.from_json(b) for b in raw["batches"])})
 
 
@@ -179,8 +199,12 @@ def _iso(t: datetime | None) -> str | None:
 _STARTED = (THROTTLES_RECORDED, THROTTLED, SUBMITTED)
 
 
-def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | None = None) -> Progress:
-    """The execution's progress as the ledger (None: no run yet) and the operator's requests record it."""
+def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | None = None, *,
+             holder_gone: bool = False) -> Progress:
+    """The execution's progress as the ledger (None: no run yet) and the operator's requests record it.
+
+    ``holder_gone``: the lease the ledger records is proven abandoned (``lease_abandoned``), so a plan that would read
+    as running reads as interrupted."""
     ledger = ledger or {}
     batches: Mapping[str, Any] = ledger.get("batches") or {}
     cont: Mapping[str, Any] = ledger.get(CONTINUOUS) or {}
@@ -247,7 +271,7 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     elif not times:
         state_ = ExecState.NOT_STARTED
     else:
-        state_ = ExecState.RUNNING
+        state_ = ExecState.INTERRUPTED if holder_gone else ExecState.RUNNING
     rate = None
     if copy_seconds is not None and copy_seconds > 0 and run_bytes > 0:
         rate = run_bytes / copy_seconds
@@ -259,6 +283,8 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
     percent = round(100.0 * bytes_done / total, 2) if total else (100.0 if done == len(moves) and ledger else 0.0)
     recorded = ledger.get("progress")
     recorded = recorded if isinstance(recorded, Mapping) else {}
+    estimate = plan_estimate(plan.manifest, mode_that_runs(ledger, [b.id for b in plan.batches if b.kind == "move"]))
+    parts = {s.id: s.seconds for s in estimate.steps}
     return Progress(
         plan_hash=plan.plan_hash, state=state_, moves_total=len(moves), moves_done=done, moves_in_flight=in_flight,
         moves_pending=len(moves) - done - in_flight - failed, moves_failed=failed, bytes_total=total,
@@ -266,8 +292,10 @@ def progress(plan: Plan, ledger: Mapping[str, Any] | None, control: Control | No
         elections_requested=requested, started_at=_iso(min(times)) if times else None,
         updated_at=_iso(max(written)) if written else None,
         rate_bytes_per_sec=None if rate is None else round(rate, 1), eta_seconds=eta_seconds, eta_at=eta_at,
-        batches=batch_rows(plan, batches, steps),
+        batches=tuple(replace(r, estimated_seconds=parts.get(r.id)) for r in batch_rows(plan, batches, steps)),
         window=_str(recorded.get("window")), next_window=_str(recorded.get("next_window")),
+        estimated_seconds=estimate.seconds, estimate_of=estimate.mode, other_estimated_seconds=estimate.other_seconds,
+        other_estimate_of=estimate.other_mode,
     )
 
 
@@ -353,7 +381,8 @@ def read_progress(plan_dir: Path, plan: Plan | None = None) -> Progress:
     plan_dir = Path(plan_dir)
     plan = plan if plan is not None else load_plan(plan_dir, require_passed=False)
     ledger = Ledger.open(plan_dir, plan.plan_hash).data if (plan_dir / LEDGER_FILE).exists() else None
-    return progress(plan, ledger, read_control(plan_dir, plan.plan_hash))
+    return progress(plan, ledger, read_control(plan_dir, plan.plan_hash),
+                    holder_gone=ledger is not None and lease_abandoned(ledger.get("lease")))
 
 
 def action_refusal(p: Progress, action: ControlAction) -> str | None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kafka_rebalance.estimates import DEFAULT_MODE, plan_estimate
+from kafka_rebalance.estimates import DEFAULT_MODE, MODE_LABELS, PlanEstimate, plan_estimate
 from kafka_rebalance.options import DEFAULT_MAX_PLAN_AGE_HOURS
 from kafka_rebalance.orchestration.staging import REPORTS_URL_PREFIX
 from kafka_rebalance.plan_approval import captured_at, leader_changes_text
@@ -38,13 +38,24 @@ def goal_lines(summary: Mapping[str, Any]) -> str:
         verdict = "met" if g["reached"] else f"NOT met (brokers {', '.join(map(str, after['offenders'])) or '-'})"
         out.append(f"- Goal {g['name']}{' (hard)' if g['hard'] else ''}: {g['before']['value']:g} -> {after['value']:g}, "
                    f"{verdict}\n")
+        line = _goal_line(g)
+        if line:
+            out.append(f"  - {line}\n")
     return "".join(out)
 
 
-def duration_line(summary: Mapping[str, Any], options: Mapping[str, Any], batches: int, mode: str) -> str:
+def _goal_line(entry: Mapping[str, Any]) -> str:
+    """The goal's own words for the approver (``Goal.approval_line``), for goals this version knows."""
+    from kafka_rebalance.planner.goals.registry import goal_class, names
+
+    return goal_class(entry["name"]).approval_line(entry) if entry.get("name") in names() else ""
+
+
+def duration_line(manifest: Mapping[str, Any], mode: str) -> str:
     """How long the run should take: the figure of the mode that runs first, the other mode's labelled, and
     what physics allows (plans that carry a continuous schedule)."""
-    estimate = plan_estimate(summary, mode)
+    summary, options, batches = manifest["summary"], manifest["options"], len(manifest["batches"])
+    estimate = plan_estimate(manifest, mode)
     throttle = human_rate(options["throttle_bytes_per_sec"])
     efficiency = options.get("throttle_efficiency", 1.0)
     fixed = options.get("move_fixed_seconds")
@@ -56,6 +67,36 @@ def duration_line(summary: Mapping[str, Any], options: Mapping[str, Any], batche
         line += (f"- Physical bound: {human_seconds(float(c['physical_bound_seconds']))} (busiest broker's bytes at the "
                  f"delivered rate); the continuous schedule is {c['ratio_to_bound']}x of it\n")
     return line
+
+
+SHOWN_STEPS = 20
+
+
+def step_rows(batches: list[Mapping[str, Any]], estimate: PlanEstimate) -> tuple[str, str]:
+    """The batch table (the first ``SHOWN_STEPS``) with each batch's part of the headline, and the line for the rest.
+
+    The estimates column adds up to the headline, shown on the last row (a plan made before the parts were
+    recorded to sum shows each batch's figure as a wave, labelled so)."""
+    parts = {p.id: p for p in estimate.steps}
+    column = f"estimate ({estimate.step_label})" if parts else "estimate (as a wave)"
+    # "done by": the parts' running sum, when the batch's last move is expected to end (a share of 0 s is a batch
+    # whose moves all end while earlier batches' still run).
+    out = [f"| batch | kind | partitions | moves | bytes | {column} | done by |", "|---|---|---|---|---|---|---|"]
+    for b in batches[:SHOWN_STEPS]:
+        part = parts.get(b["id"])
+        seconds = part.seconds if part is not None else b["estimated_seconds"]
+        done_by = human_seconds(part.done_by) if part is not None else "–"
+        out.append(f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {human_bytes(b['bytes'])} | "
+                   f"{seconds:,.1f} s | {done_by} |")
+    rest = batches[SHOWN_STEPS:]
+    more = ""
+    if rest:
+        hidden = sum(parts[b["id"]].seconds if parts else b["estimated_seconds"] for b in rest)
+        more = f"\n\n…and {len(rest)} more batches ({hidden:,.1f} s of the estimate)."
+    if parts and estimate.seconds is not None:
+        out.append(f"| all | | | | | **{estimate.seconds:,.1f} s** ({MODE_LABELS[estimate.mode]}) | "
+                   f"{human_seconds(estimate.seconds)} |")
+    return "\n".join(out), more
 
 
 def snapshot_age_line(manifest: Mapping[str, Any], now: datetime,
@@ -88,12 +129,8 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
     """
     s = manifest["summary"]
     lb = s["lower_bounds"]
-    rows = "\n".join(
-        f"| {b['id']} | {b['kind']} | {b['partitions']} | {b['replica_moves']} | {human_bytes(b['bytes'])} | "
-        f"{b['estimated_seconds']:,.0f} s |"
-        for b in manifest["batches"][:20]
-    )
-    more = f"\n\n…and {len(manifest['batches']) - 20} more batches." if len(manifest["batches"]) > 20 else ""
+    estimate = plan_estimate(manifest, mode)
+    rows, more = step_rows(manifest["batches"], estimate)
     validation = validation_status(staged)
     base = f"{REPORTS_URL_PREFIX}/plans/{staged.parent.name}/{staged.name}"
     return (
@@ -105,13 +142,13 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         f"{goal_lines(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections"
         f"{leader_changes_text(s)}\n"
-        f"{duration_line(s, manifest['options'], len(manifest['batches']), mode)}"
+        f"{duration_line(manifest, mode)}"
         f"- Report: [{REPORT_FILE}]({base}/{REPORT_FILE}) · "
         f"[Data Docs]({base}/{DATA_DOCS_DIR}/index.html) · "
         f"[{RUNBOOK_FILE}]({base}/{RUNBOOK_FILE})\n"
         f"- Plan files: `{staged}`\n\n"
-        f"| batch | kind | partitions | moves | bytes | estimate |\n|---|---|---|---|---|---|\n{rows}{more}\n\n"
-        f"Approve to execute it ({'continuously, following schedule.json' if mode == 'continuous' else 'batch by batch, as waves'}; "
+        f"{rows}{more}\n\n"
+        f"Approve to execute it ({'continuously, following schedule.json' if estimate.mode == 'continuous' else 'batch by batch, as waves'}; "
         "throttles are always restored); "
         "Reject keeps the plan as rejected."
     )

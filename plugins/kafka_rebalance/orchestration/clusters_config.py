@@ -100,10 +100,25 @@ def with_legacy_settings(data: dict[str, Any], explicit_new: bool = True) -> dic
 class _Defaults(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # Broker capacities over the snapshot's (snapshot/capacity.py's map: {default: {...}, brokers: {ID: {...}}});
+    # the trigger form's ``capacity`` field starts from it. Kept as written: the plan reads it as the CLI's file.
+    capacity: dict[str, Any] | None = None
+
     @model_validator(mode="before")
     @classmethod
     def _legacy(cls, data: Any) -> Any:
         return with_legacy_settings(data) if isinstance(data, dict) else data
+
+    @field_validator("capacity")
+    @classmethod
+    def _capacity(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        from kafka_rebalance.snapshot.capacity import CapacityError, read_capacity_map
+
+        try:
+            read_capacity_map(v, "capacity")
+        except CapacityError as exc:
+            raise ValueError(str(exc)) from None
+        return v
 
 
 # The planner options a cluster may set a default for (kafka_rebalance.options says which), under
@@ -239,6 +254,10 @@ class ClustersFile(BaseModel):
     @field_validator("defaults")
     @classmethod
     def _marks_are_per_cluster(cls, v: PlannerDefaults) -> PlannerDefaults:
+        capacity = v.model_dump().get("capacity") or {}
+        if capacity.get("brokers"):
+            raise ValueError("capacity.brokers: broker ids belong to one cluster; give per-broker capacities in that "
+                             "cluster's own defaults (a file-wide capacity.default is fine)")
         marked = v.model_dump().get("decommission_brokers")
         if marked:
             raise ValueError(f"decommission_brokers: {list(marked)} would mark the same broker ids for removal in "

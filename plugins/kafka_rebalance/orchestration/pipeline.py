@@ -128,7 +128,7 @@ def make_plan(run: Mapping[str, str], params: Mapping[str, Any], defaults: Plann
     log.info("plan %s (%s): %d batches, %d replica moves, %s bytes, %d elections%s, estimated %s", manifest["plan_hash"][:16],
              status, len(manifest["batches"]), s["replica_moves"], f"{s['bytes_moved']:,}", s["leader_elections"],
              leader_changes_text(s),
-             plan_estimate(s, mode).text())  # fmt: skip
+             plan_estimate(manifest, mode).text())  # fmt: skip
     return str(out)
 
 
@@ -220,14 +220,10 @@ def apply_policy(cluster: ClusterConfig, staged_dir: str, window: str | None = N
         log.info("approval policy: none configured for %s; a person approves", cluster.cluster_id)
         return None
     now = now or datetime.now(UTC)
-    facts = plan_facts(Path(staged_dir), now)
-    # The figure for the schedule this cluster's executor runs (plan_facts headlines the default mode).
-    estimate, estimate_of = facts.estimated_seconds, facts.estimate_of
-    if facts.other_estimate_of == cluster.executor.mode and facts.other_estimated_seconds is not None:
-        estimate, estimate_of = facts.other_estimated_seconds, facts.other_estimate_of
+    facts = plan_facts(Path(staged_dir), now, cluster.executor.mode)
     figures = PlanFigures(
         replica_moves=facts.replica_moves, bytes_moved=facts.bytes_moved, leader_elections=facts.leader_elections,
-        estimated_seconds=estimate, estimate_of=estimate_of,
+        estimated_seconds=facts.estimated_seconds, estimate_of=facts.estimate_of,
         window_seconds=window_seconds(window_policy(cluster, window), cluster.executor.window_margin_seconds))
     verdict = judge(policy, figures)
     log.info("approval policy on plan %s: %s", facts.plan_hash[:16], verdict.describe())

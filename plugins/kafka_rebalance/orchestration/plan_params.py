@@ -15,6 +15,12 @@ from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions, option_fields, resolve_threshold
 from kafka_rebalance.orchestration.clusters_config import PlannerDefaults, with_legacy_settings
 from kafka_rebalance.snapshot import Snapshot
+from kafka_rebalance.snapshot.capacity import CapacityError, CapacityMap, read_capacity_map
+
+CAPACITY = "capacity"  # the capacity map's setting: clusters.yaml and the form (snapshot/capacity.py)
+CAPACITY_HELP = ("Broker capacities over the snapshot's, as JSON: {\"default\": {\"disk_bytes\": \"2TiB\", "
+                 "\"network_in_bytes_per_sec\": \"125MB/s\", \"network_out_bytes_per_sec\": \"125MB/s\"}, "
+                 "\"brokers\": {\"7\": {...}}}; empty: the snapshot's own")
 
 
 def setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: str) -> Any:
@@ -26,6 +32,12 @@ def setting(params: Mapping[str, Any], defaults: PlannerDefaults | None, name: s
     if name in type(chosen).model_fields:
         return getattr(chosen, name)
     return next(f.setting_default for f in option_fields() if f.setting == name)
+
+
+def capacity_map(params: Mapping[str, Any], defaults: PlannerDefaults | None) -> CapacityMap:
+    """The run's capacity map: the form's, else the cluster's clusters.yaml ``capacity`` (CapacityError naming
+    the field and value)."""
+    return read_capacity_map(setting(params, defaults, CAPACITY), CAPACITY)
 
 
 def planner_values(params: Mapping[str, Any], defaults: PlannerDefaults | None = None) -> dict[str, Any]:
@@ -61,6 +73,10 @@ def planner_settings(params: Mapping[str, Any], defaults: PlannerDefaults | None
         if problem is not None:
             problems[f.setting] = problem
             del values[f.name]
+    try:
+        values[CAPACITY] = capacity_map(params, defaults)
+    except CapacityError as exc:
+        problems[CAPACITY] = str(exc)
     return values, problems
 
 
@@ -80,5 +96,7 @@ def planner_form(defaults: PlannerDefaults) -> dict[str, Any]:
     """The trigger form's planner fields, each an Airflow Param starting from the cluster's default."""
     from airflow.sdk import Param
 
-    return {f.setting: Param(f.form_value(setting({}, defaults, f.setting)), description=f.help_text(), **f.setting_schema())
+    form = {f.setting: Param(f.form_value(setting({}, defaults, f.setting)), description=f.help_text(), **f.setting_schema())
             for f in option_fields() if f.option.in_form}  # fmt: skip
+    form[CAPACITY] = Param(defaults.capacity, type=["null", "object"], description=CAPACITY_HELP)
+    return form

@@ -2,6 +2,9 @@
 
 Routes (under the plugin's prefix, ``/kafka-rebalance``):
 * ``/``                              every staged plan the caller may see, newest first, with its verdicts;
+* ``/fleet``                         every configured cluster the caller may see: its last analysis (per-broker
+  leader imbalance against the threshold, bytes), its imbalance over time, its plans staged, executing and done
+  with their progress (report/fleet_view.py);
 * ``/plans/{cluster}/{plan}/{file}`` a file of a staged plan (report.html, RUNBOOK.md, Data Docs...);
 * ``/runs/{dag_id}/{run_id}``        the report of the plan a DAG run staged (the run's "Rebalance
   report" tab in the Airflow UI points here);
@@ -292,8 +295,27 @@ def index(request: Request, user: User) -> str:
         "td,th{padding:6px 10px;text-align:left;border-bottom:1px solid #edf2f7}th{color:#4a5568;background:#f7fafc}"
         "a{color:#017cee}</style>"
         f"<h1>Staged rebalance plans</h1><p id=triggers>Trigger a rebalance: {triggers or 'no cluster configured'}</p>"
+        f"<p><a id=fleet-link href=\"{html.escape(base)}/fleet\">The fleet</a>: every configured cluster's last "
+        "analysis, its imbalance over time and its plans.</p>"
         "<table><tr><th>cluster</th><th>plan</th><th>moves</th><th>validation</th>"
         f"<th>decision</th><th>execution</th><th>verification</th><th>files</th></tr>{body}</table>"
+    )
+
+
+@app.get("/fleet", response_class=HTMLResponse, dependencies=[Depends(_authorize_all_runs)])
+def fleet(request: Request, user: User) -> str:
+    from kafka_rebalance.orchestration.clusters_config import clusters_file, load_clusters
+    from kafka_rebalance.report.fleet_view import fleet_view, read_fleet
+
+    try:
+        configured = load_clusters(clusters_file()).clusters
+    except (RebalanceError, OSError, ValueError) as exc:
+        raise HTTPException(status_code=409, detail=f"the clusters file cannot be read: {exc}") from None
+    visible = [c for c in configured if _row_visible(user, c.dag_id)]
+    base = request.scope.get("root_path", "")
+    return environment().get_template("fleet.html.j2").render(
+        view=fleet_view(read_fleet(data_root(), visible)), index_link=f"{base}/", plan_base=base,
+        trigger_links={c.cluster_id: f"{base}/trigger/{quote(c.cluster_id)}" for c in visible},
     )
 
 

@@ -9,6 +9,7 @@ Nothing heavy is imported here: the DAG file imports it at every parse.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,9 @@ def form_fields(params: Mapping[str, Any], *, brokers: Sequence[int] = (), topic
                 if isinstance(items, dict) and "enum" in items:  # goals: the registered names, in the help
                     common["help"] += f" (one or more of: {', '.join(items['enum'])})"
                 out.append(FormField(**common, widget="list", text=", ".join(shown)))
+        elif "object" in kinds:  # the capacity map: JSON text
+            text = raw[-1] if raw else ("" if raw is not None or default is None else json.dumps(default))
+            out.append(FormField(**common, widget="text", text=text, required="null" not in kinds))
         else:
             text = raw[-1] if raw else ("" if raw is not None or default is None else str(default))
             out.append(FormField(**common, widget="text", text=text, required="null" not in kinds))
@@ -125,6 +129,14 @@ def _typed(raw: list[str], schema: Mapping[str, Any], name: str) -> Any:
     text = raw[-1].strip() if raw else ""
     if text == "" and "null" in kinds:
         return None
+    if "object" in kinds:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            raise ValueError(f"{name}: not JSON, got {text[:60]!r}") from None
+        if not isinstance(value, dict):
+            raise ValueError(f"{name}: must be a JSON object, got {text[:60]!r}")
+        return value
     if text == "":
         raise ValueError(f"{name}: required")
     if "integer" in kinds:

@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.steps import Step
 
+# A batch of moves between the log dirs of a broker: same replicas, named dirs (AlterReplicaLogDirs).
+LOG_DIR_BATCH = "log-dirs"
+
 
 @dataclass(slots=True)
 class PlannedBatch:
-    kind: str  # "reorder" | "move"
+    kind: str  # "reorder" | "log-dirs" | "move"
     steps: list[Step]
-    seconds: float = 0.0
+    seconds: float = 0.0  # as a wave, unrounded (plan.json's figures: estimate.step_figures)
 
     @property
     def replica_moves(self) -> int:

@@ -17,16 +17,18 @@ import numpy as np
 
 from kafka_rebalance.balance import leader_changes
 from kafka_rebalance.errors import PlanError
-from kafka_rebalance.estimates import DEFAULT_MODE
+from kafka_rebalance.estimates import DEFAULT_MODE, TENTHS, tenths
 from kafka_rebalance.metrics import is_over_threshold, threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
-from kafka_rebalance.planner.batching import PlannedBatch, make_batches, order_key
+from kafka_rebalance.planner.batching import LOG_DIR_BATCH, PlannedBatch, make_batches, order_key
 from kafka_rebalance.planner.byte_misses import byte_misses
-from kafka_rebalance.planner.estimate import batch_seconds
+from kafka_rebalance.planner.estimate import batch_seconds, step_figures
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs, within_seconds, within_steps, within_throttles
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
+from kafka_rebalance.planner.goals.leader_keep import keep_leaders
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice, PreferredLeaderGoal, preferred_bounds
 from kafka_rebalance.planner.goals.registry import goal_class, replica_goals, selected
@@ -186,6 +188,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     if options.threshold_percentage is None:
         value, source = threshold_percentage(snapshot)
         options = replace(options, threshold_percentage=value, threshold_source=source)
+    original, snapshot = snapshot, options.planned_snapshot(snapshot)
     state = ClusterState(snapshot, options)
     set_targets(state)
     bounds = lower_bounds.terms(state)
@@ -201,9 +204,11 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     for name in names:
         goal_class(name)().lead(state, choice)
     reorders, moves = _steps(state, choice, options)
+    dirs = plan_log_dirs(state, moves)
+    moves = [[dirs.named(s) for s in chain] for chain in moves]
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
-    batches, throttles = _batches(state, reorders, moves, options)
+    batches, throttles = _batches(state, reorders, moves, options, within_steps(state, dirs, reorders))
     schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
                         options.move_fixed_seconds)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
@@ -211,7 +216,9 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
     summary["leader_changes"] = leader_changes(state.leader.tolist(), final_leader.tolist())
     summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
-    return Plan(snapshot, options, batches, elections, summary, throttles, schedule)
+    if dirs.dirs:  # only where brokers have several log dirs: other plans are the plans they were
+        summary["log_dirs"] = dirs.summary()
+    return Plan(original, options, batches, elections, summary, throttles, schedule)
 
 
 @dataclass(frozen=True)
@@ -256,6 +263,10 @@ def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
     state, solved = _exact_if_better(snapshot, options, state, unrepaired, goals)
     if solved is not None and solved.rows is not None:
         unrepaired = []
+    else:
+        # Leader changes are the last cost, after bytes and moves (the exact model's choice is made on
+        # those): the heuristic's balance with followers moved in place of leaders where sizes allow.
+        keep_leaders(state)
     return state, solved, unrepaired, spent
 
 
@@ -276,6 +287,9 @@ def _goal_entries(names: Sequence[str], before: Any, after: Any, spent: dict[str
             "moves": None if by_exact and not goal.leader_goal else moves,
             "bytes": None if by_exact and not goal.leader_goal else moved,
         })  # fmt: skip
+        figures = goal.broker_figures(before, after)
+        if figures is not None:  # absent for the goals without: their plans hash as they did
+            out[-1]["brokers"] = figures
     return out
 
 
@@ -463,14 +477,24 @@ def _band_elections(state: ClusterState, optional: np.ndarray, leader: np.ndarra
     return sorted(chosen)
 
 
-def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
-             options: PlanOptions) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
-    """The batches in the chosen order, each with its duration and KIP-73 throttles."""
+def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]], options: PlanOptions,
+             within: Sequence[Step] = ()) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
+    """The batches in the chosen order, each with its duration and KIP-73 throttles. Moves between the log dirs
+    of a broker (``within``) form the log-dir batches, after the reorders and before the moves: their dirs were
+    chosen at their peak, counting every arrival and no departure, so they may run before or alongside them."""
     urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
-    batches = make_batches(reorders, moves, options, order_key(options, lambda p: bool(urp[p])))
+    key = order_key(options, lambda p: bool(urp[p]))
+    batches = make_batches(reorders, moves, options, key)
+    first_move = sum(1 for b in batches if b.kind == "reorder")
+    ordered = sorted(within, key=key)
+    cap = options.max_partitions_per_batch
+    batches[first_move:first_move] = [PlannedBatch(LOG_DIR_BATCH, ordered[i : i + cap]) for i in range(0, len(ordered), cap)]
     throttles = []
     for batch in batches:
-        if batch.kind == "move":
+        if batch.kind == LOG_DIR_BATCH:
+            batch.seconds = within_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
+            throttles.append(within_throttles(batch.steps, options.throttle_bytes_per_sec))
+        elif batch.kind == "move":
             batch.seconds = batch_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
             if math.isinf(batch.seconds):
                 s = max(batch.steps, key=lambda s: s.rate)
@@ -513,11 +537,12 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "bytes_moved": _ratio(bytes_moved, reached_bounds["bytes_moved"]),
         },
         # The headline: the figure of the executor's default mode (estimates.py), the batches' beside it.
-        "estimated_seconds": round(schedule.seconds, 1),
+        "estimated_seconds": tenths(schedule.seconds) / TENTHS,
         "estimate_of": DEFAULT_MODE,
-        "estimated_seconds_batches": round(sum(b.seconds for b in batches), 1),
+        # The batches' own figures add up to it exactly (estimates.split_tenths).
+        "estimated_seconds_batches": sum(tenths(w) for w in step_figures(batches, schedule).waves) / TENTHS,
         "continuous": {
-            "estimated_seconds": round(schedule.seconds, 1),
+            "estimated_seconds": tenths(schedule.seconds) / TENTHS,
             "physical_bound_seconds": round(schedule.bound_seconds, 1),
             "ratio_to_bound": _ratio(schedule.seconds, schedule.bound_seconds),
             "batched_ratio_to_bound": _ratio(sum(b.seconds for b in batches), schedule.bound_seconds),

@@ -13,8 +13,12 @@ metadata rounds, fetcher starts and ISR joins overlap rather than add up.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
+from kafka_rebalance.estimates import running_shares, split_tenths
+from kafka_rebalance.planner.batching import PlannedBatch
+from kafka_rebalance.planner.schedule import Schedule
 from kafka_rebalance.planner.steps import Step
 
 
@@ -39,3 +43,20 @@ def batch_seconds(steps: Iterable[Step], rate: float, fixed_seconds: float = 0.0
                 return float("inf")
             worst = max(worst, size / headroom)
     return worst + fixed_seconds if copies else worst
+
+
+@dataclass(frozen=True, slots=True)
+class StepFigures:
+    """plan.json's figure per batch for each mode, to a tenth of a second, adding up exactly to that mode's headline."""
+
+    waves: list[float]  # each batch run as a wave
+    shares: list[float]  # each batch's share of the continuous schedule (estimates.running_shares)
+
+
+def step_figures(batches: Sequence[PlannedBatch], schedule: Schedule) -> StepFigures:
+    batch_of = {(s.p, s.seq): n for n, b in enumerate(batches) for s in b.steps}
+    ends = [0.0] * len(batches)
+    for item in schedule.steps:
+        n = batch_of[(item.step.p, item.step.seq)]
+        ends[n] = max(ends[n], item.end)
+    return StepFigures(split_tenths([b.seconds for b in batches]), running_shares(ends))

@@ -16,6 +16,7 @@ from typing import Any
 from kafka_rebalance import __version__
 from kafka_rebalance.atomic import atomic_directory
 from kafka_rebalance.errors import PlanError
+from kafka_rebalance.estimates import CONTINUOUS_STEP_FIELD, TENTHS, tenths
 from kafka_rebalance.plan_dir import (
     ELECTION_FILE,
     FORMAT_VERSION,
@@ -33,6 +34,8 @@ from kafka_rebalance.plan_dir import (
 )
 from kafka_rebalance.planner import runbook
 from kafka_rebalance.planner.core import Plan
+from kafka_rebalance.planner.estimate import step_figures
+from kafka_rebalance.planner.steps import ANY_LOG_DIR
 
 
 def _entries(steps, which: str) -> dict[str, Any]:
@@ -43,7 +46,8 @@ def _entries(steps, which: str) -> dict[str, Any]:
                 "topic": s.topic,
                 "partition": s.partition,
                 "replicas": list(getattr(s, which)),
-                "log_dirs": ["any"] * len(getattr(s, which)),
+                # A rollback names no dir: the replicas go back to their brokers, wherever each puts them.
+                "log_dirs": list(s.log_dirs) if which == "after" else [ANY_LOG_DIR] * len(s.before),
             }
             for s in steps
         ],
@@ -61,9 +65,10 @@ def reassignment_bytes(steps, which: str) -> bytes:
     out = []
     for s in steps:
         reps = getattr(s, which)
+        dirs = s.log_dirs if which == "after" else (ANY_LOG_DIR,) * len(reps)
         out.append(
             '    {\n      "log_dirs": [\n'
-            + ",\n".join(['        "any"'] * len(reps))
+            + ",\n".join(f"        {encode_basestring_ascii(d)}" for d in dirs)
             + f'\n      ],\n      "partition": {int(s.partition)},\n      "replicas": [\n'
             + ",\n".join(f"        {int(b)}" for b in reps)
             + f"\n      ],\n      \"topic\": {encode_basestring_ascii(s.topic)}\n    }}"
@@ -86,7 +91,7 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
         "move_fixed_seconds": plan.options.move_fixed_seconds,
         "max_moves_per_broker": sched.max_moves_per_broker,
         "max_in_flight": sched.max_in_flight,
-        "estimated_seconds": round(sched.seconds, 1),
+        "estimated_seconds": tenths(sched.seconds) / TENTHS,
         "physical_bound_seconds": round(sched.bound_seconds, 1),
     }
     lines = []
@@ -108,7 +113,9 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
     """All files of the plan directory (relative path -> bytes) and the manifest."""
     files: dict[str, bytes] = {}
     batch_rows: list[dict[str, Any]] = []
-    for n, (batch, throttles) in enumerate(zip(plan.batches, plan.throttles), start=1):
+    figures = step_figures(plan.batches, plan.schedule)
+    for n, (batch, throttles, wave, share) in enumerate(zip(plan.batches, plan.throttles, figures.waves, figures.shares),
+                                                         start=1):
         bid = batch_dir_name(n, len(plan.batches))
         files[batch_file(bid, "reassignment")] = reassignment_bytes(batch.steps, "after")
         files[batch_file(bid, "rollback")] = reassignment_bytes(batch.steps, "before")
@@ -120,7 +127,8 @@ def render(plan: Plan, snapshot_path: str) -> tuple[dict[str, bytes], dict[str, 
                 "partitions": len(batch.steps),
                 "replica_moves": batch.replica_moves,
                 "bytes": batch.bytes,
-                "estimated_seconds": round(batch.seconds, 1),
+                "estimated_seconds": wave,
+                CONTINUOUS_STEP_FIELD: share,
             }
         )
     batch_of = {(s.p, s.seq): row["id"] for row, batch in zip(batch_rows, plan.batches) for s in batch.steps}

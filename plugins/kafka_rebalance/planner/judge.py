@@ -14,6 +14,7 @@ import numpy as np
 
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.network import NetworkGoal, network_capacities, state_traffic, view_fields
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
 from kafka_rebalance.planner.goals.registry import goal_class, selected
 from kafka_rebalance.planner.goals.topic_spread import topic_loads, view_racks
@@ -44,6 +45,15 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
     tol = state.options.byte_tolerance
     threshold = float(state.options.threshold_percentage or 0.0)
 
+    # Traffic only when a selected goal reads it: at a million partitions the rates cost a fraction of a second.
+    net: dict[int, dict[str, float | None]] = {}
+    if any(issubclass(goal_class(g), NetworkGoal) for g in selected(state.options.goals)):
+        net_in, net_out = state_traffic(state, F, lead)
+        cap_in, cap_out = network_capacities(state)
+        elig = state.eligible_idx
+        net = dict(zip(elig, view_fields([net_in[b] for b in elig], [net_out[b] for b in elig],
+                                         [cap_in[b] for b in elig], [cap_out[b] for b in elig])))  # fmt: skip
+
     def broker(b: int) -> BrokerView:
         target = float(state.byte_target[b])
         allowed = (float(state.byte_allowed_hi[b]) - target) / target if target else tol
@@ -51,7 +61,7 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
         return BrokerView(state.bid(b), int(state.counts[b]), int(state.lo[b]), int(state.hi[b]), float(state.bytes[b]),
                           target, allowed, int(pref_count[b]), int(led_pref[b]), int(not_led[b]), int(movable_on[b]),
                           limit if math.isfinite(limit) else None, float(state.byte_lo[b]), float(state.byte_hi[b]),
-                          state.byte_mean)
+                          float(state.byte_centre[b]), **net.get(b, {}))  # type: ignore[arg-type]
 
     violations = RackSafetyGoal().violations(state)
     # Per-topic loads only when a selected goal reads them: at a million partitions they cost a second.
@@ -65,6 +75,7 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
         rf_off_target=int((movable & (rf_now != state.rf_target)).sum()),
         rack_violations=int(movable[violations].sum()),
         byte_slack=byte_slack,
+        network_tolerance=state.options.network_tolerance,
         topics=topic_loads(state, F, pref) if topical else (),
         racks=view_racks(state) if topical else (),
     )
@@ -86,7 +97,7 @@ def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]
     if options.threshold_percentage is None:
         value, source = threshold_percentage(snapshot)
         options = replace(options, threshold_percentage=value, threshold_source=source)
-    state = ClusterState(snapshot, options)
+    state = ClusterState(options.planned_snapshot(snapshot), options)
     set_targets(state)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
     goals = [goal_class(name)() for name in selected(options.goals)]

@@ -17,6 +17,7 @@ from typing import Any
 from kafka_rebalance.estimates import mode_seconds
 from kafka_rebalance.plan_approval import leader_changes_text
 from kafka_rebalance.plan_dir import PLAN_FILE
+from kafka_rebalance.planner.batching import LOG_DIR_BATCH
 
 
 def _quote(value: str) -> str:
@@ -148,13 +149,14 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
     batches = manifest["batches"]
     reorder = [b for b in batches if b["kind"] == "reorder"]
     move = [b for b in batches if b["kind"] == "move"]
+    within = [b for b in batches if b["kind"] == LOG_DIR_BATCH]
 
-    def section(title: str, items: list[dict[str, Any]], throttle: bool) -> None:
+    def section(title: str, items: list[dict[str, Any]], throttle: bool, flag: str = "--throttle") -> None:
         lines.append(f"## {title}")
         lines.append("")
         for b in items:
             f = shlex.quote(f"batches/{b['id']}/reassignment.json")
-            extra = f" --throttle {int(rate)}" if throttle else ""
+            extra = f" {flag} {int(rate)}" if throttle else ""
             lines.append(
                 f"### Batch {b['id']} ({b['kind']}: {b['partitions']} partitions, {b['replica_moves']} new replicas, "
                 f"{b['bytes']:,} bytes, ~{_dur(b['estimated_seconds'])})"
@@ -186,6 +188,10 @@ def render(manifest: dict[str, Any], n_elections: int) -> str:
         if elect:
             lines.append("Then run the elections of step 1 again so the new first replicas lead.")
             lines.append("")
+    if within:
+        # Kafka's tool sends the named dirs through AlterReplicaLogDirs; its --verify waits for each copy to land.
+        section("2b. Moves between the log dirs of a broker (throttled by Kafka's intra-broker throttle)", within,
+                throttle=True, flag="--replica-alter-log-dirs-throttle")
     if move:
         section("3. Replica moves (throttled)", move, throttle=True)
     if elect and move:

@@ -98,6 +98,11 @@ class ClusterState:
             self.R[valid], weights=np.broadcast_to(self.sizes[:, None], self.R.shape)[valid], minlength=n_b
         ).astype(np.int64)
         self.disk_limit = disk_limits(snapshot, self.bytes, options.max_disk_usage)
+        if options.remove_log_dirs:
+            # The disk goal owns the rule; imported here, as it imports this module.
+            from kafka_rebalance.planner.goals.disk_capacity import without_removed_dirs
+
+            self.disk_limit = without_removed_dirs(snapshot, options, self.disk_limit)
         self.cur: dict[int, list[int]] = {}
         self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
         # Every replica change in order, (partition, from, to) with -1 for none: a goal keeping its own
@@ -109,6 +114,9 @@ class ClusterState:
         self.hi = np.zeros(n_b, dtype=np.int64)
         self.byte_mean = 0.0  # mean of the eligible brokers' byte targets (reported)
         self.byte_target = np.zeros(n_b, dtype=np.float64)  # bytes each eligible broker should hold
+        # The mean each eligible broker's band is centred on: the cluster's, or its capacity-weighted share
+        # where the disks differ (balance.byte_centres).
+        self.byte_centre = np.zeros(n_b, dtype=np.float64)
         self.clamped_racks: list[str] = []
         # Each eligible broker's byte band (balance.byte_band): the mean within the tolerance, its forced
         # share where that binds. The byte goal, the exact model and the lower bounds all read these.

@@ -23,6 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+# kafka-reassign-partitions.sh's word for "the broker chooses the log dir" (ReassignPartitionsCommand.ANY_LOG_DIR).
+ANY_LOG_DIR = "any"
+
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -37,6 +40,10 @@ class Step:
     leader: int  # broker id leading while this step runs (-1 unknown)
     size: int
     rate: float  # produce rate, 0 when unknown
+    # The log dir of each replica in ``after`` ("any": the broker chooses); empty: "any" for every replica.
+    # Named for the replicas a step adds on a broker with several dirs, and for a replica moving between
+    # the dirs of its broker (planner/goals/disk_capacity.py).
+    dirs: tuple[str, ...] = ()
 
     @property
     def involved(self) -> tuple[int, ...]:
@@ -47,6 +54,11 @@ class Step:
     @property
     def reorder(self) -> bool:
         return not self.adds and not self.removes
+
+    @property
+    def log_dirs(self) -> tuple[str, ...]:
+        """The reassignment JSON's ``log_dirs``: one per replica of ``after``."""
+        return self.dirs or (ANY_LOG_DIR,) * len(self.after)
 
 
 Valid = Callable[[Sequence[int]], bool]

@@ -29,7 +29,7 @@ _RC: Any = {  # matplotlib types rc keys as a Literal union
     "axes.spines.right": False,
 }
 # Colour-blind-safe (Okabe-Ito) series colours.
-COLOURS = {"before": "#E69F00", "projected": "#0072B2", "final": "#009E73", "bound": "#999999"}
+COLOURS = {"before": "#E69F00", "projected": "#0072B2", "final": "#009E73", "bound": "#999999", "analysis": "#0072B2"}
 _XML_PROLOGUE = re.compile(r"^.*?(?=<svg)", re.S)
 
 
@@ -63,8 +63,13 @@ def broker_bars(
     band_label: str = "",
     unit_divisor: float = 1.0,
     unit: str = "",
+    marks: Sequence[float | None] | None = None,
+    mark_label: str = "",
+    limits: Sequence[float | None] | None = None,
+    limit_label: str = "",
 ) -> str:
-    """Grouped bars per broker, one colour per series, an optional target band behind them."""
+    """Grouped bars per broker, one colour per series, an optional target band behind them; ``marks`` (a
+    per-broker target, black) and ``limits`` (a per-broker capacity, red dashes) span each broker's group."""
     with matplotlib.rc_context(_RC):
         fig = _new_figure(max(6.0, min(18.0, 1.2 + 0.45 * len(broker_ids) * max(1, len(series)))))
         ax = fig.add_subplot()
@@ -82,6 +87,18 @@ def broker_bars(
                           color=COLOURS.get(s.label, "#555555"), zorder=2)
             for bar, bid in zip(bars, broker_ids):
                 bar.set_gid(f"bar-{s.label}-{bid}")
+        for values, label, style, gid in ((marks, mark_label, {"color": "#000000", "linestyle": "-"}, "mark"),
+                                          (limits, limit_label, {"color": "#D55E00", "linestyle": "--"}, "limit")):
+            if values is None:
+                continue
+            first = True
+            for x, v, bid in zip(xs, values, broker_ids):
+                if v is None:
+                    continue
+                line = ax.hlines(v / unit_divisor, x - 0.45, x + 0.45, linewidth=1.5, zorder=3,
+                                 label=label if first else None, **style)  # type: ignore[arg-type]
+                line.set_gid(f"{gid}-{bid}")
+                first = False
         ax.set_xticks(list(xs), [str(b) for b in broker_ids])
         ax.set_xlabel("broker")
         if unit:
@@ -91,9 +108,11 @@ def broker_bars(
 
 
 def imbalance_ratios(
-    chart_id: str, broker_ids: Sequence[int], series: Sequence[Series], threshold_percentage: float
+    chart_id: str, broker_ids: Sequence[int], series: Sequence[Series], threshold_percentage: float,
+    value_labels: bool = False,
 ) -> str:
-    """Kafka's leader imbalance ratio per broker (in %), with the threshold as a red line."""
+    """Kafka's leader imbalance ratio per broker (in %), with the threshold as a red line. ``value_labels``: each
+    bar's value written above it ("n/a" for a broker without preferred partitions), so 0 % reads as a figure."""
     with matplotlib.rc_context(_RC):
         fig = _new_figure(max(6.0, min(18.0, 1.2 + 0.45 * len(broker_ids) * max(1, len(series)))))
         ax = fig.add_subplot()
@@ -107,6 +126,9 @@ def imbalance_ratios(
                           color=COLOURS.get(s.label, "#555555"), zorder=2)
             for bar, bid in zip(bars, broker_ids):
                 bar.set_gid(f"bar-{s.label}-{bid}")
+            if value_labels:
+                ax.bar_label(bars, ["n/a" if v is None else f"{100.0 * v:.1f}%" for v in s.values], padding=2,
+                             fontsize=8)
         line = ax.axhline(threshold_percentage, color="#D55E00", linewidth=1.5, linestyle="--", zorder=3,
                           label=f"threshold {threshold_percentage:g}%")
         line.set_gid("threshold-line")
@@ -114,6 +136,31 @@ def imbalance_ratios(
         ax.set_ylim(0, max(1.0, top * 1.15))
         ax.set_xticks(list(xs), [str(b) for b in broker_ids])
         ax.set_xlabel("broker")
+        ax.set_ylabel("% of preferred partitions not led")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        return _to_svg(fig, chart_id)
+
+
+def imbalance_over_time(chart_id: str, labels: Sequence[str], percents: Sequence[float],
+                        threshold_percentage: float | None) -> str:
+    """One point per analysis, oldest first: the largest broker leader imbalance (in %), with the threshold as a
+    red line. ``labels`` name the analyses on the x axis (their times)."""
+    with matplotlib.rc_context(_RC):
+        fig = _new_figure(max(6.0, min(18.0, 2.0 + 0.5 * len(labels))), 3.0)
+        ax = fig.add_subplot()
+        ax.set_title("Largest broker leader imbalance, analysis by analysis", loc="left")
+        xs = list(range(len(labels)))
+        (line,) = ax.plot(xs, list(percents), marker="o", color=COLOURS["analysis"], zorder=3, label="largest ratio")
+        line.set_gid("imbalance-history")
+        top = max(list(percents) + [threshold_percentage or 0.0])
+        if threshold_percentage is not None:
+            limit = ax.axhline(threshold_percentage, color="#D55E00", linewidth=1.5, linestyle="--", zorder=2,
+                               label=f"threshold {threshold_percentage:g}%")
+            limit.set_gid("threshold-line")
+        ax.set_ylim(0, max(1.0, top * 1.15))
+        ax.set_xlim(-0.5, len(xs) - 0.5)
+        ax.set_xticks(xs, list(labels), rotation=30, ha="right")
+        ax.set_xlabel("analysis (UTC)")
         ax.set_ylabel("% of preferred partitions not led")
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
         return _to_svg(fig, chart_id)

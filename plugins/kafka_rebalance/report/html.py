@@ -29,7 +29,17 @@ from markupsafe import Markup
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.estimates import DEFAULT_MODE, MODE_LABELS, plan_estimate
+from kafka_rebalance.estimates import (
+    DEFAULT_MODE,
+    MODE_LABELS,
+    TENTHS,
+    PlanEstimate,
+    gap_line,
+    mode_that_runs,
+    plan_estimate,
+    run_facts,
+    tenths,
+)
 from kafka_rebalance.executor.control import read_control
 from kafka_rebalance.executor.progress import read_progress
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
@@ -178,7 +188,7 @@ def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
     staged = re.fullmatch(r"[0-9a-f]{16}", plan_dir.name) is not None and plan.plan_hash.startswith(plan_dir.name)
     link = f"../../../control/{quote(plan_dir.parent.name)}/{plan_dir.name}" if staged else None
     out: dict[str, Any] = {"requests": [], "holds": [], "progress": None, "problem": None, "control_link": link,
-                           "mode": None}
+                           "ledger": None}
     try:
         out["progress"] = read_progress(plan_dir, plan)
         out["requests"] = [r.as_json() for r in read_control(plan_dir, plan.plan_hash).requests]
@@ -193,20 +203,69 @@ def read_execution(plan_dir: Path, plan: Plan) -> dict[str, Any]:
             return out
         if isinstance(ledger, dict):
             out["holds"] = [h for h in ledger.get("holds") or [] if isinstance(h, dict)]
-            out["mode"] = _ran_mode(ledger, plan)
+            out["ledger"] = ledger
     return out
 
 
-def _ran_mode(ledger: dict[str, Any], plan: Plan) -> str | None:
-    """The mode the ledger shows the plan running in; None before any move started."""
-    cont = ledger.get("continuous")
-    if isinstance(cont, dict) and cont.get("started_at"):
-        return "continuous"
+def _clock(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def step_actuals(plan: Plan, ledger: Mapping[str, Any] | None, mode: str) -> dict[str, float]:
+    """Each batch's actual counterpart of its part of the headline (estimates.StepEstimate), on the admin's clock.
+
+    As waves: the wave's own time. Continuously: how much later the run's latest finished move ended after this
+    batch's last move than before it, from the run's start (the estimate's share, measured the same way). Only
+    batches whose moves all finished in the ledger have one."""
+    if not ledger:
+        return {}
     raw = ledger.get("batches")
-    batches: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    moves = {b.id for b in plan.batches if b.kind == "move"}
-    started = [e for bid, e in batches.items() if bid in moves and isinstance(e, dict) and e.get("state", "pending") != "pending"]
-    return "batches" if any(e.get("mode") != "continuous" for e in started) else None
+    entries: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    if mode == "batches":
+        return {b.id: float(e["actual_seconds"]) for b in plan.batches
+                if isinstance(e := entries.get(b.id), Mapping) and e.get("state") == "finished"
+                and _clock(e.get("actual_seconds")) is not None}
+    cont = ledger.get("continuous")
+    start = _clock(cont.get("started_clock")) if isinstance(cont, Mapping) else None
+    if plan.schedule is None or start is None or not isinstance(cont, Mapping):
+        return {}
+    steps: Mapping[str, Any] = cont.get("steps") or {}
+    ends: dict[str, float | None] = {b.id: 0.0 for b in plan.batches}
+    for m in plan.schedule.moves:
+        e = steps.get(str(m.id))
+        end = _clock(e.get("ended_clock")) if isinstance(e, Mapping) and e.get("state") == "finished" else None
+        prev = ends.get(m.batch)
+        ends[m.batch] = None if end is None or prev is None else max(prev, end - start)
+    out, latest = {}, 0
+    for b in plan.batches:
+        end = ends.get(b.id)
+        if end is None:
+            continue
+        t = max(latest, tenths(end))
+        out[b.id] = (t - latest) / TENTHS
+        latest = t
+    return out
+
+
+def estimate_gap(plan: Plan, estimate: PlanEstimate, ledger: Mapping[str, Any] | None, actuals: Mapping[str, float]) -> str | None:
+    """One line on a large gap between the headline and what the finished run took, from the run's records."""
+    if not ledger or estimate.seconds is None or not estimate.steps or len(actuals) < len(estimate.steps):
+        return None
+    raw = ledger.get("batches")
+    batches: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    cont = ledger.get("continuous")
+    if estimate.mode == "continuous" and isinstance(cont, Mapping):
+        entries: list[Mapping[str, Any]] = [cont]
+        actual = _clock(cont.get("actual_seconds"))
+        waves = 0
+    else:
+        entries = [e for b in plan.batches if isinstance(e := batches.get(b.id), Mapping)]
+        actual = sum(actuals.values())
+        waves = sum(1 for b in plan.batches if b.kind == "move")
+    if actual is None:
+        return None
+    moved = sum(b.bytes or 0 for b in plan.batches)
+    return gap_line(estimate.seconds, actual, moved, run_facts(entries, plan.options), waves)
 
 
 def read_validation(plan_dir: Path, plan: Plan) -> dict[str, Any]:
@@ -296,8 +355,22 @@ def _eligible(rows: list[BrokerRow], plan: Plan) -> list[BrokerRow]:
     return [r for r in rows if r.alive is not False and r.broker_id not in decommission]
 
 
+def goal_charts(summary: Mapping[str, Any], final: Snapshot | None) -> list[dict[str, Any]]:
+    """The charts each goal of the plan draws itself (``Goal.report_charts``, from its ``summary.goals`` entry)."""
+    from kafka_rebalance.planner.goals.registry import goal_class, names
+
+    known = set(names())
+    entries = summary.get("goals")
+    out: list[dict[str, Any]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and entry.get("name") in known:
+            out.extend(goal_class(str(entry["name"])).report_charts(entry, final))
+    return out
+
+
 def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], threshold: float,
-                 actual: dict[str, tuple[float, float]] | None, has_final: bool) -> list[dict[str, Any]]:
+                 actual: dict[str, tuple[float, float]] | None, has_final: bool,
+                 estimate: PlanEstimate | None = None, final: Snapshot | None = None) -> list[dict[str, Any]]:
     ids = [r.broker_id for r in rows]
     eligible = _eligible(rows, plan)
     out: list[dict[str, Any]] = []
@@ -335,16 +408,21 @@ def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], thr
                 "svg": charts.imbalance_ratios("imbalance", ids, ratio_series, threshold)})
     if plan.batches:
         start, estimated = 0.0, []
+        parts = {s.id: s.seconds for s in estimate.steps} if estimate is not None else {}
         for b in plan.batches:
-            seconds = b.estimated_seconds or 0.0  # load_report_plan made sure each batch has one
+            seconds = parts.get(b.id, b.estimated_seconds or 0.0)  # load_report_plan made sure each batch has one
             estimated.append((start, seconds))
             start += seconds
         act = [actual.get(b.id) for b in plan.batches] if actual else None
+        what = ("each batch's share of the continuous schedule (how much later the run's last move ends after the "
+                "batch's), back to back" if parts and estimate is not None and estimate.mode == "continuous"
+                else "batches back to back at the throttle rate")
         out.append({"id": "timeline", "title": "Batch timeline",
-                    "caption": "Estimated: batches back to back at the throttle rate."
+                    "caption": f"Estimated: {what}."
                                + _continuous_caption(summary, float(plan.options.get("throttle_efficiency", 1.0)))
                                + (" Actual: from the executor's ledger." if actual else " Not executed yet."),
                     "svg": charts.batch_timeline("timeline", [b.id for b in plan.batches], estimated, act)})
+    out.extend(goal_charts(summary, final))
     s, lb = summary, summary["lower_bounds"]
     byte_bound, caption = int(lb["bytes_moved"]), "Lower bound: what any plan reaching balance must move at least."
     opt = s.get("optimizer")
@@ -395,6 +473,9 @@ def write_report(
     actual = actual_batch_times(ledger, [b.id for b in plan.batches])
     docs = plan_dir / DATA_DOCS
     execution = read_execution(plan_dir, plan)
+    estimate = plan_estimate(plan.manifest, mode_that_runs(execution["ledger"], [b.id for b in plan.batches if b.kind == "move"],
+                                                           mode))
+    step_actual = step_actuals(plan, execution["ledger"], estimate.mode)
     out.parent.mkdir(parents=True, exist_ok=True)
     page = environment().get_template("report.html.j2").render(
         plan=plan,
@@ -403,11 +484,14 @@ def write_report(
         final=final,
         rows=rows,
         threshold=float(threshold),
-        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None),
+        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None, estimate, final),
         actual=actual or {},
         validation=read_validation(plan_dir, plan),
         execution=execution,
-        estimate=plan_estimate(figures.summary, execution["mode"] or mode),
+        estimate=estimate,
+        step_estimates={s.id: s for s in estimate.steps},
+        step_actual=step_actual,
+        estimate_gap=estimate_gap(plan, estimate, execution["ledger"], step_actual),
         mode_labels=MODE_LABELS,
         data_docs=Path(os.path.relpath(docs.resolve(), out.parent.resolve())).as_posix() if docs.is_file() else None,
         metrics=METRICS,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_rebalance.estimates import PlanEstimate
 from kafka_rebalance.executor.progress import ExecState, Progress
 from kafka_rebalance.units import human_bytes, human_rate, human_seconds
 
@@ -19,6 +20,10 @@ class Figure:
     key: str  # a stable id (the HTML row id is ``progress-figure-<key>``)
     label: str
     value: str
+
+
+INTERRUPTED_NOTE = ("the run acting on this plan was killed before it finished and none acts now; moves it submitted "
+                    "may still be copying in Kafka; running execute again (an Airflow retry does) resumes from the ledger")
 
 
 def headline(p: Progress) -> str:
@@ -39,6 +44,7 @@ def figures(p: Progress) -> list[Figure]:
     """The progress as labelled values, in the order every surface shows them."""
     out = [
         Figure("state", "state", p.state.value),
+        *([Figure("interrupted", "why", INTERRUPTED_NOTE)] if p.state is ExecState.INTERRUPTED else []),
         Figure("percent", "done", f"{p.percent_bytes:.1f} % of bytes"),
         Figure("moves", "moves", f"{p.moves_done} done, {p.moves_in_flight} in flight, {p.moves_pending} pending"
                + (f", {p.moves_failed} failed" if p.moves_failed else "") + f" (of {p.moves_total})"),
@@ -49,6 +55,9 @@ def figures(p: Progress) -> list[Figure]:
         out.append(Figure("elections", "leader elections", f"{p.elections_requested}/{p.elections_total} requested"))
     out.append(Figure("rate", "measured rate",
                       "not measured yet" if p.rate_bytes_per_sec is None else human_rate(p.rate_bytes_per_sec)))
+    if p.estimate_of is not None and p.other_estimate_of is not None:
+        estimate = PlanEstimate(p.estimate_of, p.estimated_seconds, p.other_estimate_of, p.other_estimated_seconds)
+        out.append(Figure("estimate", "estimated duration", estimate.text()))
     eta = eta_text(p)
     if eta is not None:
         out.append(Figure("eta", "ETA", eta))

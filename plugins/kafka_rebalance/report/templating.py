@@ -20,6 +20,7 @@ def environment() -> Environment:
     env.filters["bytes"] = human_bytes
     env.filters["rate"] = human_rate
     env.filters["duration"] = human_seconds
+    env.filters["tenths"] = lambda s: "–" if s is None else f"{s:,.1f} s"  # a step's part of an estimate: they add up
     env.filters["ratio"] = lambda v: "–" if v is None else f"{100 * v:.1f}%"
     env.globals["progress_figures"] = figures
     env.globals["progress_headline"] = headline

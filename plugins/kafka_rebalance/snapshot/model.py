@@ -68,6 +68,38 @@ class LogDir:
     usable_bytes: int | None = None
 
 
+# A broker's capacity fields, in the order the format writes them (snapshot ``brokers[].capacity``, a
+# ``--capacity`` file, clusters.yaml's ``capacity``, the trigger form's): bytes, bytes/s, bytes/s.
+CAPACITY_FIELDS = ("disk_bytes", "network_in_bytes_per_sec", "network_out_bytes_per_sec")
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """What an operator says one broker can hold and carry; None: not configured (never guessed).
+
+    ``disk_bytes`` stands in only where the broker's log dirs do not report their volumes' size
+    (``Broker.capacity_bytes``: what Kafka reports wins); the network figures are the broker's NIC (or
+    its share of it) in each direction, which Kafka does not report at all.
+    """
+
+    disk_bytes: int | None = None
+    network_in_bytes_per_sec: int | None = None
+    network_out_bytes_per_sec: int | None = None
+
+    def to_dict(self) -> dict[str, int]:
+        return {k: v for k in CAPACITY_FIELDS if (v := getattr(self, k)) is not None}
+
+    def over(self, base: Capacity | None) -> Capacity:
+        """This capacity with ``base``'s figures where this one has none."""
+        if base is None:
+            return self
+        return Capacity(*(getattr(self, k) if getattr(self, k) is not None else getattr(base, k) for k in CAPACITY_FIELDS))
+
+    @property
+    def empty(self) -> bool:
+        return all(getattr(self, k) is None for k in CAPACITY_FIELDS)
+
+
 @dataclass(frozen=True, slots=True)
 class Broker:
     id: int
@@ -76,19 +108,26 @@ class Broker:
     configs: dict[str, str] = field(default_factory=dict)
     # Empty: not recorded (a hand-written or simulated snapshot, or one gathered before the field existed).
     log_dirs: tuple[LogDir, ...] = ()
+    # Configured capacity (brokers[].capacity); None: none configured.
+    capacity: Capacity | None = None
 
     @property
     def capacity_bytes(self) -> int | None:
-        """The sum of its log dirs' volume sizes; None unless every dir reports one."""
+        """The sum of its log dirs' volume sizes where every dir reports one, else the configured
+        ``capacity.disk_bytes``; None when neither is known."""
         if not self.log_dirs or any(d.total_bytes is None for d in self.log_dirs):
-            return None
+            return self.capacity.disk_bytes if self.capacity is not None else None
         return sum(d.total_bytes or 0 for d in self.log_dirs)
 
     @property
     def usable_bytes(self) -> int | None:
+        """Free space as the log dirs report it (None where they do not, a configured disk included)."""
         if not self.log_dirs or any(d.usable_bytes is None for d in self.log_dirs):
             return None
+        if any(d.total_bytes is None for d in self.log_dirs):
+            return None
         return sum(d.usable_bytes or 0 for d in self.log_dirs)
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +263,8 @@ def _broker_dict(b: Broker) -> dict[str, Any]:
     out: dict[str, Any] = {"id": b.id, "rack": b.rack, "alive": b.alive, "configs": dict(sorted(b.configs.items()))}
     if b.log_dirs:  # absent, not []: fingerprints of snapshots without them stay as they were
         out["log_dirs"] = [_log_dir_dict(d) for d in b.log_dirs]
+    if b.capacity is not None and not b.capacity.empty:  # absent too: fingerprints stay as they were
+        out["capacity"] = b.capacity.to_dict()
     return out
 
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kafka_rebalance.errors import SnapshotError
+from kafka_rebalance.snapshot.capacity import capacity_problem
 from kafka_rebalance.snapshot.model import (
     CONTROLLERS,
     METHOD_FIELDS,
@@ -81,8 +82,13 @@ def _brokers(raw: Any, problems: list[str]) -> list[Broker]:
         if not isinstance(alive, bool):
             problems.append(f"{where} broker {bid}: alive must be true or false, got {json.dumps(alive)}")
             alive = True
+        capacity = None
+        if b.get("capacity") is not None:
+            capacity, problem = capacity_problem(b["capacity"], f"{where} broker {bid}: capacity")
+            if problem is not None:
+                problems.append(problem)
         brokers.append(Broker(bid, rack, alive, _configs(b.get("configs"), f"{where}.configs", problems),
-                              _log_dirs(b.get("log_dirs"), f"{where} broker {bid}", problems)))
+                              _log_dirs(b.get("log_dirs"), f"{where} broker {bid}", problems), capacity))
     with_rack = [b.id for b in brokers if b.rack is not None]
     without = [b.id for b in brokers if b.rack is None]
     if with_rack and without:

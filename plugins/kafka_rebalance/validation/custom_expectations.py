@@ -220,3 +220,23 @@ class ExpectBrokerBytesNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
     description: str | None = "No broker's bytes end further from the mean than before, beyond the byte tolerance."
 
 
+
+
+class ExpectBrokerNetworkInNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
+    """network-in deviation from the share after <= max(deviation before, network tolerance)."""
+
+    column_A: str = "network_in_allowed"
+    column_B: str = "network_in_after"
+    or_equal: Any = True
+    ignore_row_if: Any = "either_value_is_missing"
+    description: str | None = "No broker's network in ends further from its share than before, beyond the network tolerance."
+
+
+class ExpectBrokerNetworkOutNotWorseOff(gxe.ExpectColumnPairValuesAToBeGreaterThanB):
+    """network-out deviation from the share after <= max(deviation before, network tolerance)."""
+
+    column_A: str = "network_out_allowed"
+    column_B: str = "network_out_after"
+    or_equal: Any = True
+    ignore_row_if: Any = "either_value_is_missing"
+    description: str | None = "No broker's network out ends further from its share than before, beyond the network tolerance."

@@ -11,13 +11,15 @@ which the CLI prints as one line and exit code 2.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.plan_dir import BATCHES_DIR, ELECTION_FILE, PLAN_FILE, SCHEDULE_FILE, batch_file, file_sha256
 from kafka_rebalance.snapshot import PARQUET_META_KEY
+from kafka_rebalance.snapshot.capacity import capacity_problem
+from kafka_rebalance.snapshot.model import Capacity
 from kafka_rebalance.userinput import InputError, loads_json
 from kafka_rebalance.userinput import read_json as read_strict_json
 
@@ -56,8 +58,22 @@ class RawBroker:
     rack: str | None
     alive: bool
     # Its log dirs' total and usable bytes, summed; None unless every dir reports the figure.
-    capacity_bytes: int | None = None
+    dir_total_bytes: int | None = None
     usable_bytes: int | None = None
+    # Its configured capacity (brokers[].capacity) where the file holds a usable one.
+    capacity: Capacity | None = None
+
+    def with_capacity(self, configured: Capacity | None) -> RawBroker:
+        """This broker with ``configured`` over its own configured figures, field by field (a plan's options)."""
+        return self if configured is None else replace(self, capacity=configured.over(self.capacity))
+
+    @property
+    def capacity_bytes(self) -> int | None:
+        """Its disks' size as the planner reads it (``snapshot.Broker.capacity_bytes``): the log dirs' total,
+        else the configured disk."""
+        if self.dir_total_bytes is not None:
+            return self.dir_total_bytes
+        return self.capacity.disk_bytes if self.capacity is not None else None
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,7 @@ class RawPartition:
     isr: tuple[int, ...]
     size_bytes: int | float | None
     bytes_in_per_sec: float | None
+    bytes_out_per_sec: float | None = None  # consumer traffic, where measured
 
     @property
     def name(self) -> str:
@@ -131,9 +148,12 @@ def _partition(i: int, p: Any, source: str) -> RawPartition:
     rate = p.get("bytes_in_per_sec")
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, (int, float))):
         raise ValidationInputError(f"{where}: bytes_in_per_sec must be a number, got {json.dumps(rate)}")
+    out = p.get("bytes_out_per_sec")
+    if out is not None and (isinstance(out, bool) or not isinstance(out, (int, float))):
+        raise ValidationInputError(f"{where}: bytes_out_per_sec must be a number, got {json.dumps(out)}")
     return RawPartition(
         i, topic, part, _int_list(p["replicas"], "replicas", where), leader, _int_list(p.get("isr"), "isr", where),
-        size, None if rate is None else float(rate),
+        size, None if rate is None else float(rate), None if out is None else float(out),
     )
 
 
@@ -147,8 +167,10 @@ def _brokers(raw: Any, source: str) -> list[RawBroker]:
         rack = b.get("rack")
         dirs = b.get("log_dirs")
         dirs = [d for d in dirs if isinstance(d, dict)] if isinstance(dirs, list) else []
+        total = _dir_sum(dirs, "total_bytes")
+        capacity = capacity_problem(b["capacity"], "capacity")[0] if b.get("capacity") is not None else None
         out.append(RawBroker(b["id"], rack if isinstance(rack, str) and rack else None, b.get("alive", True) is not False,
-                             _dir_sum(dirs, "total_bytes"), _dir_sum(dirs, "usable_bytes")))
+                             total, _dir_sum(dirs, "usable_bytes") if total is not None else None, capacity))
     return out
 
 

@@ -4,13 +4,15 @@ against the targets the planner was held to (the `projected_balance` suite's row
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
-from kafka_rebalance.balance import byte_band, count_bounds, placement_targets, rack_unsafe
+from kafka_rebalance.balance import byte_band, byte_centres, capacity_weights, count_bounds, placement_targets, rack_unsafe
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
+from kafka_rebalance.planner.goals.network import NetworkGoal, NetworkInGoal, NetworkOutGoal
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, preferred_band
 from kafka_rebalance.planner.goals.registry import goal_class, selected
@@ -90,6 +92,25 @@ def replica_tolerance(plan: RawPlan) -> float:
     return float(plan.options.get("replica_tolerance", 0.0) or 0.0)
 
 
+def planned_snapshot(snap: RawSnapshot, plan: RawPlan) -> RawSnapshot:
+    """The snapshot as the plan saw it: the capacities its options name over the brokers' own (the planner's
+    ``PlanOptions.planned_snapshot``). A map the gate cannot use (a hand-edited plan.json) adds nothing."""
+    from kafka_rebalance.snapshot.capacity import CapacityError, read_capacity_map
+
+    try:
+        per = read_capacity_map(plan.options.get("capacity"), "options.capacity").resolve(snap.broker_ids)
+    except CapacityError:
+        return snap
+    if not per:
+        return snap
+    return replace(snap, brokers=[b.with_capacity(per.get(b.id)) for b in snap.brokers])
+
+
+def disk_weights(snap: RawSnapshot, plan: RawPlan, eligible: set[int]) -> dict[int, int] | None:
+    """The eligible brokers' capacity weights as the planner had them (``balance.capacity_weights``)."""
+    return capacity_weights({b.id: b.capacity_bytes for b in planned_snapshot(snap, plan).brokers if b.id in eligible})
+
+
 def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
     """Rack-aware replica ranges and byte targets per eligible broker (kafka_rebalance.balance), or
     None when no plan could be rack-safe (the planner refuses such input)."""
@@ -113,7 +134,8 @@ def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]
         n, total = by_rf.get(rf, (0, 0))
         by_rf[rf] = (n + 1, total + size)
     try:
-        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan))
+        t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan),
+                              disk_weights(snap, plan, eligible))
     except ValueError:
         return None
     return t.replicas, t.byte_mean
@@ -188,6 +210,41 @@ def view_racks(snap: RawSnapshot, plan: RawPlan) -> tuple[tuple[int, str | None]
     return tuple((b, snap.rack_of.get(b) if racked else None) for b in sorted(plan_eligible(snap, plan)))
 
 
+def network_fields(snap: RawSnapshot, eligible: list[int],
+                   state: dict[tuple[str, int], PartitionState]) -> dict[int, dict[str, float | None]]:  # fmt: skip
+    """Each eligible broker's network figures in ``state`` (planner/goals/network.py's loads and shares; leaders
+    as projected), by broker id."""
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.network import traffic, view_fields
+
+    ids = sorted(snap.broker_ids | {b for s in state.values() for b in s.replicas} | {s.leader for s in state.values()
+                                                                                         if s.leader >= 0})  # fmt: skip
+    index = {b: i for i, b in enumerate(ids)}
+    keys = [(p.topic, p.partition) for p in snap.partitions]
+    width = max((len(s.replicas) for s in state.values()), default=1) or 1
+    rows = np.full((len(keys), width), -1, dtype=np.int64)
+    leader = np.full(len(keys), -1, dtype=np.int64)
+    for i, key in enumerate(keys):
+        s = state[key]
+        rows[i, : len(s.replicas)] = [index[b] for b in s.replicas]
+        leader[i] = index[s.leader] if s.leader >= 0 else -1
+    rate_in = np.asarray([p.bytes_in_per_sec or 0.0 for p in snap.partitions], dtype=np.float64)
+    rate_out = np.asarray([p.bytes_out_per_sec or 0.0 for p in snap.partitions], dtype=np.float64)
+    net_in, net_out = traffic(rows, leader, rate_in, rate_out, len(ids))
+    caps = {b.id: b.capacity for b in snap.brokers}
+
+    def cap(b: int, key: str) -> float | None:
+        c = caps.get(b)
+        v = None if c is None else getattr(c, key)
+        return None if v is None else float(v)
+
+    out = view_fields([float(net_in[index[b]]) for b in eligible], [float(net_out[index[b]]) for b in eligible],
+                      [cap(b, "network_in_bytes_per_sec") for b in eligible],
+                      [cap(b, "network_out_bytes_per_sec") for b in eligible])
+    return dict(zip(eligible, out))
+
+
 def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     """One row per eligible broker after the plan.
 
@@ -202,6 +259,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     One more row per dead or decommissioned broker counts the replicas any plan could have
     moved off it that are still there after the plan: it must be none.
     """
+    snap = planned_snapshot(snap, plan)
     eligible = sorted(plan_eligible(snap, plan))
     sizes = {(p.topic, p.partition): float(p.size_bytes or 0) for p in snap.partitions}
     before_state = {(p.topic, p.partition): PartitionState(p.replicas, p.leader, p.isr) for p in snap.partitions}
@@ -224,14 +282,16 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     rep_lo, rep_hi = count_bounds(rep_total, n, replica_tolerance(plan))
     pref_lo, pref_hi = preferred_band(pref_total, n, replica_tolerance(plan))
     aimed = targets(snap, plan)
+    weights = disk_weights(snap, plan, elig_set)
     if aimed is not None and sum(lo for lo, _ in aimed[0].values()) <= rep_total <= sum(hi for _, hi in aimed[0].values()):
         ranges, byte_target = aimed
-    else:  # RF or totals differ from what the options ask: plain bounds around the mean
+    else:  # RF or totals differ from what the options ask: plain bounds around the (weighted) mean
         ranges = {b: (rep_lo, rep_hi) for b in eligible}
-        mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
-        byte_target = {b: mean for b in eligible}
+        byte_target = byte_centres(float(sum(after["bytes"][b] for b in eligible)), eligible, weights)
     t = Table("projected_balance", declared=("movable_replicas_after", "disk_over_limit_bytes", "rf_off_target_after",
-                                             "rack_violations_after", "topic_spread_before", "topic_spread_after"))
+                                             "rack_violations_after", "topic_spread_before", "topic_spread_after",
+                                             "network_in_allowed", "network_in_after", "network_out_allowed",
+                                             "network_out_after"))
     t.parameters = {
         "threshold_ratio": threshold(snap, plan) / 100,
         "replica_floor": min((lo for lo, _ in ranges.values()), default=rep_lo),
@@ -242,34 +302,45 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     # the eligible brokers held then (dead brokers' data not yet re-created).
     aimed_total = sum(byte_target.values())
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
-    byte_mean = aimed_total / n if n else 0.0
-    bands = {b: byte_band(byte_target[b], byte_mean, tolerance) for b in eligible}
+    centre = byte_centres(aimed_total, eligible, weights)
+    bands = {b: byte_band(byte_target[b], centre[b], tolerance) for b in eligible}
 
     limits = disk_limits(snap, plan, before["bytes"])
     rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
 
     goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
     topical = any(g.view_topics for g in goals)
+    networked = any(isinstance(g, NetworkGoal) for g in goals)
+    net_before = network_fields(snap, eligible, before_state) if networked else {}
+    net_after = network_fields(snap, eligible, after_state) if networked else {}
+    network_tolerance = float(plan.options.get("network_tolerance", 0.1) or 0.0)
     racks = view_racks(snap, plan) if topical else ()
 
     def view(loads: dict[str, Counter[int]], target_scale: float, placed: tuple[int, int] = (0, 0),
-             topics: tuple[TopicLoad, ...] = ()) -> BalanceView:  # fmt: skip
+             topics: tuple[TopicLoad, ...] = (), net: dict[int, dict[str, float | None]] | None = None) -> BalanceView:  # fmt: skip
+        net = net or {}
         return BalanceView(
             brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
                                      byte_target[b] * target_scale, tolerance, loads["preferred"][b],
                                      led["preferred"][b], led["preferred_not_led"][b], disk_limit=limits.get(b),
                                      byte_lo=float(bands[b][0]) * target_scale, byte_hi=float(bands[b][1]) * target_scale,
-                                     byte_mean=byte_mean * target_scale)
+                                     byte_mean=centre[b] * target_scale, **net.get(b, {}))  # type: ignore[arg-type]
                           for b in eligible),
             leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
                           for b in sorted(snap.broker_ids - elig_set)),
             byte_tolerance=tolerance, threshold_percentage=threshold(snap, plan), preferred_bounds=(pref_lo, pref_hi),
-            rf_off_target=placed[0], rack_violations=placed[1], topics=topics, racks=racks)
+            rf_off_target=placed[0], rack_violations=placed[1], topics=topics, racks=racks,
+            network_tolerance=network_tolerance)
 
     # Each column is its goal's own figure (planner/goals); a goal the plan left out has none, and
     # its expectation passes on empty values.
     after_topics = topic_loads(snap, plan, after_state) if topical else ()
-    after_checks = {c.name: c for c in judge(goals, view(after, 1.0, (rf_off_target, rack_violations), after_topics))}
+    after_checks = {c.name: c for c in judge(goals, view(after, 1.0, (rf_off_target, rack_violations), after_topics,
+                                                         net_after))}
+    # A broker's traffic may end no further from its share than before, beyond the tolerance (the bytes rule).
+    net_allowed = {g.name: {b: g.gate_allowance(d, network_tolerance) + 1e-9
+                            for b, d in g.check(view(before, scale, net=net_before)).per_broker.items()}
+                   for g in goals if isinstance(g, NetworkGoal)}
     before_bytes = ByteBalanceGoal().check(view(before, scale)).per_broker
     # A broker may end no further outside its topics' bands than it started (the bytes goal's rule, for spread).
     spread_before = (TopicSpreadGoal().check(view(before, scale, topics=topic_loads(snap, plan, before_state))).per_broker
@@ -297,6 +368,9 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             byte_deviation_allowed=None if byte_dev is None else ByteBalanceGoal.gate_allowance(dev_before, tolerance) + 1e-9,
             disk_limit=limits.get(b), disk_over_limit_bytes=figure(DiskCapacityGoal.name, b),
             topic_spread_before=spread_before.get(b), topic_spread_after=figure(TopicSpreadGoal.name, b),
+            network_in_allowed=net_allowed.get(NetworkInGoal.name, {}).get(b), network_in_after=figure(NetworkInGoal.name, b),
+            network_out_allowed=net_allowed.get(NetworkOutGoal.name, {}).get(b),
+            network_out_after=figure(NetworkOutGoal.name, b),
         )
     placement = after_checks[PlacementGoal.name].per_broker
     for b in sorted(snap.broker_ids - elig_set):

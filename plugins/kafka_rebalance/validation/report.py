@@ -88,6 +88,12 @@ MESSAGES: dict[str, Callable[[Row], str]] = {
     "expect_leaving_brokers_emptied": lambda r: (
         f"still holds {r['movable_replicas_after']} replica(s) after the plan that it could have moved off"
     ),
+    "expect_broker_network_in_not_worse_off": lambda r: (
+        f"network in {r['network_in_after']:.1%} from its share after the plan (allowed {r['network_in_allowed']:.1%})"
+    ),
+    "expect_broker_network_out_not_worse_off": lambda r: (
+        f"network out {r['network_out_after']:.1%} from its share after the plan (allowed {r['network_out_allowed']:.1%})"
+    ),
     "expect_broker_topic_spread_not_worse_off": lambda r: (
         f"{r['topic_spread_after']:.0f} replicas and first replicas outside their topics' bands after the plan "
         f"(was {r['topic_spread_before']:.0f})"

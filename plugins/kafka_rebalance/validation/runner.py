@@ -9,6 +9,7 @@ that; the plan is then marked failed if its own files are at fault).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,17 +142,20 @@ def _why_ineligible(snap: RawSnapshot, plan: RawPlan) -> Any:
 
 
 def run_suites(tables: list[Table], engine: str = "pandas", spark: Any = None, extra: dict[str, Any] | None = None,
-               docs_dir: Path | None = None) -> Outcome:
+               docs_dir: Path | None = None, begin: Callable[[str], None] = lambda _name: None) -> Outcome:
+    """``begin(name)``: told as each stage starts (``stage_names``), for a progress display."""
     if engine not in ENGINES:
         raise ValidationInputError(f"--engine: must be one of {', '.join(ENGINES)}, got {engine!r}")
     ctx = gx_context.reset_for_run(docs_dir) if docs_dir else gx_context.context()
     suites, failures = [], []
     for table in tables:
+        begin(f"suite {table.suite}")
         summary, fails, _ = _run_suite(table, engine, spark, extra or {})
         suites.append(summary)
         failures.extend(fails)
     outcome = Outcome("passed" if all(s["success"] for s in suites) else "failed", suites, failures)
     if docs_dir:
+        begin(DOCS_STAGE)
         ctx.build_data_docs(site_names=[gx_context.SITE])
         outcome.docs_index = docs_dir / "index.html"
     return outcome
@@ -166,8 +170,17 @@ def mark_plan(plan_dir: Path, status: str, plan_hash: Any, reason: str | None = 
     write_validation_verdict(plan_dir, status, plan_hash, reason)
 
 
-def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str = "pandas", spark: Any = None) -> Outcome:
-    """Validate a staged plan against the snapshot it was made from (see module doc)."""
+DOCS_STAGE = "building Data Docs"
+
+
+def stage_names() -> list[str]:
+    """The stages ``validate_plan`` reports to its ``begin``, in order."""
+    return [f"suite {name}" for name in SUITE_NAMES] + [DOCS_STAGE]
+
+
+def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str = "pandas", spark: Any = None,
+                  begin: Callable[[str], None] = lambda _name: None) -> Outcome:
+    """Validate a staged plan against the snapshot it was made from (see module doc); ``begin``: see run_suites."""
     d = Path(plan_dir).resolve()  # GX's file store wants an absolute Data Docs directory
     snap = read_raw_snapshot(snapshot_path)
     try:
@@ -188,7 +201,7 @@ def validate_plan(plan_dir: str | Path, snapshot_path: str | Path, engine: str =
     tables = [snapshot_table(snap), plan_table(snap, plan), balance_table(snap, plan)]
     extra = {"_known": snap.broker_ids, "_why": _why_ineligible(snap, plan)}
     outcome = run_suites(tables, engine, spark, extra,
-                         docs_dir=(out_dir / "data_docs") if out_dir is not None else d / DOCS_DIR)
+                         docs_dir=(out_dir / "data_docs") if out_dir is not None else d / DOCS_DIR, begin=begin)
     outcome.mismatch = _snapshot_mismatch(plan, Path(snapshot_path))
     if outcome.mismatch is not None:
         outcome.status = "failed"

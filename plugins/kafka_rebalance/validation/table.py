@@ -33,6 +33,8 @@ COLUMN_TYPES: dict[str, str] = {
     "byte_deviation_after": "double", "byte_deviation_allowed": "double", "movable_replicas_after": "bigint",
     "disk_limit": "double", "disk_over_limit_bytes": "double", "rf_off_target_after": "bigint",
     "rack_violations_after": "bigint", "topic_spread_before": "double", "topic_spread_after": "double",
+    "network_in_allowed": "double", "network_in_after": "double", "network_out_allowed": "double",
+    "network_out_after": "double",
 }
 
 _PANDAS = {"bigint": "Int64", "double": "float64", "boolean": "boolean", "string": "object"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -57,6 +57,22 @@ class Goal:
 
     def check(self, view: BalanceView) -> GoalCheck:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def broker_figures(self, before: BalanceView, after: BalanceView) -> dict[str, Any] | None:
+        """Per-broker figures for plan.json's ``summary.goals`` entry (``brokers``), read by this goal's report
+        chart and approval line; None (most goals): the report's own per-broker charts show them."""
+        return None
+
+    @classmethod
+    def report_charts(cls, entry: Mapping[str, Any], final: Any = None) -> list[dict[str, Any]]:
+        """This goal's charts in report.html from its ``summary.goals`` entry (and the snapshot taken after
+        execution, when there is one): ``{"id", "title", "caption", "svg"}`` each. Most goals have none."""
+        return []
+
+    @classmethod
+    def approval_line(cls, entry: Mapping[str, Any]) -> str:
+        """What the approver reads about this goal beyond its figure before and after ("" for none)."""
+        return ""
 
     def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
         """Per eligible broker (``state.eligible_idx`` order), the bytes by which ``load`` lies outside

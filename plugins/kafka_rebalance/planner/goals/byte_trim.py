@@ -28,7 +28,7 @@ class ByteTrimGoal(Goal):
     name = "byte-trim"
 
     def optimize(self, state: ClusterState) -> None:
-        edge = EDGE * state.options.byte_tolerance * state.byte_mean
+        edge = EDGE * state.options.byte_tolerance * state.byte_centre
         self.upper = state.byte_hi - edge
         self.lower = state.byte_lo + edge
         moved = state.moved_bytes()

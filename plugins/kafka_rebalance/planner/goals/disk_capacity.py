@@ -13,13 +13,22 @@ that is over its limit already, moving what comes closest to the excess first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kafka_rebalance.cluster.admin import LOG_DIR_RATE
+from kafka_rebalance.options import PlanOptions, removed_log_dir
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
-from kafka_rebalance.planner.state import ClusterState
+from kafka_rebalance.planner.steps import ANY_LOG_DIR, Step
+from kafka_rebalance.snapshot import LogDir, Snapshot
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.state import ClusterState
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.exact import ExactModel
@@ -36,9 +45,26 @@ class DiskCapacityGoal(Goal):
               "brokers whose capacity the snapshot does not record are unconstrained")
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
-        return float(state.bytes[dst]) + float(state.sizes[p]) <= state.disk_limit[dst] + SLACK_BYTES
+        if float(state.bytes[dst]) + float(state.sizes[p]) > state.disk_limit[dst] + SLACK_BYTES:
+            return False
+        return not state.options.remove_log_dirs or (p, src) not in self._kept(state)
+
+    def _kept(self, state: ClusterState) -> set[tuple[int, int]]:
+        """``kept_replicas`` of ``state``, computed once per state."""
+        if getattr(self, "_kept_of", None) is not state:
+            self._kept_of, self._kept_set = state, kept_replicas(state)
+        return self._kept_set
 
     def exact_terms(self, model: ExactModel) -> None:
+        if model.state.options.remove_log_dirs:
+            # The replicas kept in place (kept_replicas) stay: x[p, b] = 1.
+            col = {int(b): j for j, b in enumerate(model.elig.tolist())}
+            row_of = {int(p): i for i, p in enumerate(model.parts.tolist())}
+            cells = [(row_of[p], col[b]) for p, b in sorted(self._kept(model.state)) if p in row_of and b in col]
+            if cells:
+                idx = np.asarray([model.var[i, j] for i, j in cells], dtype=np.int64)
+                ones = np.ones(len(cells))
+                model.add(np.arange(len(cells)), idx, ones, ones, ones)
         # Per eligible broker with a limit: its movable partitions' bytes + its frozen ones' <= its limit.
         limit = model.state.disk_limit[model.elig]
         known = np.isfinite(limit)
@@ -93,3 +119,253 @@ class DiskCapacityGoal(Goal):
             if dst != src and dst not in row and state.accepts(p, src, dst):
                 return dst
         return None
+
+
+# ---------------------------------------------------------------------------- JBOD: the log dirs of each broker
+#
+# A broker's limit above is the sum over its disks; a full disk on a broker with free ones is not seen
+# by it. Here each log dir is held to the same rule on its own: ``max_disk_usage`` of its volume less
+# what the volume holds besides the partitions the snapshot places in that dir. Every replica the plan
+# adds on a broker with several dirs gets a named dir, and dirs are balanced within their broker by
+# moves between them (AlterReplicaLogDirs). A dir's load is counted at its peak: every replica that
+# arrives in it, none that leaves, since a broker receives before it sends and the steps run in no
+# fixed order; so no step of any order takes a dir past its limit.
+
+DIR_SEARCH = 512  # replicas examined per move between dirs before the broker is left as it is
+
+
+@dataclass(frozen=True, slots=True)
+class DirMove:
+    """One replica put in a named log dir by the plan: a new replica (``source`` None) or one moved between
+    the dirs of its broker."""
+
+    p: int  # partition index
+    broker: int  # broker id
+    path: str
+    source: str | None
+    size: int
+
+
+@dataclass
+class LogDirPlan:
+    """The log dirs the plan names (``new``: replicas it adds; ``within``: moves between a broker's dirs) and
+    what it leaves undone, with each dir's figures for plan.json."""
+
+    new: dict[tuple[int, int], str] = field(default_factory=dict)  # (partition index, broker id) -> dir
+    within: list[DirMove] = field(default_factory=list)
+    unplaced: list[str] = field(default_factory=list)  # replicas no dir could take within its limit
+    dirs: list[dict[str, Any]] = field(default_factory=list)
+
+    def named(self, step: Step) -> Step:
+        """``step`` with the dirs of the replicas it adds (unchanged when it names none)."""
+        dirs = tuple(self.new.get((step.p, b), ANY_LOG_DIR) if b in step.adds else ANY_LOG_DIR for b in step.after)
+        return replace(step, dirs=dirs) if any(d != ANY_LOG_DIR for d in dirs) else step
+
+    def summary(self) -> dict[str, Any]:
+        return {"named_for_new_replicas": len(self.new), "moves_between_dirs": len(self.within),
+                "bytes_between_dirs": sum(m.size for m in self.within), "unplaced": self.unplaced, "dirs": self.dirs}
+
+
+def kept_replicas(state: ClusterState) -> set[tuple[int, int]]:
+    """(partition index, broker index) of the replicas in the other dirs of a broker ``--remove-log-dir`` empties
+    a dir of. They stay: what the broker must shed to fit its remaining dirs comes from the removed dirs (those
+    replicas are copied once either way), so no replica is copied off the broker and another one into the space
+    it left."""
+    gone = removed_dirs(state.options.remove_log_dirs)
+    brokers = {b for b, _ in gone}
+    return {(p, state.index_of[b]) for p, part in enumerate(state.parts) for b, d in zip(part.replicas, part.log_dirs)
+            if b in brokers and d is not None and (b, d) not in gone}
+
+
+def removed_dirs(options_entries: tuple[str, ...]) -> set[tuple[int, str]]:
+    return {removed_log_dir(e) for e in options_entries}
+
+
+def dir_limit(d: LogDir, data: float, max_usage: float) -> float:
+    """The bytes of partition data one log dir may hold: ``disk_limits``' rule for one volume (inf: size unknown)."""
+    if d.total_bytes is None:
+        return math.inf
+    other = max(0.0, float(d.total_bytes - d.usable_bytes) - data) if d.usable_bytes is not None else 0.0
+    return max_usage * d.total_bytes - other
+
+
+def dir_data(snapshot: Snapshot) -> dict[tuple[int, str], float]:
+    """Bytes of partition data per (broker id, dir) where the snapshot records each replica's dir."""
+    out: dict[tuple[int, str], float] = defaultdict(float)
+    for part in snapshot.partitions:
+        for b, d in zip(part.replicas, part.log_dirs):
+            if d is not None:
+                out[(b, d)] += float(part.size_bytes or 0)
+    return out
+
+
+def without_removed_dirs(snapshot: Snapshot, options: PlanOptions, limits: np.ndarray) -> np.ndarray:
+    """Broker limits (``state.disk_limits``) where ``--remove-log-dir`` takes dirs away: at most the sum of the
+    limits of the dirs that stay, so the replica goals and the exact model make room for the removed dirs'
+    replicas there, or move them to other brokers. A broker whose staying dirs' sizes are unknown keeps its limit."""
+    gone = removed_dirs(options.remove_log_dirs)
+    if not gone:
+        return limits
+    data = dir_data(snapshot)
+    out = limits.copy()
+    for i, b in enumerate(snapshot.brokers):
+        if not any((b.id, d.path) in gone for d in b.log_dirs):
+            continue
+        kept = sum(dir_limit(d, data.get((b.id, d.path), 0.0), options.max_disk_usage)
+                   for d in b.log_dirs if (b.id, d.path) not in gone)
+        out[i] = min(out[i], kept)
+    return out
+
+
+def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
+    """The log dir of every replica the plan adds on a broker with several dirs, the moves that empty the dirs
+    ``--remove-log-dir`` names onto the broker's other dirs, and moves between a broker's dirs that bring each
+    within ``--byte-tolerance`` of its share (the broker's bytes by the dirs' limits)."""
+    snap, options = state.snapshot, state.options
+    out = LogDirPlan()
+    jbod = {b.id: b for b in snap.brokers if len(b.log_dirs) > 1}
+    if not jbod:
+        return out
+    gone = removed_dirs(options.remove_log_dirs)
+    data = dir_data(snap)
+    limit = {(bid, d.path): (0.0 if (bid, d.path) in gone else dir_limit(d, data.get((bid, d.path), 0.0), options.max_disk_usage))
+             for bid, b in jbod.items() for d in b.log_dirs}
+    peak = {k: data.get(k, 0.0) for k in limit}  # every arrival, no departure
+    final = dict(peak)  # after the whole plan
+    where: dict[tuple[int, int], str] = {}  # (partition index, broker id) -> dir, for replicas in a known dir
+    for p, part in enumerate(snap.partitions):
+        for b, d in zip(part.replicas, part.log_dirs):
+            if d is not None and b in jbod:
+                where[(p, b)] = d
+    size = state.sizes
+    for chain in moves:
+        for s in chain:
+            for b in s.removes:
+                d = where.get((s.p, b))
+                if d is not None and (b, d) in final:
+                    final[(b, d)] -= float(size[s.p])
+
+    def fill(k: tuple[int, str]) -> float:
+        lim = limit[k]
+        return math.inf if lim <= 0 else peak[k] / lim if math.isfinite(lim) else 0.0
+
+    def place(p: int, b: int, avoid: str | None) -> str | None:
+        """The least full dir of ``b`` (by its peak's fraction of its limit, then bytes, then path) that holds
+        ``p`` at its peak; None when none does."""
+        s = float(size[p])
+        ok = [d.path for d in jbod[b].log_dirs if d.path != avoid and (b, d.path) not in gone
+              and peak[(b, d.path)] + s <= limit[(b, d.path)] + SLACK_BYTES]
+        if not ok:
+            return None
+        return min(ok, key=lambda d: (fill((b, d)), peak[(b, d)], d))
+
+    def arrive(p: int, b: int, d: str) -> None:
+        peak[(b, d)] += float(size[p])
+        final[(b, d)] += float(size[p])
+
+    # New replicas, in the steps' order (the largest first would pack tighter, but the order is the plan's).
+    for chain in moves:
+        for s in chain:
+            for bid in s.adds:
+                if bid not in jbod:
+                    continue
+                d = place(s.p, bid, None)
+                if d is None:
+                    out.unplaced.append(f"{state.name(s.p)} on broker {bid} ({int(size[s.p])} bytes)")
+                    continue
+                out.new[(s.p, bid)] = d
+                arrive(s.p, bid, d)
+    # Replicas on the same broker after the plan (an untouched partition's all are; no row built for them).
+    stays = {(p, b) for (p, b) in where if not state.touched[p] or state.index_of[b] in state.row(p)}
+    moved: set[tuple[int, int]] = set()
+
+    def move_within(p: int, b: int, src: str, dst: str) -> None:
+        arrive(p, b, dst)
+        final[(b, src)] -= float(size[p])
+        out.within.append(DirMove(p, b, dst, src, int(size[p])))
+        moved.add((p, b))
+
+    # The removed dirs' replicas that stay on their broker: largest first, each to the least full other dir.
+    for (p, b) in sorted((k for k in stays if (k[1], where[k]) in gone), key=lambda k: (-int(size[k[0]]), k)):
+        d = place(p, b, where[(p, b)])
+        if d is None:
+            out.unplaced.append(f"{state.name(p)} on broker {b} ({int(size[p])} bytes) in removed dir {where[(p, b)]}")
+            continue
+        move_within(p, b, where[(p, b)], d)
+    # Balance within each broker whose dirs all have a size: the fullest dir (by its share) gives the replica
+    # closest to what brings it and the emptiest nearer their shares, while that improves both.
+    tol = options.byte_tolerance
+    for bid, broker in sorted(jbod.items()):
+        keys = [(bid, d.path) for d in broker.log_dirs if (bid, d.path) not in gone]
+        if len(keys) < 2 or not all(math.isfinite(limit[k]) and limit[k] > 0 for k in keys):
+            continue
+        movable: dict[str, list[int]] = defaultdict(list)
+        for (p, b), d in where.items():
+            if b == bid and (p, b) in stays and (p, b) not in moved and not state.frozen[p] and not state.touched[p]:
+                movable[d].append(p)
+        for d in movable:
+            movable[d].sort(key=lambda p: (int(size[p]), p))
+        for _ in range(DIR_SEARCH):
+            total = sum(final[k] for k in keys)
+            cap = sum(limit[k] for k in keys)
+            share = {k: total * limit[k] / cap for k in keys}
+            hi = max(keys, key=lambda k: (final[k] / limit[k], k))
+            lo = min(keys, key=lambda k: (final[k] / limit[k], k))
+            excess, deficit = final[hi] - share[hi], share[lo] - final[lo]
+            if final[hi] <= share[hi] * (1 + tol) + SLACK_BYTES and final[lo] >= share[lo] * (1 - tol) - SLACK_BYTES:
+                break
+            want = min(excess, deficit)
+            room = limit[lo] - peak[lo] + SLACK_BYTES
+            best: int | None = None
+            for p in movable[hi[1]]:
+                bytes_p = float(size[p])
+                # Only a replica smaller than excess + deficit brings both dirs nearer their shares.
+                if bytes_p <= 0 or bytes_p >= excess + deficit or bytes_p > room:
+                    continue
+                if best is None or abs(bytes_p - want) < abs(float(size[best]) - want):
+                    best = p
+            if best is None:
+                break
+            movable[hi[1]].remove(best)
+            move_within(best, bid, hi[1], lo[1])
+    for (bid, path), lim in sorted(limit.items()):
+        out.dirs.append({"broker_id": bid, "path": path, "removed": (bid, path) in gone,
+                         "limit_bytes": None if not math.isfinite(lim) else round(lim),
+                         "before_bytes": round(data.get((bid, path), 0.0)), "peak_bytes": round(peak[(bid, path)]),
+                         "after_bytes": round(final[(bid, path)])})
+    return out
+
+
+def within_steps(state: ClusterState, dir_plan: LogDirPlan, reorders: list[Step]) -> list[Step]:
+    """One reassignment entry per partition with replicas moving between their broker's dirs: its replicas as they
+    stand when the log-dir batches run (after the reorders, before any move), each moving replica's dir named."""
+    by_p: dict[int, dict[int, str]] = defaultdict(dict)
+    for m in dir_plan.within:
+        by_p[m.p][m.broker] = m.path
+    reordered = {s.p: s.after for s in reorders}
+    out = []
+    for p, dirs in sorted(by_p.items()):
+        part = state.parts[p]
+        row = reordered.get(p, part.replicas)
+        out.append(Step(p, part.topic, part.partition, tuple(row), tuple(row), (), (), 0, part.leader,
+                        int(part.size_bytes or 0), part.bytes_in_per_sec or 0.0,
+                        tuple(dirs.get(b, ANY_LOG_DIR) for b in row)))
+    return out
+
+
+def within_throttles(steps: list[Step], rate: int) -> dict[str, Any]:
+    """throttles.json of a log-dir batch: ``replica.alter.log.dirs.io.max.bytes.per.second`` (Kafka's intra-broker
+    throttle, as ``kafka-reassign-partitions.sh --replica-alter-log-dirs-throttle`` sets it) on every broker a
+    replica moves within; no replication throttle, as no replica changes broker."""
+    brokers = sorted({b for s in steps for b, d in zip(s.after, s.log_dirs) if d != ANY_LOG_DIR})
+    return {"rate_bytes_per_sec": rate, "brokers": {str(b): {LOG_DIR_RATE: str(rate)} for b in brokers}, "topics": {}}
+
+
+def within_seconds(steps: list[Step], rate: float, fixed: float) -> float:
+    """A log-dir batch's duration: the busiest broker's bytes at the throttle, plus one move's fixed cost."""
+    per_broker: dict[int, int] = defaultdict(int)
+    for s in steps:
+        for b, d in zip(s.after, s.log_dirs):
+            if d != ANY_LOG_DIR:
+                per_broker[b] += s.size
+    return (max(per_broker.values(), default=0) / rate + fixed) if steps else 0.0

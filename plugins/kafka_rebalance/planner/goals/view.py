@@ -32,11 +32,20 @@ class BrokerView:
     movable_replicas: int = 0  # replicas a plan may move (not of excluded topics, not leaderless)
     # Bytes of partition data its disks may hold under --max-disk-usage; None: its capacity is unknown.
     disk_limit: float | None = None
-    # Its byte band and the mean it is centred on (balance.byte_band); None: its target within the
-    # tolerance (a view that knows no forced shares: the fleet analysis).
+    # Its byte band and the mean it is centred on (balance.byte_band: the cluster's mean, or its
+    # capacity-weighted share); None: its target within the tolerance (a view that knows no forced
+    # shares: the fleet analysis).
     byte_lo: float | None = None
     byte_hi: float | None = None
     byte_mean: float | None = None
+    # Traffic in bytes/s (planner/goals/network.py: its loads, its capacity-weighted share, the configured
+    # capacity or None), filled by ``network.view_fields``.
+    network_in: float = 0.0
+    network_in_target: float = 0.0
+    network_in_capacity: float | None = None
+    network_out: float = 0.0
+    network_out_target: float = 0.0
+    network_out_capacity: float | None = None
 
     def byte_band(self, tolerance: float) -> tuple[float, float, float]:
         """lo, hi and the mean the deviation is measured from."""
@@ -68,6 +77,7 @@ class BalanceView:
     rf_off_target: int = 0  # movable partitions not at the replication factor asked for
     rack_violations: int = 0  # movable partitions crowding a rack, or spanning too few
     byte_slack: float = 0.0  # bytes a broker may lie beyond its band (the exact model's widening)
+    network_tolerance: float = 0.1  # the network goals' band, a fraction of each broker's share
     # Filled only when a selected goal reads them (``Goal.view_topics``): per topic, its loads, and
     # each eligible broker's rack (None: no rack information), which the topic's share depends on.
     topics: tuple[TopicLoad, ...] = ()

@@ -1,0 +1,470 @@
+"""Network in and out: each eligible broker's traffic within ``--network-tolerance`` of its capacity-weighted share.
+
+A broker's network in is the produce rate (``bytes_in_per_sec``) of every replica it hosts: the leader takes it
+from producers, each follower from the leader. Its network out is what it sends as a leader: each partition's
+produce rate to every follower (rate x (RF - 1)) plus the partition's consumer traffic (``bytes_out_per_sec``)
+where the snapshot measured it (Prometheus; sampling cannot see consumers, and then out is replication
+alone). The share: the eligible brokers' total in proportion to each one's configured network capacity in that
+direction (``Capacity.network_in_bytes_per_sec`` / ``network_out_bytes_per_sec``) when every eligible broker
+has one, else an even share. Partitions without a measured rate count as 0: a snapshot without rates has
+nothing to balance and both goals hold.
+
+* ``network-in`` moves replicas: from the broker furthest above its band, the replica whose rate comes closest
+  to what it should shed, to the broker with the most room, alone where the earlier goals accept it (and,
+  once the bytes goal ran, neither broker ends further outside the byte band), else swapped for a cooler
+  replica of close size on the receiver. Its veto keeps later moves from pushing a broker above its band
+  or a sender below it; its exact-model rows hold each broker's in within the band (where no assignment
+  meets them with the other rows, ``auto`` keeps the heuristic's plan).
+* ``network-out`` moves leadership only (metadata): once the preferred-leader goal chose the first replicas,
+  it hands first replicas from brokers above the band to electable fellow replicas below it, within the
+  preferred-leader bounds (a partition the receiver leads going back where the bounds would break). A
+  broker whose own partitions' traffic exceeds its band cannot shed it this way: moving the replicas
+  themselves is left to ``network-in`` and the bytes goals.
+
+Both are opt-in (docs/PLANNER.md, "Network in and out"): their moves trade bytes for traffic, and most
+snapshots carry no rates.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
+from kafka_rebalance.planner.state import ClusterState
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.exact import ExactModel
+
+SEARCH = 64  # replicas examined per (donor, receiver) pair
+PARTNERS = 8  # receivers tried per donor
+SLACK = 1e-6  # relative: the same traffic must compare equal whatever the float rounding
+
+_rates: weakref.WeakKeyDictionary[ClusterState, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
+
+
+# --------------------------------------------------------------------------- loads and shares (pure)
+
+
+def traffic(rows: np.ndarray, leader: np.ndarray, rate_in: np.ndarray, rate_out: np.ndarray,
+            n: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Per broker index: (network in, network out) in bytes/s. ``rows``: partition x slot, broker index, -1
+    padded; ``leader``: each partition's leader (broker index, -1 none: it sends nothing); ``rate_in`` each
+    partition's produce rate, ``rate_out`` its consumer traffic (0 where unmeasured)."""
+    valid = rows >= 0
+    rf = valid.sum(axis=1)
+    weights = np.broadcast_to(rate_in[:, None], rows.shape)[valid]
+    net_in = np.bincount(rows[valid], weights=weights, minlength=n).astype(np.float64)
+    led = leader >= 0
+    sent = rate_in * np.maximum(rf - 1, 0) + rate_out
+    net_out = np.bincount(leader[led], weights=sent[led], minlength=n).astype(np.float64)
+    return net_in, net_out
+
+
+def shares(total: float, capacities: Sequence[float | None]) -> list[float]:
+    """Each broker's share of ``total``: by capacity when every broker has one, else even."""
+    if not capacities:
+        return []
+    if all(c is not None and c > 0 for c in capacities):
+        whole = float(sum(c or 0 for c in capacities))
+        return [total * float(c or 0) / whole for c in capacities]
+    return [total / len(capacities)] * len(capacities)
+
+
+def partition_rates(state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
+    """Per partition: its produce rate and its consumer traffic, 0 where the snapshot has none."""
+    got = _rates.get(state)
+    if got is None:
+        rate_in = np.nan_to_num(state.rates, nan=0.0)
+        rate_out = np.fromiter((p.bytes_out_per_sec or 0.0 for p in state.parts), dtype=np.float64, count=state.n_parts)
+        got = _rates[state] = (rate_in, rate_out)
+    return got
+
+
+def state_traffic(state: ClusterState, rows: np.ndarray, leader: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rate_in, rate_out = partition_rates(state)
+    return traffic(rows, leader.astype(np.int64), rate_in, rate_out, state.n_brokers)
+
+
+def network_capacities(state: ClusterState) -> tuple[list[float | None], list[float | None]]:
+    """Each broker's (index order) configured network in and out capacity, None where not configured."""
+    caps = [b.capacity for b in state.snapshot.brokers]
+    return ([None if c is None or c.network_in_bytes_per_sec is None else float(c.network_in_bytes_per_sec) for c in caps],
+            [None if c is None or c.network_out_bytes_per_sec is None else float(c.network_out_bytes_per_sec) for c in caps])
+
+
+def view_fields(net_in: Sequence[float], net_out: Sequence[float], cap_in: Sequence[float | None],
+                cap_out: Sequence[float | None]) -> list[dict[str, float | None]]:  # fmt: skip
+    """The ``BrokerView`` network fields of each eligible broker, from its loads and capacities (one order):
+    what every builder of a view (the planner's, the gate's) fills in through here."""
+    t_in, t_out = shares(float(sum(net_in)), cap_in), shares(float(sum(net_out)), cap_out)
+    return [{"network_in": float(a), "network_in_target": ti, "network_in_capacity": ci,
+             "network_out": float(b), "network_out_target": to, "network_out_capacity": co}
+            for a, b, ti, to, ci, co in zip(net_in, net_out, t_in, t_out, cap_in, cap_out)]  # fmt: skip
+
+
+# --------------------------------------------------------------------------- goals
+
+
+class NetworkGoal(Goal):
+    """One direction's rule: the check, the gate's allowance and the report's figure."""
+
+    direction: ClassVar[str] = ""
+    default = False  # opt-in: module docstring
+
+    @classmethod
+    def figures(cls, b: BrokerView) -> tuple[float, float, float | None]:
+        """(traffic, target, capacity) of one broker in this goal's direction."""
+        if cls.direction == "in":
+            return b.network_in, b.network_in_target, b.network_in_capacity
+        return b.network_out, b.network_out_target, b.network_out_capacity
+
+    @classmethod
+    def deviation(cls, b: BrokerView) -> float:
+        load, target, _ = cls.figures(b)
+        return abs(load - target) / target if target > 0 else 0.0
+
+    @staticmethod
+    def gate_allowance(deviation_before: float, tolerance: float) -> float:
+        """What a broker may end at and pass the gate: the tolerance, or where it started (no broker worse off)."""
+        return max(deviation_before, tolerance)
+
+    def check(self, view: BalanceView) -> GoalCheck:
+        """The largest relative deviation from the share; offenders: brokers beyond the tolerance."""
+        tol = view.network_tolerance
+        dev = {b.broker_id: self.deviation(b) for b in view.brokers}
+        offenders = tuple(b for b, d in dev.items() if d > tol + SLACK)
+        return self.verdict(max(dev.values(), default=0.0), not offenders, offenders, dev)
+
+    def broker_figures(self, before: BalanceView, after: BalanceView) -> dict[str, Any]:
+        """Per eligible broker (``ids`` order): its traffic before and after the plan, its share after and its
+        configured capacity (None: not configured), bytes/s; the report's chart and the approval line read them."""
+        def col(view: BalanceView, k: int) -> list[float | None]:
+            return [None if (v := self.figures(b)[k]) is None else round(float(v), 3) for b in view.brokers]
+
+        return {"ids": [b.broker_id for b in after.brokers], "before": col(before, 0), "after": col(after, 0),
+                "share": col(after, 1), "capacity": col(after, 2)}
+
+    @classmethod
+    def _series(cls, entry: Mapping[str, Any]) -> list[tuple[int, float, float, float, float | None]] | None:
+        b = entry.get("brokers")
+        if not isinstance(b, Mapping):
+            return None
+        return list(zip(b["ids"], b["before"], b["after"], b["share"], b["capacity"], strict=True))
+
+    @classmethod
+    def approval_line(cls, entry: Mapping[str, Any]) -> str:
+        """The busiest broker before and after, against its share and capacity, and the largest load / share."""
+        rows = cls._series(entry)
+        if not rows:
+            return ""
+        from kafka_rebalance.units import human_rate
+
+        top_before = max(rows, key=lambda r: r[1])
+        top_after = max(rows, key=lambda r: r[2])
+        cap = f", capacity {human_rate(int(top_after[4]))}" if top_after[4] else ""
+
+        def worst(loads: list[float]) -> float:
+            return max((x / r[3] for x, r in zip(loads, rows) if r[3]), default=0.0)
+
+        was, now = worst([r[1] for r in rows]), worst([r[2] for r in rows])
+        return (f"network {cls.direction}: busiest broker {top_before[0]} at {human_rate(int(top_before[1]))} before, "
+                f"busiest after {top_after[0]} at {human_rate(int(top_after[2]))} (its share "
+                f"{human_rate(int(top_after[3]))}{cap}); the most loaded broker at {was:.2f} -> {now:.2f}x "
+                "its share")
+
+    @classmethod
+    def report_charts(cls, entry: Mapping[str, Any], final: Any = None) -> list[dict[str, Any]]:
+        """Per broker: before, projected and (after execution) final traffic, the share band and the capacity."""
+        rows = cls._series(entry)
+        if not rows:
+            return []
+        from kafka_rebalance.report import charts
+
+        ids = [r[0] for r in rows]
+        series = [charts.Series("before", [r[1] for r in rows]), charts.Series("projected", [r[2] for r in rows])]
+        if final is not None:
+            got = snapshot_traffic(final)[0 if cls.direction == "in" else 1]
+            series.append(charts.Series("final", [got.get(b) for b in ids]))
+        top = max([v for s in series for v in s.values if v is not None] + [c or 0 for *_, c in rows] + [1.0])
+        divisor, unit = next(((float(1024**k), f"{u}/s") for k, u in ((3, "GiB"), (2, "MiB"), (1, "KiB"))
+                              if top >= 1024**k), (1.0, "B/s"))  # fmt: skip
+        chart_id = f"network-{cls.direction}"
+        title = f"Network {cls.direction} per broker"
+        svg = charts.broker_bars(chart_id, title, ids, series, unit_divisor=divisor, unit=unit,
+                                 marks=[r[3] for r in rows], mark_label="share",
+                                 limits=[r[4] for r in rows], limit_label="capacity")
+        what = ("produce bytes/s of every replica it hosts" if cls.direction == "in"
+                else "as leader: produce bytes/s x (RF - 1) plus consumer bytes/s where measured")
+        return [{"id": chart_id, "title": title, "svg": svg,
+                 "caption": f"Network {cls.direction} ({what}). Black ticks: each broker's share after the plan (by "
+                            "configured capacity where every broker has one); red dashes: its configured capacity."}]
+
+
+def snapshot_traffic(snapshot: Any) -> tuple[dict[int, float], dict[int, float]]:
+    """Per broker id, (network in, network out) of a snapshot as it stands (its own rates and leaders)."""
+    ids = [b.id for b in snapshot.brokers]
+    index = {b: i for i, b in enumerate(ids)}
+    parts = snapshot.partitions
+    width = max((len(p.replicas) for p in parts), default=1) or 1
+    rows = np.full((len(parts), width), -1, dtype=np.int64)
+    leader = np.full(len(parts), -1, dtype=np.int64)
+    for i, p in enumerate(parts):
+        rows[i, : len(p.replicas)] = [index[b] for b in p.replicas]
+        leader[i] = index.get(p.leader, -1)
+    rate_in = np.asarray([p.bytes_in_per_sec or 0.0 for p in parts], dtype=np.float64)
+    rate_out = np.asarray([p.bytes_out_per_sec or 0.0 for p in parts], dtype=np.float64)
+    net_in, net_out = traffic(rows, leader, rate_in, rate_out, len(ids))
+    return ({b: float(net_in[i]) for b, i in index.items()}, {b: float(net_out[i]) for b, i in index.items()})
+
+
+class NetworkInGoal(NetworkGoal):
+    name = "network-in"
+    direction = "in"
+    priority = 46  # after the bytes (and topic spread): it trades within what they leave, before the leader goals
+    target = ("every eligible broker's network in (produce bytes/s of every replica it hosts) within --network-tolerance "
+              "of its share (by configured network_in capacity where every broker has one, else even)")
+
+    def __init__(self) -> None:
+        self.ready = False
+
+    def _setup(self, state: ClusterState) -> None:
+        if self.ready:
+            return
+        self.rate, _ = partition_rates(state)
+        rows = state.final_rows()
+        valid = rows >= 0
+        self.load = np.bincount(rows[valid], weights=np.broadcast_to(self.rate[:, None], rows.shape)[valid],
+                                minlength=state.n_brokers).astype(np.float64)  # fmt: skip
+        self.seen = len(state.changes)
+        elig = state.eligible_idx
+        cap_in, _ = network_capacities(state)
+        total = float(self.load[elig].sum())
+        self.share = np.zeros(state.n_brokers)
+        self.share[elig] = shares(total, [cap_in[b] for b in elig])
+        tol = state.options.network_tolerance
+        self.hi = self.share * (1 + tol) * (1 + SLACK)
+        self.lo = self.share * (1 - tol) * (1 - SLACK)
+        self.ready = True
+
+    def _sync(self, state: ClusterState) -> None:
+        for p, src, dst in state.changes[self.seen :]:
+            if src >= 0:
+                self.load[src] -= self.rate[p]
+            if dst >= 0:
+                self.load[dst] += self.rate[p]
+        self.seen = len(state.changes)
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        """A later move may not take the receiver above its band, nor an eligible sender below it."""
+        self._setup(state)
+        self._sync(state)
+        r = float(self.rate[p])
+        if r <= 0:
+            return True
+        if self.load[dst] + r > self.hi[dst]:
+            return False
+        return not state.eligible[src] or self.load[src] - r >= self.lo[src]
+
+    def exact_terms(self, model: ExactModel) -> None:
+        """Per eligible broker: its fixed partitions' rates + the model's within the band."""
+        state = model.state
+        self._setup(state)
+        rate = self.rate[model.parts]
+        scale = max(1.0, float(rate.max()) if rate.size else 1.0)
+        fixed_rows = np.where(state.frozen[:, None], state.R, -1)
+        on = fixed_rows >= 0
+        fixed = np.bincount(fixed_rows[on], weights=np.broadcast_to(self.rate[:, None], fixed_rows.shape)[on],
+                            minlength=state.n_brokers)[model.elig]  # fmt: skip
+        load = np.repeat(rate, model.n_e) / scale
+        lo = (self.lo[model.elig] - fixed) / scale
+        hi = (self.hi[model.elig] - fixed) / scale
+        model.add(model.b_of, model.var.ravel(), load, lo, hi)
+
+    # ------------------------------------------------------------------ heuristic
+
+    def optimize(self, state: ClusterState) -> None:
+        self._setup(state)
+        self._sync(state)
+        elig = state.eligible_index_arr
+        self.upper, self.lower = state.byte_hi, state.byte_lo  # the byte band (balance.byte_band)
+        self.guard_bytes = any(g.name == ByteBalanceGoal.name for g in state.vetoes)
+        stuck: set[int] = set()
+        for _ in range(4 * state.n_parts + 1):  # each transfer lowers the total distance outside the bands
+            self._sync(state)
+            over = self.load[elig] - self.hi[elig]
+            under = self.lo[elig] - self.load[elig]
+            donors = [int(b) for b in elig[np.argsort(-over, kind="stable")] if self.load[b] > self.hi[b] and b not in stuck]
+            if not donors:
+                # none above: lift the brokers below from the ones with most to spare
+                if not (under > 0).any():
+                    return
+                donors = [int(b) for b in elig[np.argsort(-(self.load[elig] - self.share[elig]), kind="stable")]
+                          if self.load[b] > self.share[b] and b not in stuck]  # fmt: skip
+                if not donors:
+                    return
+            a = donors[0]
+            if not self._shed(state, a, elig):
+                stuck.add(a)
+
+    def _byte_off(self, b: int, x: float) -> float:
+        return max(0.0, x - self.upper[b], self.lower[b] - x)
+
+    def _bytes_fine(self, state: ClusterState, a: int, r: int, delta: float) -> bool:
+        if not self.guard_bytes:
+            return True
+        return all(self._byte_off(b, float(state.bytes[b]) + d) <= self._byte_off(b, float(state.bytes[b])) + 0.5
+                   for b, d in ((a, -delta), (r, delta)))  # fmt: skip
+
+    def _candidates(self, state: ClusterState, b: int, hot_only: bool = True) -> list[int]:
+        """Partitions with a replica on b this goal may move, hottest first: untouched ones and ones the plan
+        brings to b (sent on instead: no extra move), then, where the earlier goals changed most partitions,
+        the others' replicas still on b (a second new replica for the partition: one more step, no more bytes
+        than a move of its own)."""
+        ps = state.broker_parts(b)
+        ps = ps[~state.frozen[ps] & ~state.hot[ps] & ((self.rate[ps] > 0) | (not hot_only))]
+        fresh = ps[~state.touched[ps]]
+        arrived = [p for p in dict.fromkeys(state.arrivals.get(b, [])) if b in state.row(p)
+                   and b not in state.original_row(p) and not state.hot[p]]  # fmt: skip
+        first = np.concatenate([fresh, np.asarray(arrived, dtype=np.int64)]).astype(np.int64)
+        rest = np.asarray([p for p in ps[state.touched[ps]].tolist() if b in state.row(p)], dtype=np.int64)
+        return (first[np.argsort(-self.rate[first], kind="stable")].tolist()
+                + rest[np.argsort(-self.rate[rest], kind="stable")].tolist())
+
+    def _off(self, b: int, x: float) -> float:
+        return max(0.0, x - self.hi[b], self.lo[b] - x)
+
+    def _better(self, a: int, r: int, x: float) -> bool:
+        """Moving traffic ``x`` from a to r brings the two closer to their bands, in sum."""
+        now = self._off(a, self.load[a]) + self._off(r, self.load[r])
+        return self._off(a, self.load[a] - x) + self._off(r, self.load[r] + x) < now - SLACK * max(1.0, now)
+
+    def _shed(self, state: ClusterState, a: int, elig: np.ndarray) -> bool:
+        """One transfer of traffic off ``a``: a replica alone, else swapped for a cooler one of close size."""
+        room = self.share[elig] - self.load[elig]
+        receivers = [int(r) for r in elig[np.argsort(-room, kind="stable")] if r != a and self.load[r] < self.share[r]]
+        cand = self._candidates(state, a)
+        for r in receivers[:PARTNERS]:
+            need = ((self.load[a] - self.share[a]) + (self.share[r] - self.load[r])) / 2
+            fits = [p for p in cand if r not in state.row(p) and self._better(a, r, float(self.rate[p]))]
+            fits.sort(key=lambda p: (abs(self.rate[p] - need), p))
+            for p in fits[:SEARCH]:
+                if self._bytes_fine(state, a, r, float(state.sizes[p])) and state.accepts(p, a, r):
+                    state.move(p, a, r)
+                    state.restore(p)
+                    return True
+            hot = [p for p in cand if r not in state.row(p) and self.rate[p] > 0][:SEARCH]
+            if self._swap(state, a, r, hot):
+                return True
+        return False
+
+    def _swap(self, state: ClusterState, a: int, r: int, hot: list[int]) -> bool:
+        """p (hot) a -> r and q (cooler, close in size) r -> a: counts unchanged, traffic moved by the difference."""
+        # r's replicas now, untouched first (a swap of those costs no extra step), then the plan's others
+        on_r = np.asarray([q for q in self._candidates(state, r, hot_only=False) if a not in state.row(q)], dtype=np.int64)
+        if on_r.size == 0:
+            return False
+        sizes = state.sizes[on_r].astype(np.float64)
+        for p in hot:
+            if not state.accepts(p, a, r, count_neutral=True):
+                continue
+            sp, rp = float(state.sizes[p]), float(self.rate[p])
+            ok = np.fromiter((self._better(a, r, rp - float(x)) for x in self.rate[on_r]), dtype=bool, count=on_r.size)
+            pool = on_r[ok]
+            order = np.lexsort((pool, np.abs(sizes[ok] - sp)))
+            for q in pool[order][:SEARCH].tolist():
+                if a in state.row(q) or r in state.row(p):
+                    continue
+                if self._bytes_fine(state, a, r, sp - float(state.sizes[q])) and state.accepts(q, r, a, count_neutral=True):
+                    state.move(p, a, r)
+                    state.move(q, r, a)
+                    state.restore(p)
+                    state.restore(q)
+                    return True
+        return False
+
+
+class NetworkOutGoal(NetworkGoal):
+    name = "network-out"
+    direction = "out"
+    priority = 47  # a replica goal whose action is leadership (``lead``), after network-in's moves
+    target = ("every eligible broker's network out (as leader: produce bytes/s x (RF - 1) to the followers, plus "
+              "consumer bytes/s where measured) within --network-tolerance of its share (by configured "
+              "network_out capacity where every broker has one, else even)")
+
+    def optimize(self, state: ClusterState) -> None:
+        """No replica moves: leadership decides network out, on the final replica sets (``lead``)."""
+
+    def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
+        """Hand first replicas from brokers above the band to electable fellows below their share, hottest
+        partitions that fit first, within the preferred-leader bounds; where the receiver is at its ceiling,
+        a cooler partition it is first of goes back the other way."""
+        rate_in, rate_out = partition_rates(state)
+        rows, pref, col, electable = choice.final_rows, choice.preferred, choice.column, choice.electable
+        rf = (rows >= 0).sum(axis=1)
+        sent = rate_in * np.maximum(rf - 1, 0) + rate_out
+        n = state.n_brokers
+        elig = state.eligible_index_arr
+        has = pref >= 0
+        load = np.bincount(pref[has], weights=sent[has], minlength=n).astype(np.float64)
+        count = np.bincount(pref[has], minlength=n)
+        _, cap_out = network_capacities(state)
+        target = np.zeros(n)
+        target[elig] = shares(float(load[elig].sum()), [cap_out[b] for b in elig.tolist()])
+        tol = state.options.network_tolerance
+        hi = target * (1 + tol) * (1 + SLACK)
+        g_lo, g_hi = choice.bounds
+        movable = has & ~state.frozen & (sent > 0)
+        first_of: dict[int, list[int]] = {}
+        for p in np.flatnonzero(movable)[np.argsort(-sent[movable], kind="stable")].tolist():
+            first_of.setdefault(int(pref[p]), []).append(p)
+
+        def switch(p: int, j: int) -> None:
+            a, b = int(pref[p]), int(rows[p, j])
+            pref[p], col[p] = b, j
+            load[a] -= sent[p]
+            load[b] += sent[p]
+            count[a] -= 1
+            count[b] += 1
+            first_of[a].remove(p)
+            first_of.setdefault(b, []).append(p)
+
+        for _ in range(4 * int(movable.sum()) + 1):
+            over = [int(a) for a in elig[np.argsort(-(load[elig] - hi[elig]), kind="stable")] if load[a] > hi[a]]
+            if not over or not self._hand_over(over, rows, electable, sent, load, target, count, first_of, switch,
+                                               (g_lo, g_hi), state.eligible_arr):
+                return
+
+    @staticmethod
+    def _hand_over(over: list[int], rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, load: np.ndarray,
+                   target: np.ndarray, count: np.ndarray, first_of: dict[int, list[int]], switch: Callable[[int, int], None],
+                   bounds: tuple[int, int], eligible: np.ndarray) -> bool:  # fmt: skip
+        g_lo, g_hi = bounds
+        for a in over:
+            excess = load[a] - target[a]
+            for p in list(first_of.get(a, [])):
+                s = float(sent[p])
+                for j, b in enumerate(rows[p].tolist()):
+                    if b < 0 or b == a or not electable[p, j] or not eligible[b]:
+                        continue
+                    room = target[b] - load[b]
+                    if not (0 < s < 2 * min(excess, room)):
+                        continue
+                    if count[a] - 1 >= g_lo and count[b] + 1 <= g_hi:
+                        switch(p, j)
+                        return True
+                    # the bounds bind: b gives back one of its partitions a can lead, cooler than p
+                    for q in first_of.get(b, []):
+                        row = rows[q].tolist()
+                        if q == p or a not in row or not electable[q, row.index(a)] or sent[q] >= s:
+                            continue
+                        switch(p, j)
+                        switch(q, row.index(a))
+                        return True
+        return False
