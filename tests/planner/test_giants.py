@@ -1,8 +1,8 @@
 """Giant partitions (issue #42): seeded corpus draws given one to three partitions far bigger than a
 broker's share of the bytes. Planned with the bytes goal alone, no partition's replica set changes in more
 than one step (no broker leaves or dies in these draws and no rack is crowded, so nothing forces a second
-copy of any partition); with the default goals, no partition gets more new replicas than the count goal's
-own plan gave it, or one. Every broker that holds a partition bigger than any band of the brokers that may
+copy of any partition); with the default goals, no partition gets more than one new replica beyond what
+the count goal's own plan gave it (the byte goals' one step). Every broker that holds a partition bigger than any band of the brokers that may
 take it, which no plan brings into its band, is reported in ``summary.targets.byte_misses`` with a reason
 naming that partition.
 
@@ -66,8 +66,10 @@ def test_a_partition_changes_once_and_every_giant_is_named_for_its_broker(seed: 
     _, counted = set_changes(snapshot, make_plan(snapshot, PlanOptions(**heuristic, goals=("replica-count",))))
     plan = make_plan(snapshot, PlanOptions(**heuristic))
     _, copies = set_changes(snapshot, plan)
-    more = {k: (n, counted[k]) for k, n in copies.items() if n > max(1, counted[k])}
-    assert not more, f"seed {seed}: (new replicas, the count goal's alone) beyond one or the count goal's: {more}"
+    # The byte goals add at most one step to any partition: one new replica where the count goal gave it
+    # none, one more where it did (only where the cap left a band short: docs/PLANNER.md).
+    more = {k: (n, counted[k]) for k, n in copies.items() if n > counted[k] + 1}
+    assert not more, f"seed {seed}: (new replicas, the count goal's alone) beyond one more than the count goal's: {more}"
     rows = {(p.topic, p.partition): tuple(p.replicas) for p in snapshot.partitions}
     for batch in plan.batches:
         for step in batch.steps:
