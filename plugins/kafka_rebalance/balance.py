@@ -4,7 +4,10 @@ A cluster is balanced when
 * no broker's leader imbalance ratio exceeds the threshold (Kafka's rule, ratio > pct/100);
 * every eligible broker's replica count and preferred-leader count lies within
   [floor, ceil] of the ideal (total / eligible brokers), the tightest spread integers allow;
-* every eligible broker's bytes lie within ``byte_tolerance`` (default 10 %) of the mean.
+* every eligible broker's bytes lie within ``byte_tolerance`` (default 10 %) of the mean (its
+  capacity-weighted share where the brokers' disks differ), or,
+  where rack safety (or load no plan may move) forces a broker's share of the bytes beyond that,
+  near its forced share (``byte_band``).
 
 Eligible brokers are the live ones that are not being decommissioned.
 """
@@ -16,8 +19,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
+
+import numpy as np
 
 DEFAULT_BYTE_TOLERANCE = 0.10
+# Where a broker's forced share (its rack's, or its unmovable load) lies beyond the mean's band, the
+# band's edge on that side is the share widened by this fraction of the tolerance: the rack's brokers
+# still need room to even out among themselves in whole partitions, but no more than that (widening by
+# the whole tolerance let the fullest broker of 50 brokers end 1.145x the mean where the share forced
+# 1.042x). Half: at every tolerance the share binds only once it is within half the tolerance of
+# the mean's edge, and the edge moves continuously with the share (docs/PLANNER.md, "Byte band").
+FORCED_SHARE_ROOM = 0.5
 # Replica counts: floor..ceil of each broker's share widened by this fraction of it (docs/PLANNER.md,
 # "Replica-count band", says why this default).
 DEFAULT_REPLICA_TOLERANCE = 0.10
@@ -66,6 +79,30 @@ def count_spread(counts: Sequence[int]) -> dict[str, float]:
     }
 
 
+def byte_band(share: Any, mean: Any, tolerance: float) -> tuple[Any, Any]:
+    """The bytes a broker may hold, [lo, hi]: its mean (``mean``: the cluster's, or its capacity-weighted
+    share, ``byte_centres``) within ``tolerance``, widened on
+    a side only where the broker's forced share (``share``: its rack's level or its unmovable load,
+    ``placement_targets``) lies beyond it, to that share within ``FORCED_SHARE_ROOM`` of the
+    tolerance. Scalars or NumPy arrays (elementwise)."""
+    room = FORCED_SHARE_ROOM * tolerance
+    return (np.minimum(mean * (1 - tolerance), share * (1 - room)),
+            np.maximum(mean * (1 + tolerance), share * (1 + room)))
+
+
+def band_deviation(size: Any, mean: Any, lo: Any, hi: Any, tolerance: float) -> Any:
+    """How far ``size`` is from the mean, as a fraction of it, less whatever the band is widened by
+    on that side (a forced share): at most ``tolerance`` exactly inside [lo, hi], ``|size - mean| /
+    mean`` wherever the band is the mean's own, never negative. The byte goal's figure, and what the
+    quality gate holds each broker to (no further off than before, beyond the tolerance). Scalars or
+    NumPy arrays; 0 where the mean is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        safe = np.where(mean > 0, mean, 1.0)
+        off = np.where(size >= mean, (size - hi) / safe, (lo - size) / safe) + tolerance
+        dev = np.where(mean > 0, np.maximum(0.0, off), 0.0)
+    return dev if isinstance(dev, np.ndarray) and dev.ndim else float(dev)
+
+
 def byte_deviation(sizes: Sequence[int]) -> float:
     """Largest |bytes - mean| / mean over brokers; 0 for an empty or all-empty cluster."""
     if not sizes:
@@ -90,6 +127,9 @@ def byte_deviation(sizes: Sequence[int]) -> float:
 class PlacementTargets:
     replicas: dict[int, tuple[int, int]]  # eligible broker -> [lo, hi] replica count
     byte_mean: dict[int, float]  # eligible broker -> bytes it should hold
+    # eligible broker -> the mean its byte band is centred on (``byte_centres``): the cluster's mean, or
+    # its capacity-weighted share of the bytes where the brokers' capacities differ
+    byte_centre: dict[int, float]
     clamped_racks: tuple[str, ...]  # racks rack safety holds off the common level (empty: even targets)
 
 
@@ -227,8 +267,21 @@ def placement_targets(
     return PlacementTargets(
         replicas={b: share_range(share[b], replica_tolerance) for b in sorted(rack_of)},
         byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
+        byte_centre=byte_centres(float(byte_total), sorted(rack_of), weights),
         clamped_racks=tuple(clamped),
     )
+
+
+def byte_centres(total: float, brokers: Sequence[int], weights: Mapping[int, int] | None = None) -> dict[int, float]:
+    """Per broker, the mean its byte band is centred on (``byte_band``): ``total`` shared evenly, or in
+    proportion to ``weights`` (``capacity_weights``), where a broker of twice the disk is at its mean with
+    twice the bytes. Forced shares (racks, unmovable load) play no part: they only widen the band."""
+    if not brokers:
+        return {}
+    if weights is None:
+        return {b: total / len(brokers) for b in brokers}
+    whole = sum(weights[b] for b in brokers)
+    return {b: total * weights[b] / whole for b in brokers}
 
 
 def capacity_weights(capacity: Mapping[int, int | None]) -> dict[int, int] | None:

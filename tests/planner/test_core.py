@@ -56,6 +56,8 @@ def test_the_summary_of_a_one_move_plan_field_by_field() -> None:
         "preferred_leaders": [1, 1],
         "byte_mean": 1000.3,  # 3001 / 3 = 1000.333...
         "byte_targets": {"0": 1000.3, "1": 1000.3, "2": 1000.3},
+        "byte_bands": {"0": [900.3, 1100.4], "1": [900.3, 1100.4], "2": [900.3, 1100.4]},  # the mean +- 10 %
+        "forced_shares": [],
         "clamped_racks": [],
         "replicas_reached": True,
         "bytes_reached": True,
@@ -115,13 +117,14 @@ def test_bytes_outside_the_band_are_reported_unreached() -> None:
     assert (s["replica_moves"], s["bytes_moved"]) == (0, 0)
     assert (s["targets"]["replicas_reached"], s["targets"]["bytes_reached"]) == (True, False)
     assert s["targets"]["byte_mean"] == 2000.0
-    # Broker 2's miss is proven: no broker can hold a-2 (3,000 bytes) inside a band topped at 2,200. Broker 0's
-    # is not on its own (it could take a-1 and be in its band, pushing broker 1 out), so it says the heuristic
-    # chose it, in a cluster where some broker must miss.
+    # Broker 2's miss is proven: no broker can hold a-2 (3,000 bytes) inside a band topped at 2,200. So is
+    # broker 0's, by a-2 too: whoever holds it, the other two share 3,000 bytes, below their bottoms' 3,600.
     big = "holds a-2 (3,000 bytes), more than any eligible broker can take and stay in its band (at most 2,200 bytes)"
+    short = ("the cluster holds at most 6,000 bytes; whichever 1 broker holds a-2 (3,000 bytes), the other 2 share at "
+             "most 3,000 bytes, below the bottoms of their bands summed (3,600 bytes): no plan puts every broker of "
+             "the cluster in its band")
     assert s["targets"]["byte_misses"] == [
-        {"broker_id": 0, "bytes": 1000, "low": 1800, "high": 2200,
-         "reason": f"not reached by the heuristic, in a cluster where no plan reaches every band (broker 2: {big})"},
+        {"broker_id": 0, "bytes": 1000, "low": 1800, "high": 2200, "reason": short},
         {"broker_id": 2, "bytes": 3000, "low": 1800, "high": 2200, "reason": big},
     ]
     # Nothing to move and nothing moved: the ratios of 0 to 0 are 1, not undefined.

@@ -14,7 +14,8 @@ batch's steps applied in order), never by the planner's own helpers:
   when every eligible broker's final count is within its range;
 * bytes: ``byte_targets`` are the even share wherever rack safety allows it and add up to the
   bytes the eligible brokers hold, and ``bytes_reached`` is true exactly when every eligible
-  broker ends within ``byte_tolerance`` of its target;
+  broker ends within its band: ``byte_tolerance`` of the mean, or of half of it around its target
+  where that target lies beyond the mean's band;
 * bytes moved: ``bytes_moved`` is the sum of the sizes of the replicas new on their broker and at
   least the bytes that must leave ineligible brokers; ``replica_moves`` counts those new replicas;
 * lower bounds: on a rack-safe plan, ``bytes_moved`` and ``replica_moves`` are at least
@@ -206,8 +207,14 @@ def promise_byte_claim(c: Cluster) -> None:
             for g, (lo, hi) in bounds.items():
                 share = sum(targets[b] for b in c.eligible if c.rack[b] == g)
                 assert lo * (1 - 1e-9) - 1 <= share <= hi * (1 + 1e-9) + 1, (g, share, lo, hi)
+    # The band: the mean within the tolerance, widened on a side only where the broker's share, within
+    # half the tolerance, lies beyond it (docs/PLANNER.md, "Byte band").
+    mean = sum(targets.values()) / len(targets)
+    band = {b: (min(mean * (1 - tol), v * (1 - tol / 2)), max(mean * (1 + tol), v * (1 + tol / 2))) for b, v in targets.items()}
+    reported = {int(b): tuple(v) for b, v in t["byte_bands"].items()}
+    assert all(abs(reported[b][i] - band[b][i]) <= 0.1 for b in band for i in (0, 1)), (reported, band)
     # margin > 0: outside the band by that many bytes
-    margin = {b: abs(c.bytes[b] - targets[b]) - tol * targets[b] for b in c.eligible}
+    margin = {b: max(c.bytes[b] - band[b][1], band[b][0] - c.bytes[b]) for b in c.eligible}
     worst = max(margin, key=lambda b: margin[b])
     claim = t["bytes_reached"]
     if claim:

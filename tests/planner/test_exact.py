@@ -453,10 +453,10 @@ def test_solve_widens_by_the_widening_found_plus_the_slack_for_the_solvers_toler
 
     monkeypatch.setattr(exact, "_solve", fake_solve)
     fake_clock(monkeypatch, 7.0, 7.5)
-    # t-0 on broker 1: 9 and 2 GiB; broker 0 is 1 GiB off 8 (0.8 allowed), broker 1 1 GiB off 3 (0.3 allowed):
-    # 0.2 + 0.7 GiB outside the bands
+    # t-0 on broker 1: 9 and 2 GiB. The mean is 5.5 GiB; both targets lie beyond its band [4.95, 6.05], so
+    # broker 0's top is 8 x 1.05 = 8.4 and broker 1's bottom 3 x 0.95 = 2.85: 0.6 + 0.85 GiB outside the bands
     assert exact.solve(state) == ExactResult(ExactStatus.FEASIBLE, {0: [1]}, 2 * GiB, GiB, False, 0.5, False,
-                                             pytest.approx(GiB - 0.1 * 8 * GiB + GiB - 0.1 * 3 * GiB, rel=1e-12))
+                                             pytest.approx((9 - 8.4 + 2.85 - 2) * GiB, rel=1e-12))
     # 1e6 * (1 + 1e-6) + 1e-5 * 2 GiB (the largest MOVABLE partition, not the frozen 8 GiB) per broker, for 2:
     # 1000001 + 42949.67296
     assert calls == [0.0, None, pytest.approx(1_042_950.67296, abs=1e-6)]
@@ -576,12 +576,13 @@ def test_a_partition_must_span_as_many_racks_as_it_can() -> None:
 
 def test_the_widening_model_with_rack_spread_variables() -> None:
     # p-0 of 5 GiB, q-0 of 1 GiB: 21 GiB. Rack c can only hold p-0's replica (5 GiB: rack safety's floor for it),
-    # so its target is clamped to 5 GiB and the other four share 16: 4 GiB each, [3.6, 4.4]. One of them holds
-    # q-0: 3.6 - 1 = 2.6 GiB short; the three holding p-0 are 5 - 4.4 = 0.6 over: 4.4 GiB in all.
+    # so its target is clamped to 5 GiB and the other four share 16: 4 GiB each. The mean is 4.2 GiB: the four
+    # are held to its band [3.78, 4.62], broker 4 to [3.78, 5.25] (its share within half the tolerance). One of
+    # the four holds q-0: 3.78 - 1 = 2.78 GiB short; the three holding p-0 are 5 - 4.62 = 0.38 over: 3.92 GiB.
     state = rf4_over_3_racks(0.1, 5 * GiB, GiB)
     found = exact._solve(state, widen=None)
     assert replace(found, widening=0.0) == ExactResult(ExactStatus.OPTIMAL, {}, 0, 0, False, 0.0, False, 0.0)
-    assert found.widening == pytest.approx((2.6 + 3 * 0.6) * GiB, rel=1e-6)
+    assert found.widening == pytest.approx((2.78 + 3 * 0.38) * GiB, rel=1e-6)
 
 
 def test_bytes_come_first_and_each_new_replica_costs_only_one_byte_more() -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
@@ -136,14 +138,14 @@ def test_replicas_moved_onto_a_broker_may_move_on_nearest_size_first() -> None:
 
 def test_a_heavy_broker_whose_lightest_partners_sit_in_other_racks_trades_within_its_own_rack() -> None:
     # RF 4 over 4 racks: every partition keeps exactly one replica in each rack, so bytes can only move
-    # between brokers of one rack. Rack a (brokers 0-3) holds all 1,200 GiB: target 300, band [270, 330];
-    # racks b, c, d (six brokers each) target 200, band [180, 220]. Twelve 90 GiB partitions and 120 of
-    # 1 GiB: broker 0 holds three 90s and 66 ones (336, 6 over), brokers 1-3 three 90s and 18 ones (288,
-    # 12 under their target); in racks b-d the first three brokers hold 184 (16 under), the others 216.
-    # The nine lightest brokers (-16 each) are all in racks b-d, where rack safety refuses every move:
-    # asking only them, broker 0 stayed at 336. Its own rack can take the excess: each step asks for
-    # min(over target, partner's shortfall) = 12 GiB, a 1 GiB replica is nearest, and the lightest of
-    # 1-3 (ties by id) takes it: 1, 2, 3, 1, 2, 3, and 330 is in the band.
+    # between brokers of one rack. Rack a (brokers 0-3) holds all 1,200 GiB: its forced share is 300 per
+    # broker, 1.375x the mean of 4,800 / 22, so its band is that share within half the tolerance, [196.4,
+    # 315] (the mean's bottom below it); racks b, c, d (six brokers each) are forced to 200, 0.917x the
+    # mean, band [190, 240]. Twelve 90 GiB partitions and 120 of 1 GiB: broker 0 holds three 90s and 66
+    # ones (336, 21 over), brokers 1-3 three 90s and 18 ones (288); in racks b-d the first three brokers
+    # hold 184 (6 under), the others 216. The nine lightest brokers are all in racks b-d, where rack
+    # safety refuses every move: asking only them, broker 0 stayed at 336. Its own rack takes the
+    # excess, 1 GiB at a time, to 315, and each of racks b-d evens out within itself to 190 and 210.
     def rack(b: int) -> str:
         return "a" if b < 4 else "b" if b < 10 else "c" if b < 16 else "d"
 
@@ -154,11 +156,14 @@ def test_a_heavy_broker_whose_lightest_partners_sit_in_other_racks_trades_within
         parts.append(part("u", u, [a, b, b + 6, b + 12], size_bytes=GiB))
     s = planner_state([(b, rack(b)) for b in range(22)], parts, targets=True)
     assert loads(s)[:4] == [336, 288, 288, 288] and loads(s)[4:10] == [184, 184, 184, 216, 216, 216]
+    assert (s.byte_hi[:5] / GiB).tolist() == pytest.approx([315, 315, 315, 315, 240]) and s.byte_lo[4] / GiB == pytest.approx(190)
     s.vetoes = [PlacementGoal(), RackSafetyGoal()]
     ByteBalanceGoal().optimize(s)
-    assert loads(s)[:4] == [330, 290, 290, 290]
-    assert loads(s)[4:] == [184, 184, 184, 216, 216, 216] * 3
-    assert sorted((p - 12, s.row(p)[0]) for p in s.cur) == [(60, 3), (61, 2), (62, 1), (63, 3), (64, 2), (65, 1)]
+    assert loads(s)[:4] == [315, 295, 295, 295]
+    assert loads(s)[4:] == [190, 190, 190, 210, 210, 210] * 3
+    # only 1 GiB replicas moved, each partition once (one replica, within its rack)
+    assert all(s.sizes[p] == GiB and s.new_replicas(p) == 1 for p in s.cur)
+    assert sum(1 for p in s.cur if 0 not in s.row(p) and 0 in s.original_row(p)) == 21
 
 
 def test_partitions_bound_to_their_racks_are_exactly_those_the_vetoes_refuse_across_racks() -> None:

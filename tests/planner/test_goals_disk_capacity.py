@@ -71,6 +71,16 @@ def test_the_byte_goal_does_not_fill_a_small_disk_past_its_limit(optimizer: str)
     assert summary["optimizer"]["used"] == optimizer  # the solver's own plan, held to the goal's rows
 
 
+def test_where_disks_differ_each_byte_band_is_centred_on_the_brokers_capacity_weighted_share() -> None:
+    # 24 GiB over disks of 100, 100 and 8 GiB: each broker's mean is 24 x 100 / 208 or 24 x 8 / 208 GiB, its
+    # band that mean +- 10 % (no rack, no load that may not move: no forced share); not the cluster's 8 GiB.
+    summary = make_plan(new_small_broker(8 * GIB), PlanOptions(optimizer="heuristic")).summary
+    centre = {0: 24 * GIB * 100 / 208, 1: 24 * GIB * 100 / 208, 2: 24 * GIB * 8 / 208}
+    bands = {int(b): band for b, band in summary["targets"]["byte_bands"].items()}
+    assert bands == {b: [pytest.approx(0.9 * c, abs=0.1), pytest.approx(1.1 * c, abs=0.1)] for b, c in centre.items()}
+    assert summary["targets"]["forced_shares"] == []
+
+
 @pytest.mark.parametrize("optimizer", ["heuristic", "exact"])
 def test_a_broker_above_its_limit_is_relieved_even_when_no_soft_goal_is_chosen(optimizer: str) -> None:
     # Broker 0: nine 1 GiB replicas on a 10 GiB disk, limit 8.5 GiB; broker 1 is empty with room.

@@ -38,7 +38,7 @@ from kafka_rebalance.planner.judge import judge, state_view
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step, partition_steps
-from kafka_rebalance.planner.targets import set_targets
+from kafka_rebalance.planner.targets import forced_shares, set_targets
 from kafka_rebalance.planner.throttles import batch_throttles
 from kafka_rebalance.snapshot import Snapshot
 
@@ -251,6 +251,8 @@ def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
     state.vetoes = [g for g in goals if g.hard]
     spent: dict[str, tuple[int, int]] = {}
     for goal in goals:
+        if not (goal.hard or goal.count_goal) and state.move_cap is None:
+            state.cap_moves()
         moves, moved = state.moved_replicas(), state.moved_bytes()
         goal.optimize(state)
         spent[goal.name] = (state.moved_replicas() - moves, state.moved_bytes() - moved)
@@ -552,6 +554,10 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "preferred_leaders": list(choice.bounds),
             "byte_mean": round(state.byte_mean, 1),
             "byte_targets": {str(ids[b]): round(float(state.byte_target[b]), 1) for b in state.eligible_idx},
+            # [lo, hi] per broker: the mean within the tolerance, or the forced share where it binds
+            "byte_bands": {str(ids[b]): [round(float(state.byte_lo[b]), 1), round(float(state.byte_hi[b]), 1)]
+                           for b in state.eligible_idx},
+            "forced_shares": forced_shares(state),
             "clamped_racks": state.clamped_racks,
             "replicas_reached": counts_reached,
             "bytes_reached": bool(balanced_bytes),

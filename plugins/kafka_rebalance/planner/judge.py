@@ -60,7 +60,8 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
         limit = float(state.disk_limit[b])
         return BrokerView(state.bid(b), int(state.counts[b]), int(state.lo[b]), int(state.hi[b]), float(state.bytes[b]),
                           target, allowed, int(pref_count[b]), int(led_pref[b]), int(not_led[b]), int(movable_on[b]),
-                          limit if math.isfinite(limit) else None, **net.get(b, {}))  # type: ignore[arg-type]
+                          limit if math.isfinite(limit) else None, float(state.byte_lo[b]), float(state.byte_hi[b]),
+                          float(state.byte_centre[b]), **net.get(b, {}))  # type: ignore[arg-type]
 
     violations = RackSafetyGoal().violations(state)
     # Per-topic loads only when a selected goal reads them: at a million partitions they cost a second.

@@ -103,8 +103,7 @@ def terms(state: ClusterState) -> Terms:
     """The per-broker terms of ``compute``; call after targets are set and before any goal changes the state."""
     copies = forced_copies(state)
     movable = ~state.frozen
-    tol = state.options.byte_tolerance
-    upper, lower = state.byte_target * (1 + tol), state.byte_target * (1 - tol)
+    upper, lower = state.byte_hi, state.byte_lo
     elig = np.asarray(state.eligible_idx, dtype=np.int64)
     inelig = np.asarray([b for b in range(state.n_brokers) if not state.eligible[b]], dtype=np.int64)
 

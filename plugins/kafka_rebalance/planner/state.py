@@ -114,10 +114,20 @@ class ClusterState:
         self.hi = np.zeros(n_b, dtype=np.int64)
         self.byte_mean = 0.0  # mean of the eligible brokers' byte targets (reported)
         self.byte_target = np.zeros(n_b, dtype=np.float64)  # bytes each eligible broker should hold
+        # The mean each eligible broker's band is centred on: the cluster's, or its capacity-weighted share
+        # where the disks differ (balance.byte_centres).
+        self.byte_centre = np.zeros(n_b, dtype=np.float64)
         self.clamped_racks: list[str] = []
+        # Each eligible broker's byte band (balance.byte_band): the mean within the tolerance, its forced
+        # share where that binds. The byte goal, the exact model and the lower bounds all read these.
+        self.byte_lo = np.zeros(n_b, dtype=np.float64)
+        self.byte_hi = np.zeros(n_b, dtype=np.float64)
         self.byte_allowed_hi = np.zeros(n_b, dtype=np.float64)  # beyond these a broker ends worse off than before
         self.byte_allowed_lo = np.zeros(n_b, dtype=np.float64)
         self.vetoes: list = []  # goals already optimised: they may veto later goals' moves
+        # Per partition, the most new replicas the balance goals may leave it with (``cap_moves``); None: no cap.
+        self.move_cap: np.ndarray | None = None
+        self.forced_new = np.zeros(0, dtype=np.int64)  # per partition, its new replicas when the cap was set
 
     # ------------------------------------------------------------------ access
 
@@ -215,11 +225,52 @@ class ClusterState:
         """At most ceil(RF / racks) replicas in one rack, and over min(RF, racks) racks (what the gate checks)."""
         return not self.has_racks or not rack_unsafe([self.rack[b] for b in row], self.n_racks)
 
+    def new_replicas(self, p: int) -> int:
+        """Replicas of ``p`` on a broker that did not hold it before the plan."""
+        row = self.cur.get(p)
+        if row is None:
+            return 0
+        orig = self.original_row(p)
+        return sum(1 for b in row if b not in orig)
+
+    def cap_moves(self) -> None:
+        """From here on no partition gains a new replica beyond what the goals so far gave it, and at most
+        one where they gave it none: the byte goals move a partition once, never a second replica of it
+        (two steps, two copies, two leader hand-offs for one partition's worth of balance). The hard goals
+        and the count goal run before: 3 brokers added to 3 that hold every replica must take half of
+        them, more than one replica of some partitions."""
+        forced = np.zeros(self.n_parts, dtype=np.int64)
+        for p in self.cur:
+            forced[p] = self.new_replicas(p)
+        self.forced_new = forced
+        self.move_cap = np.maximum(forced, 1)
+
+    def one_more_move(self) -> None:
+        """Lift the cap by one step for the partitions the goals before the cap already moved: each may
+        gain one more new replica (one more step), the others still one. For the byte goal when the cap
+        leaves a band short that no proof puts out of reach (docs/PLANNER.md, "A partition moves once")."""
+        if self.move_cap is not None:
+            self.move_cap = np.where(self.forced_new > 0, self.forced_new + 1, 1)
+
+    def within_cap(self, p: int, src: int, dst: int) -> bool:
+        """Would moving ``p``'s replica from ``src`` to ``dst`` keep it within ``move_cap``? Only a move
+        from one of its original brokers to a new one adds a copy; an arrival moving on or a replica
+        going home does not."""
+        if self.move_cap is None or not self.touched[p]:
+            return True
+        orig = self.original_row(p)
+        if src not in orig or dst in orig:
+            return True
+        return self.new_replicas(p) < int(self.move_cap[p])
+
     def accepts(self, p: int, src: int, dst: int, count_neutral: bool = False) -> bool:
-        """May replica ``src`` of partition ``p`` move to ``dst``? Every optimised goal may veto.
+        """May replica ``src`` of partition ``p`` move to ``dst``? Every optimised goal may veto, and no
+        partition moves beyond its cap (``cap_moves``).
 
         ``count_neutral``: the move is half of a swap that leaves every count as it was.
         """
+        if p >= 0 and not self.within_cap(p, src, dst):
+            return False
         for goal in self.vetoes:
             if count_neutral and goal.count_goal:
                 continue

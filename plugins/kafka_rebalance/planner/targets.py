@@ -10,9 +10,11 @@ says so in ``summary.targets.clamped_racks``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from kafka_rebalance.balance import capacity_weights, placement_targets
+from kafka_rebalance.balance import band_deviation, byte_band, capacity_weights, placement_targets
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.state import ClusterState
@@ -40,22 +42,47 @@ def set_targets(state: ClusterState) -> None:
     except ValueError as exc:
         raise PlanError(str(exc)) from None
     state.byte_target = np.zeros(state.n_brokers, dtype=np.float64)
+    state.byte_centre = np.zeros(state.n_brokers, dtype=np.float64)
     for b in elig:
         bid = state.bid(b)
         state.lo[b], state.hi[b] = t.replicas[bid]
         state.byte_target[b] = t.byte_mean[bid]
-    state.byte_mean = float(state.byte_target[elig].mean())
+        state.byte_centre[b] = t.byte_centre[bid]
+    state.byte_mean = float(state.byte_target[elig].mean()) if len(elig) else 0.0
     state.clamped_racks = list(t.clamped_racks)
-    # What the quality gate allows each broker: no further from its target than before, beyond
-    # the tolerance (the before state measured against the same targets scaled to its total).
+    tol = state.options.byte_tolerance
+    state.byte_lo, state.byte_hi = (np.asarray(x, dtype=np.float64) for x in byte_band(state.byte_target, state.byte_centre, tol))
+    # What the quality gate allows each broker: no further outside its band than before, beyond the
+    # tolerance (the before state measured against the same bands scaled to its total).
     aimed = float(state.byte_target[elig].sum())
     scale = float(state.bytes[elig].sum()) / aimed if aimed else 0.0
+    dev0 = band_deviation(state.bytes.astype(np.float64), state.byte_centre * scale, state.byte_lo * scale,
+                          state.byte_hi * scale, tol)
+    extra = (ByteBalanceGoal.gate_allowance(dev0, tol) - tol) * state.byte_centre
+    state.byte_allowed_hi = state.byte_hi + extra
+    state.byte_allowed_lo = state.byte_lo - extra
+
+
+def forced_shares(state: ClusterState) -> list[dict[str, Any]]:
+    """``summary.targets.forced_shares``: the brokers whose byte band is their forced share rather than the
+    mean's (rack safety clamps their rack's total, or they hold more than the mean that no plan may move),
+    grouped by rack and share; ``bound``: the share is a floor (above the mean) or a ceiling (below it).
+    The mean is each broker's own (``byte_centre``: its capacity-weighted share where disks differ)."""
     tol = state.options.byte_tolerance
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dev0 = np.where(state.byte_target > 0, np.abs(state.bytes - state.byte_target * scale) / np.maximum(state.byte_target * scale, 1e-9), 0.0)
-    band = ByteBalanceGoal.gate_allowance(dev0, tol)
-    state.byte_allowed_hi = state.byte_target * (1 + band)
-    state.byte_allowed_lo = state.byte_target * (1 - band)
+    groups: dict[tuple[str | None, float, float, str], list[int]] = {}
+    for b in state.eligible_idx:
+        mean = float(state.byte_centre[b])
+        if state.byte_hi[b] > mean * (1 + tol):
+            side = "floor"
+        elif state.byte_lo[b] < mean * (1 - tol):
+            side = "ceiling"
+        else:
+            continue
+        rack = state.rack_names[int(state.rack[b])] if state.has_racks and state.rack[b] >= 0 else None
+        share = float(state.byte_target[b])
+        groups.setdefault((rack, round(share, 1), round(share / mean, 4) if mean else 0.0, side), []).append(state.bid(b))
+    return [{"rack": rack, "brokers": ids, "share": share, "share_over_mean": ratio if ratio else None, "bound": side}
+            for (rack, share, ratio, side), ids in sorted(groups.items(), key=lambda kv: (kv[1][0], kv[0][3]))]
 
 
 def disk_weights(state: ClusterState) -> dict[int, int] | None:

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from kafka_rebalance.balance import capacity_weights, count_bounds, placement_targets, rack_unsafe
+from kafka_rebalance.balance import byte_band, byte_centres, capacity_weights, count_bounds, placement_targets, rack_unsafe
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
@@ -106,6 +106,11 @@ def planned_snapshot(snap: RawSnapshot, plan: RawPlan) -> RawSnapshot:
     return replace(snap, brokers=[b.with_capacity(per.get(b.id)) for b in snap.brokers])
 
 
+def disk_weights(snap: RawSnapshot, plan: RawPlan, eligible: set[int]) -> dict[int, int] | None:
+    """The eligible brokers' capacity weights as the planner had them (``balance.capacity_weights``)."""
+    return capacity_weights({b.id: b.capacity_bytes for b in planned_snapshot(snap, plan).brokers if b.id in eligible})
+
+
 def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
     """Rack-aware replica ranges and byte targets per eligible broker (kafka_rebalance.balance), or
     None when no plan could be rack-safe (the planner refuses such input)."""
@@ -129,9 +134,8 @@ def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]
         n, total = by_rf.get(rf, (0, 0))
         by_rf[rf] = (n + 1, total + size)
     try:
-        disk = {b.id: b.capacity_bytes for b in planned_snapshot(snap, plan).brokers if b.id in eligible}
         t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan),
-                              capacity_weights(disk))
+                              disk_weights(snap, plan, eligible))
     except ValueError:
         return None
     return t.replicas, t.byte_mean
@@ -278,12 +282,12 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     rep_lo, rep_hi = count_bounds(rep_total, n, replica_tolerance(plan))
     pref_lo, pref_hi = preferred_band(pref_total, n, replica_tolerance(plan))
     aimed = targets(snap, plan)
+    weights = disk_weights(snap, plan, elig_set)
     if aimed is not None and sum(lo for lo, _ in aimed[0].values()) <= rep_total <= sum(hi for _, hi in aimed[0].values()):
         ranges, byte_target = aimed
-    else:  # RF or totals differ from what the options ask: plain bounds around the mean
+    else:  # RF or totals differ from what the options ask: plain bounds around the (weighted) mean
         ranges = {b: (rep_lo, rep_hi) for b in eligible}
-        mean = sum(after["bytes"][b] for b in eligible) / n if n else 0.0
-        byte_target = {b: mean for b in eligible}
+        byte_target = byte_centres(float(sum(after["bytes"][b] for b in eligible)), eligible, weights)
     t = Table("projected_balance", declared=("movable_replicas_after", "disk_over_limit_bytes", "rf_off_target_after",
                                              "rack_violations_after", "topic_spread_before", "topic_spread_after",
                                              "network_in_allowed", "network_in_after", "network_out_allowed",
@@ -298,6 +302,8 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     # the eligible brokers held then (dead brokers' data not yet re-created).
     aimed_total = sum(byte_target.values())
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
+    centre = byte_centres(aimed_total, eligible, weights)
+    bands = {b: byte_band(byte_target[b], centre[b], tolerance) for b in eligible}
 
     limits = disk_limits(snap, plan, before["bytes"])
     rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
@@ -317,7 +323,8 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
             brokers=tuple(BrokerView(b, loads["replicas"][b], ranges[b][0], ranges[b][1], float(loads["bytes"][b]),
                                      byte_target[b] * target_scale, tolerance, loads["preferred"][b],
                                      led["preferred"][b], led["preferred_not_led"][b], disk_limit=limits.get(b),
-                                     **net.get(b, {}))  # type: ignore[arg-type]
+                                     byte_lo=float(bands[b][0]) * target_scale, byte_hi=float(bands[b][1]) * target_scale,
+                                     byte_mean=centre[b] * target_scale, **net.get(b, {}))  # type: ignore[arg-type]
                           for b in eligible),
             leaving=tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, tolerance, 0, 0, 0, movable_after[b])
                           for b in sorted(snap.broker_ids - elig_set)),

@@ -28,9 +28,9 @@ class ByteTrimGoal(Goal):
     name = "byte-trim"
 
     def optimize(self, state: ClusterState) -> None:
-        tol = state.options.byte_tolerance * (1 - EDGE)
-        self.upper = state.byte_target * (1 + tol)
-        self.lower = state.byte_target * (1 - tol)
+        edge = EDGE * state.options.byte_tolerance * state.byte_centre
+        self.upper = state.byte_hi - edge
+        self.lower = state.byte_lo + edge
         moved = state.moved_bytes()
         for _ in range(PASSES):
             saved = self._pass(state)

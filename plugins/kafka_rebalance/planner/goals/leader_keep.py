@@ -37,8 +37,9 @@ def keep_leaders(state: ClusterState) -> int:
     """Swap leaders' moves for followers' (see the module's docstring); returns how many it swapped."""
     if not state.n_parts:
         return 0
-    tol = state.options.byte_tolerance * (1 - EDGE)
-    band = (state.byte_target * (1 - tol), state.byte_target * (1 + tol))
+    # The byte band (balance.byte_band) less byte-trim's edge: a swap keeps what the byte goals reached.
+    edge = EDGE * state.options.byte_tolerance * state.byte_centre
+    band = (state.byte_lo + edge, state.byte_hi - edge)
     swapped = 0
     for p, d, r in _leaders_moves(state):
         if r not in state.row(p) or d in state.row(p):

@@ -33,13 +33,14 @@ def desired_size(state: ClusterState, d: int, r: int) -> float:
     receiver must gain enough to end above its bottom, each over its remaining moves.
     With neither under pressure the smallest replica goes.
     """
-    tol = state.options.byte_tolerance * (1 - BAND_MARGIN)
+    margin = BAND_MARGIN * state.options.byte_tolerance
     mid_d = (state.lo[d] + state.hi[d]) / 2
     mid_r = (state.lo[r] + state.hi[r]) / 2
-    bottom_r = state.byte_target[r] * (1 - tol)
+    bottom_r = state.byte_lo[r] + margin * state.byte_centre[r]
     want_d = 0.0  # a dead or decommissioned broker sheds everything, whatever the sizes
     if state.eligible[d]:
-        want_d = (state.bytes[d] - state.byte_target[d] * (1 + tol)) / max(1.0, state.counts[d] - mid_d)
+        top_d = state.byte_hi[d] - margin * state.byte_centre[d]
+        want_d = (state.bytes[d] - top_d) / max(1.0, state.counts[d] - mid_d)
     want_r = (bottom_r - state.bytes[r]) / max(1.0, mid_r - state.counts[r])
     return max(0.0, want_d, want_r)
 

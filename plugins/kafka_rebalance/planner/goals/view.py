@@ -32,6 +32,12 @@ class BrokerView:
     movable_replicas: int = 0  # replicas a plan may move (not of excluded topics, not leaderless)
     # Bytes of partition data its disks may hold under --max-disk-usage; None: its capacity is unknown.
     disk_limit: float | None = None
+    # Its byte band and the mean it is centred on (balance.byte_band: the cluster's mean, or its
+    # capacity-weighted share); None: its target within the tolerance (a view that knows no forced
+    # shares: the fleet analysis).
+    byte_lo: float | None = None
+    byte_hi: float | None = None
+    byte_mean: float | None = None
     # Traffic in bytes/s (planner/goals/network.py: its loads, its capacity-weighted share, the configured
     # capacity or None), filled by ``network.view_fields``.
     network_in: float = 0.0
@@ -40,6 +46,13 @@ class BrokerView:
     network_out: float = 0.0
     network_out_target: float = 0.0
     network_out_capacity: float | None = None
+
+    def byte_band(self, tolerance: float) -> tuple[float, float, float]:
+        """lo, hi and the mean the deviation is measured from."""
+        if self.byte_lo is None or self.byte_hi is None or self.byte_mean is None:
+            t = self.byte_target
+            return t * (1 - tolerance), t * (1 + tolerance), t
+        return self.byte_lo, self.byte_hi, self.byte_mean
 
 
 @dataclass(frozen=True)
