@@ -238,6 +238,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("spread-gate")
 
 
+@pytest.mark.slow  # a whole plan through the GX quality gate: seconds each
 @pytest.mark.parametrize(("name", "goals"), [
     # a dead broker, a decommission and an excluded topic; spread first (it once tripped the byte goal's
     # index over a replica this goal had sent back where it came from)
