@@ -182,3 +182,10 @@ def test_chains_repeat_until_every_count_is_in_the_band_and_skip_partitions_alre
     # 2 / 1 / 1 is in the band: nothing more moves in any phase.
     parts = [part("p", i, [0, 1, 2]) for i in range(4)]
     assert augmented([0, 1, 2], parts, 1, 2) == ([0, 0, 2, 1], [0, 0, 2, 1])
+
+
+def test_a_chain_may_end_on_the_first_broker() -> None:
+    # Counts 0 / 3 / 1 in a band of 1..2: 1 above, 0 below, and only 2 shares with 0 (p-3 [2, 0]): 1 -> 2 -> 0.
+    parts = [part("p", i, [1, 2]) for i in range(3)] + [part("p", 3, [2, 0])]
+    assert augmented([0, 1, 2], parts, 1, 2) == ([1, 1, 2, 0], [0, 0, 1, 1])
+
