@@ -296,3 +296,11 @@ def test_a_topics_first_replicas_move_along_a_chain_where_no_partition_links_its
     # partition of t has 0 and 2: t-2 goes 1 -> 2, then t-0 0 -> 1.
     parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("t", 2, [1, 2])]
     assert spread_leaders(parts, 3) == ([1, 0, 2], [1, 0, 1])
+
+
+def test_with_nobody_below_the_floor_a_chain_starts_at_a_broker_above_the_ceil() -> None:
+    # t over 4 brokers, 7 first replicas: band 1..2. Counts 3 / 2 / 1 / 1: nobody below 1, 0 above 2. 0's
+    # partitions (t-0..2) link only to 1, at the ceil: t-3 goes 1 -> 2, then t-0 0 -> 1 (each the first listed).
+    parts = [part("t", i, [0, 1]) for i in range(3)] + [part("t", i, [1, 2]) for i in (3, 4)]
+    parts += [part("t", 5, [2, 3]), part("t", 6, [3, 0])]
+    assert spread_leaders(parts, 4) == ([1, 0, 0, 2, 1, 2, 3], [1, 0, 0, 1, 0, 0, 0])
