@@ -16,15 +16,22 @@ count innocent mutants as caught or stop mutmut with "Could not find mutant":
 
 So a mutant counts as caught only by errors of a code and message its original does not have (or
 has fewer of). Usage: as `mutmut`, e.g. `mutate_run.py run --max-children 2 [NAMES...]`.
+
+A run whose names are all scopes of `[tool.mutate.scopes]` (pyproject.toml) mutates only those scopes'
+files and selects only their tests: mutmut's stats pass runs every selected test once, and every
+mutant then runs each selected test that reaches its function, so a scope's own unit tests keep its
+run to minutes where the planner's end-to-end tests (which reach every goal) would take an hour.
 """
 
 from __future__ import annotations
 
 import ast
+import glob
 import json
 import re
 import subprocess
 import sys
+import tomllib
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -90,7 +97,37 @@ def filter_mutants_with_mypy() -> dict[str, FailedTypeCheckMutant]:
     return caught
 
 
+def mutant_globs(argv: list[str]) -> list[str]:
+    """The mutant names or globs of a `run` command line (mutmut's other options take no name)."""
+    if not argv or argv[0] != "run":
+        return []
+    rest, names = iter(argv[1:]), []
+    for arg in rest:
+        if arg == "--max-children":
+            next(rest, None)
+        elif not arg.startswith("-"):
+            names.append(arg)
+    return names
+
+
+def narrow_to_scopes(names: list[str]) -> None:
+    """Where every name is a scope of `[tool.mutate.scopes]`, mutate only its files with only its tests."""
+    scopes = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("mutate", {}).get("scopes", {})
+    if not names or not all(name in scopes for name in names):
+        return
+    only: list[str] = []
+    tests: list[str] = []
+    for name in names:
+        only += scopes[name]["only_mutate"]
+        for arg in scopes[name]["tests"]:  # pytest expands no globs: a test path may be one
+            tests += sorted(glob.glob(arg)) if "*" in arg and not arg.startswith("-") else [arg]
+    config().only_mutate = only
+    config().pytest_add_cli_args_test_selection = tests
+    print(f"mutate: scope {' '.join(names)}: mutating {' '.join(only)} with {len(tests)} test arguments")
+
+
 if __name__ == "__main__":
+    narrow_to_scopes(mutant_globs(sys.argv[1:]))
     mutmut_main.filter_mutants_with_type_checker = filter_mutants_with_mypy
     sys.argv[0] = "mutmut"
     sys.exit(mutmut_main.cli())

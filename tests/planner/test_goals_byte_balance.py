@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
@@ -193,3 +194,14 @@ def test_partitions_bound_to_their_racks_are_exactly_those_the_vetoes_refuse_acr
     assert goal._bound_for(s, 0, 1) is None and s.accepts(0, 0, 1)
     # u-0 (RF 2) is not bound: its replica on broker 0 may go to rack c
     assert s.accepts(1, 0, 4)
+
+
+def test_band_excess_is_each_eligible_brokers_distance_beyond_its_band_and_zero_inside_it() -> None:
+    # Broker 2 is decommissioned: it has no band. Targets set by hand, 10 and 20 GiB, so a 10 % band is
+    # 1 and 2 GiB wide. 12.5 GiB is 2.5 above 10, 1.5 beyond the band; 19 GiB is inside 18..22: 0, not -1.
+    s = planner_state([0, 1, 2], [part("t", 0, [2], size_bytes=GiB)], decommission_brokers=(2,), byte_tolerance=0.1)
+    s.byte_target[:] = [10 * GiB, 20 * GiB, 0]
+    load = np.asarray([12.5, 19.0, 99.0]) * GiB
+    assert (ByteBalanceGoal().band_excess(s, load) / GiB).tolist() == [1.5, 0.0]
+    # below the band counts as well: 7 GiB is 3 under 10, 2 beyond the band; 25 GiB is 3 beyond 22
+    assert (ByteBalanceGoal().band_excess(s, np.asarray([7.0, 25.0, 0.0]) * GiB) / GiB).tolist() == [2.0, 3.0]

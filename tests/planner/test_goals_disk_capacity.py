@@ -13,6 +13,7 @@ import pytest
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
+from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.registry import selected
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
@@ -271,3 +272,44 @@ def test_plan_takes_remove_log_dir_once_per_dir_and_refuses_a_bad_one_in_one_lin
     assert (bad.code, bad.stderr) == (2, "error: --remove-log-dir 1:/c: broker 1 has no log dir '/c' in snapshot of jbod "
                                          "(its log dirs: /a, /b)\n")
     assert not (tmp_path / "bad").exists()
+
+
+# ---------------------------------------------------------------------------- where a relieved replica goes
+
+
+def destination_state(racks: bool = False) -> ClusterState:
+    """Limits at half the capacity. Broker 0: 1000 GiB holding 3 (fill 0.006); 1: 40 GiB holding 4 (0.2);
+    2: 40 GiB holding 2 (0.1); 3: capacity unknown, empty; 4 and 5: 20 GiB holding 1 each (0.1). Least full
+    first, then fewest bytes, then lowest id: 0, 4, 5, 2, 1, and 3 (no limit) last. With ``racks``, 4 and 5
+    share a rack, every other broker has its own."""
+    capacity = {0: 1000, 1: 40, 2: 40, 3: None, 4: 20, 5: 20}
+    brokers: list[dict[str, Any]] = [{"id": b, "log_dirs": [{"path": "/d"} if c is None else {"path": "/d", "total_bytes": c * GIB}]}
+                                     for b, c in capacity.items()]  # fmt: skip
+    if racks:
+        for b in brokers:
+            b["rack"] = "r45" if b["id"] in (4, 5) else f"r{b['id']}"
+    parts = [part("a", 0, [0], size_bytes=GIB), part("b", 0, [0, 4], size_bytes=GIB), part("c", 0, [0, 5], size_bytes=GIB),
+             part("e", 0, [0, 4, 5], size_bytes=0), part("d", 0, [0, 4, 5, 2], size_bytes=0),
+             part("f", 0, [0, 4, 5, 2, 1], size_bytes=0), part("g", 0, [2], size_bytes=2 * GIB), part("h", 0, [1], size_bytes=4 * GIB)]
+    rows = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in parts]
+    snap = snapshot_from_dict({"cluster_id": "destinations", "brokers": brokers, "partitions": rows})
+    return ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+
+
+def test_a_relieved_replica_goes_to_the_least_full_broker_by_fraction_then_bytes_then_id_and_unknown_last() -> None:
+    s = destination_state()
+    assert s.disk_limit.tolist() == [500 * GIB, 20 * GIB, 20 * GIB, np.inf, 10 * GIB, 10 * GIB]
+    assert (s.bytes / GIB).tolist() == [3, 4, 2, 0, 1, 1]
+    where = {s.parts[p].topic: DiskCapacityGoal._destination(s, p, 0) for p in range(6)}
+    # a: 4 (as full as 5 and 2, fewest bytes with 5, lower id); b holds 4: 5; c holds 5: 4; e holds both: 2
+    # (as full, more bytes); d holds 2 as well: 1 (0.2); f holds every limited broker: 3, whose size is unknown.
+    assert where == {"a": 4, "b": 5, "c": 4, "e": 2, "d": 1, "f": 3}
+    # From broker 1, the least full of all (0) takes h.
+    assert DiskCapacityGoal._destination(s, 7, 1) == 0
+
+
+def test_a_relieved_replica_skips_a_broker_the_hard_goals_refuse() -> None:
+    # 4 and 5 share a rack: b (on 0 and 4) may not go to 5, so it goes to 2, the next least full.
+    s = destination_state(racks=True)
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    assert [DiskCapacityGoal._destination(s, p, 0) for p in range(3)] == [4, 2, 2]

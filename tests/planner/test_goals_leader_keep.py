@@ -3,8 +3,13 @@ follower's of close size on the same donor, counts unchanged. Brokers 0..n-1 are
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from kafka_rebalance.planner.goals.base import Goal
-from kafka_rebalance.planner.goals.leader_keep import keep_leaders
+from kafka_rebalance.planner.goals.leader_keep import _replacement_rule, keep_leaders
+from kafka_rebalance.planner.goals.placement import PlacementGoal
+from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
 
@@ -73,3 +78,43 @@ def test_a_partition_the_broker_leads_is_never_the_replacement() -> None:
     ], targets=True)
     s.move(0, 0, 1)
     assert keep_leaders(s) == 0 and s.row(0) == [1, 2] and s.row(1) == [0, 2]
+
+
+# --------------------------------------------------------------------------- which follower may stand in
+
+
+@pytest.mark.parametrize(("loads", "disk_d", "accepted", "window"), [
+    # loads of d (0), r (1) and the fullest eligible broker (2), GiB; bands: d 7..13, r 6..14. g = 4 - size(q)
+    # moves onto d and off r. Each case names the bound that ends the window on each side (gain, loss).
+    # d's disk holds 12.5: g <= 2.5 (q of 1 GiB passes both bands and is refused for the disk alone); g >= -3
+    # from d's band bottom. gain = min(10, 2.5, 3, 3), loss = min(11, 5, 3).
+    ((10, 9, 20), 12.5, [2, 3, 4, 5, 6, 7], (2.5, 3)),
+    # r at 7: g <= 1 from r's band bottom (2 GiB fits d's band and is refused for r's alone). gain = min(10, 3, 1).
+    ((10, 7, 20), None, [3, 4, 5, 6, 7], (1, 3)),
+    # the fullest at 11: 10 + g <= 11 and 9 - g <= 11 (2 and 7 GiB fit both bands, refused for the top alone).
+    ((10, 9, 11), None, [3, 4, 5, 6], (1, 2)),
+    # r at 12: 12 - g <= 14, g >= -2 (7 GiB fits d's band, refused for r's top alone). loss = min(8, 2, 3).
+    ((10, 12, 20), None, [1, 2, 3, 4, 5, 6], (3, 2)),
+    # d already 2 GiB below its band: it may stay as far, not go further (g >= 0, so 4 GiB, g = 0, passes), and
+    # nothing bounds the loss but that: loss = max(0, 5 - 7) = 0.
+    ((5, 9, 20), None, [1, 2, 3, 4], (3, 0)),
+])
+def test_a_follower_stands_in_only_where_both_brokers_stay_in_their_band_under_the_fullest_and_the_disk(
+        loads: tuple[int, int, int], disk_d: float | None, accepted: list[int], window: tuple[float, float]) -> None:  # fmt: skip
+    # p (4 GiB) is the leader's replica to be replaced; candidates q-1..q-8 of 1..8 GiB on 0, each a follower
+    # (led by 2); l-0 (4 GiB) is one 0 leads, never a candidate; x-0 (3 GiB) is on r already (placement vetoes
+    # it); broker 3 is decommissioned and holds 50 GiB, more than the fullest eligible broker.
+    parts = [part("p", 0, [1, 0], size_bytes=4 * GiB)]
+    parts += [part("q", s, [2, 0], size_bytes=s * GiB) for s in range(1, 9)]
+    parts += [part("l", 0, [0, 2], size_bytes=4 * GiB), part("x", 0, [2, 0, 1], size_bytes=3 * GiB)]
+    s = planner_state([0, 1, 2, 3], parts, decommission_brokers=(3,))
+    s.bytes[:] = [b * GiB for b in (*loads, 50)]
+    if disk_d is not None:
+        s.disk_limit[0] = disk_d * GiB
+    # The count goal vetoes every move here (no range set), but a swap leaves counts as they are: it is not asked.
+    s.vetoes = [PlacementGoal(), ReplicaCountGoal()]
+    band = (np.asarray([7, 6, 0, 0]) * GiB, np.asarray([13, 14, 99, 99]) * GiB)
+    ok, (low, high) = _replacement_rule(s, 0, 0, 1, band)
+    assert [int(s.sizes[q] // GiB) for q in range(s.n_parts) if ok(q)] == accepted
+    gain, loss = window
+    assert (low, high) == (4 * GiB - gain * GiB - 1, 4 * GiB + loss * GiB + 1)

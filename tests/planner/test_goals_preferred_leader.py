@@ -138,3 +138,54 @@ def test_dead_and_decommissioned_brokers_get_no_preferred_leadership_and_bounds_
     assert 2 not in prefs
     assert bounds == (2, 2)
     assert np.bincount(prefs, minlength=3).tolist() == [2, 2, 0]
+
+
+# --------------------------------------------------------------------------- chains, one phase at a time
+
+
+def augmented(brokers: list[Any], partitions: list[dict[str, Any]], lo: int, hi: int, **options: Any) -> tuple[list[int], list[int]]:
+    """(each partition's first replica, its slot) after the chain search alone, with floor..ceil set by hand
+    (no hand-over before it), so each case reaches exactly the phase it names."""
+    s = state(brokers, partitions, **options)
+    goal = PreferredLeaderGoal(balance=False)
+    goal.optimize(s)
+    goal.floor, goal.ceil = lo, hi
+    goal._augment(s, np.asarray(s.eligible_idx, dtype=np.int64), ~s.frozen)
+    choice = goal.choice()
+    assert np.bincount(choice.preferred, minlength=len(brokers)).tolist() == goal.pc.tolist()
+    return choice.preferred.tolist(), choice.column.tolist()
+
+
+def test_a_chain_from_above_ceil_to_below_floor_hands_over_one_leadership_per_link() -> None:
+    # Counts 3 / 2 / 1 / 0 in a band of 1..2: 0 is above, 3 below. 0 shares only with 1 (p-0..2), 1 only with
+    # 2 (p-3, p-4), 2 only with 3 (p-5): 0 -> 1 -> 2 -> 3, the last partition listed on each link moving.
+    # After: 2 / 2 / 1 / 1; 1 and 2 keep their counts.
+    parts = [part("p", i, [0, 1]) for i in range(3)] + [part("p", i, [1, 2]) for i in (3, 4)] + [part("p", 5, [2, 3])]
+    assert augmented([0, 1, 2, 3], parts, 1, 2) == ([0, 0, 1, 1, 2, 3], [0, 0, 1, 0, 1, 1])
+
+
+def test_with_nobody_below_floor_a_broker_above_ceil_hands_over_to_one_below_ceil() -> None:
+    # Counts 3 / 2 / 1 in a band of 1..2: nobody below the floor, 0 above the ceil, 2 below it. 0 -> 1 -> 2.
+    parts = [part("p", i, [0, 1]) for i in range(3)] + [part("p", i, [1, 2]) for i in (3, 4)] + [part("p", 5, [2, 0])]
+    assert augmented([0, 1, 2], parts, 1, 2) == ([0, 0, 1, 1, 2, 2], [0, 0, 1, 0, 1, 0])
+
+
+def test_with_nobody_above_ceil_a_broker_below_floor_takes_from_one_above_floor() -> None:
+    # Counts 2 / 2 / 0 in a band of 1..2: 2 is below the floor and only 1 shares with it (p-2, p-3).
+    parts = [part("p", i, [0, 1]) for i in range(2)] + [part("p", i, [1, 2]) for i in (2, 3)]
+    assert augmented([0, 1, 2], parts, 1, 2) == ([0, 0, 1, 2], [0, 0, 0, 1])
+
+
+def test_chains_repeat_until_every_count_is_in_the_band_and_skip_partitions_already_handed_over() -> None:
+    # Counts 4 / 0 / 0 in a band of 1..2; every partition is [0, 1, 2]. First 0 -> 1 (1 is the first below the
+    # floor found): the last listed, p-3. Then 0 -> 2: p-3 is listed for 2 as well but is 1's now, so p-2 goes.
+    # 2 / 1 / 1 is in the band: nothing more moves in any phase.
+    parts = [part("p", i, [0, 1, 2]) for i in range(4)]
+    assert augmented([0, 1, 2], parts, 1, 2) == ([0, 0, 2, 1], [0, 0, 2, 1])
+
+
+def test_a_chain_may_end_on_the_first_broker() -> None:
+    # Counts 0 / 3 / 1 in a band of 1..2: 1 above, 0 below, and only 2 shares with 0 (p-3 [2, 0]): 1 -> 2 -> 0.
+    parts = [part("p", i, [1, 2]) for i in range(3)] + [part("p", 3, [2, 0])]
+    assert augmented([0, 1, 2], parts, 1, 2) == ([1, 1, 2, 0], [0, 0, 1, 1])
+

@@ -190,3 +190,45 @@ def test_rack_safety_refusing_hundreds_of_nearer_replicas_does_not_leave_counts_
     assert sorted(n for n in moved if n.startswith("t")) == ["t-0", "t-1", "t-2"]
     assert all(after[2] == 5 for n, (_, after) in moved.items() if n.startswith("t"))
     assert sum(1 for n in moved if n.startswith("u")) == 12
+
+
+# --------------------------------------------------------------------------- chains through a broker in range
+
+
+def chain_cluster(q_size: int = 1) -> ClusterState:
+    """Racks a = {0}, b = {1, 2}, c = {3}; ranges set by hand: 0 holds 2 of 1..1, 2 holds 0 of 1..1, 1 and 3 are
+    full (2 of 2..2, 1 of 1..1). Both of 0's partitions (p-0 of 1 GiB, p-1 of 2 GiB) have a replica on 1, so
+    rack safety refuses every direct move from 0 to 2 (rack b twice). 3 holds q-0 (``q_size`` GiB), alone."""
+    s = state([(0, "a"), (1, "b"), (2, "b"), (3, "c")],
+              [part("p", 0, [0, 1], size_bytes=GiB), part("p", 1, [0, 1], size_bytes=2 * GiB),
+               part("q", 0, [3], size_bytes=q_size * GiB)])
+    s.lo[:] = [1, 2, 1, 1]
+    s.hi[:] = [1, 2, 1, 1]
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    return s
+
+
+def test_a_chain_through_a_full_broker_of_another_rack_fixes_what_no_direct_move_can() -> None:
+    # 0 -> 2 is refused for both of 0's partitions. Through 1: 1 could pass p-0 or p-1 on to 2 (rack a and b), but
+    # 0 could then only send 1 the other one, which 1 holds already. Through 3: q-0 goes 3 -> 2, then one of 0's
+    # partitions 0 -> 3; 1's replicas stay. 3's count ends as it started.
+    s = chain_cluster()
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 2, 1, 1]
+    assert s.row(2) == [2]
+    assert sorted([s.row(0), s.row(1)]) == sorted([[0, 1], [3, 1]])
+
+
+def test_a_chain_is_tried_directly_with_each_donor_receiver_and_middle_broker() -> None:
+    goal = ReplicaCountGoal()
+    s = chain_cluster()
+    elig = np.asarray(s.eligible_idx, dtype=np.int64)
+    # No middle broker but the two ends: nothing to do.
+    assert not goal._chain(s, np.asarray([0, 2]), [0], [2])
+    assert s.counts.tolist() == [2, 2, 0, 1]
+    # Through 1 only: 1 may pass either replica on to 2, but 0 can then send 1 nothing it does not hold.
+    assert not goal._chain(s, np.asarray([0, 1, 2]), [0], [2])
+    assert s.counts.tolist() == [2, 2, 0, 1] and not s.touched.any()
+    assert goal._chain(s, elig, [0], [2])
+    assert s.counts.tolist() == [1, 2, 1, 1]
+    assert s.row(2) == [2] and [0, 1] in (s.row(0), s.row(1)) and [3, 1] in (s.row(0), s.row(1))

@@ -4,6 +4,7 @@ floor..ceil of its share on every eligible broker. Clusters small enough to work
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from kafka_rebalance.generate import generate
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan, write_plan
+from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal
 from kafka_rebalance.planner.goals.registry import selected
 from kafka_rebalance.planner.goals.topic_spread import TopicSpreadGoal, replica_bands
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, TopicLoad
@@ -231,6 +233,7 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("spread-gate")
 
 
+@pytest.mark.slow  # a whole plan through the GX quality gate: seconds each
 @pytest.mark.parametrize(("name", "goals"), [
     # a dead broker, a decommission and an excluded topic; spread first (it once tripped the byte goal's
     # index over a replica this goal had sent back where it came from)
@@ -246,3 +249,51 @@ def test_plans_with_the_goal_pass_the_gate(sweep: Path, name: str, goals: tuple[
     assert outcome.status == "passed", outcome.report()
     entry = spread(plan.summary)
     assert entry["after"]["value"] <= entry["before"]["value"] and plan.summary["replica_moves"] > 0
+
+
+# ------------------------------------------------------------------------------------------- first replicas, per topic
+
+
+def spread_leaders(partitions: list[dict[str, Any]], brokers: int, bounds: tuple[int, int] | None = None) -> tuple[list[int], list[int]]:
+    """(each partition's first replica, its slot) after the topic spread's hand-over of first replicas, from
+    the rows as they are (the preferred-leader goal's first step only), under the preferred-leader goal's
+    bounds or ``bounds`` set by hand."""
+    s = planner_state(list(range(brokers)), partitions)
+    leaders = PreferredLeaderGoal(balance=False)
+    leaders.optimize(s)
+    choice = leaders.choice() if bounds is None else replace(leaders.choice(), bounds=bounds)
+    TopicSpreadGoal().lead(s, choice)
+    return choice.preferred.tolist(), choice.column.tolist()
+
+
+def test_a_topics_first_replicas_go_first_where_the_leader_is_already() -> None:
+    # t: four partitions on 0 and 1, all first on 0 (4 / 0 against a band of 2..2). 1 leads t-2 already: it
+    # becomes t-2's first replica with no election; then t-0, the first in order, makes 2 / 2.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("t", 2, [0, 1], leader=1), part("t", 3, [0, 1])]
+    assert spread_leaders(parts, 2) == ([1, 0, 1, 0], [1, 0, 1, 0])
+
+
+def test_where_a_hand_over_would_break_the_brokers_bounds_a_partition_of_another_topic_goes_back() -> None:
+    # t-0, t-1 first on 0 (band 1..1: 2 / 0); u-0, u-1 first on 1 and u-2 on 0 (band 1..2: 1 / 2, inside).
+    # Spread freely, t-0 goes to 1: 2 / 3 first replicas, outside the bounds of 2..2 set here. So it starts
+    # again within them: t-0 goes 0 -> 1 and u-0 (first on 1, which 0 can lead, u keeps 1..2) 1 -> 0: 3 / 2
+    # stays as it was.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]), part("u", 1, [1, 0]), part("u", 2, [0, 1])]
+    assert spread_leaders(parts, 2, bounds=(2, 2)) == ([1, 0, 0, 1, 0], [1, 0, 1, 0, 0])
+    # Left free (bounds 0..5), the first spread is kept: t-0 to 1, u as it was.
+    assert spread_leaders(parts, 2, bounds=(0, 5)) == ([1, 0, 1, 1, 0], [1, 0, 0, 0, 0])
+
+
+def test_a_topics_first_replicas_move_along_a_chain_where_no_partition_links_its_ends() -> None:
+    # t over 3 brokers, band 1..1: t-0 and t-1 first on 0 ([0, 1]), t-2 first on 1 ([1, 2]); 2 has none. No
+    # partition of t has 0 and 2: t-2 goes 1 -> 2, then t-0 0 -> 1.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("t", 2, [1, 2])]
+    assert spread_leaders(parts, 3) == ([1, 0, 2], [1, 0, 1])
+
+
+def test_with_nobody_below_the_floor_a_chain_starts_at_a_broker_above_the_ceil() -> None:
+    # t over 4 brokers, 7 first replicas: band 1..2. Counts 3 / 2 / 1 / 1: nobody below 1, 0 above 2. 0's
+    # partitions (t-0..2) link only to 1, at the ceil: t-3 goes 1 -> 2, then t-0 0 -> 1 (each the first listed).
+    parts = [part("t", i, [0, 1]) for i in range(3)] + [part("t", i, [1, 2]) for i in (3, 4)]
+    parts += [part("t", 5, [2, 3]), part("t", 6, [3, 0])]
+    assert spread_leaders(parts, 4) == ([1, 0, 0, 2, 1, 2, 3], [1, 0, 0, 1, 0, 0, 0])

@@ -160,6 +160,7 @@ class PreferredLeaderGoal(Goal):
         n_b = state.n_brokers
         eligible = state.eligible_arr
         W: dict[tuple[int, int], list[int]] = {}
+        # Any numeric dtype serves (mutation testing: float64 is equivalent): C holds small counts, compared with 0.
         C = np.zeros((n_b, n_b), dtype=np.int64)
         rows = np.flatnonzero(changeable)
         for j in range(final_rows.shape[1]):
