@@ -197,10 +197,11 @@ def test_partitions_bound_to_their_racks_are_exactly_those_the_vetoes_refuse_acr
 
 
 def test_band_excess_is_each_eligible_brokers_distance_beyond_its_band_and_zero_inside_it() -> None:
-    # Broker 2 is decommissioned: it has no band. Targets set by hand, 10 and 20 GiB, so a 10 % band is
-    # 1 and 2 GiB wide. 12.5 GiB is 2.5 above 10, 1.5 beyond the band; 19 GiB is inside 18..22: 0, not -1.
+    # Broker 2 is decommissioned: it has no band. Bands set by hand, 9..11 and 18..22 GiB (10 and 20 GiB
+    # within 10 %). 12.5 GiB is 1.5 beyond 11; 19 GiB is inside 18..22: 0, not -1.
     s = planner_state([0, 1, 2], [part("t", 0, [2], size_bytes=GiB)], decommission_brokers=(2,), byte_tolerance=0.1)
-    s.byte_target[:] = [10 * GiB, 20 * GiB, 0]
+    s.byte_lo[:] = [9 * GiB, 18 * GiB, 0]
+    s.byte_hi[:] = [11 * GiB, 22 * GiB, 0]
     load = np.asarray([12.5, 19.0, 99.0]) * GiB
     assert (ByteBalanceGoal().band_excess(s, load) / GiB).tolist() == [1.5, 0.0]
     # below the band counts as well: 7 GiB is 3 under 10, 2 beyond the band; 25 GiB is 3 beyond 22
