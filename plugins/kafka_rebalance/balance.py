@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 DEFAULT_BYTE_TOLERANCE = 0.10
 # Replica counts: floor..ceil of each broker's share widened by this fraction of it (docs/PLANNER.md,
@@ -229,6 +230,15 @@ def placement_targets(
         byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
         clamped_racks=tuple(clamped),
     )
+
+
+def configured_disk(broker: Any) -> int | None:
+    """The disk capacity an operator configured for ``broker`` (``--capacity``, clusters.yaml, the snapshot's
+    ``capacity``), which is what targets are weighed by. Not the log dirs' reported volume sizes: dirs that share
+    a volume each report the whole volume, so a broker with two dirs on one disk would read as twice the disk
+    (the disk-capacity goal still limits each broker and dir by what Kafka reports)."""
+    capacity = getattr(broker, "capacity", None)
+    return capacity.disk_bytes if capacity is not None else None
 
 
 def capacity_weights(capacity: Mapping[int, int | None]) -> dict[int, int] | None:

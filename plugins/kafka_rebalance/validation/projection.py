@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from kafka_rebalance.balance import capacity_weights, count_bounds, placement_targets, rack_unsafe
+from kafka_rebalance.balance import capacity_weights, configured_disk, count_bounds, placement_targets, rack_unsafe
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
@@ -129,7 +129,7 @@ def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]
         n, total = by_rf.get(rf, (0, 0))
         by_rf[rf] = (n + 1, total + size)
     try:
-        disk = {b.id: b.capacity_bytes for b in planned_snapshot(snap, plan).brokers if b.id in eligible}
+        disk = {b.id: configured_disk(b) for b in planned_snapshot(snap, plan).brokers if b.id in eligible}
         t = placement_targets({b: rack_of.get(b) for b in sorted(eligible)}, by_rf, fixed, replica_tolerance(plan),
                               capacity_weights(disk))
     except ValueError:
