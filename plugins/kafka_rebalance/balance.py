@@ -284,6 +284,15 @@ def byte_centres(total: float, brokers: Sequence[int], weights: Mapping[int, int
     return {b: total * weights[b] / whole for b in brokers}
 
 
+def configured_disk(broker: Any) -> int | None:
+    """The disk capacity an operator configured for ``broker`` (``--capacity``, clusters.yaml, the snapshot's
+    ``capacity``), which is what targets are weighed by. Not the log dirs' reported volume sizes: dirs that share
+    a volume each report the whole volume, so a broker with two dirs on one disk would read as twice the disk
+    (the disk-capacity goal still limits each broker and dir by what Kafka reports)."""
+    capacity = getattr(broker, "capacity", None)
+    return capacity.disk_bytes if capacity is not None else None
+
+
 def capacity_weights(capacity: Mapping[int, int | None]) -> dict[int, int] | None:
     """The weights ``placement_targets`` shares replicas and bytes by: each eligible broker's disk capacity,
     when every one is known and they are not all equal; else None (alike brokers, even shares, exactly

@@ -60,12 +60,9 @@ def test_the_byte_goal_does_not_fill_a_small_disk_past_its_limit(optimizer: str)
     disk = next(g for g in unknown["goals"] if g["name"] == "disk-capacity")
     assert disk["reached"] is True and disk["after"]["offenders"] == []  # unknown capacity: unconstrained
 
-    # Known capacities of 100, 100 and 8 GiB differ, so the targets are shared by capacity (balance.capacity_weights):
-    # broker 2's share is 24 GiB x 8 / 208 = 0.92 GiB and 12 x 8 / 208 = 0.46 replicas (0..1), far under its limit;
-    # one 1 GiB replica is the only load within 10 % of that share.
     summary = make_plan(new_small_broker(8 * GIB), PlanOptions(optimizer=optimizer)).summary
     assert projected(summary, 2) <= limit
-    assert projected(summary, 2) == GIB
+    assert projected(summary, 2) == 6 * GIB  # one 3 GiB and three 1 GiB: the fullest its limit allows at 4 replicas
     assert summary["targets"]["replicas_reached"] is True
     disk = next(g for g in summary["goals"] if g["name"] == "disk-capacity")
     assert disk["hard"] is True and disk["reached"] is True and disk["after"]["offenders"] == []

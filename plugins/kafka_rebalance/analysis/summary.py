@@ -139,9 +139,11 @@ def cluster_summary(
     over = [b["broker_id"] for b in brokers if b["exceeds_threshold"]]
     ratios = [b["imbalance_ratio"] for b in brokers if b["imbalance_ratio"] is not None]
     # "balanced" is every goal's verdict on these figures (planner/goals), not a rule of its own.
-    # The job aggregates per broker: a goal judging per-topic loads (topic-spread) has nothing to read here; the
-    # planner and the quality gate judge it.
-    goals = [goal_class(n)() for n in names() if not goal_class(n).view_topics]
+    # The job aggregates per broker: a goal judging per-topic loads (topic-spread) has nothing to read here, nor has
+    # an opt-in goal over figures the job does not aggregate (network traffic): the planner and the quality gate
+    # judge those when an operator selects them. A verdict on figures never read would only look like one.
+    goals = [goal_class(n)() for n in names()
+             if (goal_class(n).hard or goal_class(n).default) and not goal_class(n).view_topics]
     checks = {c.name: c for c in judge(goals, analysis_view(info, brokers, stats, tolerances))}
     replicas = _spread([b["replicas"] for b in live], checks["replica-count"])
     preferred = _spread([b["preferred_partitions"] for b in live], checks["preferred-leader"])

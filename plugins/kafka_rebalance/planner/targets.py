@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.balance import band_deviation, byte_band, capacity_weights, placement_targets
+from kafka_rebalance.balance import band_deviation, byte_band, capacity_weights, configured_disk, placement_targets
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.state import ClusterState
@@ -86,6 +86,6 @@ def forced_shares(state: ClusterState) -> list[dict[str, Any]]:
 
 
 def disk_weights(state: ClusterState) -> dict[int, int] | None:
-    """Per eligible broker id, the weight of its replica and byte shares: its disk capacity where the
+    """Per eligible broker id, the weight of its replica and byte shares: its configured disk capacity where the
     brokers' capacities differ (``balance.capacity_weights``), else None (even shares)."""
-    return capacity_weights({state.bid(b): state.snapshot.brokers[b].capacity_bytes for b in state.eligible_idx})
+    return capacity_weights({state.bid(b): configured_disk(state.snapshot.brokers[b]) for b in state.eligible_idx})

@@ -7,7 +7,15 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from kafka_rebalance.balance import byte_band, byte_centres, capacity_weights, count_bounds, placement_targets, rack_unsafe
+from kafka_rebalance.balance import (
+    byte_band,
+    byte_centres,
+    capacity_weights,
+    configured_disk,
+    count_bounds,
+    placement_targets,
+    rack_unsafe,
+)
 from kafka_rebalance.metrics import threshold_from_configs
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
@@ -108,7 +116,7 @@ def planned_snapshot(snap: RawSnapshot, plan: RawPlan) -> RawSnapshot:
 
 def disk_weights(snap: RawSnapshot, plan: RawPlan, eligible: set[int]) -> dict[int, int] | None:
     """The eligible brokers' capacity weights as the planner had them (``balance.capacity_weights``)."""
-    return capacity_weights({b.id: b.capacity_bytes for b in planned_snapshot(snap, plan).brokers if b.id in eligible})
+    return capacity_weights({b.id: configured_disk(b) for b in planned_snapshot(snap, plan).brokers if b.id in eligible})
 
 
 def targets(snap: RawSnapshot, plan: RawPlan) -> tuple[dict[int, tuple[int, int]], dict[int, float]] | None:
