@@ -5,6 +5,7 @@ Clusters worked out by hand. Sizes in GiB; a broker's capacity is its log dirs' 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from kafka_rebalance.planner.goals.registry import selected
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
+from kafka_rebalance.snapshot.model import Capacity
 from tests.support.clusters import part
 
 GIB = 1024**3
@@ -72,7 +74,11 @@ def test_the_byte_goal_does_not_fill_a_small_disk_past_its_limit(optimizer: str)
 def test_where_disks_differ_each_byte_band_is_centred_on_the_brokers_capacity_weighted_share() -> None:
     # 24 GiB over disks of 100, 100 and 8 GiB: each broker's mean is 24 x 100 / 208 or 24 x 8 / 208 GiB, its
     # band that mean +- 10 % (no rack, no load that may not move: no forced share); not the cluster's 8 GiB.
-    summary = make_plan(new_small_broker(8 * GIB), PlanOptions(optimizer="heuristic")).summary
+    # Targets are weighed by configured disks (``balance.configured_disk``), not by what the log dirs report.
+    snap = new_small_broker(8 * GIB)
+    configured = {0: 100 * GIB, 1: 100 * GIB, 2: 8 * GIB}
+    snap = replace(snap, brokers=tuple(replace(b, capacity=Capacity(disk_bytes=configured[b.id])) for b in snap.brokers))
+    summary = make_plan(snap, PlanOptions(optimizer="heuristic")).summary
     centre = {0: 24 * GIB * 100 / 208, 1: 24 * GIB * 100 / 208, 2: 24 * GIB * 8 / 208}
     bands = {int(b): band for b, band in summary["targets"]["byte_bands"].items()}
     assert bands == {b: [pytest.approx(0.9 * c, abs=0.1), pytest.approx(1.1 * c, abs=0.1)] for b, c in centre.items()}
