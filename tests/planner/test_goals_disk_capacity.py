@@ -316,3 +316,30 @@ def test_a_relieved_replica_skips_a_broker_the_hard_goals_refuse() -> None:
     s = destination_state(racks=True)
     s.vetoes = [PlacementGoal(), RackSafetyGoal()]
     assert [DiskCapacityGoal._destination(s, p, 0) for p in range(3)] == [4, 2, 2]
+
+
+def test_the_report_draws_each_log_dir_before_projected_final_its_peak_and_its_limit() -> None:
+    from kafka_rebalance.report.html import goal_charts
+
+    # Broker 0: /a 10 GiB holding six 1 GiB replicas (limit 8.5 GiB), /b 10 GiB holding none; broker 1: /a and /b,
+    # /b removed. The chart is the disk-capacity goal's, from summary.log_dirs.dirs.
+    parts = [part("t", i, [0], size_bytes=GIB, log_dirs=["/a"]) for i in range(6)]
+    parts += [part("u", 0, [1], size_bytes=GIB, log_dirs=["/b"])]
+    d = {"/a": 10 * GIB, "/b": 10 * GIB}
+    snap = jbod_cluster({0: dict(d), 1: dict(d)}, parts)
+    plan = make_plan(snap, PlanOptions(goals=("preferred-leader",), remove_log_dirs=("1:/b",), optimizer="heuristic"))
+    charts = [c for c in goal_charts(plan.summary, snap) if c["id"] == "log-dirs"]
+    assert len(charts) == 1
+    svg, caption = charts[0]["svg"], charts[0]["caption"]
+    for dir_id in ("0.0", "0.1", "1.0", "1.1"):  # broker.dir, the dirs of each broker in path order
+        for label in ("before", "projected", "final"):
+            assert f'id="log-dirs-bar-{label}-{dir_id}"' in svg
+        assert f'id="log-dirs-mark-{dir_id}"' in svg
+    # A removed dir has no limit to draw; the others' is 0.85 x 10 GiB.
+    assert 'id="log-dirs-limit-0.0"' in svg and 'id="log-dirs-limit-1.1"' not in svg
+    assert "Dirs: 0:0 = /a; 0:1 = /b; 1:0 = /a; 1:1 = /b." in caption
+    assert "GiB" in svg
+    # A plan on single-dir brokers draws none.
+    single = make_plan(disk_cluster({0: 10 * GIB, 1: 10 * GIB}, [part("t", 0, [0], size_bytes=GIB)]),
+                       PlanOptions(optimizer="heuristic"))
+    assert not [c for c in goal_charts(single.summary, None) if c["id"] == "log-dirs"]

@@ -57,7 +57,7 @@ def _new_figure(width: float = 9.0, height: float = 3.2) -> Figure:
 def broker_bars(
     chart_id: str,
     title: str,
-    broker_ids: Sequence[int],
+    broker_ids: Sequence[int | str],
     series: Sequence[Series],
     band: tuple[float, float] | None = None,
     band_label: str = "",
@@ -67,9 +67,12 @@ def broker_bars(
     mark_label: str = "",
     limits: Sequence[float | None] | None = None,
     limit_label: str = "",
+    tick_labels: Sequence[str] | None = None,
+    xlabel: str = "broker",
 ) -> str:
     """Grouped bars per broker, one colour per series, an optional target band behind them; ``marks`` (a
-    per-broker target, black) and ``limits`` (a per-broker capacity, red dashes) span each broker's group."""
+    per-broker target, black) and ``limits`` (a per-broker capacity, red dashes) span each broker's group.
+    ``broker_ids`` name the groups in the SVG's ids; ``tick_labels`` (else the ids) label them on the axis."""
     with matplotlib.rc_context(_RC):
         fig = _new_figure(max(6.0, min(18.0, 1.2 + 0.45 * len(broker_ids) * max(1, len(series)))))
         ax = fig.add_subplot()
@@ -99,8 +102,8 @@ def broker_bars(
                                  label=label if first else None, **style)  # type: ignore[arg-type]
                 line.set_gid(f"{gid}-{bid}")
                 first = False
-        ax.set_xticks(list(xs), [str(b) for b in broker_ids])
-        ax.set_xlabel("broker")
+        ax.set_xticks(list(xs), list(tick_labels) if tick_labels is not None else [str(b) for b in broker_ids])
+        ax.set_xlabel(xlabel)
         if unit:
             ax.set_ylabel(unit)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)

@@ -364,7 +364,7 @@ def goal_charts(summary: Mapping[str, Any], final: Snapshot | None) -> list[dict
     out: list[dict[str, Any]] = []
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, Mapping) and entry.get("name") in known:
-            out.extend(goal_class(str(entry["name"])).report_charts(entry, final))
+            out.extend(goal_class(str(entry["name"])).report_charts(entry, final, summary))
     return out
 
 

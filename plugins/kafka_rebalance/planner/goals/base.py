@@ -64,9 +64,11 @@ class Goal:
         return None
 
     @classmethod
-    def report_charts(cls, entry: Mapping[str, Any], final: Any = None) -> list[dict[str, Any]]:
+    def report_charts(cls, entry: Mapping[str, Any], final: Any = None,
+                      summary: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """This goal's charts in report.html from its ``summary.goals`` entry (and the snapshot taken after
-        execution, when there is one): ``{"id", "title", "caption", "svg"}`` each. Most goals have none."""
+        execution, when there is one; and the plan's whole summary, for figures the goal keeps beside its
+        entry): ``{"id", "title", "caption", "svg"}`` each. Most goals have none."""
         return []
 
     @classmethod

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,45 @@ class DiskCapacityGoal(Goal):
                     self.unrelieved.append(state.bid(b))
                     break
                 state.move(p, b, chosen[p])
+
+    @classmethod
+    def report_charts(cls, entry: Mapping[str, Any], final: Any = None,
+                      summary: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+        """On a JBOD cluster, per log dir: its bytes before, at its peak during the plan, after the plan and (once
+        executed) as the final snapshot records them, against its limit (``summary.log_dirs.dirs``)."""
+        block = (summary or {}).get("log_dirs")
+        rows = block.get("dirs") if isinstance(block, Mapping) else None
+        if not rows:
+            return []
+        from kafka_rebalance.report import charts
+
+        keys = [(int(r["broker_id"]), str(r["path"])) for r in rows]
+        series = [charts.Series("before", [float(r["before_bytes"]) for r in rows]),
+                  charts.Series("projected", [float(r["after_bytes"]) for r in rows])]
+        if final is not None:
+            now = dir_data(final)
+            series.append(charts.Series("final", [now.get(k, 0.0) for k in keys]))
+        limits = [None if r["limit_bytes"] is None or r.get("removed") else float(r["limit_bytes"]) for r in rows]
+        top = max([v for s in series for v in s.values if v is not None] + [x or 0.0 for x in limits] + [1.0])
+        divisor, unit = next(((float(1024**k), u) for k, u in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB"))
+                              if top >= 1024**k), (1.0, "bytes"))  # fmt: skip
+        # Each dir by its position among its broker's (paths are long; the caption lists them).
+        index = {k: i for i, k in enumerate(sorted(keys))}
+        number = {k: sum(1 for o in keys if o[0] == k[0] and index[o] < index[k]) for k in keys}
+        ids = [f"{b}.{number[(b, d)]}" for b, d in keys]
+        labels = [f"{b}:{number[(b, d)]}" + (" (removed)" if r.get("removed") else "") for (b, d), r in zip(keys, rows)]
+        chart_id = "log-dirs"
+        title = "Partition bytes per log dir"
+        svg = charts.broker_bars(chart_id, title, ids, series, unit_divisor=divisor, unit=unit,
+                                 marks=[float(r["peak_bytes"]) for r in rows], mark_label="peak during the plan",
+                                 limits=limits, limit_label="limit (--max-disk-usage)", tick_labels=labels,
+                                 xlabel="broker:dir")
+        legend = "; ".join(f"{label.split(' ')[0]} = {d}" for (_, d), label in zip(keys, labels))
+        return [{"id": chart_id, "title": title, "svg": svg,
+                 "caption": "Each log dir's partition bytes before, after the plan and (after execution) as Kafka reports "
+                            "them. Black ticks: the most the dir holds at any step (every replica arriving before any "
+                            "leaves); red dashes: its limit, --max-disk-usage of its volume less what else the volume "
+                            f"holds. Dirs: {legend}."}]
 
     @staticmethod
     def _destination(state: ClusterState, p: int, src: int) -> int | None:

@@ -180,7 +180,8 @@ class NetworkGoal(Goal):
                 "its share")
 
     @classmethod
-    def report_charts(cls, entry: Mapping[str, Any], final: Any = None) -> list[dict[str, Any]]:
+    def report_charts(cls, entry: Mapping[str, Any], final: Any = None,
+                      summary: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:  # fmt: skip
         """Per broker: before, projected and (after execution) final traffic, the share band and the capacity."""
         rows = cls._series(entry)
         if not rows:
