@@ -46,6 +46,10 @@ THROTTLE_MODES = (PLAN, AUTO)
 # The default floor: a tenth of the ceiling. A move held at a few KB/s by a busy broker looks alive to the stall
 # check for hours; a tenth keeps every move going while giving clients nine tenths of the approved rate back.
 DEFAULT_FLOOR_FRACTION = 10
+# A rate is rewritten when it moves by more than this fraction (or reaches the floor or the ceiling): sampled
+# traffic wobbles by a few percent from one poll to the next, and a config write per broker per poll for that
+# would fill the ledger and the controller's log with noise.
+CHANGE_FRACTION = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,15 @@ class BrokerRates:
 
 def clamp(value: float, floor: int, ceiling: int) -> int:
     return int(min(ceiling, max(floor, value)))
+
+
+def worth_writing(auto: AutoThrottle, new: int, written: int | None) -> bool:
+    """Whether ``new`` replaces the rate ``written`` (None: none yet): a real change, or a bound reached."""
+    if written is None:
+        return True
+    if new == written:
+        return False
+    return new in (auto.floor, auto.ceiling) or abs(new - written) > CHANGE_FRACTION * written
 
 
 def broker_rates(auto: AutoThrottle, broker: int, traffic: BrokerTraffic | None) -> BrokerRates:
@@ -159,15 +172,16 @@ class AutoRates:
         at, clock = self.ex.gate.clock().isoformat(timespec="milliseconds"), round(self.ex.admin.now(), 3)
         for b in sorted(set(brokers)):
             traffic = None if self.traffic is None else self.traffic.get(b, BrokerTraffic(0.0, 0.0))
-            new, old = broker_rates(self.auto, b, traffic), self.written.get(b)
-            changed = {k: str(v) for k, v, was in ((FOLLOWER_RATE, new.follower, old.follower if old else None),
-                                                    (LEADER_RATE, new.leader, old.leader if old else None)) if v != was}
+            want, old = broker_rates(self.auto, b, traffic), self.written.get(b)
+            was_f, was_l = (old.follower, old.leader) if old is not None else (None, None)
+            follower = want.follower if was_f is None or worth_writing(self.auto, want.follower, was_f) else was_f
+            leader = want.leader if was_l is None or worth_writing(self.auto, want.leader, was_l) else was_l
+            changed = {k: str(v) for k, v, was in ((FOLLOWER_RATE, follower, was_f), (LEADER_RATE, leader, was_l)) if v != was}
             if not changed:
                 continue
             out[b] = changed
-            self.written[b] = new
-            self.changes.append({"at": at, "clock": clock, "broker": b, "follower_rate": new.follower,
-                                 "leader_rate": new.leader,
+            self.written[b] = BrokerRates(follower, leader, want.headroom_in, want.headroom_out)
+            self.changes.append({"at": at, "clock": clock, "broker": b, "follower_rate": follower, "leader_rate": leader,
                                  "traffic_in": None if traffic is None else round(traffic.bytes_in, 1),
                                  "traffic_out": None if traffic is None else round(traffic.bytes_out, 1)})
         return out
