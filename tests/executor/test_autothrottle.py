@@ -17,10 +17,11 @@ from kafka_rebalance.cluster.admin import BROKER, FOLLOWER_RATE, TP
 from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.errors import RebalanceError
-from kafka_rebalance.executor.autothrottle import AutoThrottle, auto_throttle
+from kafka_rebalance.executor.autothrottle import AutoThrottle, auto_throttle, rate_history
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_manifest import Plan, load_plan
+from kafka_rebalance.report.html import auto_throttle_charts
 from kafka_rebalance.snapshot import Snapshot
 from kafka_rebalance.snapshot.capacity import read_capacity_map
 from tests.support.clusters import part, snapshot
@@ -128,6 +129,13 @@ def test_rates_follow_the_headroom_within_floor_and_ceiling_each_change_in_the_l
     assert [c["follower_rate"] for c in mine] == [int(v) for _, v in given]
     assert [c["clock"] for c in mine] == pytest.approx([t for t, _ in given], abs=1e-3)
     assert [c["traffic_in"] for c in mine] == [_produce_at(RISING_AND_FALLING, t) for t, _ in given]
+    # The report draws those rates over time, a step per recorded change.
+    history = rate_history(Executor(plan, admin, ExecSettings()).ledger.data)
+    assert history is not None and [f for _, f, _ in history.brokers[2]] == [int(v) for _, v in given]
+    assert history.brokers[2][0][0] == 0.0 and (history.floor, history.ceiling) == (FLOOR, CEILING)
+    (chart,) = auto_throttle_charts(Executor(plan, admin, ExecSettings()).ledger.data)
+    assert chart["id"] == "auto-throttle"
+    assert all(f'id="auto-throttle-throttle-{b}-{k}"' in chart["svg"] for b in (1, 2) for k in ("follower", "leader"))
     # Restored exactly: the operator's value on broker 1, nothing anywhere else.
     assert {b.id: dict(b.configs) for b in admin.sim.brokers.values()} == before
     assert ledger["throttles_restored"] is True

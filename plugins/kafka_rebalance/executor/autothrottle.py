@@ -200,3 +200,36 @@ class AutoRates:
                 # Written again at the next poll; its recorded original is restored at the end either way.
                 self.written.pop(b, None)
                 self.ex.ledger.event(f"auto throttle: broker {b} did not take its rate ({exc}); tried again next poll")
+
+
+@dataclass(frozen=True, slots=True)
+class RateHistory:
+    """What a ledger says auto throttling did: per broker, (seconds from the first change, follower, leader rate)."""
+
+    floor: int
+    ceiling: int
+    traffic: str
+    brokers: Mapping[int, tuple[tuple[float, int, int], ...]]
+
+
+def rate_history(ledger: Mapping[str, Any] | None) -> RateHistory | None:
+    """The rates used over time, from every throttle record's ``auto_throttle`` block (None: auto never ran).
+
+    The ledger is read as a report reads it (never trusted to be whole): entries that are not a change are skipped.
+    """
+    if not isinstance(ledger, Mapping):
+        return None
+    entries = [ledger.get("continuous")] + list((ledger.get("batches") or {}).values())
+    blocks = [e["auto_throttle"] for e in entries if isinstance(e, Mapping) and isinstance(e.get("auto_throttle"), Mapping)]
+    changes = [c for b in blocks for c in b.get("changes") or [] if isinstance(c, Mapping)
+               and all(isinstance(c.get(k), (int, float)) and not isinstance(c.get(k), bool)
+                       for k in ("clock", "broker", "follower_rate", "leader_rate"))]
+    if not changes:
+        return None
+    start = min(float(c["clock"]) for c in changes)
+    per: dict[int, list[tuple[float, int, int]]] = {}
+    for c in sorted(changes, key=lambda c: float(c["clock"])):
+        per.setdefault(int(c["broker"]), []).append((float(c["clock"]) - start, int(c["follower_rate"]), int(c["leader_rate"])))
+    last = blocks[-1]
+    return RateHistory(int(last.get("floor") or 0), int(last.get("ceiling") or 0), str(last.get("traffic") or ""),
+                       {b: tuple(v) for b, v in sorted(per.items())})
