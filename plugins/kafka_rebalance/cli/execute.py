@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import closing
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +15,7 @@ import typer
 from kafka_rebalance.cli._app import app, emit_json, fail, stderr
 from kafka_rebalance.cli.meter import follow
 from kafka_rebalance.cluster.admin import ClusterAdmin
+from kafka_rebalance.executor.autothrottle import AUTO, THROTTLE_MODES, auto_throttle
 from kafka_rebalance.executor.control import RunState, read_control
 from kafka_rebalance.executor.executor import Executor, acting_on, unchecked_identity_note
 from kafka_rebalance.executor.gate import ExecutionGate, Hold
@@ -27,6 +29,8 @@ from kafka_rebalance.orchestration.clusters_config import clusters_file, load_cl
 from kafka_rebalance.plan_dir import FINAL_SNAPSHOT_FILES, LEDGER_FILE, SIM_STATE_FILE, PlanDirError, check_output
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.snapshot import load_snapshot
+from kafka_rebalance.snapshot.capacity import read_capacity_file
+from kafka_rebalance.units import parse_bytes
 from kafka_rebalance.userinput import check_output_file
 
 SIM_STATE = SIM_STATE_FILE
@@ -154,6 +158,15 @@ def execute(
                                        "instead of exiting with code 3")] = False,
     allow_unidentified_cluster: AllowUnidentifiedOpt = False,
     take_over_lease: TakeOverOpt = False,
+    throttle: Annotated[str, typer.Option(help="plan: the plan's throttle, fixed, as approved; auto: each broker's "
+                                          "replication rate follows its network capacity less its live traffic, "
+                                          "re-read every poll, within --throttle-floor..--throttle-ceiling")] = "plan",
+    throttle_floor: Annotated[str | None, typer.Option(help="--throttle auto: the lowest rate per broker, e.g. 5MiB/s "
+                                                       "(default: a tenth of the ceiling)")] = None,
+    throttle_ceiling: Annotated[str | None, typer.Option(help="--throttle auto: the highest rate per broker, at most "
+                                                         "the plan's approved throttle (its default)")] = None,
+    capacity: Annotated[Path | None, typer.Option(help="--throttle auto: broker network capacities (JSON or YAML, as "
+                                                  "plan --capacity), over those the plan was made with")] = None,
 ) -> None:
     """Execute an approved plan: throttle, submit and verify moves as capacity frees (or per batch), restore
     throttles; then elect leaders.
@@ -170,6 +183,17 @@ def execute(
         fail("--batches selects batches to run as waves: it needs --mode batches")
     settings = ExecSettings(poll_interval, stall_seconds, batch_timeout, on_stall, additional,
                             mode or ("batches" if batches is not None else "continuous"))
+    if throttle not in THROTTLE_MODES:
+        fail(f"--throttle: expected one of {', '.join(THROTTLE_MODES)}, got {throttle!r} (the rate itself is the "
+             "plan's: plan --throttle)")
+    if throttle != AUTO and (throttle_floor, throttle_ceiling, capacity) != (None, None, None):
+        fail("--throttle-floor, --throttle-ceiling and --capacity apply to --throttle auto")
+    try:
+        floor = parse_bytes(throttle_floor, "--throttle-floor") if throttle_floor is not None else None
+        ceiling = parse_bytes(throttle_ceiling, "--throttle-ceiling") if throttle_ceiling is not None else None
+    except ValueError as exc:
+        fail(str(exc))
+    capacities = read_capacity_file(str(capacity)) if capacity is not None else None
     if window not in ("now", "configured"):
         window_policy_of(window, None)
     if final_snapshot is not None:
@@ -180,6 +204,8 @@ def execute(
         check_output(final_snapshot, "--final-snapshot", may_write=FINAL_SNAPSHOT_FILES,
                      inputs=_snapshot_inputs(the_plan, simulate))
     selection = parse_batch_selection(batches, the_plan) if batches is not None else None
+    if throttle == AUTO:
+        settings = replace(settings, auto_throttle=auto_throttle(the_plan, floor, ceiling, capacities))
     gate = ExecutionGate(the_plan.path, the_plan.plan_hash, window_policy_of(window, the_plan.cluster_id),
                          margin=timedelta(seconds=window_margin), grace=timedelta(seconds=window_grace))
     total = sum(b.bytes or 0 for b in the_plan.batches)

@@ -9,6 +9,7 @@ from pathlib import Path
 from kafka_rebalance.atomic import atomic_write
 from kafka_rebalance.cluster.admin import TP, PartitionView, Reassignment, ReplicaDir
 from kafka_rebalance.cluster.simulator import ERR_ELECTION_NOT_NEEDED, Simulator
+from kafka_rebalance.cluster.traffic import BrokerTraffic
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Snapshot
 from kafka_rebalance.userinput import InputError, read_json
@@ -97,6 +98,10 @@ class SimAdmin:
 
     def replica_sizes(self, partitions: Iterable[TP]) -> dict[tuple[TP, int], int]:
         return self.sim.replica_sizes(partitions)
+
+    def broker_traffic(self) -> dict[int, BrokerTraffic]:
+        """The simulator knows its traffic exactly (cluster/traffic.py's TrafficReporter)."""
+        return self.sim.broker_traffic()
 
     def alter_replica_log_dirs(self, dirs: Mapping[tuple[TP, int], str]) -> dict[tuple[TP, int], str | None]:
         out = self.sim.alter_replica_log_dirs(dirs)

@@ -18,7 +18,13 @@ What it models (see docs/KAFKA.md for the honest limits):
   ``replication_bytes_per_sec``;
 * preferred election succeeds only where the preferred replica is alive and in ISR;
 * faults: a broker dies (leaves every ISR, its leaderships fail over), a destination
-  never catches up, a partition's produce rate rises above the throttle.
+  never catches up, a partition's produce rate rises above the throttle;
+* client traffic (for ``execute --throttle auto``): produce rates, consume rates, changes of either at set
+  moments (``schedule_rates``), and optionally each broker's network capacity in and out: then a copy
+  gets only what the clients leave of the NIC on both ends (``cluster/traffic.py`` defines the clients'
+  traffic), shared equally by the copies on that NIC, as a throttle is. Clients first is a simplification
+  (on a saturated NIC Kafka's fetchers and clients contend), and it is what a throttle at the headroom
+  aims for. These knobs live in memory only: a persisted state does not keep them.
 
 Time advances in exact steps from one catch-up event to the next (rates are
 constant in between), so hours of virtual replication cost microseconds.
@@ -44,6 +50,7 @@ from kafka_rebalance.cluster.admin import (
     ReplicaDir,
     parse_throttled_replicas,
 )
+from kafka_rebalance.cluster.traffic import BrokerTraffic, PartitionTraffic, broker_traffic
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.snapshot import Broker, Partition, Snapshot, snapshot_from_dict
 
@@ -94,6 +101,7 @@ class SimPartition:
     copied: dict[int, float] = field(default_factory=dict)  # bytes held by adding replicas not yet in ISR
     grown_at: float = 0.0  # ``size`` includes produce traffic up to this moment (see Simulator._grow)
     retained: float | None = None  # while a move runs: the log's size when it started (retention's level)
+    consume_rate: float = 0.0  # bytes/s its consumers read from the leader
 
     @property
     def adding(self) -> list[int]:
@@ -147,6 +155,10 @@ class Simulator:
         self.moving: dict[TP, SimPartition] = {tp: p for tp, p in self.partitions.items() if p.target is not None}
         for p in self.partitions.values():
             p.grown_at = self.now
+        # Client traffic knobs (module docstring): broker -> (network in, network out) bytes/s, and rate changes
+        # due at set moments, (when, partition, produce bytes/s, consume bytes/s), soonest first.
+        self.network: dict[int, tuple[float, float]] = {}
+        self.rate_changes: list[tuple[float, TP, float, float]] = []
 
     def _grow(self, p: SimPartition) -> None:
         """Retention holds a log at its size: produce traffic only matters to a replica catching up.
@@ -294,7 +306,33 @@ class Simulator:
 
     def set_produce_rate(self, tp: TP, bytes_per_sec: float) -> None:
         p = self._partition(tp)
+        self._grow(p)  # what was written at the old rate first
         p.rate, p.rate_known = float(bytes_per_sec), True
+
+    def set_consume_rate(self, tp: TP, bytes_per_sec: float) -> None:
+        self._partition(tp).consume_rate = float(bytes_per_sec)
+
+    def schedule_rates(self, at: float, tp: TP, produce: float, consume: float = 0.0) -> None:
+        """At ``at`` seconds on the virtual clock, ``tp`` is written at ``produce`` and read at ``consume`` bytes/s."""
+        self._partition(tp)
+        self.rate_changes = sorted([*self.rate_changes, (float(at), tp, float(produce), float(consume))])
+
+    def set_network_capacity(self, broker_id: int, bytes_in: float, bytes_out: float) -> None:
+        """The broker's NIC: copies into and out of it get what its clients leave (module docstring)."""
+        self._broker(broker_id)
+        self.network[broker_id] = (float(bytes_in), float(bytes_out))
+
+    def broker_traffic(self) -> dict[int, BrokerTraffic]:
+        """Each live broker's client and ISR traffic now (cluster/traffic.py), as its network would measure it."""
+        self._apply_rate_changes()  # a change due now has happened, whether or not the clock moved since
+        return broker_traffic(PartitionTraffic(p.leader, tuple(r for r in p.isr if self.brokers[r].alive), p.rate, p.consume_rate)
+                              for p in self.partitions.values() if p.leader != -1 and self.brokers[p.leader].alive)
+
+    def _apply_rate_changes(self) -> None:
+        while self.rate_changes and self.rate_changes[0][0] <= self.now + 1e-12:
+            _, tp, produce, consume = self.rate_changes.pop(0)
+            self.set_produce_rate(tp, produce)
+            self.set_consume_rate(tp, consume)
 
     # ------------------------------------------------------------------ admin operations
 
@@ -444,10 +482,13 @@ class Simulator:
         if seconds < 0:
             raise ValueError(f"cannot go back in time ({seconds} s)")
         end = self.now + seconds
+        self._apply_rate_changes()
         self._complete_ready()
         while True:
             flows = self._flows()
             dt = end - self.now
+            if self.rate_changes:  # rates are constant only up to the next change
+                dt = min(dt, max(0.0, self.rate_changes[0][0] - self.now))
             for p, r, rate in flows:
                 net = rate - p.rate
                 if net > 0:
@@ -457,6 +498,7 @@ class Simulator:
                 self._grow(p)
             for p, r, rate in flows:
                 p.copied[r] = min(p.size, p.copied[r] + rate * dt)
+            self._apply_rate_changes()
             joined = False
             for p, r, _ in flows:
                 if p.copied[r] >= p.size - max(1e-6, 1e-12 * p.size):
@@ -494,7 +536,25 @@ class Simulator:
             if lead is not None:
                 rate = min(rate, self._rate(lead[1], LEADER_RATE) / sharing[lead])
             flows.append((p, r, rate))
-        return flows
+        return self._within_network(flows) if self.network else flows
+
+    def _within_network(self, flows: list[tuple[SimPartition, int, float]]) -> list[tuple[SimPartition, int, float]]:
+        """Each copy limited to an equal share of what clients leave of the receiving and the sending NIC."""
+        traffic = self.broker_traffic()
+        idle = BrokerTraffic(0.0, 0.0)
+        into: dict[int, int] = {}
+        out_of: dict[int, int] = {}
+        for p, r, _ in flows:
+            into[r] = into.get(r, 0) + 1
+            out_of[p.leader] = out_of.get(p.leader, 0) + 1
+        limited = []
+        for p, r, rate in flows:
+            if r in self.network:
+                rate = min(rate, max(0.0, self.network[r][0] - traffic.get(r, idle).bytes_in) / into[r])
+            if p.leader in self.network:
+                rate = min(rate, max(0.0, self.network[p.leader][1] - traffic.get(p.leader, idle).bytes_out) / out_of[p.leader])
+            limited.append((p, r, rate))
+        return limited
 
     def _throttled(self, tp: TP, broker: int, list_key: str, rate_key: str) -> bool:
         if rate_key not in self.brokers[broker].configs:

@@ -52,6 +52,8 @@ from kafka_rebalance.cluster.admin import (
     ClusterError,
     PartitionView,
 )
+from kafka_rebalance.cluster.traffic import traffic_source
+from kafka_rebalance.executor.autothrottle import AutoRates
 from kafka_rebalance.executor.ledger import (
     CANCELLED,
     CONTINUOUS,
@@ -164,8 +166,8 @@ def batch_state(outcomes: Iterable[PartitionOutcome], ok: bool) -> MoveState:
 class _BatchThrottles:
     """A batch's throttles.json: recorded and set when its wave starts, restored at its barrier."""
 
-    def __init__(self, ex: Executor, batch: Batch, down: set[int]) -> None:
-        self.ex, self.batch = ex, batch
+    def __init__(self, ex: Executor, batch: Batch, down: set[int], auto: AutoRates | None) -> None:
+        self.ex, self.batch, self.auto = ex, batch, auto
         self.record = ex.throttle_record(batch.id)
         # A broker's rate can only be read or written through that broker, and a broker that is down
         # serves no replication anyway: it is neither recorded nor set.
@@ -181,8 +183,14 @@ class _BatchThrottles:
         self.record.save()
 
     def apply(self) -> None:
+        auto: dict[int, dict[str, str]] = {}
+        if self.auto is not None:
+            # The batch's rates (its throttles.json, as approved) give way to the headroom's, never above them.
+            self.auto.start(self.ex.ledger.throttle_entry(self.batch.id))
+            auto = self.auto.want(bid for bid, cfg in self.brokers if set(cfg) & set(BROKER_THROTTLE_KEYS))
+            self.ex.ledger.save()
         for bid, cfg in self.brokers:
-            self.ex.admin.alter_configs(BROKER, str(bid), dict(sorted(cfg.items())))
+            self.ex.admin.alter_configs(BROKER, str(bid), dict(sorted({**cfg, **auto.get(bid, {})}.items())))
         for topic, cfg in sorted(self.batch.throttles.topics.items()):
             self.ex.admin.alter_configs(TOPIC, topic, self.record.merged(topic, cfg))
 
@@ -191,6 +199,10 @@ class _BatchThrottles:
 
     def moved(self, topics: set[str]) -> None:
         """Moves ended: a batch's throttles stay until its barrier."""
+
+    def rated(self) -> list[int]:
+        """Brokers whose replication rate this record set."""
+        return [bid for bid, cfg in self.brokers if set(cfg) & set(BROKER_THROTTLE_KEYS)]
 
     def restore(self) -> list[str]:
         return self.record.restore()
@@ -209,6 +221,11 @@ class _FollowingThrottles:
 
     def begin(self) -> None:
         self.record.begin()
+        if self.run.auto is not None:
+            self.run.auto.start(self.run.ex.ledger.throttle_entry(CONTINUOUS))
+
+    def rated(self) -> list[int]:
+        return sorted(self.rate_set)
 
     def follow(self, new: list[int]) -> None:
         """Record (and save) the values of resources touched for the first time, then set the throttles for ``new``."""
@@ -228,9 +245,10 @@ class _FollowingThrottles:
                                     "set nor restored while it does not")
         for topic in sorted({moves[i].tp.topic for i in new}):
             self.record.record_topic(topic, TOPIC_THROTTLE_KEYS)
-        self.record.save()  # the old values are on disk before anything is set
+        auto = self.run.auto.want(fresh_brokers) if self.run.auto is not None else {}
+        self.record.save()  # the old values (and any auto rate about to be set) are on disk before anything is set
         for b in fresh_brokers:
-            ex.admin.alter_configs(BROKER, str(b), {k: self.rate for k in BROKER_THROTTLE_KEYS})
+            ex.admin.alter_configs(BROKER, str(b), auto.get(b) or {k: self.rate for k in BROKER_THROTTLE_KEYS})
             self.rate_set.add(b)
         self.moved({moves[i].tp.topic for i in new})
 
@@ -278,6 +296,11 @@ class MoveRun:
         self.named: dict[int, dict[int, str]] = {
             m.id: batches[m.batch].named_dirs(m.tp) for m in self.moves if m.batch in batches and batches[m.batch].dirs}
         self.label = CONTINUOUS  # what progress lines and cancellations are said of: a batch, or the continuous run
+        auto = ex.settings.auto_throttle
+        source = traffic_source(ex.admin) if auto is not None else None
+        if auto is not None and source is None:
+            raise ExecutionRefused("--throttle auto: this cluster's traffic cannot be read at each poll")
+        self.auto: AutoRates | None = AutoRates(ex, auto, source) if auto is not None and source is not None else None
         self.throttles: _BatchThrottles | _FollowingThrottles | None = None
         self.wave: _Barrier | None = None  # batch mode: the batch running now
         self.result: ContinuousResult | None = None  # continuous mode
@@ -535,6 +558,8 @@ class MoveRun:
             # Saved by the next submission (before it changes the cluster) or at the next poll: a run
             # killed before that finds these moves at their targets and records them then.
             self.dirty = True
+        if self.auto is not None and self.throttles is not None and dispatcher.in_flight:
+            self.auto.poll(self.throttles.rated())  # saves the ledger (the changes, and anything dirty) first
         self._report(dispatcher, now)
 
     def _report(self, dispatcher: Dispatcher, now: float) -> None:
@@ -662,7 +687,7 @@ class MoveRun:
         result = BatchResult(batch.id, FAILED, len(batch.targets), estimated_seconds=batch.estimated_seconds)
         start = self.started = admin.now()
         ex.ledger.set_batch(batch.id, THROTTLES_RECORDED, started_clock=start, started_at=self._iso(), **ex.clock_facts())
-        self.throttles = throttles = _BatchThrottles(ex, batch, down)
+        self.throttles = throttles = _BatchThrottles(ex, batch, down, self.auto)
         throttles.begin()
         try:
             throttles.apply()

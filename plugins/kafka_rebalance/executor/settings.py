@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.estimates import DEFAULT_MODE, MODES
+from kafka_rebalance.executor.autothrottle import AutoThrottle
 from kafka_rebalance.plan_manifest import Batch, Plan
 from kafka_rebalance.userinput import finite_number, is_ascii_digits
 
@@ -36,6 +37,7 @@ class ExecSettings:
     on_stall: str = "continue"  # after cancelling stalled moves: "continue" with the plan or "stop"
     additional: bool = False  # allow starting while other reassignments are in flight
     mode: str = DEFAULT_MODE
+    auto_throttle: AutoThrottle | None = None  # --throttle auto: rates follow each broker's headroom (autothrottle.py)
 
     def __post_init__(self) -> None:
         if self.on_stall not in ON_STALL:

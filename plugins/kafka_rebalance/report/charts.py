@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,3 +217,32 @@ def against_lower_bounds(chart_id: str, moves: tuple[int, int], bytes_moved: tup
             ax.set_xlabel(ylabel)
         fig.subplots_adjust(wspace=0.45)
         return _to_svg(fig, chart_id)
+
+
+def throttle_over_time(chart_id: str, brokers: Mapping[int, Sequence[tuple[float, int, int]]], floor: int,
+                       ceiling: int, end: float | None, byte_unit: tuple[float, str]) -> str:
+    """``execute --throttle auto``: each broker's follower (solid) and leader (dashed) rate as set, a step per
+    change, from the first change to ``end`` (seconds; None: the last change), between the floor and ceiling."""
+    with matplotlib.rc_context(_RC):
+        fig = _new_figure(9.0, 3.4)
+        ax = fig.add_subplot()
+        ax.set_title("Replication throttle per broker over time (auto)", loc="left")
+        div, unit = byte_unit[0], f"{byte_unit[1]}/s"
+        last = max([end or 0.0] + [t for rows in brokers.values() for t, _, _ in rows])
+        for i, (broker, rows) in enumerate(sorted(brokers.items())):
+            colour = f"C{i % 10}"
+            xs = [t for t, _, _ in rows] + [last]
+            for k, style, what in ((1, "-", "follower"), (2, "--", "leader")):
+                ys = [r[k] / div for r in rows]
+                (line,) = ax.step(xs, ys + ys[-1:], where="post", color=colour, linestyle=style,
+                                  label=f"broker {broker} {what}")
+                line.set_gid(f"throttle-{broker}-{what}")
+        for value, name in ((ceiling, "ceiling"), (floor, "floor")):
+            bound = ax.axhline(value / div, color=COLOURS["bound"], linewidth=1, linestyle=":", label=name)
+            bound.set_gid(f"throttle-{name}")
+        ax.set_ylim(0, ceiling / div * 1.1)
+        ax.set_xlabel("seconds from the first rate set")
+        ax.set_ylabel(unit)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        return _to_svg(fig, chart_id)
+

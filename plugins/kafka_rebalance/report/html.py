@@ -40,6 +40,7 @@ from kafka_rebalance.estimates import (
     run_facts,
     tenths,
 )
+from kafka_rebalance.executor.autothrottle import rate_history
 from kafka_rebalance.executor.control import read_control
 from kafka_rebalance.executor.progress import read_progress
 from kafka_rebalance.metrics import BrokerLoad, broker_loads
@@ -57,7 +58,7 @@ from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.report import charts
 from kafka_rebalance.report.templating import environment
 from kafka_rebalance.snapshot import Snapshot, load_snapshot
-from kafka_rebalance.units import human_seconds
+from kafka_rebalance.units import human_rate, human_seconds
 from kafka_rebalance.userinput import InputError, check_output_file, finite_number, read_json
 
 DATA_DOCS = Path(DATA_DOCS_DIR) / "index.html"
@@ -440,6 +441,20 @@ def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], thr
     return out
 
 
+def auto_throttle_charts(ledger: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The rates ``execute --throttle auto`` used over time, per broker, when the ledger records any."""
+    history = rate_history(ledger)
+    if history is None:
+        return []
+    svg = charts.throttle_over_time("auto-throttle", history.brokers, history.floor, history.ceiling, None,
+                                    byte_unit(max(history.ceiling, 1)))
+    return [{"id": "auto-throttle", "title": "Replication throttle over time (--throttle auto)",
+             "caption": f"Each broker's rate follows its network capacity less its live traffic ({history.traffic}), "
+                        f"within the floor {human_rate(history.floor)} and the ceiling {human_rate(history.ceiling)} "
+                        "(the plan's approved throttle at most); a step is a change recorded in the ledger.",
+             "svg": Markup(svg)}]
+
+
 # --------------------------------------------------------------------------- page
 
 
@@ -484,7 +499,8 @@ def write_report(
         final=final,
         rows=rows,
         threshold=float(threshold),
-        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None, estimate, final),
+        charts=build_charts(rows, plan, figures.summary, float(threshold), actual, final is not None, estimate, final)
+        + auto_throttle_charts(execution["ledger"]),
         actual=actual or {},
         validation=read_validation(plan_dir, plan),
         execution=execution,
