@@ -129,3 +129,59 @@ def test_the_fleet_gathers_every_cluster_it_can_and_names_those_that_need_a_plan
 def test_a_fleet_where_no_cluster_answers_fails(home: Path) -> None:
     with pytest.raises(RebalanceError, match="no cluster could be gathered"):
         fleet.gather_fleet(_config(("us", "simulated:/nonexistent/us.json")), "scheduled__1")
+
+
+def test_a_cluster_set_to_throttle_auto_executes_with_rates_from_its_headroom(home: Path) -> None:
+    from kafka_rebalance.executor.autothrottle import rate_history
+
+    mib = 1024 * 1024
+    cfg = ClustersFile.model_validate({
+        "clusters": [{"cluster_id": "auto", "source": f"simulated:{SAMPLE}",
+                      "executor": {"throttle": "auto", "throttle_floor": "2MiB/s", "throttle_ceiling": "16MiB/s",
+                                   "poll_interval_seconds": 5}}]})  # fmt: skip
+    cluster = cfg.clusters[0]
+    run = pipeline.gather(cfg, cluster, "manual__1")
+    _analysis(run, balanced=False)
+    # The network capacities the plan is made with (the trigger form's field, as clusters.yaml's) are auto's figures.
+    nic = {"default": {"network_in_bytes_per_sec": "30MiB/s", "network_out_bytes_per_sec": "30MiB/s"}}
+    plan_dir = pipeline.make_plan(run, {"throttle": "20MiB/s", "capacity": nic})
+    pipeline.validate_plan(run, plan_dir)
+    staged = pipeline.stage("auto", plan_dir)
+    pipeline.preflight(cfg, cluster, staged["dir"], APPROVED)
+    assert pipeline.execute(cfg, cluster, staged["dir"])["hold"] is None
+    assert pipeline.restore_throttles(cfg, cluster, staged["dir"]) == ""  # the run restored its own
+    history = rate_history(json.loads((Path(staged["dir"]) / "ledger.json").read_text()))
+    assert history is not None and (history.floor, history.ceiling) == (2 * mib, 16 * mib)
+    rates = [r for changes in history.brokers.values() for _, *pair in changes for r in pair]
+    assert rates and all(2 * mib <= r <= 16 * mib for r in rates)
+
+
+@pytest.mark.parametrize(("executor", "message"), [
+    ({"throttle": "auto", "throttle_floor": "lots"}, "throttle_floor: 'lots'"),
+    ({"throttle_ceiling": "10MiB/s"}, "throttle_floor and throttle_ceiling apply to throttle: auto"),
+    ({"throttle": "fast"}, "throttle"),
+])
+def test_a_bad_auto_throttle_setting_is_refused_naming_it(executor: dict, message: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=message):
+        ClustersFile.model_validate({"clusters": [{"cluster_id": "a", "source": "x", "executor": executor}]})
+
+
+def test_throttle_auto_on_a_plan_without_network_capacity_is_refused_before_anything_runs(home: Path) -> None:
+    cfg = ClustersFile.model_validate({"clusters": [{"cluster_id": "nocap", "source": f"simulated:{SAMPLE}",
+                                                     "executor": {"throttle": "auto"}}]})
+    cluster = cfg.clusters[0]
+    run = pipeline.gather(cfg, cluster, "manual__1")
+    _analysis(run, balanced=False)
+    plan_dir = pipeline.make_plan(run, {})
+    pipeline.validate_plan(run, plan_dir)
+    staged = pipeline.stage("nocap", plan_dir)
+    # Refused at the first step that acts (preflight), and again by execute, whatever ran before.
+    for step in (lambda: pipeline.preflight(cfg, cluster, staged["dir"], APPROVED),
+                 lambda: pipeline.execute(cfg, cluster, staged["dir"])):
+        with pytest.raises(RebalanceError, match=r"--throttle auto: broker \d+ \(moved by the plan\) has no "
+                                                 r"network_in_bytes_per_sec"):
+            step()
+    ledger = json.loads((Path(staged["dir"]) / "ledger.json").read_text()) if (Path(staged["dir"]) / "ledger.json").exists() else {}
+    assert not ledger.get("batches") and not ledger.get("continuous")

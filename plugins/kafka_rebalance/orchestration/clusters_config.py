@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, create_model, field_validator, model_validator
 
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.settings import ExecSettings
@@ -31,6 +31,7 @@ from kafka_rebalance.options import (
 )
 from kafka_rebalance.orchestration.approval_policy import ApprovalPolicy
 from kafka_rebalance.paths import PROJECT_ROOT
+from kafka_rebalance.units import parse_bytes
 from kafka_rebalance.userinput import cluster_id_problem, read_text
 
 SIMULATED_PREFIX = "simulated:"
@@ -147,6 +148,33 @@ class ExecutorConfig(BaseModel):
     batch_timeout_seconds: float | None = Field(default=None, gt=0, le=7 * 24 * 3600, allow_inf_nan=False)
     on_stall: Literal["continue", "stop"] = "continue"
     additional: bool = False
+    # As execute's --throttle, --throttle-floor and --throttle-ceiling (executor/autothrottle.py): "auto" lets each
+    # broker's rate follow its network headroom, never above the plan's approved throttle.
+    throttle: Literal["plan", "auto"] = "plan"
+    throttle_floor: str | None = None
+    throttle_ceiling: str | None = None
+
+    @field_validator("throttle_floor", "throttle_ceiling", mode="before")
+    @classmethod
+    def _rate(cls, v: Any, info: ValidationInfo) -> str | None:
+        if v is None:
+            return None
+        text = str(v)
+        parse_bytes(text, str(info.field_name))  # ValueError: one line naming the field and the value
+        return text
+
+    @model_validator(mode="after")
+    def _auto_only(self) -> ExecutorConfig:
+        if self.throttle != "auto" and (self.throttle_floor, self.throttle_ceiling) != (None, None):
+            raise ValueError("throttle_floor and throttle_ceiling apply to throttle: auto")
+        return self
+
+    def auto_bounds(self) -> tuple[int | None, int | None] | None:
+        """(floor, ceiling) in bytes/s for ``executor/autothrottle.auto_throttle``; None: the plan's fixed throttle."""
+        if self.throttle != "auto":
+            return None
+        return (None if self.throttle_floor is None else parse_bytes(self.throttle_floor, "throttle_floor"),
+                None if self.throttle_ceiling is None else parse_bytes(self.throttle_ceiling, "throttle_ceiling"))
 
     def settings(self) -> ExecSettings:
         """The executor's settings for this cluster: the one conversion, so no setting is dropped on the way."""

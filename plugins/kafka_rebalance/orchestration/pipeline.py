@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -263,6 +264,12 @@ def _executor(cfg: ClustersFile, cluster: ClusterConfig, staged_dir: str, comman
     # Whatever acts on the cluster needs the plan unchanged, validated AND approved, all for this hash.
     plan = load_plan(Path(staged_dir), require_passed=require_passed, require_approval=require_passed)
     settings = cluster.executor.settings()
+    bounds = cluster.executor.auto_bounds()
+    if bounds is not None:
+        from kafka_rebalance.executor.autothrottle import auto_throttle
+
+        # The plan's capacities (made with the cluster's) are the network figures; a plan without them is refused here.
+        settings = replace(settings, auto_throttle=auto_throttle(plan, *bounds, None))
     gate = ExecutionGate(plan.path, plan.plan_hash, window_policy(cluster, window),
                          margin=timedelta(seconds=cluster.executor.window_margin_seconds),
                          grace=timedelta(seconds=cluster.executor.window_grace_seconds))
