@@ -33,7 +33,6 @@ CEILING = MIB
 FLOOR = 64 * KIB
 NIC = 1280 * KIB
 PRODUCE = 512 * KIB
-HEADROOM_WHILE_PRODUCING = NIC - PRODUCE  # 768 KiB/s
 TOLERANCE = 0.15  # sampled traffic: the bar for a measured rate
 FOLLOWER_RATE = "follower.replication.throttled.rate"
 
@@ -111,23 +110,28 @@ def test_auto_throttle_follows_broker_headroom_on_real_kafka(pair, tmp_path):
     assert proc.returncode == 0, err[-3000:]
     assert json.loads(out)["status"] == "complete", out[-2000:]
 
+    print(f"\nauto throttle: broker 2 follower rate as Kafka showed it: {seen}", file=sys.stderr)
     loaded = [r for _, p, r in seen if p and r is not None]
     unloaded = [r for _, p, r in seen if not p and r is not None]
-    # While the producer ran, Kafka showed broker 2 receiving at its headroom (after the first sample, at the floor).
-    assert any(abs(r - HEADROOM_WHILE_PRODUCING) <= TOLERANCE * HEADROOM_WHILE_PRODUCING for r in loaded), seen
-    # Once it stopped, the whole ceiling: the headroom is larger than the approval allows.
-    assert CEILING in unloaded, seen
-    assert all(FLOOR <= r <= CEILING for r in loaded + unloaded), seen
-
     ledger = json.loads((plan_dir / "ledger.json").read_text())["continuous"]
     block = ledger["auto_throttle"]
     assert block["traffic"].startswith("sampled") and block["ceiling"] == CEILING and block["floor"] == FLOOR
-    recorded = [c["follower_rate"] for c in block["changes"] if c["broker"] == 2]
+    changes = [c for c in block["changes"] if c["broker"] == 2]
     # Every value Kafka showed was recorded in the ledger before it was written.
-    assert set(loaded + unloaded) <= set(recorded), (seen, recorded)
-    measured = [c["traffic_in"] for c in block["changes"] if c["broker"] == 2 and c["traffic_in"] is not None]
-    assert any(abs(t - PRODUCE) <= TOLERANCE * PRODUCE for t in measured), measured
+    assert set(loaded + unloaded) <= {c["follower_rate"] for c in changes}, (seen, changes)
+    # While the producer ran, Kafka showed broker 2 receiving at its headroom: below the ceiling, above the floor, and
+    # exactly its network in less the traffic measured then, which was what the producer wrote (a loaded machine
+    # may slow the producer below its 512 KiB/s: what it achieved is the reference, and then 768 KiB/s is not).
+    written = producer.achieved((hot, 0))
+    assert abs(written - PRODUCE) <= 0.5 * PRODUCE, f"the producer wrote {written:,.0f} B/s of {PRODUCE:,}: overloaded"
+    headroom = [c for c in changes if c["follower_rate"] in loaded and FLOOR < c["follower_rate"] < CEILING]
+    assert headroom, (seen, changes)
+    for c in headroom:
+        assert c["traffic_in"] is not None and abs(c["traffic_in"] - written) <= TOLERANCE * written, (c, written)
+        assert abs(c["follower_rate"] - (NIC - c["traffic_in"])) <= 1, c
+    # Once it stopped, the whole ceiling: the headroom is larger than the approval allows.
+    assert CEILING in unloaded, seen
+    assert all(FLOOR <= r <= CEILING for r in loaded + unloaded), seen
     assert ledger["throttles_restored"] is True
     # Kafka's own ConfigCommand: no throttle left on any broker or on the test's topics.
     assert throttles_anywhere(pair, "auto-") == {}
-    print(f"\nauto throttle: broker 2 follower rate as Kafka showed it: {seen}", file=sys.stderr)
