@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy.sparse import coo_matrix
 
 from kafka_rebalance.balance import leader_changes
 from kafka_rebalance.errors import PlanError
@@ -329,12 +330,11 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
     out), and every partition's leader once they ran (-1: none).
 
     A partition whose leader leaves its replica set changes leader anyway: it is elected, so it
-    ends led by its preferred replica. One whose leader stays is elected only where the goal needs
-    it: a broker over Kafka's threshold (ratio > pct / 100 of the partitions it is preferred for
-    but does not lead) gets the fewest elections that bring it to the threshold, each a leader
-    change clients see (below it, the controller leaves leadership alone too); then a broker whose
-    leaders would end outside the preferred-leader goal's floor..ceil gets the elections that bring
-    them back (``_band_elections``)."""
+    ends led by its preferred replica. One whose leader stays is elected only where the goals need
+    it, each election a leader change clients see: the fewest (``_fewest_elections``) that leave no
+    broker over Kafka's threshold (ratio > pct / 100 of the partitions it is preferred for but does
+    not lead; below it the controller leaves leadership alone too) and every broker's leaders within
+    the preferred-leader goal's floor..ceil."""
     pref = choice.preferred
     n_p = state.n_parts
     electable_pref = choice.electable[np.arange(n_p), choice.column] if n_p else np.zeros(0, bool)
@@ -361,120 +361,75 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
         not_led = np.bincount(pref[touchable & (pref >= 0) & (final_leader != pref)], minlength=n_b)
         pct = float(state.options.threshold_percentage or 0.0)
         leads = np.bincount(final_leader[final_leader >= 0], minlength=n_b)
-
-        def elect_to_preferred(ps: np.ndarray) -> None:
-            need[ps] = True
-            np.subtract.at(leads, final_leader[ps], 1)
-            np.add.at(leads, pref[ps], 1)
-            final_leader[ps] = pref[ps]
-
+        required = np.zeros(n_b, dtype=np.int64)
         for b in state.eligible_idx:
             allowed = int(math.floor(pct * int(preferred_for[b]) / 100))
             while allowed > 0 and is_over_threshold(allowed / int(preferred_for[b]), pct):
                 allowed -= 1
-            excess = int(not_led[b]) - allowed
-            if excess <= 0:
-                continue
-            mine = np.flatnonzero(optional & (pref == b))
-            # Take leadership from the brokers that lead most: the elections also even out who leads.
-            mine = mine[np.lexsort((mine, -leads[final_leader[mine]]))][:excess]
-            elect_to_preferred(mine)
-        # Kafka's ratio counts only what a broker is preferred for: a broker may still lead more than the
-        # preferred-leader goal's ceil as a non-preferred leader, or fewer than its floor. Elect where that
-        # brings each broker's leaders into the band (leading is the load).
-        elect_to_preferred(np.asarray(_band_elections(state, optional & ~need, final_leader, pref, leads, choice.bounds),
-                                      dtype=np.int64))
+            required[b] = max(0, int(not_led[b]) - allowed)
+        elected = np.asarray(_fewest_elections(state, optional, final_leader, pref, leads, required, choice.bounds),
+                             dtype=np.int64)
+        need[elected] = True
+        final_leader[elected] = pref[elected]
     elections = sorted((state.parts[p].topic, state.parts[p].partition) for p in np.flatnonzero(need).tolist())
     return elections, final_leader
 
 
-def _band_elections(state: ClusterState, optional: np.ndarray, leader: np.ndarray, pref: np.ndarray,
-                    leads: np.ndarray, bounds: tuple[int, int]) -> list[int]:
-    """The optional elections (``optional``: partitions whose leader stays, not yet elected) that bring every
-    eligible broker's leaders into the preferred-leader goal's [floor, ceil], few of them.
+def _fewest_elections(state: ClusterState, optional: np.ndarray, leader: np.ndarray, pref: np.ndarray,
+                      leads: np.ndarray, required: np.ndarray, bounds: tuple[int, int]) -> list[int]:
+    """The fewest optional elections (``optional``: partitions whose leader stays, each election a leader change
+    clients see) that leave every eligible broker (1) within Kafka's threshold: at least ``required[b]`` of the
+    partitions it is preferred for but does not lead elected to it, as many as there are where fewer, and
+    (2) leading within the preferred-leader goal's [floor, ceil] (leading is the load), widened to the count
+    electing everything would give (the rule before issue #42), so no broker ends out of the band where
+    electing everything kept it in.
 
-    Electing every partition to its preferred replica (the rule before issue #42) would put each broker
-    at ``full`` leaders; a broker's band is [floor, ceil] widened to that count, so no broker ends out of
-    the band where electing everything kept it in, and electing everything is one way to reach every
-    band. Each election hands one leadership from its current leader to its preferred replica: an edge
-    of a graph on the brokers. A broker over its band hands leadership along the shortest path to one
-    with room (one under its floor first), then a broker under its floor takes it along the shortest
-    path from one above its floor; only a path's ends change their counts. Such a path exists
-    wherever electing everything reaches the band (the difference between the two decomposes into
-    these edges), so the greedy never strands a broker that electing everything would not.
-    """
-    n_b = state.n_brokers
+    An election hands one leadership from a partition's leader ``a`` to its preferred replica ``b``: it is
+    flow along the edge a -> b of a graph on the brokers, so the fewest elections are a minimum-cost flow
+    (each broker's threshold row read as an arc into it, a network flow: HiGHS's LP optimum is integral,
+    proven the fewest). Electing everything is
+    one feasible flow, its first incumbent. Choosing (1) and (2) together, not one after the other, is
+    what saves elections: a threshold election that also moves leadership toward the band counts for
+    both. Within an edge the lowest partition indexes are elected (any would do: the counts decide)."""
     cand = np.flatnonzero(optional)
     if not len(cand):
         return []
-    leads = leads.copy()
+    n_b = state.n_brokers
     full = leads.copy()
     np.subtract.at(full, leader[cand], 1)
     np.add.at(full, pref[cand], 1)
     lo, hi = bounds
-    band_lo = np.zeros(n_b, dtype=np.int64)
-    band_hi = np.full(n_b, np.iinfo(np.int64).max, dtype=np.int64)
     elig = state.eligible_index_arr
-    band_lo[elig] = np.minimum(lo, full[elig])
-    band_hi[elig] = np.maximum(hi, full[elig])
-    if ((leads >= band_lo) & (leads <= band_hi)).all():
+    key = leader[cand] * n_b + pref[cand]
+    order = np.lexsort((cand, key))
+    cand, key = cand[order], key[order]
+    edges, start, cap = np.unique(key, return_index=True, return_counts=True)
+    tail, head = edges // n_b, edges % n_b
+    need = np.minimum(required, np.bincount(head, weights=cap, minlength=n_b).astype(np.int64))
+    band_lo, band_hi = np.minimum(lo, full[elig]), np.maximum(hi, full[elig])
+    if not need[elig].any() and ((leads[elig] >= band_lo) & (leads[elig] <= band_hi)).all():
         return []
-    edges: dict[tuple[int, int], list[int]] = {}
-    count = np.zeros((n_b, n_b), dtype=np.int64)
-    for p in cand[::-1].tolist():  # popped from the end: lowest partition index first
-        edges.setdefault((int(leader[p]), int(pref[p])), []).append(p)
-    for (a, b), ps in edges.items():
-        count[a, b] = len(ps)
-    chosen: list[int] = []
-
-    def path(start: int, forward: bool, end_ok: np.ndarray, end_first: np.ndarray) -> list[int] | None:
-        """Breadth-first from ``start``; the nearest broker ``end_ok`` (``end_first`` among the nearest)."""
-        adj = count if forward else count.T
-        parent = np.full(n_b, -1, dtype=np.int64)
-        seen = np.zeros(n_b, dtype=bool)
-        seen[start] = True
-        frontier = [start]
-        while frontier:
-            found: list[int] = []
-            nxt: list[int] = []
-            for a in frontier:
-                for b in np.flatnonzero((adj[a] > 0) & ~seen).tolist():
-                    seen[b] = True
-                    parent[b] = a
-                    (found if end_ok[b] else nxt).append(b)
-            if found:
-                end = min(found, key=lambda b: (not end_first[b], int(leads[b]) if forward else -int(leads[b]), b))
-                chain = [end]
-                while chain[-1] != start:
-                    chain.append(int(parent[chain[-1]]))
-                return chain[::-1]
-            frontier = nxt
-        return None
-
-    def elect_along(chain: list[int]) -> None:
-        for a, b in zip(chain, chain[1:]):
-            chosen.append(edges[(a, b)].pop())
-            count[a, b] -= 1
-        leads[chain[0]] -= 1
-        leads[chain[-1]] += 1
-
-    stuck = np.zeros(n_b, dtype=bool)
-    while (over := np.flatnonzero((leads > band_hi) & ~stuck)).size:
-        a = int(over[np.argmax(leads[over] - band_hi[over])])
-        chain = path(a, True, leads < band_hi, leads < band_lo)
-        if chain is None:
-            stuck[a] = True
-        else:
-            elect_along(chain)
-    stuck[:] = False
-    while (under := np.flatnonzero((leads < band_lo) & ~stuck)).size:
-        b = int(under[np.argmax(band_lo[under] - leads[under])])
-        chain = path(b, False, leads > band_lo, leads > band_hi)
-        if chain is None:
-            stuck[b] = True
-        else:
-            elect_along(chain[::-1])
-    return sorted(chosen)
+    n_e = len(edges)
+    row_of = np.full(n_b, -1, dtype=np.int64)
+    row_of[elig] = np.arange(len(elig))
+    cols = np.arange(n_e)
+    # Rows 0..len(elig)-1: a broker's net leaderships gained; then one row per broker owed threshold elections.
+    owed = elig[need[elig] > 0]
+    owed_row = np.full(n_b, -1, dtype=np.int64)
+    owed_row[owed] = len(elig) + np.arange(len(owed))
+    entries = [(row_of[head], cols, 1.0), (row_of[tail], cols, -1.0), (owed_row[head], cols, 1.0)]
+    r = np.concatenate([rows for rows, _, _ in entries])
+    c = np.concatenate([cs for _, cs, _ in entries])
+    v = np.concatenate([np.full(len(cs), val) for _, cs, val in entries])
+    keep = r >= 0
+    A = coo_matrix((v[keep], (r[keep], c[keep])), shape=(len(elig) + len(owed), n_e)).tocsr()
+    row_lo = np.concatenate([band_lo - leads[elig], need[owed]]).astype(np.float64)
+    row_hi = np.concatenate([band_hi - leads[elig], np.full(len(owed), np.inf)]).astype(np.float64)
+    ub = cap.astype(np.float64)
+    run = exact.solve_milp(state, np.ones(n_e), A, row_lo, row_hi, np.zeros(n_e), ub, np.ones(n_e, dtype=bool), ub)
+    # Without a solution (HiGHS failed), electing everything: the plan before issue #42, always valid.
+    x = np.rint(run.x).astype(np.int64) if run.x is not None else cap
+    return sorted(int(p) for i in np.flatnonzero(x).tolist() for p in cand[start[i] : start[i] + x[i]].tolist())
 
 
 def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]], options: PlanOptions,

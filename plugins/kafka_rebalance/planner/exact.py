@@ -468,6 +468,12 @@ def _milp(state: ClusterState, c: np.ndarray, A: csr_matrix, row_lo: np.ndarray,
                 status == highspy.HighsModelStatus.kSolutionLimit, bound)
 
 
+def solve_milp(state: ClusterState, c: np.ndarray, A: csr_matrix, row_lo: np.ndarray, row_hi: np.ndarray,
+               col_lo: np.ndarray, col_hi: np.ndarray, integer: np.ndarray, x0: np.ndarray | None) -> _Run:
+    """``_milp`` with this module's options and node limit, for the planner's other small models."""
+    return _milp(state, c, A, row_lo, row_hi, col_lo, col_hi, integer, x0, NODE_LIMIT)
+
+
 def moves_of(state: ClusterState, rows: dict[int, list[int]]) -> int:
     """Replicas new on their broker in the solved replica sets ``rows``."""
     return sum(len(set(new) - set(state.original_row(p))) for p, new in rows.items())
