@@ -59,6 +59,21 @@ def test_destination_skips_ineligible_brokers_and_rack_unsafe_ones() -> None:
     assert best_destination(s2, 0, [0, 2], 0, 2, other_rack=True) == 3
 
 
+def test_a_replica_leaving_a_rack_no_eligible_broker_is_in_may_go_to_a_rack_that_already_holds_one() -> None:
+    # RF 4 over the eligible racks a (brokers 0, 1, 2), b (3) and c (4): at most ceil(4/3) = 2 per rack. Broker 5 (rack
+    # d) is dead: d is not a rack the replicas must span, so its replica goes to a second broker of rack a. (Found by
+    # a corpus draw: seed 1000 of tests/planner/test_plan_properties.py was refused as impossible.)
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "d", False)], [part("t", 0, [4, 5, 3, 0])])
+    assert s.n_racks == 3
+    assert best_destination(s, 0, [4, 5, 3, 0], 5, 4) == 1
+    PlacementGoal().optimize(s)
+    assert sorted(s.row(0)) == [0, 1, 3, 4] and s.rack_safe(s.row(0))
+    # A rack an eligible broker is in must still not be left empty: replacing 3 (rack b's only replica) by a broker
+    # of rack a would leave the row over two racks.
+    s2 = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c")], [part("t", 0, [4, 2, 3, 0])])
+    assert not s2.rack_ok([4, 2, 3, 0], 3, 1, 4)
+
+
 # --------------------------------------------------------------------------- PlacementGoal
 
 

@@ -55,7 +55,8 @@ class ClusterState:
         self.eligible_index_arr = np.asarray(self.eligible_idx, dtype=np.int64)
         # Each broker's replicas by size, built on first use by the goals (goals/base.donor_index).
         self.donor_indexes: dict[int, DonorIndex] = {}
-        self.n_racks = len({self.rack[i] for i in self.eligible_idx}) if self.has_racks else 0
+        self.eligible_racks = {self.rack[i] for i in self.eligible_idx} if self.has_racks else set()
+        self.n_racks = len(self.eligible_racks)
 
         # Replica matrix, padded with -1 where replication factors differ.
         rf = np.fromiter((len(p.replicas) for p in parts), dtype=np.int64, count=n_p)
@@ -217,7 +218,9 @@ class ClusterState:
                 same += 1
         if same >= self.rack_cap(rf):
             return False
-        if rf > self.n_racks and src is not None:  # two or more per rack: src must not leave its rack empty
+        # Two or more per rack: src must not leave its rack empty, where that rack is one the replicas must span
+        # (an eligible broker's; a rack only dead or leaving brokers are in is not one of the n_racks).
+        if rf > self.n_racks and src is not None and rack[src] in self.eligible_racks:
             return any(b != src and rack[b] == rack[src] for b in row)
         return True
 
