@@ -98,8 +98,8 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
         "--decommission-brokers": None, "--remove-log-dir": None, "--replication-factor": None, "--byte-tolerance": 0.1,
-        "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--network-tolerance": 0.1, "--election-batch-size": 1000,
-        "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
+        "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--relieve": False, "--network-tolerance": 0.1,
+        "--election-batch-size": 1000, "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0, "--move-fixed-seconds": 2.0,
     }
 
@@ -115,13 +115,14 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [],
         "decommission_brokers": [],  # a cluster's standing mark for removal (its own entry only)
         "byte_tolerance": 0.1,
-        "replica_tolerance": 0.1, "max_disk_usage": 0.85, "network_tolerance": 0.1, "election_batch_size": 1000,
-        "threshold_percentage": None, "goals": [], "optimizer": "auto", "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
+        "replica_tolerance": 0.1, "max_disk_usage": 0.85, "relieve": False, "network_tolerance": 0.1,
+        "election_batch_size": 1000, "threshold_percentage": None, "goals": [], "optimizer": "auto",
+        "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
     }
     form = planner_form(PlannerDefaults(throttle="20MiB/s"))
     assert set(form) == {"throttle", "max_partitions_per_batch", "max_moves_per_broker", "ordering",
-                         "exclude_topics", "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals",
-                         "optimizer", "capacity"}
+                         "exclude_topics", "decommission_brokers", "max_disk_usage", "relieve", "threshold_percentage",
+                         "goals", "optimizer", "capacity"}
     assert form["capacity"].schema == {"type": ["null", "object"]} and form["capacity"].value is None
     assert {name: (param.schema, param.description) for name, param in form.items() if name != "capacity"} == {
         "throttle": ({"type": "string", "pattern": SIZE_PATTERN},
@@ -140,6 +141,11 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
         "max_disk_usage": ({"type": "number", "minimum": 0.01, "maximum": 1},
                            "No broker's disks filled past this fraction of their capacity by the plan (capacity: the "
                            "log dirs' total bytes in the snapshot; brokers without one are unconstrained) [0.01..1]"),
+        "relieve": ({"type": "boolean"},
+                    "Move only what brings every broker and log dir under --max-disk-usage (and, with network-in "
+                    "selected and network capacities known, under its network band), fewest bytes first; no balancing "
+                    "goal runs, a broker under its limits is only ever a destination, and no leader changes but a "
+                    "moved leader's"),
         "threshold_percentage": ({"type": ["null", "number"], "minimum": 0, "maximum": 100},
                                  "leader.imbalance.per.broker.percentage to apply when the cluster does not report one "
                                  "(KRaft); none given: 10 [0..100]"),

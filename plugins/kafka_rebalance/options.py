@@ -153,6 +153,14 @@ class PlanOptions:
         help="No broker's disks filled past this fraction of their capacity by the plan (capacity: the log dirs' "
              "total bytes in the snapshot; brokers without one are unconstrained)",
         minimum=0.01, maximum=1, why="(a fraction of the disk)", in_form=True)
+    # Relief mode (docs/PLANNER.md, "Relief mode"): the hard goals and fewest bytes, no balancing. A cluster may
+    # stand in it (a team that only ever wants a full disk relieved) or a run may ask once, from the form.
+    relieve: bool = _option(
+        False, flag="--relieve",
+        help="Move only what brings every broker and log dir under --max-disk-usage (and, with network-in selected "
+             "and network capacities known, under its network band), fewest bytes first; no balancing goal runs, a "
+             "broker under its limits is only ever a destination, and no leader changes but a moved leader's",
+        in_form=True)
     network_tolerance: float = _option(
         0.10, flag="--network-tolerance",
         help="Allowed deviation of each broker's network in and out (bytes/s) from its capacity-weighted share, as a "
@@ -247,15 +255,19 @@ class PlanOptions:
         return cls(**values, capacity=read_capacity_map(block.get("capacity"), "plan.json options.capacity"))
 
     def manifest(self) -> dict[str, Any]:
-        """The options block of plan.json (part of the plan hash): every field, lists sorted; ``remove_log_dirs`` and
-        ``capacity`` only when given, so plans without them are the plans they were before they existed."""
+        """The options block of plan.json (part of the plan hash): every field, lists sorted; ``remove_log_dirs``,
+        ``relieve`` and ``capacity`` only when given, so plans without them are the plans they were before they existed."""
         ordered = {f.name for f in option_fields() if f.option.ordered}
         out = {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
                else v for f in fields(self)
-               if f.name != "capacity" and (f.name != "remove_log_dirs" or self.remove_log_dirs)}  # fmt: skip
+               if f.name != "capacity" and (f.name not in _ONLY_WHEN_GIVEN or getattr(self, f.name))}  # fmt: skip
         if not self.capacity.empty:  # absent otherwise: plans without capacities hash as they did
             out["capacity"] = self.capacity.to_dict()
         return out
+
+
+# Options plan.json records only when set: a plan made without them hashes as it did before they existed.
+_ONLY_WHEN_GIVEN = ("remove_log_dirs", "relieve")
 
 
 def _number(x: int | float) -> str:
@@ -299,6 +311,8 @@ class OptionField:
             # pattern refuses what is no size at trigger time; the range is checked by the run's
             # first task, with the line problem() writes.
             return {"type": "string", "pattern": SIZE_PATTERN}
+        if self.kind is bool:
+            return {"type": "boolean"}
         if self.item is not None:
             items: dict[str, Any] = {"type": "integer", **limits} if self.item is int else {"type": "string"}
             if self.option.goal_list:
@@ -340,6 +354,8 @@ class OptionField:
             if not isinstance(value, str):
                 raise ValueError(f"{self.setting}: expected bytes/s or a size such as 50MiB/s, got {value!r}")
             return parse_bytes(value, self.setting)
+        if self.kind is bool:
+            return value  # problem() refuses anything but true or false: bool("false") would be True
         return self.kind(value)
 
     def problem(self, value: Any, name: str | None = None) -> str | None:
@@ -348,6 +364,8 @@ class OptionField:
         flag = name or o.flag
         if value is None and self.nullable:
             return None
+        if self.kind is bool:
+            return None if isinstance(value, bool) else f"{flag} must be true or false, got {value!r}"
         if o.choices:
             return None if value in o.choices else f"{flag} must be one of {', '.join(o.choices)}, got {value!r}"
         if self.item is str and o.goal_list:
@@ -394,7 +412,7 @@ def _option_fields() -> tuple[OptionField, ...]:
         item = typing.get_args(tp)[0] if origin is tuple else None
         found.append(OptionField(f.name, f.default, origin or tp, item, nullable, f.metadata["option"]))
         spec = found[-1].option
-        if not spec.choices and item is not str and (spec.minimum is None or spec.maximum is None):
+        if tp is not bool and not spec.choices and item is not str and (spec.minimum is None or spec.maximum is None):
             raise TypeError(f"PlanOptions.{f.name}: a numeric option needs a minimum and a maximum")
     return tuple(found)
 

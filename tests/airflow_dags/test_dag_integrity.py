@@ -37,7 +37,8 @@ def test_cluster_dag_trigger_form(dagbag) -> None:
     params = dag.params
     assert set(params.keys()) == {
         "mode", "threshold_percentage", "max_partitions_per_batch", "max_moves_per_broker", "throttle",
-        "ordering", "optimizer", "goals", "exclude_topics", "decommission_brokers", "max_disk_usage", "rearm", "window",
+        "ordering", "optimizer", "goals", "exclude_topics", "decommission_brokers", "max_disk_usage", "relieve", "rearm",
+        "window",
         "capacity",
     }  # fmt: skip
     # broker capacities: a JSON object over the snapshot's (empty: none), refused when it is no object

@@ -110,7 +110,8 @@ def test_the_page_shows_every_field_of_the_dags_form_with_the_clusters_defaults(
     assert topics and set(re.findall(r'<option value="([^"]+)"', topics.group(1))) == {p.topic for p in snap.partitions}
     assert page.status_code == 200, page.text
     for name in ("mode", "throttle", "max_partitions_per_batch", "max_moves_per_broker", "ordering", "exclude_topics",
-                 "decommission_brokers", "max_disk_usage", "threshold_percentage", "goals", "optimizer", "window", "rearm"):
+                 "decommission_brokers", "max_disk_usage", "relieve", "threshold_percentage", "goals", "optimizer", "window",
+                 "rearm"):
         assert f'name="{name}"' in page.text, name
     assert 'name="throttle" value="50MiB/s"' in page.text  # the CLI's unit, not MB/s
     assert "1.0 KiB/s to 8.0 EiB/s" in page.text  # the range as a person writes it
@@ -141,7 +142,7 @@ def test_a_valid_form_creates_one_run_with_the_checked_conf_and_leaves_the_dag_p
     paused, runs = dag_state()
     r = client("user", follow_redirects=False).post(
         URL, data=form(mode="execute", throttle="20MiB/s", decommission_brokers=["3", "1"], window="2026-11-25T01:00Z/PT4H",
-                       threshold_percentage="12.5", goals="bytes, replica-count"))
+                       threshold_percentage="12.5", goals="bytes, replica-count", relieve="on"))
     assert r.status_code == 303, r.text
     after_paused, after = dag_state()
     new = [run for run in after if run not in runs]
@@ -152,6 +153,7 @@ def test_a_valid_form_creates_one_run_with_the_checked_conf_and_leaves_the_dag_p
     assert conf["decommission_brokers"] == [3, 1] and conf["threshold_percentage"] == 12.5
     assert conf["window"] == "2026-11-25T01:00Z/PT4H" and conf["max_moves_per_broker"] == 5 and conf["rearm"] is False
     assert conf["goals"] == ["bytes", "replica-count"] and conf["exclude_topics"] == []
+    assert conf["relieve"] is True  # the relief checkbox, ticked
 
 
 def test_only_a_signed_in_user_allowed_to_trigger_from_this_site_may(api) -> None:

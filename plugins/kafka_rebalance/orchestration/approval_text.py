@@ -27,6 +27,17 @@ def optimizer_line(summary: Mapping[str, Any]) -> str:
     )
 
 
+def relief_line(manifest: Mapping[str, Any]) -> str:
+    """Relief mode in the approver's words (plan.json records ``relieve`` only when set)."""
+    options = manifest.get("options") or {}
+    if not options.get("relieve"):
+        return ""
+    return (f"- **Relief mode** (`--relieve`): only what brings every broker and log dir under "
+            f"{100 * float(options['max_disk_usage']):g} % of its disk (and under the selected network limits) moves, "
+            "fewest bytes first; no balancing goal ran, brokers under their limits only receive, and no leader "
+            "changes but a moved leader's\n")
+
+
 def goal_lines(summary: Mapping[str, Any]) -> str:
     """Each goal the plan ran, its figure before and after and whether it is met (plans that carry them)."""
     goals = summary.get("goals")
@@ -140,6 +151,7 @@ def approval_body(staged: Path, manifest: Mapping[str, Any], now: datetime | Non
         f"{human_bytes(s['bytes_moved'])} to copy (lower bound {human_bytes(lb['bytes_moved'])})\n"
         f"{snapshot_age_line(manifest, now or datetime.now(UTC), max_age_seconds)}"
         f"{optimizer_line(s)}"
+        f"{relief_line(manifest)}"
         f"{goal_lines(s)}"
         f"- {s['reorders']} metadata-only reorders, {s['leader_elections']} preferred leader elections"
         f"{leader_changes_text(s)}\n"

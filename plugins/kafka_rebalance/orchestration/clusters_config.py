@@ -55,7 +55,7 @@ def _setting_field(f: OptionField) -> tuple[Any, Any]:
         annotation = f.kind
     if f.nullable:
         annotation = annotation | None
-    limits: dict[str, Any] = {} if f.item is not None else {"ge": lo, "le": hi}
+    limits: dict[str, Any] = {} if f.item is not None or f.kind is bool else {"ge": lo, "le": hi}
     if annotation in (float, float | None):
         limits["allow_inf_nan"] = False
     return annotation, Field(default=f.setting_default, **limits)

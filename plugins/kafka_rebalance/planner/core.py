@@ -27,7 +27,13 @@ from kafka_rebalance.planner.byte_misses import byte_misses
 from kafka_rebalance.planner.estimate import batch_seconds, step_figures
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
-from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs, within_seconds, within_steps, within_throttles
+from kafka_rebalance.planner.goals.disk_capacity import (
+    dir_room,
+    plan_log_dirs,
+    within_seconds,
+    within_steps,
+    within_throttles,
+)
 from kafka_rebalance.planner.goals.leader_imbalance import LeaderImbalanceGoal
 from kafka_rebalance.planner.goals.leader_keep import keep_leaders
 from kafka_rebalance.planner.goals.placement import RackSafetyGoal
@@ -36,6 +42,7 @@ from kafka_rebalance.planner.goals.registry import goal_class, replica_goals, se
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.goals.view import BalanceView
 from kafka_rebalance.planner.judge import judge, state_view
+from kafka_rebalance.planner.relief import disk_fill, spread
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step, partition_steps
@@ -195,7 +202,7 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     bounds = lower_bounds.terms(state)
     before = _Loads.of(state, np.bincount(state.R[:, 0], minlength=state.n_brokers) if state.n_parts
                        else np.zeros(state.n_brokers, int))  # fmt: skip
-    names = selected(options.goals)
+    names = selected(options.goals, options.relieve)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
     before_view = state_view(state, first, preferred_bounds=preferred_bounds(state, first))
     state, solved, unrepaired, spent = _balance(snapshot, options, state, names)
@@ -206,6 +213,8 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
         goal_class(name)().lead(state, choice)
     reorders, moves = _steps(state, choice, options)
     dirs = plan_log_dirs(state, moves)
+    if options.relieve:
+        _relieved_or_refused(state, dirs.unrelieved, after=state_view(state))
     moves = [[dirs.named(s) for s in chain] for chain in moves]
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
@@ -220,6 +229,18 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     if dirs.dirs:  # only where brokers have several log dirs: other plans are the plans they were
         summary["log_dirs"] = dirs.summary()
     return Plan(original, options, batches, elections, summary, throttles, schedule)
+
+
+def _relieved_or_refused(state: ClusterState, dirs_left: Sequence[str], after: BalanceView) -> None:
+    """Relief mode's promise: every broker and log dir under its limits; else one PlanError line naming each
+    broker or dir left above and why, and no plan (a relief that relieves nothing is no plan to approve)."""
+    left = [f"broker {bid}: {why}" for name in selected(state.options.goals, relieve=True)
+            for bid, why in goal_class(name)().relief_left(after).items()]
+    left.extend(dirs_left)
+    if left:
+        raise PlanError(f"--relieve: {'; '.join(left)}: no eligible broker (or other log dir) can take enough of its "
+                        "replicas within its own limits and rack safety; raise --max-disk-usage, add capacity or "
+                        "brokers, or free space")
 
 
 @dataclass(frozen=True)
@@ -249,7 +270,8 @@ def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
     and per goal the replica moves and bytes its heuristic actions added.
     """
     goals: list[Goal] = [goal_class(n)() for n in names if not goal_class(n).leader_goal]
-    state.vetoes = [g for g in goals if g.hard]
+    # In relief mode every selected goal is a limit: each vetoes every move from the start, the hard goals' too.
+    state.vetoes = [g for g in goals if g.hard or options.relieve]
     spent: dict[str, tuple[int, int]] = {}
     for goal in goals:
         if not (goal.hard or goal.count_goal) and state.move_cap is None:
@@ -257,14 +279,16 @@ def _balance(snapshot: Snapshot, options: PlanOptions, state: ClusterState,
         moves, moved = state.moved_replicas(), state.moved_bytes()
         goal.optimize(state)
         spent[goal.name] = (state.moved_replicas() - moves, state.moved_bytes() - moved)
-        if not goal.hard:
+        if goal not in state.vetoes:
             state.vetoes.append(goal)
     rack = next((g for g in goals if isinstance(g, RackSafetyGoal)), None)
     unrepaired = sorted(rack.unrepaired) if rack is not None else []
     state, solved = _exact_if_better(snapshot, options, state, unrepaired, goals)
     if solved is not None and solved.rows is not None:
         unrepaired = []
-    else:
+        if options.relieve:
+            spread(state, disk_fill(state), dir_room(state))
+    elif not options.relieve:  # relief picks followers before leaders among equal sizes, and never trades bytes
         # Leader changes are the last cost, after bytes and moves (the exact model's choice is made on
         # those): the heuristic's balance with followers moved in place of leaders where sizes allow.
         keep_leaders(state)

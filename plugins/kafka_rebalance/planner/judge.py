@@ -47,7 +47,7 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
 
     # Traffic only when a selected goal reads it: at a million partitions the rates cost a fraction of a second.
     net: dict[int, dict[str, float | None]] = {}
-    if any(issubclass(goal_class(g), NetworkGoal) for g in selected(state.options.goals)):
+    if any(issubclass(goal_class(g), NetworkGoal) for g in selected(state.options.goals, state.options.relieve)):
         net_in, net_out = state_traffic(state, F, lead)
         cap_in, cap_out = network_capacities(state)
         elig = state.eligible_idx
@@ -65,7 +65,7 @@ def state_view(state: ClusterState, preferred: np.ndarray | None = None, leader:
 
     violations = RackSafetyGoal().violations(state)
     # Per-topic loads only when a selected goal reads them: at a million partitions they cost a second.
-    topical = any(goal_class(g).view_topics for g in selected(state.options.goals))
+    topical = any(goal_class(g).view_topics for g in selected(state.options.goals, state.options.relieve))
     return BalanceView(
         brokers=tuple(broker(b) for b in state.eligible_idx),
         leaving=tuple(broker(b) for b in range(n) if not state.eligible[b]),
@@ -100,5 +100,5 @@ def snapshot_checks(snapshot: Snapshot, options: PlanOptions) -> list[GoalCheck]
     state = ClusterState(options.planned_snapshot(snapshot), options)
     set_targets(state)
     first = state.R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
-    goals = [goal_class(name)() for name in selected(options.goals)]
+    goals = [goal_class(name)() for name in selected(options.goals, options.relieve)]
     return judge(goals, state_view(state, first, preferred_bounds=preferred_bounds(state, first)))

@@ -316,7 +316,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     limits = disk_limits(snap, plan, before["bytes"])
     rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
 
-    goals = [goal_class(n)() for n in selected(plan.options.get("goals") or ())]
+    goals = [goal_class(n)() for n in selected(plan.options.get("goals") or (), bool(plan.options.get("relieve")))]
     topical = any(g.view_topics for g in goals)
     networked = any(isinstance(g, NetworkGoal) for g in goals)
     net_before = network_fields(snap, eligible, before_state) if networked else {}

@@ -40,6 +40,9 @@ class Goal:
     # Its check reads ``BalanceView.topics`` (per-topic loads, costly at a million partitions: views
     # carry them only when a selected goal says so).
     view_topics: ClassVar[bool] = False
+    # Its rule is a limit that relief mode (``--relieve``) brings brokers under when the goal is selected; every
+    # other soft goal is left out of a relief plan (registry.selected).
+    relief: ClassVar[bool] = False
 
     def optimize(self, state: ClusterState) -> None:  # pragma: no cover - interface
         raise NotImplementedError
@@ -75,6 +78,11 @@ class Goal:
     def approval_line(cls, entry: Mapping[str, Any]) -> str:
         """What the approver reads about this goal beyond its figure before and after ("" for none)."""
         return ""
+
+    def relief_left(self, view: BalanceView) -> dict[int, str]:
+        """Relief mode: the brokers (id) still above this goal's limit in ``view``, each with why in a few words
+        (the disk's bytes against its limit); a goal without ``relief`` has none."""
+        return {}
 
     def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
         """Per eligible broker (``state.eligible_idx`` order), the bytes by which ``load`` lies outside

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +25,10 @@ from kafka_rebalance.cluster.admin import LOG_DIR_RATE
 from kafka_rebalance.options import PlanOptions, removed_log_dir
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
+from kafka_rebalance.planner.relief import Donor, disk_fill, fewest_bytes, relieve
 from kafka_rebalance.planner.steps import ANY_LOG_DIR, Step
 from kafka_rebalance.snapshot import LogDir, Snapshot
+from kafka_rebalance.units import human_bytes
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
@@ -57,6 +59,8 @@ class DiskCapacityGoal(Goal):
         return self._kept_set
 
     def exact_terms(self, model: ExactModel) -> None:
+        if model.state.options.relieve:
+            self._relief_terms(model)
         if model.state.options.remove_log_dirs:
             # The replicas kept in place (kept_replicas) stay: x[p, b] = 1.
             col = {int(b): j for j, b in enumerate(model.elig.tolist())}
@@ -85,11 +89,47 @@ class DiskCapacityGoal(Goal):
         value = sum(max(0.0, over[b]) for b in offenders)
         return self.verdict(value, not offenders, offenders, {b: x if b in offenders else 0.0 for b, x in over.items()})
 
+    def _relief_terms(self, model: ExactModel) -> None:
+        """Relief mode: a broker no donor (``relief_donors``) keeps every replica it has and a donor gains none; a
+        log dir its broker's other dirs cannot relieve sheds at least its residual excess from that dir's replicas."""
+        state = model.state
+        donors = relief_donors(state)
+        sending = {d.broker for d in donors}
+        donor_col = np.asarray([b in sending for b in model.elig.tolist()], dtype=bool)
+        keep = model.on & ~donor_col[None, :]
+        idx = model.var[keep]
+        ones = np.ones(len(idx))
+        model.add(np.arange(len(idx)), idx, ones, ones, ones)
+        model.forbid(~model.on & donor_col[None, :])
+        col = {int(b): j for j, b in enumerate(model.elig.tolist())}
+        row_of = {int(p): i for i, p in enumerate(model.parts.tolist())}
+        for d in donors:
+            if d.whole or d.broker not in col:
+                continue
+            cells = [row_of[p] for p in d.parts if p in row_of]
+            if not cells:
+                continue
+            vars_ = model.var[np.asarray(cells), col[d.broker]]
+            sizes = model.sizes[np.asarray(cells)] / model.scale
+            model.add(np.zeros(len(cells), dtype=np.int64), vars_, sizes, np.asarray([-np.inf]),
+                      np.asarray([(float(sizes.sum()) * model.scale - d.need + SLACK_BYTES) / model.scale]))
+
+    def relief_left(self, view: BalanceView) -> dict[int, str]:
+        over = self.check(view)
+        return {b.broker_id: f"{human_bytes(b.bytes)} of partitions after the plan against its limit "
+                             f"{human_bytes(b.disk_limit or 0.0)} (--max-disk-usage of its capacity, less what else "
+                             "its disks hold)" for b in view.brokers if b.broker_id in over.offenders}
+
     def optimize(self, state: ClusterState) -> None:
         """Move replicas off each broker above its limit, the one furthest above first, each time the
         replica closest in size to what is left of its excess, to the broker that will be least full
-        (by the fraction of its limit; brokers without one rank by bytes after every limited one)."""
+        (by the fraction of its limit; brokers without one rank by bytes after every limited one).
+        In relief mode (``--relieve``), the fewest bytes that bring each donor under (planner/relief.py)."""
         self.unrelieved: list[int] = []
+        if state.options.relieve:
+            self.unrelieved = [state.bid(b) for b in relieve(state, relief_donors(state), lambda p: float(state.sizes[p]),
+                                                             disk_fill(state), dir_room(state))]
+            return
         limit = state.disk_limit
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         excess = state.bytes[elig] - limit[elig]
@@ -194,6 +234,8 @@ class LogDirPlan:
     new: dict[tuple[int, int], str] = field(default_factory=dict)  # (partition index, broker id) -> dir
     within: list[DirMove] = field(default_factory=list)
     unplaced: list[str] = field(default_factory=list)  # replicas no dir could take within its limit
+    # relief mode: dirs still above their limit after the plan, "broker 3 dir /a: 9.2 GiB of partitions ..."
+    unrelieved: list[str] = field(default_factory=list)
     dirs: list[dict[str, Any]] = field(default_factory=list)
 
     def named(self, step: Step) -> Step:
@@ -255,6 +297,63 @@ def without_removed_dirs(snapshot: Snapshot, options: PlanOptions, limits: np.nd
                    for d in b.log_dirs if (b.id, d.path) not in gone)
         out[i] = min(out[i], kept)
     return out
+
+
+def relief_donors(state: ClusterState) -> list[Donor]:
+    """Relief mode's donors as the disk sees them: each eligible broker above its limit (all its replicas may go,
+    the furthest above first), then each log dir above its own limit, needing what its broker's other dirs
+    cannot take (their room at the snapshot: a broker with such a dir receives nothing, so the room stays)."""
+    snap, options = state.snapshot, state.options
+    limit = state.disk_limit
+    elig = state.eligible_index_arr
+    # A broker at its limit to the byte is within it (SLACK_BYTES): the need is the excess beyond that.
+    whole = [Donor(int(b), float(state.bytes[b] - limit[b]) - SLACK_BYTES, tuple(int(p) for p in state.broker_parts(int(b))))
+             for b in elig.tolist() if float(state.bytes[b]) > limit[b] + SLACK_BYTES]
+    whole.sort(key=lambda d: (-d.need, d.broker))
+    gone = removed_dirs(options.remove_log_dirs)
+    data = dir_data(snap)
+    in_dir: dict[tuple[int, str], list[int]] = defaultdict(list)
+    for p, part in enumerate(snap.partitions):
+        for b, d in zip(part.replicas, part.log_dirs):
+            if d is not None:
+                in_dir[(b, d)].append(p)
+    dirs = []
+    for b in elig.tolist():
+        broker = snap.brokers[b]
+        if len(broker.log_dirs) < 2:
+            continue
+        room = {d.path: dir_limit(d, data.get((broker.id, d.path), 0.0), options.max_disk_usage)
+                - data.get((broker.id, d.path), 0.0) for d in broker.log_dirs if (broker.id, d.path) not in gone}
+        for path, r in sorted(room.items()):
+            if not r < -SLACK_BYTES or math.isinf(r):
+                continue
+            spare = sum(max(0.0, x) for q, x in room.items() if q != path and math.isfinite(x))
+            dirs.append(Donor(b, max(0.0, -r - spare - SLACK_BYTES), tuple(in_dir[(broker.id, path)]), whole=False,
+                              where=path))
+    dirs.sort(key=lambda d: (-d.need, d.broker, d.where))
+    return whole + dirs
+
+
+def dir_room(state: ClusterState) -> Callable[[int, int], bool]:
+    """Relief mode's check that a destination has a log dir to put a replica in: on a broker with several dirs,
+    one whose room at the snapshot, less every replica the plan has brought to the broker so far, holds it."""
+    snap, options = state.snapshot, state.options
+    gone = removed_dirs(options.remove_log_dirs)
+    data = dir_data(snap)
+    room: dict[int, list[float]] = {}
+    for i, broker in enumerate(snap.brokers):
+        if len(broker.log_dirs) > 1:
+            room[i] = [dir_limit(d, data.get((broker.id, d.path), 0.0), options.max_disk_usage)
+                       - data.get((broker.id, d.path), 0.0) for d in broker.log_dirs if (broker.id, d.path) not in gone]
+
+    def fits(p: int, b: int) -> bool:
+        if b not in room:
+            return True
+        arrived = sum(int(state.sizes[q]) for q in set(state.arrivals.get(b, []))
+                      if b in state.row(q) and b not in state.original_row(q))
+        return max(room[b], default=0.0) - arrived + SLACK_BYTES >= float(state.sizes[p])
+
+    return fits
 
 
 def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
@@ -332,10 +431,37 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
             out.unplaced.append(f"{state.name(p)} on broker {b} ({int(size[p])} bytes) in removed dir {where[(p, b)]}")
             continue
         move_within(p, b, where[(p, b)], d)
+    if options.relieve:
+        # Relief mode: no balance between dirs; a dir above its limit sends the fewest bytes that bring it under
+        # to its broker's other dirs (no network: a copy within the broker), the least full that holds each first.
+        for (bid, path) in sorted(k for k in limit if final[k] > limit[k] + SLACK_BYTES):
+            pool = sorted((p for (p, b), d in where.items() if b == bid and d == path and (p, b) in stays
+                           and (p, b) not in moved and not state.frozen[p] and not state.touched[p]),
+                          key=lambda p: (int(size[p]), p))  # fmt: skip
+            while final[(bid, path)] > limit[(bid, path)] + SLACK_BYTES:
+                costs = [float(size[p]) for p in pool]
+                pick = fewest_bytes(costs, costs, final[(bid, path)] - limit[(bid, path)] - SLACK_BYTES)
+                if pick is None:
+                    break
+                placed = {pool[i]: place(pool[i], bid, path) for i in sorted(pick, key=lambda i: (-costs[i], i))}
+                if None in placed.values():  # checked before any is placed: no peak was counted for this pick
+                    pool.remove(next(p for p, d in placed.items() if d is None))
+                    continue
+                for p in placed:
+                    d = place(p, bid, path)
+                    if d is None:  # the pick's earlier replicas filled the dir this one was meant for
+                        break
+                    move_within(p, bid, path, d)
+                    pool.remove(p)
+        for (bid, path), lim in sorted(limit.items()):
+            if final[(bid, path)] > lim + SLACK_BYTES:
+                out.unrelieved.append(f"broker {bid} log dir {path}: {human_bytes(final[(bid, path)])} of partitions "
+                                      f"after the plan against its limit {human_bytes(lim)} (--max-disk-usage "
+                                      f"{options.max_disk_usage:g} of its volume, less what else it holds)")
     # Balance within each broker whose dirs all have a size: the fullest dir (by its share) gives the replica
     # closest to what brings it and the emptiest nearer their shares, while that improves both.
     tol = options.byte_tolerance
-    for bid, broker in sorted(jbod.items()):
+    for bid, broker in sorted(jbod.items()) if not options.relieve else ():
         keys = [(bid, d.path) for d in broker.log_dirs if (bid, d.path) not in gone]
         if len(keys) < 2 or not all(math.isfinite(limit[k]) and limit[k] > 0 for k in keys):
             continue

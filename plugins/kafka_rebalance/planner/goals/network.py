@@ -228,6 +228,7 @@ def snapshot_traffic(snapshot: Any) -> tuple[dict[int, float], dict[int, float]]
 class NetworkInGoal(NetworkGoal):
     name = "network-in"
     direction = "in"
+    relief = True  # relief mode brings every broker under its band's top, where network capacities are known
     priority = 46  # after the bytes (and topic spread): it trades within what they leave, before the leader goals
     target = ("every eligible broker's network in (produce bytes/s of every replica it hosts) within --network-tolerance "
               "of its share (by configured network_in capacity where every broker has one, else even)")
@@ -252,6 +253,7 @@ class NetworkInGoal(NetworkGoal):
         tol = state.options.network_tolerance
         self.hi = self.share * (1 + tol) * (1 + SLACK)
         self.lo = self.share * (1 - tol) * (1 - SLACK)
+        self.capacities_known = bool(elig) and all(cap_in[b] for b in elig)
         self.ready = True
 
     def _sync(self, state: ClusterState) -> None:
@@ -263,15 +265,57 @@ class NetworkInGoal(NetworkGoal):
         self.seen = len(state.changes)
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
-        """A later move may not take the receiver above its band, nor an eligible sender below it."""
+        """A later move may not take the receiver above its band, nor an eligible sender below it. In relief mode
+        only the band's top binds, and only where every eligible broker's network-in capacity is known."""
         self._setup(state)
         self._sync(state)
         r = float(self.rate[p])
         if r <= 0:
             return True
+        if state.options.relieve:
+            return not self.capacities_known or self.load[dst] + r <= self.hi[dst]
         if self.load[dst] + r > self.hi[dst]:
             return False
         return not state.eligible[src] or self.load[src] - r >= self.lo[src]
+
+    @staticmethod
+    def relief_limits_known(view: BalanceView) -> bool:
+        return bool(view.brokers) and all(b.network_in_capacity for b in view.brokers)
+
+    def relief_left(self, view: BalanceView) -> dict[int, str]:
+        """Brokers above the band's top (share x (1 + --network-tolerance)), where every capacity is known."""
+        if not self.relief_limits_known(view):
+            return {}
+        from kafka_rebalance.units import human_rate
+
+        top = 1 + view.network_tolerance
+        return {b.broker_id: f"network in {human_rate(int(b.network_in))} after the plan against its limit "
+                             f"{human_rate(int(b.network_in_target * top))} (its capacity-weighted share x {top:g})"
+                for b in view.brokers if b.network_in > b.network_in_target * top * (1 + SLACK)}
+
+    def _relieve(self, state: ClusterState) -> None:
+        """Relief mode: each broker above its band's top sends the fewest bytes whose produce rates bring it under,
+        each replica to the broker that stays furthest below its own top (planner/relief.py)."""
+        if not self.capacities_known:
+            return
+        from kafka_rebalance.planner.relief import Donor, relieve
+
+        elig = state.eligible_index_arr
+        over = [int(b) for b in elig[np.argsort(-(self.load[elig] - self.hi[elig]), kind="stable")]
+                if self.load[b] > self.hi[b]]
+        donors = [Donor(b, float(self.load[b] - self.hi[b]),
+                        tuple(p for p in dict.fromkeys([*state.broker_parts(b).tolist(), *state.arrivals.get(b, [])])
+                              if self.rate[p] > 0)) for b in over]
+
+        def fill(p: int, b: int) -> float:
+            self._sync(state)
+            return float((self.load[b] + self.rate[p]) / max(self.hi[b], 1e-9))
+
+        def fits(p: int, b: int) -> bool:
+            self._sync(state)
+            return bool(self.load[b] + self.rate[p] <= self.hi[b])
+
+        relieve(state, donors, lambda p: float(self.rate[p]), fill, fits)
 
     def exact_terms(self, model: ExactModel) -> None:
         """Per eligible broker: its fixed partitions' rates + the model's within the band."""
@@ -293,6 +337,9 @@ class NetworkInGoal(NetworkGoal):
     def optimize(self, state: ClusterState) -> None:
         self._setup(state)
         self._sync(state)
+        if state.options.relieve:
+            self._relieve(state)
+            return
         elig = state.eligible_index_arr
         self.guard = ByteGuard(state)
         stuck: set[int] = set()

@@ -61,13 +61,17 @@ def unknown(selection: Sequence[str]) -> list[str]:
     return [n for n in selection if n not in known]
 
 
-def selected(selection: Sequence[str]) -> tuple[str, ...]:
+def selected(selection: Sequence[str], relieve: bool = False) -> tuple[str, ...]:
     """The goals a plan optimises, in order: the hard ones, then the replica goals and the leader
-    goals of ``selection`` in its order (every default soft goal in the registry's order when empty)."""
+    goals of ``selection`` in its order (every default soft goal in the registry's order when empty).
+    In relief mode (``--relieve``) only the goals of ``selection`` that have a limit to relieve (``Goal.relief``)
+    join the hard ones: nothing is balanced."""
     bad = unknown(selection)
     if bad:
         raise PlanError(f"--goals: unknown goal(s) {', '.join(bad)} (goals: {', '.join(names())})")
     by_name = {c.name: c for c in registered()}
+    if relieve:
+        return (*hard_names(), *[n for n in dict.fromkeys(selection) if not by_name[n].hard and by_name[n].relief])
     chosen = [n for n in dict.fromkeys(selection) if not by_name[n].hard] or list(default_names())
     replica = [n for n in chosen if not by_name[n].leader_goal]
     leader = [n for n in chosen if by_name[n].leader_goal]
@@ -78,6 +82,6 @@ def goal_class(name: str) -> type[Goal]:
     return {c.name: c for c in registered()}[name]
 
 
-def replica_goals(selection: Sequence[str] = ()) -> list[Goal]:
+def replica_goals(selection: Sequence[str] = (), relieve: bool = False) -> list[Goal]:
     """Fresh instances of the selected replica goals (hard ones included), in order."""
-    return [goal_class(n)() for n in selected(selection) if not goal_class(n).leader_goal]
+    return [goal_class(n)() for n in selected(selection, relieve) if not goal_class(n).leader_goal]
