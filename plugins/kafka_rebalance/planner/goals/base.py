@@ -266,3 +266,18 @@ def donor_index(state: ClusterState, broker: int) -> DonorIndex:
     if idx is None:
         idx = state.donor_indexes[broker] = DonorIndex(state, broker)
     return idx
+
+
+def tallies_accept(state: ClusterState, p: int, src: int, dst: int) -> bool:
+    """Whether the goals keeping tallies of their own (the soft vetoes that are not count goals: topic spread, the
+    byte and network guards) allow ``p`` from ``src`` to ``dst``; the hard goals and the counts are the caller's."""
+    return all(g.accept_move(state, p, src, dst) for g in state.vetoes if not g.hard and not g.count_goal)
+
+
+def trade_back(state: ClusterState, p: int, q: int, d: int, r: int) -> None:
+    """``p``, moved from ``d`` to ``r`` earlier in the plan, stays on ``d`` after all (its move forgotten, back in
+    ``d``'s donor index), and ``q``, another replica on ``d``, goes to ``r`` in its place: the counts are as before."""
+    state.move(p, r, d)
+    state.restore(p)
+    donor_index(state, d).put_back(p)
+    state.move(q, d, r)

@@ -11,7 +11,7 @@ strictly lowers the bytes moved, so it ends.
 
 from __future__ import annotations
 
-from kafka_rebalance.planner.goals.base import Goal, donor_index
+from kafka_rebalance.planner.goals.base import Goal, donor_index, tallies_accept, trade_back
 from kafka_rebalance.planner.state import ClusterState
 
 PASSES = 2
@@ -74,16 +74,13 @@ class ByteTrimGoal(Goal):
             floor = sp - slack
             # p goes back to d: the hard goals allow that (its original, rack-safe row) and counts do not
             # change, but a goal keeping tallies of its own (topic spread) may refuse this half too.
-            if not all(g.accept_move(state, p, r, d) for g in state.vetoes if not g.hard and not g.count_goal):
+            if not tallies_accept(state, p, r, d):
                 continue
 
             q = self._smaller(state, d, r, p, floor, sp)
             if q is None:
                 continue
-            state.move(p, r, d)
-            state.restore(p)
-            donor_index(state, d).put_back(p)
-            state.move(q, d, r)
+            trade_back(state, p, q, d, r)
             saved += sp - int(sizes[q])
         return saved
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import donor_index
+from kafka_rebalance.planner.goals.base import donor_index, tallies_accept, trade_back
 from kafka_rebalance.planner.goals.byte_trim import EDGE
 from kafka_rebalance.planner.state import ClusterState
 
@@ -44,16 +44,13 @@ def keep_leaders(state: ClusterState) -> int:
     for p, d, r in _leaders_moves(state):
         if r not in state.row(p) or d in state.row(p):
             continue  # changed by an earlier swap
-        if not all(g.accept_move(state, p, r, d) for g in state.vetoes if not g.hard and not g.count_goal):
+        if not tallies_accept(state, p, r, d):
             continue
         ok, window = _replacement_rule(state, p, d, r, band)
         q = donor_index(state, d).find(float(state.sizes[p]), ok, SEARCH, window=window)
         if q is None:
             continue
-        state.move(p, r, d)
-        state.restore(p)
-        donor_index(state, d).put_back(p)
-        state.move(q, d, r)
+        trade_back(state, p, q, d, r)
         swapped += 1
     return swapped
 
