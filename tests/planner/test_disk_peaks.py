@@ -260,6 +260,11 @@ def test_no_start_of_the_continuous_schedule_takes_a_broker_over_its_limit(name:
     snapshot, files = planned(name)
     assert files["schedule.json"]["steps"]
     assert schedule_peaks(snapshot, files) == []
+    # What the executor's dispatcher holds each broker to (under the plan hash): its bytes and its ceiling.
+    ceiling, _ = ceilings(snapshot, files)
+    start = Disks(snapshot).broker
+    assert files["schedule.json"]["disk_room"] == {str(b): {"bytes": round(start[b]), "limit_bytes": round(ceiling[b])}
+                                                   for b in sorted(ceiling)}
 
 
 # The log-dir planner counts a dir at its peak (every arrival, no departure), so a broker whose dirs are

@@ -36,8 +36,12 @@ class DiskRoom:
         return {str(b): {"bytes": round(self.start[b]), "limit_bytes": round(self.limit[b])} for b in sorted(self.limit)}
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Mapping[str, int]]) -> DiskRoom:
-        return cls({int(b): float(v["bytes"]) for b, v in raw.items()}, {int(b): float(v["limit_bytes"]) for b, v in raw.items()})
+    def of(cls, rows: Iterable[tuple[int, int, int]]) -> DiskRoom | None:
+        """From (broker id, bytes, limit) rows (``PlanSchedule.disk_room``); None when there are none."""
+        rows = list(rows)
+        if not rows:
+            return None
+        return cls({b: float(start) for b, start, _ in rows}, {b: float(limit) for b, _, limit in rows})
 
 
 class DiskLedger:
@@ -73,8 +77,16 @@ class DiskLedger:
                 self.load[b] -= s.size
 
     def stuck(self, blocked: Iterable[Step]) -> PlanError:
-        """The error when no remaining step fits: each blocked destination with its bytes, what waits for it
-        and its limit. Its room comes only from steps that wait themselves (full brokers swapping replicas)."""
+        """The error when no remaining step fits: its room comes only from steps that wait themselves (full
+        brokers swapping replicas)."""
+        return PlanError(
+            f"no order of the plan's moves keeps every disk under --max-disk-usage: {self.waiting(blocked)}. Their room "
+            "comes only from moves that wait themselves (full brokers swapping replicas); raise --max-disk-usage or "
+            "free space on one of them"
+        )
+
+    def waiting(self, blocked: Iterable[Step]) -> str:
+        """Each blocked destination with its bytes, its limit and the smallest replica it waits for."""
         waits: dict[int, list[Step]] = {}
         for s in blocked:
             b = self.blocker(s)
@@ -85,9 +97,4 @@ class DiskLedger:
             small = min(steps, key=lambda s: (s.size, s.topic, s.partition))
             parts.append(f"broker {b} holds {self.load[b]:,.0f} of its {self.limit[b]:,.0f} bytes and must first receive "
                          f"{small.topic}-{small.partition} ({small.size:,} bytes)")
-        return PlanError(
-            "no order of the plan's moves keeps every disk under --max-disk-usage: "
-            + "; ".join(parts[:5]) + (f"; and {len(parts) - 5} more brokers" if len(parts) > 5 else "")
-            + ". Their room comes only from moves that wait themselves (full brokers swapping replicas); "
-            "raise --max-disk-usage or free space on one of them"
-        )
+        return "; ".join(parts[:5]) + (f"; and {len(parts) - 5} more brokers" if len(parts) > 5 else "")

@@ -57,6 +57,7 @@ class Schedule:
     bound_seconds: float  # physical bound: the busiest broker's bytes in or out / throttle
     max_moves_per_broker: int
     max_in_flight: int
+    disk: DiskRoom | None = None  # the brokers' disk room it was dispatched with (schedule.json's disk_room)
 
 
 def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[int | None]]:
@@ -401,4 +402,4 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
     if not dispatcher.finished:  # pragma: no cover - a dispatcher bug, never a user error
         raise RuntimeError("continuous schedule stalled with steps left")
     steps = [ScheduledStep(s, after[i], start[i], end[i]) for i, s in enumerate(order)]
-    return Schedule(steps, max(end, default=0.0), physical_bound(order, throttle), max_moves_per_broker, max_in_flight)
+    return Schedule(steps, max(end, default=0.0), physical_bound(order, throttle), max_moves_per_broker, max_in_flight, disk)
