@@ -173,6 +173,10 @@ def test_schedule_is_typed() -> None:
     # Made before --throttle-efficiency existed: the throttle fully delivered, as it was simulated.
     assert (s.throttle_efficiency, s.delivered_rate) == (1.0, 51200)
     assert pm._schedule({**SCHEDULE, "throttle_efficiency": 0.5}, PATH, {"001": BATCH}).delivered_rate == 25600.0
+    # Without disk sizes (or made before the field existed): no broker's disk room to keep.
+    assert s.disk_room == ()
+    room = {"3": {"bytes": 900, "limit_bytes": 1000}, "1": {"bytes": 0, "limit_bytes": 5}}
+    assert pm._schedule({**SCHEDULE, "disk_room": room}, PATH, {"001": BATCH}).disk_room == ((1, 0, 5), (3, 900, 1000))
 
 
 LATER = pm.Batch("002", "move", {TP("t", 0): (3, 1)}, {TP("t", 0): (3, 2)}, pm.Throttles(None), None, None)
@@ -251,6 +255,11 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
         (lambda r: r.update(throttle_efficiency=0), "throttle_efficiency: expected a number within 0.05..1, got 0"),
         (lambda r: r.update(throttle_efficiency=True), "throttle_efficiency: expected a number within 0.05..1, got true"),
         (lambda r: r.update(throttle_efficiency=1.5), "throttle_efficiency: expected a number within 0.05..1, got 1.5"),
+        (lambda r: r.update(disk_room=[]), 'disk_room: expected an object of broker id -> {"bytes": ..., "limit_bytes": ...}, got []'),
+        (lambda r: r.update(disk_room={"x": {"bytes": 1, "limit_bytes": 2}}), "disk_room.x: not a broker id"),
+        (lambda r: r.update(disk_room={"1": {"bytes": -1, "limit_bytes": 2}}),
+         'disk_room.1: expected {"bytes": ..., "limit_bytes": ...}, whole bytes >= 0, got {"bytes": -1, "limit_bytes": 2}'),
+        (lambda r: r.update(disk_room={"1": {"bytes": 1}}), 'disk_room.1: expected {"bytes": ..., "limit_bytes": ...}'),
         (lambda r: r["steps"].__setitem__(0, 7), "steps[0]: expected an object"),
         (lambda r: r["steps"][0].update(adds=[-1]), "steps[0]: before, replicas, adds and removes must be lists of broker ids"),
         (lambda r: r["steps"][0].update(before=None), "steps[0]: before, replicas, adds and removes must be lists"),

@@ -107,6 +107,9 @@ class PlanSchedule:
     moves: tuple[ScheduledMove, ...]
     throttle_efficiency: float = 1.0  # absent from plans made before the option existed
     move_fixed_seconds: float = 0.0  # absent from plans made before the fixed cost was modelled: they had none
+    # (broker id, partition bytes before the plan, limit) per broker with a known disk size (planner/peaks.py);
+    # empty: no limit (a plan without capacities, or made before the field existed).
+    disk_room: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def delivered_rate(self) -> float:
@@ -347,6 +350,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
     if not finite_number(fixed, 0, MAX_MOVE_FIXED_SECONDS):
         raise PlanDirError(f"{path}: move_fixed_seconds: expected a number within 0..{MAX_MOVE_FIXED_SECONDS:g}, "
                            f"got {json.dumps(fixed)[:60]}")
+    room = _disk_room(raw.get("disk_room", {}), path)
     moves: list[ScheduledMove] = []
     last: dict[TP, int] = {}
     for n, st in enumerate(raw["steps"]):
@@ -380,7 +384,25 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         raise PlanDirError(f"{path}: {problem}")
     return PlanSchedule(head["throttle_bytes_per_sec"], head["max_moves_per_broker"], head["max_in_flight"],
                         head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves), float(efficiency),
-                        float(fixed))
+                        float(fixed), room)
+
+
+def _disk_room(raw: Any, path: Path) -> tuple[tuple[int, int, int], ...]:
+    """schedule.json's ``disk_room``: per broker id, ``bytes`` (its partition bytes before the plan) and
+    ``limit_bytes``, whole bytes >= 0."""
+    if not isinstance(raw, dict):
+        raise PlanDirError(f"{path}: disk_room: expected an object of broker id -> {{\"bytes\": ..., \"limit_bytes\": ...}}, "
+                           f"got {json.dumps(raw)[:60]}")
+    out = []
+    for key, v in raw.items():
+        if not (isinstance(key, str) and is_ascii_digits(key) and int_in(int(key), 0, INT32_MAX)):
+            raise PlanDirError(f"{path}: disk_room.{key}: not a broker id")
+        if not (isinstance(v, dict) and set(v) == {"bytes", "limit_bytes"} and int_in(v["bytes"], 0, INT64_MAX)
+                and int_in(v["limit_bytes"], 0, INT64_MAX)):
+            raise PlanDirError(f"{path}: disk_room.{key}: expected {{\"bytes\": ..., \"limit_bytes\": ...}}, whole bytes >= 0, "
+                               f"got {json.dumps(v)[:80]}")
+        out.append((int(key), v["bytes"], v["limit_bytes"]))
+    return tuple(sorted(out))
 
 
 def schedule_mismatch(moves: list[ScheduledMove] | tuple[ScheduledMove, ...], batches: dict[str, Batch]) -> str | None:

@@ -68,6 +68,7 @@ from kafka_rebalance.executor.results import BatchResult, ContinuousResult, Part
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecutionRefused
 from kafka_rebalance.executor.throttles import topic_gone
 from kafka_rebalance.plan_manifest import Batch, Plan, PlanSchedule, ScheduledMove
+from kafka_rebalance.planner.peaks import DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.planner.steps import Step
 from kafka_rebalance.planner.throttles import batch_throttles
@@ -788,8 +789,11 @@ class MoveRun:
         # First, before anything is read or set: a run whose ledger cannot start again is refused untouched.
         ex.ledger.set_run(SUBMITTED, started_at=self._iso(), estimated_seconds=schedule.estimated_seconds)
         done, running = self._resume()
+        # The plan's disk room (schedule.json, under the plan hash): a move starts only into a broker whose load as
+        # the plan knows it (bytes before + arrivals started - departures finished) leaves room for it. The
+        # schedule never waits on it when moves finish as estimated; when they finish in another order, it holds.
         dispatcher = Dispatcher(self.steps, self.after, schedule.max_moves_per_broker, schedule.max_in_flight,
-                                schedule.delivered_rate, done=done, running=running)
+                                schedule.delivered_rate, done=done, running=running, disk=DiskRoom.of(schedule.disk_room))
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
         started = self.started = admin.now()
         # started_clock: the admin's clock, which progress measures the copying rate on (the wall clock of
@@ -816,6 +820,11 @@ class MoveRun:
             pending = throttles.restore()
         r.finished = len(dispatcher.completed)
         r.actual_seconds = round((ended if ended is not None else admin.now()) - started, 3)
+        disk = dispatcher.disk
+        blocked = dispatcher.disk_blocked() if disk is not None and not self.stop_starting else []
+        if disk is not None and blocked:
+            r.problems.append(f"{len(blocked)} step(s) not started: no order of the rest keeps every disk under the plan's "
+                              f"limit ({disk.waiting(blocked)})")
         if pending:
             r.problems.append(f"throttles not yet restored on {', '.join(pending)}: the resource did not answer")
         r.state = FINISHED if r.finished == len(self.moves) and not pending else FAILED

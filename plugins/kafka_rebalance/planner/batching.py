@@ -7,9 +7,14 @@ Data moves follow; a batch takes steps in the ordering strategy's order while:
   (a new replica counts on its destination, a leaving one on its source);
 * the produce rates of the partitions a broker receives (or, as leader, sends) stay
   below the throttle, so the batch can finish;
-* a partition's next step waits for a later batch than its previous one.
+* a partition's next step waits for a later batch than its previous one;
+* each destination with a disk limit has room for every replica the batch brings it,
+  at its bytes when the batch starts (the earlier batches' arrivals in, their departures
+  out: Kafka deletes a replica only once its move completed; planner/peaks.py).
 A step that does not fit stays at its place in the queue for the next batch. To
-keep planning linear, a batch stops looking after a window of refusals.
+keep planning linear, a batch stops looking after a window of refusals. An empty batch
+takes the first step with disk room even if it alone breaks another limit; when no step
+has disk room, no order does and planning stops (``DiskLedger.stuck``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kafka_rebalance.options import PlanOptions
+from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
 from kafka_rebalance.planner.steps import Step
 
 # A batch of moves between the log dirs of a broker: same replicas, named dirs (AlterReplicaLogDirs).
@@ -49,22 +55,25 @@ def order_key(options: PlanOptions, under_replicated: Callable[[int], bool]) -> 
     return lambda s: (s.size, s.topic, s.partition, s.seq)
 
 
-def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[PlannedBatch]:
+def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple],
+                 disk: DiskRoom | None = None) -> list[PlannedBatch]:  # fmt: skip
     cap = options.max_partitions_per_batch
     batches: list[PlannedBatch] = []
     reorders = sorted(reorders, key=key)
     for i in range(0, len(reorders), cap):
         batches.append(PlannedBatch("reorder", reorders[i : i + cap]))
-    batches.extend(_move_batches(moves, options, key))
+    batches.extend(_move_batches(moves, options, key, disk))
     return batches
 
 
-def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple]) -> list[PlannedBatch]:
+def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple],
+                  disk: DiskRoom | None = None) -> list[PlannedBatch]:  # fmt: skip
     cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.delivered_rate
     window = 4 * cap + 100
     following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
     queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
     out: list[PlannedBatch] = []
+    ledger = DiskLedger(disk) if disk is not None else None
     while queue:
         taken: list[Step] = []
         skipped: list[Step] = []
@@ -74,6 +83,11 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
         refusals = 0
         while queue and len(taken) < cap and refusals < window:
             s = queue.popleft()
+            if ledger is not None and ledger.blocker(s) is not None:
+                # No room until earlier batches' departures free it: never taken, not even alone.
+                skipped.append(s)
+                refusals += 1 if taken else 0
+                continue
             n_new = len(s.adds)
             involved = s.involved
             fits = True
@@ -94,6 +108,13 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
             for b in s.adds:
                 inflow[b] += s.rate
             outflow[s.leader] += s.rate * n_new
+            if ledger is not None:
+                ledger.start(s)
+        if not taken and ledger is not None:
+            raise ledger.stuck(skipped)
+        if ledger is not None:
+            for s in taken:
+                ledger.finish(s)
         queue.extendleft(reversed(skipped))
         successors = [following[(s.p, s.seq)] for s in taken if (s.p, s.seq) in following]
         if successors:

@@ -29,6 +29,7 @@ from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import (
     dir_room,
+    disk_room,
     plan_log_dirs,
     within_seconds,
     within_steps,
@@ -42,6 +43,7 @@ from kafka_rebalance.planner.goals.registry import goal_class, replica_goals, se
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.goals.view import BalanceView
 from kafka_rebalance.planner.judge import judge, state_view
+from kafka_rebalance.planner.peaks import DiskRoom
 from kafka_rebalance.planner.relief import disk_fill, spread
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
@@ -218,9 +220,10 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     moves = [[dirs.named(s) for s in chain] for chain in moves]
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
-    batches, throttles = _batches(state, reorders, moves, options, within_steps(state, dirs, reorders))
+    room = disk_room(state)
+    batches, throttles = _batches(state, reorders, moves, options, within_steps(state, dirs, reorders), room)
     schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
-                        options.move_fixed_seconds)
+                        options.move_fixed_seconds, room)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
@@ -457,13 +460,13 @@ def _fewest_elections(state: ClusterState, optional: np.ndarray, leader: np.ndar
 
 
 def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]], options: PlanOptions,
-             within: Sequence[Step] = ()) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
+             within: Sequence[Step] = (), disk: DiskRoom | None = None) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
     """The batches in the chosen order, each with its duration and KIP-73 throttles. Moves between the log dirs
     of a broker (``within``) form the log-dir batches, after the reorders and before the moves: their dirs were
     chosen at their peak, counting every arrival and no departure, so they may run before or alongside them."""
     urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
     key = order_key(options, lambda p: bool(urp[p]))
-    batches = make_batches(reorders, moves, options, key)
+    batches = make_batches(reorders, moves, options, key, disk)
     first_move = sum(1 for b in batches if b.kind == "reorder")
     ordered = sorted(within, key=key)
     cap = options.max_partitions_per_batch

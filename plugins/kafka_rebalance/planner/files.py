@@ -84,7 +84,7 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
     the batch file holding the same step, and its simulated start and end.
     """
     sched = plan.schedule
-    head = {
+    head: dict[str, Any] = {
         "version": 1,
         "throttle_bytes_per_sec": plan.options.throttle_bytes_per_sec,
         "throttle_efficiency": plan.options.throttle_efficiency,
@@ -94,6 +94,8 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
         "estimated_seconds": tenths(sched.seconds) / TENTHS,
         "physical_bound_seconds": round(sched.bound_seconds, 1),
     }
+    if sched.disk is not None:  # only where a broker's disk size is known: other plans are the plans they were
+        head["disk_room"] = sched.disk.to_dict()
     lines = []
     for n, item in enumerate(sched.steps):
         s = item.step

@@ -10,7 +10,11 @@ whenever a step completes, starts the next ones that fit. A step fits when:
 * each broker it involves (``Step.involved``) has fewer than ``max_moves_per_broker``
   steps in flight, and at most ``max_partitions_per_batch`` partitions are in flight;
 * the produce rates of the partitions in flight into each receiving broker, and out of
-  each leader, stay below the throttle (so every move can finish).
+  each leader, stay below the throttle (so every move can finish);
+* each destination with a disk limit has room for it, counting the replicas in flight into
+  it as already there and the ones leaving it only once their steps completed
+  (planner/peaks.py). Unlike the other limits, a step never starts without that room, even
+  alone; when no step has it and none is in flight, no order does (``DiskLedger.stuck``).
 
 Priority: the step whose busiest broker has the most bytes to move goes first, largest
 first, so the brokers that bound the whole plan never wait for work.
@@ -34,6 +38,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
 from kafka_rebalance.planner.steps import Step
 
 
@@ -52,6 +57,7 @@ class Schedule:
     bound_seconds: float  # physical bound: the busiest broker's bytes in or out / throttle
     max_moves_per_broker: int
     max_in_flight: int
+    disk: DiskRoom | None = None  # the brokers' disk room it was dispatched with (schedule.json's disk_room)
 
 
 def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[int | None]]:
@@ -80,10 +86,14 @@ class Dispatcher:
 
     Resuming: ``done`` are steps already completed, ``running`` steps already in flight (a
     killed executor submitted them); neither is started again.
+
+    ``disk``: each limited broker's bytes before the plan and its limit. A lane whose steps lack
+    disk room waits on that broker until a step sending from it completes.
     """
 
     def __init__(self, steps: Sequence[Step], after: Sequence[int | None], max_moves_per_broker: int,
-                 max_in_flight: int, throttle: float, done: Iterable[int] = (), running: Iterable[int] = ()) -> None:
+                 max_in_flight: int, throttle: float, done: Iterable[int] = (), running: Iterable[int] = (),
+                 disk: DiskRoom | None = None) -> None:  # fmt: skip
         self.steps = steps
         self.per_broker = max_moves_per_broker
         self.max_in_flight = max_in_flight
@@ -100,10 +110,15 @@ class Dispatcher:
         self.waiting_on: dict[int, set[int]] = defaultdict(set)  # blocking broker -> lanes
         self.lanes: list[tuple[int, int, int, int]] = []  # (in flight, -bytes left, lane, version)
         self.version: dict[int, int] = defaultdict(int)
+        self.disk = DiskLedger(disk) if disk is not None else None
+        self.waiting_on_disk: dict[int, set[int]] = defaultdict(set)  # full broker -> lanes
         running = set(running) - self.completed
         self.abandoned: set[int] = set()
         for i, s in enumerate(steps):
             if i in self.completed:
+                if self.disk is not None:
+                    self.disk.start(s)
+                    self.disk.finish(s)
                 continue
             lane = self.lane(i)
             self.left[lane] += s.size * len(s.adds)
@@ -159,19 +174,27 @@ class Dispatcher:
             tried: list[int] = []
             chosen = None
             blocker = None
+            full = None
             while ready and len(tried) < CANDIDATES:
                 i = heapq.heappop(ready)
                 b = self._blocker(i)
                 # With nothing in flight a step starts even if it alone breaks a limit: it could never run otherwise.
                 if b is None or not (self.in_flight or started):
-                    chosen = i
-                    break
-                blocker = b if blocker is None else blocker
+                    d = self.disk.blocker(self.steps[i]) if self.disk is not None else None
+                    if d is None:
+                        chosen = i
+                        break
+                    full = d if full is None else full
+                else:
+                    blocker = b if blocker is None else blocker
                 tried.append(i)
             for i in tried:
                 heapq.heappush(ready, i)
             if chosen is None:
-                self.waiting_on[blocker if blocker is not None else lane].add(lane)
+                if blocker is None and full is not None:
+                    self.waiting_on_disk[full].add(lane)
+                else:
+                    self.waiting_on[blocker if blocker is not None else lane].add(lane)
                 continue
             if allow is not None and not allow(chosen):
                 heapq.heappush(ready, chosen)
@@ -180,7 +203,23 @@ class Dispatcher:
             self._launch(chosen)
             started.append(chosen)
             self._offer(lane)
+        if self.disk is not None and not self.in_flight and not started and self.waiting_on_disk:
+            # Every lane waits for disk room and nothing runs to free it: a smaller step beyond a lane's
+            # first candidates may still fit. Look at every ready step once (rare: the plan is nearly stuck).
+            fit = next((j for lane in sorted(self.lane_ready) for j in sorted(self.lane_ready[lane])
+                        if self.disk.blocker(self.steps[j]) is None), None)
+            if fit is not None and (allow is None or allow(fit)):
+                self.lane_ready[self.lane(fit)].remove(fit)
+                heapq.heapify(self.lane_ready[self.lane(fit)])
+                self._launch(fit)
+                started.append(fit)
+                self._offer(self.lane(fit))
         return started
+
+    def disk_blocked(self) -> list[Step]:
+        """Ready steps that wait for disk room (for the error when nothing else can run)."""
+        return [self.steps[i] for lane in sorted(self.lane_ready) for i in sorted(self.lane_ready[lane])
+                if self.disk is not None and self.disk.blocker(self.steps[i]) is not None]
 
     def _launch(self, i: int) -> None:
         s = self.steps[i]
@@ -192,6 +231,8 @@ class Dispatcher:
         self.outflow[s.leader] += s.rate * len(s.adds)
         self.left[self.lane(i)] -= s.size * len(s.adds)
         self.in_flight.add(i)
+        if self.disk is not None:
+            self.disk.start(s)
 
     def _land(self, i: int) -> set[int]:
         """Release what in-flight step i held; returns the lanes that may now start something."""
@@ -209,6 +250,10 @@ class Dispatcher:
         """In-flight step i will not complete (cancelled, refused): drop it and its partition's later steps."""
         lanes = self._land(i)
         self.abandoned.add(i)
+        if self.disk is not None:
+            self.disk.abandon(self.steps[i])
+            for b in self.steps[i].adds:
+                lanes |= self.waiting_on_disk.pop(b, set())
         stack = list(self.waiting_for.pop(i, ()))
         while stack:
             j = stack.pop()
@@ -221,6 +266,10 @@ class Dispatcher:
         lanes = self._land(i)
         self.completed.add(i)
         s = self.steps[i]
+        if self.disk is not None:
+            self.disk.finish(s)
+            for b in s.removes:
+                lanes |= self.waiting_on_disk.pop(b, set())
         for j in self.waiting_for.pop(i, ()):
             heapq.heappush(self.lane_ready[self.lane(j)], j)
             lanes.add(self.lane(j))
@@ -235,6 +284,10 @@ class Dispatcher:
             for waiting in self.waiting_on.values():
                 lanes |= waiting
             self.waiting_on.clear()
+            # Lanes waiting for disk room look once more (``start`` then looks past their first candidates).
+            for waiting in self.waiting_on_disk.values():
+                lanes |= waiting
+            self.waiting_on_disk.clear()
         for lane in sorted(lanes):
             self._offer(lane)
 
@@ -251,11 +304,11 @@ def physical_bound(steps: Iterable[Step], throttle: float) -> float:
 
 
 def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in_flight: int, throttle: float,
-             fixed_seconds: float = 0.0) -> Schedule:
+             fixed_seconds: float = 0.0, disk: DiskRoom | None = None) -> Schedule:
     """The schedule of these partitions' steps and its simulated duration under ``throttle`` B/s, each
-    step taking ``fixed_seconds`` on top of its copying."""
+    step taking ``fixed_seconds`` on top of its copying; ``disk``: the brokers' disk room (``Dispatcher``)."""
     order, after = priority_order(chains)
-    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle)
+    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle, disk=disk)
     start = [0.0] * len(order)
     end = [0.0] * len(order)
     # A flow is one new replica being copied: (step index, destination). A step ends with its last flow.
@@ -344,7 +397,9 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
         end[i] = now
         dispatcher.finish(i)
         launch(dispatcher.start(), {dst, s.leader} if dst >= 0 else set())
+    if not dispatcher.finished and dispatcher.disk is not None and dispatcher.disk_blocked():
+        raise dispatcher.disk.stuck(dispatcher.disk_blocked())
     if not dispatcher.finished:  # pragma: no cover - a dispatcher bug, never a user error
         raise RuntimeError("continuous schedule stalled with steps left")
     steps = [ScheduledStep(s, after[i], start[i], end[i]) for i, s in enumerate(order)]
-    return Schedule(steps, max(end, default=0.0), physical_bound(order, throttle), max_moves_per_broker, max_in_flight)
+    return Schedule(steps, max(end, default=0.0), physical_bound(order, throttle), max_moves_per_broker, max_in_flight, disk)

@@ -25,6 +25,7 @@ from kafka_rebalance.cluster.admin import LOG_DIR_RATE
 from kafka_rebalance.options import PlanOptions, removed_log_dir
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
+from kafka_rebalance.planner.peaks import SLACK_BYTES, DiskRoom
 from kafka_rebalance.planner.relief import Donor, disk_fill, fewest_bytes, relieve
 from kafka_rebalance.planner.steps import ANY_LOG_DIR, Step
 from kafka_rebalance.snapshot import LogDir, Snapshot
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from kafka_rebalance.planner.exact import ExactModel
 
 SEARCH = 256  # replicas examined per relief move before the broker is left as it is
-SLACK_BYTES = 0.5  # whole bytes: a broker at its limit to the byte is within it
 
 
 class DiskCapacityGoal(Goal):
@@ -199,6 +199,27 @@ class DiskCapacityGoal(Goal):
             if dst != src and dst not in row and state.accepts(p, src, dst):
                 return dst
         return None
+
+
+def disk_room(state: ClusterState) -> DiskRoom | None:
+    """What the batches and the continuous schedule hold each broker to at every step (planner/peaks.py): its
+    partition bytes before the plan and its limit, for every broker whose capacity is known; None when none is.
+
+    The limit is the disk's own (``state.disk_limits`` of the snapshot as found), not the lower one
+    ``--remove-log-dir`` sets for after the plan: until the removed dir is emptied, its volume still holds it.
+    A broker the plan leaves above it (this goal then reports itself unreached: the placement goals forced
+    more onto it) is held to its bytes after the plan instead: no step takes it beyond where the plan ends.
+    ``state``: after the replica goals (``state.bytes`` are the bytes after the plan)."""
+    from kafka_rebalance.planner.state import disk_limits
+
+    valid = state.R >= 0
+    start = np.bincount(state.R[valid], weights=np.broadcast_to(state.sizes[:, None], state.R.shape)[valid],
+                        minlength=state.n_brokers)  # fmt: skip
+    limit = np.maximum(disk_limits(state.snapshot, start, state.options.max_disk_usage), state.bytes)
+    known = [i for i in range(state.n_brokers) if math.isfinite(limit[i])]
+    if not known:
+        return None
+    return DiskRoom({state.bid(i): float(start[i]) for i in known}, {state.bid(i): float(limit[i]) for i in known})
 
 
 # ---------------------------------------------------------------------------- JBOD: the log dirs of each broker
