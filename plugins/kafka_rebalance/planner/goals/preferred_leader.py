@@ -188,7 +188,7 @@ class PreferredLeaderGoal(Goal):
             self._switch(p, row.index(b))
 
         def pop(a: int, b: int) -> int | None:
-            lst = W.get((a, b), [])
+            lst = W.get((a, b), [])  # a default of None is equivalent: `while lst` reads it as empty
             while lst:
                 p = lst.pop()
                 if pref[p] == a and b in final_rows[p].tolist():
@@ -196,6 +196,7 @@ class PreferredLeaderGoal(Goal):
             return None
 
         def paths(src_ok: np.ndarray, dst_ok: np.ndarray) -> bool:
+            # Equivalent mutants: any negative start (only `>= 0` reads it), any dtype (small ints, read via int()).
             parent = np.full(n_b, -1, dtype=np.int64)
             seen = np.zeros(n_b, dtype=bool)
             frontier = [int(x) for x in np.flatnonzero(src_ok & eligible)]
@@ -220,13 +221,14 @@ class PreferredLeaderGoal(Goal):
                             return True
                         nxt.append(b)
                 frontier = nxt
-            return False
+            return False  # True is equivalent: nothing changed, so the loop's next tries find nothing either
 
         lo, hi = self.floor, self.ceil
         for src_bound, dst_bound in ((hi, lo), (hi, hi), (lo, lo)):
             for _ in range(int(np.abs(pc[elig] - (lo + hi) / 2).sum()) + 1):
                 src_ok = pc > src_bound
                 dst_ok = (pc < dst_bound) & eligible
+                # `and` for the first `or` is equivalent: with no source or no destination ``paths`` finds none.
                 if not src_ok.any() or not dst_ok.any() or not paths(src_ok, dst_ok):
                     break
 
@@ -236,7 +238,7 @@ class PreferredLeaderGoal(Goal):
         order = np.argsort(flat, kind="stable")
         order = order[flat[order] >= 0]
         owners = flat[order]
-        return (order // M.shape[1]).astype(np.int64), owners
+        return (order // M.shape[1]).astype(np.int64), owners  # order >= 0: `/` then astype truncates alike (equivalent)
 
     def _switch(self, p: int, j: int) -> None:
         b = int(self.final_rows[p, j])
@@ -251,8 +253,10 @@ class PreferredLeaderGoal(Goal):
         pc, pref, final_rows, electable, leader = self.pc, self.pref, self.final_rows, self.electable, state.leader
         parts, owners = by_pref
         for d in elig.tolist():
-            if pc[d] <= self.ceil:
+            if pc[d] <= self.ceil:  # `<` is equivalent: at the ceil the loop below breaks before any switch
                 continue
+            # d + 2 is equivalent: other owners' partitions are skipped below (pref[p] != d), and the stable
+            # sort by tier keeps d's own in order.
             a, b = np.searchsorted(owners, [d, d + 1])
             mine = parts[a:b]
             mine = mine[changeable[mine]]
@@ -266,10 +270,12 @@ class PreferredLeaderGoal(Goal):
                 best = None
                 for j in range(len(row)):
                     x = row[j]
+                    # Equivalent as `x < 0 and x == d or ...`: a padding slot is never electable, and d is above the
+                    # ceil, so at or above any bound.
                     if x < 0 or x == d or not er[j] or pc[x] >= bound:
                         continue
                     key = (x != lp, int(pc[x]), j)
-                    if best is None or key < best:
+                    if best is None or key < best:  # `<=` is equivalent: keys differ in their slot j
                         best = key
                 if best is not None:
                     self._switch(p, best[2])
@@ -279,11 +285,12 @@ class PreferredLeaderGoal(Goal):
         pc, pref, final_rows, leader = self.pc, self.pref, self.final_rows, state.leader
         parts, owners = by_replica
         for r in elig.tolist():
-            if pc[r] >= self.floor:
+            if pc[r] >= self.floor:  # `>` is equivalent: at the floor the loop below breaks before any switch
                 continue
             a, b = np.searchsorted(owners, [r, r + 1])
             mine = parts[a:b]
             mine = mine[changeable[mine] & (pref[mine] != r)]
+            # astype(None) (float64 0/1) is equivalent: the stable sort orders it alike.
             mine = mine[np.argsort((leader[mine] != r).astype(np.int64), kind="stable")]
             for p in mine.tolist():
                 if pc[r] >= self.floor:
