@@ -10,6 +10,7 @@ import pytest
 
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
 
@@ -142,6 +143,63 @@ def test_a_donor_one_above_gives_one_replica_to_each_broker_one_below() -> None:
     ReplicaCountGoal().optimize(s)
     assert s.counts.tolist() == [3, 3, 2, 2] and sorted(b for _, b in moves(s)) == [2, 3]
     assert sorted(a for a, _ in moves(s)) == [0, 1]
+
+
+def test_a_light_receiver_takes_from_the_donor_holding_most_beyond_its_target() -> None:
+    # Ranges by hand: 0 at 2..2 holds three of 2 GiB (one above), 1 and 2 at 1..2 hold two of 1 GiB and two of
+    # 3 GiB, 3 at 2..2 holds none (two below, more than anyone is above: it picks its donors). Byte targets
+    # are 14 / 4 = 3.5 GiB. First the one above its range: 0 gives a 2 GiB replica. Then only brokers above their
+    # floor: 1 (2 GiB, needs +0.43) and 2 (6 GiB, needs -0.71). 3 is light, so it takes from the donor holding
+    # most beyond its target: a 3 GiB replica from 2. Bytes 4 / 2 / 3 / 5 GiB.
+    s = state([0, 1, 2, 3], [part("a", i, [0], size_bytes=2 * GiB) for i in range(3)]
+              + [part("b", i, [1], size_bytes=GiB) for i in range(2)] + [part("c", i, [2], size_bytes=3 * GiB) for i in range(2)])
+    s.lo[:] = [2, 1, 1, 2]
+    s.hi[:] = [2, 2, 2, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 1, 2] and [b / GiB for b in s.bytes.tolist()] == [4, 2, 3, 5]
+
+
+def test_a_donor_gives_first_to_the_receiver_with_most_room_when_their_bytes_need_the_same() -> None:
+    # Ranges by hand: 0 holds four (1..1), 1 and 2 none (1..1 and 2..2); 1 and 2 hold no bytes, so they need
+    # the same. 0 is 3 above, 2 is 2 below: 0 gives 2 two (its first two in size order, p-0 and p-1: sizes are
+    # equal), then 1 one.
+    s = state([0, 1, 2], [part("t", i, [0], size_bytes=GiB) for i in range(4)])
+    s.lo[:] = [1, 1, 2]
+    s.hi[:] = [1, 1, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 1, 2] and [s.row(p) for p in range(2)] == [[2], [2]]
+
+
+def test_a_broker_nobody_can_relieve_is_set_aside_and_the_goal_ends() -> None:
+    # 0 holds p-0 and p-1, one above its range 1..1 by hand; 1 holds a replica of both: no move is allowed.
+    s = state([0, 1], [part("p", i, [0, 1]) for i in range(2)])
+    s.lo[:] = [1, 1]
+    s.hi[:] = [1, 3]
+    s.vetoes = [PlacementGoal()]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2] and not s.touched.any()
+
+
+def test_the_veto_refuses_a_destination_at_its_ceiling() -> None:
+    # Ranges 1..2 by hand: 0 holds three, 1 two (its ceiling), 2 none.
+    s = state([0, 1, 2], [part("t", i, [0]) for i in range(3)] + [part("u", i, [1]) for i in range(2)])
+    s.lo[:] = [1, 1, 1]
+    s.hi[:] = [2, 2, 2]
+    goal = ReplicaCountGoal()
+    assert not goal.accept_move(s, 0, 0, 1)
+    assert goal.accept_move(s, 0, 0, 2)
+
+
+def test_the_verdict_counts_each_broker_below_or_above_its_range_by_how_far() -> None:
+    def view(counts: dict[int, tuple[int, int, int]]) -> BalanceView:
+        brokers = tuple(BrokerView(b, n, lo, hi, 0.0, 0.0, 0.1, 0, 0, 0) for b, (n, lo, hi) in counts.items())
+        return BalanceView(brokers, (), 0.1, 10.0, (0, 0))
+
+    check = ReplicaCountGoal().check(view({0: (1, 3, 4), 1: (7, 3, 4), 2: (3, 3, 4)}))
+    assert (check.value, check.reached, check.offenders) == (3, False, (0, 1))
+    assert check.per_broker == {0: 2.0, 1: 3.0, 2: 0.0}
+    empty = ReplicaCountGoal().check(view({}))
+    assert (empty.value, empty.reached, empty.offenders) == (0, True, ())
 
 
 def test_a_heavy_donor_feeds_the_receiver_that_needs_bytes_most() -> None:
