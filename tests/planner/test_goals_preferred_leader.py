@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, electable_matrix, keep_leader_columns
+from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, electable_matrix, keep_leader_columns, preferred_band
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import part, planner_state
@@ -278,11 +278,13 @@ def test_broker_0_takes_and_gives_like_any_other() -> None:
 
 
 def test_a_moved_partition_starts_from_its_leader_and_an_untouched_one_keeps_its_order() -> None:
-    s = state([0, 1, 2, 3], [part("t", 0, [0, 1, 2], leader=1), part("t", 1, [0, 1], leader=1), part("t", 2, [0, 1, 2])])
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1, 2], leader=1), part("t", 1, [0, 1], leader=1), part("t", 2, [0, 1, 2]),
+                             part("t", 3, [1, 0], leader=0)])
     s.move(0, 0, 3)  # t-0 [3, 1, 2]: its leader 1 stays, so it goes first (slot 1)
     s.move(2, 0, 3)  # t-2 [3, 1, 2]: its leader 0 left: the row as moved (slot 0)
+    s.move(3, 1, 2)  # t-3 [2, 0]: its leader 0 stays: slot 1
     rows = s.final_rows()  # t-1 is untouched: slot 0, though 1 leads it
-    assert keep_leader_columns(s, rows, electable_matrix(s, rows)).tolist() == [1, 0, 0]
+    assert keep_leader_columns(s, rows, electable_matrix(s, rows)).tolist() == [1, 0, 0, 1]
     empty = state([0, 1], [])
     assert keep_leader_columns(empty, empty.final_rows(), electable_matrix(empty, empty.final_rows())).tolist() == []
 
@@ -299,3 +301,27 @@ def test_the_verdict_counts_each_broker_below_the_floor_or_above_the_ceil_by_how
     assert (check.value, check.reached, check.offenders) == (1, False, (0,))
     empty = PreferredLeaderGoal().check(view({}))
     assert (empty.value, empty.reached, empty.offenders) == (0, True, ())
+
+
+def test_a_cluster_without_partitions_has_no_first_replicas_and_a_band_of_nothing() -> None:
+    assert preferred([0, 1], []) == ([], [], (0, 0))
+
+
+def test_the_band_is_widened_by_the_replica_tolerance() -> None:
+    # 10 partitions over 2 brokers: 5 each; 20 % of 5 either side is 4..6.
+    assert preferred_band(10, 2, 0.0) == (5, 5)
+    assert preferred_band(10, 2, 0.2) == (4, 6)
+
+
+def test_each_broker_below_floor_takes_in_turn_while_a_donor_is_above_the_ceil() -> None:
+    # Band 1..2. Counts 4 / 0 / 0 / 2. 1 takes p-0 from 0 (4, above the ceil). 2 then skips p-1 (3 holds 2, not
+    # above the ceil) and takes p-2 from 0 (3): in the pass with the ceil as bound, before 3 could give it p-1.
+    parts = [part("p", 0, [0, 1]), part("p", 1, [3, 2]), part("p", 2, [0, 2]), part("p", 3, [0]), part("p", 4, [0]),
+             part("p", 5, [3])]
+    assert handed([0, 1, 2, 3], parts, 1, 2, "take") == ([1, 3, 2, 0, 0, 3], [1, 0, 1, 0, 0, 0])
+
+
+def test_every_donor_above_the_ceil_gives_not_only_the_first() -> None:
+    # Band 1..1. Counts 2 / 2 / 0 / 0: 0 gives p-0 [0, 2] to 2, then 1 gives p-2 [1, 3] to 3.
+    parts = [part("p", 0, [0, 2]), part("p", 1, [0]), part("p", 2, [1, 3]), part("p", 3, [1])]
+    assert handed([0, 1, 2, 3], parts, 1, 1, "give") == ([2, 0, 3, 1], [1, 0, 1, 0])

@@ -74,8 +74,8 @@ class ReplicaCountGoal(Goal):
         return self.verdict(max(off.values(), default=0), not offenders, offenders, {b: float(n) for b, n in off.items()})
 
     def optimize(self, state: ClusterState) -> None:
-        # Without the dtypes (equivalent mutants): lists of ints are int64 anyway; an empty list (no eligible
-        # broker) would be float, but then argmax below raises on the empty counts either way.
+        # Without the dtypes (equivalent mutants): non-empty lists of ints are int64 anyway (ClusterState refuses
+        # a cluster with no eligible broker).
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         rack = np.asarray(state.rack, dtype=np.int64)
         stuck = np.zeros(state.n_brokers, dtype=bool)
