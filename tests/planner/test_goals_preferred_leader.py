@@ -325,3 +325,19 @@ def test_every_donor_above_the_ceil_gives_not_only_the_first() -> None:
     # Band 1..1. Counts 2 / 2 / 0 / 0: 0 gives p-0 [0, 2] to 2, then 1 gives p-2 [1, 3] to 3.
     parts = [part("p", 0, [0, 2]), part("p", 1, [0]), part("p", 2, [1, 3]), part("p", 3, [1])]
     assert handed([0, 1, 2, 3], parts, 1, 1, "give") == ([2, 0, 3, 1], [1, 0, 1, 0])
+
+
+def test_a_donor_gives_first_what_it_does_not_lead_then_what_the_plan_moves_anyway() -> None:
+    def after(leader_of_p0: int) -> tuple[list[int], list[int]]:
+        # p-0 [0, 1] untouched; p-1 [0, 1] moves to [0, 2], 0 leading it still; p-2 [3]. 3 partitions over 4 brokers:
+        # band 0..1, and 0 (two) gives one away.
+        s = state([0, 1, 2, 3], [part("p", 0, [0, 1], leader=leader_of_p0), part("p", 1, [0, 1]), part("p", 2, [3])])
+        s.move(1, 1, 2)
+        goal = PreferredLeaderGoal()
+        goal.optimize(s)
+        return goal.choice().preferred.tolist(), goal.choice().column.tolist()
+
+    # Both led by 0: p-1 goes (its reassignment is made anyway), to 2.
+    assert after(0) == ([0, 2, 3], [0, 1, 0])
+    # p-0 led by 1: it goes first, to its leader, though p-1 moves.
+    assert after(1) == ([1, 0, 3], [1, 0, 0])
