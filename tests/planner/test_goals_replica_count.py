@@ -8,11 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kafka_rebalance.options import PlanOptions
+from kafka_rebalance.planner import make_plan
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import GiB, part, planner_state
+from tests.support.clusters import GiB, part, planner_state, snapshot
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
@@ -290,3 +292,13 @@ def test_a_chain_is_tried_directly_with_each_donor_receiver_and_middle_broker() 
     assert goal._chain(s, elig, [0], [2])
     assert s.counts.tolist() == [1, 2, 1, 1]
     assert s.row(2) == [2] and [0, 1] in (s.row(0), s.row(1)) and [3, 1] in (s.row(0), s.row(1))
+
+
+def test_the_solver_counts_the_replicas_it_may_not_move_toward_each_range() -> None:
+    # x is excluded: its two replicas stay on 0. 4 replicas over 2 brokers: 2..2 each, so 0 keeps none of t's
+    # (its fixed two fill its range) and the solver, not a fallback, moves both to 1.
+    snap = snapshot([0, 1], [part("x", i, [0]) for i in range(2)] + [part("t", i, [0]) for i in range(2)])
+    summary = make_plan(snap, PlanOptions(optimizer="exact", goals=("replica-count",), exclude_topics=("x",))).summary
+    assert summary["optimizer"]["used"] == "exact"
+    assert [(r["broker_id"], r["replicas"]) for r in summary["projected"]] == [(0, 2), (1, 2)]
+    assert summary["replica_moves"] == 2
