@@ -302,3 +302,14 @@ def test_the_solver_counts_the_replicas_it_may_not_move_toward_each_range() -> N
     assert summary["optimizer"]["used"] == "exact"
     assert [(r["broker_id"], r["replicas"]) for r in summary["projected"]] == [(0, 2), (1, 2)]
     assert summary["replica_moves"] == 2
+
+
+def test_a_middle_broker_with_nothing_to_pass_on_is_skipped_for_the_next() -> None:
+    # chain_cluster's brokers plus 4 (rack d), whose only replica z-0 [4, 2] cannot go to 2 (2 holds it). Tried in the
+    # order 1, 4, 3: 1 passes on but 0 can send it nothing, 4 has nothing to pass on, 3 passes q-0 to 2.
+    s = state([(0, "a"), (1, "b"), (2, "b"), (3, "c"), (4, "d")],
+              [part("p", 0, [0, 1], size_bytes=GiB), part("p", 1, [0, 1], size_bytes=2 * GiB),
+               part("q", 0, [3], size_bytes=GiB), part("z", 0, [4, 2], size_bytes=GiB)])
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    assert ReplicaCountGoal()._chain(s, np.asarray([0, 1, 2, 4, 3]), [0], [2])
+    assert s.row(2) == [2] and s.row(3) == [4, 2]
