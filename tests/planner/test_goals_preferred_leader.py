@@ -314,17 +314,20 @@ def test_the_band_is_widened_by_the_replica_tolerance() -> None:
 
 
 def test_each_broker_below_floor_takes_in_turn_while_a_donor_is_above_the_ceil() -> None:
-    # Band 1..2. Counts 4 / 0 / 0 / 2. 1 takes p-0 from 0 (4, above the ceil). 2 then skips p-1 (3 holds 2, not
-    # above the ceil) and takes p-2 from 0 (3): in the pass with the ceil as bound, before 3 could give it p-1.
+    # Band 1..2. Counts 5 / 0 / 0 / 2. 1 takes p-0 from 0 (5, above the ceil) and, at its floor, leaves p-6. 2 then
+    # skips p-1 (3 holds 2, not above the ceil) and takes p-2 from 0 (4): in the pass with the ceil as bound, before
+    # 3 could give it p-1.
     parts = [part("p", 0, [0, 1]), part("p", 1, [3, 2]), part("p", 2, [0, 2]), part("p", 3, [0]), part("p", 4, [0]),
-             part("p", 5, [3])]
-    assert handed([0, 1, 2, 3], parts, 1, 2, "take") == ([1, 3, 2, 0, 0, 3], [1, 0, 1, 0, 0, 0])
+             part("p", 5, [3]), part("p", 6, [0, 1])]
+    assert handed([0, 1, 2, 3], parts, 1, 2, "take") == ([1, 3, 2, 0, 0, 3, 0], [1, 0, 1, 0, 0, 0, 0])
 
 
 def test_every_donor_above_the_ceil_gives_not_only_the_first() -> None:
-    # Band 1..1. Counts 2 / 2 / 0 / 0: 0 gives p-0 [0, 2] to 2, then 1 gives p-2 [1, 3] to 3.
-    parts = [part("p", 0, [0, 2]), part("p", 1, [0]), part("p", 2, [1, 3]), part("p", 3, [1])]
-    assert handed([0, 1, 2, 3], parts, 1, 1, "give") == ([2, 0, 3, 1], [1, 0, 1, 0])
+    # Band 1..2. Counts 3 / 3 / 0 / 1 / 0. With the floor as bound: 0 gives a-0 [0, 2] to 2 and stops at the ceil;
+    # then 1 gives b-0 [1, 3, 4] (led by 3) to 4, the one below the floor, not to its leader 3 (at the floor).
+    parts = [part("a", 0, [0, 2]), part("a", 1, [0]), part("a", 2, [0]), part("b", 0, [1, 3, 4], leader=3),
+             part("b", 1, [1]), part("b", 2, [1]), part("c", 0, [3])]
+    assert handed([0, 1, 2, 3, 4], parts, 1, 2, "give") == ([2, 0, 0, 4, 1, 1, 3], [1, 0, 0, 2, 0, 0, 0])
 
 
 def test_a_donor_gives_first_what_it_does_not_lead_then_what_the_plan_moves_anyway() -> None:

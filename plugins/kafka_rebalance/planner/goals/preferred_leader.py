@@ -145,12 +145,12 @@ class PreferredLeaderGoal(Goal):
             return
         by_pref = self._lists(pref[None, :].T, n_p)
         by_replica = self._lists(final_rows, n_p)
-        # Any factor above 1 for the first term (3: equivalent), or a float second term, keeps the order: led
+        # Any factor above 1 for the first term (3: equivalent), or either term as float, keeps the order: led
         # elsewhere first, then moving anyway.
         tier = (leader == pref).astype(np.int64) * 2 + (~state.touched).astype(np.int64)
         # Equivalent mutants of the stopping rules: a round that changes nothing, or starts with every count in the
         # band, changes nothing (give acts above the ceil, take below the floor, and _augment finds no source or no
-        # destination), so stopping later (`and`, `< hi`, before = None) or augmenting anyway (`> lo`, `< hi`)
+        # destination), so stopping later (`and`, `> lo`, `< hi`, before = None) or augmenting anyway (`> lo`, `< hi`)
         # ends alike.
         for _ in range(3):
             before = pc.copy()
