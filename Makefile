@@ -60,7 +60,9 @@ bench: java $(STAMP)
 	@$(BIN)/python benchmarks/planner.py
 
 # Mutation testing of the pure core with the fast unit tests (see [tool.mutmut] in pyproject.toml).
-# Not part of `make test`: about an hour on 2 cores. MUTANTS='*metrics*' runs a subset.
+# Not part of `make test`: about an hour on 2 cores. MUTANTS='*metrics*' runs a subset; a scope of
+# [tool.mutate.scopes] ('kafka_rebalance.planner.goals*'), or one module of it ('kafka_rebalance.planner.goals.network*'),
+# mutates only those files and runs only the scope's tests.
 MUTANTS ?=
 mutate: $(STAMP)
 	@VENV_BIN=$(CURDIR)/$(BIN) scripts/mutate.sh $(MUTANTS)

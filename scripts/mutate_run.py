@@ -17,8 +17,9 @@ count innocent mutants as caught or stop mutmut with "Could not find mutant":
 So a mutant counts as caught only by errors of a code and message its original does not have (or
 has fewer of). Usage: as `mutmut`, e.g. `mutate_run.py run --max-children 2 [NAMES...]`.
 
-A run whose names are all scopes of `[tool.mutate.scopes]` (pyproject.toml) mutates only those scopes'
-files and selects only their tests: mutmut's stats pass runs every selected test once, and every
+A run whose names are all scopes of `[tool.mutate.scopes]` (pyproject.toml), or globs within one
+(`kafka_rebalance.planner.goals.network*`: that module's mutants), mutates only those files and
+selects only the scope's tests: mutmut's stats pass runs every selected test once, and every
 mutant then runs each selected test that reaches its function, so a scope's own unit tests keep its
 run to minutes where the planner's end-to-end tests (which reach every goal) would take an hour.
 """
@@ -26,6 +27,7 @@ run to minutes where the planner's end-to-end tests (which reach every goal) wou
 from __future__ import annotations
 
 import ast
+import fnmatch
 import glob
 import json
 import re
@@ -110,21 +112,41 @@ def mutant_globs(argv: list[str]) -> list[str]:
     return names
 
 
+def module_of(path: str) -> str:
+    """The module name mutmut prefixes a staged file's mutants with: src/a/b.py -> a.b."""
+    return path.removeprefix("src/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def within(name: str, module: str) -> bool:
+    """Whether mutant-name glob ``name`` may match a mutant of ``module`` (its literal part before any
+    wildcard is a prefix of "module." or starts with it)."""
+    literal = re.split(r"[*?\[]", name, maxsplit=1)[0]
+    return (module + ".").startswith(literal) or literal.startswith(module + ".")
+
+
 def narrow_to_scopes(names: list[str]) -> None:
-    """Where every name is a scope of `[tool.mutate.scopes]`, mutate only its files with only its tests."""
+    """Where every name is a scope of `[tool.mutate.scopes]`, or a narrower glob that scope matches (one
+    module's mutants: 'kafka_rebalance.planner.goals.network*'), mutate only the scope's files that name
+    reaches, with the scope's tests: one module's run is then that module's share of the scope's run."""
     scopes = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8")).get("tool", {}).get("mutate", {}).get("scopes", {})
-    if not names or not all(name in scopes for name in names):
+    owners = [next((scope for scope in scopes if fnmatch.fnmatchcase(name, scope)), None) for name in names]
+    if not names or None in owners:
         return
     only: list[str] = []
     tests: list[str] = []
-    for name in names:
-        only += scopes[name]["only_mutate"]
-        for arg in scopes[name]["tests"]:  # pytest expands no globs: a test path may be one
+    for name, scope in zip(names, owners):
+        assert scope is not None
+        files = [f for pattern in scopes[scope]["only_mutate"] for f in sorted(glob.glob(pattern))]
+        only += [f for f in files if name == scope or within(name, module_of(f))]
+    for scope in dict.fromkeys(owners):
+        assert scope is not None
+        for arg in scopes[scope]["tests"]:  # pytest expands no globs: a test path may be one
             tests += sorted(glob.glob(arg)) if "*" in arg and not arg.startswith("-") else [arg]
-    config().only_mutate = only
+    if not only:
+        raise SystemExit(f"mutate: {' '.join(names)} names no file of its scope")
+    config().only_mutate = sorted(set(only))
     config().pytest_add_cli_args_test_selection = tests
-    print(f"mutate: scope {' '.join(names)}: mutating {' '.join(only)} with {len(tests)} test arguments")
-
+    print(f"mutate: {' '.join(names)}: mutating {' '.join(config().only_mutate)} with {len(tests)} test arguments")
 
 if __name__ == "__main__":
     narrow_to_scopes(mutant_globs(sys.argv[1:]))

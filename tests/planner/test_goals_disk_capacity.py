@@ -5,7 +5,6 @@ Clusters worked out by hand. Sizes in GiB; a broker's capacity is its log dirs' 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -19,15 +18,15 @@ from kafka_rebalance.planner.goals.registry import selected
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
-from kafka_rebalance.snapshot.model import Capacity
 from tests.support.clusters import part
 
 GIB = 1024**3
 
 
 def disk_cluster(capacity: dict[int, int | None], partitions: list[dict[str, Any]],
-                 usable: dict[int, int] | None = None) -> Snapshot:  # fmt: skip
-    """Brokers with one log dir each of ``capacity`` bytes (None: a broker that reports no size)."""
+                 usable: dict[int, int] | None = None, configured: bool = False) -> Snapshot:  # fmt: skip
+    """Brokers with one log dir each of ``capacity`` bytes (None: a broker that reports no size); ``configured``:
+    each broker's ``capacity.disk_bytes`` says the same (what targets are weighed by)."""
     brokers = []
     for b, total in capacity.items():
         d: dict[str, Any] = {"path": f"/data/{b}"}
@@ -35,18 +34,21 @@ def disk_cluster(capacity: dict[int, int | None], partitions: list[dict[str, Any
             d["total_bytes"] = total
         if usable and b in usable:
             d["usable_bytes"] = usable[b]
-        brokers.append({"id": b, "log_dirs": [d]})
+        broker: dict[str, Any] = {"id": b, "log_dirs": [d]}
+        if configured and total is not None:
+            broker["capacity"] = {"disk_bytes": total}
+        brokers.append(broker)
     parts = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in partitions]
     return snapshot_from_dict({"cluster_id": "disks", "brokers": brokers, "partitions": parts})
 
 
-def new_small_broker(capacity_2: int | None) -> Snapshot:
+def new_small_broker(capacity_2: int | None, configured: bool = False) -> Snapshot:
     """Brokers 0 and 1 hold three 3 GiB and three 1 GiB replicas each (12 GiB, 6 replicas); broker 2 is new
     and empty. Even shares are 4 replicas and 8 GiB each: the byte goal would put 8 GiB on broker 2 (two of
     each size). Broker 2's disk of 8 GiB at 0.85 holds 6.8 GiB: at 4 replicas, at most one 3 GiB among them."""
     parts = [part("a", i, [i // 3], size_bytes=3 * GIB) for i in range(6)]
     parts += [part("b", i, [i // 3], size_bytes=GIB) for i in range(6)]
-    return disk_cluster({0: 100 * GIB, 1: 100 * GIB, 2: capacity_2}, parts)
+    return disk_cluster({0: 100 * GIB, 1: 100 * GIB, 2: capacity_2}, parts, configured=configured)
 
 
 def projected(summary: dict, broker: int) -> int:
@@ -71,14 +73,11 @@ def test_the_byte_goal_does_not_fill_a_small_disk_past_its_limit(optimizer: str)
     assert summary["optimizer"]["used"] == optimizer  # the solver's own plan, held to the goal's rows
 
 
-def test_where_disks_differ_each_byte_band_is_centred_on_the_brokers_capacity_weighted_share() -> None:
-    # 24 GiB over disks of 100, 100 and 8 GiB: each broker's mean is 24 x 100 / 208 or 24 x 8 / 208 GiB, its
-    # band that mean +- 10 % (no rack, no load that may not move: no forced share); not the cluster's 8 GiB.
-    # Targets are weighed by configured disks (``balance.configured_disk``), not by what the log dirs report.
-    snap = new_small_broker(8 * GIB)
-    configured = {0: 100 * GIB, 1: 100 * GIB, 2: 8 * GIB}
-    snap = replace(snap, brokers=tuple(replace(b, capacity=Capacity(disk_bytes=configured[b.id])) for b in snap.brokers))
-    summary = make_plan(snap, PlanOptions(optimizer="heuristic")).summary
+def test_where_configured_disks_differ_each_byte_band_is_centred_on_the_brokers_capacity_weighted_share() -> None:
+    # 24 GiB over configured disks of 100, 100 and 8 GiB: each broker's mean is 24 x 100 / 208 or 24 x 8 / 208 GiB,
+    # its band that mean +- 10 % (no rack, no load that may not move: no forced share); not the cluster's 8 GiB.
+    # Log dirs' reported sizes alone weigh nothing (balance.configured_disk): the test above plans even shares.
+    summary = make_plan(new_small_broker(8 * GIB, configured=True), PlanOptions(optimizer="heuristic")).summary
     centre = {0: 24 * GIB * 100 / 208, 1: 24 * GIB * 100 / 208, 2: 24 * GIB * 8 / 208}
     bands = {int(b): band for b, band in summary["targets"]["byte_bands"].items()}
     assert bands == {b: [pytest.approx(0.9 * c, abs=0.1), pytest.approx(1.1 * c, abs=0.1)] for b, c in centre.items()}

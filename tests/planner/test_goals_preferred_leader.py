@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, electable_matrix
+from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal, electable_matrix, keep_leader_columns, preferred_band
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import part, planner_state
 
@@ -189,3 +190,157 @@ def test_a_chain_may_end_on_the_first_broker() -> None:
     parts = [part("p", i, [1, 2]) for i in range(3)] + [part("p", 3, [2, 0])]
     assert augmented([0, 1, 2], parts, 1, 2) == ([1, 1, 2, 0], [0, 0, 1, 1])
 
+
+
+def test_a_link_through_a_replica_that_cannot_lead_is_no_link() -> None:
+    # Counts 2 / 0 in a band of 1..1, but 1 is out of both partitions' ISR: no chain reaches it, nothing moves.
+    parts = [part("p", i, [0, 1], isr=[0]) for i in range(2)]
+    assert augmented([0, 1], parts, 1, 1) == ([0, 0], [0, 0])
+
+
+def test_a_broker_reached_from_two_sources_takes_the_first_sources_chain() -> None:
+    # Counts 2 / 2 / 1 / 0 in a band of 1..1: 0 and 1 are above, 3 below, and both reach 3 only through 2
+    # (p-0, p-1 [0, 2]; p-2, p-3 [1, 2]; p-4 [2, 3]). The search reaches 2 from 0 first: 0 -> 2 -> 3 (p-1, p-4);
+    # then nobody is below the band and 1 stays above it.
+    parts = [part("p", i, [0, 2]) for i in (0, 1)] + [part("p", i, [1, 2]) for i in (2, 3)] + [part("p", 4, [2, 3])]
+    assert augmented([0, 1, 2, 3], parts, 1, 1) == ([0, 2, 1, 1, 3], [0, 1, 0, 0, 1])
+
+
+def test_a_link_hands_over_its_last_listed_partition_though_other_links_sort_before_it() -> None:
+    # p-0, p-1 [1, 2] and p-2, p-3 [0, 1]: counts 2 / 2 / 0 in a band of 1..1. 1 is one link from 2 and hands
+    # over p-1, the last listed of its link (links are listed by partition whichever pair sorts first); then
+    # nobody is below the band, and 0 stays above it.
+    parts = [part("p", i, [1, 2]) for i in (0, 1)] + [part("p", i, [0, 1]) for i in (2, 3)]
+    assert augmented([0, 1, 2], parts, 1, 1) == ([1, 2, 0, 0], [0, 1, 0, 0])
+
+
+# --------------------------------------------------------------------------- give and take, one call at a time
+
+
+def handed(brokers: list[Any], partitions: list[dict[str, Any]], lo: int, hi: int, step: str,
+           **options: Any) -> tuple[list[int], list[int]]:  # fmt: skip
+    """(each partition's first replica, its slot) after ``step`` ("give" or "take") alone, called with the bound
+    ``optimize`` calls it with first (give: floor, then ceil; take: ceil, then floor), floor..ceil set by hand."""
+    s = state(brokers, partitions, **options)
+    goal = PreferredLeaderGoal(balance=False)
+    goal.optimize(s)
+    goal.floor, goal.ceil = lo, hi
+    elig, n_p = np.asarray(s.eligible_idx, dtype=np.int64), s.n_parts
+    if step == "give":
+        # As optimize orders a donor's partitions: led elsewhere first, then ones the plan moves anyway.
+        tier = (s.leader == goal.pref).astype(np.int64) * 2 + (~s.touched).astype(np.int64)
+        by_pref = goal._lists(goal.pref[None, :].T, n_p)
+        for bound in (lo, hi):
+            goal._give(s, elig, by_pref, tier, ~s.frozen, bound=bound)
+    else:
+        by_replica = goal._lists(goal.final_rows, n_p)
+        for bound in (hi, lo):
+            goal._take(s, elig, by_replica, ~s.frozen, bound=bound)
+    choice = goal.choice()
+    assert np.bincount(choice.preferred, minlength=len(brokers)).tolist() == goal.pc.tolist()
+    return choice.preferred.tolist(), choice.column.tolist()
+
+
+def test_a_broker_above_ceil_gives_to_the_current_leader_then_the_fewest_led_then_the_earliest_slot() -> None:
+    # Band 1..2. Counts 1 / 4 / 0 / 1 / 1: 1 is above. Its partitions led elsewhere go first: p-3 [1, 2, 4], led by 4.
+    # Below the floor (1) only 2 is a candidate (4 has one): p-3 -> 2. Nothing else of 1's has a replica under
+    # the floor. Below the ceil: p-1 [1, 0, 3] -> 0 (0 and 3 lead one each, 0's slot is earlier); 1 is at
+    # the ceil then and keeps p-2 and p-4. Broker 0 within the band gives nothing.
+    parts = [part("p", 0, [0, 4]), part("p", 1, [1, 0, 3]), part("p", 2, [1, 2, 3]), part("p", 3, [1, 2, 4], leader=4),
+             part("p", 4, [1, 4]), part("p", 5, [4, 0]), part("p", 6, [3, 0])]
+    assert handed([0, 1, 2, 3, 4], parts, 1, 2, "give") == ([0, 0, 1, 2, 1, 4, 3], [0, 1, 0, 1, 0, 0, 0])
+
+
+def test_a_donor_gives_the_replica_that_leads_today_before_one_leading_fewer() -> None:
+    # Band 0..1, counts 3 / 0 / 0 / 0: 0 gives p-0 [0, 1, 2] to 2, which leads it (no election), not to the
+    # earlier slot's 1; then p-1 [0, 1, 3] to 1, the earlier of two slots leading none; 0, at the ceil, keeps p-2.
+    parts = [part("p", 0, [0, 1, 2], leader=2), part("p", 1, [0, 1, 3]), part("p", 2, [0, 3])]
+    assert handed([0, 1, 2, 3], parts, 0, 1, "give") == ([2, 1, 0], [2, 1, 0])
+
+
+def test_a_broker_below_floor_takes_what_it_leads_then_in_partition_order_from_donors_above_the_bound() -> None:
+    # Band 2..3. Counts 7 / 0 / 1 (x is excluded: its x-0 [0, 1] is 0's for good, although 1 leads it). 1 takes
+    # p-4 first (it leads it), skips a-0 (2 is not above the bound) and takes p-0, the first listed: 2 then.
+    parts = [part("a", 0, [2, 1]), *(part("p", i, [0, 1]) for i in range(4)), part("p", 4, [0, 1], leader=1),
+             part("p", 5, [0]), part("x", 0, [0, 1], leader=1)]
+    assert handed([0, 1, 2], parts, 2, 3, "take", exclude_topics=("x",)) == ([2, 1, 0, 0, 0, 1, 0, 0], [0, 1, 0, 0, 0, 1, 0, 0])
+
+
+def test_broker_0_takes_and_gives_like_any_other() -> None:
+    # Band 1..2: 0 leads nothing and takes p-0 from 1 (3, above the ceil); then, 0 above the ceil, it gives.
+    parts = [part("p", i, [1, 0]) for i in range(3)]
+    assert handed([0, 1], parts, 1, 2, "take") == ([0, 1, 1], [1, 0, 0])
+    parts = [part("p", i, [0, 1]) for i in range(3)]
+    assert handed([0, 1], parts, 1, 2, "give") == ([1, 0, 0], [1, 0, 0])
+
+
+# --------------------------------------------------------------------------- who goes first after a move, and the verdict
+
+
+def test_a_moved_partition_starts_from_its_leader_and_an_untouched_one_keeps_its_order() -> None:
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1, 2], leader=1), part("t", 1, [0, 1], leader=1), part("t", 2, [0, 1, 2]),
+                             part("t", 3, [1, 0], leader=0)])
+    s.move(0, 0, 3)  # t-0 [3, 1, 2]: its leader 1 stays, so it goes first (slot 1)
+    s.move(2, 0, 3)  # t-2 [3, 1, 2]: its leader 0 left: the row as moved (slot 0)
+    s.move(3, 1, 2)  # t-3 [2, 0]: its leader 0 stays: slot 1
+    rows = s.final_rows()  # t-1 is untouched: slot 0, though 1 leads it
+    assert keep_leader_columns(s, rows, electable_matrix(s, rows)).tolist() == [1, 0, 0, 1]
+    empty = state([0, 1], [])
+    assert keep_leader_columns(empty, empty.final_rows(), electable_matrix(empty, empty.final_rows())).tolist() == []
+
+
+def test_the_verdict_counts_each_broker_below_the_floor_or_above_the_ceil_by_how_far() -> None:
+    def view(preferred: dict[int, int]) -> BalanceView:
+        brokers = tuple(BrokerView(b, 0, 0, 0, 0.0, 0.0, 0.1, n, 0, 0) for b, n in preferred.items())
+        return BalanceView(brokers, (), 0.1, 10.0, (2, 3))
+
+    check = PreferredLeaderGoal().check(view({0: 0, 1: 5, 2: 2, 3: 3}))
+    assert (check.value, check.reached, check.offenders) == (2, False, (0, 1))
+    assert check.per_broker == {0: 0.0, 1: 5.0, 2: 2.0, 3: 3.0}
+    check = PreferredLeaderGoal().check(view({0: 1}))
+    assert (check.value, check.reached, check.offenders) == (1, False, (0,))
+    empty = PreferredLeaderGoal().check(view({}))
+    assert (empty.value, empty.reached, empty.offenders) == (0, True, ())
+
+
+def test_a_cluster_without_partitions_has_no_first_replicas_and_a_band_of_nothing() -> None:
+    assert preferred([0, 1], []) == ([], [], (0, 0))
+
+
+def test_the_band_is_widened_by_the_replica_tolerance() -> None:
+    # 10 partitions over 2 brokers: 5 each; 20 % of 5 either side is 4..6.
+    assert preferred_band(10, 2, 0.0) == (5, 5)
+    assert preferred_band(10, 2, 0.2) == (4, 6)
+
+
+def test_each_broker_below_floor_takes_in_turn_while_a_donor_is_above_the_ceil() -> None:
+    # Band 1..2. Counts 5 / 0 / 0 / 2. 1 takes p-0 from 0 (5, above the ceil) and, at its floor, leaves p-6. 2 then
+    # skips p-1 (3 holds 2, not above the ceil) and takes p-2 from 0 (4): in the pass with the ceil as bound, before
+    # 3 could give it p-1.
+    parts = [part("p", 0, [0, 1]), part("p", 1, [3, 2]), part("p", 2, [0, 2]), part("p", 3, [0]), part("p", 4, [0]),
+             part("p", 5, [3]), part("p", 6, [0, 1])]
+    assert handed([0, 1, 2, 3], parts, 1, 2, "take") == ([1, 3, 2, 0, 0, 3, 0], [1, 0, 1, 0, 0, 0, 0])
+
+
+def test_every_donor_above_the_ceil_gives_not_only_the_first() -> None:
+    # Band 1..2. Counts 3 / 3 / 0 / 1 / 0. With the floor as bound: 0 gives a-0 [0, 2] to 2 and stops at the ceil;
+    # then 1 gives b-0 [1, 3, 4] (led by 3) to 4, the one below the floor, not to its leader 3 (at the floor).
+    parts = [part("a", 0, [0, 2]), part("a", 1, [0]), part("a", 2, [0]), part("b", 0, [1, 3, 4], leader=3),
+             part("b", 1, [1]), part("b", 2, [1]), part("c", 0, [3])]
+    assert handed([0, 1, 2, 3, 4], parts, 1, 2, "give") == ([2, 0, 0, 4, 1, 1, 3], [1, 0, 0, 2, 0, 0, 0])
+
+
+def test_a_donor_gives_first_what_it_does_not_lead_then_what_the_plan_moves_anyway() -> None:
+    def after(leader_of_p0: int) -> tuple[list[int], list[int]]:
+        # p-0 [0, 1] untouched; p-1 [0, 1] moves to [0, 2], 0 leading it still; p-2 [3]. 3 partitions over 4 brokers:
+        # band 0..1, and 0 (two) gives one away.
+        s = state([0, 1, 2, 3], [part("p", 0, [0, 1], leader=leader_of_p0), part("p", 1, [0, 1]), part("p", 2, [3])])
+        s.move(1, 1, 2)
+        goal = PreferredLeaderGoal()
+        goal.optimize(s)
+        return goal.choice().preferred.tolist(), goal.choice().column.tolist()
+
+    # Both led by 0: p-1 goes (its reassignment is made anyway), to 2.
+    assert after(0) == ([0, 2, 3], [0, 1, 0])
+    # p-0 led by 1: it goes first, to its leader, though p-1 moves.
+    assert after(1) == ([1, 0, 3], [1, 0, 0])

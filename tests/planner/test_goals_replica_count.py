@@ -8,10 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kafka_rebalance.options import PlanOptions
+from kafka_rebalance.planner import make_plan
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
+from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import GiB, part, planner_state
+from tests.support.clusters import GiB, part, planner_state, snapshot
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
@@ -144,6 +147,63 @@ def test_a_donor_one_above_gives_one_replica_to_each_broker_one_below() -> None:
     assert sorted(a for a, _ in moves(s)) == [0, 1]
 
 
+def test_a_light_receiver_takes_from_the_donor_holding_most_beyond_its_target() -> None:
+    # Ranges by hand: 0 at 2..2 holds three of 2 GiB (one above), 1 and 2 at 1..2 hold two of 1 GiB and two of
+    # 3 GiB, 3 at 2..2 holds none (two below, more than anyone is above: it picks its donors). Byte targets
+    # are 14 / 4 = 3.5 GiB. First the one above its range: 0 gives a 2 GiB replica. Then only brokers above their
+    # floor: 1 (2 GiB, needs +0.43) and 2 (6 GiB, needs -0.71). 3 is light, so it takes from the donor holding
+    # most beyond its target: a 3 GiB replica from 2. Bytes 4 / 2 / 3 / 5 GiB.
+    s = state([0, 1, 2, 3], [part("a", i, [0], size_bytes=2 * GiB) for i in range(3)]
+              + [part("b", i, [1], size_bytes=GiB) for i in range(2)] + [part("c", i, [2], size_bytes=3 * GiB) for i in range(2)])
+    s.lo[:] = [2, 1, 1, 2]
+    s.hi[:] = [2, 2, 2, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 1, 2] and [b / GiB for b in s.bytes.tolist()] == [4, 2, 3, 5]
+
+
+def test_a_donor_gives_first_to_the_receiver_with_most_room_when_their_bytes_need_the_same() -> None:
+    # Ranges by hand: 0 holds four (1..1), 1 and 2 none (1..1 and 2..2); 1 and 2 hold no bytes, so they need
+    # the same. 0 is 3 above, 2 is 2 below: 0 gives 2 two (its first two in size order, p-0 and p-1: sizes are
+    # equal), then 1 one.
+    s = state([0, 1, 2], [part("t", i, [0], size_bytes=GiB) for i in range(4)])
+    s.lo[:] = [1, 1, 2]
+    s.hi[:] = [1, 1, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 1, 2] and [s.row(p) for p in range(2)] == [[2], [2]]
+
+
+def test_a_broker_nobody_can_relieve_is_set_aside_and_the_goal_ends() -> None:
+    # 0 holds p-0 and p-1, one above its range 1..1 by hand; 1 holds a replica of both: no move is allowed.
+    s = state([0, 1], [part("p", i, [0, 1]) for i in range(2)])
+    s.lo[:] = [1, 1]
+    s.hi[:] = [1, 3]
+    s.vetoes = [PlacementGoal()]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2] and not s.touched.any()
+
+
+def test_the_veto_refuses_a_destination_at_its_ceiling() -> None:
+    # Ranges 1..2 by hand: 0 holds three, 1 two (its ceiling), 2 none.
+    s = state([0, 1, 2], [part("t", i, [0]) for i in range(3)] + [part("u", i, [1]) for i in range(2)])
+    s.lo[:] = [1, 1, 1]
+    s.hi[:] = [2, 2, 2]
+    goal = ReplicaCountGoal()
+    assert not goal.accept_move(s, 0, 0, 1)
+    assert goal.accept_move(s, 0, 0, 2)
+
+
+def test_the_verdict_counts_each_broker_below_or_above_its_range_by_how_far() -> None:
+    def view(counts: dict[int, tuple[int, int, int]]) -> BalanceView:
+        brokers = tuple(BrokerView(b, n, lo, hi, 0.0, 0.0, 0.1, 0, 0, 0) for b, (n, lo, hi) in counts.items())
+        return BalanceView(brokers, (), 0.1, 10.0, (0, 0))
+
+    check = ReplicaCountGoal().check(view({0: (1, 3, 4), 1: (7, 3, 4), 2: (3, 3, 4)}))
+    assert (check.value, check.reached, check.offenders) == (3, False, (0, 1))
+    assert check.per_broker == {0: 2.0, 1: 3.0, 2: 0.0}
+    empty = ReplicaCountGoal().check(view({}))
+    assert (empty.value, empty.reached, empty.offenders) == (0, True, ())
+
+
 def test_a_heavy_donor_feeds_the_receiver_that_needs_bytes_most() -> None:
     # 5 replicas over 3 brokers: range 1..2. Broker 0 holds three of 3 GiB (one above its range);
     # nobody is below, so any broker with room may take it: 1 (1 GiB) and 2 (5 GiB). The mean is
@@ -232,3 +292,24 @@ def test_a_chain_is_tried_directly_with_each_donor_receiver_and_middle_broker() 
     assert goal._chain(s, elig, [0], [2])
     assert s.counts.tolist() == [1, 2, 1, 1]
     assert s.row(2) == [2] and [0, 1] in (s.row(0), s.row(1)) and [3, 1] in (s.row(0), s.row(1))
+
+
+def test_the_solver_counts_the_replicas_it_may_not_move_toward_each_range() -> None:
+    # x is excluded: its two replicas stay on 0. 4 replicas over 2 brokers: 2..2 each, so 0 keeps none of t's
+    # (its fixed two fill its range) and the solver, not a fallback, moves both to 1.
+    snap = snapshot([0, 1], [part("x", i, [0]) for i in range(2)] + [part("t", i, [0]) for i in range(2)])
+    summary = make_plan(snap, PlanOptions(optimizer="exact", goals=("replica-count",), exclude_topics=("x",))).summary
+    assert summary["optimizer"]["used"] == "exact"
+    assert [(r["broker_id"], r["replicas"]) for r in summary["projected"]] == [(0, 2), (1, 2)]
+    assert summary["replica_moves"] == 2
+
+
+def test_a_middle_broker_with_nothing_to_pass_on_is_skipped_for_the_next() -> None:
+    # chain_cluster's brokers plus 4 (rack d), whose only replica z-0 [4, 2] cannot go to 2 (2 holds it). Tried in the
+    # order 1, 4, 3: 1 passes on but 0 can send it nothing, 4 has nothing to pass on, 3 passes q-0 to 2.
+    s = state([(0, "a"), (1, "b"), (2, "b"), (3, "c"), (4, "d")],
+              [part("p", 0, [0, 1], size_bytes=GiB), part("p", 1, [0, 1], size_bytes=2 * GiB),
+               part("q", 0, [3], size_bytes=GiB), part("z", 0, [4, 2], size_bytes=GiB)])
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    assert ReplicaCountGoal()._chain(s, np.asarray([0, 1, 2, 4, 3]), [0], [2])
+    assert s.row(2) == [2] and s.row(3) == [4, 2]

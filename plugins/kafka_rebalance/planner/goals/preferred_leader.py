@@ -32,12 +32,16 @@ def preferred_band(preferred_total: int, eligible_brokers: int, replica_toleranc
 
 def preferred_bounds(state: ClusterState, first: np.ndarray) -> tuple[int, int]:
     """``preferred_band`` for these first replicas of the planner's state."""
+    # `if state.n_parts or True` is equivalent: no partitions, no first replicas, a sum of 0.
     on_eligible = int(state.eligible_arr[first].sum()) if state.n_parts else 0
     return preferred_band(on_eligible, len(state.eligible_idx), state.options.replica_tolerance)
 
 
 def electable_matrix(state: ClusterState, final_rows: np.ndarray) -> np.ndarray:
     """electable[p, j]: could broker final_rows[p, j] win a preferred election once the plan has run?"""
+    # Equivalent mutants below: fromiter's count only presizes; the dtypes (ids, the ISR, the matrix) only need to
+    # hold small integers exactly; any negative filler but -1 (a padding slot) matches nothing; with no partitions
+    # iw = 1 gives an empty matrix all the same.
     parts = state.parts
     n_p = state.n_parts
     valid = final_rows >= 0
@@ -73,6 +77,8 @@ def keep_leader_columns(state: ClusterState, final_rows: np.ndarray, electable: 
     col = np.zeros(n_p, dtype=np.int64)
     if not n_p:
         return col
+    # Equivalent mutants: astype(None) (a float compares alike), and any(axis=None): where a row has no lead,
+    # argmax of its all-False row is slot 0 anyway.
     leads = (final_rows == state.leader[:, None].astype(final_rows.dtype)) & (final_rows >= 0) & electable
     keep = state.touched & ~state.frozen & leads.any(axis=1)
     col[keep] = np.argmax(leads[keep], axis=1)
@@ -118,26 +124,34 @@ class PreferredLeaderGoal(Goal):
         n_p, width = final_rows.shape
         changeable = ~state.frozen
         col = keep_leader_columns(state, final_rows, electable)
+        # `if n_p or True` is equivalent: with no partitions the indexing gives the same empty int64 array.
         pref = final_rows[np.arange(n_p), col].astype(np.int64) if n_p else np.zeros(0, dtype=np.int64)
-        pc = np.bincount(pref, minlength=state.n_brokers).astype(np.int64)
+        pc = np.bincount(pref, minlength=state.n_brokers).astype(np.int64)  # any dtype: small counts (equivalent)
         leader = state.leader
         self.final_rows, self.electable, self.pref, self.col, self.pc = final_rows, electable, pref, col, pc
 
         # (1) a first replica that cannot lead gets replaced by one that can
         for p in np.flatnonzero(~electable[:, 0] & changeable).tolist():
             row, er = final_rows[p].tolist(), electable[p].tolist()
+            # range(width) is equivalent: slot 0 is the one that cannot lead (er[0] is False).
             options = [(int(pc[row[j]]), j) for j in range(1, width) if row[j] >= 0 and er[j]]
             if options:
                 self._switch(p, min(options)[1])
 
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # equivalent without the dtype: a non-empty list of ints
         self.floor, self.ceil = preferred_bounds(state, pref)
         lo, hi = self.floor, self.ceil
         if not self.balance:
             return
         by_pref = self._lists(pref[None, :].T, n_p)
         by_replica = self._lists(final_rows, n_p)
+        # Any factor above 1 for the first term (3: equivalent), or either term as float, keeps the order: led
+        # elsewhere first, then moving anyway.
         tier = (leader == pref).astype(np.int64) * 2 + (~state.touched).astype(np.int64)
+        # Equivalent mutants of the stopping rules: a round that changes nothing, or starts with every count in the
+        # band, changes nothing (give acts above the ceil, take below the floor, and _augment finds no source or no
+        # destination), so stopping later (`and`, `> lo`, `< hi`, before = None) or augmenting anyway (`> lo`, `< hi`)
+        # ends alike.
         for _ in range(3):
             before = pc.copy()
             self._give(state, elig, by_pref, tier, changeable, bound=lo)
@@ -188,7 +202,7 @@ class PreferredLeaderGoal(Goal):
             self._switch(p, row.index(b))
 
         def pop(a: int, b: int) -> int | None:
-            lst = W.get((a, b), [])
+            lst = W.get((a, b), [])  # a default of None is equivalent: `while lst` reads it as empty
             while lst:
                 p = lst.pop()
                 if pref[p] == a and b in final_rows[p].tolist():
@@ -196,6 +210,7 @@ class PreferredLeaderGoal(Goal):
             return None
 
         def paths(src_ok: np.ndarray, dst_ok: np.ndarray) -> bool:
+            # Equivalent mutants: any negative start (only `>= 0` reads it), any dtype (small ints, read via int()).
             parent = np.full(n_b, -1, dtype=np.int64)
             seen = np.zeros(n_b, dtype=bool)
             frontier = [int(x) for x in np.flatnonzero(src_ok & eligible)]
@@ -220,13 +235,14 @@ class PreferredLeaderGoal(Goal):
                             return True
                         nxt.append(b)
                 frontier = nxt
-            return False
+            return False  # True is equivalent: nothing changed, so the loop's next tries find nothing either
 
         lo, hi = self.floor, self.ceil
         for src_bound, dst_bound in ((hi, lo), (hi, hi), (lo, lo)):
             for _ in range(int(np.abs(pc[elig] - (lo + hi) / 2).sum()) + 1):
                 src_ok = pc > src_bound
                 dst_ok = (pc < dst_bound) & eligible
+                # `and` for the first `or` is equivalent: with no source or no destination ``paths`` finds none.
                 if not src_ok.any() or not dst_ok.any() or not paths(src_ok, dst_ok):
                     break
 
@@ -236,7 +252,7 @@ class PreferredLeaderGoal(Goal):
         order = np.argsort(flat, kind="stable")
         order = order[flat[order] >= 0]
         owners = flat[order]
-        return (order // M.shape[1]).astype(np.int64), owners
+        return (order // M.shape[1]).astype(np.int64), owners  # order >= 0: `/` then astype truncates alike (equivalent)
 
     def _switch(self, p: int, j: int) -> None:
         b = int(self.final_rows[p, j])
@@ -251,8 +267,10 @@ class PreferredLeaderGoal(Goal):
         pc, pref, final_rows, electable, leader = self.pc, self.pref, self.final_rows, self.electable, state.leader
         parts, owners = by_pref
         for d in elig.tolist():
-            if pc[d] <= self.ceil:
+            if pc[d] <= self.ceil:  # `<` is equivalent: at the ceil the loop below breaks before any switch
                 continue
+            # d + 2 is equivalent: other owners' partitions are skipped below (pref[p] != d), and the stable
+            # sort by tier keeps d's own in order.
             a, b = np.searchsorted(owners, [d, d + 1])
             mine = parts[a:b]
             mine = mine[changeable[mine]]
@@ -266,10 +284,12 @@ class PreferredLeaderGoal(Goal):
                 best = None
                 for j in range(len(row)):
                     x = row[j]
+                    # Equivalent as `x < 0 and x == d or ...`: a padding slot is never electable, and d is above the
+                    # ceil, so at or above any bound.
                     if x < 0 or x == d or not er[j] or pc[x] >= bound:
                         continue
                     key = (x != lp, int(pc[x]), j)
-                    if best is None or key < best:
+                    if best is None or key < best:  # `<=` is equivalent: keys differ in their slot j
                         best = key
                 if best is not None:
                     self._switch(p, best[2])
@@ -279,11 +299,12 @@ class PreferredLeaderGoal(Goal):
         pc, pref, final_rows, leader = self.pc, self.pref, self.final_rows, state.leader
         parts, owners = by_replica
         for r in elig.tolist():
-            if pc[r] >= self.floor:
+            if pc[r] >= self.floor:  # `>` is equivalent: at the floor the loop below breaks before any switch
                 continue
             a, b = np.searchsorted(owners, [r, r + 1])
             mine = parts[a:b]
             mine = mine[changeable[mine] & (pref[mine] != r)]
+            # astype(None) (float64 0/1) is equivalent: the stable sort orders it alike.
             mine = mine[np.argsort((leader[mine] != r).astype(np.int64), kind="stable")]
             for p in mine.tolist():
                 if pc[r] >= self.floor:

@@ -74,6 +74,8 @@ class ReplicaCountGoal(Goal):
         return self.verdict(max(off.values(), default=0), not offenders, offenders, {b: float(n) for b, n in off.items()})
 
     def optimize(self, state: ClusterState) -> None:
+        # Without the dtypes (equivalent mutants): non-empty lists of ints are int64 anyway (ClusterState refuses
+        # a cluster with no eligible broker).
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         rack = np.asarray(state.rack, dtype=np.int64)
         stuck = np.zeros(state.n_brokers, dtype=bool)
@@ -119,7 +121,7 @@ class ReplicaCountGoal(Goal):
         self.limit = SEARCH_LIMIT
         if attempt():
             return True
-        self.limit = state.n_parts + 1
+        self.limit = state.n_parts + 1  # + 2 is equivalent: a broker holds at most n_parts replicas to look at
         try:
             return attempt()
         finally:
@@ -141,6 +143,7 @@ class ReplicaCountGoal(Goal):
             cand, cand_room = elig[mask], room[mask]
             if cand.size == 0:
                 continue
+            # Equivalent mutants: `/` for `*`, or -2 / 2 for -1 / 1: any factor of the same sign keeps the order.
             need = byte_need(state, cand) * (-1 if neediest_first else 1)
             order = np.lexsort((cand, -cand_room, need, rack[cand] != rack[me]))
             for k in order.tolist():
