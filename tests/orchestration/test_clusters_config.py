@@ -154,5 +154,11 @@ def test_every_executor_setting_of_the_cli_reaches_the_dag(tmp_path) -> None:
     settings = load_clusters(path).clusters[0].executor.settings()
     assert settings == ExecSettings(poll_interval=2, stall_seconds=30, batch_timeout=900, on_stall="stop", additional=True,
                                     mode="batches")
+    # auto_throttle is built from the plan being run (its approved throttle and capacities) with the cluster's
+    # floor and ceiling: execute --throttle auto and executor.throttle: auto (tests/orchestration/test_steps.py).
     assert set(ExecSettings.__dataclass_fields__) == {"poll_interval", "stall_seconds", "batch_timeout", "on_stall",
-                                                      "additional", "mode"}
+                                                      "additional", "mode", "auto_throttle"}
+    assert load_clusters(path).clusters[0].executor.auto_bounds() is None
+    path.write_text("clusters:\n  - {cluster_id: a, source: x, executor: {throttle: auto, throttle_floor: 1MiB/s, "
+                    "throttle_ceiling: 40MB/s}}\n")
+    assert load_clusters(path).clusters[0].executor.auto_bounds() == (1024 * 1024, 40 * 1000 * 1000)
