@@ -533,3 +533,58 @@ def test_relief_plans_off_a_full_broker_and_a_full_dir_beyond_its_brothers_room(
     assert s["log_dirs"]["bytes_between_dirs"] == 1.5 * GIB
     assert {(b, d["path"]): d["after_bytes"] for b, d in ((d["broker_id"], d) for d in s["log_dirs"]["dirs"])} == {
         (0, "/a"): 42.5 * GIB, (0, "/b"): 42.5 * GIB}
+
+
+def test_the_log_dir_chart_scales_to_its_largest_figure_and_labels_each_dir_by_its_brokers_order() -> None:
+    import re
+
+    def texts(svg: str) -> list[str]:
+        return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+    mib = 2**20
+    # The largest figure is /a's limit, 1 MiB exactly: the axis is in MiB, 0.0 to 1.0. /b is removed (no limit
+    # drawn), /z has no size (no limit).
+    rows = [{"broker_id": 0, "path": "/a", "removed": False, "limit_bytes": mib, "before_bytes": mib // 2, "peak_bytes": mib // 2,
+             "after_bytes": mib // 4},
+            {"broker_id": 0, "path": "/b", "removed": True, "limit_bytes": 0, "before_bytes": mib // 4, "peak_bytes": mib // 4,
+             "after_bytes": 0},
+            {"broker_id": 1, "path": "/z", "removed": False, "limit_bytes": None, "before_bytes": 0, "peak_bytes": 0, "after_bytes": 0}]
+    chart, = DiskCapacityGoal.report_charts({}, None, {"log_dirs": {"dirs": rows}})
+    assert (chart["id"], chart["title"]) == ("log-dirs", "Partition bytes per log dir")
+    assert texts(chart["svg"]) == ["0:0", "0:1 (removed)", "1:0", "broker:dir", "0.0", "0.2", "0.4", "0.6", "0.8", "1.0", "MiB",
+                                   "Partition bytes per log dir", "peak during the plan", "limit (--max-disk-usage)", "before",
+                                   "projected"]
+    assert 'id="log-dirs-limit-0.0"' in chart["svg"] and "log-dirs-limit-0.1" not in chart["svg"]
+    assert chart["caption"] == (
+        "Each log dir's partition bytes before, after the plan and (after execution) as Kafka reports them. Black ticks: "
+        "the most the dir holds at any step (every replica arriving before any leaves); red dashes: its limit, "
+        "--max-disk-usage of its volume less what else the volume holds. Dirs: 0:0 = /a; 0:1 = /b; 1:0 = /z.")
+    # Under a KiB the axis is in bytes; a final snapshot adds its bars (a dir it holds nothing in at 0).
+    small = [{**r, "limit_bytes": None, "before_bytes": 100, "peak_bytes": 100, "after_bytes": 50} for r in rows[:2]]
+    final = jbod_cluster({0: {"/a": GIB, "/b": GIB}}, [part("t", 0, [0], size_bytes=80, log_dirs=["/a"])])
+    chart, = DiskCapacityGoal.report_charts({}, final, {"log_dirs": {"dirs": small}})
+    assert texts(chart["svg"])[:3] == ["0:0", "0:1 (removed)", "broker:dir"] and "bytes" in texts(chart["svg"])
+    assert "100" in texts(chart["svg"]) and "final" in texts(chart["svg"])
+    assert 'id="log-dirs-bar-final-0.1"' in chart["svg"]
+    assert DiskCapacityGoal.report_charts({}, None, {"log_dirs": {"dirs": []}}) == []
+    assert DiskCapacityGoal.report_charts({}, None, None) == []
+
+
+def test_dirs_within_a_broker_are_balanced_by_their_limits_share_the_replica_nearest_the_gap_first() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+
+    # Broker 0: /a 10 GiB (limit 8.5) holds a-0..a-3 (4, 2, 1, 1 GiB), /b 30 GiB (limit 25.5) b-0 (2 GiB); broker 1
+    # has one dir. Shares of the 10 GiB by limit: /a 2.5, /b 7.5 (band +- 10 %). /a gives the replica nearest
+    # min(5.5, 5.5): 4 GiB (4 / 6); then nearest 1.5: the first 1 GiB (3 / 7; the 2 GiB is as near, not nearer);
+    # then only a replica under 0.5 + 0.5 GiB would bring both nearer: none, /a stays above its band.
+    parts = [part("a", i, [0], size_bytes=s * GIB, log_dirs=["/a"]) for i, s in enumerate([4, 2, 1, 1])]
+    parts += [part("b", 0, [0], size_bytes=2 * GIB, log_dirs=["/b"]), part("c", 0, [1], size_bytes=GIB, log_dirs=["/d"])]
+    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 30 * GIB}, 1: {"/d": 10 * GIB}}, parts)
+    out = plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.1)), [])
+    assert out.within == [DirMove(0, 0, "/b", "/a", 4 * GIB), DirMove(2, 0, "/b", "/a", GIB)]
+    assert [(d["path"], d["limit_bytes"], d["peak_bytes"], d["after_bytes"]) for d in out.dirs] == [
+        ("/a", round(8.5 * GIB), 8 * GIB, 3 * GIB), ("/b", round(25.5 * GIB), 7 * GIB, 7 * GIB)]
+    # At 20 % the first move leaves /a at 4 against 2.5 x 1.2 = 3: one more; at 70 %, /a's 4.25 GiB ceiling
+    # holds 4 GiB and /b's floor of 2.25 its 6: done after one.
+    assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.2)), []).within) == 2
+    assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.7)), []).within) == 1
