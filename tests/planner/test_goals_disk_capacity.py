@@ -127,8 +127,8 @@ def test_it_is_hard_and_cannot_be_dropped() -> None:
 # ---------------------------------------------------------------------------- JBOD: each log dir on its own
 
 
-def jbod_cluster(dirs: dict[int, dict[str, int]], partitions: list[dict[str, Any]]) -> Snapshot:
-    """Brokers with several log dirs (path -> total bytes); each partition names its replicas' dirs (``dirs``)."""
+def jbod_cluster(dirs: dict[int, dict[str, int | None]], partitions: list[dict[str, Any]]) -> Snapshot:
+    """Brokers with several log dirs (path -> total bytes, None: no size); each partition names its replicas' dirs (``dirs``)."""
     brokers = [{"id": b, "log_dirs": [{"path": p, "total_bytes": t} for p, t in sorted(ds.items())]} for b, ds in dirs.items()]
     parts = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in partitions]
     return snapshot_from_dict({"cluster_id": "jbod", "brokers": brokers, "partitions": parts})
@@ -223,6 +223,7 @@ def test_remove_log_dir_empties_it_onto_the_other_dir_or_other_brokers() -> None
         plan = make_plan(snap, PlanOptions(remove_log_dirs=("0:/a",), goals=("preferred-leader",), optimizer=optimizer))
         figures = {(r["broker_id"], r["path"]): r for r in plan.summary["log_dirs"]["dirs"]}
         assert figures[(0, "/a")]["removed"] is True and figures[(0, "/a")]["after_bytes"] == 0
+        assert figures[(0, "/a")]["limit_bytes"] == 0
         assert figures[(0, "/b")]["peak_bytes"] <= 0.85 * 10 * GIB
         assert plan.summary["log_dirs"]["unplaced"] == []
         entries = reassignments(plan)
@@ -579,11 +580,13 @@ def test_dirs_within_a_broker_are_balanced_by_their_limits_share_the_replica_nea
     # then only a replica under 0.5 + 0.5 GiB would bring both nearer: none, /a stays above its band.
     parts = [part("a", i, [0], size_bytes=s * GIB, log_dirs=["/a"]) for i, s in enumerate([4, 2, 1, 1])]
     parts += [part("b", 0, [0], size_bytes=2 * GIB, log_dirs=["/b"]), part("c", 0, [1], size_bytes=GIB, log_dirs=["/d"])]
-    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 30 * GIB}, 1: {"/d": 10 * GIB}}, parts)
+    # Broker 1's /e has no size: its dirs are not balanced, and /e has no limit.
+    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 30 * GIB}, 1: {"/d": 10 * GIB, "/e": None}}, parts)
     out = plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.1)), [])
     assert out.within == [DirMove(0, 0, "/b", "/a", 4 * GIB), DirMove(2, 0, "/b", "/a", GIB)]
     assert [(d["path"], d["limit_bytes"], d["peak_bytes"], d["after_bytes"]) for d in out.dirs] == [
-        ("/a", round(8.5 * GIB), 8 * GIB, 3 * GIB), ("/b", round(25.5 * GIB), 7 * GIB, 7 * GIB)]
+        ("/a", round(8.5 * GIB), 8 * GIB, 3 * GIB), ("/b", round(25.5 * GIB), 7 * GIB, 7 * GIB),
+        ("/d", round(8.5 * GIB), GIB, GIB), ("/e", None, 0, 0)]
     # At 20 % the first move leaves /a at 4 against 2.5 x 1.2 = 3: one more; at 70 %, /a's 4.25 GiB ceiling
     # holds 4 GiB and /b's floor of 2.25 its 6: done after one.
     assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.2)), []).within) == 2

@@ -184,3 +184,22 @@ def test_the_approver_reads_the_busiest_broker_against_its_share_and_capacity() 
         "- Goal network-in: 2 -> 0, met\n"
         "  - network in: busiest broker 0 at 3.0 MiB/s before, busiest after 2 at 2.0 MiB/s (its share 2.0 MiB/s); "
         "the most loaded broker at 3.00 -> 1.00x its share\n")
+
+
+def test_the_network_in_veto_keeps_receivers_under_and_eligible_senders_over_their_band() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from tests.support.clusters import planner_state
+
+    # In: 0 = 60 + 30, 1 = 30, 2 = 0 (t-3 is cold); share 40, band [36, 44] at 10 %.
+    s = planner_state([0, 1, 2], [part("t", 0, [0], rate=60.0), part("t", 1, [0], rate=30.0), part("t", 2, [1], rate=30.0),
+                                  part("t", 3, [2])], network_tolerance=0.1)
+    goal = NetworkInGoal()
+    assert goal.accept_move(s, 1, 0, 2)  # 0 -> 60, 2 -> 30
+    assert not goal.accept_move(s, 0, 0, 2)  # 2 would take 60, above 44
+    assert not goal.accept_move(s, 2, 1, 2)  # 1 would fall to 0, below 36
+    assert goal.accept_move(s, 3, 2, 0)  # no traffic: any move
+    s.move(1, 0, 2)  # the veto follows the plan's moves: 2 now holds 30
+    assert not goal.accept_move(s, 0, 0, 1) and goal.accept_move(s, 3, 2, 1)
+    # The band's edges widened by a millionth either way (rounding): 44 (1 + 1e-6) and 36 (1 - 1e-6).
+    assert (goal.load.tolist(), goal.hi.tolist()) == ([60.0, 30.0, 30.0], pytest.approx([44.0 * (1 + 1e-6)] * 3, rel=1e-12))
+    assert goal.lo.tolist() == pytest.approx([36.0 * (1 - 1e-6)] * 3, rel=1e-12)
