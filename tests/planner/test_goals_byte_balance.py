@@ -206,3 +206,97 @@ def test_band_excess_is_each_eligible_brokers_distance_beyond_its_band_and_zero_
     assert (ByteBalanceGoal().band_excess(s, load) / GiB).tolist() == [1.5, 0.0]
     # below the band counts as well: 7 GiB is 3 under 10, 2 beyond the band; 25 GiB is 3 beyond 22
     assert (ByteBalanceGoal().band_excess(s, np.asarray([7.0, 25.0, 0.0]) * GiB) / GiB).tolist() == [2.0, 3.0]
+
+
+def test_the_sizes_that_help_are_read_off_the_band_edges() -> None:
+    # Bands [6, 10] on both brokers; 14 against 2: 4 + 4 outside. Moving s from 0 to 1 lowers that from s = 0 on,
+    # is 0 for s in [4, 8], and climbs back to 8 at s = 12 (2 against 14): the open interval (0, 12).
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([10.0, 10.0]), np.asarray([6.0, 6.0])
+    assert goal._reach(0, 1, 14.0, 2.0) == pytest.approx((0.0, 12.0), abs=1e-6)
+    # Only 0 outside (2 above), 1 with 1 of room: s in (0, 3) helps (at 3, 11 / 11: 1 + 1 = 2 again).
+    assert goal._reach(0, 1, 12.0, 9.0) == pytest.approx((0.0, 3.0), abs=1e-6)
+    # Both inside: no move lowers a sum that is already 0.
+    assert goal._reach(0, 1, 8.0, 8.0) is None
+    # 0 above by 2, 1 below by 5 (7 in all): 7 - 2s up to s = 2, 5 - s to 0 at s = 5, 0 to 6, then s - 6 while 1 is
+    # in its band (to 9), then 2s - 15 past both edges: back to 7 at s = 11, beyond the last kink.
+    assert goal._reach(0, 1, 12.0, 1.0) == pytest.approx((0.0, 11.0), abs=1e-6)
+
+
+def test_the_byte_guard_lets_no_broker_end_further_outside_its_band_within_half_a_byte() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+
+    # 12 bytes against 4, bands [5, 10]: 2 above and 1 below.
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=12), part("t", 1, [1], size_bytes=4)])
+    s.byte_lo[:], s.byte_hi[:] = [5, 5], [10, 10]
+    s.vetoes = [ByteBalanceGoal()]
+    guard = ByteGuard(s)
+    assert guard.allows(s, {0: -1.0, 1: 1.0})  # 11 / 5: 1 above, inside
+    assert not guard.allows(s, {0: -9.0, 1: 9.0})  # 3 / 13: 2 below (as far as before), 3 above (was 1 below)
+    assert guard.allows(s, {1: -0.5}) and not guard.allows(s, {1: -0.75})  # half a byte further out, not more
+    assert not guard.allows(s, {0: 0.75}) and guard.allows(s, {0: -2.0, 1: 0.0})
+    s.vetoes = []  # the bytes goal is not (or not yet) one of the vetoes: nothing to keep
+    assert ByteGuard(s).allows(s, {0: 99.0, 1: -99.0})
+
+
+def test_the_arrival_index_walks_out_from_the_wanted_size_and_drops_replicas_that_moved_on() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ArrivalIndex
+
+    # t-0..t-3 of 5, 3, 9 and 5 bytes arrive on broker 0: sorted (3, t-1), (5, t-0), (5, t-3), (9, t-2).
+    s = planner_state([0, 1], [part("t", i, [1], size_bytes=b) for i, b in enumerate([5, 3, 9, 5])])
+    for p in range(4):
+        s.move(p, 1, 0)
+    idx = ArrivalIndex(s, 0)
+    asked: list[int] = []
+
+    def record(p: int) -> bool:
+        asked.append(p)
+        return False
+
+    # From 5.2 the 5s first, the later of two equal sizes first (walking down), then 3 (2.2 away) before 9 (3.8).
+    assert idx.find(5.2, record) is None and asked == [3, 0, 1, 2]
+    asked.clear()
+    assert idx.find(5.2, record, limit=2) is None and asked == [3, 0]
+    assert idx.find(5.2, lambda p: p != 3) == 0
+    assert idx.find(5.2, lambda p: True, window=(5.0, 10.0)) == 2  # sizes strictly inside the window only
+    s.move(3, 0, 1)  # t-3 moves on: passed over, and dropped
+    asked.clear()
+    assert idx.find(5.2, record) is None and asked == [0, 1, 2]
+    assert idx.parts == [1, 0, 2] and idx.sizes == [3, 5, 9]
+    s.move(3, 1, 0)  # and back: listed again
+    assert idx.find(5.2, lambda p: True) == 3 and idx.parts == [1, 0, 3, 2]
+
+
+def test_the_check_is_the_largest_deviation_and_names_brokers_beyond_the_band_and_its_slack() -> None:
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+
+    def broker(bid: int, size: float, band: tuple[float, float, float] | None = None) -> BrokerView:
+        lo, hi, mean = band or (None, None, None)
+        return BrokerView(bid, 1, 0, 9, size, 100.0, 0.1, 0, 0, 0, 1, None, lo, hi, mean)
+
+    # Target 100 within 10 %: 115 is 0.05 beyond 110 (0.15 off), 110.0000005 on the edge (rounding: inside), 85
+    # 0.05 below 90; broker 4's own band [50, 70] about 55: 72 is 2 / 55 beyond it.
+    brokers = (broker(1, 115.0), broker(2, 110.0000005), broker(3, 85.0), broker(4, 72.0, (50.0, 70.0, 55.0)))
+    check = ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9)))
+    assert (check.value, check.reached, check.offenders) == (pytest.approx(0.15), False, (1, 3, 4))
+    assert check.per_broker == pytest.approx({1: 0.15, 2: 0.1, 3: 0.15, 4: 2 / 55 + 0.1})
+    # The exact model's widening (3 bytes) lets broker 4 lie 2 beyond; 115 and 85 are 5 out.
+    check = ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9), byte_slack=3.0))
+    assert check.offenders == (1, 3)
+    check = ByteBalanceGoal().check(BalanceView(brokers[1:2], (), 0.1, 10.0, (0, 9)))
+    assert check.reached and check.offenders == ()
+    assert ByteBalanceGoal().check(BalanceView((), (), 0.1, 10.0, (0, 9))).value == 0.0
+    assert ByteBalanceGoal.gate_allowance(np.asarray([0.05, 0.3]), 0.1).tolist() == [0.1, 0.3]
+
+
+def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack() -> None:
+    # Twelve brokers, even ones in rack a, odd in b; the key falls with the broker id, so 11 is lowest.
+    racked = planner_state([(b, "ab"[b % 2]) for b in range(12)], [part("t", 0, [0])])
+    elig = np.arange(12)
+    key = np.arange(12, 0, -1).astype(float)
+    # The 8 lowest (11 down to 4), and broker 0's own rack: 10, 8, 6, 4 and 2 (all 5 of them), in key order.
+    assert ByteBalanceGoal._partners(racked, elig, key, 0, pinned=False) == [11, 10, 9, 8, 7, 6, 5, 4, 2]
+    assert ByteBalanceGoal._partners(racked, elig, key, 0, pinned=True) == [10, 8, 6, 4, 2]
+    plain = planner_state(list(range(12)), [part("t", 0, [0])])
+    assert ByteBalanceGoal._partners(plain, elig, key, 0, pinned=False) == [11, 10, 9, 8, 7, 6, 5, 4]
+    assert ByteBalanceGoal._partners(plain, elig, np.zeros(12), 3, pinned=False) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id

@@ -127,8 +127,8 @@ def test_it_is_hard_and_cannot_be_dropped() -> None:
 # ---------------------------------------------------------------------------- JBOD: each log dir on its own
 
 
-def jbod_cluster(dirs: dict[int, dict[str, int]], partitions: list[dict[str, Any]]) -> Snapshot:
-    """Brokers with several log dirs (path -> total bytes); each partition names its replicas' dirs (``dirs``)."""
+def jbod_cluster(dirs: dict[int, dict[str, int | None]], partitions: list[dict[str, Any]]) -> Snapshot:
+    """Brokers with several log dirs (path -> total bytes, None: no size); each partition names its replicas' dirs (``dirs``)."""
     brokers = [{"id": b, "log_dirs": [{"path": p, "total_bytes": t} for p, t in sorted(ds.items())]} for b, ds in dirs.items()]
     parts = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in partitions]
     return snapshot_from_dict({"cluster_id": "jbod", "brokers": brokers, "partitions": parts})
@@ -223,6 +223,7 @@ def test_remove_log_dir_empties_it_onto_the_other_dir_or_other_brokers() -> None
         plan = make_plan(snap, PlanOptions(remove_log_dirs=("0:/a",), goals=("preferred-leader",), optimizer=optimizer))
         figures = {(r["broker_id"], r["path"]): r for r in plan.summary["log_dirs"]["dirs"]}
         assert figures[(0, "/a")]["removed"] is True and figures[(0, "/a")]["after_bytes"] == 0
+        assert figures[(0, "/a")]["limit_bytes"] == 0
         assert figures[(0, "/b")]["peak_bytes"] <= 0.85 * 10 * GIB
         assert plan.summary["log_dirs"]["unplaced"] == []
         entries = reassignments(plan)
@@ -342,3 +343,251 @@ def test_the_report_draws_each_log_dir_before_projected_final_its_peak_and_its_l
     single = make_plan(disk_cluster({0: 10 * GIB, 1: 10 * GIB}, [part("t", 0, [0], size_bytes=GIB)]),
                        PlanOptions(optimizer="heuristic"))
     assert not [c for c in goal_charts(single.summary, None) if c["id"] == "log-dirs"]
+
+
+# ---------------------------------------------------------------------------- relief mode's donors and dir room
+
+
+def relief_state(b_total: int | None = 50 * GIB, c_dir: bool = True) -> ClusterState:
+    """Broker 0: /a 50 GiB (limit 42.5) holding 46 GiB, /b ``b_total`` (None: no size) holding 41 GiB, /c (no size,
+    only with ``c_dir``) holding 1 GiB; broker 1: one 10 GiB dir (limit 8.5) holding nine 1 GiB replicas; broker 2: one 100 GiB dir holding a
+    30.5 and a 31 GiB replica. Partitions in topic order: a-0..a-6 (0..6), b-0 (7), c-0 (8), m-0..m-8 (9..17),
+    z-0 and z-1 (18, 19)."""
+    dirs0: list[dict[str, Any]] = [{"path": "/a", "total_bytes": 50 * GIB}, {"path": "/b"}] + ([{"path": "/c"}] if c_dir else [])
+    if b_total is not None:
+        dirs0[1]["total_bytes"] = b_total
+    brokers = [{"id": 0, "log_dirs": dirs0}, {"id": 1, "log_dirs": [{"path": "/d", "total_bytes": 10 * GIB}]},
+               {"id": 2, "log_dirs": [{"path": "/d", "total_bytes": 100 * GIB}]}]
+    parts = [part("a", i, [0], size_bytes=int(s * GIB), log_dirs=["/a"]) for i, s in enumerate([20, 12, 6, 4, 2, 1.5, 0.5])]
+    parts += [part("b", 0, [0], size_bytes=41 * GIB, log_dirs=["/b"])]
+    parts += [part("c", 0, [0], size_bytes=GIB, log_dirs=["/c"])] if c_dir else [part("c", 0, [2], size_bytes=GIB, log_dirs=["/d"])]
+    parts += [part("m", i, [1], size_bytes=GIB, log_dirs=["/d"]) for i in range(9)]
+    parts += [part("z", 0, [2], size_bytes=int(30.5 * GIB), log_dirs=["/d"]), part("z", 1, [2], size_bytes=31 * GIB, log_dirs=["/d"])]
+    rows = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in parts]
+    snap = snapshot_from_dict({"cluster_id": "relief", "brokers": brokers, "partitions": rows})
+    return ClusterState(snap, PlanOptions(relieve=True))
+
+
+def test_relief_donors_are_brokers_above_their_limit_then_dirs_their_brothers_cannot_relieve() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import relief_donors
+    from kafka_rebalance.planner.relief import Donor
+
+    # Broker 0's /c has no size, so broker 0 has no limit: no whole donor. Broker 1: 9 GiB against 8.5, 0.5 GiB
+    # above (less the half byte of slack). /a is 3.5 GiB above its 42.5; /b has 1.5 GiB of room and /c, with no
+    # size, counts for none: /a needs 2 GiB more than its brothers take. Single-dir broker 1 is no dir donor.
+    donors = relief_donors(relief_state())
+    assert donors == [Donor(1, 0.5 * GIB - 0.5, tuple(range(9, 18))),
+                      Donor(0, 2 * GIB - 0.5, tuple(range(7)), whole=False, where="/a")]
+    # /b at 100 GiB (85 of room): the brothers relieve /a, which is still listed, needing nothing.
+    donors = relief_donors(relief_state(100 * GIB))
+    assert donors[1] == Donor(0, 0.0, tuple(range(7)), whole=False, where="/a") and len(donors) == 2
+
+
+def test_relief_dir_room_is_the_roomiest_dirs_room_less_what_has_arrived_on_the_broker_once() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import dir_room
+
+    # /b at 100 GiB: its room is 85 - 41 = 44 GiB, /a's -3.5; /c has no size: its room is unbounded.
+    assert dir_room(relief_state(100 * GIB, c_dir=True))(19, 0)
+    s = relief_state(100 * GIB, c_dir=False)
+    fits = dir_room(s)
+    assert fits(19, 0) and fits(19, 1)  # 31 GiB into /b's 44; broker 1 has one dir: not this check's to refuse
+    s.move(18, 2, 0)  # z-0, 30.5 GiB, arrives: 13.5 GiB left
+    assert not fits(19, 0) and fits(9, 0)
+    s.move(18, 0, 2)  # and leaves again: it takes no room
+    assert fits(19, 0)
+    s.move(18, 2, 0)  # back on broker 0, listed twice among its arrivals: counted once
+    assert not fits(19, 0) and fits(9, 0)
+
+
+def test_relief_sends_a_full_dirs_fewest_bytes_to_its_brother_and_names_a_dir_left_above_its_limit() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+    from kafka_rebalance.units import human_bytes
+
+    # /a is 3.5 GiB above its 42.5; /b (100 GiB) has 44 of room: 2 + 1.5 GiB (a-4, a-5) are the fewest bytes, the
+    # larger placed first. No balance between dirs in relief mode: /b ends at 44.5 GiB against /a's 42.5.
+    out = plan_log_dirs(relief_state(100 * GIB, c_dir=False), [])
+    assert out.within == [DirMove(4, 0, "/b", "/a", 2 * GIB), DirMove(5, 0, "/b", "/a", int(1.5 * GIB))]
+    assert out.unrelieved == [] and out.unplaced == []
+    assert [(d["path"], d["before_bytes"], d["peak_bytes"], d["after_bytes"]) for d in out.dirs] == [
+        ("/a", 46 * GIB, 46 * GIB, int(42.5 * GIB)), ("/b", 41 * GIB, int(44.5 * GIB), int(44.5 * GIB))]
+    # /b at 50 GiB has 1.5 GiB of room: the 2 GiB of the first pick does not fit (nothing of it is placed), nor do
+    # the 4, 6, 12 or 20 GiB picks after it, and 1.5 + 0.5 GiB is too little: /a stays as it is, and is named.
+    out = plan_log_dirs(relief_state(c_dir=False), [])
+    assert out.within == []
+    assert out.unrelieved == [f"broker 0 log dir /a: {human_bytes(46 * GIB)} of partitions after the plan against its limit "
+                              f"{human_bytes(42.5 * GIB)} (--max-disk-usage 0.85 of its volume, less what else it holds)"]
+
+
+def test_log_dir_batches_entries_throttles_and_seconds_worked_by_hand() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, LogDirPlan, within_seconds, within_steps, within_throttles
+    from kafka_rebalance.planner.steps import Step
+
+    # t-0 on brokers 0 and 1 (dirs /a, /a), 5 bytes at 2.5 B/s, led by 0; u-0 on 1 and 2, 7 bytes. Broker 1's replica
+    # of t-0 moves to /b after a reorder that puts broker 1 first; u-0's move both of its replicas.
+    snap = jbod_cluster({b: {"/a": GIB, "/b": GIB} for b in (0, 1, 2)},
+                        [part("t", 0, [0, 1], size_bytes=5, bytes_in_per_sec=2.5, log_dirs=["/a", "/a"]),
+                         part("u", 0, [1, 2], size_bytes=7, log_dirs=["/a", "/a"])])
+    state = ClusterState(snap, PlanOptions())
+    dir_plan = LogDirPlan(within=[DirMove(0, 1, "/b", "/a", 5), DirMove(1, 2, "/b", "/a", 7), DirMove(1, 1, "/b", "/a", 7)])
+    reorder = Step(0, "t", 0, (0, 1), (1, 0), (), (), 0, 0, 5, 2.5)
+    steps = within_steps(state, dir_plan, [reorder])
+    assert steps == [Step(0, "t", 0, (1, 0), (1, 0), (), (), 0, 0, 5, 2.5, ("/b", "any")),
+                     Step(1, "u", 0, (1, 2), (1, 2), (), (), 0, 1, 7, 0.0, ("/b", "/b"))]
+    assert within_throttles(steps, 100) == {"rate_bytes_per_sec": 100, "topics": {}, "brokers": {
+        "1": {"replica.alter.log.dirs.io.max.bytes.per.second": "100"},
+        "2": {"replica.alter.log.dirs.io.max.bytes.per.second": "100"}}}
+    # Broker 1 copies 5 + 7 bytes, broker 2 7: the busiest's 12 bytes at 4 B/s, plus 3 s.
+    assert within_seconds(steps, 4.0, 3.0) == 12 / 4 + 3
+    assert within_seconds([], 4.0, 3.0) == 0.0
+    assert within_seconds([reorder], 4.0, 3.0) == 3.0  # no dir named: nothing copied, the fixed cost alone
+
+
+def test_a_step_is_named_with_the_dirs_of_the_replicas_it_adds_only() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, LogDirPlan
+    from kafka_rebalance.planner.steps import Step
+
+    dir_plan = LogDirPlan(new={(3, 2): "/x", (3, 0): "/y"}, within=[DirMove(1, 0, "/b", "/a", 10), DirMove(2, 0, "/b", "/a", 4)])
+    step = Step(3, "t", 0, (0, 1), (0, 2), (2,), (1,), 0, 0, 9, 0.0)
+    assert dir_plan.named(step).dirs == ("any", "/x")  # (3, 0) is not added by this step: broker 0 chooses
+    other = Step(4, "t", 1, (0, 1), (0, 2), (2,), (1,), 0, 0, 9, 0.0)
+    assert dir_plan.named(other) is other
+    assert dir_plan.summary() == {"named_for_new_replicas": 2, "moves_between_dirs": 2, "bytes_between_dirs": 14,
+                                  "unplaced": [], "dirs": []}
+
+
+def test_disk_room_is_each_brokers_bytes_before_the_plan_and_its_disks_limit_or_where_the_plan_leaves_it() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import disk_room
+    from kafka_rebalance.planner.peaks import DiskRoom
+
+    # Broker 0: 10 GiB holding nine 1 GiB (limit 8.5); broker 1: 10 GiB with 6 free holding 2 GiB, so 2 GiB of
+    # other files (limit 8.5 - 2), counted from the bytes before the plan; broker 2: no size, not in the room.
+    def state() -> ClusterState:
+        parts = [part("t", i, [0], size_bytes=GIB) for i in range(9)] + [part("u", 0, [1], size_bytes=2 * GIB)]
+        return ClusterState(disk_cluster({0: 10 * GIB, 1: 10 * GIB, 2: None}, parts, usable={1: 6 * GIB}), PlanOptions())
+
+    s = state()
+    s.move(0, 0, 1)
+    assert disk_room(s) == DiskRoom({0: 9 * GIB, 1: 2 * GIB}, {0: 8.5 * GIB, 1: 6.5 * GIB})
+    # A broker the plan leaves above its limit is held to where it ends.
+    assert disk_room(state()) == DiskRoom({0: 9 * GIB, 1: 2 * GIB}, {0: 9 * GIB, 1: 6.5 * GIB})
+    assert disk_room(ClusterState(disk_cluster({0: None}, [part("t", 0, [0], size_bytes=GIB)]), PlanOptions())) is None
+
+
+def test_a_dirs_limit_is_the_fraction_of_its_volume_less_its_other_files() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import dir_limit
+    from kafka_rebalance.snapshot import LogDir
+
+    assert dir_limit(LogDir("/a", 100, 40), 50.0, 0.8) == 80 - 10  # 60 used, 50 of them partitions
+    assert dir_limit(LogDir("/a", 100, 80), 50.0, 0.8) == 80  # more partition bytes than used: no other files
+    assert dir_limit(LogDir("/a", 100), 50.0, 0.8) == 80
+    assert dir_limit(LogDir("/a"), 50.0, 0.8) == np.inf
+
+
+def test_remove_log_dir_lowers_the_brokers_limit_to_its_other_dirs_and_keeps_their_replicas_in_place() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import kept_replicas
+
+    # Broker 0: /a (removed) holds t-0..t-2, 2 GiB each; /b (10 GiB, limit 8.5) u-0 and u-1; broker 1: /a and /b of
+    # 100 GiB, w-0 in /a. Partitions: t-0..t-2 are 0..2, u-0 and u-1 3 and 4, w-0 5.
+    parts = [part("t", i, [0], size_bytes=2 * GIB, log_dirs=["/a"]) for i in range(3)]
+    parts += [part("u", i, [0], size_bytes=2 * GIB, log_dirs=["/b"]) for i in range(2)]
+    parts += [part("w", 0, [1], size_bytes=GIB, log_dirs=["/a"])]
+    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 10 * GIB}, 1: {"/a": 100 * GIB, "/b": 100 * GIB}}, parts)
+    state = ClusterState(snap, PlanOptions(remove_log_dirs=("0:/a",)))
+    assert state.disk_limit.tolist() == [8.5 * GIB, 170 * GIB]
+    assert kept_replicas(state) == {(3, 0), (4, 0)}
+    goal = DiskCapacityGoal()
+    assert goal.accept_move(state, 0, 0, 1) and not goal.accept_move(state, 3, 0, 1)  # u-0 stays in /b
+    assert not goal.accept_move(state, 5, 1, 0)  # broker 0 holds 10 GiB against 8.5
+    plain = ClusterState(snap, PlanOptions())
+    assert plain.disk_limit.tolist() == [17 * GIB, 170 * GIB] and goal.accept_move(plain, 3, 0, 1)
+
+
+def test_relief_mode_optimize_sends_the_fewest_bytes_off_a_full_broker_and_names_what_is_left_above() -> None:
+    # Broker 1 is 0.5 GiB above its limit: one 1 GiB replica (m-0, the first of equals) goes, to broker 2, the only
+    # broker not sending (broker 0 is a donor for its dir /a). /a's brother relieves it: no move off broker 0.
+    s = relief_state(100 * GIB, c_dir=False)
+    goal = DiskCapacityGoal()
+    goal.optimize(s)
+    assert s.changes == [(9, 1, 2)] and goal.unrelieved == []
+
+    def broker(bid: int, size: float, limit: float | None) -> BrokerView:
+        return BrokerView(bid, 1, 0, 9, size, size, 0.1, 0, 0, 0, 1, limit)
+
+    view = BalanceView((broker(1, 3 * GIB, 2 * GIB), broker(2, GIB, 2 * GIB), broker(3, GIB, None)), (), 0.1, 10.0, (0, 9))
+    from kafka_rebalance.units import human_bytes
+
+    assert goal.relief_left(view) == {1: f"{human_bytes(3 * GIB)} of partitions after the plan against its limit "
+                                         f"{human_bytes(2 * GIB)} (--max-disk-usage of its capacity, less what else its "
+                                         "disks hold)"}
+
+
+@pytest.mark.parametrize("optimizer", ["heuristic", "exact"])
+def test_relief_plans_off_a_full_broker_and_a_full_dir_beyond_its_brothers_room(optimizer: str) -> None:
+    # Broker 0 holds 87 GiB against 85: its 2 GiB replica a-4 (from /a) leaves, to broker 2 (the only broker no
+    # donor); broker 1 sends one 1 GiB replica. /a, now at 44 GiB, needs no more than /b's 1.5 GiB of room: a-5
+    # fills /b to its limit. (The dir's need counts what its broker sent from it: a-5 and a-6 went off the broker too.)
+    snap = relief_state(c_dir=False).snapshot
+    plan = make_plan(snap, PlanOptions(relieve=True, optimizer=optimizer))
+    s = plan.summary
+    assert s["optimizer"]["used"] == optimizer
+    assert (s["replica_moves"], s["bytes_moved"]) == (2, 3 * GIB)
+    assert s["log_dirs"]["bytes_between_dirs"] == 1.5 * GIB
+    assert {(b, d["path"]): d["after_bytes"] for b, d in ((d["broker_id"], d) for d in s["log_dirs"]["dirs"])} == {
+        (0, "/a"): 42.5 * GIB, (0, "/b"): 42.5 * GIB}
+
+
+def test_the_log_dir_chart_scales_to_its_largest_figure_and_labels_each_dir_by_its_brokers_order() -> None:
+    import re
+
+    def texts(svg: str) -> list[str]:
+        return re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+
+    mib = 2**20
+    # The largest figure is /a's limit, 1 MiB exactly: the axis is in MiB, 0.0 to 1.0. /b is removed (no limit
+    # drawn), /z has no size (no limit).
+    rows = [{"broker_id": 0, "path": "/a", "removed": False, "limit_bytes": mib, "before_bytes": mib // 2, "peak_bytes": mib // 2,
+             "after_bytes": mib // 4},
+            {"broker_id": 0, "path": "/b", "removed": True, "limit_bytes": 0, "before_bytes": mib // 4, "peak_bytes": mib // 4,
+             "after_bytes": 0},
+            {"broker_id": 1, "path": "/z", "removed": False, "limit_bytes": None, "before_bytes": 0, "peak_bytes": 0, "after_bytes": 0}]
+    chart, = DiskCapacityGoal.report_charts({}, None, {"log_dirs": {"dirs": rows}})
+    assert (chart["id"], chart["title"]) == ("log-dirs", "Partition bytes per log dir")
+    assert texts(chart["svg"]) == ["0:0", "0:1 (removed)", "1:0", "broker:dir", "0.0", "0.2", "0.4", "0.6", "0.8", "1.0", "MiB",
+                                   "Partition bytes per log dir", "peak during the plan", "limit (--max-disk-usage)", "before",
+                                   "projected"]
+    assert 'id="log-dirs-limit-0.0"' in chart["svg"] and "log-dirs-limit-0.1" not in chart["svg"]
+    assert chart["caption"] == (
+        "Each log dir's partition bytes before, after the plan and (after execution) as Kafka reports them. Black ticks: "
+        "the most the dir holds at any step (every replica arriving before any leaves); red dashes: its limit, "
+        "--max-disk-usage of its volume less what else the volume holds. Dirs: 0:0 = /a; 0:1 = /b; 1:0 = /z.")
+    # Under a KiB the axis is in bytes; a final snapshot adds its bars (a dir it holds nothing in at 0).
+    small = [{**r, "limit_bytes": None, "before_bytes": 100, "peak_bytes": 100, "after_bytes": 50} for r in rows[:2]]
+    final = jbod_cluster({0: {"/a": GIB, "/b": GIB}}, [part("t", 0, [0], size_bytes=80, log_dirs=["/a"])])
+    chart, = DiskCapacityGoal.report_charts({}, final, {"log_dirs": {"dirs": small}})
+    assert texts(chart["svg"])[:3] == ["0:0", "0:1 (removed)", "broker:dir"] and "bytes" in texts(chart["svg"])
+    assert "100" in texts(chart["svg"]) and "final" in texts(chart["svg"])
+    assert 'id="log-dirs-bar-final-0.1"' in chart["svg"]
+    assert DiskCapacityGoal.report_charts({}, None, {"log_dirs": {"dirs": []}}) == []
+    assert DiskCapacityGoal.report_charts({}, None, None) == []
+
+
+def test_dirs_within_a_broker_are_balanced_by_their_limits_share_the_replica_nearest_the_gap_first() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+
+    # Broker 0: /a 10 GiB (limit 8.5) holds a-0..a-3 (4, 2, 1, 1 GiB), /b 30 GiB (limit 25.5) b-0 (2 GiB); broker 1
+    # has one dir. Shares of the 10 GiB by limit: /a 2.5, /b 7.5 (band +- 10 %). /a gives the replica nearest
+    # min(5.5, 5.5): 4 GiB (4 / 6); then nearest 1.5: the first 1 GiB (3 / 7; the 2 GiB is as near, not nearer);
+    # then only a replica under 0.5 + 0.5 GiB would bring both nearer: none, /a stays above its band.
+    parts = [part("a", i, [0], size_bytes=s * GIB, log_dirs=["/a"]) for i, s in enumerate([4, 2, 1, 1])]
+    parts += [part("b", 0, [0], size_bytes=2 * GIB, log_dirs=["/b"]), part("c", 0, [1], size_bytes=GIB, log_dirs=["/d"])]
+    # Broker 1's /e has no size: its dirs are not balanced, and /e has no limit.
+    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 30 * GIB}, 1: {"/d": 10 * GIB, "/e": None}}, parts)
+    out = plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.1)), [])
+    assert out.within == [DirMove(0, 0, "/b", "/a", 4 * GIB), DirMove(2, 0, "/b", "/a", GIB)]
+    assert [(d["path"], d["limit_bytes"], d["peak_bytes"], d["after_bytes"]) for d in out.dirs] == [
+        ("/a", round(8.5 * GIB), 8 * GIB, 3 * GIB), ("/b", round(25.5 * GIB), 7 * GIB, 7 * GIB),
+        ("/d", round(8.5 * GIB), GIB, GIB), ("/e", None, 0, 0)]
+    # At 20 % the first move leaves /a at 4 against 2.5 x 1.2 = 3: one more; at 70 %, /a's 4.25 GiB ceiling
+    # holds 4 GiB and /b's floor of 2.25 its 6: done after one.
+    assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.2)), []).within) == 2
+    assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.7)), []).within) == 1

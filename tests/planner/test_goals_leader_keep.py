@@ -118,3 +118,19 @@ def test_a_follower_stands_in_only_where_both_brokers_stay_in_their_band_under_t
     assert [int(s.sizes[q] // GiB) for q in range(s.n_parts) if ok(q)] == accepted
     gain, loss = window
     assert (low, high) == (4 * GiB - gain * GiB - 1, 4 * GiB + loss * GiB + 1)
+
+
+def test_the_leaders_moves_are_the_partitions_that_moved_one_replica_off_an_eligible_leader() -> None:
+    from kafka_rebalance.planner.goals.leader_keep import _leaders_moves
+
+    # a: its leader 0's replica to 2 (one); b: a follower's (not); c: two replicas (not); d: led by broker 4, which
+    # leaves (its replicas all go: not); e: its leader 1's to 3 (one).
+    s = planner_state([0, 1, 2, 3, 4], [part("a", 0, [0, 1]), part("b", 0, [0, 1]), part("c", 0, [0, 1]),
+                                        part("d", 0, [4, 1]), part("e", 0, [1, 0])], decommission_brokers=(4,))
+    s.move(0, 0, 2)
+    s.move(1, 1, 2)
+    s.move(2, 0, 2)
+    s.move(2, 1, 3)
+    s.move(3, 4, 2)
+    s.move(4, 1, 3)
+    assert _leaders_moves(s) == [(0, 0, 2), (4, 1, 3)]

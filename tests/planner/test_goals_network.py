@@ -184,3 +184,66 @@ def test_the_approver_reads_the_busiest_broker_against_its_share_and_capacity() 
         "- Goal network-in: 2 -> 0, met\n"
         "  - network in: busiest broker 0 at 3.0 MiB/s before, busiest after 2 at 2.0 MiB/s (its share 2.0 MiB/s); "
         "the most loaded broker at 3.00 -> 1.00x its share\n")
+
+
+def test_the_network_in_veto_keeps_receivers_under_and_eligible_senders_over_their_band() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from tests.support.clusters import planner_state
+
+    # In: 0 = 60 + 30, 1 = 30, 2 = 0 (t-3 is cold); share 40, band [36, 44] at 10 %.
+    s = planner_state([0, 1, 2], [part("t", 0, [0], rate=60.0), part("t", 1, [0], rate=30.0), part("t", 2, [1], rate=30.0),
+                                  part("t", 3, [2])], network_tolerance=0.1)
+    goal = NetworkInGoal()
+    assert goal.accept_move(s, 1, 0, 2)  # 0 -> 60, 2 -> 30
+    assert not goal.accept_move(s, 0, 0, 2)  # 2 would take 60, above 44
+    assert not goal.accept_move(s, 2, 1, 2)  # 1 would fall to 0, below 36
+    assert goal.accept_move(s, 3, 2, 0)  # no traffic: any move
+    s.move(1, 0, 2)  # the veto follows the plan's moves: 2 now holds 30
+    assert not goal.accept_move(s, 0, 0, 1) and goal.accept_move(s, 3, 2, 1)
+    # The band's edges widened by a millionth either way (rounding): 44 (1 + 1e-6) and 36 (1 - 1e-6).
+    assert (goal.load.tolist(), goal.hi.tolist()) == ([60.0, 30.0, 30.0], pytest.approx([44.0 * (1 + 1e-6)] * 3, rel=1e-12))
+    assert goal.lo.tolist() == pytest.approx([36.0 * (1 - 1e-6)] * 3, rel=1e-12)
+
+
+def test_network_out_hands_a_first_replica_over_that_fits_twice_the_smaller_of_excess_and_room() -> None:
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.network import NetworkOutGoal
+
+    # Broker 0 leads p0 (sends 30) and p1 (10): 40 against a share of 15, 25 over; broker 1 leads p2 (5), 10 of
+    # room; broker 2 none, 15 of room. p0 is too hot for anyone (30 >= 2 x min(25, 15)); p1 fits broker 2.
+    def case(p1_row: list[int], bounds: tuple[int, int]) -> tuple[bool, list[tuple[int, int]]]:
+        rows = np.asarray([[0, 1], p1_row, [1, 0]])
+        calls: list[tuple[int, int]] = []
+        done = NetworkOutGoal._hand_over([0], rows, np.ones((3, 2), dtype=bool), np.asarray([30.0, 10.0, 5.0]),
+                                         np.asarray([40.0, 5.0, 0.0]), np.full(3, 15.0), np.asarray([2, 1, 0]),
+                                         {0: [0, 1], 1: [2]}, lambda p, j: calls.append((p, j)), bounds,
+                                         np.ones(3, dtype=bool))  # fmt: skip
+        return done, calls
+
+    assert case([0, 2], (0, 5)) == (True, [(1, 1)])
+    # Broker 0 may not fall below 2 first replicas: broker 2 leads nothing to give back.
+    assert case([0, 2], (2, 5)) == (False, [])
+    # On broker 1 instead (10 < 2 x 10), which gives back p2 (cooler: 5 < 10) to broker 0 (slot 1 of p2).
+    assert case([0, 1], (2, 5)) == (True, [(1, 1), (2, 1)])
+
+
+def test_shares_go_by_capacity_only_when_every_broker_has_one() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal, shares
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+
+    assert shares(120.0, [100.0, 100.0, 200.0]) == [30.0, 30.0, 60.0]
+    assert shares(120.0, [100.0, None, 200.0]) == [40.0, 40.0, 40.0]
+    assert shares(120.0, [100.0, 0.0, 200.0]) == [40.0, 40.0, 40.0]
+    assert shares(120.0, []) == []
+
+    def broker(bid: int, load: float, target: float) -> BrokerView:
+        return BrokerView(bid, 1, 0, 9, 0.0, 0.0, 0.1, 0, 0, 0, network_in=load, network_in_target=target)
+
+    # 0.2 off, 0.1 off (the tolerance: within), no share at all (0).
+    view = BalanceView((broker(1, 48.0, 40.0), broker(2, 36.0, 40.0), broker(3, 5.0, 0.0)), (), 0.1, 10.0, (0, 9),
+                       network_tolerance=0.1)
+    check = NetworkInGoal().check(view)
+    assert (check.value, check.reached, check.offenders) == (pytest.approx(0.2), False, (1,))
+    assert check.per_broker == pytest.approx({1: 0.2, 2: 0.1, 3: 0.0})
+    assert NetworkInGoal.gate_allowance(0.05, 0.1) == 0.1 and NetworkInGoal.gate_allowance(0.3, 0.1) == 0.3

@@ -297,3 +297,20 @@ def test_with_nobody_below_the_floor_a_chain_starts_at_a_broker_above_the_ceil()
     parts = [part("t", i, [0, 1]) for i in range(3)] + [part("t", i, [1, 2]) for i in (3, 4)]
     parts += [part("t", 5, [2, 3]), part("t", 6, [3, 0])]
     assert spread_leaders(parts, 4) == ([1, 0, 0, 2, 1, 2, 3], [1, 0, 0, 1, 0, 0, 0])
+
+
+def test_the_veto_follows_the_plans_moves_and_binds_an_eligible_sender_only() -> None:
+    from tests.support.clusters import planner_state
+
+    # t: four partitions, t-0..t-2 on broker 0 and t-3 on broker 3, which leaves: 4 over brokers 0..2, a band of 1..2.
+    s = planner_state([0, 1, 2, 3], [part("t", 0, [0]), part("t", 1, [0]), part("t", 2, [0]), part("t", 3, [3])],
+                      decommission_brokers=(3,))
+    goal = TopicSpreadGoal()
+    assert goal.accept_move(s, 0, 0, 1)  # 0: 3 -> 2, 1: 0 -> 1
+    s.move(0, 0, 1)
+    assert goal.accept_move(s, 3, 3, 1)  # a leaving broker may fall below any band
+    s.move(3, 3, 1)
+    assert not goal.accept_move(s, 1, 0, 1)  # 1 holds 2, its ceiling
+    assert goal.accept_move(s, 1, 0, 2)
+    s.move(1, 0, 2)
+    assert not goal.accept_move(s, 2, 0, 2)  # 0 would fall to 0, below its floor (2 could take it)

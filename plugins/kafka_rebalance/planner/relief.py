@@ -209,6 +209,8 @@ def relieve(state: ClusterState, donors: Sequence[Donor], gain: Callable[[int], 
         # A follower before a leader of the same size: a moved leader is a leader change clients see.
         pool.sort(key=lambda p: (int(state.sizes[p]), int(state.leader[p]) == b, p))
         need = donor.need
+        if not donor.whole:  # its need is the dir's at the snapshot: what its broker's own relief sent from it counts
+            need -= sum(gain(p) for p in donor.parts if b not in state.row(p))
         while need > 0:
             pick = fewest_bytes([float(state.sizes[p]) for p in pool], [gain(p) for p in pool], need)
             if pick is None:

@@ -54,7 +54,7 @@ class DiskCapacityGoal(Goal):
 
     def _kept(self, state: ClusterState) -> set[tuple[int, int]]:
         """``kept_replicas`` of ``state``, computed once per state."""
-        if getattr(self, "_kept_of", None) is not state:
+        if getattr(self, "_kept_of", None) is not state:  # a cache: recomputing each call gives the same set, slower
             self._kept_of, self._kept_set = state, kept_replicas(state)
         return self._kept_set
 
@@ -131,7 +131,7 @@ class DiskCapacityGoal(Goal):
                                                              disk_fill(state), dir_room(state))]
             return
         limit = state.disk_limit
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
         excess = state.bytes[elig] - limit[elig]
         for b in elig[np.argsort(-excess, kind="stable")].tolist():
             while float(state.bytes[b]) > limit[b] + SLACK_BYTES:
@@ -165,8 +165,10 @@ class DiskCapacityGoal(Goal):
                   charts.Series("projected", [float(r["after_bytes"]) for r in rows])]
         if final is not None:
             now = dir_data(final)
+            # A dir the final snapshot holds nothing in: 0 (broker_bars draws None as 0 too: the same chart).
             series.append(charts.Series("final", [now.get(k, 0.0) for k in keys]))
         limits = [None if r["limit_bytes"] is None or r.get("removed") else float(r["limit_bytes"]) for r in rows]
+        # ``top`` picks the unit only: any floor below 1 KiB (1.0 here, a missing limit as 0) picks bytes alike.
         top = max([v for s in series for v in s.values if v is not None] + [x or 0.0 for x in limits] + [1.0])
         divisor, unit = next(((float(1024**k), u) for k, u in ((4, "TiB"), (3, "GiB"), (2, "MiB"), (1, "KiB"))
                               if top >= 1024**k), (1.0, "bytes"))  # fmt: skip
@@ -181,7 +183,7 @@ class DiskCapacityGoal(Goal):
                                  marks=[float(r["peak_bytes"]) for r in rows], mark_label="peak during the plan",
                                  limits=limits, limit_label="limit (--max-disk-usage)", tick_labels=labels,
                                  xlabel="broker:dir")
-        legend = "; ".join(f"{label.split(' ')[0]} = {d}" for (_, d), label in zip(keys, labels))
+        legend = "; ".join(f"{label.split(' ')[0]} = {d}" for (_, d), label in zip(keys, labels))  # one space: split() alike
         return [{"id": chart_id, "title": title, "svg": svg,
                  "caption": "Each log dir's partition bytes before, after the plan and (after execution) as Kafka reports "
                             "them. Black ticks: the most the dir holds at any step (every replica arriving before any "
@@ -407,7 +409,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
 
     def fill(k: tuple[int, str]) -> float:
         lim = limit[k]
-        return math.inf if lim <= 0 else peak[k] / lim if math.isfinite(lim) else 0.0
+        return math.inf if lim <= 0 else peak[k] / lim if math.isfinite(lim) else 0.0  # (peak / inf is 0.0 as well)
 
     def place(p: int, b: int, avoid: str | None) -> str | None:
         """The least full dir of ``b`` (by its peak's fraction of its limit, then bytes, then path) that holds
