@@ -98,7 +98,11 @@ class ClusterState:
         self.bytes = np.bincount(
             self.R[valid], weights=np.broadcast_to(self.sizes[:, None], self.R.shape)[valid], minlength=n_b
         ).astype(np.int64)
-        self.disk_limit = disk_limits(snapshot, self.bytes, options.max_disk_usage)
+        self.start_bytes = self.bytes.copy()  # before the plan (state.bytes follows every change)
+        # The disks' own limits, as found; ``disk_limit`` is what the plan must end under (lower where
+        # --remove-log-dir takes dirs away), ``volume_limit`` what a step may never pass (peaks.py).
+        self.volume_limit = disk_limits(snapshot, self.bytes, options.max_disk_usage)
+        self.disk_limit = self.volume_limit
         if options.remove_log_dirs:
             # The disk goal owns the rule; imported here, as it imports this module.
             from kafka_rebalance.planner.goals.disk_capacity import without_removed_dirs

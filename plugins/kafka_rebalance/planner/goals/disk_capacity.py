@@ -212,12 +212,8 @@ def disk_room(state: ClusterState) -> DiskRoom | None:
     A broker the plan leaves above it (this goal then reports itself unreached: the placement goals forced
     more onto it) is held to its bytes after the plan instead: no step takes it beyond where the plan ends.
     ``state``: after the replica goals (``state.bytes`` are the bytes after the plan)."""
-    from kafka_rebalance.planner.state import disk_limits
-
-    valid = state.R >= 0
-    start = np.bincount(state.R[valid], weights=np.broadcast_to(state.sizes[:, None], state.R.shape)[valid],
-                        minlength=state.n_brokers)  # fmt: skip
-    limit = np.maximum(disk_limits(state.snapshot, start, state.options.max_disk_usage), state.bytes)
+    start = state.start_bytes
+    limit = np.maximum(state.volume_limit, state.bytes)
     known = [i for i in range(state.n_brokers) if math.isfinite(limit[i])]
     if not known:
         return None
