@@ -188,7 +188,7 @@ class _BatchThrottles:
         if self.auto is not None:
             # The batch's rates (its throttles.json, as approved) give way to the headroom's, never above them.
             self.auto.start(self.ex.ledger.throttle_entry(self.batch.id))
-            auto = self.auto.want(bid for bid, cfg in self.brokers if set(cfg) & set(BROKER_THROTTLE_KEYS))
+            auto = self.auto.want(self.rated())
             self.ex.ledger.save()
         for bid, cfg in self.brokers:
             self.ex.admin.alter_configs(BROKER, str(bid), dict(sorted({**cfg, **auto.get(bid, {})}.items())))
