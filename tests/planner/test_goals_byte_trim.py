@@ -180,3 +180,35 @@ def test_the_swap_keeps_counts_so_the_count_goal_does_not_veto_it() -> None:
     s.vetoes = [ReplicaCountGoal()]
     ByteTrimGoal().optimize(s)
     assert [s.row(p) for p in range(4)] == [[0], [1], [0], [1]]
+
+
+# --------------------------------------------------------------------------- after the leader-keeping pass
+
+
+def test_after_the_leader_swaps_a_followers_move_is_trimmed_for_a_smaller_follower_never_for_a_leader() -> None:
+    # f (4 GiB, led by 2) moved from 0 to 1. On 0, l (3, led by 0) and s (3, led by 2): equal sizes, l first in
+    # the index. Bytes 6 / 6 / 12, band at 50 % about 4..12: l would fit, but it would move 0's leadership.
+    s = planner_state([0, 1, 2], [part("f", 0, [2, 0], size_bytes=4 * GiB), part("l", 0, [0, 2], size_bytes=3 * GiB),
+                                  part("s", 0, [2, 0], size_bytes=3 * GiB), part("g", 0, [1, 2], size_bytes=2 * GiB)],
+                      targets=True, byte_tolerance=0.5)
+    s.move(0, 0, 1)
+    ByteTrimGoal(followers_only=True).optimize(s)
+    assert [s.row(p) for p in range(4)] == [[2, 0], [1, 2], [0, 2], [2, 1]]  # f, g, l, s (topic order)
+    assert s.moved_bytes() == 3 * GiB and s.moved_replicas() == 1
+
+
+def test_after_the_leader_swaps_no_donor_is_trimmed_above_the_fullest_broker() -> None:
+    # f (4, led by 2) moved from 0 to 1: 8 / 7 / 6 GiB, 0 the fullest. The band (mean 7 at 50 %) lets s (2 GiB)
+    # stand in for f, which the plain trim does (0 ends at 10); the follower trim keeps 0 at 8, max/mean unchanged.
+    def moved() -> ClusterState:
+        s = planner_state([0, 1, 2], [part("f", 0, [2, 0], size_bytes=4 * GiB), part("s", 0, [2, 0], size_bytes=2 * GiB),
+                                      part("h", 0, [0], size_bytes=6 * GiB), part("g", 0, [1], size_bytes=3 * GiB)],
+                          targets=True, byte_tolerance=0.5)
+        s.move(0, 0, 1)
+        return s
+
+    plain, followers = moved(), moved()
+    ByteTrimGoal().optimize(plain)
+    ByteTrimGoal(followers_only=True).optimize(followers)
+    assert plain.row(3) == [2, 1] and plain.bytes[0] == 10 * GiB  # s (partitions in topic order: f, g, h, s)
+    assert followers.row(0) == [2, 1] and followers.row(3) == [2, 0] and followers.bytes[0] == 8 * GiB

@@ -7,9 +7,15 @@ counts do not change, r ends lighter and d heavier by the difference, and every
 earlier goal may still veto q's move (rack safety, placement). Largest moves first,
 so the biggest savings are taken before the band's slack is used up. Every swap
 strictly lowers the bytes moved, so it ends.
+
+Run again after the leader-keeping pass (``followers_only``, leader_keep.py) it takes back what that
+pass spent: there only followers' moves are trimmed, for followers, and no broker ends above the
+fullest eligible one, so leaders and byte max/mean stay as they are.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal, donor_index, tallies_accept, trade_back
 from kafka_rebalance.planner.state import ClusterState
@@ -27,9 +33,15 @@ class ByteTrimGoal(Goal):
 
     name = "byte-trim"
 
+    def __init__(self, followers_only: bool = False) -> None:
+        self.followers_only = followers_only
+
     def optimize(self, state: ClusterState) -> None:
         edge = EDGE * state.options.byte_tolerance * state.byte_centre
         self.upper = state.byte_hi - edge
+        if self.followers_only and len(state.eligible_idx):
+            # d takes bytes back: never above the fullest broker, so byte max/mean does not rise.
+            self.upper = np.minimum(self.upper, float(state.bytes[state.eligible_index_arr].max()))
         self.lower = state.byte_lo + edge
         moved = state.moved_bytes()
         for _ in range(PASSES):
@@ -54,6 +66,10 @@ class ByteTrimGoal(Goal):
             adds = [b for b in row if b not in orig]
             removes = [b for b in orig if b not in row]
             if len(adds) == 1 and len(removes) == 1 and state.eligible[removes[0]] and state.rack_safe(orig):
+                # followers_only: p goes back to its original row, so that row must be led by its first replica
+                # (else p would count against Kafka's leader-imbalance threshold and be elected).
+                if self.followers_only and (state.leader[p] == removes[0] or state.leader[p] != orig[0]):
+                    continue
                 out.append((p, removes[0], adds[0]))
         out.sort(key=lambda m: (-int(state.sizes[m[0]]), m[0]))
         return out
@@ -77,7 +93,7 @@ class ByteTrimGoal(Goal):
             if not tallies_accept(state, p, r, d):
                 continue
 
-            q = self._smaller(state, d, r, p, floor, sp)
+            q = self._smaller(state, d, r, p, floor, sp, self.followers_only)
             if q is None:
                 continue
             trade_back(state, p, q, d, r)
@@ -85,8 +101,11 @@ class ByteTrimGoal(Goal):
         return saved
 
     @staticmethod
-    def _smaller(state: ClusterState, d: int, r: int, p: int, floor: float, sp: int) -> int | None:
-        """The smallest untouched replica on d of size in [floor, sp) that may move to r; it leaves d's index."""
+    def _smaller(state: ClusterState, d: int, r: int, p: int, floor: float, sp: int,
+                 followers_only: bool = False) -> int | None:  # fmt: skip
+        """The smallest untouched replica on d of size in [floor, sp) that may move to r (``followers_only``: one
+        d does not lead); it leaves d's index."""
         return donor_index(state, d).smallest_untouched(
-            floor, sp, lambda q: q != p and state.accepts(q, d, r, count_neutral=True), SEARCH
+            floor, sp, lambda q: q != p and not (followers_only and state.leader[q] == d)
+            and state.accepts(q, d, r, count_neutral=True), SEARCH
         )
