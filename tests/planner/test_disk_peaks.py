@@ -13,7 +13,9 @@ files (plan.json's batches, each batch's reassignment and rollback, schedule.jso
 
 A broker's ceiling is its limit, or its bytes after the whole plan where the plan leaves it above its limit
 (placement forced more onto it than its disk holds; the disk-capacity goal must then say it is unreached,
-naming the broker): no step takes a broker beyond the larger of the two.
+naming the broker): no step takes a broker beyond the larger of the two. A log dir's ceiling is its limit, or
+its bytes before the plan where it started above (it may end no fuller than it started): where placement
+forces a replica onto a broker none of whose dirs can hold it, the plan refuses in one line naming the dir.
 
 The capacities are the test's: each broker's disk is its bytes before the plan / 0.80, scaled by a factor
 in 0.95..1.5 drawn from its position (an empty broker takes the mean's), every third broker's disk split
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from dataclasses import replace
 from functools import cache
@@ -58,6 +61,13 @@ MEMBERS = [n for n in corpus.small_members(40, 2_000) if n not in ("tiny-3b-rf3"
 
 # And random draws of the corpus' features (corpus.draw), small: 20 of them cost about 2 s.
 DRAWS = [f"draw-{seed}" for seed in range(20)]
+
+# Plans that must refuse: decommissioning three of twelve brokers (or replacing a dead one) leaves some replica
+# no broker with a dir that holds it (every other broker is at its limit, or the replica is larger than any dir
+# of the broker placement must put it on). test_a_replica_no_log_dir_can_hold_stops_the_plan_in_one_line checks
+# each refusal against the test's own limits.
+REFUSED = ("pareto-12b-433-decom25", "draw-5", "draw-7", "draw-10", "draw-13", "draw-15")
+PLANNED = [n for n in MEMBERS + DRAWS if n not in REFUSED]
 
 Key = tuple[str, int]
 
@@ -97,15 +107,20 @@ def with_disks(snapshot: Snapshot) -> Snapshot:
     return replace(snapshot, brokers=tuple(brokers), partitions=parts)
 
 
-@cache
-def planned(name: str) -> tuple[Snapshot, dict[str, Any]]:
-    """The member with the test's disks and its plan directory's files (relative path -> parsed JSON)."""
+def member(name: str) -> tuple[Snapshot, PlanOptions]:
+    """The member (or draw) with the test's disks, and the options it is planned with."""
     if name.startswith("draw-"):
         snapshot, options = corpus.draw(int(name.removeprefix("draw-")), max_brokers=12, max_partitions=240)
     else:
         snapshot, options = corpus.member(name)
-    snapshot = with_disks(snapshot)
-    plan = make_plan(snapshot, PlanOptions(optimizer="heuristic", max_disk_usage=MAX_USAGE, **options))
+    return with_disks(snapshot), PlanOptions(optimizer="heuristic", max_disk_usage=MAX_USAGE, **options)
+
+
+@cache
+def planned(name: str) -> tuple[Snapshot, dict[str, Any]]:
+    """The member with the test's disks and its plan directory's files (relative path -> parsed JSON)."""
+    snapshot, options = member(name)
+    plan = make_plan(snapshot, options)
     files, _ = render(plan, "snapshot.json")
     return snapshot, {path: json.loads(data) for path, data in files.items() if path.endswith(".json")}
 
@@ -192,23 +207,25 @@ def batch_ends(disks: Disks, after: list[dict[str, Any]], before: dict[Key, list
 
 
 def ceilings(snapshot: Snapshot, files: dict[str, Any]) -> tuple[dict[int, float], dict[tuple[int, str], float]]:
-    """Each broker's and each log dir's ceiling: its limit, or its bytes after the whole plan where the plan leaves it
-    above (a broker: the disk-capacity goal then says it is unreached, naming it; a dir: the plan lists it in
-    summary.log_dirs.over_limit, a replica no dir of its broker could hold)."""
+    """Each broker's and each log dir's ceiling. A broker's: its limit, or its bytes after the whole plan where the
+    plan leaves it above (the disk-capacity goal then says it is unreached, naming it). A dir's: its limit, or its
+    bytes before the plan where it started above (summary.log_dirs.over_limit lists it if it ends above its limit)."""
     broker_limit, dir_limit = limits(snapshot)
     final = final_bytes(snapshot, files)
     above = sorted(b for b, lim in broker_limit.items() if final[b] > lim + SLACK)
     if above:
         goal = next(g for g in files["plan.json"]["summary"]["goals"] if g["name"] == "disk-capacity")
         assert not goal["reached"] and goal["after"]["offenders"] == above
+    start = dict(Disks(snapshot).dir)
     disks = Disks(snapshot)
     for row in files["plan.json"]["batches"]:
         batch_ends(disks, *batch_sides(files, row))
     over = [k for k, lim in sorted(dir_limit.items()) if disks.dir[k] > lim + SLACK]
     listed = files["plan.json"]["summary"].get("log_dirs", {}).get("over_limit", [])
     assert [line.split(":")[0] for line in listed] == [f"broker {b} log dir {d}" for b, d in over]
-    return ({b: max(lim, final[b]) for b, lim in broker_limit.items()},
-            {k: max(lim, disks.dir[k]) for k, lim in dir_limit.items()})
+    ceiling = {k: max(lim, start.get(k, 0.0)) for k, lim in dir_limit.items()}
+    assert [k for k in over if disks.dir[k] > ceiling[k] + SLACK] == [], "a dir ends fuller than its ceiling"
+    return {b: max(lim, final[b]) for b, lim in broker_limit.items()}, ceiling
 
 
 def batch_peaks(snapshot: Snapshot, files: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -285,7 +302,7 @@ def schedule_peaks(snapshot: Snapshot, files: dict[str, Any]) -> list[str]:
     return over
 
 
-@pytest.mark.parametrize("name", MEMBERS + DRAWS)
+@pytest.mark.parametrize("name", PLANNED)
 def test_no_batch_takes_a_broker_or_a_log_dir_over_its_limit(name: str) -> None:
     snapshot, files = planned(name)
     if name in MEMBERS:
@@ -293,7 +310,7 @@ def test_no_batch_takes_a_broker_or_a_log_dir_over_its_limit(name: str) -> None:
     assert batch_peaks(snapshot, files)[0] == []
 
 
-@pytest.mark.parametrize("name", MEMBERS + DRAWS)
+@pytest.mark.parametrize("name", PLANNED)
 def test_no_start_of_the_continuous_schedule_takes_a_broker_or_a_log_dir_over_its_limit(name: str) -> None:
     snapshot, files = planned(name)
     if name in MEMBERS:
@@ -306,11 +323,33 @@ def test_no_start_of_the_continuous_schedule_takes_a_broker_or_a_log_dir_over_it
                                                    for b in sorted(ceiling)}
 
 
-@pytest.mark.parametrize("name", MEMBERS + DRAWS)
+@pytest.mark.parametrize("name", PLANNED)
 def test_every_new_replica_on_a_broker_with_several_log_dirs_lands_in_a_named_dir(name: str) -> None:
     snapshot, files = planned(name)
     assert batch_peaks(snapshot, files)[1] == []
     assert files["plan.json"]["summary"].get("log_dirs", {}).get("unplaced", []) == []
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_a_replica_no_log_dir_can_hold_stops_the_plan_in_one_line(name: str) -> None:
+    snapshot, options = member(name)
+    with pytest.raises(PlanError) as refused:
+        make_plan(snapshot, options)
+    message = str(refused.value)
+    assert "\n" not in message
+    got = re.fullmatch(r"broker (\d+) log dir (\S+): ([\d,]+) bytes of partitions after the plan against its limit "
+                       r"([\d,]+): no log dir of broker \1 holds (\S+) \(([\d,]+) bytes\), which the plan must put there; .+",
+                       message)
+    assert got is not None, message
+    b, d = int(got[1]), got[2]
+    held, limit, size = (int(got[i].replace(",", "")) for i in (3, 4, 6))
+    # The dir and its limit as the test computes them (or its bytes before the plan, had it started above).
+    _, dir_limits = limits(snapshot)
+    start = Disks(snapshot).dir.get((b, d), 0.0)
+    assert limit == round(max(dir_limits[(b, d)], start))
+    assert held > limit + SLACK and 0 < size <= held
+    sizes = {p.name: p.size_bytes for p in snapshot.partitions}
+    assert sizes[got[5]] == size
 
 
 # ------------------------------------------------------------------------------------------------ worked by hand

@@ -7,8 +7,9 @@ older Kafka, a hand-written or simulated snapshot) has no limit: this goal canno
 says so in its target, rather than guess one.
 
 Hard: ``--goals`` cannot drop it. Its veto keeps every later move off a broker it would fill past
-its limit, its exact-model rows hold the solver to the same, and its own actions relieve a broker
-that is over its limit already, moving what comes closest to the excess first.
+its limit, or none of whose log dirs could hold the replica (``DirTally``); its exact-model rows hold
+the solver to the broker's limit, and its own actions relieve a broker (and a log dir) that is over its
+limit already, moving what comes closest to the excess first.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kafka_rebalance.cluster.admin import LOG_DIR_RATE
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions, removed_log_dir
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
@@ -151,6 +153,31 @@ class DiskCapacityGoal(Goal):
                     self.unrelieved.append(state.bid(b))
                     break
                 state.move(p, b, chosen[p])
+        self._relieve_dirs(state)
+
+    def _relieve_dirs(self, state: ClusterState) -> None:
+        """Move replicas off each log dir the plan has filled past its ceiling (``DirTally``: placement forced a
+        replica onto a broker none of whose dirs could hold it), the one closest to the dir's excess first (those
+        at least as large before the smaller), to the broker that will be least full among those that accept it.
+        A dir left above is the log-dir planner's to refuse (``plan_log_dirs``)."""
+        tally = dir_tally(state)
+        for k in sorted(k for k in tally.ceiling if k[1] in tally.paths.get(k[0], ()) and tally.over(k) > 0):
+            b, path = k
+            tried: set[int] = set()
+            while (excess := dir_tally(state).over(k)) > 0:
+                pool = sorted((p for (p, q), d in tally.where.items() if q == b and d == path and p not in tried
+                               and not state.frozen[p]), key=lambda p: (int(state.sizes[p]) < excess,
+                                                                        abs(int(state.sizes[p]) - excess), p))  # fmt: skip
+                move = None
+                for p in pool[:SEARCH]:
+                    tried.add(p)
+                    dst = self._destination(state, p, b)
+                    if dst is not None:
+                        move = p, dst
+                        break
+                if move is None:
+                    break
+                state.move(move[0], b, move[1])
 
     @classmethod
     def report_charts(cls, entry: Mapping[str, Any], final: Any = None,
@@ -236,9 +263,12 @@ def disk_room(state: ClusterState, dir_plan: LogDirPlan | None = None) -> DiskRo
 # goes to a dir that holds it at its peak (every arrival, no departure: no order of the steps can take it
 # over), else to one that holds it once the dir's departures have ended (the batches and the schedule then
 # start it after them: peaks.py holds every dir as every broker), else to a dir a move between the broker's
-# dirs first makes room in. A replica no dir can take (placement forced it onto the broker, or it is larger
-# than what a dir can free) goes to the roomiest dir, which the plan lists as left above its limit; and where
-# no order of the steps keeps every dir within its limit, planning stops naming the dir (DiskLedger.stuck).
+# dirs first makes room in, else to the dir the veto counted it in (DirTally). The veto refuses a move where no
+# dir of the destination holds the replica given what the plan has put in and taken out of each so far, so
+# the goals pick another broker; a replica placement forced onto a broker none of whose dirs holds it (and
+# the disk goal could not move on) stops the plan, naming the dir. A dir that started above its limit may end
+# no fuller than it started (listed in summary.log_dirs.over_limit while above). Where no order of the steps
+# keeps every dir within its limit, planning stops naming the dir (DiskLedger.stuck).
 #
 # Log dirs sharing one volume would count against it once; the snapshot records each dir's path and its
 # volume's total and usable bytes, not which volume it is on (two equal disks report the same figures), so
@@ -270,7 +300,7 @@ class LogDirPlan:
     # relief mode: dirs still above their limit after the plan, "broker 3 dir /a: 9.2 GiB of partitions ..."
     unrelieved: list[str] = field(default_factory=list)
     dirs: list[dict[str, Any]] = field(default_factory=list)
-    # dirs the plan leaves above their limits (a replica no dir of its broker could hold), "broker 3 log dir /a: ..."
+    # dirs the plan leaves above their limits (each started above and ends no fuller), "broker 3 log dir /a: ..."
     over: list[str] = field(default_factory=list)
     # (partition index, broker id) -> its dir before the plan, on brokers with several dirs where the snapshot says
     where: dict[tuple[int, int], str] = field(default_factory=dict)
@@ -295,9 +325,101 @@ class LogDirPlan:
 
 def has_room(state: ClusterState, p: int, b: int) -> bool:
     """Would a replica of ``p`` keep broker ``b`` within its disk limit, and fit in one of its log dirs?"""
-    size = float(state.sizes[p])
-    return (float(state.bytes[b]) + size <= state.disk_limit[b] + SLACK_BYTES
-            and size <= largest_dirs(state)[b] + SLACK_BYTES)
+    return float(state.bytes[b]) + float(state.sizes[p]) <= state.disk_limit[b] + SLACK_BYTES and dir_fits(state, p, b)
+
+
+def dir_fits(state: ClusterState, p: int, b: int) -> bool:
+    """Would a replica of ``p`` arriving on broker ``b`` fit in one of its log dirs, given every replica the plan
+    has put in or taken out of each dir so far (``DirTally``)? True on a broker with one dir."""
+    tally = dir_tally(state)
+    return b not in tally.paths or tally.pick(state, p, b) is not None
+
+
+class DirTally:
+    """Per log dir of each broker with several (broker index, path): its bytes of partitions after the replica
+    changes so far, and its ceiling: its limit (``dir_limit``), or its bytes before the plan where it started
+    above (such a dir may end no fuller than it started). Each replica the plan brings to such a broker is
+    counted in one dir (``pick``), each one it takes away leaves the dir it was counted in, so every dir of the
+    tally stays within its ceiling when every arrival was vetted (a replica placement forces onto a broker may
+    take its roomiest dir beyond: ``LogDirPlan`` then refuses the plan). The log-dir planner places replicas
+    afresh, the largest first; the tally's dirs are its fallback, a placement known to fit.
+
+    Kept up to date from ``state.changes`` (as the topic-spread goal keeps its counts): the veto asks it for
+    every candidate move, so an answer costs a lookup per dir of the destination."""
+
+    def __init__(self, state: ClusterState) -> None:
+        snap, options = state.snapshot, state.options
+        gone = removed_dirs(options.remove_log_dirs)
+        self.paths: dict[int, list[str]] = {}  # broker index -> its dirs that may receive, sorted
+        self.load: dict[tuple[int, str], float] = {}
+        self.ceiling: dict[tuple[int, str], float] = {}
+        self.where: dict[tuple[int, int], str] = {}  # (partition, broker index) -> dir, replicas in a known dir
+        self.home: dict[tuple[int, int], str] = {}  # the same before the plan
+        self.seen = 0  # state.changes applied
+        jbod = {i: b for i, b in enumerate(snap.brokers) if len(b.log_dirs) > 1}
+        if not jbod:
+            return
+        data = dir_data(snap)
+        for i, b in jbod.items():
+            self.paths[i] = sorted(d.path for d in b.log_dirs if (b.id, d.path) not in gone)
+            for d in b.log_dirs:
+                k = (i, d.path)
+                self.load[k] = data.get((b.id, d.path), 0.0)
+                self.ceiling[k] = max(dir_limit(d, self.load[k], options.max_disk_usage), self.load[k])
+        index = state.index_of
+        for p, part in enumerate(snap.partitions):
+            for bid, path in zip(part.replicas, part.log_dirs):
+                if path is not None and index[bid] in jbod:
+                    self.where[(p, index[bid])] = self.home[(p, index[bid])] = path
+
+    def catch_up(self, state: ClusterState) -> None:
+        changes = state.changes
+        if not self.paths:
+            self.seen = len(changes)
+            return
+        for p, src, dst in changes[self.seen:]:
+            size = float(state.sizes[p])
+            if src in self.paths:
+                d = self.where.pop((p, src), None)
+                if d is not None:
+                    self.load[(src, d)] -= size
+            if dst in self.paths:
+                d = self.pick(state, p, dst)
+                if d is None:  # forced (placement, the exact model): its home dir, else the roomiest
+                    d = self.home.get((p, dst)) or max(self.paths[dst], key=lambda x: (self._room((dst, x)), x))
+                self.where[(p, dst)] = d
+                self.load[(dst, d)] += size
+        self.seen = len(changes)
+
+    def _room(self, k: tuple[int, str]) -> float:
+        return self.ceiling[k] - self.load[k] + SLACK_BYTES
+
+    def over(self, k: tuple[int, str]) -> float:
+        """The bytes by which dir ``k`` is above its ceiling (<= 0: within it)."""
+        return self.load[k] - self.ceiling[k] - SLACK_BYTES
+
+    def pick(self, state: ClusterState, p: int, b: int) -> str | None:
+        """The dir of broker ``b`` a replica of ``p`` arriving there would be in: its own dir where it comes back
+        to the broker it left (the plan leaves it there), else the roomiest that holds it; None when none does."""
+        size = float(state.sizes[p])
+        home = self.home.get((p, b))
+        if home is not None and home in self.paths[b]:
+            return home if self._room((b, home)) >= size else None
+        best = max(self.paths[b], key=lambda x: (self._room((b, x)), x), default=None)
+        return best if best is not None and self._room((b, best)) >= size else None
+
+
+_TALLY: weakref.WeakKeyDictionary[ClusterState, DirTally] = weakref.WeakKeyDictionary()
+
+
+def dir_tally(state: ClusterState) -> DirTally:
+    """The state's ``DirTally``, caught up with its changes (one per state: built on first use)."""
+    got = _TALLY.get(state)
+    if got is None:
+        got = _TALLY[state] = DirTally(state)
+    if got.seen != len(state.changes):
+        got.catch_up(state)
+    return got
 
 
 _LARGEST: weakref.WeakKeyDictionary[ClusterState, np.ndarray] = weakref.WeakKeyDictionary()
@@ -447,6 +569,8 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
     limit = {(bid, d.path): (0.0 if (bid, d.path) in gone else dir_limit(d, data.get((bid, d.path), 0.0), options.max_disk_usage))
              for bid, b in jbod.items() for d in b.log_dirs}
     peak = {k: data.get(k, 0.0) for k in limit}  # every arrival, no departure
+    # What a new replica may fill a dir to: its limit, or its bytes before the plan where it started above.
+    ceil = {k: lim if k in gone else max(lim, peak[k]) for k, lim in limit.items()}
     final = dict(peak)  # after the whole plan
     where: dict[tuple[int, int], str] = {}  # (partition index, broker id) -> dir, for replicas in a known dir
     for p, part in enumerate(snap.partitions):
@@ -470,7 +594,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
         ``p`` at its peak; None when none does."""
         s = float(size[p])
         ok = [d.path for d in jbod[b].log_dirs if d.path != avoid and (b, d.path) not in gone
-              and peak[(b, d.path)] + s <= limit[(b, d.path)] + SLACK_BYTES]
+              and peak[(b, d.path)] + s <= ceil[(b, d.path)] + SLACK_BYTES]
         if not ok:
             return None
         return min(ok, key=lambda d: (fill((b, d)), peak[(b, d)], d))
@@ -497,7 +621,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
                        and not state.frozen[p] and not state.touched[p]), key=lambda p: (int(size[p]), p))  # fmt: skip
 
     def room_after(b: int, d: str) -> float:
-        return limit[(b, d)] - final[(b, d)] + SLACK_BYTES
+        return ceil[(b, d)] - final[(b, d)] + SLACK_BYTES
 
     def make_room(p: int, b: int) -> str | None:
         """A dir of ``b`` that holds ``p`` once one of its replicas has moved to another dir of ``b`` (that dir
@@ -521,8 +645,8 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
         move_within(q, b, d, to)
         return d
 
-    def place_new(p: int, b: int) -> str:
-        """A dir for a new replica of ``b``: see the comment above ``DIR_SEARCH``."""
+    def place_new(p: int, b: int) -> str | None:
+        """A dir for a new replica of ``b``: see the comment above ``DIR_SEARCH``; None when none holds it."""
         d = place(p, b, None)
         if d is not None:
             return d
@@ -530,20 +654,45 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
         ok = [x.path for x in jbod[b].log_dirs if (b, x.path) not in gone and room_after(b, x.path) >= s]
         if ok:
             return min(ok, key=lambda d: (final[(b, d)] / limit[(b, d)] if limit[(b, d)] > 0 else math.inf, d))
-        d = make_room(p, b)
-        if d is not None:
-            return d
-        # No dir holds it (a replica placement forced here, or one larger than any dir of the broker can hold): the
-        # roomiest dir, which the plan then leaves above its limit, listed as such (``LogDirPlan.over``).
-        return max((x.path for x in jbod[b].log_dirs if (b, x.path) not in gone), key=lambda d: (room_after(b, d), d))
+        return make_room(p, b)
 
-    # New replicas, the largest first (they pack tighter), each on its broker.
-    adds = sorted(((s.p, bid) for chain in moves for s in chain for bid in s.adds if bid in jbod),
-                  key=lambda k: (-int(size[k[0]]), k))
-    for p, bid in adds:
-        d = place_new(p, bid)
-        out.new[(p, bid)] = d
-        arrive(p, bid, d)
+    # New replicas, the largest first (they pack tighter), broker by broker. Where that leaves one without a dir,
+    # the broker's replicas go where the veto counted them (DirTally: each fits there after the plan); where even
+    # that one does not hold it (placement forced it onto the broker), the plan stops, naming the dir.
+    adds: dict[int, list[int]] = defaultdict(list)
+    for p, bid in sorted(((s.p, bid) for chain in moves for s in chain for bid in s.adds if bid in jbod),
+                         key=lambda k: (-int(size[k[0]]), k)):
+        adds[bid].append(p)
+    tally = dir_tally(state) if adds else None
+    for bid, ps in sorted(adds.items()):
+        keys = [(bid, x.path) for x in jbod[bid].log_dirs]
+        saved = ({k: peak[k] for k in keys}, {k: final[k] for k in keys}, len(out.within), set(moved))
+        fresh: dict[int, str] = {}
+        for p in ps:
+            d = place_new(p, bid)
+            if d is None:
+                break
+            fresh[p] = d
+            arrive(p, bid, d)
+        else:
+            out.new.update({(p, bid): d for p, d in fresh.items()})
+            continue
+        peak.update(saved[0])
+        final.update(saved[1])
+        del out.within[saved[2]:]
+        moved.intersection_update(saved[3])
+        assert tally is not None
+        for p in ps:
+            d = tally.where.get((p, state.index_of[bid]), "")
+            if (bid, d) not in ceil or (bid, d) in gone or room_after(bid, d) < float(size[p]):
+                d = max((x.path for x in jbod[bid].log_dirs if (bid, x.path) not in gone), key=lambda x: (room_after(bid, x), x))
+            if room_after(bid, d) < float(size[p]):
+                raise PlanError(f"broker {bid} log dir {d}: {final[(bid, d)] + float(size[p]):,.0f} bytes of partitions "
+                                f"after the plan against its limit {ceil[(bid, d)]:,.0f}: no log dir of broker {bid} holds "
+                                f"{state.name(p)} ({int(size[p]):,} bytes), which the plan must put there; give its "
+                                "disks room (a higher --max-disk-usage) or the partition another broker")
+            out.new[(p, bid)] = d
+            arrive(p, bid, d)
 
     # The removed dirs' replicas that stay on their broker: largest first, each to the least full other dir.
     for (p, b) in sorted((k for k in stays if (k[1], where[k]) in gone), key=lambda k: (-int(size[k[0]]), k)):
