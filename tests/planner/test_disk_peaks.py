@@ -288,6 +288,13 @@ def schedule_peaks(snapshot: Snapshot, files: dict[str, Any]) -> list[str]:
                 disks.leave(key, b)
             e += 1
         key = (s["topic"], s["partition"])
+        # The dir each leaving replica is in, as the executor's ledger frees it at the step's end.
+        sources = s.get("sources") or ["any"] * len(s["before"])
+        for b, d in zip(s["before"], sources):
+            known = disks.where[(key, b)]
+            if (d != "any" or b in s["removes"]) and d != (known or "any"):
+                over.append(f"step {s['id']} ({s['topic']}-{s['partition']}): replica on broker {b} in {known}, sources "
+                            f"say {d}")
         for b, d in zip(s["replicas"], named[(s["batch"], key)]):
             if b not in s["adds"]:
                 continue
@@ -321,6 +328,22 @@ def test_no_start_of_the_continuous_schedule_takes_a_broker_or_a_log_dir_over_it
     start = Disks(snapshot).broker
     assert files["schedule.json"]["disk_room"] == {str(b): {"bytes": round(start[b]), "limit_bytes": round(ceiling[b])}
                                                    for b in sorted(ceiling)}
+    # ... and each log dir (dir_room): its bytes as the log-dir batches leave them, and its limit, or its bytes after
+    # the plan where it ends above (a dir that started above may end no fuller than it started).
+    _, dir_limits = limits(snapshot)
+    disks = Disks(snapshot)
+    for row in files["plan.json"]["batches"]:
+        if row["kind"] != "move":
+            batch_ends(disks, *batch_sides(files, row))
+    before_moves = dict(disks.dir)
+    for row in files["plan.json"]["batches"]:
+        if row["kind"] == "move":
+            batch_ends(disks, *batch_sides(files, row))
+    want: dict[str, dict[str, dict[str, int]]] = {}
+    for (b, d), lim in sorted(dir_limits.items()):
+        want.setdefault(str(b), {})[d] = {"bytes": round(before_moves.get((b, d), 0.0)),
+                                          "limit_bytes": round(max(lim, disks.dir[(b, d)]))}
+    assert files["schedule.json"].get("dir_room", {}) == want
 
 
 @pytest.mark.parametrize("name", PLANNED)
