@@ -6,7 +6,9 @@ room: tests/planner/test_disk_peaks.py) records each broker's bytes and limit in
 long after the schedule's estimate and others overtake them. What is asserted is what the cluster saw: at
 every reassignment the executor submitted, each limited broker's partitions (every replica it holds or is
 receiving, at the snapshot's sizes) within its limit; and that the limit shaped the run (some step started
-only after a departure from its destination had landed).
+only after a departure from its destination had landed). The same holds per log dir (``dir_room``, each
+step's ``sources``): a second run slows the brokers taking the replicas that leave the dirs the schedule fills
+most, and checks every dir at every submission.
 """
 
 from __future__ import annotations
