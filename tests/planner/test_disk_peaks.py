@@ -361,7 +361,7 @@ def test_a_replica_no_log_dir_can_hold_stops_the_plan_in_one_line(name: str) -> 
     message = str(refused.value)
     assert "\n" not in message
     got = re.fullmatch(r"broker (\d+) log dir (\S+): ([\d,]+) bytes of partitions after the plan against its limit "
-                       r"([\d,]+): no log dir of broker \1 holds (\S+) \(([\d,]+) bytes\), which the plan must put there; .+",
+                       r"([\d,]+): no log dir of broker \1 holds (\S+) \(([\d,]+) bytes\), which the replica goals put there; .+",
                        message)
     assert got is not None, message
     b, d = int(got[1]), got[2]

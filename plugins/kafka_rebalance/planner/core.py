@@ -29,6 +29,7 @@ from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import (
     dir_room,
+    dirs_within,
     disk_room,
     plan_log_dirs,
     within_seconds,
@@ -150,7 +151,9 @@ def _exact_if_better(
         heuristic_bytes < result.bytes_moved or fewer_moves)
     if rows is not None and (options.optimizer == "exact" or not as_good):
         exact.apply(fresh, rows)
-        return fresh, result
+        # The model holds brokers, not log dirs: under auto, a solved plan no dir can hold is not taken.
+        if options.optimizer == "exact" or dirs_within(fresh):
+            return fresh, result
     if options.optimizer == "exact" and not usable:
         if result.status is exact.ExactStatus.NO_SOLUTION:
             raise PlanError(

@@ -412,6 +412,12 @@ class DirTally:
 _TALLY: weakref.WeakKeyDictionary[ClusterState, DirTally] = weakref.WeakKeyDictionary()
 
 
+def dirs_within(state: ClusterState) -> bool:
+    """Does every log dir of the tally end within its ceiling (no replica forced into a dir that cannot hold it)?"""
+    tally = dir_tally(state)
+    return all(tally.over(k) <= 0 for k in tally.ceiling)
+
+
 def dir_tally(state: ClusterState) -> DirTally:
     """The state's ``DirTally``, caught up with its changes (one per state: built on first use)."""
     got = _TALLY.get(state)
@@ -687,10 +693,12 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
             if (bid, d) not in ceil or (bid, d) in gone or room_after(bid, d) < float(size[p]):
                 d = max((x.path for x in jbod[bid].log_dirs if (bid, x.path) not in gone), key=lambda x: (room_after(bid, x), x))
             if room_after(bid, d) < float(size[p]):
+                exact = (" (--optimizer exact holds each broker to its limit, not each log dir: --optimizer auto or "
+                         "heuristic plans around it)") if options.optimizer == "exact" else ""
                 raise PlanError(f"broker {bid} log dir {d}: {final[(bid, d)] + float(size[p]):,.0f} bytes of partitions "
                                 f"after the plan against its limit {ceil[(bid, d)]:,.0f}: no log dir of broker {bid} holds "
-                                f"{state.name(p)} ({int(size[p]):,} bytes), which the plan must put there; give its "
-                                "disks room (a higher --max-disk-usage) or the partition another broker")
+                                f"{state.name(p)} ({int(size[p]):,} bytes), which the replica goals put there; give its "
+                                f"disks room (a higher --max-disk-usage) or the partition another broker{exact}")
             out.new[(p, bid)] = d
             arrive(p, bid, d)
 
