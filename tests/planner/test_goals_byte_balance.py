@@ -300,3 +300,42 @@ def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack() ->
     plain = planner_state(list(range(12)), [part("t", 0, [0])])
     assert ByteBalanceGoal._partners(plain, elig, key, 0, pinned=False) == [11, 10, 9, 8, 7, 6, 5, 4]
     assert ByteBalanceGoal._partners(plain, elig, np.zeros(12), 3, pinned=False) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id
+
+
+def test_the_byte_guard_counts_a_broker_inside_its_band_as_0_off_whatever_its_margin() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+
+    # Broker 1 holds 4 bytes inside its band [0, 10]: to 8 it stays inside; to 10.75 it ends 0.75 above, from 0.
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=12), part("t", 1, [1], size_bytes=4)])
+    s.byte_lo[:], s.byte_hi[:] = [5, 0], [10, 10]
+    s.vetoes = [ByteBalanceGoal()]
+    guard = ByteGuard(s)
+    assert guard.allows(s, {1: 4.0})
+    assert not guard.allows(s, {1: 6.75})
+
+
+def test_the_arrival_index_drops_every_replica_that_moved_on_in_one_search() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ArrivalIndex
+
+    # As above: (3, t-1), (5, t-0), (5, t-3), (9, t-2) arrive on broker 0; then t-1 and t-2 leave it.
+    s = planner_state([0, 1], [part("t", i, [1], size_bytes=b) for i, b in enumerate([5, 3, 9, 5])])
+    for p in range(4):
+        s.move(p, 1, 0)
+    idx = ArrivalIndex(s, 0)
+    idx._feed()
+    s.move(1, 0, 1)
+    s.move(2, 0, 1)
+    assert idx.find(5.2, lambda p: False) is None
+    assert idx.parts == [0, 3] and idx.sizes == [5, 5]
+
+
+def test_a_receiver_asks_a_giver_at_its_target_for_half_the_gap_not_more() -> None:
+    # test_a_donor_at_its_target_gives_half_the_gap's cluster, one step of broker 2's alone (the byte trim after
+    # the goal's own search would make a larger first choice as small): 15 GiB wanted, 14 the nearest.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 130), (1, 6), (1, 14), (1, 17), (1, 63), (2, 70)])]
+    s = planner_state([0, 1, 2], parts, targets=True, byte_tolerance=0.2)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = s.byte_hi, s.byte_lo
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 2, [1], heavy=False)
+    assert loads(s) == [130, 86, 84] and s.row(2) == [2]

@@ -77,6 +77,7 @@ class ArrivalIndex:
                 self.seen.add(p)
                 size = int(self.state.sizes[p])
                 k = bisect_left(self.sizes, size)
+                # (<= alike: p is not listed yet, ``seen`` says, so no entry equals it)
                 while k < len(self.parts) and self.sizes[k] == size and self.parts[k] < p:
                     k += 1
                 self.sizes.insert(k, size)
@@ -172,6 +173,7 @@ class ByteBalanceGoal(Goal):
         wcol = model.columns(n_e, upper=np.inf, integer=False, cost=1.0 if model.widen is None else 0.0)
         model.widening_cols = wcol
         if model.widen is not None:
+            # (float row numbers would do the same: the model's coo_matrix casts its indices to int)
             model.add(np.zeros(n_e, dtype=np.int64), wcol, np.ones(n_e), np.array([-np.inf]), np.array([model.widen / scale]))
         brokers = np.arange(n_e)
         model.add(np.concatenate([model.b_of, brokers]), np.concatenate([x, wcol]), np.concatenate([load, -np.ones(n_e)]),
@@ -186,7 +188,7 @@ class ByteBalanceGoal(Goal):
         return np.maximum(deviation_before, tolerance)
 
     def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
         return np.maximum(0.0, np.maximum(load[elig] - state.byte_hi[elig], state.byte_lo[elig] - load[elig]))
 
     @staticmethod
@@ -329,7 +331,7 @@ class ByteBalanceGoal(Goal):
             bh, br = float(state.bytes[h]), float(state.bytes[r])
             th, tr = float(target[h]), float(target[r])
             if bh - th <= br - tr:
-                continue
+                continue  # (break alike: partners come in key order, so every later one fails this too)
             reach = self._reach(h, r, bh, br)
             if reach is None:
                 continue
@@ -351,7 +353,7 @@ class ByteBalanceGoal(Goal):
                  window: tuple[float, float] = (-math.inf, math.inf)) -> int | None:  # fmt: skip
         """A replica that moved ONTO x during planning: moving it on again changes its
         destination, not the number of moves (and moving it home cancels a move)."""
-        idx = self._arrivals.get(x)
+        idx = self._arrivals.get(x)  # a cache: an index fed afresh from state.arrivals finds the same replicas
         if idx is None:
             idx = self._arrivals[x] = ArrivalIndex(state, x)
         return idx.find(desired, ok, window=window)
@@ -366,11 +368,12 @@ class ByteBalanceGoal(Goal):
         return p
 
     def _single(self, state: ClusterState, h: int, r: int, desired: float, better, window: tuple[float, float]) -> bool:
-        # The count goal's veto depends on the two brokers only: no search when it refuses them all.
+        # The count goal's veto depends on the two brokers only (-1: no partition; it reads none): no search when
+        # it refuses them all.
         if not all(g.accept_move(state, -1, h, r) for g in state.vetoes if g.count_goal):
             return False
         # the goals' vetoes first: across racks most candidates fail rack safety, and then need no arithmetic
-        bound = self._bound_for(state, h, r)
+        bound = self._bound_for(state, h, r)  # a shortcut only: rack safety's veto refuses the same partitions
         p = self._pick(state, h, desired,
                        lambda p: not (bound is not None and bound[p]) and state.accepts(p, h, r) and better(float(state.sizes[p])),
                        window)  # fmt: skip
