@@ -339,3 +339,30 @@ def test_a_receiver_asks_a_giver_at_its_target_for_half_the_gap_not_more() -> No
     goal._in_rack = goal._rack_bound(s)
     assert goal._improve(s, 2, [1], heavy=False)
     assert loads(s) == [130, 86, 84] and s.row(2) == [2]
+
+
+@pytest.mark.parametrize("unit", [1.0, 1e6])
+def test_the_sizes_that_help_end_where_the_line_past_the_last_kink_climbs_back(unit: float) -> None:
+    # Broker 0's band [6, 10] holding 13 (3 above), broker 1's [2, 4] holding 0 (2 below): 5 outside. Kinks at
+    # s = 2 (1 reaches 2), 3 (0 reaches 10), 4 (1 reaches 4), 7 (0 reaches 6): 1, 0, 0 and 3 outside there; past 7,
+    # 2s - 11, back to 5 at s = 8. In bytes or in millions of them, the sizes that help are (0, 8).
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([10.0, 4.0]) * unit, np.asarray([6.0, 2.0]) * unit
+    reach = goal._reach(0, 1, 13.0 * unit, 0.0)
+    assert reach is not None
+    lo, hi = reach
+    assert (lo, hi) == (pytest.approx(0.0, abs=1e-3), pytest.approx(8.0 * unit, abs=1e-3))
+
+
+def test_a_band_is_short_only_beyond_its_slack() -> None:
+    from kafka_rebalance.planner.byte_misses import SLACK
+
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=20), part("t", 1, [1], size_bytes=10)])
+    elig = np.asarray([0, 1])
+
+    def short(upper: list[float], lower: list[float]) -> bool:
+        return ByteBalanceGoal._short(s, elig, np.asarray(upper), np.asarray(lower))
+
+    assert not short([20 - SLACK, 100], [0, 10 + SLACK])  # each at its edge's slack: inside
+    assert not short([20, 100], [0, 10])  # at the edges
+    assert short([20 - SLACK - 0.25, 100], [0, 0]) and short([100, 100], [0, 10 + SLACK + 0.25])

@@ -194,7 +194,7 @@ class ByteBalanceGoal(Goal):
     @staticmethod
     def _short(state: ClusterState, elig: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> bool:
         """Is some broker still outside the band (as far as the proofs leave it reachable)?"""
-        b = state.bytes[elig].astype(np.float64)
+        b = state.bytes[elig].astype(np.float64)  # (astype(None) is float64 as well)
         return bool(((b > upper[elig] + SLACK) | (b < lower[elig] - SLACK)).any())
 
     def check(self, view: BalanceView) -> GoalCheck:
@@ -227,12 +227,14 @@ class ByteBalanceGoal(Goal):
             state.has_racks and min(state.rack[b] for b in elig.tolist()) >= 0
             and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all()
         )
+        # A retry round of brokers set aside while nothing changed fails as before: an extra round (``acted`` True
+        # at first or after a reset) costs time, not a different plan.
         acted = False  # since brokers were last set aside
         # A guard only (every action strictly lowers the total deviation beyond the band): one action
         # per replica. A cluster whose count goal left heavy brokers full of small replicas needs
         # thousands of swaps; 20 per broker stopped 200 brokers / 200,000 partitions half-way.
         for _ in range(20 * len(elig) + 1000 + int(state.rf_target.sum())):
-            b = state.bytes[elig].astype(np.float64)
+            b = state.bytes[elig].astype(np.float64)  # (astype(None) is float64 as well)
             live = ~stuck[elig]
             hi = np.where(live, b - upper, 0.0)
             lo = np.where(live, lower - b, 0.0)
@@ -260,7 +262,7 @@ class ByteBalanceGoal(Goal):
         keeps a row rack-safe, so this holds for the whole goal; searching another rack's broker skips
         them without asking the vetoes, which refuse them (the same answer, without the cost: at
         200,000 partitions most of the goal's time went on such refusals)."""
-        out = np.zeros(state.n_parts, dtype=bool)
+        out = np.zeros(state.n_parts, dtype=bool)  # (floats would index as the same 0 and 1 flags: only truth is read)
         if not (state.has_racks and state.n_racks):
             return out
         for p in np.flatnonzero(state.rf_target % state.n_racks == 0).tolist():
@@ -285,7 +287,7 @@ class ByteBalanceGoal(Goal):
         if not state.has_racks:
             return [int(x) for x in order[:PARTNERS]]
         pick = np.zeros(len(order), dtype=bool)
-        pick[np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]] = True
+        pick[np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]] = True  # ints: int64 anyway
         if not pinned:
             pick[:PARTNERS] = True
         return [int(x) for x in order[pick]]
@@ -305,18 +307,25 @@ class ByteBalanceGoal(Goal):
         def f(x: float) -> float:
             return self._viol(h, bh - x) + self._viol(r, br + x)
 
+        # (x >= 0 alike: a kink at 0 only adds a segment of no length, which the loop below skips)
         kinks = sorted({x for x in (bh - self.upper[h], bh - self.lower[h], self.upper[r] - br, self.lower[r] - br)
                         if x > 0})  # fmt: skip
         points = [0.0, *kinks]
         values = [before, *(f(x) for x in kinks)]
-        # beyond the last kink f is linear: extend it to where it climbs back to ``goal``
+        # beyond the last kink f is linear: extend it to where it climbs back to ``goal``. There both brokers are past
+        # every edge they cross, so its slope is 2 whatever ``step`` (a max of 2.0 alike), and ``slope > 0`` always
+        # holds (>= 0 or > 1 alike). Where f_last >= goal the added segment is skipped below whichever value closes it
+        # (goal, f(last), f(last + step)).
         last, f_last = points[-1], values[-1]
         step = max(1.0, last)
         slope = (f(last + step) - f_last) / step
         points.append(last + ((goal - f_last) / slope if f_last < goal and slope > 0 else step))
         values.append(f(points[-1]) if not (f_last < goal and slope > 0) else goal)
+        # f is convex: it falls from s = 0 when anything helps, so only the first segment starts at or above ``goal``
+        # (s0 = 0: s1 - s0 and s1 + s0 alike) and ``a`` there is 1e-9 / slope from 0, less than the byte the
+        # caller's window adds (any rounding of it alike); after the dip every segment stays above (break alike).
         lo, hi = math.inf, -math.inf
-        for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):
+        for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):  # (strict=False: zip's default)
             if f0 >= goal and f1 >= goal:
                 continue
             a = s0 if f0 < goal else s0 + (f0 - goal) / (f0 - f1) * (s1 - s0)
