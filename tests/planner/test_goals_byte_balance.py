@@ -366,3 +366,29 @@ def test_a_band_is_short_only_beyond_its_slack() -> None:
     assert not short([20 - SLACK, 100], [0, 10 + SLACK])  # each at its edge's slack: inside
     assert not short([20, 100], [0, 10])  # at the edges
     assert short([20 - SLACK - 0.25, 100], [0, 0]) and short([100, 100], [0, 10 + SLACK + 0.25])
+
+
+def test_the_solver_holds_each_broker_to_its_band_less_its_excluded_bytes() -> None:
+    from kafka_rebalance.planner import exact
+
+    # x-0 (4 GiB, excluded) and t-0..t-2 (3 GiB each) on broker 0, t-3 (3) and t-4 (4) on broker 1, broker 2 new:
+    # 20 GiB, targets 20 / 3 each, band [6, 7.33]. Broker 0 keeps one 3 (7); broker 2 takes two 3s (6), the fewest
+    # bytes that bring it in; broker 1 keeps 7.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 3), (0, 3), (0, 3), (1, 3), (1, 4)])]
+    state = planner_state([0, 1, 2], parts + [part("x", 0, [0], size_bytes=4 * GiB)], targets=True, exclude_topics=("x",))
+    found = exact._solve(state, widen=0.0)
+    assert found.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    assert found.bytes_moved == 6 * GiB and len(found.rows) == 2 and set(found.rows) <= {0, 1, 2}  # two of the equal 3s
+    assert all(r == [2] for r in found.rows.values())
+
+
+def test_the_solver_widens_an_unreachable_band_by_the_least_sum_then_moves_the_fewest_bytes() -> None:
+    from kafka_rebalance.planner import exact
+
+    # test_exact.py's widened_state: t-0..t-3 of 100, 1, 2, 3 GiB on broker 0, broker 1 new; 53 GiB +- 5.3 each.
+    # No split meets both bands: {100, 1} against {2, 3} lies 2 x 42.7 GiB beyond them, the least; it moves 5 GiB.
+    state = planner_state([0, 1], [part("t", i, [0], size_bytes=g * GiB) for i, g in enumerate([100, 1, 2, 3])], targets=True)
+    assert exact._solve(state, widen=0.0).status is exact.ExactStatus.INFEASIBLE
+    assert exact._solve(state, widen=None).widening == pytest.approx(2 * 42.7 * GiB, rel=1e-6)
+    solved = exact.solve(state)
+    assert (solved.rows, solved.bytes_moved) == ({2: [1], 3: [1]}, 5 * GiB)

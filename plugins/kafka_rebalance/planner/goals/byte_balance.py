@@ -160,7 +160,7 @@ class ByteBalanceGoal(Goal):
         low_b, high_b = state.byte_lo[elig], state.byte_hi[elig]
         load = np.repeat(model.sizes, model.n_e) / scale
         x = model.var.ravel()
-        if model.widen == 0.0:
+        if model.widen == 0.0:  # (the widening rows below with a budget of 0 would hold the same bands, slower)
             model.add(model.b_of, x, load, (low_b - model.fixed_bytes) / scale, (high_b - model.fixed_bytes) / scale)
             return
         # A continuous w_b >= 0 widening each broker's band: load - w_b <= high, load + w_b >= low.
