@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan
 from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
@@ -798,11 +799,13 @@ def test_a_new_replica_goes_to_the_least_full_dir_by_its_limits_fraction_an_unsi
     # x-0 (1 byte) is added on 2 (one dir: nothing to name), 0, 1 and 3; then w-0 (11 bytes) on 3 and 1.
     x = Step(i["x-0"], "x", 0, (2,), (2, 0, 1, 3), (2, 0, 1, 3), (), 0, 2, 1, 0.0)
     w = Step(i["w-0"], "w", 0, (2,), (2, 3, 1), (3, 1), (), 0, 2, 11, 0.0)
-    out = plan_log_dirs(state, [[x], [w]])
-    # x-0: broker 0's /u, broker 1's /a, broker 3's /a (101 bytes: its limit and the slack). w-0 fits neither of
-    # broker 3's dirs (112, 21); on broker 1 /a (21 of 100) is the less full still.
-    assert out.new == {(i["x-0"], 0): "/u", (i["x-0"], 1): "/a", (i["x-0"], 3): "/a", (i["w-0"], 1): "/a"}
-    assert out.unplaced == ["w-0 on broker 3 (11 bytes)"]
+    out = plan_log_dirs(state, [[x]])
+    # x-0: broker 0's /u, broker 1's /a, broker 3's /a (101 bytes: its limit and the slack).
+    assert out.new == {(i["x-0"], 0): "/u", (i["x-0"], 1): "/a", (i["x-0"], 3): "/a"}
+    assert out.unplaced == []
+    # w-0 fits neither of broker 3's dirs (/a would hold 111 or more of its 100, /b 21 of 10): no plan, one line.
+    with pytest.raises(PlanError, match=r"^broker 3 log dir /a: .* no log dir of broker 3 holds w-0 \(11 bytes\)"):
+        plan_log_dirs(state, [[x], [w]])
 
 
 def test_dirs_are_balanced_to_the_edges_of_their_band_with_a_replica_above_0_bytes_that_the_lower_dir_holds_at_its_peak() -> None:
