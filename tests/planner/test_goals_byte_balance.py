@@ -61,6 +61,21 @@ def test_where_counts_leave_no_slack_a_large_replica_is_swapped_for_a_small_one(
     assert s.arrivals == {1: [0], 0: [2]}
 
 
+def test_a_swap_copies_at_most_three_bytes_per_byte_it_sheds() -> None:
+    # Counts locked at 2..2. 5 + 5 against 2 + 2 (mean 7, band [6.3, 7.7]): 5 GiB for 2 GiB copies 7 GiB to
+    # shed 3 (2.3 per byte) and is made: 7 and 7.
+    s = balanced([0, 1], {0: [5, 5], 1: [2, 2]}, counts_veto=True)
+    assert loads(s) == [7, 7]
+    # 3 + 3 against 2 + 2 (mean 5, band [4.5, 5.5]): 3 GiB for 2 GiB would reach 5 and 5, but copies 5 GiB to
+    # shed 1; nothing moves, and both stay outside the band.
+    s = balanced([0, 1], {0: [3, 3], 1: [2, 2]}, counts_veto=True)
+    assert loads(s) == [6, 4]
+    assert s.moved_replicas() == 0
+    # 4 + 4 against 2 + 2 (mean 6, band [5.4, 6.6]): 4 GiB for 2 GiB copies exactly 3 bytes per byte: made.
+    s = balanced([0, 1], {0: [4, 4], 1: [2, 2]}, counts_veto=True)
+    assert loads(s) == [6, 6]
+
+
 def test_a_cluster_within_the_band_is_left_alone() -> None:
     s = balanced([0, 1, 2], {0: [4], 1: [3, 1], 2: [2, 2]}, byte_tolerance=0.0)
     assert s.cur == {} and loads(s) == [4, 4, 4]

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 
 PARTNERS = 8  # lightest (or heaviest) brokers tried per step, and as many of the broker's own rack
 SEARCH = 64  # candidates examined per search of one broker's replicas
+# A swap copies both its replicas to shed their difference. Where it would copy more than this many bytes per
+# byte it sheds (near-equal replicas, all a count-neutral exchange has left), it is not made: on clusters whose
+# movable replicas are all small, the band's last gigabytes cost tens of thousands of such swaps.
+SWAP_COPIES = 3.0
 
 
 class ByteGuard:
@@ -408,11 +412,13 @@ class ByteBalanceGoal(Goal):
         done = False
         for q in smalls:
             sq = float(sizes[q])
+            # sizes[p] - sq >= (sizes[p] + sq) / SWAP_COPIES; the window is open, one byte wider
+            least = sq * (SWAP_COPIES + 1) / (SWAP_COPIES - 1)
             p = self._pick(
                 state, h, desired + sq,
                 lambda p: (p != q and not (bound is not None and bound[p]) and state.accepts(p, h, r, count_neutral=True)  # noqa: B023
                            and better(float(sizes[p]) - sq)),  # noqa: B023
-                (window[0] + sq, window[1] + sq),
+                (max(window[0] + sq, least - 1.0), window[1] + sq),
             )
             if p is not None:
                 state.move(p, h, r)
