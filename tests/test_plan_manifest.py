@@ -177,6 +177,12 @@ def test_schedule_is_typed() -> None:
     assert s.disk_room == ()
     room = {"3": {"bytes": 900, "limit_bytes": 1000}, "1": {"bytes": 0, "limit_bytes": 5}}
     assert pm._schedule({**SCHEDULE, "disk_room": room}, PATH, {"001": BATCH}).disk_room == ((1, 0, 5), (3, 900, 1000))
+    # Per log dir of a broker with several, and each step's replicas' dirs before it (absent: none known).
+    assert s.dir_room == () and s.moves[0].sources == ()
+    dirs = {"3": {"/b": {"bytes": 9, "limit_bytes": 10}, "/a": {"bytes": 0, "limit_bytes": 10}}}
+    steps = [{**SCHEDULE["steps"][0], "sources": ["/x", "any"]}, SCHEDULE["steps"][1]]
+    got = pm._schedule({**SCHEDULE, "dir_room": dirs, "steps": steps}, PATH, {"001": BATCH})
+    assert got.dir_room == ((3, "/a", 0, 10), (3, "/b", 9, 10)) and got.moves[0].sources == ("/x", "any")
 
 
 LATER = pm.Batch("002", "move", {TP("t", 0): (3, 1)}, {TP("t", 0): (3, 2)}, pm.Throttles(None), None, None)
@@ -260,6 +266,13 @@ def test_a_partition_with_two_steps_names_its_previous_step() -> None:
         (lambda r: r.update(disk_room={"1": {"bytes": -1, "limit_bytes": 2}}),
          'disk_room.1: expected {"bytes": ..., "limit_bytes": ...}, whole bytes >= 0, got {"bytes": -1, "limit_bytes": 2}'),
         (lambda r: r.update(disk_room={"1": {"bytes": 1}}), 'disk_room.1: expected {"bytes": ..., "limit_bytes": ...}'),
+        (lambda r: r.update(dir_room=[]), "dir_room: expected an object of broker id -> log dir -> "),
+        (lambda r: r.update(dir_room={"x": {}}), "dir_room.x: not a broker id"),
+        (lambda r: r.update(dir_room={"1": []}), "dir_room.1: expected an object of log dir -> "),
+        (lambda r: r.update(dir_room={"1": {"a": {"bytes": 1, "limit_bytes": 2}}}), "dir_room.1.a: not an absolute path"),
+        (lambda r: r.update(dir_room={"1": {"/a": {"bytes": 1}}}), 'dir_room.1./a: expected {"bytes": ..., "limit_bytes": ...}'),
+        (lambda r: r["steps"][0].update(sources=["/a"]), 'steps[0]: sources: expected one entry per replica of before'),
+        (lambda r: r["steps"][0].update(sources=["a", "any"]), 'steps[0]: sources: expected one entry per replica of before'),
         (lambda r: r["steps"].__setitem__(0, 7), "steps[0]: expected an object"),
         (lambda r: r["steps"][0].update(adds=[-1]), "steps[0]: before, replicas, adds and removes must be lists of broker ids"),
         (lambda r: r["steps"][0].update(before=None), "steps[0]: before, replicas, adds and removes must be lists"),

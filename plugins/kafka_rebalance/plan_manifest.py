@@ -95,6 +95,9 @@ class ScheduledMove:
     produce_bytes_per_sec: float
     estimated_start_s: float
     estimated_end_s: float
+    # The log dir of each replica in ``before`` ("any": not known), where the plan knows one on a broker with
+    # several dirs (the disk ledger frees it when the step ends: planner/peaks.py); empty: none known.
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,9 @@ class PlanSchedule:
     # (broker id, partition bytes before the plan, limit) per broker with a known disk size (planner/peaks.py);
     # empty: no limit (a plan without capacities, or made before the field existed).
     disk_room: tuple[tuple[int, int, int], ...] = ()
+    # (broker id, log dir, partition bytes as the log-dir batches leave it, limit) per dir of a broker with several
+    # dirs of known size; empty: none (a plan without such brokers, or made before the field existed).
+    dir_room: tuple[tuple[int, str, int, int], ...] = ()
 
     @property
     def delivered_rate(self) -> float:
@@ -351,6 +357,7 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         raise PlanDirError(f"{path}: move_fixed_seconds: expected a number within 0..{MAX_MOVE_FIXED_SECONDS:g}, "
                            f"got {json.dumps(fixed)[:60]}")
     room = _disk_room(raw.get("disk_room", {}), path)
+    dir_room = _dir_room(raw.get("dir_room", {}), path)
     moves: list[ScheduledMove] = []
     last: dict[TP, int] = {}
     for n, st in enumerate(raw["steps"]):
@@ -368,6 +375,11 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
                                f"estimated_start_s/_end_s of the right types, got {json.dumps(st)[:200]}")
         tp = TP(st["topic"], st["partition"])
         before, replicas = tuple(ids["before"]), tuple(ids["replicas"])
+        sources = st.get("sources", [])
+        if not (isinstance(sources, list) and len(sources) in (0, len(before))
+                and all(isinstance(d, str) and (d == "any" or d.startswith("/")) for d in sources)):
+            raise PlanDirError(f"{where}: sources: expected one entry per replica of before, each \"any\" or an absolute "
+                               f"path, got {json.dumps(sources)[:200]}")
         batch = batches.get(st["batch"])
         if batch is None or batch.before.get(tp) != before or batch.targets.get(tp) != replicas:
             raise PlanDirError(f"{where}: {tp} {list(before)} -> {list(replicas)} is not a move of batch {st['batch']!r}")
@@ -378,13 +390,13 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
         last[tp] = n
         moves.append(ScheduledMove(n, tp, st["batch"], before, replicas, tuple(ids["adds"]), tuple(ids["removes"]),
                                    st["after"], st["leader"], st["bytes"], float(st["produce_bytes_per_sec"]),
-                                   float(st["estimated_start_s"]), float(st["estimated_end_s"])))
+                                   float(st["estimated_start_s"]), float(st["estimated_end_s"]), tuple(sources)))
     problem = schedule_mismatch(moves, batches)
     if problem is not None:
         raise PlanDirError(f"{path}: {problem}")
     return PlanSchedule(head["throttle_bytes_per_sec"], head["max_moves_per_broker"], head["max_in_flight"],
                         head["estimated_seconds"], head["physical_bound_seconds"], tuple(moves), float(efficiency),
-                        float(fixed), room)
+                        float(fixed), room, dir_room)
 
 
 def _disk_room(raw: Any, path: Path) -> tuple[tuple[int, int, int], ...]:
@@ -402,6 +414,30 @@ def _disk_room(raw: Any, path: Path) -> tuple[tuple[int, int, int], ...]:
             raise PlanDirError(f"{path}: disk_room.{key}: expected {{\"bytes\": ..., \"limit_bytes\": ...}}, whole bytes >= 0, "
                                f"got {json.dumps(v)[:80]}")
         out.append((int(key), v["bytes"], v["limit_bytes"]))
+    return tuple(sorted(out))
+
+
+def _dir_room(raw: Any, path: Path) -> tuple[tuple[int, str, int, int], ...]:
+    """schedule.json's ``dir_room``: per broker id, per log dir (an absolute path), ``bytes`` and ``limit_bytes`` as in
+    ``disk_room``."""
+    if not isinstance(raw, dict):
+        raise PlanDirError(f"{path}: dir_room: expected an object of broker id -> log dir -> {{\"bytes\": ..., "
+                           f"\"limit_bytes\": ...}}, got {json.dumps(raw)[:60]}")
+    out = []
+    for key, dirs in raw.items():
+        if not (isinstance(key, str) and is_ascii_digits(key) and int_in(int(key), 0, INT32_MAX)):
+            raise PlanDirError(f"{path}: dir_room.{key}: not a broker id")
+        if not isinstance(dirs, dict):
+            raise PlanDirError(f"{path}: dir_room.{key}: expected an object of log dir -> {{\"bytes\": ..., "
+                               f"\"limit_bytes\": ...}}, got {json.dumps(dirs)[:60]}")
+        for d, v in dirs.items():
+            if not d.startswith("/"):
+                raise PlanDirError(f"{path}: dir_room.{key}.{d}: not an absolute path")
+            if not (isinstance(v, dict) and set(v) == {"bytes", "limit_bytes"} and int_in(v["bytes"], 0, INT64_MAX)
+                    and int_in(v["limit_bytes"], 0, INT64_MAX)):
+                raise PlanDirError(f"{path}: dir_room.{key}.{d}: expected {{\"bytes\": ..., \"limit_bytes\": ...}}, whole "
+                                   f"bytes >= 0, got {json.dumps(v)[:80]}")
+            out.append((int(key), d, v["bytes"], v["limit_bytes"]))
     return tuple(sorted(out))
 
 

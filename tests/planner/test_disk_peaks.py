@@ -13,7 +13,9 @@ files (plan.json's batches, each batch's reassignment and rollback, schedule.jso
 
 A broker's ceiling is its limit, or its bytes after the whole plan where the plan leaves it above its limit
 (placement forced more onto it than its disk holds; the disk-capacity goal must then say it is unreached,
-naming the broker): no step takes a broker beyond the larger of the two.
+naming the broker): no step takes a broker beyond the larger of the two. A log dir's ceiling is its limit, or
+its bytes before the plan where it started above (it may end no fuller than it started): where placement
+forces a replica onto a broker none of whose dirs can hold it, the plan refuses in one line naming the dir.
 
 The capacities are the test's: each broker's disk is its bytes before the plan / 0.80, scaled by a factor
 in 0.95..1.5 drawn from its position (an empty broker takes the mean's), every third broker's disk split
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from dataclasses import replace
 from functools import cache
@@ -58,6 +61,13 @@ MEMBERS = [n for n in corpus.small_members(40, 2_000) if n not in ("tiny-3b-rf3"
 
 # And random draws of the corpus' features (corpus.draw), small: 20 of them cost about 2 s.
 DRAWS = [f"draw-{seed}" for seed in range(20)]
+
+# Plans that must refuse: decommissioning three of twelve brokers (or replacing a dead one) leaves some replica
+# no broker with a dir that holds it (every other broker is at its limit, or the replica is larger than any dir
+# of the broker placement must put it on). test_a_replica_no_log_dir_can_hold_stops_the_plan_in_one_line checks
+# each refusal against the test's own limits.
+REFUSED = ("pareto-12b-433-decom25", "draw-5", "draw-7", "draw-10", "draw-13", "draw-15")
+PLANNED = [n for n in MEMBERS + DRAWS if n not in REFUSED]
 
 Key = tuple[str, int]
 
@@ -97,15 +107,20 @@ def with_disks(snapshot: Snapshot) -> Snapshot:
     return replace(snapshot, brokers=tuple(brokers), partitions=parts)
 
 
-@cache
-def planned(name: str) -> tuple[Snapshot, dict[str, Any]]:
-    """The member with the test's disks and its plan directory's files (relative path -> parsed JSON)."""
+def member(name: str) -> tuple[Snapshot, PlanOptions]:
+    """The member (or draw) with the test's disks, and the options it is planned with."""
     if name.startswith("draw-"):
         snapshot, options = corpus.draw(int(name.removeprefix("draw-")), max_brokers=12, max_partitions=240)
     else:
         snapshot, options = corpus.member(name)
-    snapshot = with_disks(snapshot)
-    plan = make_plan(snapshot, PlanOptions(optimizer="heuristic", max_disk_usage=MAX_USAGE, **options))
+    return with_disks(snapshot), PlanOptions(optimizer="heuristic", max_disk_usage=MAX_USAGE, **options)
+
+
+@cache
+def planned(name: str) -> tuple[Snapshot, dict[str, Any]]:
+    """The member with the test's disks and its plan directory's files (relative path -> parsed JSON)."""
+    snapshot, options = member(name)
+    plan = make_plan(snapshot, options)
     files, _ = render(plan, "snapshot.json")
     return snapshot, {path: json.loads(data) for path, data in files.items() if path.endswith(".json")}
 
@@ -169,15 +184,48 @@ def final_bytes(snapshot: Snapshot, files: dict[str, Any]) -> dict[int, float]:
     return out
 
 
+def batch_sides(files: dict[str, Any], row: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[Key, list[int]]]:
+    """A batch's entries (reassignment.json) and each partition's replicas before it (rollback.json)."""
+    after = files[f"batches/{row['id']}/reassignment.json"]["partitions"]
+    before = {(e["topic"], e["partition"]): e["replicas"] for e in files[f"batches/{row['id']}/rollback.json"]["partitions"]}
+    return after, before
+
+
+def batch_ends(disks: Disks, after: list[dict[str, Any]], before: dict[Key, list[int]]) -> None:
+    """A batch ended: every replica it moved is where it names, the ones it replaced are gone."""
+    for e in after:
+        key = (e["topic"], e["partition"])
+        for b, d in zip(e["replicas"], e["log_dirs"]):
+            named = None if d == "any" else d
+            if b not in before[key]:
+                disks.arrive(key, b, named)
+            elif named is not None and named != disks.where[(key, b)]:
+                disks.shift(key, b, named)
+        for b in before[key]:
+            if b not in e["replicas"]:
+                disks.leave(key, b)
+
+
 def ceilings(snapshot: Snapshot, files: dict[str, Any]) -> tuple[dict[int, float], dict[tuple[int, str], float]]:
-    """Each broker's ceiling (see the module's docstring) and each log dir's limit."""
+    """Each broker's and each log dir's ceiling. A broker's: its limit, or its bytes after the whole plan where the
+    plan leaves it above (the disk-capacity goal then says it is unreached, naming it). A dir's: its limit, or its
+    bytes before the plan where it started above (summary.log_dirs.over_limit lists it if it ends above its limit)."""
     broker_limit, dir_limit = limits(snapshot)
     final = final_bytes(snapshot, files)
     above = sorted(b for b, lim in broker_limit.items() if final[b] > lim + SLACK)
     if above:
         goal = next(g for g in files["plan.json"]["summary"]["goals"] if g["name"] == "disk-capacity")
         assert not goal["reached"] and goal["after"]["offenders"] == above
-    return {b: max(lim, final[b]) for b, lim in broker_limit.items()}, dir_limit
+    start = dict(Disks(snapshot).dir)
+    disks = Disks(snapshot)
+    for row in files["plan.json"]["batches"]:
+        batch_ends(disks, *batch_sides(files, row))
+    over = [k for k, lim in sorted(dir_limit.items()) if disks.dir[k] > lim + SLACK]
+    listed = files["plan.json"]["summary"].get("log_dirs", {}).get("over_limit", [])
+    assert [line.split(":")[0] for line in listed] == [f"broker {b} log dir {d}" for b, d in over]
+    ceiling = {k: max(lim, start.get(k, 0.0)) for k, lim in dir_limit.items()}
+    assert [k for k in over if disks.dir[k] > ceiling[k] + SLACK] == [], "a dir ends fuller than its ceiling"
+    return {b: max(lim, final[b]) for b, lim in broker_limit.items()}, ceiling
 
 
 def batch_peaks(snapshot: Snapshot, files: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -188,11 +236,9 @@ def batch_peaks(snapshot: Snapshot, files: dict[str, Any]) -> tuple[list[str], l
     over: list[str] = []
     unnamed: list[str] = []
     for row in files["plan.json"]["batches"]:
-        after = files[f"batches/{row['id']}/reassignment.json"]["partitions"]
-        before = {(e["topic"], e["partition"]): e["replicas"] for e in files[f"batches/{row['id']}/rollback.json"]["partitions"]}
+        after, before = batch_sides(files, row)
         peak_b = dict(disks.broker)
         peak_d = dict(disks.dir)
-        leaving: list[tuple[Key, int]] = []
         for e in after:
             key = (e["topic"], e["partition"])
             for b, d in zip(e["replicas"], e["log_dirs"]):
@@ -206,35 +252,29 @@ def batch_peaks(snapshot: Snapshot, files: dict[str, Any]) -> tuple[list[str], l
                 elif named is not None and named != disks.where[(key, b)]:  # between the dirs of b
                     peak_b[b] = peak_b.get(b, 0.0) + disks.size[key]
                     peak_d[(b, named)] = peak_d.get((b, named), 0.0) + disks.size[key]
-            for b in before[key]:
-                if b not in e["replicas"]:
-                    leaving.append((key, b))
         for b, v in sorted(peak_b.items()):
             if b in broker_limit and v > broker_limit[b] + SLACK:
                 over.append(f"batch {row['id']} ({row['kind']}): broker {b} at {v:,.0f} > {broker_limit[b]:,.0f}")
         for k, v in sorted(peak_d.items()):
             if k in dir_limit and v > dir_limit[k] + SLACK:
                 over.append(f"batch {row['id']} ({row['kind']}): dir {k} at {v:,.0f} > {dir_limit[k]:,.0f}")
-        # The batch ends: every replica it moved is where it names, the ones it replaced are gone.
-        for e in after:
-            key = (e["topic"], e["partition"])
-            for b, d in zip(e["replicas"], e["log_dirs"]):
-                named = None if d == "any" else d
-                if b not in before[key]:
-                    disks.arrive(key, b, named)
-                elif named is not None and named != disks.where[(key, b)]:
-                    disks.shift(key, b, named)
-        for key, b in leaving:
-            disks.leave(key, b)
+        batch_ends(disks, after, before)
     return over, unnamed
 
 
 def schedule_peaks(snapshot: Snapshot, files: dict[str, Any]) -> list[str]:
-    """Every broker a start of the continuous schedule takes over its limit: bytes before the plan + replicas
-    whose steps have started - replicas whose steps have ended by then (an end and a start at the same
-    simulated time: the end first, as the dispatcher starts what a completion frees)."""
-    broker_limit, _ = ceilings(snapshot, files)
-    load = dict(Disks(snapshot).broker)
+    """Every broker and log dir a start of the continuous schedule takes over its ceiling: bytes as the batches
+    that run before it leave them (reorders, moves between dirs) + replicas whose steps have started - replicas
+    whose steps have ended by then (an end and a start at the same simulated time: the end first, as the
+    dispatcher starts what a completion frees). A new replica is in the dir its batch's reassignment names."""
+    broker_limit, dir_limit = ceilings(snapshot, files)
+    disks = Disks(snapshot)
+    named: dict[tuple[str, Key], list[str]] = {}
+    for row in files["plan.json"]["batches"]:
+        after, before = batch_sides(files, row)
+        if row["kind"] != "move":
+            batch_ends(disks, after, before)
+        named.update({(row["id"], (e["topic"], e["partition"])): e["log_dirs"] for e in after})
     steps = files["schedule.json"]["steps"]
     ends = sorted(steps, key=lambda s: (s["estimated_end_s"], s["id"]))
     starts = sorted(steps, key=lambda s: (s["estimated_start_s"], s["id"]))
@@ -243,18 +283,33 @@ def schedule_peaks(snapshot: Snapshot, files: dict[str, Any]) -> list[str]:
     for s in starts:
         t = s["estimated_start_s"]
         while e < len(ends) and ends[e]["estimated_end_s"] <= t:
+            key = (ends[e]["topic"], ends[e]["partition"])
             for b in ends[e]["removes"]:
-                load[b] -= ends[e]["bytes"]
+                disks.leave(key, b)
             e += 1
-        for b in s["adds"]:
-            load[b] = load.get(b, 0.0) + s["bytes"]
-            if b in broker_limit and load[b] > broker_limit[b] + SLACK:
+        key = (s["topic"], s["partition"])
+        # The dir each leaving replica is in, as the executor's ledger frees it at the step's end.
+        sources = s.get("sources") or ["any"] * len(s["before"])
+        for b, d in zip(s["before"], sources):
+            known = disks.where[(key, b)]
+            if (d != "any" or b in s["removes"]) and d != (known or "any"):
+                over.append(f"step {s['id']} ({s['topic']}-{s['partition']}): replica on broker {b} in {known}, sources "
+                            f"say {d}")
+        for b, d in zip(s["replicas"], named[(s["batch"], key)]):
+            if b not in s["adds"]:
+                continue
+            disks.arrive(key, b, None if d == "any" else d)
+            if b in broker_limit and disks.broker[b] > broker_limit[b] + SLACK:
                 over.append(f"step {s['id']} ({s['topic']}-{s['partition']}) at {t} s: broker {b} at "
-                            f"{load[b]:,.0f} > {broker_limit[b]:,.0f}")
+                            f"{disks.broker[b]:,.0f} > {broker_limit[b]:,.0f}")
+            k = (b, d)
+            if k in dir_limit and disks.dir[k] > dir_limit[k] + SLACK:
+                over.append(f"step {s['id']} ({s['topic']}-{s['partition']}) at {t} s: dir {k} at "
+                            f"{disks.dir[k]:,.0f} > {dir_limit[k]:,.0f}")
     return over
 
 
-@pytest.mark.parametrize("name", MEMBERS + DRAWS)
+@pytest.mark.parametrize("name", PLANNED)
 def test_no_batch_takes_a_broker_or_a_log_dir_over_its_limit(name: str) -> None:
     snapshot, files = planned(name)
     if name in MEMBERS:
@@ -262,8 +317,8 @@ def test_no_batch_takes_a_broker_or_a_log_dir_over_its_limit(name: str) -> None:
     assert batch_peaks(snapshot, files)[0] == []
 
 
-@pytest.mark.parametrize("name", MEMBERS + DRAWS)
-def test_no_start_of_the_continuous_schedule_takes_a_broker_over_its_limit(name: str) -> None:
+@pytest.mark.parametrize("name", PLANNED)
+def test_no_start_of_the_continuous_schedule_takes_a_broker_or_a_log_dir_over_its_limit(name: str) -> None:
     snapshot, files = planned(name)
     if name in MEMBERS:
         assert files["schedule.json"]["steps"]
@@ -273,22 +328,51 @@ def test_no_start_of_the_continuous_schedule_takes_a_broker_over_its_limit(name:
     start = Disks(snapshot).broker
     assert files["schedule.json"]["disk_room"] == {str(b): {"bytes": round(start[b]), "limit_bytes": round(ceiling[b])}
                                                    for b in sorted(ceiling)}
+    # ... and each log dir (dir_room): its bytes as the log-dir batches leave them, and its limit, or its bytes after
+    # the plan where it ends above (a dir that started above may end no fuller than it started).
+    _, dir_limits = limits(snapshot)
+    disks = Disks(snapshot)
+    for row in files["plan.json"]["batches"]:
+        if row["kind"] != "move":
+            batch_ends(disks, *batch_sides(files, row))
+    before_moves = dict(disks.dir)
+    for row in files["plan.json"]["batches"]:
+        if row["kind"] == "move":
+            batch_ends(disks, *batch_sides(files, row))
+    want: dict[str, dict[str, dict[str, int]]] = {}
+    for (b, d), lim in sorted(dir_limits.items()):
+        want.setdefault(str(b), {})[d] = {"bytes": round(before_moves.get((b, d), 0.0)),
+                                          "limit_bytes": round(max(lim, disks.dir[(b, d)]))}
+    assert files["schedule.json"].get("dir_room", {}) == want
 
 
-# The log-dir planner counts a dir at its peak (every arrival, no departure), so a broker whose dirs are
-# nearly full gets a replica it has room for only once it has sent others in no named dir ("any": Kafka
-# chooses, and nothing holds that dir to its limit). The plan lists them (summary.log_dirs.unplaced).
-UNNAMED = {"pareto-12b-433-decom25": "29 replicas on brokers 13, 19 and 28 in no named dir",
-           "dead-and-new-9b": "metrics.0001-compacted-21 on broker 2 in no named dir"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=UNNAMED[n]))
-                                  if n in UNNAMED else n for n in MEMBERS])  # fmt: skip
+@pytest.mark.parametrize("name", PLANNED)
 def test_every_new_replica_on_a_broker_with_several_log_dirs_lands_in_a_named_dir(name: str) -> None:
     snapshot, files = planned(name)
-    unnamed = batch_peaks(snapshot, files)[1]
-    assert len(unnamed) == len(files["plan.json"]["summary"].get("log_dirs", {}).get("unplaced", []))
-    assert unnamed == []
+    assert batch_peaks(snapshot, files)[1] == []
+    assert files["plan.json"]["summary"].get("log_dirs", {}).get("unplaced", []) == []
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_a_replica_no_log_dir_can_hold_stops_the_plan_in_one_line(name: str) -> None:
+    snapshot, options = member(name)
+    with pytest.raises(PlanError) as refused:
+        make_plan(snapshot, options)
+    message = str(refused.value)
+    assert "\n" not in message
+    got = re.fullmatch(r"broker (\d+) log dir (\S+): ([\d,]+) bytes of partitions after the plan against its limit "
+                       r"([\d,]+): no log dir of broker \1 holds (\S+) \(([\d,]+) bytes\), which the replica goals put there; .+",
+                       message)
+    assert got is not None, message
+    b, d = int(got[1]), got[2]
+    held, limit, size = (int(got[i].replace(",", "")) for i in (3, 4, 6))
+    # The dir and its limit as the test computes them (or its bytes before the plan, had it started above).
+    _, dir_limits = limits(snapshot)
+    start = Disks(snapshot).dir.get((b, d), 0.0)
+    assert limit == round(max(dir_limits[(b, d)], start))
+    assert held > limit + SLACK and 0 < size <= held
+    sizes = {p.name: p.size_bytes for p in snapshot.partitions}
+    assert sizes[got[5]] == size
 
 
 # ------------------------------------------------------------------------------------------------ worked by hand

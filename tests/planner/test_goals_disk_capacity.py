@@ -184,31 +184,35 @@ def test_a_new_replica_lands_on_the_least_full_dir_that_holds_it_and_a_full_dir_
             f"{PlanOptions().throttle_bytes_per_sec}") in runbook
 
 
-def test_a_dir_is_chosen_at_its_peak_a_broker_receives_before_it_sends() -> None:
+def test_a_dir_is_chosen_at_its_peak_else_once_its_departures_ended() -> None:
     # Broker 1's dirs: /a 10 GiB holding 7 GiB (limit 8.5), /b 4 GiB holding 2 GiB (limit 3.4). Broker 1 sends a
-    # 2 GiB replica from /a away and receives a 2 GiB one. After the plan /a would hold 5 GiB (the least full by
-    # fraction), but while the new replica copies the old one is still there: /a at its peak holds 9 GiB, over
-    # its limit; /b at 4 GiB is too. With /b at 1 GiB the new replica goes to /b (3 of 3.4 GiB).
+    # 2 GiB replica from /a away and receives a 2 GiB one. While the new replica copies the old one is still there:
+    # /a at its peak holds 9 GiB, over its limit. With /b at 1 GiB the new replica goes to /b (3 of 3.4 GiB at its
+    # peak). With /b at 2 GiB (4 at its peak) it goes to /a, which holds it once the 2 GiB replica has left, and
+    # the batches start it only then (the ledger holds each dir as each broker).
     def snap(b_bytes: int) -> Snapshot:
         parts = [part("t", 0, [1], size_bytes=2 * GIB, log_dirs=["/a"]), part("t", 1, [1], size_bytes=5 * GIB, log_dirs=["/a"]),
                  part("t", 2, [1], size_bytes=b_bytes, log_dirs=["/b"]), part("n", 0, [0], size_bytes=2 * GIB, log_dirs=["/a"])]
         return jbod_cluster({0: {"/a": 10 * GIB, "/b": 10 * GIB}, 1: {"/a": 10 * GIB, "/b": 4 * GIB}}, parts)
 
-    from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs
+    from kafka_rebalance.planner.batching import make_batches, order_key
+    from kafka_rebalance.planner.goals.disk_capacity import disk_room, plan_log_dirs
     from kafka_rebalance.planner.steps import partition_steps
 
-    for b_bytes, expected in ((1 * GIB, "/b"), (2 * GIB, None)):
+    for b_bytes, expected, batches in ((1 * GIB, "/b", [[0, 1]]), (2 * GIB, "/a", [[1], [0]])):
         s = snap(b_bytes)
-        state = ClusterState(s, PlanOptions())
+        opts = PlanOptions()
+        state = ClusterState(s, opts)
         # Partitions in (topic, partition) order: n-0 is 0, t-0 is 1. t-0 leaves broker 1 for broker 0; n-0
         # leaves broker 0 for broker 1.
         state.move(1, 1, 0)
         state.move(0, 0, 1)
         moves = [partition_steps(1, "t", 0, [1], [0], 1, 2 * GIB, 0.0, 1), partition_steps(0, "n", 0, [0], [1], 0, 2 * GIB, 0.0, 1)]
         dirs = plan_log_dirs(state, moves)
-        assert dirs.new.get((0, 1)) == expected
-        if expected is None:
-            assert dirs.unplaced == [f"n-0 on broker 1 ({2 * GIB} bytes)"]
+        assert dirs.new.get((0, 1)) == expected and dirs.unplaced == [] and dirs.over == []
+        named = [[dirs.named(st) for st in chain] for chain in moves]
+        got = make_batches([], named, opts, order_key(opts, lambda p: False), disk_room(state, dirs))
+        assert [sorted(st.p for st in b.steps) for b in got] == batches
 
 
 def test_remove_log_dir_empties_it_onto_the_other_dir_or_other_brokers() -> None:
@@ -452,7 +456,7 @@ def test_a_step_is_named_with_the_dirs_of_the_replicas_it_adds_only() -> None:
     other = Step(4, "t", 1, (0, 1), (0, 2), (2,), (1,), 0, 0, 9, 0.0)
     assert dir_plan.named(other) is other
     assert dir_plan.summary() == {"named_for_new_replicas": 2, "moves_between_dirs": 2, "bytes_between_dirs": 14,
-                                  "unplaced": [], "dirs": []}
+                                  "unplaced": [], "over_limit": [], "dirs": []}
 
 
 def test_disk_room_is_each_brokers_bytes_before_the_plan_and_its_disks_limit_or_where_the_plan_leaves_it() -> None:

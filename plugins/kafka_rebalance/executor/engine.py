@@ -38,7 +38,7 @@ flight are watched to their end, not submitted again; steps that never reached K
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -70,7 +70,7 @@ from kafka_rebalance.executor.throttles import topic_gone
 from kafka_rebalance.plan_manifest import Batch, Plan, PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.peaks import DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher
-from kafka_rebalance.planner.steps import Step
+from kafka_rebalance.planner.steps import ANY_LOG_DIR, Step
 from kafka_rebalance.planner.throttles import batch_throttles
 from kafka_rebalance.throttle_model import (
     ESTIMATE_TOLERANCE,
@@ -137,15 +137,21 @@ def steps_from_batches(plan: Plan, batch_ids: Iterable[str] | None = None) -> tu
     return tuple(out)
 
 
-def planner_steps(moves: Sequence[ScheduledMove]) -> tuple[list[Step], list[int | None]]:
-    """Moves as the planner's steps (their order kept) and their predecessors: what the Dispatcher takes."""
+def planner_steps(moves: Sequence[ScheduledMove], named: Mapping[int, Mapping[int, str]] | None = None,
+                  ) -> tuple[list[Step], list[int | None]]:  # fmt: skip
+    """Moves as the planner's steps (their order kept) and their predecessors: what the Dispatcher takes. ``named``:
+    per move id, the log dir its batch names for each new replica (broker -> path), and each move's ``sources``
+    (schedule.json): the disk ledger holds each dir by them as the planner's did."""
     index: dict[TP, int] = {}
     seq: dict[TP, int] = defaultdict(int)
     steps: list[Step] = []
     for m in moves:
         p = index.setdefault(m.tp, len(index))
+        dirs = (named or {}).get(m.id, {})
         steps.append(Step(p, m.tp.topic, m.tp.partition, m.before, m.replicas, m.adds, m.removes, seq[m.tp], m.leader,
-                          m.bytes, m.produce_bytes_per_sec))
+                          m.bytes, m.produce_bytes_per_sec,
+                          tuple(dirs.get(b, ANY_LOG_DIR) if b in m.adds else ANY_LOG_DIR for b in m.replicas) if dirs else (),
+                          m.sources))
         seq[m.tp] += 1
     return steps, [m.after for m in moves]
 
@@ -288,7 +294,6 @@ class MoveRun:
         self.ex = ex
         self.barrier = barrier
         self.moves: tuple[ScheduledMove, ...] = tuple(moves)
-        self.steps, self.after = planner_steps(self.moves)
         self.by_batch: dict[str, list[int]] = defaultdict(list)
         for m in self.moves:
             self.by_batch[m.batch].append(m.id)
@@ -296,6 +301,7 @@ class MoveRun:
         batches = {b.id: b for b in ex.plan.batches}
         self.named: dict[int, dict[int, str]] = {
             m.id: batches[m.batch].named_dirs(m.tp) for m in self.moves if m.batch in batches and batches[m.batch].dirs}
+        self.steps, self.after = planner_steps(self.moves, self.named)
         self.label = CONTINUOUS  # what progress lines and cancellations are said of: a batch, or the continuous run
         auto = ex.settings.auto_throttle
         source = traffic_source(ex.admin) if auto is not None else None
@@ -792,8 +798,10 @@ class MoveRun:
         # The plan's disk room (schedule.json, under the plan hash): a move starts only into a broker whose load as
         # the plan knows it (bytes before + arrivals started - departures finished) leaves room for it. The
         # schedule never waits on it when moves finish as estimated; when they finish in another order, it holds.
+        # Each log dir of a broker with several is held the same way (dir_room: as the log-dir batches leave it; a
+        # move's new replicas arrive in the dirs its batch names, its replicas leave the dirs its ``sources`` name).
         dispatcher = Dispatcher(self.steps, self.after, schedule.max_moves_per_broker, schedule.max_in_flight,
-                                schedule.delivered_rate, done=done, running=running, disk=DiskRoom.of(schedule.disk_room))
+                                schedule.delivered_rate, done=done, running=running, disk=DiskRoom.of(schedule.disk_room, schedule.dir_room))
         self.waiting = sum(self._bytes(i) for i in range(len(self.moves)) if i not in done and i not in running)
         started = self.started = admin.now()
         # started_clock: the admin's clock, which progress measures the copying rate on (the wall clock of

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kafka_rebalance.options import PlanOptions
@@ -56,24 +56,57 @@ def order_key(options: PlanOptions, under_replicated: Callable[[int], bool]) -> 
 
 
 def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple],
-                 disk: DiskRoom | None = None) -> list[PlannedBatch]:  # fmt: skip
+                 disk: DiskRoom | None = None, within: Sequence[Step] = ()) -> list[PlannedBatch]:  # fmt: skip
+    """Reorder batches, then the log-dir batches (``within``: moves between the dirs of a broker, before any move
+    so the room they make is there for the moves), then the move batches; one disk ledger through all of them."""
     cap = options.max_partitions_per_batch
     batches: list[PlannedBatch] = []
     reorders = sorted(reorders, key=key)
     for i in range(0, len(reorders), cap):
         batches.append(PlannedBatch("reorder", reorders[i : i + cap]))
-    batches.extend(_move_batches(moves, options, key, disk))
+    ledger = DiskLedger(disk) if disk is not None else None
+    batches.extend(_within_batches(sorted(within, key=key), cap, ledger))
+    batches.extend(_move_batches(moves, options, key, ledger))
     return batches
 
 
+def _within_batches(steps: list[Step], cap: int, ledger: DiskLedger | None) -> list[PlannedBatch]:
+    """Log-dir batches in order, each closed early where its broker or dir has no room for the next step until
+    the batch's own moves have ended (a replica moving between dirs is on its broker twice until then)."""
+    out: list[PlannedBatch] = []
+    taken: list[Step] = []
+
+    def close() -> None:
+        for t in taken:
+            if ledger is not None:
+                ledger.finish(t)
+        out.append(PlannedBatch(LOG_DIR_BATCH, list(taken)))
+        taken.clear()
+
+    for s in steps:
+        if ledger is not None and ledger.blocker(s) is not None:
+            if not taken:
+                raise ledger.stuck([s])
+            close()
+            if ledger.blocker(s) is not None:
+                raise ledger.stuck([s])
+        taken.append(s)
+        if ledger is not None:
+            ledger.start(s)
+        if len(taken) == cap:
+            close()
+    if taken:
+        close()
+    return out
+
+
 def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple],
-                  disk: DiskRoom | None = None) -> list[PlannedBatch]:  # fmt: skip
+                  ledger: DiskLedger | None = None) -> list[PlannedBatch]:  # fmt: skip
     cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.delivered_rate
     window = 4 * cap + 100
     following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
     queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
     out: list[PlannedBatch] = []
-    ledger = DiskLedger(disk) if disk is not None else None
     while queue:
         taken: list[Step] = []
         skipped: list[Step] = []

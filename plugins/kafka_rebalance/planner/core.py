@@ -29,6 +29,7 @@ from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import (
     dir_room,
+    dirs_within,
     disk_room,
     plan_log_dirs,
     within_seconds,
@@ -150,7 +151,9 @@ def _exact_if_better(
         heuristic_bytes < result.bytes_moved or fewer_moves)
     if rows is not None and (options.optimizer == "exact" or not as_good):
         exact.apply(fresh, rows)
-        return fresh, result
+        # The model holds brokers, not log dirs: under auto, a solved plan no dir can hold is not taken.
+        if options.optimizer == "exact" or dirs_within(fresh):
+            return fresh, result
     if options.optimizer == "exact" and not usable:
         if result.status is exact.ExactStatus.NO_SOLUTION:
             raise PlanError(
@@ -220,10 +223,12 @@ def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     moves = [[dirs.named(s) for s in chain] for chain in moves]
     elections, final_leader = _elections(state, choice, elect=LeaderImbalanceGoal.name in names)
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
-    room = disk_room(state)
-    batches, throttles = _batches(state, reorders, moves, options, within_steps(state, dirs, reorders), room)
+    room = disk_room(state, dirs)
+    within = within_steps(state, dirs, reorders)
+    batches, throttles = _batches(state, reorders, moves, options, within, room)
+    # The executor runs the log-dir batches before the continuous schedule: its dirs start where they leave them.
     schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
-                        options.move_fixed_seconds, room)
+                        options.move_fixed_seconds, room.after(within) if room is not None and within else room)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
@@ -462,15 +467,10 @@ def _fewest_elections(state: ClusterState, optional: np.ndarray, leader: np.ndar
 def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]], options: PlanOptions,
              within: Sequence[Step] = (), disk: DiskRoom | None = None) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
     """The batches in the chosen order, each with its duration and KIP-73 throttles. Moves between the log dirs
-    of a broker (``within``) form the log-dir batches, after the reorders and before the moves: their dirs were
-    chosen at their peak, counting every arrival and no departure, so they may run before or alongside them."""
+    of a broker (``within``) form the log-dir batches, after the reorders and before the moves (make_batches)."""
     urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
     key = order_key(options, lambda p: bool(urp[p]))
-    batches = make_batches(reorders, moves, options, key, disk)
-    first_move = sum(1 for b in batches if b.kind == "reorder")
-    ordered = sorted(within, key=key)
-    cap = options.max_partitions_per_batch
-    batches[first_move:first_move] = [PlannedBatch(LOG_DIR_BATCH, ordered[i : i + cap]) for i in range(0, len(ordered), cap)]
+    batches = make_batches(reorders, moves, options, key, disk, within)
     throttles = []
     for batch in batches:
         if batch.kind == LOG_DIR_BATCH:

@@ -96,15 +96,19 @@ def schedule_bytes(plan: Plan, batch_of: dict[tuple[int, int], str]) -> bytes:
     }
     if sched.disk is not None:  # only where a broker's disk size is known: other plans are the plans they were
         head["disk_room"] = sched.disk.to_dict()
+        if sched.disk.dirs:  # and per log dir where a broker has several (as the log-dir batches leave them)
+            head["dir_room"] = sched.disk.dirs_dict()
     lines = []
     for n, item in enumerate(sched.steps):
         s = item.step
-        row = {
+        row: dict[str, Any] = {
             "adds": list(s.adds), "after": item.after, "batch": batch_of[(s.p, s.seq)], "before": list(s.before), "bytes": s.size,
             "estimated_end_s": round(item.end, 1), "estimated_start_s": round(item.start, 1), "id": n,
             "leader": s.leader, "partition": s.partition, "produce_bytes_per_sec": s.rate, "removes": list(s.removes), "replicas": list(s.after),
             "topic": s.topic,
         }
+        if s.sources:  # the dir of each replica in ``before`` where known: what the executor's ledger frees at its end
+            row["sources"] = list(s.sources)
         lines.append(json.dumps(row, sort_keys=True, separators=(",", ":")))
     body = ",\n".join(lines)
     head_text = json.dumps(head, sort_keys=True, separators=(",", ":"))[:-1]

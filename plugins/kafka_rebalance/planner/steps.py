@@ -44,6 +44,35 @@ class Step:
     # Named for the replicas a step adds on a broker with several dirs, and for a replica moving between
     # the dirs of its broker (planner/goals/disk_capacity.py).
     dirs: tuple[str, ...] = ()
+    # The log dir of each replica in ``before`` ("any": not known), where a broker of the step has several dirs:
+    # what the disk ledger frees when the step ends (planner/peaks.py). Empty: none known.
+    sources: tuple[str, ...] = ()
+
+    def dir_arrivals(self) -> list[tuple[int, str]]:
+        """(broker id, dir) of each replica the step puts in a named dir: a new one, or one moving between the
+        dirs of its broker (both copies are on the broker until the step ends)."""
+        if not self.dirs:
+            return []
+        src = dict(zip(self.before, self.sources or (ANY_LOG_DIR,) * len(self.before)))
+        return [(b, d) for b, d in zip(self.after, self.dirs)
+                if d != ANY_LOG_DIR and (b not in src or src[b] != d) and (b in self.adds or b in src)]
+
+    def dir_departures(self) -> list[tuple[int, str]]:
+        """(broker id, dir) of each replica in a known dir that the step takes out of it: one leaving its broker,
+        or one moving to another dir of it."""
+        if not self.sources:
+            return []
+        named = dict(zip(self.after, self.log_dirs))
+        return [(b, d) for b, d in zip(self.before, self.sources)
+                if d != ANY_LOG_DIR and (b not in named or named[b] not in (ANY_LOG_DIR, d))]
+
+    @property
+    def within(self) -> tuple[int, ...]:
+        """Brokers a replica of the step moves between the dirs of: held twice there until the step ends."""
+        if not self.dirs:
+            return ()
+        src = dict(zip(self.before, self.sources or (ANY_LOG_DIR,) * len(self.before)))
+        return tuple(b for b, d in zip(self.after, self.dirs) if d != ANY_LOG_DIR and b in src and src[b] != d)
 
     @property
     def involved(self) -> tuple[int, ...]:

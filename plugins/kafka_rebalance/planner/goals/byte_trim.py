@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal, donor_index, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.disk_capacity import dir_fits
 from kafka_rebalance.planner.state import ClusterState
 
 PASSES = 2
@@ -91,6 +92,9 @@ class ByteTrimGoal(Goal):
             # p goes back to d: the hard goals allow that (its original, rack-safe row) and counts do not
             # change, but a goal keeping tallies of its own (topic spread) may refuse this half too.
             if not tallies_accept(state, p, r, d):
+                continue
+            # ... and its log dir there (JBOD) must hold it again: others may have filled it since it left.
+            if not dir_fits(state, p, d):
                 continue
 
             q = self._smaller(state, d, r, p, floor, sp, self.followers_only)

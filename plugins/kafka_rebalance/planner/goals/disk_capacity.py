@@ -7,13 +7,15 @@ older Kafka, a hand-written or simulated snapshot) has no limit: this goal canno
 says so in its target, rather than guess one.
 
 Hard: ``--goals`` cannot drop it. Its veto keeps every later move off a broker it would fill past
-its limit, its exact-model rows hold the solver to the same, and its own actions relieve a broker
-that is over its limit already, moving what comes closest to the excess first.
+its limit, or none of whose log dirs could hold the replica (``DirTally``); its exact-model rows hold
+the solver to the broker's limit, and its own actions relieve a broker (and a log dir) that is over its
+limit already, moving what comes closest to the excess first.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -22,17 +24,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kafka_rebalance.cluster.admin import LOG_DIR_RATE
+from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions, removed_log_dir
 from kafka_rebalance.planner.goals.base import Goal, donor_index
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.peaks import SLACK_BYTES, DiskRoom
 from kafka_rebalance.planner.relief import Donor, disk_fill, fewest_bytes, relieve
+from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import ANY_LOG_DIR, Step
 from kafka_rebalance.snapshot import LogDir, Snapshot
 from kafka_rebalance.units import human_bytes
-
-if TYPE_CHECKING:
-    from kafka_rebalance.planner.state import ClusterState
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.exact import ExactModel
@@ -48,7 +49,7 @@ class DiskCapacityGoal(Goal):
               "brokers whose capacity the snapshot does not record are unconstrained")
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
-        if float(state.bytes[dst]) + float(state.sizes[p]) > state.disk_limit[dst] + SLACK_BYTES:
+        if not has_room(state, p, dst):
             return False
         return not state.options.remove_log_dirs or (p, src) not in self._kept(state)
 
@@ -70,6 +71,10 @@ class DiskCapacityGoal(Goal):
                 idx = np.asarray([model.var[i, j] for i, j in cells], dtype=np.int64)
                 ones = np.ones(len(cells))
                 model.add(np.arange(len(cells)), idx, ones, ones, ones)
+        # No replica on a broker none of whose log dirs could ever hold it (JBOD: the limit is per dir too).
+        largest = largest_dirs(model.state)[model.elig]
+        if np.isfinite(largest).any():
+            model.forbid(~model.on & (model.sizes[:, None] > largest[None, :] + SLACK_BYTES))
         # Per eligible broker with a limit: its movable partitions' bytes + its frozen ones' <= its limit.
         limit = model.state.disk_limit[model.elig]
         known = np.isfinite(limit)
@@ -148,6 +153,31 @@ class DiskCapacityGoal(Goal):
                     self.unrelieved.append(state.bid(b))
                     break
                 state.move(p, b, chosen[p])
+        self._relieve_dirs(state)
+
+    def _relieve_dirs(self, state: ClusterState) -> None:
+        """Move replicas off each log dir the plan has filled past its ceiling (``DirTally``: placement forced a
+        replica onto a broker none of whose dirs could hold it), the one closest to the dir's excess first (those
+        at least as large before the smaller), to the broker that will be least full among those that accept it.
+        A dir left above is the log-dir planner's to refuse (``plan_log_dirs``)."""
+        tally = dir_tally(state)
+        for k in sorted(k for k in tally.ceiling if k[1] in tally.paths.get(k[0], ()) and tally.over(k) > 0):
+            b, path = k
+            tried: set[int] = set()
+            while (excess := dir_tally(state).over(k)) > 0:
+                pool = sorted((p for (p, q), d in tally.where.items() if q == b and d == path and p not in tried
+                               and not state.frozen[p]), key=lambda p: (int(state.sizes[p]) < excess,
+                                                                        abs(int(state.sizes[p]) - excess), p))  # fmt: skip
+                move = None
+                for p in pool[:SEARCH]:
+                    tried.add(p)
+                    dst = self._destination(state, p, b)
+                    if dst is not None:
+                        move = p, dst
+                        break
+                if move is None:
+                    break
+                state.move(move[0], b, move[1])
 
     @classmethod
     def report_charts(cls, entry: Mapping[str, Any], final: Any = None,
@@ -203,7 +233,7 @@ class DiskCapacityGoal(Goal):
         return None
 
 
-def disk_room(state: ClusterState) -> DiskRoom | None:
+def disk_room(state: ClusterState, dir_plan: LogDirPlan | None = None) -> DiskRoom | None:
     """What the batches and the continuous schedule hold each broker to at every step (planner/peaks.py): its
     partition bytes before the plan and its limit, for every broker whose capacity is known; None when none is.
 
@@ -211,13 +241,16 @@ def disk_room(state: ClusterState) -> DiskRoom | None:
     ``--remove-log-dir`` sets for after the plan: until the removed dir is emptied, its volume still holds it.
     A broker the plan leaves above it (this goal then reports itself unreached: the placement goals forced
     more onto it) is held to its bytes after the plan instead: no step takes it beyond where the plan ends.
-    ``state``: after the replica goals (``state.bytes`` are the bytes after the plan)."""
+    ``state``: after the replica goals (``state.bytes`` are the bytes after the plan). ``dir_plan``: each log dir of
+    a broker with several, held the same way (``LogDirPlan.room``)."""
     start = state.start_bytes
     limit = np.maximum(state.volume_limit, state.bytes)
     known = [i for i in range(state.n_brokers) if math.isfinite(limit[i])]
     if not known:
         return None
-    return DiskRoom({state.bid(i): float(start[i]) for i in known}, {state.bid(i): float(limit[i]) for i in known})
+    ids = {state.bid(i) for i in known}
+    dirs = {k: v for k, v in dir_plan.room.items() if k[0] in ids} if dir_plan is not None else {}
+    return DiskRoom({state.bid(i): float(start[i]) for i in known}, {state.bid(i): float(limit[i]) for i in known}, dirs)
 
 
 # ---------------------------------------------------------------------------- JBOD: the log dirs of each broker
@@ -226,9 +259,20 @@ def disk_room(state: ClusterState) -> DiskRoom | None:
 # by it. Here each log dir is held to the same rule on its own: ``max_disk_usage`` of its volume less
 # what the volume holds besides the partitions the snapshot places in that dir. Every replica the plan
 # adds on a broker with several dirs gets a named dir, and dirs are balanced within their broker by
-# moves between them (AlterReplicaLogDirs). A dir's load is counted at its peak: every replica that
-# arrives in it, none that leaves, since a broker receives before it sends and the steps run in no
-# fixed order; so no step of any order takes a dir past its limit.
+# moves between them (AlterReplicaLogDirs), which run before any move (the log-dir batches). A new replica
+# goes to a dir that holds it at its peak (every arrival, no departure: no order of the steps can take it
+# over), else to one that holds it once the dir's departures have ended (the batches and the schedule then
+# start it after them: peaks.py holds every dir as every broker), else to a dir a move between the broker's
+# dirs first makes room in, else to the dir the veto counted it in (DirTally). The veto refuses a move where no
+# dir of the destination holds the replica given what the plan has put in and taken out of each so far, so
+# the goals pick another broker; a replica placement forced onto a broker none of whose dirs holds it (and
+# the disk goal could not move on) stops the plan, naming the dir. A dir that started above its limit may end
+# no fuller than it started (listed in summary.log_dirs.over_limit while above). Where no order of the steps
+# keeps every dir within its limit, planning stops naming the dir (DiskLedger.stuck).
+#
+# Log dirs sharing one volume would count against it once; the snapshot records each dir's path and its
+# volume's total and usable bytes, not which volume it is on (two equal disks report the same figures), so
+# each dir counts as a volume of its own.
 
 DIR_SEARCH = 512  # replicas examined per move between dirs before the broker is left as it is
 
@@ -252,19 +296,161 @@ class LogDirPlan:
 
     new: dict[tuple[int, int], str] = field(default_factory=dict)  # (partition index, broker id) -> dir
     within: list[DirMove] = field(default_factory=list)
-    unplaced: list[str] = field(default_factory=list)  # replicas no dir could take within its limit
+    unplaced: list[str] = field(default_factory=list)  # removed dirs' replicas no other dir could take within its limit
     # relief mode: dirs still above their limit after the plan, "broker 3 dir /a: 9.2 GiB of partitions ..."
     unrelieved: list[str] = field(default_factory=list)
     dirs: list[dict[str, Any]] = field(default_factory=list)
+    # dirs the plan leaves above their limits (each started above and ends no fuller), "broker 3 log dir /a: ..."
+    over: list[str] = field(default_factory=list)
+    # (partition index, broker id) -> its dir before the plan, on brokers with several dirs where the snapshot says
+    where: dict[tuple[int, int], str] = field(default_factory=dict)
+    # (broker id, dir) -> (bytes before the plan, limit) for the disk ledger (peaks.py), dirs of a known size
+    room: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)
 
     def named(self, step: Step) -> Step:
-        """``step`` with the dirs of the replicas it adds (unchanged when it names none)."""
+        """``step`` with the dirs of the replicas it adds and of those it takes away (unchanged when it names none)."""
         dirs = tuple(self.new.get((step.p, b), ANY_LOG_DIR) if b in step.adds else ANY_LOG_DIR for b in step.after)
-        return replace(step, dirs=dirs) if any(d != ANY_LOG_DIR for d in dirs) else step
+        sources = tuple(self.where.get((step.p, b), ANY_LOG_DIR) for b in step.before)
+        named = any(d != ANY_LOG_DIR for d in dirs)
+        left = any(d != ANY_LOG_DIR for b, d in zip(step.before, sources) if b in step.removes)
+        if not named and not left:
+            return step
+        return replace(step, dirs=dirs if named else (), sources=sources if left else ())
 
     def summary(self) -> dict[str, Any]:
         return {"named_for_new_replicas": len(self.new), "moves_between_dirs": len(self.within),
-                "bytes_between_dirs": sum(m.size for m in self.within), "unplaced": self.unplaced, "dirs": self.dirs}
+                "bytes_between_dirs": sum(m.size for m in self.within), "unplaced": self.unplaced,
+                "over_limit": self.over, "dirs": self.dirs}
+
+
+def has_room(state: ClusterState, p: int, b: int) -> bool:
+    """Would a replica of ``p`` keep broker ``b`` within its disk limit, and fit in one of its log dirs?"""
+    return float(state.bytes[b]) + float(state.sizes[p]) <= state.disk_limit[b] + SLACK_BYTES and dir_fits(state, p, b)
+
+
+def dir_fits(state: ClusterState, p: int, b: int) -> bool:
+    """Would a replica of ``p`` arriving on broker ``b`` fit in one of its log dirs, given every replica the plan
+    has put in or taken out of each dir so far (``DirTally``)? True on a broker with one dir."""
+    tally = dir_tally(state)
+    return b not in tally.paths or tally.pick(state, p, b) is not None
+
+
+class DirTally:
+    """Per log dir of each broker with several (broker index, path): its bytes of partitions after the replica
+    changes so far, and its ceiling: its limit (``dir_limit``), or its bytes before the plan where it started
+    above (such a dir may end no fuller than it started). Each replica the plan brings to such a broker is
+    counted in one dir (``pick``), each one it takes away leaves the dir it was counted in, so every dir of the
+    tally stays within its ceiling when every arrival was vetted (a replica placement forces onto a broker may
+    take its roomiest dir beyond: ``LogDirPlan`` then refuses the plan). The log-dir planner places replicas
+    afresh, the largest first; the tally's dirs are its fallback, a placement known to fit.
+
+    Kept up to date from ``state.changes`` (as the topic-spread goal keeps its counts): the veto asks it for
+    every candidate move, so an answer costs a lookup per dir of the destination."""
+
+    def __init__(self, state: ClusterState) -> None:
+        snap, options = state.snapshot, state.options
+        gone = removed_dirs(options.remove_log_dirs)
+        self.paths: dict[int, list[str]] = {}  # broker index -> its dirs that may receive, sorted
+        self.load: dict[tuple[int, str], float] = {}
+        self.ceiling: dict[tuple[int, str], float] = {}
+        self.where: dict[tuple[int, int], str] = {}  # (partition, broker index) -> dir, replicas in a known dir
+        self.home: dict[tuple[int, int], str] = {}  # the same before the plan
+        self.seen = 0  # state.changes applied
+        jbod = {i: b for i, b in enumerate(snap.brokers) if len(b.log_dirs) > 1}
+        if not jbod:
+            return
+        data = dir_data(snap)
+        for i, b in jbod.items():
+            self.paths[i] = sorted(d.path for d in b.log_dirs if (b.id, d.path) not in gone)
+            for d in b.log_dirs:
+                k = (i, d.path)
+                self.load[k] = data.get((b.id, d.path), 0.0)
+                self.ceiling[k] = max(dir_limit(d, self.load[k], options.max_disk_usage), self.load[k])
+        index = state.index_of
+        for p, part in enumerate(snap.partitions):
+            for bid, path in zip(part.replicas, part.log_dirs):
+                if path is not None and index[bid] in jbod:
+                    self.where[(p, index[bid])] = self.home[(p, index[bid])] = path
+
+    def catch_up(self, state: ClusterState) -> None:
+        changes = state.changes
+        if not self.paths:
+            self.seen = len(changes)
+            return
+        for p, src, dst in changes[self.seen:]:
+            size = float(state.sizes[p])
+            if src in self.paths:
+                d = self.where.pop((p, src), None)
+                if d is not None:
+                    self.load[(src, d)] -= size
+            if dst in self.paths:
+                d = self.pick(state, p, dst)
+                if d is None:  # forced (placement, the exact model): its home dir, else the roomiest
+                    d = self.home.get((p, dst)) or max(self.paths[dst], key=lambda x: (self._room((dst, x)), x))
+                self.where[(p, dst)] = d
+                self.load[(dst, d)] += size
+        self.seen = len(changes)
+
+    def _room(self, k: tuple[int, str]) -> float:
+        return self.ceiling[k] - self.load[k] + SLACK_BYTES
+
+    def over(self, k: tuple[int, str]) -> float:
+        """The bytes by which dir ``k`` is above its ceiling (<= 0: within it)."""
+        return self.load[k] - self.ceiling[k] - SLACK_BYTES
+
+    def pick(self, state: ClusterState, p: int, b: int) -> str | None:
+        """The dir of broker ``b`` a replica of ``p`` arriving there would be in: its own dir where it comes back
+        to the broker it left (the plan leaves it there), else the roomiest that holds it; None when none does."""
+        size = float(state.sizes[p])
+        home = self.home.get((p, b))
+        if home is not None and home in self.paths[b]:
+            return home if self._room((b, home)) >= size else None
+        best = max(self.paths[b], key=lambda x: (self._room((b, x)), x), default=None)
+        return best if best is not None and self._room((b, best)) >= size else None
+
+
+_TALLY: weakref.WeakKeyDictionary[ClusterState, DirTally] = weakref.WeakKeyDictionary()
+
+
+def dirs_within(state: ClusterState) -> bool:
+    """Does every log dir of the tally end within its ceiling (no replica forced into a dir that cannot hold it)?"""
+    tally = dir_tally(state)
+    return all(tally.over(k) <= 0 for k in tally.ceiling)
+
+
+def dir_tally(state: ClusterState) -> DirTally:
+    """The state's ``DirTally``, caught up with its changes (one per state: built on first use)."""
+    got = _TALLY.get(state)
+    if got is None:
+        got = _TALLY[state] = DirTally(state)
+    if got.seen != len(state.changes):
+        got.catch_up(state)
+    return got
+
+
+_LARGEST: weakref.WeakKeyDictionary[ClusterState, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def largest_dirs(state: ClusterState) -> np.ndarray:
+    """Per broker index, the largest replica one of its log dirs could hold (its limit with every other replica
+    gone: the most a dir can make room for); inf for a broker with one dir or a dir of unknown size. Computed
+    once per state (a cache: the snapshot and options of a state do not change)."""
+    got = _LARGEST.get(state)
+    if got is None:
+        got = _LARGEST[state] = _largest_dirs(state)
+    return got
+
+
+def _largest_dirs(state: ClusterState) -> np.ndarray:
+    snap, options = state.snapshot, state.options
+    gone = removed_dirs(options.remove_log_dirs)
+    data = dir_data(snap)
+    out = np.full(state.n_brokers, np.inf)
+    for i, b in enumerate(snap.brokers):
+        if len(b.log_dirs) > 1:
+            out[i] = max((dir_limit(d, data.get((b.id, d.path), 0.0), options.max_disk_usage) for d in b.log_dirs
+                          if (b.id, d.path) not in gone), default=0.0)
+    return out
 
 
 def kept_replicas(state: ClusterState) -> set[tuple[int, int]]:
@@ -389,6 +575,8 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
     limit = {(bid, d.path): (0.0 if (bid, d.path) in gone else dir_limit(d, data.get((bid, d.path), 0.0), options.max_disk_usage))
              for bid, b in jbod.items() for d in b.log_dirs}
     peak = {k: data.get(k, 0.0) for k in limit}  # every arrival, no departure
+    # What a new replica may fill a dir to: its limit, or its bytes before the plan where it started above.
+    ceil = {k: lim if k in gone else max(lim, peak[k]) for k, lim in limit.items()}
     final = dict(peak)  # after the whole plan
     where: dict[tuple[int, int], str] = {}  # (partition index, broker id) -> dir, for replicas in a known dir
     for p, part in enumerate(snap.partitions):
@@ -412,7 +600,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
         ``p`` at its peak; None when none does."""
         s = float(size[p])
         ok = [d.path for d in jbod[b].log_dirs if d.path != avoid and (b, d.path) not in gone
-              and peak[(b, d.path)] + s <= limit[(b, d.path)] + SLACK_BYTES]
+              and peak[(b, d.path)] + s <= ceil[(b, d.path)] + SLACK_BYTES]
         if not ok:
             return None
         return min(ok, key=lambda d: (fill((b, d)), peak[(b, d)], d))
@@ -421,27 +609,98 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
         peak[(b, d)] += float(size[p])
         final[(b, d)] += float(size[p])
 
-    # New replicas, in the steps' order (the largest first would pack tighter, but the order is the plan's).
-    for chain in moves:
-        for s in chain:
-            for bid in s.adds:
-                if bid not in jbod:
-                    continue
-                d = place(s.p, bid, None)
-                if d is None:
-                    out.unplaced.append(f"{state.name(s.p)} on broker {bid} ({int(size[s.p])} bytes)")
-                    continue
-                out.new[(s.p, bid)] = d
-                arrive(s.p, bid, d)
     # Replicas on the same broker after the plan (an untouched partition's all are; no row built for them).
     stays = {(p, b) for (p, b) in where if not state.touched[p] or state.index_of[b] in state.row(p)}
     moved: set[tuple[int, int]] = set()
 
     def move_within(p: int, b: int, src: str, dst: str) -> None:
         arrive(p, b, dst)
+        # The log-dir batches end before any move starts: the replica has left its dir by then.
+        peak[(b, src)] -= float(size[p])
         final[(b, src)] -= float(size[p])
         out.within.append(DirMove(p, b, dst, src, int(size[p])))
         moved.add((p, b))
+
+    def shiftable(b: int, d: str) -> list[int]:
+        """Replicas in dir ``d`` of ``b`` a move between its dirs may take: staying, untouched, not moved yet."""
+        return sorted((p for (p, q), x in where.items() if q == b and x == d and (p, q) in stays and (p, q) not in moved
+                       and not state.frozen[p] and not state.touched[p]), key=lambda p: (int(size[p]), p))  # fmt: skip
+
+    def room_after(b: int, d: str) -> float:
+        return ceil[(b, d)] - final[(b, d)] + SLACK_BYTES
+
+    def make_room(p: int, b: int) -> str | None:
+        """A dir of ``b`` that holds ``p`` once one of its replicas has moved to another dir of ``b`` (that dir
+        holding it at its peak), the smallest such replica first; None when no move does. (The broker holds that
+        replica in both dirs while it moves: each within its limit, the broker is within the sum of theirs.)"""
+        s = float(size[p])
+        best: tuple[int, int, str, str] | None = None
+        for d in sorted(x.path for x in jbod[b].log_dirs if (b, x.path) not in gone):
+            need = s - room_after(b, d)
+            for q in shiftable(b, d):
+                bytes_q = float(size[q])
+                if bytes_q < need:
+                    continue
+                to = place(q, b, d)
+                if to is not None and (best is None or int(size[q]) < best[0]):
+                    best = (int(size[q]), q, d, to)
+                break  # the smallest replica large enough in this dir
+        if best is None:
+            return None
+        _, q, d, to = best
+        move_within(q, b, d, to)
+        return d
+
+    def place_new(p: int, b: int) -> str | None:
+        """A dir for a new replica of ``b``: see the comment above ``DIR_SEARCH``; None when none holds it."""
+        d = place(p, b, None)
+        if d is not None:
+            return d
+        s = float(size[p])
+        ok = [x.path for x in jbod[b].log_dirs if (b, x.path) not in gone and room_after(b, x.path) >= s]
+        if ok:
+            return min(ok, key=lambda d: (final[(b, d)] / limit[(b, d)] if limit[(b, d)] > 0 else math.inf, d))
+        return make_room(p, b)
+
+    # New replicas, the largest first (they pack tighter), broker by broker. Where that leaves one without a dir,
+    # the broker's replicas go where the veto counted them (DirTally: each fits there after the plan); where even
+    # that one does not hold it (placement forced it onto the broker), the plan stops, naming the dir.
+    adds: dict[int, list[int]] = defaultdict(list)
+    for p, bid in sorted(((s.p, bid) for chain in moves for s in chain for bid in s.adds if bid in jbod),
+                         key=lambda k: (-int(size[k[0]]), k)):
+        adds[bid].append(p)
+    tally = dir_tally(state) if adds else None
+    for bid, ps in sorted(adds.items()):
+        keys = [(bid, x.path) for x in jbod[bid].log_dirs]
+        saved = ({k: peak[k] for k in keys}, {k: final[k] for k in keys}, len(out.within), set(moved))
+        fresh: dict[int, str] = {}
+        for p in ps:
+            d = place_new(p, bid)
+            if d is None:
+                break
+            fresh[p] = d
+            arrive(p, bid, d)
+        else:
+            out.new.update({(p, bid): d for p, d in fresh.items()})
+            continue
+        peak.update(saved[0])
+        final.update(saved[1])
+        del out.within[saved[2]:]
+        moved.intersection_update(saved[3])
+        assert tally is not None
+        for p in ps:
+            d = tally.where.get((p, state.index_of[bid]), "")
+            if (bid, d) not in ceil or (bid, d) in gone or room_after(bid, d) < float(size[p]):
+                d = max((x.path for x in jbod[bid].log_dirs if (bid, x.path) not in gone), key=lambda x: (room_after(bid, x), x))
+            if room_after(bid, d) < float(size[p]):
+                exact = (" (--optimizer exact holds each broker to its limit, not each log dir: --optimizer auto or "
+                         "heuristic plans around it)") if options.optimizer == "exact" else ""
+                raise PlanError(f"broker {bid} log dir {d}: {final[(bid, d)] + float(size[p]):,.0f} bytes of partitions "
+                                f"after the plan against its limit {ceil[(bid, d)]:,.0f}: no log dir of broker {bid} holds "
+                                f"{state.name(p)} ({int(size[p]):,} bytes), which the replica goals put there; give its "
+                                f"disks room (a higher --max-disk-usage) or the partition another broker{exact}")
+            out.new[(p, bid)] = d
+            arrive(p, bid, d)
 
     # The removed dirs' replicas that stay on their broker: largest first, each to the least full other dir.
     for (p, b) in sorted((k for k in stays if (k[1], where[k]) in gone), key=lambda k: (-int(size[k[0]]), k)):
@@ -516,8 +775,22 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
     for (bid, path), lim in sorted(limit.items()):
         out.dirs.append({"broker_id": bid, "path": path, "removed": (bid, path) in gone,
                          "limit_bytes": None if not math.isfinite(lim) else round(lim),
-                         "before_bytes": round(data.get((bid, path), 0.0)), "peak_bytes": round(peak[(bid, path)]),
+                         "before_bytes": round(data.get((bid, path), 0.0)),
+                         # (the log-dir batches' departures leave before any arrival of a move: never below the start)
+                         "peak_bytes": round(max(peak[(bid, path)], data.get((bid, path), 0.0))),
                          "after_bytes": round(final[(bid, path)])})
+    out.where = where
+    out.over = [f"broker {bid} log dir {path}: {final[(bid, path)]:,.0f} bytes of partitions after the plan against its "
+                f"limit {lim:,.0f}" for (bid, path), lim in sorted(limit.items())
+                if (bid, path) not in gone and final[(bid, path)] > lim + SLACK_BYTES and not options.relieve]
+    # The ledger's limit per dir: a removed dir's volume still holds what it held until it is emptied; a dir the
+    # plan leaves above its limit (its broker ends above its own) is held to where the plan leaves it.
+    for bid, broker in jbod.items():
+        for ld in broker.log_dirs:
+            k = (bid, ld.path)
+            real = dir_limit(ld, data.get(k, 0.0), options.max_disk_usage)
+            if math.isfinite(real):
+                out.room[k] = (data.get(k, 0.0), max(real, final[k]))
     return out
 
 
@@ -534,7 +807,9 @@ def within_steps(state: ClusterState, dir_plan: LogDirPlan, reorders: list[Step]
         row = reordered.get(p, part.replicas)
         out.append(Step(p, part.topic, part.partition, tuple(row), tuple(row), (), (), 0, part.leader,
                         int(part.size_bytes or 0), part.bytes_in_per_sec or 0.0,
-                        tuple(dirs.get(b, ANY_LOG_DIR) for b in row)))
+                        tuple(dirs.get(b, ANY_LOG_DIR) for b in row),
+                        tuple(dir_plan.where.get((p, b), ANY_LOG_DIR) for b in row) if any((p, b) in dir_plan.where for b in row)
+                        else ()))
     return out
 
 

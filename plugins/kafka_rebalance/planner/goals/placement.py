@@ -14,6 +14,7 @@ import numpy as np
 
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.disk_capacity import has_room
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -28,11 +29,6 @@ def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
         f"partition {state.name(p)} must move ({why}) but its produce rate {rate:,.0f} B/s is at or above "
         f"{state.options.rate_text()}, so its new replica could never catch up; raise --throttle above {needed:,.0f}"
     )
-
-
-def has_room(state: ClusterState, p: int, b: int) -> bool:
-    """Would a replica of ``p`` keep broker ``b`` within its disk limit (disk-capacity goal)?"""
-    return float(state.bytes[b]) + float(state.sizes[p]) <= state.disk_limit[b] + 0.5
 
 
 def best_destination(state: ClusterState, p: int, row: list[int], src: int | None, rf: int, other_rack: bool = False) -> int | None:
