@@ -61,19 +61,24 @@ def test_where_counts_leave_no_slack_a_large_replica_is_swapped_for_a_small_one(
     assert s.arrivals == {1: [0], 0: [2]}
 
 
-def test_a_swap_copies_at_most_three_bytes_per_byte_it_sheds() -> None:
-    # Counts locked at 2..2. 5 + 5 against 2 + 2 (mean 7, band [6.3, 7.7]): 5 GiB for 2 GiB copies 7 GiB to
-    # shed 3 (2.3 per byte) and is made: 7 and 7.
-    s = balanced([0, 1], {0: [5, 5], 1: [2, 2]}, counts_veto=True)
-    assert loads(s) == [7, 7]
-    # 3 + 3 against 2 + 2 (mean 5, band [4.5, 5.5]): 3 GiB for 2 GiB would reach 5 and 5, but copies 5 GiB to
-    # shed 1; nothing moves, and both stay outside the band.
-    s = balanced([0, 1], {0: [3, 3], 1: [2, 2]}, counts_veto=True)
-    assert loads(s) == [6, 4]
-    assert s.moved_replicas() == 0
-    # 4 + 4 against 2 + 2 (mean 6, band [5.4, 6.6]): 4 GiB for 2 GiB copies exactly 3 bytes per byte: made.
-    s = balanced([0, 1], {0: [4, 4], 1: [2, 2]}, counts_veto=True)
-    assert loads(s) == [6, 6]
+def costly(layout: dict[int, list[int]], budget: int) -> ClusterState:
+    s = planner_state([0, 1], [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in
+                               enumerate((b, g) for b, sizes in layout.items() for g in sizes)], targets=True)
+    s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal(costly_swaps=budget).optimize(s)
+    return s
+
+
+def test_a_broker_takes_part_in_a_limited_number_of_swaps_copying_over_three_bytes_per_byte_shed() -> None:
+    # Counts locked at 2..2. 3 + 3 against 2 + 2 (mean 5, band [4.5, 5.5]): 3 GiB for 2 GiB reaches 5 and 5 but
+    # copies 5 GiB to shed 1. Made while both brokers have costly swaps left; with none left, nothing moves.
+    assert loads(costly({0: [3, 3], 1: [2, 2]}, budget=1)) == [5, 5]
+    s = costly({0: [3, 3], 1: [2, 2]}, budget=0)
+    assert loads(s) == [6, 4] and s.moved_replicas() == 0
+    # 5 + 5 against 2 + 2 (mean 7, band [6.3, 7.7]): 5 GiB for 2 GiB copies 7 GiB to shed 3 (2.3 per byte),
+    # and 4 + 4 against 2 + 2 copies exactly 3 per byte: both cheap, made without any costly swap left.
+    assert loads(costly({0: [5, 5], 1: [2, 2]}, budget=0)) == [7, 7]
+    assert loads(costly({0: [4, 4], 1: [2, 2]}, budget=0)) == [6, 6]
 
 
 def test_a_cluster_within_the_band_is_left_alone() -> None:
