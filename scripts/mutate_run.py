@@ -21,7 +21,9 @@ A run whose names are all scopes of `[tool.mutate.scopes]` (pyproject.toml), or 
 (`kafka_rebalance.planner.goals.network*`: that module's mutants), mutates only those files and
 selects only the scope's tests: mutmut's stats pass runs every selected test once, and every
 mutant then runs each selected test that reaches its function, so a scope's own unit tests keep its
-run to minutes where the planner's end-to-end tests (which reach every goal) would take an hour.
+run to minutes where the planner's end-to-end tests (which reach every goal) would take an hour. A scope
+with ``own_tests`` narrows further: a module's mutants run only the tests of its own file (``own_tests``)
+and of ``shared_tests`` that reach them, since every goal's file plans whole clusters that reach every goal.
 """
 
 from __future__ import annotations
@@ -147,6 +149,39 @@ def narrow_to_scopes(names: list[str]) -> None:
     config().only_mutate = sorted(set(only))
     config().pytest_add_cli_args_test_selection = tests
     print(f"mutate: {' '.join(names)}: mutating {' '.join(config().only_mutate)} with {len(tests)} test arguments")
+    owners_set = [scopes[scope] for scope in dict.fromkeys(owners) if scope is not None]
+    patterns = [s["own_tests"] for s in owners_set if "own_tests" in s]
+    if patterns:
+        shared = [t for s in owners_set for t in s.get("shared_tests", [])]
+        original = mutmut_main.collect_or_load_stats
+
+        def collect_then_narrow(*args: Any, **kwargs: Any) -> None:
+            original(*args, **kwargs)
+            narrowed = own_tests(mutmut_main.state().tests_by_mangled_function_name, patterns, shared)
+            print(f"mutate: each module's mutants run its own test file ({', '.join(patterns)}) and {len(shared)} shared: "
+                  f"{narrowed} module functions narrowed")
+
+        mutmut_main.collect_or_load_stats = collect_then_narrow
+
+
+def own_tests(tests_by_function: dict[str, set[str]], patterns: list[str], shared: list[str]) -> int:
+    """Narrow (in place) the tests each mutated function runs to its module's own test file (``pattern`` with
+    ``{module}``: the module's last name) and the ``shared`` files, where that file exists; a module without
+    one keeps every test that reaches it. A goal's end-to-end plans in other goals' files reach every goal and
+    were most of each mutant's time; its own file's tests are the ones written to kill its mutants. Returns
+    how many functions were narrowed."""
+    narrowed = 0
+    for function, tests in tests_by_function.items():
+        module = re.split(r"\.x(?:_|\u01c1)", function, maxsplit=1)[0].rsplit(".", 1)[-1]
+        files = [f for pattern in patterns if Path(f := pattern.format(module=module)).exists()]
+        if not files:
+            continue
+        keep = {t for t in tests if t.split("::", 1)[0] in files or t.split("::", 1)[0] in shared}
+        if keep != tests:
+            tests.intersection_update(keep)
+            narrowed += 1
+    return narrowed
+
 
 if __name__ == "__main__":
     narrow_to_scopes(mutant_globs(sys.argv[1:]))

@@ -320,3 +320,95 @@ def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack() ->
     plain = planner_state(list(range(12)), [part("t", 0, [0])])
     assert ByteBalanceGoal._partners(plain, elig, key, 0, pinned=False) == [11, 10, 9, 8, 7, 6, 5, 4]
     assert ByteBalanceGoal._partners(plain, elig, np.zeros(12), 3, pinned=False) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id
+
+
+def test_the_byte_guard_counts_a_broker_inside_its_band_as_0_off_whatever_its_margin() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+
+    # Broker 1 holds 4 bytes inside its band [0, 10]: to 8 it stays inside; to 10.75 it ends 0.75 above, from 0.
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=12), part("t", 1, [1], size_bytes=4)])
+    s.byte_lo[:], s.byte_hi[:] = [5, 0], [10, 10]
+    s.vetoes = [ByteBalanceGoal()]
+    guard = ByteGuard(s)
+    assert guard.allows(s, {1: 4.0})
+    assert not guard.allows(s, {1: 6.75})
+
+
+def test_the_arrival_index_drops_every_replica_that_moved_on_in_one_search() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ArrivalIndex
+
+    # As above: (3, t-1), (5, t-0), (5, t-3), (9, t-2) arrive on broker 0; then t-1 and t-2 leave it.
+    s = planner_state([0, 1], [part("t", i, [1], size_bytes=b) for i, b in enumerate([5, 3, 9, 5])])
+    for p in range(4):
+        s.move(p, 1, 0)
+    idx = ArrivalIndex(s, 0)
+    idx._feed()
+    s.move(1, 0, 1)
+    s.move(2, 0, 1)
+    assert idx.find(5.2, lambda p: False) is None
+    assert idx.parts == [0, 3] and idx.sizes == [5, 5]
+
+
+def test_a_receiver_asks_a_giver_at_its_target_for_half_the_gap_not_more() -> None:
+    # test_a_donor_at_its_target_gives_half_the_gap's cluster, one step of broker 2's alone (the byte trim after
+    # the goal's own search would make a larger first choice as small): 15 GiB wanted, 14 the nearest.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 130), (1, 6), (1, 14), (1, 17), (1, 63), (2, 70)])]
+    s = planner_state([0, 1, 2], parts, targets=True, byte_tolerance=0.2)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = s.byte_hi, s.byte_lo
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 2, [1], heavy=False)
+    assert loads(s) == [130, 86, 84] and s.row(2) == [2]
+
+
+@pytest.mark.parametrize("unit", [1.0, 1e6])
+def test_the_sizes_that_help_end_where_the_line_past_the_last_kink_climbs_back(unit: float) -> None:
+    # Broker 0's band [6, 10] holding 13 (3 above), broker 1's [2, 4] holding 0 (2 below): 5 outside. Kinks at
+    # s = 2 (1 reaches 2), 3 (0 reaches 10), 4 (1 reaches 4), 7 (0 reaches 6): 1, 0, 0 and 3 outside there; past 7,
+    # 2s - 11, back to 5 at s = 8. In bytes or in millions of them, the sizes that help are (0, 8).
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([10.0, 4.0]) * unit, np.asarray([6.0, 2.0]) * unit
+    reach = goal._reach(0, 1, 13.0 * unit, 0.0)
+    assert reach is not None
+    lo, hi = reach
+    assert (lo, hi) == (pytest.approx(0.0, abs=1e-3), pytest.approx(8.0 * unit, abs=1e-3))
+
+
+def test_a_band_is_short_only_beyond_its_slack() -> None:
+    from kafka_rebalance.planner.byte_misses import SLACK
+
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=20), part("t", 1, [1], size_bytes=10)])
+    elig = np.asarray([0, 1])
+
+    def short(upper: list[float], lower: list[float]) -> bool:
+        return ByteBalanceGoal._short(s, elig, np.asarray(upper), np.asarray(lower))
+
+    assert not short([20 - SLACK, 100], [0, 10 + SLACK])  # each at its edge's slack: inside
+    assert not short([20, 100], [0, 10])  # at the edges
+    assert short([20 - SLACK - 0.25, 100], [0, 0]) and short([100, 100], [0, 10 + SLACK + 0.25])
+
+
+def test_the_solver_holds_each_broker_to_its_band_less_its_excluded_bytes() -> None:
+    from kafka_rebalance.planner import exact
+
+    # x-0 (4 GiB, excluded) and t-0..t-2 (3 GiB each) on broker 0, t-3 (3) and t-4 (4) on broker 1, broker 2 new:
+    # 20 GiB, targets 20 / 3 each, band [6, 7.33]. Broker 0 keeps one 3 (7); broker 2 takes two 3s (6), the fewest
+    # bytes that bring it in; broker 1 keeps 7.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 3), (0, 3), (0, 3), (1, 3), (1, 4)])]
+    state = planner_state([0, 1, 2], parts + [part("x", 0, [0], size_bytes=4 * GiB)], targets=True, exclude_topics=("x",))
+    found = exact._solve(state, widen=0.0)
+    assert found.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    assert found.bytes_moved == 6 * GiB and len(found.rows) == 2 and set(found.rows) <= {0, 1, 2}  # two of the equal 3s
+    assert all(r == [2] for r in found.rows.values())
+
+
+def test_the_solver_widens_an_unreachable_band_by_the_least_sum_then_moves_the_fewest_bytes() -> None:
+    from kafka_rebalance.planner import exact
+
+    # test_exact.py's widened_state: t-0..t-3 of 100, 1, 2, 3 GiB on broker 0, broker 1 new; 53 GiB +- 5.3 each.
+    # No split meets both bands: {100, 1} against {2, 3} lies 2 x 42.7 GiB beyond them, the least; it moves 5 GiB.
+    state = planner_state([0, 1], [part("t", i, [0], size_bytes=g * GiB) for i, g in enumerate([100, 1, 2, 3])], targets=True)
+    assert exact._solve(state, widen=0.0).status is exact.ExactStatus.INFEASIBLE
+    assert exact._solve(state, widen=None).widening == pytest.approx(2 * 42.7 * GiB, rel=1e-6)
+    solved = exact.solve(state)
+    assert (solved.rows, solved.bytes_moved) == ({2: [1], 3: [1]}, 5 * GiB)

@@ -595,3 +595,340 @@ def test_dirs_within_a_broker_are_balanced_by_their_limits_share_the_replica_nea
     # holds 4 GiB and /b's floor of 2.25 its 6: done after one.
     assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.2)), []).within) == 2
     assert len(plan_log_dirs(ClusterState(snap, PlanOptions(byte_tolerance=0.7)), []).within) == 1
+
+
+# ---------------------------------------------------------------------------- edges worked to the byte
+#
+# Limits at half the capacity (--max-disk-usage 0.5) and sizes in bytes, so a limit can end in half a byte and a
+# broker or dir can sit exactly at its limit plus the half byte of slack (SLACK_BYTES), which is within it.
+
+
+def dirs_cluster(brokers: dict[int, list[dict[str, Any]]], partitions: list[dict[str, Any]]) -> Snapshot:
+    """Brokers with the log dirs given as snapshot rows (path, total_bytes, usable_bytes)."""
+    rows = [{"leader": p["replicas"][0], "isr": list(p["replicas"]), **p} for p in partitions]
+    return snapshot_from_dict({"cluster_id": "edges", "brokers": [{"id": b, "log_dirs": ds} for b, ds in brokers.items()],
+                               "partitions": rows})
+
+
+def index(state: ClusterState) -> dict[str, int]:
+    return {f"{p.topic}-{p.partition}": i for i, p in enumerate(state.parts)}
+
+
+def test_a_broker_at_its_limit_plus_the_half_byte_is_within_it_for_the_veto_the_relief_and_relief_mode() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import relief_donors
+
+    # Broker 0's 201 bytes hold 100.5, broker 1's 1000 hold 500. a-0 (61 bytes) on 0; b-0 (40) and b-1 (41) on 1.
+    snap = disk_cluster({0: 201, 1: 1000}, [part("a", 0, [0], size_bytes=61), part("b", 0, [1], size_bytes=40),
+                                            part("b", 1, [1], size_bytes=41)])
+    s = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    assert s.disk_limit.tolist() == [100.5, 500.0]
+    goal = DiskCapacityGoal()
+    assert goal.accept_move(s, 1, 1, 0)  # 61 + 40 = 101 = 100.5 + 0.5
+    assert not goal.accept_move(s, 2, 1, 0)  # 102
+    s.move(1, 1, 0)
+    goal.optimize(s)
+    assert s.changes == [(1, 1, 0)] and goal.unrelieved == []  # at 101 broker 0 is not relieved
+    relief = ClusterState(snap, PlanOptions(max_disk_usage=0.5, relieve=True))
+    relief.move(1, 1, 0)
+    assert relief_donors(relief) == []
+
+
+def test_the_check_counts_a_broker_above_its_slack_by_its_own_excess_below_a_byte() -> None:
+    def broker(bid: int, size: float, limit: float | None) -> BrokerView:
+        return BrokerView(bid, 1, 0, 9, size, size, 0.1, 0, 0, 0, 1, limit)
+
+    # 0.5 above: within; 0.75 above: an offender by 0.75 (not rounded up to a byte).
+    check = DiskCapacityGoal().check(BalanceView((broker(1, 100.5, 100.0), broker(2, 100.75, 100.0)), (), 0.1, 10.0, (0, 9)))
+    assert (check.value, check.offenders) == (0.75, (2,))
+    # A broker whose limit is 0 bytes is named against 0 B.
+    from kafka_rebalance.units import human_bytes
+
+    left = DiskCapacityGoal().relief_left(BalanceView((broker(1, 10.0, 0.0),), (), 0.1, 10.0, (0, 9)))
+    assert left == {1: f"{human_bytes(10.0)} of partitions after the plan against its limit {human_bytes(0.0)} "
+                       "(--max-disk-usage of its capacity, less what else its disks hold)"}
+
+
+def test_relief_goes_furthest_above_first_and_a_broker_left_as_it_is_stops_no_other() -> None:
+    # Broker 0 (limit 5) holds a-0, 9 bytes: 4 above. Broker 1 (limit 20) holds b-0, 21: 1 above (but more bytes
+    # and a larger limit). Broker 2 (limit 22) holds c-0, 1 byte: room for a-0 or b-0, not both.
+    snap = disk_cluster({0: 10, 1: 40, 2: 44}, [part("a", 0, [0], size_bytes=9), part("b", 0, [1], size_bytes=21),
+                                                part("c", 0, [2], size_bytes=1)])
+    s = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    goal = DiskCapacityGoal()
+    s.vetoes = [goal]  # as in a plan: its own veto holds its relief's destinations
+    goal.optimize(s)
+    # a-0 goes to broker 2 (the least full); then b-0 fits neither broker 0 (limit 5) nor broker 2 (31 bytes).
+    assert s.changes == [(0, 0, 2)] and goal.unrelieved == [1]
+    # Broker 0 now holds a-0 of 30 bytes, which fits nowhere: left as it is; broker 1 (b-0 15 and b-1 6 bytes, 1
+    # above) still sends its replica nearest 1 byte, b-1, to broker 2.
+    snap = disk_cluster({0: 10, 1: 40, 2: 44}, [part("a", 0, [0], size_bytes=30), part("b", 0, [1], size_bytes=15),
+                                                part("b", 1, [1], size_bytes=6), part("c", 0, [2], size_bytes=1)])
+    s = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    s.vetoes = [goal]
+    goal.optimize(s)
+    assert s.changes == [(2, 1, 2)] and goal.unrelieved == [0]
+
+
+def test_relief_may_send_back_a_replica_the_plan_brought() -> None:
+    # Broker 0 (limit 5) holds a-0 (4 bytes); b-0 (3 bytes) arrives from broker 1: 7 bytes, 2 above. The replica
+    # nearest 2 bytes is the one that arrived: it goes back to broker 1, now the least full.
+    snap = disk_cluster({0: 10, 1: 100}, [part("a", 0, [0], size_bytes=4), part("b", 0, [1], size_bytes=3)])
+    s = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    s.move(1, 1, 0)
+    DiskCapacityGoal().optimize(s)
+    assert s.bytes.tolist() == [4, 3] and list(s.row(1)) == [1]
+
+
+def test_relief_dir_room_to_the_byte_counting_an_empty_dirs_other_files() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import dir_room
+
+    # Broker 0: /a (100 bytes, limit 50) holds x-0 (60); /b (201 bytes, 151 usable, empty: 50 bytes of other files)
+    # has a limit of 100.5 - 50 = 50.5, all of it room. Broker 1's one dir holds y-0 (51) and y-1 (52).
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 100}, {"path": "/b", "total_bytes": 201, "usable_bytes": 151}],
+                         1: [{"path": "/d", "total_bytes": 1000}]},
+                        [part("x", 0, [0], size_bytes=60, log_dirs=["/a"]), part("y", 0, [1], size_bytes=51, log_dirs=["/d"]),
+                         part("y", 1, [1], size_bytes=52, log_dirs=["/d"])])
+    fits = dir_room(ClusterState(snap, PlanOptions(max_disk_usage=0.5, relieve=True)))
+    assert fits(1, 0) and not fits(2, 0)  # 51 <= 50.5 + 0.5; 52 is not
+
+
+def test_relief_donors_by_need_then_dirs_beyond_their_brothers_room_to_the_half_byte() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import relief_donors
+    from kafka_rebalance.planner.relief import Donor
+
+    # Limits at half: broker 0 (one dir, limit 50) holds 60: need 10 - 0.5; broker 1 (limit 50) holds 55: 4.5.
+    # Broker 2: /a (101 bytes, limit 50.5) holds 51, 0.5 above: within; /b (limit 50) holds 100: 50 above; /c (100
+    # bytes, 90 usable, empty: limit 50 - 10) has 40 of room; /e has no size (so neither has the broker): /b needs
+    # 50 - 40 - 0.5. Broker 3: /a (limit 50) holds 70, /z no size: 19.5. Dirs by need: broker 3's first.
+    snap = dirs_cluster({0: [{"path": "/d", "total_bytes": 100}], 1: [{"path": "/d", "total_bytes": 100}],
+                         2: [{"path": "/a", "total_bytes": 101}, {"path": "/b", "total_bytes": 100},
+                             {"path": "/c", "total_bytes": 100, "usable_bytes": 90}, {"path": "/e"}],
+                         3: [{"path": "/a", "total_bytes": 100}, {"path": "/z"}]},
+                        [part("a", 0, [0], size_bytes=30, log_dirs=["/d"]), part("a", 1, [0], size_bytes=30, log_dirs=["/d"]),
+                         part("b", 0, [1], size_bytes=55, log_dirs=["/d"]), part("c", 0, [2], size_bytes=51, log_dirs=["/a"]),
+                         part("d", 0, [2], size_bytes=100, log_dirs=["/b"]), part("e", 0, [3], size_bytes=70, log_dirs=["/a"])])
+    s = ClusterState(snap, PlanOptions(max_disk_usage=0.5, relieve=True))
+    i = index(s)
+    assert relief_donors(s) == [Donor(0, 9.5, (i["a-0"], i["a-1"])), Donor(1, 4.5, (i["b-0"],)),
+                                Donor(3, 19.5, (i["e-0"],), whole=False, where="/a"),
+                                Donor(2, 9.5, (i["d-0"],), whole=False, where="/b")]
+
+
+def test_remove_log_dir_limits_each_broker_to_its_staying_dirs_and_one_that_loses_all_to_nothing() -> None:
+    from dataclasses import replace
+
+    from kafka_rebalance.planner.goals.disk_capacity import dir_data, dir_room, without_removed_dirs
+
+    # Broker 0 removes nothing. Broker 1 removes /a; /b (300 bytes, 250 usable, empty) holds 150 - 50. Broker 2
+    # removes both its dirs. Limits given as 1000 each; c-0 has no size: it counts 0 bytes in its dir.
+    snap = dirs_cluster({0: [{"path": "/d", "total_bytes": 100}],
+                         1: [{"path": "/a", "total_bytes": 100}, {"path": "/b", "total_bytes": 300, "usable_bytes": 250}],
+                         2: [{"path": "/a", "total_bytes": 100}, {"path": "/b", "total_bytes": 100}]},
+                        [part("a", 0, [1], size_bytes=10, log_dirs=["/a"]), part("c", 0, [2], log_dirs=["/a"]),
+                         part("d", 0, [0], size_bytes=1, log_dirs=["/d"])])
+    options = PlanOptions(max_disk_usage=0.5, remove_log_dirs=("1:/a", "2:/a", "2:/b"))
+    assert without_removed_dirs(snap, options, np.full(3, 1000.0)).tolist() == [1000.0, 100.0, 0.0]
+    assert dir_data(snap) == {(1, "/a"): 10.0, (2, "/a"): 0.0, (0, "/d"): 1.0}
+    # In relief mode broker 2 has no dir to put a replica in: not even d-0's 1 byte fits (0 + 0.5 of slack).
+    assert not dir_room(ClusterState(snap, replace(options, relieve=True)))(2, 2)
+
+
+def test_a_log_dir_step_of_a_partition_without_a_size_carries_0_bytes() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, LogDirPlan, within_steps
+
+    snap = jbod_cluster({0: {"/a": 100, "/b": 100}}, [part("t", 0, [0], log_dirs=["/a"])])
+    steps = within_steps(ClusterState(snap, PlanOptions()), LogDirPlan(within=[DirMove(0, 0, "/b", "/a", 0)]), [])
+    assert [s.size for s in steps] == [0]
+
+
+@pytest.mark.parametrize(("top", "unit"), [(1024, "KiB"), (1024**3, "GiB"), (1024**4, "TiB")])
+def test_the_log_dir_chart_switches_unit_at_exactly_1024_of_the_smaller(top: int, unit: str) -> None:
+    import re
+
+    rows = [{"broker_id": 0, "path": "/a", "removed": False, "limit_bytes": None, "before_bytes": top, "peak_bytes": top,
+             "after_bytes": top}]
+    chart, = DiskCapacityGoal.report_charts({}, None, {"log_dirs": {"dirs": rows}})
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", chart["svg"])
+    assert unit in texts and "1.0" in texts  # the top at 1.0 of the unit
+
+
+def test_the_log_dir_chart_draws_a_dir_the_final_snapshot_holds_nothing_in_as_one_holding_0_bytes() -> None:
+    rows = [{"broker_id": 0, "path": p, "removed": False, "limit_bytes": None, "before_bytes": 100, "peak_bytes": 100,
+             "after_bytes": 50} for p in ("/a", "/b")]
+    empty = jbod_cluster({0: {"/a": GIB, "/b": GIB}}, [part("t", 0, [0], size_bytes=80, log_dirs=["/a"])])
+    zero = jbod_cluster({0: {"/a": GIB, "/b": GIB}}, [part("t", 0, [0], size_bytes=80, log_dirs=["/a"]),
+                                                      part("u", 0, [0], size_bytes=0, log_dirs=["/b"])])
+    a, = DiskCapacityGoal.report_charts({}, empty, {"log_dirs": {"dirs": rows}})
+    b, = DiskCapacityGoal.report_charts({}, zero, {"log_dirs": {"dirs": rows}})
+    assert a["svg"] == b["svg"]
+
+
+def test_a_removed_dirs_replicas_go_largest_first_and_one_too_large_leaves_the_rest_placed() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+
+    # Broker 0 removes /a, which holds a-0 (1 byte), b-0 (3) and c-0 (6); /b (19 bytes, 14 usable, empty: 5 bytes of
+    # other files) takes 9.5 - 5 = 4.5 (+ 0.5 of slack). c-0 fits nowhere; then b-0 and a-0 fill /b to 4 bytes.
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 100}, {"path": "/b", "total_bytes": 19, "usable_bytes": 14}],
+                         1: [{"path": "/d", "total_bytes": 1000}]},
+                        [part(t, 0, [0], size_bytes=n, log_dirs=["/a"]) for t, n in (("a", 1), ("b", 3), ("c", 6))]
+                        + [part("z", 0, [1], size_bytes=1, log_dirs=["/d"])])
+    out = plan_log_dirs(ClusterState(snap, PlanOptions(max_disk_usage=0.5, remove_log_dirs=("0:/a",))), [])
+    assert out.within == [DirMove(1, 0, "/b", "/a", 3), DirMove(0, 0, "/b", "/a", 1)]
+    assert out.unplaced == ["c-0 on broker 0 (6 bytes) in removed dir /a"]
+    assert [(d["path"], d["removed"], d["limit_bytes"], d["before_bytes"], d["peak_bytes"], d["after_bytes"]) for d in out.dirs] == [
+        ("/a", True, 0, 10, 10, 6), ("/b", False, round(4.5), 0, 4, 4)]
+
+
+def test_a_new_replica_goes_to_the_least_full_dir_by_its_limits_fraction_an_unsized_dir_first() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs
+    from kafka_rebalance.planner.steps import Step
+
+    # Brokers 0 and 1: /a (limit 100) holds 10 bytes (0.1 full), /b (limit 10) 2 bytes (0.2); broker 0's /u has no
+    # size (0 full) and holds 50. Broker 2 has one dir. Broker 3: /a (limit 100.5) holds 100, /b (limit 10) 10.
+    ab = [{"path": "/a", "total_bytes": 200}, {"path": "/b", "total_bytes": 20}]
+    snap = dirs_cluster({0: [*ab, {"path": "/u"}], 1: ab, 2: [{"path": "/d", "total_bytes": 10**6}],
+                         3: [{"path": "/a", "total_bytes": 201}, {"path": "/b", "total_bytes": 20}]},
+                        [part("a", b, [b], size_bytes=10, log_dirs=["/a"]) for b in (0, 1)]
+                        + [part("b", b, [b], size_bytes=2, log_dirs=["/b"]) for b in (0, 1)]
+                        + [part("f", 0, [3], size_bytes=100, log_dirs=["/a"]), part("g", 0, [3], size_bytes=10, log_dirs=["/b"]),
+                           part("u", 0, [0], size_bytes=50, log_dirs=["/u"]), part("w", 0, [2], size_bytes=11),
+                           part("x", 0, [2], size_bytes=1)])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    i = index(state)
+    # x-0 (1 byte) is added on 2 (one dir: nothing to name), 0, 1 and 3; then w-0 (11 bytes) on 3 and 1.
+    x = Step(i["x-0"], "x", 0, (2,), (2, 0, 1, 3), (2, 0, 1, 3), (), 0, 2, 1, 0.0)
+    w = Step(i["w-0"], "w", 0, (2,), (2, 3, 1), (3, 1), (), 0, 2, 11, 0.0)
+    out = plan_log_dirs(state, [[x], [w]])
+    # x-0: broker 0's /u, broker 1's /a, broker 3's /a (101 bytes: its limit and the slack). w-0 fits neither of
+    # broker 3's dirs (112, 21); on broker 1 /a (21 of 100) is the less full still.
+    assert out.new == {(i["x-0"], 0): "/u", (i["x-0"], 1): "/a", (i["x-0"], 3): "/a", (i["w-0"], 1): "/a"}
+    assert out.unplaced == ["w-0 on broker 3 (11 bytes)"]
+
+
+def test_dirs_are_balanced_to_the_edges_of_their_band_with_a_replica_above_0_bytes_that_the_lower_dir_holds_at_its_peak() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+    from kafka_rebalance.planner.steps import Step
+
+    # Equal limits (1000) unless said; 10 % of tolerance. Broker 0 has a dir with no size: not balanced.
+    # Broker 1: /a 6 (a-0 5, a-1 1), /b 4: shares 5, band edges 5.5 + 0.5 and 4.5 - 0.5: within, no move.
+    # Broker 2: /a 7 (c-0 0 bytes, c-1 1, c-2 6), /b 3: c-1 (1 byte, nearest 2 under 4) brings them to 6 and 4.
+    # Broker 3: /a 7 (e-0 0 bytes, e-1 7), /b 3: a replica of 0 bytes helps nothing, 7 overshoots: no move.
+    # Broker 5: /a (100 bytes, 50 usable, empty) has a limit of 0: its dirs are not balanced.
+    # Broker 6: /a (limit 20) j-0 8, j-1 2; /b (limit 20.5) k-1 4, and k-0 (15) that leaves the broker: 19 at its
+    # peak. Shares of 14 by limits: /a 6.91, /b 7.09; j-1 (2 bytes) fits /b's room of 20.5 - 19 + 0.5 exactly.
+    # Broker 8: as broker 6 with /b's limit 20 and j-1 of 3 bytes: room 1.5, no move.
+    big = [{"path": "/a", "total_bytes": 2000}, {"path": "/b", "total_bytes": 2000}]
+    rows = [("s", 0, 0, "/a", 3), ("a", 0, 1, "/a", 5), ("a", 1, 1, "/a", 1), ("b", 0, 1, "/b", 4),
+            ("c", 0, 2, "/a", 0), ("c", 1, 2, "/a", 1), ("c", 2, 2, "/a", 6), ("d", 0, 2, "/b", 3),
+            ("e", 0, 3, "/a", 0), ("e", 1, 3, "/a", 7), ("f", 0, 3, "/b", 3), ("h", 0, 5, "/b", 10),
+            ("j", 0, 6, "/a", 8), ("j", 1, 6, "/a", 2), ("k", 0, 6, "/b", 15), ("k", 1, 6, "/b", 4),
+            ("m", 0, 8, "/a", 8), ("m", 1, 8, "/a", 3), ("n", 0, 8, "/b", 15), ("n", 1, 8, "/b", 4)]
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 2000}, {"path": "/u"}], 1: big, 2: big, 3: big,
+                         5: [{"path": "/a", "total_bytes": 100, "usable_bytes": 50}, {"path": "/b", "total_bytes": 100}],
+                         6: [{"path": "/a", "total_bytes": 40}, {"path": "/b", "total_bytes": 41}],
+                         7: [{"path": "/d", "total_bytes": 10**6}],
+                         8: [{"path": "/a", "total_bytes": 40}, {"path": "/b", "total_bytes": 40}]},
+                        [part(t, n, [b], size_bytes=size, log_dirs=[d]) for t, n, b, d, size in rows])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5, byte_tolerance=0.1))
+    i = index(state)
+    steps = []
+    for name, b in (("k-0", 6), ("n-0", 8)):
+        p = i[name]
+        state.move(p, state.index_of[b], state.index_of[7])
+        steps.append([Step(p, name[0], 0, (b,), (7,), (7,), (b,), 0, b, 15, 0.0)])
+    out = plan_log_dirs(state, steps)
+    assert out.within == [DirMove(i["c-1"], 2, "/b", "/a", 1), DirMove(i["j-1"], 6, "/b", "/a", 2)]
+
+
+def test_relief_between_dirs_stops_at_the_limit_plus_the_half_byte_and_tries_the_next_pick_when_one_fits_nowhere() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+
+    # Broker 0: /a (limit 100.5) holds m-0 100, m-1 9, m-2 1: 110, 9 above its limit and slack. m-1 alone is the
+    # fewest bytes: /a ends at 101, its limit and slack, and is not named. Broker 1: /a (limit 25.5) holds n-0 4,
+    # n-1 3, n-2 3, n-3 20: 4 above; /b and /c (limit 2.5 each, empty) take 3 bytes at most: n-0 fits neither, so
+    # the next fewest, n-1 and n-2, go one to each.
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 201}, {"path": "/b", "total_bytes": 1000}],
+                         1: [{"path": "/a", "total_bytes": 51}, {"path": "/b", "total_bytes": 5}, {"path": "/c", "total_bytes": 5}]},
+                        [part("m", n, [0], size_bytes=s, log_dirs=["/a"]) for n, s in enumerate([100, 9, 1])]
+                        + [part("n", n, [1], size_bytes=s, log_dirs=["/a"]) for n, s in enumerate([4, 3, 3, 20])])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5, relieve=True))
+    i = index(state)
+    out = plan_log_dirs(state, [])
+    assert out.within == [DirMove(i["m-1"], 0, "/b", "/a", 9), DirMove(i["n-1"], 1, "/b", "/a", 3),
+                          DirMove(i["n-2"], 1, "/c", "/a", 3)]
+    assert out.unrelieved == [] and out.unplaced == []
+
+
+def test_a_removed_dirs_replica_of_a_partition_the_plan_changed_elsewhere_still_leaves_the_dir() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+    from kafka_rebalance.planner.steps import Step
+
+    # t-0 on brokers 0 (in /a, removed) and 1; its replica on 1 moves to 2. The one on 0 stays on the broker: to /b.
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 1000}, {"path": "/b", "total_bytes": 1000}],
+                         1: [{"path": "/d", "total_bytes": 1000}], 2: [{"path": "/d", "total_bytes": 1000}]},
+                        [part("t", 0, [0, 1], size_bytes=5, log_dirs=["/a", "/d"])])
+    state = ClusterState(snap, PlanOptions(remove_log_dirs=("0:/a",)))
+    state.move(0, 1, 2)
+    out = plan_log_dirs(state, [[Step(0, "t", 0, (0, 1), (0, 2), (2,), (1,), 0, 0, 5, 0.0)]])
+    assert out.within == [DirMove(0, 0, "/b", "/a", 5)]
+
+
+# ---------------------------------------------------------------------------- the solver's rows
+
+
+def test_the_solver_moves_the_removed_dirs_replica_off_the_broker_not_a_smaller_one_the_broker_keeps() -> None:
+    # Broker 0 removes /a (t-0, 3 GiB); /b (10 GiB, limit 8.5) holds u-0 (2 GiB) and w-0 (5 GiB): 10 GiB against
+    # 8.5. Sending u-0 away would be fewer bytes, but u-0 and w-0 stay (kept_replicas): t-0 goes to broker 1.
+    snap = jbod_cluster({0: {"/a": 10 * GIB, "/b": 10 * GIB}, 1: {"/a": 100 * GIB, "/b": 100 * GIB}},
+                        [part("t", 0, [0], size_bytes=3 * GIB, log_dirs=["/a"]), part("u", 0, [0], size_bytes=2 * GIB, log_dirs=["/b"]),
+                         part("w", 0, [0], size_bytes=5 * GIB, log_dirs=["/b"])])
+    s = make_plan(snap, PlanOptions(remove_log_dirs=("0:/a",), goals=("preferred-leader",), optimizer="exact")).summary
+    assert s["optimizer"]["used"] == "exact"
+    assert (s["replica_moves"], s["bytes_moved"]) == (1, 3 * GIB)
+
+
+def test_the_solver_sheds_a_full_dirs_need_where_its_brother_has_no_known_room() -> None:
+    # Relief mode. Broker 0: /a (10 GiB, limit 8.5) holds a-0 6, a-1 2 and a-2 1.5 GiB, 1 GiB above; /u has no size
+    # (no room counted, and no broker limit). Broker 1: 10 GiB (limit 8.5) holding nine 1 GiB: 0.5 GiB above.
+    # Broker 2 has room. The fewest bytes: a-2 (1.5 GiB) and one 1 GiB replica of broker 1, both to broker 2.
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 10 * GIB}, {"path": "/u"}],
+                         1: [{"path": "/d", "total_bytes": 10 * GIB}], 2: [{"path": "/d", "total_bytes": 100 * GIB}]},
+                        [part("a", n, [0], size_bytes=int(s * GIB), log_dirs=["/a"]) for n, s in enumerate([6, 2, 1.5])]
+                        + [part("m", n, [1], size_bytes=GIB, log_dirs=["/d"]) for n in range(9)])
+    s = make_plan(snap, PlanOptions(relieve=True, optimizer="exact")).summary
+    assert s["optimizer"]["used"] == "exact"
+    assert (s["replica_moves"], s["bytes_moved"]) == (2, int(2.5 * GIB))
+
+
+def test_the_solver_counts_a_brokers_excluded_bytes_against_its_limit() -> None:
+    # new_small_broker with an excluded 1 GiB topic on broker 2 (8 GiB, limit 6.8): 5.8 GiB of room for the
+    # rest, where the byte goal would take it to 25 / 3 GiB.
+    snap = new_small_broker(8 * GIB)
+    rows = [{"topic": p.topic, "partition": p.partition, "replicas": list(p.replicas), "leader": p.leader, "isr": list(p.isr),
+             "size_bytes": p.size_bytes} for p in snap.partitions]
+    rows.append({"topic": "x", "partition": 0, "replicas": [2], "leader": 2, "isr": [2], "size_bytes": GIB})
+    snap = snapshot_from_dict({"cluster_id": "disks", "brokers": [{"id": b.id, "log_dirs": [{"path": d.path, "total_bytes": d.total_bytes}
+                                                                                           for d in b.log_dirs]} for b in snap.brokers],
+                               "partitions": rows})
+    s = make_plan(snap, PlanOptions(optimizer="exact", exclude_topics=("x",))).summary
+    assert s["optimizer"]["used"] == "exact"
+    assert 5 * GIB < projected(s, 2) <= 0.85 * 8 * GIB
+
+
+def test_brokers_equally_far_above_their_limits_are_relieved_in_broker_order_among_17() -> None:
+    # 17 brokers of 20 bytes (limit 10), each holding one replica of 10 + x bytes: brokers 5 and 6 are 1 byte above,
+    # and their 11 bytes fit nowhere. Both are named, in broker order (at 17 items an unstable sort swaps these two).
+    x = [-1, -1, -5, 0, -3, 1, 1, -5, -3, -1, -4, -2, -3, -1, 0, 0, -3]
+    snap = disk_cluster(dict.fromkeys(range(17), 20), [part(f"t{b:02d}", 0, [b], size_bytes=10 + x[b]) for b in range(17)])
+    s = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    goal = DiskCapacityGoal()
+    s.vetoes = [goal]
+    goal.optimize(s)
+    assert s.changes == [] and goal.unrelieved == [5, 6]
+
+
+def test_a_relieved_replica_ranks_a_broker_by_the_fraction_of_its_limit_even_below_2_bytes() -> None:
+    # Broker 1's limit is 1 byte, holding 1: full (1.0). Broker 2 (limit 10) holds 6: 0.6. p-0 on broker 0 goes to 2.
+    snap = disk_cluster({0: 100, 1: 2, 2: 20}, [part("p", 0, [0], size_bytes=1), part("q", 0, [1], size_bytes=1),
+                                                 part("r", 0, [2], size_bytes=6)])
+    assert DiskCapacityGoal._destination(ClusterState(snap, PlanOptions(max_disk_usage=0.5)), 0, 0) == 2

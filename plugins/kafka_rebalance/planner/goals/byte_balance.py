@@ -85,6 +85,7 @@ class ArrivalIndex:
                 self.seen.add(p)
                 size = int(self.state.sizes[p])
                 k = bisect_left(self.sizes, size)
+                # (<= alike: p is not listed yet, ``seen`` says, so no entry equals it)
                 while k < len(self.parts) and self.sizes[k] == size and self.parts[k] < p:
                     k += 1
                 self.sizes.insert(k, size)
@@ -170,7 +171,7 @@ class ByteBalanceGoal(Goal):
         low_b, high_b = state.byte_lo[elig], state.byte_hi[elig]
         load = np.repeat(model.sizes, model.n_e) / scale
         x = model.var.ravel()
-        if model.widen == 0.0:
+        if model.widen == 0.0:  # (the widening rows below with a budget of 0 would hold the same bands, slower)
             model.add(model.b_of, x, load, (low_b - model.fixed_bytes) / scale, (high_b - model.fixed_bytes) / scale)
             return
         # A continuous w_b >= 0 widening each broker's band: load - w_b <= high, load + w_b >= low.
@@ -183,6 +184,7 @@ class ByteBalanceGoal(Goal):
         wcol = model.columns(n_e, upper=np.inf, integer=False, cost=1.0 if model.widen is None else 0.0)
         model.widening_cols = wcol
         if model.widen is not None:
+            # (float row numbers would do the same: the model's coo_matrix casts its indices to int)
             model.add(np.zeros(n_e, dtype=np.int64), wcol, np.ones(n_e), np.array([-np.inf]), np.array([model.widen / scale]))
         brokers = np.arange(n_e)
         model.add(np.concatenate([model.b_of, brokers]), np.concatenate([x, wcol]), np.concatenate([load, -np.ones(n_e)]),
@@ -197,13 +199,13 @@ class ByteBalanceGoal(Goal):
         return np.maximum(deviation_before, tolerance)
 
     def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
         return np.maximum(0.0, np.maximum(load[elig] - state.byte_hi[elig], state.byte_lo[elig] - load[elig]))
 
     @staticmethod
     def _short(state: ClusterState, elig: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> bool:
         """Is some broker still outside the band (as far as the proofs leave it reachable)?"""
-        b = state.bytes[elig].astype(np.float64)
+        b = state.bytes[elig].astype(np.float64)  # (astype(None) is float64 as well)
         return bool(((b > upper[elig] + SLACK) | (b < lower[elig] - SLACK)).any())
 
     def check(self, view: BalanceView) -> GoalCheck:
@@ -236,12 +238,14 @@ class ByteBalanceGoal(Goal):
             state.has_racks and min(state.rack[b] for b in elig.tolist()) >= 0
             and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all()
         )
+        # A retry round of brokers set aside while nothing changed fails as before: an extra round (``acted`` True
+        # at first or after a reset) costs time, not a different plan.
         acted = False  # since brokers were last set aside
         # A guard only (every action strictly lowers the total deviation beyond the band): one action
         # per replica. A cluster whose count goal left heavy brokers full of small replicas needs
         # thousands of swaps; 20 per broker stopped 200 brokers / 200,000 partitions half-way.
         for _ in range(20 * len(elig) + 1000 + int(state.rf_target.sum())):
-            b = state.bytes[elig].astype(np.float64)
+            b = state.bytes[elig].astype(np.float64)  # (astype(None) is float64 as well)
             live = ~stuck[elig]
             hi = np.where(live, b - upper, 0.0)
             lo = np.where(live, lower - b, 0.0)
@@ -269,7 +273,7 @@ class ByteBalanceGoal(Goal):
         keeps a row rack-safe, so this holds for the whole goal; searching another rack's broker skips
         them without asking the vetoes, which refuse them (the same answer, without the cost: at
         200,000 partitions most of the goal's time went on such refusals)."""
-        out = np.zeros(state.n_parts, dtype=bool)
+        out = np.zeros(state.n_parts, dtype=bool)  # (floats would index as the same 0 and 1 flags: only truth is read)
         if not (state.has_racks and state.n_racks):
             return out
         for p in np.flatnonzero(state.rf_target % state.n_racks == 0).tolist():
@@ -294,7 +298,7 @@ class ByteBalanceGoal(Goal):
         if not state.has_racks:
             return [int(x) for x in order[:PARTNERS]]
         pick = np.zeros(len(order), dtype=bool)
-        pick[np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]] = True
+        pick[np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]] = True  # ints: int64 anyway
         if not pinned:
             pick[:PARTNERS] = True
         return [int(x) for x in order[pick]]
@@ -314,18 +318,25 @@ class ByteBalanceGoal(Goal):
         def f(x: float) -> float:
             return self._viol(h, bh - x) + self._viol(r, br + x)
 
+        # (x >= 0 alike: a kink at 0 only adds a segment of no length, which the loop below skips)
         kinks = sorted({x for x in (bh - self.upper[h], bh - self.lower[h], self.upper[r] - br, self.lower[r] - br)
                         if x > 0})  # fmt: skip
         points = [0.0, *kinks]
         values = [before, *(f(x) for x in kinks)]
-        # beyond the last kink f is linear: extend it to where it climbs back to ``goal``
+        # beyond the last kink f is linear: extend it to where it climbs back to ``goal``. There both brokers are past
+        # every edge they cross, so its slope is 2 whatever ``step`` (a max of 2.0 alike), and ``slope > 0`` always
+        # holds (>= 0 or > 1 alike). Where f_last >= goal the added segment is skipped below whichever value closes it
+        # (goal, f(last), f(last + step)).
         last, f_last = points[-1], values[-1]
         step = max(1.0, last)
         slope = (f(last + step) - f_last) / step
         points.append(last + ((goal - f_last) / slope if f_last < goal and slope > 0 else step))
         values.append(f(points[-1]) if not (f_last < goal and slope > 0) else goal)
+        # f is convex: it falls from s = 0 when anything helps, so only the first segment starts at or above ``goal``
+        # (s0 = 0: s1 - s0 and s1 + s0 alike) and ``a`` there is 1e-9 / slope from 0, less than the byte the
+        # caller's window adds (any rounding of it alike); after the dip every segment stays above (break alike).
         lo, hi = math.inf, -math.inf
-        for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):
+        for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):  # (strict=False: zip's default)
             if f0 >= goal and f1 >= goal:
                 continue
             a = s0 if f0 < goal else s0 + (f0 - goal) / (f0 - f1) * (s1 - s0)
@@ -340,7 +351,7 @@ class ByteBalanceGoal(Goal):
             bh, br = float(state.bytes[h]), float(state.bytes[r])
             th, tr = float(target[h]), float(target[r])
             if bh - th <= br - tr:
-                continue
+                continue  # (break alike: partners come in key order, so every later one fails this too)
             reach = self._reach(h, r, bh, br)
             if reach is None:
                 continue
@@ -362,7 +373,7 @@ class ByteBalanceGoal(Goal):
                  window: tuple[float, float] = (-math.inf, math.inf)) -> int | None:  # fmt: skip
         """A replica that moved ONTO x during planning: moving it on again changes its
         destination, not the number of moves (and moving it home cancels a move)."""
-        idx = self._arrivals.get(x)
+        idx = self._arrivals.get(x)  # a cache: an index fed afresh from state.arrivals finds the same replicas
         if idx is None:
             idx = self._arrivals[x] = ArrivalIndex(state, x)
         return idx.find(desired, ok, window=window)
@@ -377,11 +388,12 @@ class ByteBalanceGoal(Goal):
         return p
 
     def _single(self, state: ClusterState, h: int, r: int, desired: float, better, window: tuple[float, float]) -> bool:
-        # The count goal's veto depends on the two brokers only: no search when it refuses them all.
+        # The count goal's veto depends on the two brokers only (-1: no partition; it reads none): no search when
+        # it refuses them all.
         if not all(g.accept_move(state, -1, h, r) for g in state.vetoes if g.count_goal):
             return False
         # the goals' vetoes first: across racks most candidates fail rack safety, and then need no arithmetic
-        bound = self._bound_for(state, h, r)
+        bound = self._bound_for(state, h, r)  # a shortcut only: rack safety's veto refuses the same partitions
         p = self._pick(state, h, desired,
                        lambda p: not (bound is not None and bound[p]) and state.accepts(p, h, r) and better(float(state.sizes[p])),
                        window)  # fmt: skip

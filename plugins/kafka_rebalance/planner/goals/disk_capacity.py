@@ -68,7 +68,7 @@ class DiskCapacityGoal(Goal):
             row_of = {int(p): i for i, p in enumerate(model.parts.tolist())}
             cells = [(row_of[p], col[b]) for p, b in sorted(self._kept(model.state)) if p in row_of and b in col]
             if cells:
-                idx = np.asarray([model.var[i, j] for i, j in cells], dtype=np.int64)
+                idx = np.asarray([model.var[i, j] for i, j in cells], dtype=np.int64)  # var's entries are int64 already
                 ones = np.ones(len(cells))
                 model.add(np.arange(len(cells)), idx, ones, ones, ones)
         # No replica on a broker none of whose log dirs could ever hold it (JBOD: the limit is per dir too).
@@ -100,7 +100,7 @@ class DiskCapacityGoal(Goal):
         state = model.state
         donors = relief_donors(state)
         sending = {d.broker for d in donors}
-        donor_col = np.asarray([b in sending for b in model.elig.tolist()], dtype=bool)
+        donor_col = np.asarray([b in sending for b in model.elig.tolist()], dtype=bool)  # bools: bool without the dtype too
         keep = model.on & ~donor_col[None, :]
         idx = model.var[keep]
         ones = np.ones(len(idx))
@@ -116,6 +116,7 @@ class DiskCapacityGoal(Goal):
                 continue
             vars_ = model.var[np.asarray(cells), col[d.broker]]
             sizes = model.sizes[np.asarray(cells)] / model.scale
+            # (float row numbers would do the same: the model's coo_matrix casts its indices to int)
             model.add(np.zeros(len(cells), dtype=np.int64), vars_, sizes, np.asarray([-np.inf]),
                       np.asarray([(float(sizes.sum()) * model.scale - d.need + SLACK_BYTES) / model.scale]))
 
@@ -148,6 +149,7 @@ class DiskCapacityGoal(Goal):
                         chosen[p] = dst
                     return dst is not None
 
+                # SEARCH is also find's default limit (base.SEARCH_LIMIT): named here as this goal's own choice
                 p = donor_index(state, b).find(float(state.bytes[b]) - limit[b], ok, SEARCH, allow_touched=True)
                 if p is None:
                     self.unrelieved.append(state.bid(b))
@@ -704,7 +706,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
 
     # The removed dirs' replicas that stay on their broker: largest first, each to the least full other dir.
     for (p, b) in sorted((k for k in stays if (k[1], where[k]) in gone), key=lambda k: (-int(size[k[0]]), k)):
-        d = place(p, b, where[(p, b)])
+        d = place(p, b, where[(p, b)])  # avoiding the removed dir says what place() does anyway (it skips ``gone``)
         if d is None:
             out.unplaced.append(f"{state.name(p)} on broker {b} ({int(size[p])} bytes) in removed dir {where[(p, b)]}")
             continue
@@ -712,6 +714,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
     if options.relieve:
         # Relief mode: no balance between dirs; a dir above its limit sends the fewest bytes that bring it under
         # to its broker's other dirs (no network: a copy within the broker), the least full that holds each first.
+        # (A dir at its limit and slack entering here changes nothing: the while below is the same test.)
         for (bid, path) in sorted(k for k in limit if final[k] > limit[k] + SLACK_BYTES):
             pool = sorted((p for (p, b), d in where.items() if b == bid and d == path and (p, b) in stays
                            and (p, b) not in moved and not state.frozen[p] and not state.touched[p]),
@@ -721,6 +724,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
                 pick = fewest_bytes(costs, costs, final[(bid, path)] - limit[(bid, path)] - SLACK_BYTES)
                 if pick is None:
                     break
+                # ``path`` is never chosen even unavoided: its peak, which never falls, is above its limit and slack.
                 placed = {pool[i]: place(pool[i], bid, path) for i in sorted(pick, key=lambda i: (-costs[i], i))}
                 if None in placed.values():  # checked before any is placed: no peak was counted for this pick
                     pool.remove(next(p for p, d in placed.items() if d is None))
