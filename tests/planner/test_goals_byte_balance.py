@@ -61,6 +61,26 @@ def test_where_counts_leave_no_slack_a_large_replica_is_swapped_for_a_small_one(
     assert s.arrivals == {1: [0], 0: [2]}
 
 
+def costly(layout: dict[int, list[int]], budget: int) -> ClusterState:
+    s = planner_state([0, 1], [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in
+                               enumerate((b, g) for b, sizes in layout.items() for g in sizes)], targets=True)
+    s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal(costly_swaps=budget).optimize(s)
+    return s
+
+
+def test_a_broker_takes_part_in_a_limited_number_of_swaps_copying_over_three_bytes_per_byte_shed() -> None:
+    # Counts locked at 2..2. 3 + 3 against 2 + 2 (mean 5, band [4.5, 5.5]): 3 GiB for 2 GiB reaches 5 and 5 but
+    # copies 5 GiB to shed 1. Made while both brokers have costly swaps left; with none left, nothing moves.
+    assert loads(costly({0: [3, 3], 1: [2, 2]}, budget=1)) == [5, 5]
+    s = costly({0: [3, 3], 1: [2, 2]}, budget=0)
+    assert loads(s) == [6, 4] and s.moved_replicas() == 0
+    # 5 + 5 against 2 + 2 (mean 7, band [6.3, 7.7]): 5 GiB for 2 GiB copies 7 GiB to shed 3 (2.3 per byte),
+    # and 4 + 4 against 2 + 2 copies exactly 3 per byte: both cheap, made without any costly swap left.
+    assert loads(costly({0: [5, 5], 1: [2, 2]}, budget=0)) == [7, 7]
+    assert loads(costly({0: [4, 4], 1: [2, 2]}, budget=0)) == [6, 6]
+
+
 def test_a_cluster_within_the_band_is_left_alone() -> None:
     s = balanced([0, 1, 2], {0: [4], 1: [3, 1], 2: [2, 2]}, byte_tolerance=0.0)
     assert s.cur == {} and loads(s) == [4, 4, 4]
