@@ -59,6 +59,14 @@ class Watching(SimAdmin):
         return out
 
 
+def submitted_moves(plan, admin: Watching):
+    """Each scheduled move the executor submitted, in submission order (a reorder batch's are not scheduled)."""
+    for _, tp, target in admin.submitted:
+        m = next((m for m in plan.schedule.moves if m.tp == tp and m.replicas == target), None)
+        if m is not None:
+            yield tp, m
+
+
 def test_moves_finishing_out_of_order_never_take_a_broker_over_its_disk_limit(tmp_path: Path) -> None:
     snapshot, options = corpus.member(MEMBER)
     snapshot = with_disks(snapshot)
@@ -96,10 +104,7 @@ def test_moves_finishing_out_of_order_never_take_a_broker_over_its_disk_limit(tm
     # it had landed (its bytes before the plan + every arrival submitted up to it > its limit).
     arrived: dict[int, int] = {}
     waited = []
-    for _, tp, target in admin.submitted:
-        m = next((m for m in plan.schedule.moves if m.tp == tp and m.replicas == target), None)
-        if m is None:
-            continue  # a reorder batch's
+    for tp, m in submitted_moves(plan, admin):
         for b in m.adds:
             arrived[b] = arrived.get(b, 0) + m.bytes
             if room[b][0] + arrived[b] > room[b][1]:
@@ -197,10 +202,7 @@ def test_moves_finishing_out_of_order_never_take_a_log_dir_over_its_limit(tmp_pa
     # (its bytes before the plan + every arrival submitted into it up to then > its ceiling).
     arrived: dict[tuple[int, str], int] = {}
     waited = []
-    for _, tp, target in admin.submitted:
-        m = next((m for m in plan.schedule.moves if m.tp == tp and m.replicas == target), None)
-        if m is None:
-            continue  # a reorder batch's
+    for tp, m in submitted_moves(plan, admin):
         for b in m.adds:
             d = plan_batch_dir(plan, m.batch, m.tp, b)
             if d is None:
