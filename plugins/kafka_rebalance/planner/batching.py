@@ -106,16 +106,25 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
     window = 4 * cap + 100
     following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
     queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
+    # The steps that follow taken ones, a heap by key, read in one order with the queue (keys are unique): merging
+    # them into the queue after every batch cost the whole queue each time (8 % of planning 100,000 moves).
+    later: list[tuple[tuple, Step]] = []
+
+    def next_step() -> Step:
+        if later and (not queue or later[0][0] < key(queue[0])):
+            return heapq.heappop(later)[1]
+        return queue.popleft()
+
     out: list[PlannedBatch] = []
-    while queue:
+    while queue or later:
         taken: list[Step] = []
         skipped: list[Step] = []
         load: dict[int, int] = defaultdict(int)
         inflow: dict[int, float] = defaultdict(float)
         outflow: dict[int, float] = defaultdict(float)
         refusals = 0
-        while queue and len(taken) < cap and refusals < window:
-            s = queue.popleft()
+        while (queue or later) and len(taken) < cap and refusals < window:
+            s = next_step()
             if ledger is not None and ledger.blocker(s) is not None:
                 # No room until earlier batches' departures free it: never taken, not even alone.
                 skipped.append(s)
@@ -148,9 +157,10 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
         if ledger is not None:
             for s in taken:
                 ledger.finish(s)
-        queue.extendleft(reversed(skipped))
-        successors = [following[(s.p, s.seq)] for s in taken if (s.p, s.seq) in following]
-        if successors:
-            queue = deque(heapq.merge(queue, sorted(successors, key=key), key=key))
+        queue.extendleft(reversed(skipped))  # read before everything left: each came before it
+        for s in taken:
+            succ = following.get((s.p, s.seq))
+            if succ is not None:
+                heapq.heappush(later, (key(succ), succ))
         out.append(PlannedBatch("move", sorted(taken, key=key)))
     return out

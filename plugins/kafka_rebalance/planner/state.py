@@ -109,6 +109,7 @@ class ClusterState:
 
             self.disk_limit = without_removed_dirs(snapshot, options, self.disk_limit)
         self.cur: dict[int, list[int]] = {}
+        self._orig: dict[int, list[int]] = {}  # original rows of the partitions asked about by ``within_cap``
         self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
         # Every replica change in order, (partition, from, to) with -1 for none: a goal keeping its own
         # per-broker tallies (topic spread) catches up from here instead of rescanning the assignment.
@@ -237,8 +238,16 @@ class ClusterState:
         row = self.cur.get(p)
         if row is None:
             return 0
-        orig = self.original_row(p)
+        orig = self._original(p)
         return sum(1 for b in row if b not in orig)
+
+    def _original(self, p: int) -> list[int]:
+        """``original_row``, kept for the changed partitions the move cap asks about again and again (the byte
+        goal's searches ask for the same few thousand partitions' rows hundreds of thousands of times)."""
+        orig = self._orig.get(p)
+        if orig is None:
+            orig = self._orig[p] = self.original_row(p)
+        return orig
 
     def cap_moves(self) -> None:
         """From here on no partition gains a new replica beyond what the goals so far gave it, and at most
@@ -265,7 +274,7 @@ class ClusterState:
         going home does not."""
         if self.move_cap is None or not self.touched[p]:
             return True
-        orig = self.original_row(p)
+        orig = self._original(p)
         if src not in orig or dst in orig:
             return True
         return self.new_replicas(p) < int(self.move_cap[p])
