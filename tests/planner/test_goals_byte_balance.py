@@ -412,3 +412,36 @@ def test_the_solver_widens_an_unreachable_band_by_the_least_sum_then_moves_the_f
     assert exact._solve(state, widen=None).widening == pytest.approx(2 * 42.7 * GiB, rel=1e-6)
     solved = exact.solve(state)
     assert (solved.rows, solved.bytes_moved) == ({2: [1], 3: [1]}, 5 * GiB)
+
+
+def test_where_every_movable_partition_keeps_its_racks_bytes_move_within_a_rack_only() -> None:
+    # Racks a = {0, 1}, b = {2, 3}; every movable partition has RF 2 over 2 racks, so the goal trades within a rack
+    # only (rack safety, a hard goal, made each row one per rack before it runs; here x-0 and x-1 sit in rack a
+    # twice, which only the byte goal's own rack shortcut keeps where it is). 8 / 8 / 1 / 1, band [4.05, 4.95]:
+    # 0's only partner is 1, as heavy; 2's only partner is 3, as light. Nothing moves. The excluded z-0 (RF 1,
+    # 0 bytes) does not count: only movable partitions decide.
+    s = planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b")],
+                      [part("x", 0, [0, 1], size_bytes=4 * GiB), part("x", 1, [0, 1], size_bytes=4 * GiB),
+                       part("y", 0, [2, 3], size_bytes=GiB), part("z", 0, [2], size_bytes=0)],
+                      targets=True, exclude_topics=("z",))
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [8, 8, 1, 1] and s.cur == {}
+
+
+def test_where_replicas_may_change_racks_the_lightest_broker_of_another_rack_is_a_partner() -> None:
+    # Racks a = {0, 1}, b = {2}; RF 1, so a replica may change racks. 6 / 3 / 0, target 3: broker 0 (3 over, as
+    # far out as 2) goes first and gives the lightest broker, 2 in rack b, min(3, 3) = 3 GiB: 3 / 3 / 3.
+    s = planner_state([(0, "a"), (1, "a"), (2, "b")],
+                      [part("t", 0, [0], size_bytes=3 * GiB), part("t", 1, [0], size_bytes=3 * GiB),
+                       part("t", 2, [1], size_bytes=3 * GiB)], targets=True)
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [3, 3, 3] and s.cur == {0: [2]}
+
+
+def test_a_cluster_of_over_a_thousand_replicas_is_balanced() -> None:
+    # The goal's step budget grows with the replicas (20 per broker + 1,000 + one per replica). 1,040 empty
+    # replicas and two of 2 GiB, both on broker 0: one 2 GiB replica moves, 2 / 2.
+    s = planner_state([0, 1], [part("t", i, [0], size_bytes=2 * GiB) for i in range(2)]
+                      + [part("u", i, [i % 2], size_bytes=0) for i in range(1040)], targets=True)
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [2, 2] and len(s.cur) == 1

@@ -234,13 +234,14 @@ class ByteBalanceGoal(Goal):
         upper, lower = upper_all[elig], lower_all[elig]
         stuck = np.zeros(state.n_brokers, dtype=bool)
         movable = ~state.frozen
+        # (max(n_racks, 2) alike: with one rack every partner is in ``me``'s rack, pinned or not, the same list)
         pinned = bool(
             state.has_racks and min(state.rack[b] for b in elig.tolist()) >= 0
             and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all()
         )
         # A retry round of brokers set aside while nothing changed fails as before: an extra round (``acted`` True
         # at first or after a reset) costs time, not a different plan.
-        acted = False  # since brokers were last set aside
+        acted = False  # since brokers were last set aside (None alike: only its truth is read)
         # A guard only (every action strictly lowers the total deviation beyond the band): one action
         # per replica. A cluster whose count goal left heavy brokers full of small replicas needs
         # thousands of swaps; 20 per broker stopped 200 brokers / 200,000 partitions half-way.
@@ -253,7 +254,7 @@ class ByteBalanceGoal(Goal):
             if hi[ih] <= 0 and lo[il] <= 0:
                 if not (acted and stuck.any()):
                     return
-                stuck[:] = False
+                stuck[:] = False  # (None alike: a bool array stores it as False)
                 acted = False
                 continue
             rel = b - target[elig]  # above (+) or below (-) its own target
