@@ -69,6 +69,20 @@ def costly(layout: dict[int, list[int]], budget: int) -> ClusterState:
     return s
 
 
+def costly_bytes(layout: dict[int, list[int]], budget: int) -> ClusterState:
+    """``costly`` in bytes (sizes as given), any number of brokers, tolerance 0."""
+    s = planner_state(sorted(layout), [part("t", i, [b], size_bytes=g) for i, (b, g) in
+                                       enumerate((b, g) for b, sizes in layout.items() for g in sizes)],
+                      targets=True, byte_tolerance=0.0)
+    s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal(costly_swaps=budget).optimize(s)
+    return s
+
+
+def loads_of(s: ClusterState) -> list[float]:
+    return [float(b) for b in s.bytes]
+
+
 def test_a_broker_takes_part_in_a_limited_number_of_swaps_copying_over_three_bytes_per_byte_shed() -> None:
     # Counts locked at 2..2. 3 + 3 against 2 + 2 (mean 5, band [4.5, 5.5]): 3 GiB for 2 GiB reaches 5 and 5 but
     # copies 5 GiB to shed 1. Made while both brokers have costly swaps left; with none left, nothing moves.
@@ -445,3 +459,42 @@ def test_a_cluster_of_over_a_thousand_replicas_is_balanced() -> None:
                       + [part("u", i, [i % 2], size_bytes=0) for i in range(1040)], targets=True)
     ByteBalanceGoal().optimize(s)
     assert loads(s) == [2, 2] and len(s.cur) == 1
+
+
+def test_each_broker_of_a_costly_swap_spends_one_of_its_own_costly_swaps() -> None:
+    # In bytes, counts locked at 3..3, tolerance 0: 9 (3 + 3 + 3) / 6 / 6 (2 + 2 + 2 each), target 7. A swap of 3
+    # for 2 copies 5 bytes to shed 1: costly, 3 being exactly the most a costly p may hold for q = 2 (2 x 2 - 1).
+    # Broker 0 swaps with 1 (8 / 7 / 6), then would with 2: with a budget of 1, 0 has none left, and nothing else
+    # helps (1 at its target giving 2 a byte only moves the miss); with 2, it makes it: 7 / 7 / 7.
+    assert loads_of(costly_bytes({0: [3, 3, 3], 1: [2, 2, 2], 2: [2, 2, 2]}, budget=1)) == [8, 7, 6]
+    assert loads_of(costly_bytes({0: [3, 3, 3], 1: [2, 2, 2], 2: [2, 2, 2]}, budget=2)) == [7, 7, 7]
+    # The other way round, 9 / 9 / 6 (target 8): broker 2 takes a 3 from 0 for a 2 (8 / 9 / 7); 1 would then swap
+    # with 2, whose one costly swap is spent: 8 / 9 / 7.
+    assert loads_of(costly_bytes({0: [3, 3, 3], 1: [3, 3, 3], 2: [2, 2, 2]}, budget=1)) == [8, 9, 7]
+
+
+def test_a_budget_of_two_costly_swaps_is_two_swaps_one_of_three_three() -> None:
+    # In bytes, counts locked at 6..6, tolerance 0: six 3s against six 2s, target 15. Each swap (costly) sheds 1:
+    # with two costly swaps, 16 / 14; with three, one after the other between the same two brokers, 15 / 15.
+    s = costly_bytes({0: [3] * 6, 1: [2] * 6}, budget=2)
+    assert loads_of(s) == [16, 14] and s.counts.tolist() == [6, 6]
+    assert loads_of(costly_bytes({0: [3] * 6, 1: [2] * 6}, budget=3)) == [15, 15]
+
+
+def test_a_swap_copying_between_three_and_four_bytes_per_byte_shed_is_costly() -> None:
+    # 5 + 5 against 3 + 3 (target 8, band [7.2, 8.8]): 5 for 3 reaches 8 / 8 but copies 8 GiB to shed 2, 4 per
+    # byte: with no costly swap left, nothing moves.
+    s = costly({0: [5, 5], 1: [3, 3]}, budget=0)
+    assert loads(s) == [10, 6] and s.moved_replicas() == 0
+
+
+def test_a_swap_takes_the_receivers_untouched_small_replica_before_an_arrival() -> None:
+    # Counts locked at 2..2. t-0 (1 GiB) already moved from 0 to 1: 4 + 4 against 2 + 1, target 5.5, band
+    # [4.95, 6.05]. Broker 1's smallest untouched replica, t-3 (2), is tried first (the arrival t-0 is smaller but
+    # comes second): a 4 for it, min(2.5, 2.5) + 2 = 4.5 wanted, the later of the two equal 4s: 6 / 5.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 1), (0, 4), (0, 4), (1, 2)])]
+    s = planner_state([0, 1], parts, targets=True)
+    s.move(0, 0, 1)
+    s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [6, 5] and s.cur == {0: [1], 2: [1], 3: [0]}

@@ -135,7 +135,7 @@ class ByteBalanceGoal(Goal):
     def optimize(self, state: ClusterState) -> None:
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         self._in_rack = self._rack_bound(state)
-        self._costly = np.zeros(state.n_brokers, dtype=np.int64)
+        self._costly = np.zeros(state.n_brokers, dtype=np.int64)  # (floats alike: whole numbers, compared only)
         # Brokers no plan brings into their band (byte_misses proves it, and the plan names the cause) are
         # held to what they can reach instead: one above its band (a partition too big for any host, or
         # load that may not move) is never searched for, its top where it stands (at 200 brokers with
@@ -422,6 +422,7 @@ class ByteBalanceGoal(Goal):
             taken.append(q)
             smalls.append(q)
         a = self._arrival(state, r, 0.0, ok_q)
+        # (<= alike, for t below too: a small as large as one that failed runs the same search, sq the same, and fails)
         if a is not None and (not smalls or sizes[a] < sizes[smalls[-1]]):
             smalls.append(a)
         t = idx.find(0.0, lambda x: x not in smalls and ok_q(x), limit=SEARCH, allow_touched=True)
