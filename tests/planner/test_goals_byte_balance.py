@@ -498,3 +498,16 @@ def test_a_swap_takes_the_receivers_untouched_small_replica_before_an_arrival() 
     s.vetoes = [ReplicaCountGoal()]
     ByteBalanceGoal().optimize(s)
     assert loads(s) == [6, 5] and s.cur == {0: [1], 2: [1], 3: [0]}
+
+
+def test_the_sizes_that_help_bend_where_the_receiver_enters_its_band() -> None:
+    # Bands [6, 10] on both brokers; 7 (inside) against 2 (4 below): 4 outside. Moving s from 0 to 1: 4 - s until 0
+    # leaves its band at s = 1, then flat at 3 (0 loses below what 1 gains) until 1 enters its band at s = 4, then
+    # s - 1, back to 4 at s = 5: (0, 5). Read off 1 and 8 alone (no bend at 4) the climb would start at 1: (0, 2.75).
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([10.0, 10.0]), np.asarray([6.0, 6.0])
+    assert goal._reach(0, 1, 7.0, 2.0) == pytest.approx((0.0, 5.0), abs=1e-6)
+    # In bytes, a bend within the first byte counts as well: 11 against 4, bands [0, 10] and [5, 5]: 2 outside. f falls
+    # to 0 at s = 1 (both edges at once), then climbs as s - 1 (0 inside, 1 above its band): back to 2 at s = 3.
+    goal.upper, goal.lower = np.asarray([10.0, 5.0]), np.asarray([0.0, 5.0])
+    assert goal._reach(0, 1, 11.0, 4.0) == pytest.approx((0.0, 3.0), abs=1e-6)

@@ -336,6 +336,7 @@ class ByteBalanceGoal(Goal):
         # f is convex: it falls from s = 0 when anything helps, so only the first segment starts at or above ``goal``
         # (s0 = 0: s1 - s0 and s1 + s0 alike) and ``a`` there is 1e-9 / slope from 0, less than the byte the
         # caller's window adds (any rounding of it alike); after the dip every segment stays above (break alike).
+        # (> for f0 or f1 below, or f1 <= goal for b, differ only where f meets goal exactly, at an edge they read alike)
         lo, hi = math.inf, -math.inf
         for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):  # (strict=False: zip's default)
             if f0 >= goal and f1 >= goal:
@@ -343,7 +344,7 @@ class ByteBalanceGoal(Goal):
             a = s0 if f0 < goal else s0 + (f0 - goal) / (f0 - f1) * (s1 - s0)
             b = s1 if f1 < goal else s0 + (goal - f0) / (f1 - f0) * (s1 - s0)
             lo, hi = min(lo, a), max(hi, b)
-        return (lo, hi) if lo < hi else None
+        return (lo, hi) if lo < hi else None  # (<= alike: a segment below goal anywhere gives a < b)
 
     def _improve(self, state: ClusterState, focus: int, partners: list[int], heavy: bool) -> bool:
         target = state.byte_target
