@@ -511,3 +511,39 @@ def test_the_sizes_that_help_bend_where_the_receiver_enters_its_band() -> None:
     # to 0 at s = 1 (both edges at once), then climbs as s - 1 (0 inside, 1 above its band): back to 2 at s = 3.
     goal.upper, goal.lower = np.asarray([10.0, 5.0]), np.asarray([0.0, 5.0])
     assert goal._reach(0, 1, 11.0, 4.0) == pytest.approx((0.0, 3.0), abs=1e-6)
+
+
+def test_a_partner_whose_sizes_cannot_help_is_passed_over_for_the_next() -> None:
+    # Bands set by hand (targets 20 GiB each): 0 holds 22 + 4 = 26 in [18, 22], 4 over; 1 holds 18 in [17, 18], no
+    # room; 2 holds 19 in [18, 22]. 1 comes first (lightest against its target), but whatever 0 gives it lands above
+    # its band: no size helps. 2 does: min(6, 1) = 1 wanted, the 4 GiB replica the nearest, 22 / 23 (1 outside).
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 22), (0, 4), (1, 18), (2, 19)])]
+    s = planner_state([0, 1, 2], parts)
+    s.byte_target = np.full(3, 20.0 * GiB)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([22.0, 18.0, 22.0]) * GiB, np.asarray([18.0, 17.0, 18.0]) * GiB
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 0, [1, 2], heavy=True)
+    assert loads(s) == [22, 18, 23] and s.cur == {1: [2]}
+
+
+def test_a_move_must_bring_the_pair_closer_to_their_bands_a_mirror_is_not_enough() -> None:
+    # In bytes (where the goal's 1e-9 margin is not lost to rounding): excluded x-0 (4) on 0 and y-0 (4) on 1; t-0
+    # (8) on 0: 12 / 4, target 8, band [6, 10], 2 + 2 outside. Moving t-0 gives 4 / 12, 2 + 2 again: not an
+    # improvement, so a step of broker 0 against these bands makes none.
+    parts = [part("t", 0, [0], size_bytes=8), part("x", 0, [0], size_bytes=4), part("y", 0, [1], size_bytes=4)]
+    s = planner_state([0, 1], parts, targets=True, byte_tolerance=0.25, exclude_topics=("x", "y"))
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = s.byte_hi, s.byte_lo
+    goal._in_rack = goal._rack_bound(s)
+    assert not goal._improve(s, 0, [1], heavy=True)
+    assert s.bytes.tolist() == [12, 4] and s.cur == {}
+    # One byte better is better: 10 + 1 against 7, targets 8 and bands [6, 10] set by hand, 1 outside. The 1 byte
+    # replica, min(3, 1) = 1 wanted, leaves both inside: 10 / 8.
+    s = planner_state([0, 1], [part("t", i, [b], size_bytes=g) for i, (b, g) in enumerate([(0, 10), (0, 1), (1, 7)])])
+    s.byte_target = np.full(2, 8.0)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.full(2, 10.0), np.full(2, 6.0)
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 0, [1], heavy=True)
+    assert s.bytes.tolist() == [10, 8] and s.cur == {1: [1]}

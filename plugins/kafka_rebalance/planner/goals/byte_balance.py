@@ -363,7 +363,8 @@ class ByteBalanceGoal(Goal):
             def better(s: float) -> bool:
                 return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9  # noqa: B023 - called within this iteration
 
-            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches
+            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches (two bytes alike:
+            # ``better`` refuses the sizes a wider window adds, and reach[0] lies within 1e-9 of 0)
             window = (reach[0] - 1.0, reach[1] + 1.0)
             if self._single(state, h, r, desired, better, window):
                 return True
