@@ -547,3 +547,16 @@ def test_a_move_must_bring_the_pair_closer_to_their_bands_a_mirror_is_not_enough
     goal._in_rack = goal._rack_bound(s)
     assert goal._improve(s, 0, [1], heavy=True)
     assert s.bytes.tolist() == [10, 8] and s.cur == {1: [1]}
+
+
+def test_the_check_allows_rounding_below_the_band_and_the_slack_on_both_sides() -> None:
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+
+    def broker(bid: int, size: float) -> BrokerView:
+        return BrokerView(bid, 1, 0, 9, size, 100.0, 0.1, 0, 0, 0, 1, None, None, None, None)
+
+    # Band [90, 110]: 89.9999995 is on the bottom edge (rounding: inside), 89.5 half a byte below it, 110.5 half a
+    # byte above the top: both out. A slack of 3 bytes takes both in.
+    brokers = (broker(5, 89.9999995), broker(6, 89.5), broker(7, 110.5))
+    assert ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9))).offenders == (6, 7)
+    assert ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9), byte_slack=3.0)).offenders == ()

@@ -133,7 +133,7 @@ class ByteBalanceGoal(Goal):
         self._costly = np.zeros(0, dtype=np.int64)  # per broker, the costly swaps it took part in
 
     def optimize(self, state: ClusterState) -> None:
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
         self._in_rack = self._rack_bound(state)
         self._costly = np.zeros(state.n_brokers, dtype=np.int64)  # (floats alike: whole numbers, compared only)
         # Brokers no plan brings into their band (byte_misses proves it, and the plan names the cause) are
@@ -217,7 +217,8 @@ class ByteBalanceGoal(Goal):
 
         def outside(b: BrokerView) -> bool:
             lo, hi, _ = b.byte_band(tol)
-            # 1e-6: the same bytes must compare equal whatever the float rounding
+            # 1e-6: the same bytes must compare equal whatever the float rounding (>= or <= alike: they differ only
+            # for bytes exactly 1e-6 past the slack, a rounding away from either answer)
             return b.bytes > hi + view.byte_slack + 1e-6 or b.bytes < lo - view.byte_slack - 1e-6
 
         out = tuple(b.broker_id for b in view.brokers if outside(b))
