@@ -69,6 +69,20 @@ def costly(layout: dict[int, list[int]], budget: int) -> ClusterState:
     return s
 
 
+def costly_bytes(layout: dict[int, list[int]], budget: int) -> ClusterState:
+    """``costly`` in bytes (sizes as given), any number of brokers, tolerance 0."""
+    s = planner_state(sorted(layout), [part("t", i, [b], size_bytes=g) for i, (b, g) in
+                                       enumerate((b, g) for b, sizes in layout.items() for g in sizes)],
+                      targets=True, byte_tolerance=0.0)
+    s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal(costly_swaps=budget).optimize(s)
+    return s
+
+
+def loads_of(s: ClusterState) -> list[float]:
+    return [float(b) for b in s.bytes]
+
+
 def test_a_broker_takes_part_in_a_limited_number_of_swaps_copying_over_three_bytes_per_byte_shed() -> None:
     # Counts locked at 2..2. 3 + 3 against 2 + 2 (mean 5, band [4.5, 5.5]): 3 GiB for 2 GiB reaches 5 and 5 but
     # copies 5 GiB to shed 1. Made while both brokers have costly swaps left; with none left, nothing moves.
@@ -412,3 +426,137 @@ def test_the_solver_widens_an_unreachable_band_by_the_least_sum_then_moves_the_f
     assert exact._solve(state, widen=None).widening == pytest.approx(2 * 42.7 * GiB, rel=1e-6)
     solved = exact.solve(state)
     assert (solved.rows, solved.bytes_moved) == ({2: [1], 3: [1]}, 5 * GiB)
+
+
+def test_where_every_movable_partition_keeps_its_racks_bytes_move_within_a_rack_only() -> None:
+    # Racks a = {0, 1}, b = {2, 3}; every movable partition has RF 2 over 2 racks, so the goal trades within a rack
+    # only (rack safety, a hard goal, made each row one per rack before it runs; here x-0 and x-1 sit in rack a
+    # twice, which only the byte goal's own rack shortcut keeps where it is). 8 / 8 / 1 / 1, band [4.05, 4.95]:
+    # 0's only partner is 1, as heavy; 2's only partner is 3, as light. Nothing moves. The excluded z-0 (RF 1,
+    # 0 bytes) does not count: only movable partitions decide.
+    s = planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b")],
+                      [part("x", 0, [0, 1], size_bytes=4 * GiB), part("x", 1, [0, 1], size_bytes=4 * GiB),
+                       part("y", 0, [2, 3], size_bytes=GiB), part("z", 0, [2], size_bytes=0)],
+                      targets=True, exclude_topics=("z",))
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [8, 8, 1, 1] and s.cur == {}
+
+
+def test_where_replicas_may_change_racks_the_lightest_broker_of_another_rack_is_a_partner() -> None:
+    # Racks a = {0, 1}, b = {2}; RF 1, so a replica may change racks. 6 / 3 / 0, target 3: broker 0 (3 over, as
+    # far out as 2) goes first and gives the lightest broker, 2 in rack b, min(3, 3) = 3 GiB: 3 / 3 / 3.
+    s = planner_state([(0, "a"), (1, "a"), (2, "b")],
+                      [part("t", 0, [0], size_bytes=3 * GiB), part("t", 1, [0], size_bytes=3 * GiB),
+                       part("t", 2, [1], size_bytes=3 * GiB)], targets=True)
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [3, 3, 3] and s.cur == {0: [2]}
+
+
+def test_a_cluster_of_over_a_thousand_replicas_is_balanced() -> None:
+    # The goal's step budget grows with the replicas (20 per broker + 1,000 + one per replica). 1,040 empty
+    # replicas and two of 2 GiB, both on broker 0: one 2 GiB replica moves, 2 / 2.
+    s = planner_state([0, 1], [part("t", i, [0], size_bytes=2 * GiB) for i in range(2)]
+                      + [part("u", i, [i % 2], size_bytes=0) for i in range(1040)], targets=True)
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [2, 2] and len(s.cur) == 1
+
+
+def test_each_broker_of_a_costly_swap_spends_one_of_its_own_costly_swaps() -> None:
+    # In bytes, counts locked at 3..3, tolerance 0: 9 (3 + 3 + 3) / 6 / 6 (2 + 2 + 2 each), target 7. A swap of 3
+    # for 2 copies 5 bytes to shed 1: costly, 3 being exactly the most a costly p may hold for q = 2 (2 x 2 - 1).
+    # Broker 0 swaps with 1 (8 / 7 / 6), then would with 2: with a budget of 1, 0 has none left, and nothing else
+    # helps (1 at its target giving 2 a byte only moves the miss); with 2, it makes it: 7 / 7 / 7.
+    assert loads_of(costly_bytes({0: [3, 3, 3], 1: [2, 2, 2], 2: [2, 2, 2]}, budget=1)) == [8, 7, 6]
+    assert loads_of(costly_bytes({0: [3, 3, 3], 1: [2, 2, 2], 2: [2, 2, 2]}, budget=2)) == [7, 7, 7]
+    # The other way round, 9 / 9 / 6 (target 8): broker 2 takes a 3 from 0 for a 2 (8 / 9 / 7); 1 would then swap
+    # with 2, whose one costly swap is spent: 8 / 9 / 7.
+    assert loads_of(costly_bytes({0: [3, 3, 3], 1: [3, 3, 3], 2: [2, 2, 2]}, budget=1)) == [8, 9, 7]
+
+
+def test_a_budget_of_two_costly_swaps_is_two_swaps_one_of_three_three() -> None:
+    # In bytes, counts locked at 6..6, tolerance 0: six 3s against six 2s, target 15. Each swap (costly) sheds 1:
+    # with two costly swaps, 16 / 14; with three, one after the other between the same two brokers, 15 / 15.
+    s = costly_bytes({0: [3] * 6, 1: [2] * 6}, budget=2)
+    assert loads_of(s) == [16, 14] and s.counts.tolist() == [6, 6]
+    assert loads_of(costly_bytes({0: [3] * 6, 1: [2] * 6}, budget=3)) == [15, 15]
+
+
+def test_a_swap_copying_between_three_and_four_bytes_per_byte_shed_is_costly() -> None:
+    # 5 + 5 against 3 + 3 (target 8, band [7.2, 8.8]): 5 for 3 reaches 8 / 8 but copies 8 GiB to shed 2, 4 per
+    # byte: with no costly swap left, nothing moves.
+    s = costly({0: [5, 5], 1: [3, 3]}, budget=0)
+    assert loads(s) == [10, 6] and s.moved_replicas() == 0
+
+
+def test_a_swap_takes_the_receivers_untouched_small_replica_before_an_arrival() -> None:
+    # Counts locked at 2..2. t-0 (1 GiB) already moved from 0 to 1: 4 + 4 against 2 + 1, target 5.5, band
+    # [4.95, 6.05]. Broker 1's smallest untouched replica, t-3 (2), is tried first (the arrival t-0 is smaller but
+    # comes second): a 4 for it, min(2.5, 2.5) + 2 = 4.5 wanted, the later of the two equal 4s: 6 / 5.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 1), (0, 4), (0, 4), (1, 2)])]
+    s = planner_state([0, 1], parts, targets=True)
+    s.move(0, 0, 1)
+    s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [6, 5] and s.cur == {0: [1], 2: [1], 3: [0]}
+
+
+def test_the_sizes_that_help_bend_where_the_receiver_enters_its_band() -> None:
+    # Bands [6, 10] on both brokers; 7 (inside) against 2 (4 below): 4 outside. Moving s from 0 to 1: 4 - s until 0
+    # leaves its band at s = 1, then flat at 3 (0 loses below what 1 gains) until 1 enters its band at s = 4, then
+    # s - 1, back to 4 at s = 5: (0, 5). Read off 1 and 8 alone (no bend at 4) the climb would start at 1: (0, 2.75).
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([10.0, 10.0]), np.asarray([6.0, 6.0])
+    assert goal._reach(0, 1, 7.0, 2.0) == pytest.approx((0.0, 5.0), abs=1e-6)
+    # In bytes, a bend within the first byte counts as well: 11 against 4, bands [0, 10] and [5, 5]: 2 outside. f falls
+    # to 0 at s = 1 (both edges at once), then climbs as s - 1 (0 inside, 1 above its band): back to 2 at s = 3.
+    goal.upper, goal.lower = np.asarray([10.0, 5.0]), np.asarray([0.0, 5.0])
+    assert goal._reach(0, 1, 11.0, 4.0) == pytest.approx((0.0, 3.0), abs=1e-6)
+
+
+def test_a_partner_whose_sizes_cannot_help_is_passed_over_for_the_next() -> None:
+    # Bands set by hand (targets 20 GiB each): 0 holds 22 + 4 = 26 in [18, 22], 4 over; 1 holds 18 in [17, 18], no
+    # room; 2 holds 19 in [18, 22]. 1 comes first (lightest against its target), but whatever 0 gives it lands above
+    # its band: no size helps. 2 does: min(6, 1) = 1 wanted, the 4 GiB replica the nearest, 22 / 23 (1 outside).
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 22), (0, 4), (1, 18), (2, 19)])]
+    s = planner_state([0, 1, 2], parts)
+    s.byte_target = np.full(3, 20.0 * GiB)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([22.0, 18.0, 22.0]) * GiB, np.asarray([18.0, 17.0, 18.0]) * GiB
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 0, [1, 2], heavy=True)
+    assert loads(s) == [22, 18, 23] and s.cur == {1: [2]}
+
+
+def test_a_move_must_bring_the_pair_closer_to_their_bands_a_mirror_is_not_enough() -> None:
+    # In bytes (where the goal's 1e-9 margin is not lost to rounding): excluded x-0 (4) on 0 and y-0 (4) on 1; t-0
+    # (8) on 0: 12 / 4, target 8, band [6, 10], 2 + 2 outside. Moving t-0 gives 4 / 12, 2 + 2 again: not an
+    # improvement, so a step of broker 0 against these bands makes none.
+    parts = [part("t", 0, [0], size_bytes=8), part("x", 0, [0], size_bytes=4), part("y", 0, [1], size_bytes=4)]
+    s = planner_state([0, 1], parts, targets=True, byte_tolerance=0.25, exclude_topics=("x", "y"))
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = s.byte_hi, s.byte_lo
+    goal._in_rack = goal._rack_bound(s)
+    assert not goal._improve(s, 0, [1], heavy=True)
+    assert s.bytes.tolist() == [12, 4] and s.cur == {}
+    # One byte better is better: 10 + 1 against 7, targets 8 and bands [6, 10] set by hand, 1 outside. The 1 byte
+    # replica, min(3, 1) = 1 wanted, leaves both inside: 10 / 8.
+    s = planner_state([0, 1], [part("t", i, [b], size_bytes=g) for i, (b, g) in enumerate([(0, 10), (0, 1), (1, 7)])])
+    s.byte_target = np.full(2, 8.0)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.full(2, 10.0), np.full(2, 6.0)
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 0, [1], heavy=True)
+    assert s.bytes.tolist() == [10, 8] and s.cur == {1: [1]}
+
+
+def test_the_check_allows_rounding_below_the_band_and_the_slack_on_both_sides() -> None:
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+
+    def broker(bid: int, size: float) -> BrokerView:
+        return BrokerView(bid, 1, 0, 9, size, 100.0, 0.1, 0, 0, 0, 1, None, None, None, None)
+
+    # Band [90, 110]: 89.9999995 is on the bottom edge (rounding: inside), 89.5 half a byte below it, 110.5 half a
+    # byte above the top: both out. A slack of 3 bytes takes both in.
+    brokers = (broker(5, 89.9999995), broker(6, 89.5), broker(7, 110.5))
+    assert ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9))).offenders == (6, 7)
+    assert ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9), byte_slack=3.0)).offenders == ()

@@ -133,9 +133,9 @@ class ByteBalanceGoal(Goal):
         self._costly = np.zeros(0, dtype=np.int64)  # per broker, the costly swaps it took part in
 
     def optimize(self, state: ClusterState) -> None:
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
         self._in_rack = self._rack_bound(state)
-        self._costly = np.zeros(state.n_brokers, dtype=np.int64)
+        self._costly = np.zeros(state.n_brokers, dtype=np.int64)  # (floats alike: whole numbers, compared only)
         # Brokers no plan brings into their band (byte_misses proves it, and the plan names the cause) are
         # held to what they can reach instead: one above its band (a partition too big for any host, or
         # load that may not move) is never searched for, its top where it stands (at 200 brokers with
@@ -217,7 +217,8 @@ class ByteBalanceGoal(Goal):
 
         def outside(b: BrokerView) -> bool:
             lo, hi, _ = b.byte_band(tol)
-            # 1e-6: the same bytes must compare equal whatever the float rounding
+            # 1e-6: the same bytes must compare equal whatever the float rounding (>= or <= alike: they differ only
+            # for bytes exactly 1e-6 past the slack, a rounding away from either answer)
             return b.bytes > hi + view.byte_slack + 1e-6 or b.bytes < lo - view.byte_slack - 1e-6
 
         out = tuple(b.broker_id for b in view.brokers if outside(b))
@@ -234,13 +235,14 @@ class ByteBalanceGoal(Goal):
         upper, lower = upper_all[elig], lower_all[elig]
         stuck = np.zeros(state.n_brokers, dtype=bool)
         movable = ~state.frozen
+        # (max(n_racks, 2) alike: with one rack every partner is in ``me``'s rack, pinned or not, the same list)
         pinned = bool(
             state.has_racks and min(state.rack[b] for b in elig.tolist()) >= 0
             and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all()
         )
         # A retry round of brokers set aside while nothing changed fails as before: an extra round (``acted`` True
         # at first or after a reset) costs time, not a different plan.
-        acted = False  # since brokers were last set aside
+        acted = False  # since brokers were last set aside (None alike: only its truth is read)
         # A guard only (every action strictly lowers the total deviation beyond the band): one action
         # per replica. A cluster whose count goal left heavy brokers full of small replicas needs
         # thousands of swaps; 20 per broker stopped 200 brokers / 200,000 partitions half-way.
@@ -253,7 +255,7 @@ class ByteBalanceGoal(Goal):
             if hi[ih] <= 0 and lo[il] <= 0:
                 if not (acted and stuck.any()):
                     return
-                stuck[:] = False
+                stuck[:] = False  # (None alike: a bool array stores it as False)
                 acted = False
                 continue
             rel = b - target[elig]  # above (+) or below (-) its own target
@@ -335,6 +337,7 @@ class ByteBalanceGoal(Goal):
         # f is convex: it falls from s = 0 when anything helps, so only the first segment starts at or above ``goal``
         # (s0 = 0: s1 - s0 and s1 + s0 alike) and ``a`` there is 1e-9 / slope from 0, less than the byte the
         # caller's window adds (any rounding of it alike); after the dip every segment stays above (break alike).
+        # (> for f0 or f1 below, or f1 <= goal for b, differ only where f meets goal exactly, at an edge they read alike)
         lo, hi = math.inf, -math.inf
         for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):  # (strict=False: zip's default)
             if f0 >= goal and f1 >= goal:
@@ -342,7 +345,7 @@ class ByteBalanceGoal(Goal):
             a = s0 if f0 < goal else s0 + (f0 - goal) / (f0 - f1) * (s1 - s0)
             b = s1 if f1 < goal else s0 + (goal - f0) / (f1 - f0) * (s1 - s0)
             lo, hi = min(lo, a), max(hi, b)
-        return (lo, hi) if lo < hi else None
+        return (lo, hi) if lo < hi else None  # (<= alike: a segment below goal anywhere gives a < b)
 
     def _improve(self, state: ClusterState, focus: int, partners: list[int], heavy: bool) -> bool:
         target = state.byte_target
@@ -361,7 +364,8 @@ class ByteBalanceGoal(Goal):
             def better(s: float) -> bool:
                 return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9  # noqa: B023 - called within this iteration
 
-            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches
+            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches (two bytes alike:
+            # ``better`` refuses the sizes a wider window adds, and reach[0] lies within 1e-9 of 0)
             window = (reach[0] - 1.0, reach[1] + 1.0)
             if self._single(state, h, r, desired, better, window):
                 return True
@@ -421,6 +425,7 @@ class ByteBalanceGoal(Goal):
             taken.append(q)
             smalls.append(q)
         a = self._arrival(state, r, 0.0, ok_q)
+        # (<= alike, for t below too: a small as large as one that failed runs the same search, sq the same, and fails)
         if a is not None and (not smalls or sizes[a] < sizes[smalls[-1]]):
             smalls.append(a)
         t = idx.find(0.0, lambda x: x not in smalls and ok_q(x), limit=SEARCH, allow_touched=True)
