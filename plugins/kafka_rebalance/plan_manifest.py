@@ -399,22 +399,30 @@ def _schedule(raw: Any, path: Path, batches: dict[str, Batch]) -> PlanSchedule:
                         float(fixed), room, dir_room)
 
 
+def _room_broker(key: Any, where: str, path: Path) -> int:
+    """A broker id key of ``disk_room`` / ``dir_room``."""
+    if not (isinstance(key, str) and is_ascii_digits(key) and int_in(int(key), 0, INT32_MAX)):
+        raise PlanDirError(f"{path}: {where}: not a broker id")
+    return int(key)
+
+
+def _room_entry(v: Any, where: str, path: Path) -> tuple[int, int]:
+    """``{"bytes": ..., "limit_bytes": ...}``, whole bytes >= 0: one broker's or dir's room."""
+    if not (isinstance(v, dict) and set(v) == {"bytes", "limit_bytes"} and int_in(v["bytes"], 0, INT64_MAX)
+            and int_in(v["limit_bytes"], 0, INT64_MAX)):
+        raise PlanDirError(f"{path}: {where}: expected {{\"bytes\": ..., \"limit_bytes\": ...}}, whole bytes >= 0, "
+                           f"got {json.dumps(v)[:80]}")
+    return v["bytes"], v["limit_bytes"]
+
+
 def _disk_room(raw: Any, path: Path) -> tuple[tuple[int, int, int], ...]:
     """schedule.json's ``disk_room``: per broker id, ``bytes`` (its partition bytes before the plan) and
     ``limit_bytes``, whole bytes >= 0."""
     if not isinstance(raw, dict):
         raise PlanDirError(f"{path}: disk_room: expected an object of broker id -> {{\"bytes\": ..., \"limit_bytes\": ...}}, "
                            f"got {json.dumps(raw)[:60]}")
-    out = []
-    for key, v in raw.items():
-        if not (isinstance(key, str) and is_ascii_digits(key) and int_in(int(key), 0, INT32_MAX)):
-            raise PlanDirError(f"{path}: disk_room.{key}: not a broker id")
-        if not (isinstance(v, dict) and set(v) == {"bytes", "limit_bytes"} and int_in(v["bytes"], 0, INT64_MAX)
-                and int_in(v["limit_bytes"], 0, INT64_MAX)):
-            raise PlanDirError(f"{path}: disk_room.{key}: expected {{\"bytes\": ..., \"limit_bytes\": ...}}, whole bytes >= 0, "
-                               f"got {json.dumps(v)[:80]}")
-        out.append((int(key), v["bytes"], v["limit_bytes"]))
-    return tuple(sorted(out))
+    return tuple(sorted((_room_broker(key, f"disk_room.{key}", path), *_room_entry(v, f"disk_room.{key}", path))
+                        for key, v in raw.items()))
 
 
 def _dir_room(raw: Any, path: Path) -> tuple[tuple[int, str, int, int], ...]:
@@ -425,19 +433,14 @@ def _dir_room(raw: Any, path: Path) -> tuple[tuple[int, str, int, int], ...]:
                            f"\"limit_bytes\": ...}}, got {json.dumps(raw)[:60]}")
     out = []
     for key, dirs in raw.items():
-        if not (isinstance(key, str) and is_ascii_digits(key) and int_in(int(key), 0, INT32_MAX)):
-            raise PlanDirError(f"{path}: dir_room.{key}: not a broker id")
+        broker = _room_broker(key, f"dir_room.{key}", path)
         if not isinstance(dirs, dict):
             raise PlanDirError(f"{path}: dir_room.{key}: expected an object of log dir -> {{\"bytes\": ..., "
                                f"\"limit_bytes\": ...}}, got {json.dumps(dirs)[:60]}")
         for d, v in dirs.items():
             if not d.startswith("/"):
                 raise PlanDirError(f"{path}: dir_room.{key}.{d}: not an absolute path")
-            if not (isinstance(v, dict) and set(v) == {"bytes", "limit_bytes"} and int_in(v["bytes"], 0, INT64_MAX)
-                    and int_in(v["limit_bytes"], 0, INT64_MAX)):
-                raise PlanDirError(f"{path}: dir_room.{key}.{d}: expected {{\"bytes\": ..., \"limit_bytes\": ...}}, whole "
-                                   f"bytes >= 0, got {json.dumps(v)[:80]}")
-            out.append((int(key), d, v["bytes"], v["limit_bytes"]))
+            out.append((broker, d, *_room_entry(v, f"dir_room.{key}.{d}", path)))
     return tuple(sorted(out))
 
 
