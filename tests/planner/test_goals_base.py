@@ -94,3 +94,30 @@ def test_smallest_untouched_in_a_size_range() -> None:
     assert idx.smallest_untouched(0, 5 * GiB, lambda p: p == 3, limit=1) is None         # one check: 1 GiB refused
     assert idx.smallest_untouched(0, 5 * GiB, lambda p: p == 3, limit=2) == 3
     assert idx.parts == [0, 4]
+
+
+def test_a_replica_at_the_move_cap_is_parked_until_its_partition_changes_or_the_cap_rises() -> None:
+    # RF 2 on brokers 0 and 1. t-1's replica on 1 moves to 2, then the cap: t-1 has its one new replica, so
+    # its original replica on 0 may not move to a new broker. A search passes it by and parks it.
+    s = state(sized(1, 2, 3, replicas=[0, 1]))
+    s.move(1, 1, 2)
+    s.cap_moves()
+    idx = donor_index(s, 0)
+    assert s.capped(1, 0) and not s.capped(0, 0) and not s.capped(1, 2)  # 2 holds t-1's new replica, not an original
+    # Wanting 2 GiB: t-1 is parked, then 1 GiB and 3 GiB are equally near and the smaller wins.
+    assert idx.find(2 * GiB, always, allow_touched=True) == 0
+    assert idx.parked == {1} and s.parked == {1: [0]} and 1 not in idx.parts + idx.side_parts
+    # t-1's replica goes home: the partition changed, the search sees its replica on 0 again.
+    s.move(1, 2, 1)
+    assert idx.parked == set() and s.parked == {} and not s.capped(1, 0)
+    assert idx.find(2 * GiB, always, allow_touched=True) == 1
+    idx.put_back(1)  # not moved after all (as a caller does)
+    # Parked again when t-1 moves once more, then handed back when the cap rises by one step (for the partitions
+    # moved before the cap, as t-1 was; t-2, moved after it, stays at one new replica).
+    s.move(1, 1, 2)
+    s.move(2, 1, 2)
+    assert idx.find(2 * GiB, always, allow_touched=True) is None and idx.parked == {1, 2}
+    s.one_more_move()
+    assert not s.capped(1, 0) and s.capped(2, 0)
+    assert idx.parked == set()  # both handed back; t-2 is parked again by the first search that passes it
+    assert idx.find(3 * GiB, always, allow_touched=True) == 1 and idx.parked == {2}

@@ -323,17 +323,23 @@ def test_the_check_is_the_largest_deviation_and_names_brokers_beyond_the_band_an
     assert ByteBalanceGoal.gate_allowance(np.asarray([0.05, 0.3]), 0.1).tolist() == [0.1, 0.3]
 
 
-def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack() -> None:
+def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack_held_then_own_rack_first() -> None:
     # Twelve brokers, even ones in rack a, odd in b; the key falls with the broker id, so 11 is lowest.
     racked = planner_state([(b, "ab"[b % 2]) for b in range(12)], [part("t", 0, [0])])
     elig = np.arange(12)
     key = np.arange(12, 0, -1).astype(float)
-    # The 8 lowest (11 down to 4), and broker 0's own rack: 10, 8, 6, 4 and 2 (all 5 of them), in key order.
-    assert ByteBalanceGoal._partners(racked, elig, key, 0, pinned=False) == [11, 10, 9, 8, 7, 6, 5, 4, 2]
-    assert ByteBalanceGoal._partners(racked, elig, key, 0, pinned=True) == [10, 8, 6, 4, 2]
+    none = np.zeros(12, dtype=bool)
+    # The 8 lowest (11 down to 4) and broker 0's own rack (10, 8, 6, 4 and 2: all 5 of them): the own rack
+    # first, then the others, each in key order.
+    assert ByteBalanceGoal._partners(racked, elig, key, 0, False, none) == [10, 8, 6, 4, 2, 11, 9, 7, 5]
+    assert ByteBalanceGoal._partners(racked, elig, key, 0, True, none) == [10, 8, 6, 4, 2]
+    # A broker held above its band comes first (7, of the other rack), then the same order.
+    held = none.copy()
+    held[7] = True
+    assert ByteBalanceGoal._partners(racked, elig, key, 0, False, held) == [7, 10, 8, 6, 4, 2, 11, 9, 5]
     plain = planner_state(list(range(12)), [part("t", 0, [0])])
-    assert ByteBalanceGoal._partners(plain, elig, key, 0, pinned=False) == [11, 10, 9, 8, 7, 6, 5, 4]
-    assert ByteBalanceGoal._partners(plain, elig, np.zeros(12), 3, pinned=False) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id
+    assert ByteBalanceGoal._partners(plain, elig, key, 0, False, none) == [11, 10, 9, 8, 7, 6, 5, 4]
+    assert ByteBalanceGoal._partners(plain, elig, np.zeros(12), 3, False, none) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id
 
 
 def test_the_byte_guard_counts_a_broker_inside_its_band_as_0_off_whatever_its_margin() -> None:

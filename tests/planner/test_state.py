@@ -105,6 +105,28 @@ def test_restore_forgets_a_change_only_when_the_row_is_back() -> None:
     assert s.row(0) == [1, 0] and s.touched[0]
 
 
+def test_new_replicas_and_their_bytes_follow_every_kind_of_change() -> None:
+    # t-0 (2 GiB) on [0, 1], t-1 (3 GiB) on [0]; brokers 2 and 3 hold nothing.
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1], size_bytes=2 * GiB), part("t", 1, [0], size_bytes=3 * GiB)])
+    figures = lambda: (s.moved_replicas(), s.moved_bytes() // GiB)  # noqa: E731
+    s.move(0, 0, 2)
+    assert figures() == (1, 2)   # 2 is new to t-0
+    s.move(0, 2, 3)
+    assert figures() == (1, 2)   # the arrival moved on: still one new replica
+    s.move(0, 1, 0)
+    assert figures() == (1, 2)   # 0 held t-0 before the plan: going there adds nothing
+    s.move(0, 3, 1)
+    assert figures() == (0, 0)   # back on its own brokers, in another order
+    s.add(1, 2)
+    assert figures() == (1, 3)   # t-1 is 3 GiB
+    s.add(1, 3)
+    assert figures() == (2, 6)
+    s.remove(1, 2)
+    assert figures() == (1, 3)   # a new replica taken away
+    s.remove(1, 0)
+    assert figures() == (1, 3)   # an original one taken away copies nothing
+
+
 def test_rack_cap_without_racks_is_the_replication_factor() -> None:
     assert state([0, 1, 2], [part("t", 0, [0])]).rack_cap(3) == 3
 

@@ -109,12 +109,17 @@ class ClusterState:
 
             self.disk_limit = without_removed_dirs(snapshot, options, self.disk_limit)
         self.cur: dict[int, list[int]] = {}
-        self._orig: dict[int, list[int]] = {}  # original rows of the partitions asked about by ``within_cap``
+        self._orig: dict[int, list[int]] = {}  # original rows of the changed partitions (``within_cap``, the tallies)
+        self._new_replicas = 0  # replicas on a broker that did not hold them before the plan (``moved_replicas``)
+        self._new_bytes = 0
         self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
         # Every replica change in order, (partition, from, to) with -1 for none: a goal keeping its own
         # per-broker tallies (topic spread) catches up from here instead of rescanning the assignment.
         self.changes: list[tuple[int, int, int]] = []
         self.touched = np.zeros(n_p, dtype=bool)
+        # partition -> brokers whose donor index set its replica aside at the move cap (goals.base.DonorIndex):
+        # any change to the partition, or a lifted cap, hands them back
+        self.parked: dict[int, list[int]] = {}
         self._broker_parts: list[np.ndarray] | None = None
         self.lo = np.zeros(n_b, dtype=np.int64)
         self.hi = np.zeros(n_b, dtype=np.int64)
@@ -175,6 +180,8 @@ class ClusterState:
         row[row.index(src)] = dst
         self.cur[p] = row
         size = int(self.sizes[p])
+        orig = self._original(p)
+        self._tally_new(size, (dst not in orig) - (src not in orig))
         self.counts[src] -= 1
         self.counts[dst] += 1
         self.bytes[src] -= size
@@ -182,6 +189,8 @@ class ClusterState:
         self.touched[p] = True
         self.arrivals.setdefault(dst, []).append(p)
         self.changes.append((p, src, dst))
+        if p in self.parked:
+            self._release(p)
 
     def restore(self, p: int) -> None:
         """Forget ``p``'s change if its row is back to the original (a cancelled move costs nothing)."""
@@ -193,19 +202,33 @@ class ClusterState:
         row = list(self.row(p))
         row.append(dst)
         self.cur[p] = row
+        self._tally_new(int(self.sizes[p]), int(dst not in self._original(p)))
         self.counts[dst] += 1
         self.bytes[dst] += int(self.sizes[p])
         self.touched[p] = True
         self.changes.append((p, -1, dst))
+        if p in self.parked:
+            self._release(p)
 
     def remove(self, p: int, src: int) -> None:
         row = list(self.row(p))
         row.remove(src)
         self.cur[p] = row
+        self._tally_new(int(self.sizes[p]), -int(src not in self._original(p)))
         self.counts[src] -= 1
         self.bytes[src] -= int(self.sizes[p])
         self.touched[p] = True
         self.changes.append((p, src, -1))
+        if p in self.parked:
+            self._release(p)
+
+    def _tally_new(self, size: int, change: int) -> None:
+        self._new_replicas += change
+        self._new_bytes += size * change
+
+    def _release(self, p: int) -> None:
+        for b in self.parked.pop(p):
+            self.donor_indexes[b].unpark(p)
 
     # ------------------------------------------------------------------ vetoes
 
@@ -267,6 +290,8 @@ class ClusterState:
         leaves a band short that no proof puts out of reach (docs/PLANNER.md, "A partition moves once")."""
         if self.move_cap is not None:
             self.move_cap = np.where(self.forced_new > 0, self.forced_new + 1, 1)
+            for p in sorted(self.parked):
+                self._release(p)
 
     def within_cap(self, p: int, src: int, dst: int) -> bool:
         """Would moving ``p``'s replica from ``src`` to ``dst`` keep it within ``move_cap``? Only a move
@@ -278,6 +303,12 @@ class ClusterState:
         if src not in orig or dst in orig:
             return True
         return self.new_replicas(p) < int(self.move_cap[p])
+
+    def capped(self, p: int, b: int) -> bool:
+        """Is ``b``'s replica of ``p`` one of its original ones, with the partition's new replicas at the cap?
+        Then it may move only into a place the partition left, which a search for a donor's replica can skip."""
+        return (self.move_cap is not None and bool(self.touched[p]) and b in self._original(p)
+                and self.new_replicas(p) >= int(self.move_cap[p]))
 
     def accepts(self, p: int, src: int, dst: int, count_neutral: bool = False) -> bool:
         """May replica ``src`` of partition ``p`` move to ``dst``? Every optimised goal may veto, and no
@@ -313,16 +344,13 @@ class ClusterState:
         return bool(((self.counts[elig] >= self.lo[elig]) & (self.counts[elig] <= self.hi[elig])).all())
 
     def moved_replicas(self) -> int:
-        """Replicas that are new on their broker (the plan's data copies)."""
-        return sum(sum(1 for b in row if b not in self.original_row(p)) for p, row in self.cur.items())
+        """Replicas that are new on their broker (the plan's data copies). Kept as the changes come (the planner
+        asks before and after every goal; summing over every changed partition was 6 % of planning at 200,000)."""
+        return self._new_replicas
 
     def moved_bytes(self) -> int:
         """Bytes of every replica that is new on its broker (what the plan copies)."""
-        total = 0
-        for p, row in self.cur.items():
-            orig = self.original_row(p)
-            total += int(self.sizes[p]) * sum(1 for b in row if b not in orig)
-        return total
+        return self._new_bytes
 
     def name(self, p: int) -> str:
         return self.parts[p].name

@@ -106,7 +106,7 @@ class DonorIndex:
     broker during planning join the side list before a search that allows touched ones.
     """
 
-    __slots__ = ("parts", "sizes", "side_parts", "side_sizes", "state", "broker", "fed")
+    __slots__ = ("parts", "sizes", "side_parts", "side_sizes", "state", "broker", "fed", "parked")
 
     def __init__(self, state: ClusterState, broker: int) -> None:
         self.state = state
@@ -119,6 +119,7 @@ class DonorIndex:
         self.side_parts: list[int] = []
         self.side_sizes: list[int] = []
         self.fed = 0  # how much of ``state.arrivals[broker]`` the side list has taken in
+        self.parked: set[int] = set()  # replicas set aside at the move cap (``state.capped``), until ``unpark``
 
     @staticmethod
     def _insert(sizes: list[int], parts: list[int], size: int, p: int) -> None:
@@ -144,6 +145,11 @@ class DonorIndex:
             self._insert(self.side_sizes, self.side_parts, int(self.state.sizes[p]), p)
         else:
             self._insert(self.sizes, self.parts, int(self.state.sizes[p]), p)
+
+    def unpark(self, p: int) -> None:
+        """The partition of a replica set aside at the cap changed (or the cap rose): searches see it again."""
+        self.parked.discard(p)
+        self.put_back(p)
 
     def find(
         self, desired: float, ok: Callable[[int], bool], limit: int = SEARCH_LIMIT, allow_touched: bool = False,
@@ -217,14 +223,20 @@ class DonorIndex:
         checks = 0
         dead: list[int] = []
         aside: list[int] = []
+        parked: list[int] = []
         found = None
         for j in outward(sizes, desired, *window):
             if checks >= limit:
                 break
             p = parts[j]
-            if (touched[p] or side) and broker not in row(p):  # this very replica has moved already
-                dead.append(j)
-                continue
+            if touched[p] or side:
+                if broker not in row(p):  # this very replica has moved already
+                    dead.append(j)
+                    continue
+                # At 200 brokers most of the byte goal's checks were such replicas, refused by the cap search after search
+                if self.state.capped(p, broker):
+                    parked.append(j)
+                    continue
             if touched[p]:
                 if not allow_touched:
                     aside.append(j)
@@ -235,7 +247,10 @@ class DonorIndex:
                 break
         for j in aside:
             self._insert(self.side_sizes, self.side_parts, sizes[j], parts[j])
-        for j in sorted(dead + aside, reverse=True):
+        for j in parked:
+            self.parked.add(parts[j])
+            self.state.parked.setdefault(parts[j], []).append(broker)
+        for j in sorted(dead + aside + parked, reverse=True):
             del parts[j]
             del sizes[j]
         return found

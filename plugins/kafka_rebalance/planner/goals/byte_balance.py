@@ -233,6 +233,7 @@ class ByteBalanceGoal(Goal):
         target = state.byte_target
         self.upper, self.lower = upper_all, lower_all
         upper, lower = upper_all[elig], lower_all[elig]
+        held = upper_all > state.byte_hi  # brokers proven out of reach above their band, held where they stood
         stuck = np.zeros(state.n_brokers, dtype=bool)
         movable = ~state.frozen
         # (max(n_racks, 2) alike: with one rack every partner is in ``me``'s rack, pinned or not, the same list)
@@ -263,7 +264,7 @@ class ByteBalanceGoal(Goal):
                 focus, heavy, key = int(elig[ih]), True, rel
             else:
                 focus, heavy, key = int(elig[il]), False, -rel
-            if self._improve(state, focus, self._partners(state, elig, key, focus, pinned), heavy=heavy):
+            if self._improve(state, focus, self._partners(state, elig, key, focus, pinned, held), heavy=heavy):
                 acted = True
             else:
                 stuck[focus] = True
@@ -289,21 +290,29 @@ class ByteBalanceGoal(Goal):
         return self._in_rack if state.rack[src] != state.rack[dst] and state.rack[dst] >= 0 else None
 
     @staticmethod
-    def _partners(state: ClusterState, elig: np.ndarray, key: np.ndarray, me: int, pinned: bool) -> list[int]:
+    def _partners(state: ClusterState, elig: np.ndarray, key: np.ndarray, me: int, pinned: bool,
+                  held: np.ndarray) -> list[int]:  # fmt: skip
         """The ``PARTNERS`` brokers lowest in ``key`` (lightest for a heavy broker, heaviest for a light
         one), and as many of ``me``'s own rack: where partitions keep one replica per rack (RF 3 over
         3 racks), only a broker of the same rack can take or give one, and the lightest of the whole
         cluster may all sit in other racks. ``pinned`` (every movable partition's RF a multiple of the
-        rack count, so no replica can change racks): the same rack only. In ``key`` order, ties by broker."""
+        rack count, so no replica can change racks): the same rack only.
+
+        Order: the ``held`` ones first (proven out of reach above their band: the cluster's fullest, which only a
+        partner's search lowers), then ``me``'s rack, then the others, each in ``key`` order, ties by broker.
+        Same-rack partners before the others: a swap across racks needs both replicas free to change racks, and
+        at 200 brokers / 200,000 partitions 96 % of those tried first failed, 25 of the goal's 30 s."""
         order = elig[np.lexsort((elig, key))]
         order = order[order != me]
         if not state.has_racks:
             return [int(x) for x in order[:PARTNERS]]
+        own = np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]  # ints: int64 anyway
         pick = np.zeros(len(order), dtype=bool)
-        pick[np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]] = True  # ints: int64 anyway
         if not pinned:
             pick[:PARTNERS] = True
-        return [int(x) for x in order[pick]]
+        pick[own] = False
+        out = [int(x) for x in order[own]] + [int(x) for x in order[pick]]
+        return sorted(out, key=lambda b: not held[b])  # (stable: the order above within each kind)
 
     def _viol(self, b: int, x: float) -> float:
         return max(0.0, x - self.upper[b]) + max(0.0, self.lower[b] - x)
@@ -354,7 +363,7 @@ class ByteBalanceGoal(Goal):
             bh, br = float(state.bytes[h]), float(state.bytes[r])
             th, tr = float(target[h]), float(target[r])
             if bh - th <= br - tr:
-                continue  # (break alike: partners come in key order, so every later one fails this too)
+                continue
             reach = self._reach(h, r, bh, br)
             if reach is None:
                 continue

@@ -182,13 +182,16 @@ class ReplicaCountGoal(Goal):
     def _transfer(self, state: ClusterState, d: int, r: int, amount: int) -> int:
         idx = donor_index(state, d)
         moved = 0
-        hi_r, lo_d = state.byte_allowed_hi[r], state.byte_allowed_lo[d]
+        sizes = state.sizes
+        hi_r, lo_d, check_d = float(state.byte_allowed_hi[r]), float(state.byte_allowed_lo[d]), bool(state.eligible[d])
+        room = [0, 0]  # r's bytes and d's, as Python ints (exact below 2**53, as numpy's float compare is), per move
 
         def keeps_bytes(p: int) -> bool:  # neither broker ends worse off in bytes than it started
-            size = state.sizes[p]
-            return state.bytes[r] + size <= hi_r and (not state.eligible[d] or state.bytes[d] - size >= lo_d)
+            size = int(sizes[p])
+            return room[0] + size <= hi_r and (not check_d or room[1] - size >= lo_d)
 
         while moved < amount:
+            room[:] = int(state.bytes[r]), int(state.bytes[d])
             want = desired_size(state, d, r)
             p = None
             for ok in (lambda p: keeps_bytes(p) and state.accepts(p, d, r), lambda p: state.accepts(p, d, r)):
