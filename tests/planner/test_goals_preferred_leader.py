@@ -344,3 +344,41 @@ def test_a_donor_gives_first_what_it_does_not_lead_then_what_the_plan_moves_anyw
     assert after(0) == ([0, 2, 3], [0, 1, 0])
     # p-0 led by 1: it goes first, to its leader, though p-1 moves.
     assert after(1) == ([1, 0, 3], [1, 0, 0])
+
+
+def test_a_donor_of_many_partitions_gives_them_in_partition_order_within_a_tier() -> None:
+    # 0 is first of p-0..p-19 [0, 1], the odd ones led by 1 (given first: no election); 2 is first of 25 partitions
+    # of its own (RF 1). 45 over 3 brokers at --replica-tolerance 0: 15..15. 0 gives 5 to 1: the first 5 odd ones.
+    parts = [part("p", i, [0, 1], leader=1 if i % 2 else 0) for i in range(20)] + [part("r", i, [2]) for i in range(25)]
+    prefs, _, bounds = preferred([0, 1, 2], parts, replica_tolerance=0.0)
+    assert bounds == (15, 15)
+    assert [i for i in range(20) if prefs[i] == 1] == [1, 3, 5, 7, 9]
+
+
+def test_a_leadership_handed_over_on_a_chain_is_a_link_for_the_next_chain() -> None:
+    # Band 1..1. 0 is first of p-0 [0, 1, 2] and p-1 [0]; 3 of q-0 [3, 1] and q-1 [3]; 1 and 2 of nothing. The first
+    # chain hands p-0 to 1 (the first below the band 0 reaches); then 3 reaches 2 only through 1, and p-0 (now 1's)
+    # is that link: q-0 goes to 1 and p-0 on to 2.
+    parts = [part("p", 0, [0, 1, 2]), part("p", 1, [0]), part("q", 0, [3, 1]), part("q", 1, [3])]
+    assert augmented([0, 1, 2, 3], parts, 1, 1) == ([2, 0, 1, 3], [2, 0, 1, 0])
+
+
+def test_a_broker_below_floor_takes_only_partitions_it_holds_a_replica_of() -> None:
+    # Band 1..2. 2 is first of p-0..p-2 [2, 1] (3, above the ceil), 1 of p-3 [1], 0 of nothing and no replica of any:
+    # 0 has nothing to take, and nothing changes.
+    parts = [part("p", i, [2, 1]) for i in range(3)] + [part("p", 3, [1])]
+    assert handed([0, 1, 2], parts, 1, 2, "take") == ([2, 2, 2, 1], [0, 0, 0, 0])
+
+
+def test_a_second_round_gives_what_the_first_rounds_take_made_room_for() -> None:
+    # 0 is first of p-0..p-2 [0, 1]; 1 of b-0, b-1 [1, 2]; 2 of nothing: 5 over 3 brokers, 1..2. Round one: 0 (above
+    # the ceil) has only 1 to give to, at the ceil; then 2 (below the floor) takes b-0 from 1. Round two: 0 gives
+    # p-0, its first, to 1. (The chain search would hand over the last listed, p-2.)
+    parts = [part("b", i, [1, 2]) for i in range(2)] + [part("p", i, [0, 1]) for i in range(3)]
+    assert preferred([0, 1, 2], parts) == ([2, 1, 1, 0, 0], [1, 0, 1, 0, 0], (1, 2))
+
+
+def test_the_verdict_counts_a_broker_inside_the_band_as_zero_off() -> None:
+    brokers = (BrokerView(0, 0, 0, 0, 0.0, 0.0, 0.1, 3, 0, 0), BrokerView(1, 0, 0, 0, 0.0, 0.0, 0.1, 2, 0, 0))
+    check = PreferredLeaderGoal().check(BalanceView(brokers, (), 0.1, 10.0, (2, 4)))
+    assert (check.value, check.reached, check.offenders) == (0, True, ())

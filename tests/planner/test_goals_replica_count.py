@@ -313,3 +313,178 @@ def test_a_middle_broker_with_nothing_to_pass_on_is_skipped_for_the_next() -> No
     s.vetoes = [PlacementGoal(), RackSafetyGoal()]
     assert ReplicaCountGoal()._chain(s, np.asarray([0, 1, 2, 4, 3]), [0], [2])
     assert s.row(2) == [2] and s.row(3) == [4, 2]
+
+
+# --------------------------------------------------------------------------- tie-breaks, rooms and searches, one rule at a time
+
+
+def test_the_solver_holds_a_broker_with_fixed_replicas_to_its_ceiling() -> None:
+    # x is excluded: its two replicas stay on 0. 12 replicas over 3 brokers at --replica-tolerance 0.25: 4 each, 3..5.
+    # 0 may keep 5 - 2 = 3 of t's ten, so 7 move (1 and 2 end with 3 and 4); keeping a fourth would take 0 to 6.
+    snap = snapshot([0, 1, 2], [part("x", i, [0]) for i in range(2)] + [part("t", i, [0]) for i in range(10)])
+    options = PlanOptions(optimizer="exact", goals=("replica-count",), exclude_topics=("x",), replica_tolerance=0.25)
+    summary = make_plan(snap, options).summary
+    assert summary["optimizer"]["used"] == "exact"
+    counts = {r["broker_id"]: r["replicas"] for r in summary["projected"]}
+    assert counts[0] == 5 and sorted([counts[1], counts[2]]) == [3, 4]
+    assert summary["replica_moves"] == 7
+
+
+def test_the_verdict_counts_a_broker_inside_its_range_as_zero_off() -> None:
+    brokers = (BrokerView(0, 3, 2, 4, 0.0, 0.0, 0.1, 0, 0, 0), BrokerView(1, 2, 2, 4, 0.0, 0.0, 0.1, 0, 0, 0))
+    check = ReplicaCountGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 0)))
+    assert (check.value, check.reached, check.offenders, check.per_broker) == (0, True, (), {0: 0.0, 1: 0.0})
+
+
+def test_where_the_largest_excess_equals_the_largest_deficit_the_donor_chooses() -> None:
+    # Ranges by hand: 0 holds three of 3 GiB (2..2: one above), 1 one of 5 GiB and 2 one of 1 GiB (both 2..2: one
+    # below), 3 three of 1 GiB (2..3). Targets 18 / 4 = 4.5 GiB. One above, one below: the donor 0 (heavy) chooses,
+    # and feeds 2, which needs bytes (1 holds more than its target). Then 1 takes from 3, the only broker above its
+    # floor. Were the receiver 1 (the first found) to choose, it would take 0's replica and 2 one of 3's.
+    s = state([0, 1, 2, 3], [part("a", i, [0], size_bytes=3 * GiB) for i in range(3)]
+              + [part("b", 0, [1], size_bytes=5 * GiB), part("c", 0, [2], size_bytes=GiB)]
+              + [part("d", i, [3], size_bytes=GiB) for i in range(3)])
+    s.lo[:] = [2, 2, 2, 2]
+    s.hi[:] = [2, 2, 2, 3]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 2, 2]
+    assert sorted((s.original_row(p)[0], s.row(p)[0]) for p in s.cur) == [(0, 2), (3, 1)]
+
+
+def test_a_donor_gives_a_broker_with_room_no_more_than_its_room() -> None:
+    # Ranges by hand: 0 holds four (2..2: two above), 1 and 2 one each (1..2: room for one). Nobody is below: 0 gives
+    # one to each, two moves; none goes above its ceiling and comes back.
+    s = state([0, 1, 2], [part("t", i, [0]) for i in range(4)] + [part("u", 0, [1]), part("v", 0, [2])])
+    s.lo[:] = [2, 1, 1]
+    s.hi[:] = [2, 2, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 2] and s.moved_replicas() == 2
+
+
+def test_a_donor_fills_the_receiver_with_most_room_first() -> None:
+    # Ranges by hand: 0 holds three (1..1: two above), 1 none (1..1) and 2 none (2..2); equal bytes needed. 0's two go
+    # to 2, the one with most room; 1 stays one short (nobody else is above its floor). Filling 1 first would have
+    # left 2 one short instead.
+    s = state([0, 1, 2], [part("t", i, [0]) for i in range(3)])
+    s.lo[:] = [1, 1, 2]
+    s.hi[:] = [1, 1, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 0, 2]
+
+
+def test_a_donor_exactly_at_its_byte_target_feeds_the_receiver_that_needs_bytes_least() -> None:
+    # 0 holds three of 2 GiB (6 GiB, one above the 1..2 range), 1 one of 9 GiB, 2 one of 3 GiB: target 18 / 3 = 6 GiB,
+    # so 0 is neither heavy nor light and counts as light: its replica goes to 1 (need -0.5), not 2 (+0.5).
+    s = state([0, 1, 2], [part("a", i, [0], size_bytes=2 * GiB) for i in range(3)]
+              + [part("b", 0, [1], size_bytes=9 * GiB), part("c", 0, [2], size_bytes=3 * GiB)])
+    assert (s.lo.tolist(), s.hi.tolist()) == ([1, 1, 1], [2, 2, 2])
+    ReplicaCountGoal().optimize(s)
+    assert [b / GiB for b in s.bytes.tolist()] == [4, 11, 3]
+
+
+def test_a_receiver_exactly_at_its_byte_target_takes_from_the_donor_holding_least_beyond_its_target() -> None:
+    # Ranges by hand: 2 holds one of 6 GiB (2..2: one below), 0 three of 1 GiB and 1 three of 3 GiB (both 1..3: above
+    # their floor). Target 18 / 3 = 6 GiB: 2 is exactly at it, so counts as heavy and takes from the donor holding
+    # least beyond its target: 0 (need +0.5), not 1 (-0.5). Bytes 2 / 9 / 7 GiB.
+    s = state([0, 1, 2], [part("a", i, [0], size_bytes=GiB) for i in range(3)]
+              + [part("b", i, [1], size_bytes=3 * GiB) for i in range(3)] + [part("c", 0, [2], size_bytes=6 * GiB)])
+    s.lo[:] = [1, 1, 2]
+    s.hi[:] = [3, 3, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 3, 2] and [b / GiB for b in s.bytes.tolist()] == [2, 9, 7]
+
+
+def bare(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
+    """A state without targets: every range and band is 0, so a donor asks for its mean replica size."""
+    return planner_state(brokers, partitions, **options)
+
+
+@pytest.mark.parametrize(("donor_floor", "receiver_top", "taken"), [
+    # 0 holds 1, 2, 3 and 4 GiB (10): asked for 2.5 GiB, the nearest are 2 and 3 (the smaller first).
+    (9, None, 1),      # 0 may not fall below 9 GiB: only the 1 GiB replica keeps it there, exactly at its floor
+    (None, 1, 1),      # 1 may not rise above 1 GiB: only the 1 GiB replica, exactly at its top
+    (9.5, None, 2),    # nothing keeps 0 at 9.5 GiB: the nearest to the size asked for goes all the same
+])
+def test_a_count_move_takes_a_replica_that_keeps_both_brokers_bytes_where_one_exists(
+        donor_floor: float | None, receiver_top: float | None, taken: int) -> None:  # fmt: skip
+    s = bare([0, 1], [part("t", i, [0], size_bytes=(i + 1) * GiB) for i in range(4)])
+    s.byte_allowed_lo[0] = (donor_floor or 0) * GiB
+    s.byte_allowed_hi[1] = (receiver_top or 100) * GiB
+    assert ReplicaCountGoal()._transfer(s, 0, 1, 1) == 1
+    assert [p + 1 for p in range(4) if s.row(p) == [1]] == [taken]
+
+
+def test_a_broker_being_emptied_may_fall_below_its_byte_floor() -> None:
+    # Broker 0 is decommissioned: its floor of 9 GiB does not bind. 1's band starts at 10 GiB (by hand), so it asks
+    # for 10 GiB in its one move: the 4 GiB replica, the nearest, goes, though it takes 0 down to 6 GiB.
+    s = bare([0, 1], [part("t", i, [0], size_bytes=(i + 1) * GiB) for i in range(4)], decommission_brokers=(0,))
+    s.byte_lo[1] = 10 * GiB
+    s.byte_allowed_lo[0] = 9 * GiB
+    s.byte_allowed_hi[1] = 100 * GiB
+    assert ReplicaCountGoal()._transfer(s, 0, 1, 1) == 1
+    assert s.row(3) == [1] and s.counts.tolist() == [3, 1]
+
+
+def test_a_count_move_takes_an_untouched_replica_before_a_nearer_one_the_plan_brought() -> None:
+    # 0 holds a-0 (1 GiB) and c-0 (6 GiB), and b-0 (5 GiB), which the plan moved there from 2: 4 GiB asked for. b-0
+    # is nearest, but c-0, untouched, goes first; with only b-0 left, b-0 goes on.
+    s = bare([0, 1, 2], [part("a", 0, [0], size_bytes=GiB), part("b", 0, [2], size_bytes=5 * GiB),
+                         part("c", 0, [0], size_bytes=6 * GiB)])
+    s.move(1, 2, 0)
+    goal = ReplicaCountGoal()
+    assert goal._transfer(s, 0, 1, 1) == 1 and s.row(2) == [1]
+    s2 = bare([0, 1, 2], [part("b", 0, [2], size_bytes=5 * GiB)])
+    s2.move(0, 2, 0)
+    assert goal._transfer(s2, 0, 1, 1) == 1 and s2.row(0) == [1]
+
+
+def test_the_second_search_looks_at_every_replica_of_the_donor() -> None:
+    # 300 partitions: 299 of 1 byte on 0 and 1 (1 may take none of them), z-0 of 2 bytes on 0 alone. Ranges by hand:
+    # 0 one above (299..299), 1 one below (300..300). The first search stops after 256 refusals; the second must
+    # reach the 300th replica, z-0, which alone may go. No third broker: no chain either.
+    s = state([0, 1], [part("t", i, [0, 1], size_bytes=1) for i in range(299)] + [part("z", 0, [0], size_bytes=2)])
+    s.lo[:] = [299, 300]
+    s.hi[:] = [299, 300]
+    s.vetoes = [PlacementGoal()]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [299, 300] and s.row(299) == [1] and s.moved_replicas() == 1
+
+
+def test_a_chain_may_pass_on_a_replica_the_plan_brought_to_the_middle_broker() -> None:
+    # chain_cluster's brokers, with q-0 brought to 3 from 4 (rack c, 0..0) earlier in the plan: it passes on to 2.
+    s = state([(0, "a"), (1, "b"), (2, "b"), (3, "c"), (4, "c")],
+              [part("p", 0, [0, 1], size_bytes=GiB), part("p", 1, [0, 1], size_bytes=2 * GiB),
+               part("q", 0, [4], size_bytes=GiB)])
+    s.move(2, 4, 3)
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    assert ReplicaCountGoal()._chain(s, np.asarray([0, 1, 2, 3, 4]), [0], [2])
+    assert s.row(2) == [2] and [3, 1] in (s.row(0), s.row(1))
+
+
+def test_a_chain_may_send_on_a_replica_the_plan_brought_to_the_donor() -> None:
+    # chain_cluster's brokers, with p-0 and p-1 brought to 0 from 5 (rack a, 0..0) earlier in the plan: one goes to 3.
+    s = state([(0, "a"), (1, "b"), (2, "b"), (3, "c"), (5, "a")],
+              [part("p", 0, [5, 1], size_bytes=GiB), part("p", 1, [5, 1], size_bytes=2 * GiB),
+               part("q", 0, [3], size_bytes=GiB)])
+    s.move(0, 4, 0)
+    s.move(1, 4, 0)
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    assert ReplicaCountGoal()._chain(s, np.asarray([0, 1, 2, 3, 4]), [0], [2])
+    assert s.row(2) == [2] and [3, 1] in (s.row(0), s.row(1))
+
+
+def test_a_donor_with_nobody_below_chains_to_a_broker_with_room() -> None:
+    # chain_cluster, but 2 may hold 0..1: nobody is below a range, and 2 (room for one) is reached only through 3.
+    # 1 and 3 are at their ceilings: passing a replica to either would take it above.
+    s = chain_cluster()
+    s.lo[2] = 0
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 2, 1, 1] and s.row(2) == [2] and s.moved_replicas() == 2
+
+
+def test_a_receiver_with_nobody_above_chains_from_a_broker_above_its_floor() -> None:
+    # chain_cluster, but 0 may hold 1..2: nobody is above a range, and 2 (one below) is reached from 0 only through 3.
+    s = chain_cluster()
+    s.hi[0] = 2
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 2, 1, 1] and s.row(2) == [2] and s.moved_replicas() == 2

@@ -228,6 +228,8 @@ class PreferredLeaderGoal(Goal):
                             chain.reverse()
                             for x, y in zip(chain, chain[1:]):
                                 p = pop(x, y)
+                                # Unreachable while ``shift`` keeps C exact (C counts the live entries of W), so
+                                # `C[x, y] = 1` or `return False` here are equivalent mutants.
                                 if p is None:  # stale count: repair it and retry
                                     C[x, y] = 0
                                     return True

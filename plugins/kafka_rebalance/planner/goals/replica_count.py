@@ -93,6 +93,8 @@ class ReplicaCountGoal(Goal):
                 d = int(elig[io])
                 # Brokers below their range first (one move fixes two brokers); then, where rack
                 # safety blocks every such pair, any broker with room: a two-move chain through it.
+                # `under >= 0` and `c <= hi` are equivalent: a partner with no room is offered 0 replicas, and
+                # moving none is a failed transfer, so the search goes on to the next as if it were not there.
                 tiers = [(under > 0, under), (c < state.hi[elig], state.hi[elig] - c)]
                 heavy = byte_need(state, np.asarray([d]))[0] < 0
                 receivers = elig[under > 0] if (under > 0).any() else elig[c < state.hi[elig]]
@@ -103,7 +105,7 @@ class ReplicaCountGoal(Goal):
                 )
             else:
                 r = int(elig[iu])
-                tiers = [(over > 0, over), (c > state.lo[elig], c - state.lo[elig])]
+                tiers = [(over > 0, over), (c > state.lo[elig], c - state.lo[elig])]  # `>=` either: as above
                 light = byte_need(state, np.asarray([r]))[0] > 0
                 donors = elig[over > 0] if (over > 0).any() else elig[c > state.lo[elig]]
                 stuck[r] = not self._searched(
