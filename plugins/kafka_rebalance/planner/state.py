@@ -61,6 +61,7 @@ class ClusterState:
         # Replica matrix, padded with -1 where replication factors differ.
         rf = np.fromiter((len(p.replicas) for p in parts), dtype=np.int64, count=n_p)
         self.rf = rf
+        self._rf_list: list[int] = rf.tolist()  # (rows are padded at the end: a slice is a row, cheaper than a filter)
         self.rf_max = rf_max = int(rf.max()) if n_p else 1
         total = int(rf.sum())
         flat_ids = np.fromiter(chain.from_iterable(p.replicas for p in parts), dtype=np.int64, count=total)
@@ -148,12 +149,12 @@ class ClusterState:
             return r
         if self.uniform:
             return self.R[p].tolist()
-        return [b for b in self.R[p].tolist() if b >= 0]
+        return self.R[p].tolist()[: self._rf_list[p]]
 
     def original_row(self, p: int) -> list[int]:
         if self.uniform:
             return self.R[p].tolist()
-        return [b for b in self.R[p].tolist() if b >= 0]
+        return self.R[p].tolist()[: self._rf_list[p]]
 
     def rack_cap(self, rf: int) -> int:
         """Most replicas of one partition a rack may hold: spread over as many racks as exist."""
