@@ -322,6 +322,31 @@ def rack_unsafe(racks: Sequence[int], n_racks: int) -> bool:
     return sum(1 for g in per if g >= 0) < min(len(racks), n_racks)
 
 
+def rack_unsafe_rows(F: np.ndarray, racks: Sequence[int], n_racks: int) -> np.ndarray:
+    """``rack_unsafe`` for every row of a padded replica matrix at once (-1: no replica), as a bool per row;
+    ``racks[b]`` is broker index b's rack code. Tested equal to the per-partition rule."""
+    if n_racks <= 0:
+        return np.zeros(len(F), dtype=bool)
+    rack_arr = np.asarray(list(racks) + [-2], dtype=np.int64)  # index -1 (padding) -> rack -2
+    RK = rack_arr[F]
+    width = F.shape[1]
+    mult = np.zeros(F.shape, dtype=np.int64)
+    for i in range(width):
+        for j in range(width):
+            mult[:, i] += (RK[:, i] == RK[:, j]) & (F[:, j] >= 0)
+    rf = (F >= 0).sum(axis=1)
+    caps = -(-rf // max(n_racks, 1))
+    bad = ((mult > caps[:, None]) & (F >= 0)).any(axis=1)
+    # Under-spread (RF above the rack count, e.g. 4 replicas as 2+2 over 3 racks): count distinct racks.
+    first = np.ones(F.shape, dtype=bool)
+    for i in range(width):
+        for j in range(i):
+            first[:, i] &= ~((RK[:, i] == RK[:, j]) & (F[:, j] >= 0))
+    spans = (first & (F >= 0) & (RK >= 0)).sum(axis=1)
+    bad |= spans < np.minimum(rf, n_racks)
+    return bad
+
+
 def leader_changes(before: Iterable[int], after: Iterable[int]) -> int:
     """Partitions whose leader after a plan (its moves and its preferred-leader elections) differs from
     their leader before it, pairwise in one partition order (-1: no leader). Each one makes every

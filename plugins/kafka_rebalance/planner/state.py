@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_rebalance.balance import rack_unsafe
+from kafka_rebalance.balance import rack_unsafe, rack_unsafe_rows
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.snapshot import Snapshot
@@ -111,6 +111,7 @@ class ClusterState:
             self.disk_limit = without_removed_dirs(snapshot, options, self.disk_limit)
         self.cur: dict[int, list[int]] = {}
         self._orig: dict[int, list[int]] = {}  # original rows of the changed partitions (``within_cap``, the tallies)
+        self._orig_unsafe: np.ndarray | None = None  # per partition, its original row breaks rack safety
         self._new_replicas = 0  # replicas on a broker that did not hold them before the plan (``moved_replicas``)
         self._new_bytes = 0
         self.arrivals: dict[int, list[int]] = {}  # broker -> partitions it received (may move on, at no extra cost)
@@ -256,6 +257,13 @@ class ClusterState:
     def rack_safe(self, row: list[int]) -> bool:
         """At most ceil(RF / racks) replicas in one rack, and over min(RF, racks) racks (what the gate checks)."""
         return not self.has_racks or not rack_unsafe([self.rack[b] for b in row], self.n_racks)
+
+    def originally_rack_safe(self, p: int) -> bool:
+        """``rack_safe`` of ``p``'s row before the plan, read from one vectorised pass over the whole assignment
+        (the byte trim and the leader keeper ask it for every changed partition)."""
+        if self._orig_unsafe is None:
+            self._orig_unsafe = rack_unsafe_rows(self.R, self.rack, self.n_racks) if self.has_racks else np.zeros(self.n_parts, dtype=bool)
+        return not self._orig_unsafe[p]
 
     def new_replicas(self, p: int) -> int:
         """Replicas of ``p`` on a broker that did not hold it before the plan."""

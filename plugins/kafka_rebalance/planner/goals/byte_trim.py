@@ -66,7 +66,7 @@ class ByteTrimGoal(Goal):
                 continue
             adds = [b for b in row if b not in orig]
             removes = [b for b in orig if b not in row]
-            if len(adds) == 1 and len(removes) == 1 and state.eligible[removes[0]] and state.rack_safe(orig):
+            if len(adds) == 1 and len(removes) == 1 and state.eligible[removes[0]] and state.originally_rack_safe(p):
                 # followers_only: p goes back to its original row, so that row must be led by its first replica
                 # (else p would count against Kafka's leader-imbalance threshold and be elected).
                 if self.followers_only and (state.leader[p] == removes[0] or state.leader[p] != orig[0]):

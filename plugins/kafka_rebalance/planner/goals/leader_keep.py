@@ -106,7 +106,7 @@ def _leaders_moves(state: ClusterState) -> list[tuple[int, int, int]]:
         adds = [b for b in row if b not in orig]
         removes = [b for b in orig if b not in row]
         if (len(adds) == 1 and len(removes) == 1 and removes[0] == leader[p] and state.eligible[removes[0]]
-                and state.rack_safe(orig)):  # fmt: skip
+                and state.originally_rack_safe(p)):  # fmt: skip
             out.append((p, removes[0], adds[0]))
     return out
 

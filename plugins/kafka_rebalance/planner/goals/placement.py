@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kafka_rebalance.balance import rack_unsafe_rows
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.disk_capacity import has_room
@@ -177,25 +178,7 @@ class RackSafetyGoal(Goal):
         """Partitions (indices) whose replicas crowd one rack beyond the cap."""
         if not state.has_racks:
             return np.zeros(0, dtype=np.int64)
-        F = state.final_rows()
-        rack_arr = np.asarray(state.rack + [-2], dtype=np.int64)  # index -1 (padding) -> rack -2
-        RK = rack_arr[F]
-        width = F.shape[1]
-        mult = np.zeros(F.shape, dtype=np.int64)
-        for i in range(width):
-            for j in range(width):
-                mult[:, i] += (RK[:, i] == RK[:, j]) & (F[:, j] >= 0)
-        rf = (F >= 0).sum(axis=1)
-        caps = -(-rf // max(state.n_racks, 1))
-        bad = ((mult > caps[:, None]) & (F >= 0)).any(axis=1)
-        # Under-spread (RF above the rack count, e.g. 4 replicas as 2+2 over 3 racks): count distinct racks.
-        first = np.ones(F.shape, dtype=bool)
-        for i in range(width):
-            for j in range(i):
-                first[:, i] &= ~((RK[:, i] == RK[:, j]) & (F[:, j] >= 0))
-        spans = (first & (F >= 0) & (RK >= 0)).sum(axis=1)
-        bad |= spans < np.minimum(rf, state.n_racks)
-        return np.flatnonzero(bad)
+        return np.flatnonzero(rack_unsafe_rows(state.final_rows(), state.rack, state.n_racks))
 
     def optimize(self, state: ClusterState) -> None:
         self.unrepaired: list[str] = []
