@@ -29,6 +29,19 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 _AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="kafka-rebalance-airflow-"))
+# Spark's own defaults file for every spark-submit of the session (the DAGs' SparkSubmitOperator above all: each
+# run is a new driver JVM, 25-60 s of a DAG test on 2 busy cores). A short-lived JVM spends its first seconds
+# compiling: C1 only and the serial collector (as scripts/kafka-tool and the sandbox's JVMs) about halve a
+# submit; no UI; the shuffle width of the session's own SparkSession (fixture `spark`). Explicit --conf and
+# build_session's settings still win; the job's output bytes are the same.
+_SPARK_CONF = _AIRFLOW_HOME / "spark-conf"
+_SPARK_CONF.mkdir()
+(_SPARK_CONF / "spark-defaults.conf").write_text(
+    "spark.driver.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1\n"
+    "spark.executor.extraJavaOptions -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:CICompilerCount=1\n"
+    "spark.ui.enabled false\n"
+    "spark.sql.shuffle.partitions 2\n"
+)
 os.environ.update(
     {
         "AIRFLOW_HOME": str(_AIRFLOW_HOME),
@@ -38,6 +51,7 @@ os.environ.update(
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
         "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        "SPARK_CONF_DIR": str(_SPARK_CONF),
         "KAFKA_REBALANCE_HOME": str(_AIRFLOW_HOME / "data"),
         "KAFKA_REBALANCE_CLUSTERS": str(_AIRFLOW_HOME / "clusters.yaml"),
         "PYSPARK_PYTHON": sys.executable,
