@@ -356,11 +356,39 @@ def test_in_one_rack_no_partition_violates_rack_safety() -> None:
 
 
 def test_a_frozen_violation_does_not_end_the_repairs_of_the_others() -> None:
-    # x-0 (excluded) and t-0 both crowd rack a; x-0 is listed, t-0 still repaired (its follower 1 to rack b's 2).
-    s = state(RACKS, [part("t", 0, [0, 1]), part("x", 0, [0, 1])], exclude_topics=("x",))
+    # a-0 (excluded, first in order) and t-0 both crowd rack a; a-0 is listed, t-0 still repaired (its follower 1 to
+    # rack b's 2).
+    s = state(RACKS, [part("a", 0, [0, 1]), part("t", 0, [0, 1])], exclude_topics=("a",))
     goal = RackSafetyGoal()
     goal.optimize(s)
-    assert goal.unrepaired == ["x-0"] and rows(s) == [[0, 2], [0, 1]]
+    assert goal.unrepaired == ["a-0"] and rows(s) == [[0, 1], [0, 2]]
+
+
+def test_a_repair_moves_a_replica_of_the_crowded_rack_only() -> None:
+    # t-0 on 0 and 1 (rack a, crowded) and 2 (rack b, at its cap of 1). Broker 2 is the fullest (u-0, u-1), yet only
+    # rack a gives: its follower 1 goes to rack c's 4 (3, the least loaded, is in rack b, at its cap).
+    s = state(RACKS, [part("t", 0, [0, 1, 2]), part("u", 0, [2]), part("u", 1, [2])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 4, 2]
+
+
+def test_a_repair_never_sends_a_replica_to_a_broker_of_its_own_row() -> None:
+    # RF 4 over racks a (0, 1, 2), b (3) and c (4): 3 + 1 crowds rack a (cap 2). Broker 3, in the row, is lighter
+    # than 4 (which holds u-0 and u-1) and its rack is under the cap, but it holds a replica already: 4 takes the
+    # follower 1 (followers before the leader, the lower id first).
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c")],
+              [part("t", 0, [0, 1, 2, 3]), part("u", 0, [4]), part("u", 1, [4])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 4, 2, 3]
+
+
+def test_a_repair_spreading_a_partition_sends_it_to_a_rack_it_misses() -> None:
+    # RF 5 over racks a (0, 1), b (2, 3), c (4, 5) and d (6): 2 + 2 + 1 spans three of four racks. A follower of a
+    # rack holding two (1) goes to rack d's 6, though 5 is lighter (rack c already holds one, as 6 holds u-0).
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "c"), (6, "d")],
+              [part("t", 0, [0, 1, 2, 3, 4]), part("u", 0, [6])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 6, 2, 3, 4]
 
 
 def test_a_repair_passes_over_the_least_loaded_broker_when_it_is_in_the_victims_rack() -> None:
