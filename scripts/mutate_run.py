@@ -85,12 +85,20 @@ def mutant_errors(root: Path, errors: list[dict[str, Any]]) -> dict[tuple[str, t
     return kept
 
 
+# mypy's incremental cache, kept outside the stage (which every run deletes). mypy replays a fresh module's errors from
+# it, so the errors are the same: a run whose mutated files are as before (tests changed, or a rerun) type-checks in
+# seconds instead of minutes (byte_balance's 2 MB of mutants: 580 s cold, 2 s warm, on a loaded machine), and a run of
+# another module rechecks only what changed.
+MYPY_CACHE = Path(__file__).resolve().parents[1] / "build" / "mutate-mypy-cache"
+
+
 def filter_mutants_with_mypy() -> dict[str, FailedTypeCheckMutant]:
     """mutmut's filter_mutants_with_type_checker, with the mapping above (run in mutants/)."""
     root = Path("mutants").absolute()
-    done = subprocess.run(config().type_check_command, cwd=root, capture_output=True, encoding="utf-8", check=False)
+    command = [*config().type_check_command, "--cache-dir", str(MYPY_CACHE)]
+    done = subprocess.run(command, cwd=root, capture_output=True, encoding="utf-8", check=False)
     if done.returncode not in (0, 1):  # 1 is "found errors"; anything else is mypy failing to run
-        raise SystemExit(f"mutate: the type check {config().type_check_command} failed to run:\n{done.stderr}")
+        raise SystemExit(f"mutate: the type check {command} failed to run:\n{done.stderr}")
     errors = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     caught = {}
     for (file, (first, last, name)), found in mutant_errors(root, errors).items():

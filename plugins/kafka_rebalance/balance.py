@@ -327,6 +327,7 @@ def rack_unsafe_rows(F: np.ndarray, racks: Sequence[int], n_racks: int) -> np.nd
     ``racks[b]`` is broker index b's rack code. Tested equal to the per-partition rule."""
     if n_racks <= 0:
         return np.zeros(len(F), dtype=bool)
+    # (any padding rack alike: every use below masks padding cells out with F >= 0)
     rack_arr = np.asarray(list(racks) + [-2], dtype=np.int64)  # index -1 (padding) -> rack -2
     RK = rack_arr[F]
     width = F.shape[1]
@@ -336,6 +337,7 @@ def rack_unsafe_rows(F: np.ndarray, racks: Sequence[int], n_racks: int) -> np.nd
             mult[:, i] += (RK[:, i] == RK[:, j]) & (F[:, j] >= 0)
     rf = (F >= 0).sum(axis=1)
     caps = -(-rf // max(n_racks, 1))
+    # (F > 0 alike: a crowded rack holds two or more of the row's brokers, so one besides index 0 flags it)
     bad = ((mult > caps[:, None]) & (F >= 0)).any(axis=1)
     # Under-spread (RF above the rack count, e.g. 4 replicas as 2+2 over 3 racks): count distinct racks.
     first = np.ones(F.shape, dtype=bool)

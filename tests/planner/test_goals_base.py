@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_rebalance.planner.goals.base import DonorIndex, donor_index
+import numpy as np
+
+from kafka_rebalance.planner.goals.base import DonorIndex, Goal, donor_index, outward, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.view import GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
 
@@ -121,3 +124,137 @@ def test_a_replica_at_the_move_cap_is_parked_until_its_partition_changes_or_the_
     assert not s.capped(1, 0) and s.capped(2, 0)
     assert idx.parked == set()  # both handed back; t-2 is parked again by the first search that passes it
     assert idx.find(3 * GiB, always, allow_touched=True) == 1 and idx.parked == {2}
+
+
+def test_an_arrival_joins_the_side_list_from_the_first_one_on() -> None:
+    # t-0 (1 GiB) on broker 0, t-1 (5 GiB) on broker 1. t-1 moves onto 0 after 0's index was built: wanting 5 GiB
+    # with touched ones allowed, the arrival (0 away) beats t-0 (4 away).
+    s = state([part("t", 0, [0], size_bytes=GiB), part("t", 1, [1], size_bytes=5 * GiB)])
+    idx = donor_index(s, 0)
+    s.move(1, 1, 0)
+    assert idx.find(5 * GiB, always) == 0 and idx.find(5 * GiB, always, allow_touched=True) == 1
+
+
+def test_put_back_places_a_replica_after_its_equals_of_lower_partition_and_before_larger_sizes() -> None:
+    idx = DonorIndex(state(sized(2, 2, 2, 2, 7)), 0)
+    assert idx.find(2 * GiB, lambda p: p == 2) == 2
+    idx.put_back(2)  # past t-0 and t-1 (equal size, lower partitions), before t-3
+    assert idx.parts == [0, 1, 2, 3, 4]
+    assert idx.find(2 * GiB, lambda p: p == 1) == 1
+    idx.put_back(1)  # past t-0 only
+    assert idx.parts == [0, 1, 2, 3, 4]
+    # t-0 is 5 GiB, t-1 1, t-2 2: sorted t-1, t-2, t-0. t-2 goes back before the larger t-0, whatever its number.
+    idx = DonorIndex(state(sized(5, 1, 2)), 0)
+    assert idx.find(2 * GiB, always) == 2 and idx.parts == [1, 0]
+    idx.put_back(2)
+    assert idx.parts == [1, 2, 0]
+
+
+def test_a_search_accepts_only_sizes_strictly_inside_its_window() -> None:
+    idx = DonorIndex(state(sized(1, 3, 5, 8)), 0)
+    assert idx.find(5 * GiB, always, window=(0, 5 * GiB)) == 1  # 5 is the window's edge: 3 is the nearest inside
+    assert idx.find(8 * GiB, always, window=(3 * GiB, 7 * GiB)) == 2
+    assert idx.find(8 * GiB, always, window=(8 * GiB, 9 * GiB)) is None
+    # the side list alike: t-1 (3 GiB) set aside as touched, then searched with touched ones allowed
+    s = state(sized(1, 3, 9, replicas=[0, 1]))
+    idx = donor_index(s, 0)
+    s.move(1, 1, 2)
+    assert idx.find(3 * GiB, lambda p: p == 2) == 2 and idx.side_parts == [1]
+    assert idx.find(3 * GiB, always, allow_touched=True, window=(1 * GiB, 3 * GiB)) is None
+    assert idx.find(3 * GiB, always, allow_touched=True, window=(2 * GiB, 4 * GiB)) == 1
+
+
+def test_with_touched_allowed_a_tie_between_the_lists_goes_to_the_main_one() -> None:
+    # t-0 (1 GiB, touched: on the side list) and t-2 (5 GiB) are both 2 GiB from 3: the main list's wins.
+    s = state(sized(1, 9, 5, replicas=[0, 1]))
+    idx = donor_index(s, 0)
+    s.move(0, 1, 2)
+    assert idx.find(0, lambda p: p == 2) == 2 and idx.side_parts == [0]
+    idx.put_back(2)
+    assert idx.find(3 * GiB, always, allow_touched=True) == 2 and idx.side_parts == [0]
+
+
+def test_smallest_untouched_counts_every_check_and_stops_at_the_end_of_the_list() -> None:
+    idx = DonorIndex(state(sized(1, 2, 3, 4)), 0)
+    assert idx.smallest_untouched(0, 10 * GiB, lambda p: p == 3, limit=3) is None  # 1, 2, 3 refused: the limit
+    assert idx.smallest_untouched(0, 10 * GiB, lambda p: False, limit=10) is None  # every one refused: the end
+    assert idx.smallest_untouched(0, 10 * GiB, lambda p: p == 3, limit=4) == 3
+
+
+def test_a_side_list_entry_that_went_home_is_dropped_though_untouched() -> None:
+    # t-0 arrives on broker 0 and joins its side list, then goes home and its change is forgotten: untouched,
+    # but no longer on 0. A search of the side list drops it instead of handing it out.
+    s = state(sized(4, replicas=[1]))
+    idx = donor_index(s, 0)
+    s.move(0, 1, 0)
+    assert idx.find(0, lambda p: False, allow_touched=True) is None and idx.side_parts == [0]
+    s.move(0, 0, 1)
+    s.restore(0)
+    assert not s.touched[0]
+    assert idx.find(0, always, allow_touched=True) is None and idx.side_parts == []
+
+
+def test_outward_takes_the_lower_of_two_at_the_window_floor_and_walks_every_index() -> None:
+    assert list(outward([3, 9], 4)) == [0, 1]  # 3 (1 away) before 9 (5 away), 3 being the first index
+    assert list(outward([1, 2, 3], 10)) == [2, 1, 0]
+    assert list(outward([1, 2, 3, 4], 2.5, above=1, below=4)) == [1, 2]  # of two equally near, the smaller
+
+
+class Refuses(Goal):
+    """A goal that refuses every move (as is: one keeping tallies of its own)."""
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        return False
+
+
+def test_tallies_accept_asks_only_the_soft_goals_that_are_not_count_goals() -> None:
+    s = state(sized(1))
+
+    class Hard(Refuses):
+        hard = True
+
+    class Count(Refuses):
+        count_goal = True
+
+    s.vetoes = [Hard(), Count()]
+    assert tallies_accept(s, 0, 0, 1)  # the caller asks those itself
+    s.vetoes = [Hard(), Count(), Refuses()]
+    assert not tallies_accept(s, 0, 0, 1)
+    asked: list[tuple[ClusterState, int, int, int]] = []
+
+    class Asks(Goal):
+        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+            asked.append((state, p, src, dst))
+            return True
+
+    s.vetoes = [Asks()]
+    assert tallies_accept(s, 0, 0, 1) and asked == [(s, 0, 0, 1)]
+
+
+def test_trade_back_returns_a_moved_replica_and_sends_another_in_its_place() -> None:
+    # t-0 (3 GiB) moved from 0 to 1 earlier (taken from 0's index); t-1 (1 GiB), also on 0, goes instead.
+    s = state(sized(3, 1, 2))
+    idx = donor_index(s, 0)
+    assert idx.find(3 * GiB, lambda p: p == 0) == 0 and idx.find(GiB, lambda p: p == 1) == 1
+    s.move(0, 0, 1)
+    trade_back(s, 0, 1, 0, 1)
+    assert [s.row(p) for p in range(3)] == [[0], [1], [0]]
+    assert s.cur == {1: [1]} and s.touched.tolist() == [False, True, False]
+    assert s.counts.tolist() == [2, 1, 0] and s.bytes.tolist() == [5 * GiB, GiB, 0]
+    assert idx.parts == [2, 0] and idx.side_parts == []  # t-0 back in 0's index, untouched
+
+
+def test_a_goal_without_rules_of_its_own_allows_every_move_and_has_no_band_nor_approval_line() -> None:
+    s = state(sized(1))
+    assert Goal().accept_move(s, 0, 0, 1)
+    assert Goal().approval_line({}) == ""
+    excess = Goal().band_excess(s, np.zeros(3))
+    assert excess.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_verdict_carries_the_goals_name_hardness_and_rule() -> None:
+    class Rule(Goal):
+        name, hard, target = "rule", True, "no broker over 1"
+
+    assert Rule().verdict(2.5, False, (4,), {4: 2.5}) == GoalCheck("rule", True, "no broker over 1", 2.5, False, (4,), {4: 2.5})
+    assert Rule().verdict(0.0, True) == GoalCheck("rule", True, "no broker over 1", 0.0, True, (), {})

@@ -566,3 +566,80 @@ def test_the_check_allows_rounding_below_the_band_and_the_slack_on_both_sides() 
     brokers = (broker(5, 89.9999995), broker(6, 89.5), broker(7, 110.5))
     assert ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9))).offenders == (6, 7)
     assert ByteBalanceGoal().check(BalanceView(brokers, (), 0.1, 10.0, (0, 9), byte_slack=3.0)).offenders == ()
+
+
+def in_bytes(layout: dict[int, list[int]], counts_veto: bool = False, **options: Any) -> ClusterState:
+    """``balanced`` in bytes (sizes as given): broker -> its single-replica partitions, numbered in that order."""
+    parts = [part("t", i, [b], size_bytes=g) for i, (b, g) in enumerate((b, g) for b, sizes in layout.items() for g in sizes)]
+    s = planner_state(sorted(layout), parts, targets=True, **options)
+    if counts_veto:
+        s.vetoes = [ReplicaCountGoal()]
+    ByteBalanceGoal().optimize(s)
+    return s
+
+
+def test_a_broker_one_byte_outside_its_band_is_still_brought_in() -> None:
+    # In bytes, target 10, band [5, 15]: 16 / 7 / 7, only broker 0 out (1 above). It gives the lightest (1: the
+    # first of two equal) the replica nearest min(6, 3) = 3: the 1 byte one (2 away, 15 is 12), 15 / 8 / 7.
+    s = in_bytes({0: [15, 1], 1: [7], 2: [7]}, byte_tolerance=0.5)
+    assert s.bytes.tolist() == [15, 8, 7] and s.cur == {1: [1]}
+    # The mirror: 4 / 13 / 13, only broker 0 out (1 below). It asks the heaviest (1, by id) for min(3, 6) = 3:
+    # the 1 byte replica again, 5 / 12 / 13.
+    s = in_bytes({0: [4], 1: [12, 1], 2: [13]}, byte_tolerance=0.5)
+    assert s.bytes.tolist() == [5, 12, 13] and s.cur == {2: [0]}
+
+
+def test_a_swap_takes_the_receivers_smallest_replica_an_empty_one_before_one_of_a_byte() -> None:
+    # In bytes, counts locked at 2..2, tolerance 0: 5 + 4 against 0 + 1, target 5. No single move keeps the counts;
+    # the receiver gives its smallest, the empty t-2, and takes the one nearest 4 + 0: t-1. 5 / 5.
+    s = in_bytes({0: [5, 4], 1: [0, 1]}, counts_veto=True, byte_tolerance=0.0)
+    assert s.bytes.tolist() == [5, 5] and s.cur == {1: [1], 2: [0]}
+
+
+def test_the_count_veto_asked_for_the_brokers_alone_lets_a_donor_above_its_floor_give() -> None:
+    # 8 GiB in three replicas (6 + 1 + 1) against 2 in two, target 5, band [4.5, 5.5]; counts 3 / 2 against 2..3.
+    # Broker 0 may give one replica: the one nearest min(3, 3) = 3, a 1 GiB one (6 is 3 away, 1 is 2; going down, t-2
+    # before t-1), 7 / 3. Then 0 is at its floor and swaps find nothing that helps: 1 for 1 changes nothing, 6 for 1
+    # overshoots (2 / 8).
+    s = balanced([0, 1], {0: [6, 1, 1], 1: [1, 1]}, counts_veto=True)
+    assert loads(s) == [7, 3] and s.counts.tolist() == [2, 3] and s.cur == {2: [1]}
+
+
+def test_a_mirror_in_gib_is_no_improvement_either() -> None:
+    # test_a_move_must_bring_the_pair_closer_to_their_bands_a_mirror_is_not_enough at GiB scale, where 1e-9 is below
+    # the rounding of the distances (so the strict < alone refuses the mirror): 12 / 4 GiB, band [6, 10]; moving
+    # t-0 (8 GiB) gives 4 / 12, as far outside.
+    parts = [part("t", 0, [0], size_bytes=8 * GiB), part("x", 0, [0], size_bytes=4 * GiB), part("y", 0, [1], size_bytes=4 * GiB)]
+    s = planner_state([0, 1], parts, targets=True, byte_tolerance=0.25, exclude_topics=("x", "y"))
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = s.byte_hi, s.byte_lo
+    goal._in_rack = goal._rack_bound(s)
+    assert not goal._improve(s, 0, [1], heavy=True)
+    assert loads(s) == [12, 4] and s.cur == {}
+
+
+def test_under_the_move_cap_a_band_left_short_lifts_the_cap_by_one_step() -> None:
+    # Three 3 GiB replicas over two brokers, target 4.5, band [4.05, 4.95]: no split reaches it (3 or 6), and no
+    # proof says so (each 3 fits a band). An earlier goal moved t-2 to broker 1 (6 / 3), then the cap: t-2 may gain
+    # no other new replica. 6 / 3 is as near as whole replicas get (moving a 3 mirrors it), so the band stays
+    # short and the goal lifts the cap one step for the partitions moved before it (t-2: 2); the others keep 1.
+    s = planner_state([0, 1], [part("t", i, [0], size_bytes=3 * GiB) for i in range(3)], targets=True)
+    s.move(2, 0, 1)
+    s.cap_moves()
+    assert s.move_cap is not None and s.move_cap.tolist() == [1, 1, 1]
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [6, 3] and s.move_cap.tolist() == [1, 1, 2]
+
+
+def test_under_the_move_cap_a_band_proven_out_of_reach_keeps_the_cap() -> None:
+    # t-0 (9 GiB) on broker 0, t-1..t-3 (3 GiB each) on broker 1, broker 2 empty: target 6, band [5.4, 6.6]. t-0 is too
+    # big for any broker's band, a proof: broker 0 is held where it stands. An earlier goal moved t-3 to broker 2
+    # (9 / 6 / 3), then the cap. Broker 2 stays short (9 overshoots, another 3 from 1 mirrors 1 and 2), but where a
+    # band is out of reach no second copy buys every band: the cap stays.
+    s = planner_state([0, 1, 2], [part("t", 0, [0], size_bytes=9 * GiB)] + [part("t", i, [1], size_bytes=3 * GiB) for i in (1, 2, 3)],
+                      targets=True)
+    s.move(3, 1, 2)
+    s.cap_moves()
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [9, 6, 3] and s.cur == {3: [2]}
+    assert s.move_cap is not None and s.move_cap.tolist() == [1, 1, 1, 1]

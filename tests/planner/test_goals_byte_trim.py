@@ -212,3 +212,83 @@ def test_after_the_leader_swaps_no_donor_is_trimmed_above_the_fullest_broker() -
     ByteTrimGoal(followers_only=True).optimize(followers)
     assert plain.row(3) == [2, 1] and plain.bytes[0] == 10 * GiB  # s (partitions in topic order: f, g, h, s)
     assert followers.row(0) == [2, 1] and followers.row(3) == [2, 0] and followers.bytes[0] == 8 * GiB
+
+
+# --------------------------------------------------------------------------- the limits of a swap
+
+
+def test_the_donor_may_not_take_back_more_than_the_band_less_its_edge() -> None:
+    # test_the_donors_room_under_the_band_top_limits_the_saving with q15 in q12's place: broker 0 may gain 109.95 -
+    # 105 = 4.95 GiB, so the replacement is at least 15.05: q16. q15 would end broker 0 at 110, the plain band's top.
+    s = cluster({0: {"p": 20, "q15": 15, "q16": 16, "f0": 74}, 1: {"f1": 80}, 2: {"f2": 95}})
+    move(s, "p", 0, 1)
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"f0": 0, "f1": 1, "f2": 2, "p": 0, "q15": 0, "q16": 1}
+
+
+def test_the_donors_disk_limit_bounds_what_it_takes_back() -> None:
+    # moved_4_gib (4 / 6 GiB after a's move), but broker 0's disks hold at most 4.5 GiB: it may take back 0.5, so a
+    # replacement must be at least 3.5 GiB; b (3) and c (1) are smaller: a keeps its move.
+    s = moved_4_gib()
+    s.disk_limit[:] = [4.5 * GiB, float("inf")]
+    ByteTrimGoal().optimize(s)
+    assert s.row(0) == [1] and s.moved_bytes() == 4 * GiB
+
+
+def test_a_move_that_repaired_a_rack_violation_is_never_undone() -> None:
+    # Rack a: 0, 1; rack b: 2. p (20 GiB) on 0 and 1 crowded rack a; its replica on 1 went to 2. 100 / 80 / 100 GiB,
+    # band [84, 102.67] less its edge: q (12) could stand in for p (>= 4.05), but p back on 1 is the unsafe row again.
+    s = planner_state([(0, "a"), (1, "a"), (2, "b")],
+                      [part("f0", 0, [0], size_bytes=80 * GiB), part("f1", 0, [1], size_bytes=68 * GiB),
+                       part("f2", 0, [2], size_bytes=80 * GiB), part("p", 0, [0, 1], size_bytes=20 * GiB),
+                       part("q", 0, [1], size_bytes=12 * GiB)], targets=True)
+    s.move(3, 1, 2)
+    ByteTrimGoal().optimize(s)
+    assert s.row(3) == [0, 2] and s.row(4) == [1] and s.moved_bytes() == 20 * GiB
+
+
+def test_a_move_a_tally_refuses_to_undo_is_passed_over_and_the_next_one_trimmed() -> None:
+    # test_the_largest_move_is_trimmed_first, but a goal keeping tallies of its own refuses m back on 0: b is
+    # trimmed instead, for q6 (>= 10 - 5.95 = 4.05, the smallest such).
+    class KeepM(Goal):
+        def accept_move(self, state, p, src, dst):
+            return not (state.parts[p].topic == "m" and dst == 0)
+
+    s = cluster({0: {"b": 10, "m": 20, "q15": 15, "q6": 6, "f0": 79}, 1: {"f1": 66}, 2: {"f2": 104}})
+    move(s, "b", 0, 1)
+    move(s, "m", 0, 1)
+    s.vetoes = [KeepM()]
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"b": 0, "f0": 0, "f1": 1, "f2": 2, "m": 1, "q15": 0, "q6": 1}
+
+
+def followers(lead_f_by: int, with_e: bool = False) -> ClusterState:
+    """test_after_the_leader_swaps_a_followers_move_is_trimmed_for_a_smaller_follower_never_for_a_leader's cluster:
+    f (4 GiB) on 2 and 0 (or 0 and 2 when led by 0) moved from 0 to 1; ``with_e``: e (1 GiB, on 0 and 2, led by 0)
+    moved from 0 to 1 as well."""
+    f = part("f", 0, [2, 0] if lead_f_by == 2 else [0, 2], size_bytes=4 * GiB)
+    parts = [f, part("l", 0, [0, 2], size_bytes=3 * GiB), part("s", 0, [2, 0], size_bytes=3 * GiB),
+             part("g", 0, [1, 2], size_bytes=2 * GiB)]
+    if with_e:
+        parts.append(part("e", 0, [0, 2], size_bytes=GiB))
+    s = planner_state([0, 1, 2], parts, targets=True, byte_tolerance=0.5)
+    for p in range(s.n_parts):
+        if s.parts[p].topic in ("e", "f"):
+            s.move(p, 0, 1)
+    return s
+
+
+def test_after_the_leader_swaps_a_move_off_the_leader_is_not_trimmed_back_onto_it() -> None:
+    # f led by 0, its original first replica: taking f back onto 0 for s would leave f's leadership to elect again.
+    s = followers(lead_f_by=0)
+    ByteTrimGoal(followers_only=True).optimize(s)
+    assert s.row(0) == [1, 2] and s.moved_bytes() == 4 * GiB  # f is partition 0 (topic order f, g, l, s)
+
+
+def test_after_the_leader_swaps_a_move_passed_over_does_not_end_the_sweep() -> None:
+    # e (topic order first) moved off its leader 0: passed over. f is still trimmed for s: 6 / 7 / 13 GiB at 50 %
+    # (band about 4.33..13, less the edge) lets broker 1 lose 4 - 1.35 GiB; s (3, led by 2) is the smallest that fits.
+    s = followers(lead_f_by=2, with_e=True)
+    ByteTrimGoal(followers_only=True).optimize(s)
+    assert [s.parts[p].topic for p in range(s.n_parts)] == ["e", "f", "g", "l", "s"]
+    assert [s.row(p) for p in range(s.n_parts)] == [[1, 2], [2, 0], [1, 2], [0, 2], [2, 1]]

@@ -285,3 +285,156 @@ def test_a_replica_that_must_leave_goes_to_a_broker_with_disk_room_first() -> No
     # With no broker left with room, the replica still leaves (the disk-capacity goal's check names the broker).
     s.disk_limit[:] = [np.inf, 0.5 * 2**30, 0.5 * 2**30]
     assert best_destination(s, 0, [0], 0, 1) == 1
+
+
+# --------------------------------------------------------------------------- more of the rules, one case each
+
+
+def test_a_dead_broker_0s_only_replica_moves_too() -> None:
+    # Broker 0 (index 0, the matrix's first column value) is dead and holds t-0 alone: it goes to the least loaded.
+    s = state([(0, None, False), 1, 2], [part("t", 0, [0]), part("u", 0, [1])])
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[2], [1]]
+
+
+def test_replication_factor_decrease_drops_a_follower_before_the_leader_even_at_a_lower_id() -> None:
+    # Equal counts: the leader 0 stays though its id is the lowest; of the followers 1 and 2, 1 goes.
+    s = state([0, 1, 2], [part("t", 0, [0, 1, 2], leader=0)], replication_factor=2)
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[0, 2]]
+
+
+def test_replication_factor_decrease_drops_the_decommissioned_replica_not_an_eligible_one() -> None:
+    # u-0 (excluded: left at RF 1) loads broker 1, so were an eligible replica dropped and 3's then replaced, broker 2
+    # would take it.
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1, 3]), part("u", 0, [1])], replication_factor=2, decommission_brokers=(3,),
+              exclude_topics=("u",))
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[0, 1], [1]]
+
+
+def test_a_dead_brokers_replica_may_go_to_its_own_rack() -> None:
+    # Rack a: 0 (dead) and 1; rack b: 2 and 3. t-0 on 0 and 2: 0's replica may go to 1, in the rack it leaves.
+    s = state([(0, "a", False), (1, "a"), (2, "b"), (3, "b")], [part("t", 0, [0, 2])])
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[1, 2]]
+
+
+def test_the_hot_error_names_the_throttle_its_rate_needs_at_the_throttles_efficiency() -> None:
+    # 9,000 B/s at an efficiency of 0.9 needs a throttle above 10,000.
+    s = state([0, 1, 2], [part("t", 0, [2, 0], bytes_in_per_sec=9000.0)], decommission_brokers=(2,),
+              throttle_bytes_per_sec=8000, throttle_efficiency=0.9)
+    with pytest.raises(PlanError, match=r"raise --throttle above 10,000$"):
+        PlacementGoal().optimize(s)
+
+
+def test_placements_check_counts_movable_replicas_left_on_leaving_brokers_and_partitions_off_their_rf() -> None:
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+
+    def leaving(bid: int, movable: int) -> BrokerView:
+        return BrokerView(bid, movable, 0, 0, 0.0, 0.0, 0.0, 0, 0, 0, movable)
+
+    check = PlacementGoal().check(BalanceView((), (leaving(7, 3), leaving(8, 0)), 0.1, 10.0, (0, 0), rf_off_target=2))
+    assert (check.value, check.reached, check.offenders, check.per_broker) == (5, False, (7,), {7: 3.0, 8: 0.0})
+    assert check.name == "placement" and check.hard
+    check = PlacementGoal().check(BalanceView((), (leaving(8, 0),), 0.1, 10.0, (0, 0)))
+    assert (check.value, check.reached, check.offenders) == (0, True, ())
+    check = PlacementGoal().check(BalanceView((), (), 0.1, 10.0, (0, 0), rf_off_target=1))
+    assert (check.value, check.reached) == (1, False)
+
+
+def test_rack_safetys_check_is_the_number_of_violations() -> None:
+    from kafka_rebalance.planner.goals.view import BalanceView
+
+    check = RackSafetyGoal().check(BalanceView((), (), 0.1, 10.0, (0, 0), rack_violations=2))
+    assert (check.name, check.hard, check.value, check.reached) == ("rack-safety", True, 2, False)
+    assert RackSafetyGoal().check(BalanceView((), (), 0.1, 10.0, (0, 0))).reached
+
+
+def test_in_one_rack_no_partition_violates_rack_safety() -> None:
+    s = state([(0, "a"), (1, "a"), (2, "a")], [part("t", 0, [0, 1]), part("t", 1, [0, 1, 2])])
+    assert RackSafetyGoal().violations(s).tolist() == []
+
+
+def test_a_frozen_violation_does_not_end_the_repairs_of_the_others() -> None:
+    # a-0 (excluded, first in order) and t-0 both crowd rack a; a-0 is listed, t-0 still repaired (its follower 1 to
+    # rack b's 2).
+    s = state(RACKS, [part("a", 0, [0, 1]), part("t", 0, [0, 1])], exclude_topics=("a",))
+    goal = RackSafetyGoal()
+    goal.optimize(s)
+    assert goal.unrepaired == ["a-0"] and rows(s) == [[0, 1], [0, 2]]
+
+
+def test_a_repair_moves_a_replica_of_the_crowded_rack_only() -> None:
+    # t-0 on 0 and 1 (rack a, crowded) and 2 (rack b, at its cap of 1). Broker 2 is the fullest (u-0, u-1), yet only
+    # rack a gives: its follower 1 goes to rack c's 4 (3, the least loaded, is in rack b, at its cap).
+    s = state(RACKS, [part("t", 0, [0, 1, 2]), part("u", 0, [2]), part("u", 1, [2])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 4, 2]
+
+
+def test_a_repair_never_sends_a_replica_to_a_broker_of_its_own_row() -> None:
+    # RF 4 over racks a (0, 1, 2), b (3) and c (4): 3 + 1 crowds rack a (cap 2). Broker 3, in the row, is lighter
+    # than 4 (which holds u-0 and u-1) and its rack is under the cap, but it holds a replica already: 4 takes the
+    # follower 1 (followers before the leader, the lower id first).
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c")],
+              [part("t", 0, [0, 1, 2, 3]), part("u", 0, [4]), part("u", 1, [4])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 4, 2, 3]
+
+
+def test_a_repair_spreading_a_partition_sends_it_to_a_rack_it_misses() -> None:
+    # RF 5 over racks a (0, 1), b (2, 3), c (4, 5) and d (6): 2 + 2 + 1 spans three of four racks. A follower of a
+    # rack holding two (1) goes to rack d's 6, though 5 is lighter (rack c already holds one, as 6 holds u-0).
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "c"), (6, "d")],
+              [part("t", 0, [0, 1, 2, 3, 4]), part("u", 0, [6])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 6, 2, 3, 4]
+
+
+def test_a_repair_passes_over_the_least_loaded_broker_when_it_is_in_the_victims_rack() -> None:
+    # Rack a: 0, 1 and 2 (empty, the least loaded); rack b: 3, holding u-0. t-0 crowds rack a: its follower goes to 3.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b")], [part("t", 0, [0, 1]), part("u", 0, [3])])
+    RackSafetyGoal().optimize(s)
+    assert rows(s) == [[0, 3], [3]]
+
+
+def test_a_repair_with_no_disk_room_anywhere_goes_to_the_first_broker_in_order() -> None:
+    # t-0 crowds rack a; rack b's 2 and 3 may take its follower, neither with room: the first in order (2) takes it.
+    s = state(RACKS, [part("t", 0, [0, 1])])
+    s.disk_limit[:] = [np.inf, np.inf, 0.5 * 2**30, 0.5 * 2**30, 0.5 * 2**30]
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2}, 1, False) == 2
+
+
+def test_the_exact_model_keeps_every_partition_at_its_replication_factor_and_gives_a_hot_one_no_replica() -> None:
+    from kafka_rebalance.planner import exact
+
+    GiB = 2**30
+    s = state([0, 1, 2], [part("t", 0, [0], size_bytes=GiB), part("t", 1, [1], size_bytes=2 * GiB)], replication_factor=2)
+    found = exact._solve(s, 0.0, goals=[PlacementGoal()])
+    # each keeps its replica (free) and gains one (its size): 3 GiB
+    assert found.status is exact.ExactStatus.OPTIMAL and found.bytes_moved == 3 * GiB
+    assert len(found.rows[0]) == 2 and 0 in found.rows[0] and len(found.rows[1]) == 2 and 1 in found.rows[1]
+    s = state([0, 1, 2], [part("t", 0, [0, 1], size_bytes=GiB)], replication_factor=1)
+    found = exact._solve(s, 0.0, goals=[PlacementGoal()])
+    assert found.bytes_moved == 0 and len(found.rows[0]) == 1 and found.rows[0][0] in (0, 1)
+    s = state([0, 1, 2], [part("t", 0, [0], size_bytes=GiB, bytes_in_per_sec=9000.0)], replication_factor=2,
+              throttle_bytes_per_sec=8000)
+    assert exact._solve(s, 0.0, goals=[PlacementGoal()]).status is exact.ExactStatus.INFEASIBLE
+
+
+def test_the_exact_model_caps_each_rack_and_spreads_a_partition_over_as_many_racks_as_it_must() -> None:
+    from kafka_rebalance.planner import exact
+
+    GiB = 2**30
+    # RACKS: a = 0, 1; b = 2, 3; c = 4. t-0 (1 GiB, RF 2) crowds rack a: one replica leaves it. u-0 (2 GiB, RF 4) is 2 + 2
+    # over racks a and b: at most ceil(4 / 3) = 2 per rack, but over min(4, 3) = 3 racks, so one replica goes to 4.
+    s = state(RACKS, [part("t", 0, [0, 1], size_bytes=GiB), part("u", 0, [0, 1, 2, 3], size_bytes=2 * GiB)])
+    found = exact._solve(s, 0.0, goals=[PlacementGoal(), RackSafetyGoal()])
+    assert found.status is exact.ExactStatus.OPTIMAL and found.bytes_moved == 3 * GiB
+    t0, u0 = found.rows[0], found.rows[1]
+    assert len(t0) == 2 and len({s.rack[b] for b in t0}) == 2
+    assert len(u0) == 4 and 4 in u0 and sorted(s.rack[b] for b in u0).count(0) <= 2 and sorted(s.rack[b] for b in u0).count(1) <= 2
+    # Without racks nothing crowds: nothing moves.
+    s = state([0, 1, 2], [part("t", 0, [0, 1], size_bytes=GiB)])
+    assert exact._solve(s, 0.0, goals=[PlacementGoal(), RackSafetyGoal()]).rows == {}

@@ -6,7 +6,8 @@ import pytest
 
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner import PlanOptions, make_plan
-from kafka_rebalance.planner.goals.registry import hard_names, names, replica_goals, selected
+from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.registry import _subclasses, hard_names, names, replica_goals, selected, soft_names
 from tests.support.clusters import part, snapshot
 
 GIB = 1024**3
@@ -57,3 +58,37 @@ def test_a_goal_left_out_is_neither_optimised_nor_constrained(optimizer: str) ->
     assert bytes_only["replica_moves"] == 0 and bytes_only["targets"]["bytes_reached"] is True
     assert bytes_only["targets"]["replicas_reached"] is False  # still reported, no longer promised
     assert [g["name"] for g in bytes_only["goals"]] == ["placement", "rack-safety", "disk-capacity", "bytes"]
+
+
+def test_the_soft_goals_are_every_goal_but_the_hard_ones() -> None:
+    assert soft_names() == ("replica-count", "bytes", "topic-spread", "network-in", "network-out", "preferred-leader",
+                            "leader-imbalance")
+
+
+def test_unknown_goals_are_all_named_in_the_one_error() -> None:
+    with pytest.raises(PlanError, match=r"^--goals: unknown goal\(s\) cpu, disk \(goals: "):
+        selected(("cpu", "bytes", "disk"))
+
+
+def test_relief_mode_keeps_the_hard_goals_and_only_the_selected_goals_with_a_limit_to_relieve() -> None:
+    # network-in has a limit to relieve; bytes and network-out do not, and naming a hard goal adds nothing.
+    assert selected(("bytes", "network-in", "network-out", "placement"), relieve=True) == (
+        "placement", "rack-safety", "disk-capacity", "network-in")
+    assert [g.name for g in replica_goals(("bytes", "network-in"), relieve=True)] == [
+        "placement", "rack-safety", "disk-capacity", "network-in"]
+
+
+def test_subclasses_are_found_at_every_depth() -> None:
+    class A(Goal):
+        pass
+
+    class B(A):
+        pass
+
+    class C(B):
+        pass
+
+    class D(A):
+        pass
+
+    assert _subclasses(A) == [B, C, D]

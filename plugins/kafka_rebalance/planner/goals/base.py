@@ -124,6 +124,7 @@ class DonorIndex:
     @staticmethod
     def _insert(sizes: list[int], parts: list[int], size: int, p: int) -> None:
         k = bisect_left(sizes, size)
+        # (<= alike: p is not listed, so no entry equals it)
         while k < len(parts) and sizes[k] == size and parts[k] < p:
             k += 1
         parts.insert(k, p)
@@ -132,6 +133,7 @@ class DonorIndex:
     @staticmethod
     def _remove(sizes: list[int], parts: list[int], size: int, p: int) -> None:
         k = bisect_left(sizes, size)
+        # (k -= 1 alike: p is listed, and walking down from here wraps through the negative indices to the same entry)
         while parts[k] != p:
             k += 1
         del parts[k]
@@ -264,7 +266,7 @@ def outward(sizes: list[int], desired: float, above: float = -math.inf, below: f
     lo, hi = i - 1, i
     end = bisect_left(sizes, below)  # first index at or past ``below``
     first = bisect_right(sizes, above)  # first index past ``above``
-    lo = min(lo, end - 1)
+    lo = min(lo, end - 1)  # (a no-op, end + 1 alike: ``desired`` is clamped to ``below``, so i <= end)
     hi = max(hi, first)
     n = end
     while lo >= first or hi < n:

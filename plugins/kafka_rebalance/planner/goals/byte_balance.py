@@ -127,6 +127,7 @@ class ByteBalanceGoal(Goal):
               "than before")
 
     def __init__(self, costly_swaps: int = COSTLY_SWAPS) -> None:
+        # (_in_rack and _costly are placeholders: optimize sets both before anything reads them, so any length or dtype alike)
         self._arrivals: dict[int, ArrivalIndex] = {}
         self._in_rack = np.zeros(0, dtype=bool)
         self.costly_swaps = costly_swaps
@@ -277,6 +278,7 @@ class ByteBalanceGoal(Goal):
         them without asking the vetoes, which refuse them (the same answer, without the cost: at
         200,000 partitions most of the goal's time went on such refusals)."""
         out = np.zeros(state.n_parts, dtype=bool)  # (floats would index as the same 0 and 1 flags: only truth is read)
+        # (or alike: with racks every eligible broker's rack, -1 included, counts, so n_racks >= 1; without, both are falsy)
         if not (state.has_racks and state.n_racks):
             return out
         for p in np.flatnonzero(state.rf_target % state.n_racks == 0).tolist():

@@ -51,7 +51,7 @@ class ByteTrimGoal(Goal):
             # saved 0.004 % of the bytes for 1.5 s.
             if saved <= MIN_GAIN * moved:
                 return
-            moved -= saved
+            moved -= saved  # (= or += alike while PASSES is 2: after the second pass the loop ends either way)
 
     def _single_moves(self, state: ClusterState) -> list[tuple[int, int, int]]:
         """(p, d, r) for every partition that moved exactly one replica, d eligible, largest first.
@@ -80,13 +80,14 @@ class ByteTrimGoal(Goal):
         saved = 0
         sizes = state.sizes
         for p, d, r in self._single_moves(state):
+            # (and, or break, alike: a swap's q is untouched, so never a listed move, and no listed p is changed twice)
             if r not in state.row(p) or d in state.row(p):
                 continue  # changed by an earlier swap of this pass
             sp = int(sizes[p])
             # d takes p back and gives q: it must stay within its disk limit too (disk-capacity goal).
             slack = min(float(state.bytes[r]) - self.lower[r], self.upper[d] - float(state.bytes[d]),
                         state.disk_limit[d] - float(state.bytes[d]))
-            if slack <= 0:
+            if slack <= 0:  # (< alike: at 0 the sizes [sp, sp) _smaller searches are none)
                 continue
             floor = sp - slack
             # p goes back to d: the hard goals allow that (its original, rack-safe row) and counts do not
@@ -108,7 +109,7 @@ class ByteTrimGoal(Goal):
     def _smaller(state: ClusterState, d: int, r: int, p: int, floor: float, sp: int,
                  followers_only: bool = False) -> int | None:  # fmt: skip
         """The smallest untouched replica on d of size in [floor, sp) that may move to r (``followers_only``: one
-        d does not lead); it leaves d's index."""
+        d does not lead); it leaves d's index. (The one caller passes ``followers_only``: any default alike.)"""
         return donor_index(state, d).smallest_untouched(
             floor, sp, lambda q: q != p and not (followers_only and state.leader[q] == d)
             and state.accepts(q, d, r, count_neutral=True), SEARCH

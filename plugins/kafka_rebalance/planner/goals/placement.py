@@ -64,7 +64,7 @@ class PlacementGoal(Goal):
 
     def exact_terms(self, model: ExactModel) -> None:
         # Every partition at its target RF; one producing at the throttle gains no replica.
-        rf = model.state.rf_target[model.parts].astype(np.float64)
+        rf = model.state.rf_target[model.parts].astype(np.float64)  # (astype(None) is float64 as well)
         model.add(model.p_of, model.var.ravel(), np.ones(model.nx), rf, rf)
         model.forbid(model.state.hot[model.parts][:, None] & ~model.on)
 
@@ -78,6 +78,8 @@ class PlacementGoal(Goal):
         R = state.R
         valid = R >= 0
         on_inelig = (~state.eligible_arr[np.maximum(R, 0)]) & valid
+        # (A partition listed that needs nothing is left as it is by _fix, so a wider list, e.g. every valid cell or
+        # any(axis=None), is alike; _check_frozen raises only for a decommissioned broker in a row, listed either way.)
         needs = (on_inelig.any(axis=1) | (state.rf_target != state.rf)) & ~state.frozen
         self._check_frozen(state, on_inelig)
         self.warnings: list[str] = []
@@ -143,16 +145,20 @@ class RackSafetyGoal(Goal):
 
     def exact_terms(self, model: ExactModel) -> None:
         state = model.state
+        # (or alike: with racks every eligible broker's rack, -1 included, counts, so n_racks >= 1; without, both are falsy)
         if not (state.has_racks and state.n_racks):
             return
         parts, elig, var, n_p, nx = model.parts, model.elig, model.var, model.n_p, model.nx
-        rack = np.asarray([state.rack[b] for b in elig.tolist()], dtype=np.int64)
+        rack = np.asarray([state.rack[b] for b in elig.tolist()], dtype=np.int64)  # (ints: int64 without the dtype too)
         racks = np.unique(rack)
         cap = -(-state.rf_target[parts] // state.n_racks)
         g_of = np.searchsorted(racks, rack)[model.b_of]
         # one row per (partition, rack): sum over the rack's brokers <= cap
         model.add(model.p_of * len(racks) + g_of, var.ravel(), np.ones(nx), np.zeros(n_p * len(racks)),
-                  np.repeat(cap, len(racks)).astype(np.float64))
+                  np.repeat(cap, len(racks)).astype(np.float64))  # (astype(None) alike)
+        # Which partitions need the span rows: >= 1 or > 2 for ``spread`` alike (RF 1 needs one rack, RF 2 has cap 1 over
+        # two or more racks); need >= 1 or > 2 below alike (one rack is always spanned; over two racks a cap of
+        # ceil(RF / 2) < RF forces both); cap >= 1 alike (the comment there). Each only adds rows every assignment meets.
         spread = np.flatnonzero(state.rf_target[parts] > 1)
         need = np.minimum(state.rf_target[parts], len(racks))
         wide = spread[need[spread] > 1]
@@ -165,6 +171,7 @@ class RackSafetyGoal(Goal):
         for k, p in enumerate(wide.tolist()):
             for g in range(len(racks)):
                 members = var[p, member[g]]
+                # (any members alike for a start that meets the rows: there every rack of a wide partition is spanned)
                 model.indicator(int(y[k, g]), members)
                 model.add(np.zeros(len(members) + 1, dtype=np.int64), np.concatenate([[y[k, g]], members]),
                           np.concatenate([[1.0], -np.ones(len(members))]), np.asarray([-np.inf]), np.asarray([0.0]))
