@@ -3,6 +3,7 @@ from a wanted size. Brokers 0..n-1 are their own indexes; partition indexes foll
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -258,3 +259,18 @@ def test_a_verdict_carries_the_goals_name_hardness_and_rule() -> None:
 
     assert Rule().verdict(2.5, False, (4,), {4: 2.5}) == GoalCheck("rule", True, "no broker over 1", 2.5, False, (4,), {4: 2.5})
     assert Rule().verdict(0.0, True) == GoalCheck("rule", True, "no broker over 1", 0.0, True, (), {})
+
+
+def test_smallest_bounds_what_a_search_could_return() -> None:
+    # Broker 0 holds 2, 5 and 9 GiB (RF 2 with broker 1); broker 2 gets a 1 GiB replica during planning.
+    s = state(sized(2, 5, 9, replicas=[0, 1]) + [part("u", 0, [2], size_bytes=1 * GiB)])
+    idx = donor_index(s, 0)
+    assert idx.smallest() == idx.smallest(True) == 2 * GiB
+    s.move(3, 2, 0)  # an arrival, not yet in any list: only a search allowing touched replicas meets it
+    assert idx.smallest() == 2 * GiB and idx.smallest(True) == 1 * GiB
+    assert idx.find(0, always, allow_touched=True) == 3  # fed and found: it left the index
+    s.move(0, 1, 2)  # t-0 touched: the next search sets its 2 GiB replica aside
+    assert idx.find(6 * GiB, always) == 1  # 5 GiB; 2 GiB was not passed on the way
+    assert idx.find(0, lambda p: False) is None and idx.side_parts == [0]  # passing it sets it aside
+    assert idx.smallest() == 9 * GiB and idx.smallest(True) == 2 * GiB
+    assert DonorIndex(state([]), 0).smallest(True) == math.inf

@@ -148,6 +148,18 @@ class DonorIndex:
         else:
             self._insert(self.sizes, self.parts, int(self.state.sizes[p]), p)
 
+    def smallest(self, allow_touched: bool = False) -> float:
+        """No replica a ``find`` (with ``allow_touched`` as given) could return is smaller than this (the lists may
+        still hold replicas that moved away: a bound, not a candidate); inf when there is none."""
+        low = float(self.sizes[0]) if self.sizes else math.inf
+        if allow_touched:
+            if self.side_sizes:
+                low = min(low, float(self.side_sizes[0]))
+            new = self.state.arrivals.get(self.broker, [])
+            if len(new) > self.fed:
+                low = min(low, float(self.state.sizes[new[self.fed :]].min()))
+        return low
+
     def unpark(self, p: int) -> None:
         """The partition of a replica set aside at the cap changed (or the cap rose): searches see it again."""
         self.parked.discard(p)

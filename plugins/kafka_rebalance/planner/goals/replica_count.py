@@ -188,18 +188,25 @@ class ReplicaCountGoal(Goal):
         hi_r, lo_d, check_d = float(state.byte_allowed_hi[r]), float(state.byte_allowed_lo[d]), bool(state.eligible[d])
         room = [0, 0]  # r's bytes and d's, as Python ints (exact below 2**53, as numpy's float compare is), per move
 
-        def keeps_bytes(p: int) -> bool:  # neither broker ends worse off in bytes than it started
-            size = int(sizes[p])
+        def fits(size: float) -> bool:  # neither broker ends worse off in bytes than it started
             return room[0] + size <= hi_r and (not check_d or room[1] - size >= lo_d)
+
+        def keeps_bytes(p: int) -> bool:
+            return fits(int(sizes[p]))
 
         while moved < amount:
             room[:] = int(state.bytes[r]), int(state.bytes[d])
             want = desired_size(state, d, r)
             p = None
-            for ok in (lambda p: keeps_bytes(p) and state.accepts(p, d, r), lambda p: state.accepts(p, d, r)):
-                p = idx.find(want, ok, self.limit)
-                if p is None:
-                    p = idx.find(want, ok, self.limit, allow_touched=True)
+            for ok, bytes_kept in ((lambda p: keeps_bytes(p) and state.accepts(p, d, r), True), (lambda p: state.accepts(p, d, r), False)):
+                for touched in (False, True):
+                    # Where even the smallest replica the search could meet breaks keeps_bytes (larger ones break it
+                    # more), it would only walk its limit and fail: most of this goal's checks at 200 brokers.
+                    if bytes_kept and not fits(idx.smallest(touched)):
+                        continue
+                    p = idx.find(want, ok, self.limit, allow_touched=touched)
+                    if p is not None:
+                        break
                 if p is not None:
                     break
             if p is None:
