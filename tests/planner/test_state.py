@@ -127,6 +127,21 @@ def test_new_replicas_and_their_bytes_follow_every_kind_of_change() -> None:
     assert figures() == (1, 3)   # an original one taken away copies nothing
 
 
+def test_single_moves_are_the_changed_rows_one_broker_away_from_their_original() -> None:
+    s = state([0, 1, 2, 3, 4], [part("t", i, [0, 1]) for i in range(5)] + [part("u", 0, [0, 1, 2])])
+    s.move(0, 0, 2)               # t-0: one replica moved, 0 -> 2
+    s.move(1, 0, 2)
+    s.move(1, 1, 3)               # t-1: two moved
+    s.add(2, 4)                   # t-2: a replica added (RF 2 -> 3)
+    s.move(3, 1, 4)
+    s.move(3, 4, 1)               # t-3: moved and back, still in ``cur``
+    s.move(5, 2, 3)
+    s.move(5, 0, 2)               # u-0: [2, 1, 3] from [0, 1, 2]: 0 left and 3 came, 2 stayed (another slot)
+    s.move(4, 1, 3)               # t-4: 1 -> 3
+    assert s.single_moves() == [(0, 0, 2), (4, 1, 3), (5, 0, 3)]
+    assert state([0, 1], [part("t", 0, [0, 1])]).single_moves() == []
+
+
 def test_rack_cap_without_racks_is_the_replication_factor() -> None:
     assert state([0, 1, 2], [part("t", 0, [0])]).rack_cap(3) == 3
 

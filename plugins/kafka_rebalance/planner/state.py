@@ -347,6 +347,31 @@ class ClusterState:
             out[p, : len(row)] = row
         return out
 
+    def single_moves(self) -> list[tuple[int, int, int]]:
+        """(p, removed, added) for every changed partition whose row differs from its original by exactly one
+        broker (the same replication factor, one replica moved), in partition order. One pass over the changed
+        rows as arrays: the byte trim and the leader keeper ask for this list several times per plan, and at a
+        million partitions building it row by row took seconds each time."""
+        if not self.cur:
+            return []
+        parts = np.fromiter(sorted(self.cur), dtype=np.int64, count=len(self.cur))
+        width = max(self.rf_max, max(len(r) for r in self.cur.values()))
+        new = np.full((len(parts), width), -1, dtype=np.int64)
+        for i, p in enumerate(parts.tolist()):
+            row = self.cur[p]
+            new[i, : len(row)] = row
+        old = np.full((len(parts), width), -1, dtype=np.int64)
+        old[:, : self.rf_max] = self.R[parts]
+        valid_new, valid_old = new >= 0, old >= 0
+        added = valid_new & ~(new[:, :, None] == old[:, None, :]).any(axis=2)
+        removed = valid_old & ~(old[:, :, None] == new[:, None, :]).any(axis=2)
+        one = ((valid_new.sum(axis=1) == valid_old.sum(axis=1)) & (added.sum(axis=1) == 1)
+               & (removed.sum(axis=1) == 1))  # fmt: skip
+        rows = np.flatnonzero(one)
+        d = old[rows, removed[rows].argmax(axis=1)]
+        r = new[rows, added[rows].argmax(axis=1)]
+        return list(zip(parts[rows].tolist(), d.tolist(), r.tolist(), strict=True))
+
     def counts_reached(self) -> bool:
         """Is every eligible broker's replica count within its target range?"""
         elig = np.asarray(self.eligible_idx, dtype=np.int64)

@@ -59,19 +59,13 @@ class ByteTrimGoal(Goal):
         A move that repaired a rack violation is not one: undoing it would put the partition back
         in its unsafe rows (the swap's other half asks every veto; this half restores the original)."""
         out = []
-        for p in sorted(state.cur):
-            row = state.cur[p]
-            orig = state.original_row(p)
-            if len(row) != len(orig):
-                continue
-            adds = [b for b in row if b not in orig]
-            removes = [b for b in orig if b not in row]
-            if len(adds) == 1 and len(removes) == 1 and state.eligible[removes[0]] and state.originally_rack_safe(p):
+        for p, d, r in state.single_moves():
+            if state.eligible[d] and state.originally_rack_safe(p):
                 # followers_only: p goes back to its original row, so that row must be led by its first replica
                 # (else p would count against Kafka's leader-imbalance threshold and be elected).
-                if self.followers_only and (state.leader[p] == removes[0] or state.leader[p] != orig[0]):
+                if self.followers_only and (state.leader[p] == d or state.leader[p] != int(state.R[p, 0])):
                     continue
-                out.append((p, removes[0], adds[0]))
+                out.append((p, d, r))
         out.sort(key=lambda m: (-int(state.sizes[m[0]]), m[0]))
         return out
 

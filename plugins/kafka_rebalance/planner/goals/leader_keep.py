@@ -97,16 +97,7 @@ def _leaders_moves(state: ClusterState) -> list[tuple[int, int, int]]:
     """(p, d, r) for every partition that moved exactly one replica, from its leader d (eligible: a
     leaving broker's replicas all go), in partition order. As in the byte trim, a move that repaired
     a rack violation is not one (undoing it would restore the unsafe row)."""
-    out = []
     leader = state.leader
-    for p in sorted(state.cur):
-        row, orig = state.cur[p], state.original_row(p)
-        if len(row) != len(orig):
-            continue
-        adds = [b for b in row if b not in orig]
-        removes = [b for b in orig if b not in row]
-        if (len(adds) == 1 and len(removes) == 1 and removes[0] == leader[p] and state.eligible[removes[0]]
-                and state.originally_rack_safe(p)):  # fmt: skip
-            out.append((p, removes[0], adds[0]))
-    return out
+    return [(p, d, r) for p, d, r in state.single_moves()
+            if d == leader[p] and state.eligible[d] and state.originally_rack_safe(p)]  # fmt: skip
 
