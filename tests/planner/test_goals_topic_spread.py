@@ -544,3 +544,68 @@ def test_a_broker_under_the_band_takes_first_the_partition_it_leads_already() ->
     # 2 under. 2 becomes t-1's first replica (no election), not t-0's (the first in order, which a chain would take).
     parts = [part("t", 0, [0, 2]), part("t", 1, [0, 2], leader=2), part("t", 2, [1, 0]), part("t", 3, [1, 0])]
     assert spread_leaders(parts, 3) == ([0, 2, 1, 1], [0, 1, 0, 0])
+
+
+def test_within_the_bounds_a_hand_over_may_end_exactly_at_them() -> None:
+    # t-0, t-1 first on 0 ([0, 1]; 1 leads t-1), u-0, u-1 first on 2 ([2, 1]); 2 first replicas of each over 3
+    # brokers: bands 0..1. Free: t-1 goes to 1 (no election), then u-0: 1 / 2 / 1, outside the bounds 1..1 set here.
+    # Within them: t-1 to 1 leaves 0 at 1 and brings 1 to 1, both exactly at the bounds: allowed. u-0 would bring 1
+    # to 2 and no partition of 1's goes back to 2: u stays.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1], leader=1), part("u", 0, [2, 1]), part("u", 1, [2, 1])]
+    assert spread_leaders(parts, 3, bounds=(1, 1))[0] == [0, 1, 2, 2]
+
+
+def test_a_partner_sent_back_must_hold_a_replica_on_the_giver_and_keep_its_topics_band() -> None:
+    # s-0 first on 1 ([1, 2]); t-0, t-1 first on 0 ([0, 1]); u-0, u-1 first on 1 ([1, 0]), u-2 on 0 ([0, 1]). Free,
+    # t-0 goes to 1 (t's band 0..1), u cannot move (1 holds 2 of band 1..1, 0 is at 1): 2 / 4 / 0, outside the
+    # bounds 1..3 set here. Within them 1 may not take t-0 without giving one back to 0: not s-0 (no replica on 0),
+    # not u-0 or u-1 (0 would hold 2 of u's band 1..1). Nothing changes.
+    parts = [part("s", 0, [1, 2]), part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]), part("u", 1, [1, 0]),
+             part("u", 2, [0, 1])]
+    assert spread_leaders(parts, 3, bounds=(1, 3))[0] == [1, 0, 0, 1, 1, 0]
+
+
+def test_a_swap_may_send_back_a_replica_the_plan_brought_to_the_receiver() -> None:
+    # a: a-0 (10 MiB), a-1 (20) on 0, a-2 (5) on 2: band 1..1, 0 over, 1 under. b (1, 2, 10, 10 MiB): b-0, b-1 on 1;
+    # the plan moved b-2 from 2 to 1 and on to 0, and b-3 from 2 to 1: b holds 1 / 3 / 0 of band 1..2, slack both
+    # ways. A count goal refuses every single move. a-0 swaps with the nearest in size of 1's b replicas that may go
+    # to 0: b-3, brought to 1 by the plan (b-2, as near, is no longer on 1). b-3 ends on 0: still one move.
+    sizes = [("a", 10), ("a", 20), ("a", 5), ("b", 1), ("b", 2), ("b", 10), ("b", 10)]
+    where = [0, 0, 2, 1, 1, 2, 2]
+    counts: dict[str, int] = {}
+    parts = []
+    for (t, mib), b in zip(sizes, where):
+        parts.append(part(t, counts.setdefault(t, 0), [b], size_bytes=mib * MiB))
+        counts[t] += 1
+    s = planner_state([0, 1, 2], parts, targets=True)
+    for p, src, dst in [(5, 2, 1), (5, 1, 0), (6, 2, 1)]:
+        s.move(p, src, dst)
+    s.vetoes = [_refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(7)] == [1, 0, 2, 1, 1, 0, 0]
+
+
+def test_with_nobody_over_the_most_under_receives_first() -> None:
+    # 13 over 6 brokers: band 2..3. Counts 3, 3, 3, 3, 1, 0 (t-0..2 on 0, t-3..5 on 1, t-6..8 on 2, t-9..11 on 3, t-12
+    # on 4): nobody over, 4 is 1 under and 5 2 under. 5 first: t-0 (0's smallest) to 5; then 4 and 5 are 1 under
+    # each: t-3 (1's) to 4; then t-6 (2's) to 5.
+    assert spread_rows([3, 3, 3, 3, 1, 0]) == {0: [5], 3: [4], 6: [5]}
+
+
+def test_a_broker_over_the_band_gives_first_the_partition_whose_leader_is_already_below_it() -> None:
+    # 7 first replicas over 4 brokers: band 1..2. t-0 first on 3 ([3, 0]); t-1, t-2, t-3 on 0 ([0, 2], [0, 2] led by
+    # 2, [0, 1]); t-4, t-5 on 1; t-6 on 2: 0 holds 3 (over), 1 2, 2 and 3 1 each. t-0 (3 is within)
+    # is passed over; t-2 goes to 2, which leads it (no election), not t-1, the first of 0's in order.
+    parts = [part("t", 0, [3, 0]), part("t", 1, [0, 2]), part("t", 2, [0, 2], leader=2), part("t", 3, [0, 1]),
+             part("t", 4, [1, 3]), part("t", 5, [1, 0]), part("t", 6, [2, 0])]
+    assert spread_leaders(parts, 4) == ([3, 0, 2, 0, 1, 1, 2], [0, 0, 1, 0, 0, 0, 0])
+
+
+def test_a_swap_with_the_only_replica_on_offer() -> None:
+    # a: a-0 (10 MiB), a-1 (20) on 0, band 1..1; b: b-0 (5 MiB) on 1, band 0..1, slack both ways. A count goal refuses
+    # every single move: a-0 swaps with b-0, the one replica 1 offers.
+    s = planner_state([0, 1], [part("a", 0, [0], size_bytes=10 * MiB), part("a", 1, [0], size_bytes=20 * MiB),
+                               part("b", 0, [1], size_bytes=5 * MiB)], targets=True)  # fmt: skip
+    s.vetoes = [_refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(3)] == [1, 0, 0]

@@ -259,7 +259,7 @@ class TopicSpreadGoal(Goal):
                 donors = elig[over > 0][np.lexsort((elig[over > 0], -over[over > 0]))]
                 room = under > 0 if (under > 0).any() else c < hi
                 receivers = elig[room][np.lexsort((elig[room], -(hi - c)[room]))]
-            elif (under > 0).any():
+            elif (under > 0).any():  # `>= 0` is equivalent: with nobody under, no receiver, and _transfer fails
                 receivers = elig[under > 0][np.lexsort((elig[under > 0], -under[under > 0]))]
                 room = c > lo
                 # With nobody over, every donor has c - lo = 1 (lo < c <= hi <= lo + 1): `+(c - lo)` is equivalent.
