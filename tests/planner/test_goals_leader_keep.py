@@ -98,6 +98,14 @@ def test_a_partition_the_broker_leads_is_never_the_replacement() -> None:
     # d already 2 GiB below its band: it may stay as far, not go further (g >= 0, so 4 GiB, g = 0, passes), and
     # nothing bounds the loss but that: loss = max(0, 5 - 7) = 0.
     ((5, 9, 20), None, [1, 2, 3, 4], (3, 0)),
+    # d's disk holds 12 exactly: g <= 2 (q of 2 GiB ends d at its limit itself, which it may). gain = min(10, 2, 3, 3).
+    ((10, 9, 20), 12, [2, 3, 4, 5, 6, 7], (2, 3)),
+    # d at its band top: g <= 0 (nothing more on d), g >= -5 (r to 14). gain = max(0, 13 - 13) = 0, loss = min(11, 5, 6).
+    ((13, 9, 20), None, [4, 5, 6, 7, 8], (0, 5)),
+    # r at its band bottom: g <= 0 (nothing more off r), g >= -3 (d to 7). gain = max(0, 6 - 6) = 0, loss = min(14, 8, 3).
+    ((10, 6, 20), None, [4, 5, 6, 7], (0, 3)),
+    # r at its band top: g >= 0 (nothing more onto r), g <= 3 (d to 13). gain = min(10, 3, 8) = 3, loss = max(0, 14 - 14) = 0.
+    ((10, 14, 20), None, [1, 2, 3, 4], (3, 0)),
 ])
 def test_a_follower_stands_in_only_where_both_brokers_stay_in_their_band_under_the_fullest_and_the_disk(
         loads: tuple[int, int, int], disk_d: float | None, accepted: list[int], window: tuple[float, float]) -> None:  # fmt: skip
@@ -134,3 +142,117 @@ def test_the_leaders_moves_are_the_partitions_that_moved_one_replica_off_an_elig
     s.move(3, 4, 2)
     s.move(4, 1, 3)
     assert _leaders_moves(s) == [(0, 0, 2), (4, 1, 3)]
+
+
+def test_a_partition_whose_replica_count_changed_is_no_leaders_move_and_the_later_ones_still_are() -> None:
+    from kafka_rebalance.planner.goals.leader_keep import _leaders_moves
+
+    # a gained a replica (a replication-factor change), b moved its leader 0's replica to 2.
+    s = planner_state([0, 1, 2, 3], [part("a", 0, [0, 1]), part("b", 0, [0, 1])])
+    s.add(0, 3)
+    s.move(1, 0, 2)
+    assert _leaders_moves(s) == [(1, 0, 2)]
+
+
+def test_an_empty_cluster_swaps_nothing() -> None:
+    assert keep_leaders(planner_state([0, 1], [])) == 0
+
+
+def test_a_refused_or_unmatched_leaders_move_does_not_end_the_pass() -> None:
+    # a (0 -> 2): the tallying goal refuses a's way back. b (1 -> 2): 1 holds no follower. c (0 -> 1): fa, a follower
+    # on 0 of c's size, goes instead. e (3 -> 2): a follower on 3 of e's size goes instead: c (back as it was, so
+    # untouched again) before fe, by partition order. All 4 GiB: no byte changes anywhere, so only the two swaps
+    # and their count are in question.
+    class KeepA(Goal):
+        def accept_move(self, state, p, src, dst):
+            return p != 0
+
+    s = planner_state([0, 1, 2, 3], [
+        part("a", 0, [0, 3], size_bytes=4 * GiB),
+        part("b", 0, [1, 3], size_bytes=4 * GiB),
+        part("c", 0, [0, 3], size_bytes=4 * GiB),
+        part("fa", 0, [3, 0], size_bytes=4 * GiB),
+        part("e", 0, [3, 1], size_bytes=4 * GiB),
+        part("fe", 0, [0, 3], size_bytes=4 * GiB),
+    ], targets=True)
+    for p, d, r in [(0, 0, 2), (1, 1, 2), (2, 0, 1), (3, 3, 2)]:  # partitions in topic order: a b c e fa fe
+        s.move(p, d, r)
+    s.vetoes = [KeepA()]
+    assert keep_leaders(s) == 2
+    assert [s.row(p) for p in range(6)] == [[2, 3], [2, 3], [0, 2], [3, 1], [3, 1], [0, 3]]
+
+
+MiB = 2**20
+
+
+def d_r_and_a_third(loads: tuple[int, int, int], follower: int) -> ClusterState:
+    """a (4 GiB) led by 0 and f (``follower`` bytes) on 0 as a follower, both with a replica on 2; one-replica
+    fillers (each led by its broker: never a candidate) make the loads ``loads`` GiB once a's replica moved from 0
+    to 1. 300 GiB in all: centre 100, band 90..110 GiB at the 10 % tolerance, less the trim's edge of
+    0.005 x 0.1 x 100 GiB = 51.2 MiB on each side (90 GiB + 51.2 MiB .. 110 GiB - 51.2 MiB)."""
+    d, r, o = (x * GiB for x in loads)
+    s = planner_state([0, 1, 2], [
+        part("a", 0, [0, 2], size_bytes=4 * GiB),
+        part("f", 0, [2, 0], size_bytes=follower),
+        part("h", 0, [0], size_bytes=d - follower),
+        part("h", 1, [1], size_bytes=r - 4 * GiB),
+        part("h", 2, [2], size_bytes=o - 4 * GiB - follower),
+    ], targets=True)
+    s.move(0, 0, 1)
+    return s
+
+
+@pytest.mark.parametrize(("loads", "follower", "swapped"), [
+    # f in place of a takes 1 GiB - 20 MiB more off 0 (91 GiB): 90 GiB + 20 MiB is inside the band but within its
+    # edge (51.2 MiB): refused. 1 GiB - 100 MiB leaves 0 at 90 GiB + 100 MiB, past the edge: taken.
+    ((91, 95, 114), 5 * GiB - 20 * MiB, False),
+    ((91, 95, 114), 5 * GiB - 100 * MiB, True),
+    # The same at the top for 1 (109 GiB; 0, above the band at 115, comes nearer it): 110 GiB - 20 MiB is within the
+    # edge, refused; 110 GiB - 100 MiB is not, taken.
+    ((115, 109, 76), 5 * GiB - 20 * MiB, False),
+    ((115, 109, 76), 5 * GiB - 100 * MiB, True),
+])
+def test_a_swap_keeps_both_brokers_inside_the_band_less_the_trims_edge(
+        loads: tuple[int, int, int], follower: int, swapped: bool) -> None:  # fmt: skip
+    s = d_r_and_a_third(loads, follower)
+    assert keep_leaders(s) == int(swapped)
+    assert s.row(0) == ([0, 2] if swapped else [1, 2]) and s.row(1) == ([2, 1] if swapped else [2, 0])
+    cost = follower - 4 * GiB if swapped else 0
+    assert s.bytes[0] == loads[0] * GiB - cost and s.bytes[1] == loads[1] * GiB + cost
+
+
+@pytest.mark.parametrize(("offset", "veto", "swapped"), [
+    # 64 followers of a's very size, each refused by a goal: the search stops at 64 candidates, before w.
+    (0, True, False),
+    # 64 followers 1 byte smaller than a: each would put 1 byte more on 0, already above its band (so the window's
+    # lower end is a's size less 1 byte, which excludes them). They are nearer a's size than w (2 bytes larger), and
+    # would spend the 64 candidates; the window skips them and w is taken.
+    (-1, False, True),
+])
+def test_the_search_for_a_follower_ends_after_64_candidates_and_skips_sizes_outside_its_window(
+        offset: int, veto: bool, swapped: bool) -> None:  # fmt: skip
+    class NoV(Goal):
+        def accept_move(self, state, p, src, dst):
+            return not (veto and 1 <= p <= 64)
+
+    # a (1 GiB), led by 0, moved to 1; v-0..v-63 and w (a's size + 2 bytes, after them by partition) are followers
+    # on 0 led by 2. 0 holds about 65 GiB, 1 1 GiB, 2 66 GiB: 0 far above the band, 1 far below.
+    parts = [part("a", 0, [0, 2], size_bytes=GiB)]
+    parts += [part("v", i, [2, 0], size_bytes=GiB + offset) for i in range(64)]
+    parts += [part("w", 0, [2, 0], size_bytes=GiB + 2)]
+    s = planner_state([0, 1, 2], parts, targets=True)
+    s.move(0, 0, 1)
+    s.vetoes = [NoV()]
+    assert keep_leaders(s) == int(swapped)
+    assert s.row(65) == ([2, 1] if swapped else [2, 0]) and s.row(0) == ([0, 2] if swapped else [1, 2])
+
+
+def test_a_broker_at_its_band_edge_may_not_go_one_byte_past_it() -> None:
+    # Band of 0: 7..13 GiB, as given; 0 holds exactly 7 GiB. q (4 GiB + 1 byte) in place of p (4 GiB) leaves it 1 byte
+    # below: refused. With 0 one byte higher it ends at the edge itself: taken.
+    s = planner_state([0, 1, 2], [part("p", 0, [1, 0], size_bytes=4 * GiB), part("q", 0, [2, 0], size_bytes=4 * GiB + 1)])
+    band = (np.asarray([7, 6, 0]) * GiB, np.asarray([13, 14, 99]) * GiB)
+    for extra, accepted in ((0, False), (1, True)):
+        s.bytes[:] = [7 * GiB + extra, 9 * GiB, 20 * GiB]
+        ok, _ = _replacement_rule(s, 0, 0, 1, band)
+        assert ok(1) is accepted

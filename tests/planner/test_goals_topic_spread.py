@@ -314,3 +314,298 @@ def test_the_veto_follows_the_plans_moves_and_binds_an_eligible_sender_only() ->
     assert goal.accept_move(s, 1, 0, 2)
     s.move(1, 0, 2)
     assert not goal.accept_move(s, 2, 0, 2)  # 0 would fall to 0, below its floor (2 could take it)
+
+
+# ------------------------------------------------------------------------------------------- tallies and bands, by hand
+
+
+def test_an_empty_cluster_has_no_bands() -> None:
+    from kafka_rebalance.planner.goals.topic_spread import band_matrices
+
+    lo, hi = band_matrices(planner_state([0, 1], []))
+    assert lo.shape == hi.shape == (0, 2)
+
+
+def test_each_topics_loads_are_its_name_replication_factors_replicas_and_first_replicas() -> None:
+    from kafka_rebalance.planner.goals.topic_spread import topic_loads
+
+    # a: two partitions of RF 2 ([0, 1], [1, 2]); b: one of RF 1 on 2 (a lower RF than the widest, last in order).
+    s = planner_state([0, 1, 2], [part("a", 0, [0, 1]), part("a", 1, [1, 2]), part("b", 0, [2])])
+    assert topic_loads(s, s.R, s.R[:, 0].astype("int64")) == (
+        TopicLoad("a", ((2, 2),), (), ((0, 1), (1, 2), (2, 1)), ((0, 1), (1, 1))),
+        TopicLoad("b", ((1, 1),), (), ((2, 1),), ((2, 1),)),
+    )
+
+
+def test_the_goals_bands_are_the_racks_share_where_rack_safety_forces_it() -> None:
+    from kafka_rebalance.planner.goals.topic_spread import band_matrices
+
+    # As in the rack test above, read from a cluster: 4 partitions of RF 3 over racks a = {0, 1}, b = {2, 3},
+    # c = {4}: broker 4 holds all 4 of rack c's, the others 2 each.
+    s = planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")], [part("t", i, [i % 2, 2 + i % 2, 4]) for i in range(4)])
+    lo, hi = band_matrices(s)
+    assert lo.tolist() == hi.tolist() == [[2, 2, 2, 2, 4]]
+
+
+def test_its_exact_rows_leave_out_the_replicas_no_plan_may_move() -> None:
+    from kafka_rebalance.planner.exact import ExactModel
+
+    # As in the test above, with a leaderless a-8 on broker 0 (frozen): a has 9 replicas over 4 brokers, band
+    # 2..3; the model holds broker 0 to 2 - 1 .. 3 - 1 of a's movable replicas. b: 8 over 4, 2..2.
+    s = planner_state([0, 1, 2, 3], [part("a", i, [i % 2]) for i in range(8)] + [part("a", 8, [0], leader=-1)]
+                      + [part("b", i, [2 + i % 2]) for i in range(8)], goals=WITH_SPREAD)  # fmt: skip
+    set_targets(s)
+    model = ExactModel(s, 0.0)
+    TopicSpreadGoal().exact_terms(model)
+    assert model._lo[-1].tolist() == [1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]
+    assert model._hi[-1].tolist() == [2.0, 3.0, 3.0, 3.0, 2.0, 2.0, 2.0, 2.0]
+
+
+# ------------------------------------------------------------------------------------------- which replica goes where
+
+
+def spread_rows(counts: list[int], **options: Any) -> dict[int, list[int]]:
+    """Topic t of RF 1, ``counts[b]`` partitions on broker b, sizes 1, 2, ... MiB in broker order (so each broker's
+    smallest comes first); the goal's heuristic run alone (no other goal vetoes). Returns the partitions it moved:
+    index -> row."""
+    parts, k = [], 0
+    for b, n in enumerate(counts):
+        for _ in range(n):
+            parts.append(part("t", k, [b], size_bytes=(k + 1) * MiB))
+            k += 1
+    s = planner_state(list(range(len(counts))), parts, targets=True, **options)
+    TopicSpreadGoal().optimize(s)
+    return {p: s.row(p) for p in range(s.n_parts) if s.row(p) != s.original_row(p)}
+
+
+def test_with_nobody_over_its_band_a_broker_under_it_takes_from_one_above_its_floor() -> None:
+    # 5 over 4 brokers: band 1..2. Counts 2, 2, 1, 0: nobody over; 3 under. Donors above the floor (0 and 1, by id):
+    # t-0, 0's smallest, goes to 3 (not to 2, at its floor already).
+    assert spread_rows([2, 2, 1, 0]) == {0: [3]}
+
+
+def test_a_broker_one_over_its_band_gives_to_one_with_room_when_nobody_is_under() -> None:
+    # 5 over 3 brokers: band 1..2. Counts 3, 1, 1: 0 is 1 over, nobody under; 1 and 2 have room: t-0 to 1.
+    assert spread_rows([3, 1, 1]) == {0: [1]}
+
+
+def test_the_most_over_gives_first_to_the_most_under() -> None:
+    # 8 over 4 brokers: band 2..2. Counts 4, 3, 1, 0 (t-0..3 on 0, t-4..6 on 1, t-7 on 2). 0 (2 over) gives its
+    # smallest, t-0, to 3 (2 under); then 0 and 1 are 1 over, 2 and 3 1 under: 0 (by id) gives t-1 to 2 (by id);
+    # then 1 gives t-4 to 3.
+    assert spread_rows([4, 3, 1, 0]) == {0: [3], 1: [2], 4: [3]}
+
+
+def test_the_spread_keeps_the_byte_band_where_the_bytes_goal_ran_before_it() -> None:
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+
+    class BytesRan(Goal):  # the bytes goal optimised earlier: its band holds (ByteGuard), and it vetoes nothing here
+        name = ByteBalanceGoal.name
+
+    # t (RF 1, 1 MiB each): t-0..2 on 0, t-3 on 1, t-4 on 2: band 1..2, 0 is 1 over. x (one 1-replica partition per
+    # broker, band 1..1, inside) fills the bytes: 0 holds 110 GiB - 0.5 MiB, 1 125 GiB, 2 65 GiB + 0.5 MiB (mean 100,
+    # byte band 90..110 GiB). t-0 to 1 (first by id) would take 1 further above the band: refused. To 2 (below,
+    # coming nearer) it goes, 0 ending 1.5 MiB under its top.
+    loads = [110 * GiB - MiB // 2, 125 * GiB, 65 * GiB + MiB // 2]
+    held = [3, 1, 1]
+    parts = [part("t", k, [b], size_bytes=MiB) for k, b in enumerate([0, 0, 0, 1, 2])]
+    parts += [part("x", b, [b], size_bytes=loads[b] - held[b] * MiB) for b in range(3)]
+    s = planner_state([0, 1, 2], parts, targets=True)
+    s.vetoes = [BytesRan()]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[2], [0], [0], [1], [2]]
+    assert s.bytes.tolist() == [110 * GiB - 3 * MiB // 2, 125 * GiB, 65 * GiB + 3 * MiB // 2]
+
+
+def test_a_broker_with_no_first_replica_is_counted_in_the_bounds_check() -> None:
+    # Broker 2 holds nothing: t's two first replicas over 3 brokers, band 0..1. t-0, the first in order, goes to 1
+    # (1 / 1 / 0, within the preferred-leader goal's bounds of 0..1 too: kept).
+    assert spread_leaders([part("t", 0, [0, 1]), part("t", 1, [0, 1])], 3) == ([1, 0], [1, 0])
+
+
+def _refusing(parts: set[int] = frozenset(), moves: set[tuple[int, int]] = frozenset(), counts: bool = False) -> Any:
+    """A goal optimised earlier that refuses moves of the partitions ``parts``, moves src -> dst in ``moves``, and,
+    as a count goal (``counts``), every move (a count-neutral swap does not ask it)."""
+    from kafka_rebalance.planner.goals.base import Goal
+
+    class Refusing(Goal):
+        count_goal = counts
+
+        def accept_move(self, state, p, src, dst):
+            return not counts and p not in parts and (src, dst) not in moves
+
+    return Refusing()
+
+
+@pytest.mark.parametrize(("refused", "rows"), [
+    # a-0 (10 MiB) for the nearest b on 1: b-1 (2 MiB; b-4, 10 MiB, is touched: the plan moved it to 0 already).
+    # Then a-1 (20 MiB) for b-2 (19 MiB): a and b both at 2 / 2 (b's band 2..3).
+    (set(), [1, 1, 0, 0, 1, 0, 0, 1, 0]),
+    # a-0 and b-2 refused by an earlier goal: a-1 for b-3 (22 MiB), then a-2 (30 MiB) for b-1 (2 MiB, nearer than b-0).
+    ({0, 6}, [0, 1, 1, 0, 1, 0, 1, 0, 0]),
+])
+def test_where_counts_allow_no_single_move_a_topic_swaps_its_smallest_for_the_nearest_of_a_topic_with_slack(
+        refused: set[int], rows: list[int]) -> None:  # fmt: skip
+    # a: a-0..3 (10, 20, 30, 40 MiB) on 0, band 2..2. b: b-0..3 (1, 2, 19, 22 MiB) on 1, and b-4 (10 MiB), which the
+    # plan moved from 1 to 0 before: b holds 1 / 4 of band 2..3, so it has slack both ways. A count goal optimised
+    # earlier refuses every single move.
+    sizes = {"a": [10, 20, 30, 40], "b": [1, 2, 19, 22, 10]}
+    s = planner_state([0, 1], [part(t, i, [0 if t == "a" else 1], size_bytes=m * MiB)
+                               for t in "ab" for i, m in enumerate(sizes[t])], targets=True)  # fmt: skip
+    s.move(8, 1, 0)
+    s.vetoes = [_refusing(counts=True), _refusing(parts=refused)]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(9)] == rows
+
+
+@pytest.mark.parametrize(("refused", "rows"), [
+    # t: t-0..3 (1..4 MiB) on 0, t-4, t-5 (5, 6 MiB) on 2; band 2..2, so 0 is 2 over and 1 2 under. No move
+    # from 0 to 1 is allowed, and no other topic offers a swap: t-4 goes 2 -> 1 and t-0 0 -> 2 (2 keeps 2), then
+    # t-0, brought to 2, is sent on to 1 and t-1 takes its place.
+    (set(), [1, 2, 0, 0, 1, 2]),
+    # t-4 may not move: t-5 goes instead.
+    ({4}, [1, 2, 0, 0, 2, 1]),
+])
+def test_where_no_move_or_swap_links_a_donor_to_a_receiver_a_chain_through_a_third_broker_does(
+        refused: set[int], rows: list[int]) -> None:  # fmt: skip
+    s = planner_state([0, 1, 2], [part("t", i, [0 if i < 4 else 2], size_bytes=(i + 1) * MiB) for i in range(6)], targets=True)
+    s.vetoes = [_refusing(parts=refused, moves={(0, 1)})]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(6)] == rows
+
+
+def test_first_replicas_go_to_the_fellow_replica_first_of_the_fewest() -> None:
+    # t: six partitions of RF 3 on 0, 1, 2, all first on 0 (band 2..2). Each of the four 0 gives goes to whichever of
+    # 1 and 2 is first of fewer so far (of two alike, the lower id): 1, 2, 1, 2.
+    parts = [part("t", i, [0, 1, 2]) for i in range(6)]
+    assert spread_leaders(parts, 3)[0] == [1, 2, 1, 2, 0, 0]
+
+
+def test_a_donor_gives_to_a_receiver_in_its_own_rack_first() -> None:
+    # Racks A = {0, 2}, B = {1, 3}; t (RF 1, no rack rule binds it): 6 over 4 brokers, band 1..2. Counts 3, 1, 1, 1:
+    # 0 is 1 over, nobody under, 1, 2 and 3 have room alike: 2, in 0's rack, takes t-0 (0's smallest).
+    s = planner_state([(0, "A"), (1, "B"), (2, "A"), (3, "B")],
+                      [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in enumerate([0, 0, 0, 1, 2, 3])], targets=True)
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(6)] == [[2], [0], [0], [1], [2], [3]]
+
+
+def test_a_partition_no_plan_may_move_is_never_the_one_given() -> None:
+    # t: t-0 (1 MiB, leaderless: frozen), t-1, t-2 on 0, t-3 on 1, t-4 on 2: band 1..2, 0 is 1 over. t-1, the
+    # smallest movable, goes to 1.
+    parts = [part("t", 0, [0], leader=-1, size_bytes=MiB)]
+    parts += [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in [(1, 0), (2, 0), (3, 1), (4, 2)]]
+    s = planner_state([0, 1, 2], parts, targets=True)
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[0], [1], [0], [1], [2]]
+
+
+def test_a_replica_the_plan_brought_to_the_donor_is_sent_on_first() -> None:
+    # t: t-0..2 (1..3 MiB) on 0, t-3 on 1, t-4 on 2, and t-5 (6 MiB) on 1, which the plan moved to 0: 4 / 1 / 1 of
+    # band 2..2. t-5 goes on from 0 to 1 (back where it was: no move at all), then t-0 to 2.
+    s = planner_state([0, 1, 2], [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in enumerate([0, 0, 0, 1, 2, 1])],
+                      targets=True)
+    s.move(5, 1, 0)
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(6)] == [[2], [0], [0], [1], [2], [1]] and not s.touched[5]
+
+
+# Firsts 3: 2 (t-0, t-1 on [3, 2]), 2: 2 (t-2, t-3 on [2, 1]), 1: 1 (t-4 on [1, 0]), 0: none; 5 over 4, band 1..2.
+# Nobody is over; 0 is under. No partition first on 2 or 3 has 0: a chain, t-4 1 -> 0 then t-2 2 -> 1.
+CHAIN_TO_0 = [part("t", 0, [3, 2]), part("t", 1, [3, 2]), part("t", 2, [2, 1]), part("t", 3, [2, 1]), part("t", 4, [1, 0])]
+
+
+@pytest.mark.parametrize(("bounds", "firsts"), [
+    (None, [3, 3, 1, 2, 0]),  # the preferred-leader goal's bounds, 1..2: the chain ends inside them
+    ((1, 2), [3, 3, 1, 2, 0]),  # the chain's ends: 2 gives one (2 - 1 >= 1), 0 takes one (0 + 1 <= 2)
+    ((1, 1), [3, 3, 1, 2, 0]),  # 0 takes one: 0 + 1 <= 1 still
+    ((2, 3), [3, 3, 2, 2, 1]),  # no broker may drop to 1 first replica: no chain
+])
+def test_a_chain_of_first_replicas_ends_at_broker_0_within_the_bounds(bounds: tuple[int, int] | None, firsts: list[int]) -> None:
+    assert spread_leaders(CHAIN_TO_0, 4, bounds=bounds)[0] == firsts
+
+
+def test_a_first_replica_goes_to_broker_0_where_it_leads_already() -> None:
+    # The mirror of the first test above: all first on 1, t-2 led by 0: t-2 goes to 0 with no election, then t-0.
+    parts = [part("t", 0, [1, 0]), part("t", 1, [1, 0]), part("t", 2, [1, 0], leader=0), part("t", 3, [1, 0])]
+    assert spread_leaders(parts, 2) == ([0, 1, 0, 1], [1, 0, 1, 0])
+
+
+def test_a_giver_at_the_lower_bound_hands_over_only_with_a_partner_back() -> None:
+    # As the partner test above, with bounds 3..5: free, t-0 goes to 1 (2 / 3: 0 under 3), so it starts again within
+    # them: 0 is first of 3 and may not give alone; u-0 comes back from 1 (u keeps its band 1..2).
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]), part("u", 1, [1, 0]), part("u", 2, [0, 1])]
+    assert spread_leaders(parts, 2, bounds=(3, 5))[0] == [1, 0, 0, 1, 0]
+
+
+def test_a_broker_under_the_band_takes_first_the_partition_it_leads_already() -> None:
+    # t: t-0 and t-1 first on 0 ([0, 2]; 2 leads t-1), t-2 and t-3 on 1 ([1, 0]): 2 / 2 / 0 of band 1..2, nobody over,
+    # 2 under. 2 becomes t-1's first replica (no election), not t-0's (the first in order, which a chain would take).
+    parts = [part("t", 0, [0, 2]), part("t", 1, [0, 2], leader=2), part("t", 2, [1, 0]), part("t", 3, [1, 0])]
+    assert spread_leaders(parts, 3) == ([0, 2, 1, 1], [0, 1, 0, 0])
+
+
+def test_within_the_bounds_a_hand_over_may_end_exactly_at_them() -> None:
+    # t-0, t-1 first on 0 ([0, 1]; 1 leads t-1), u-0, u-1 first on 2 ([2, 1]); 2 first replicas of each over 3
+    # brokers: bands 0..1. Free: t-1 goes to 1 (no election), then u-0: 1 / 2 / 1, outside the bounds 1..1 set here.
+    # Within them: t-1 to 1 leaves 0 at 1 and brings 1 to 1, both exactly at the bounds: allowed. u-0 would bring 1
+    # to 2 and no partition of 1's goes back to 2: u stays.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1], leader=1), part("u", 0, [2, 1]), part("u", 1, [2, 1])]
+    assert spread_leaders(parts, 3, bounds=(1, 1))[0] == [0, 1, 2, 2]
+
+
+def test_a_partner_sent_back_must_hold_a_replica_on_the_giver_and_keep_its_topics_band() -> None:
+    # s-0 first on 1 ([1, 2]); t-0, t-1 first on 0 ([0, 1]); u-0, u-1 first on 1 ([1, 0]), u-2 on 0 ([0, 1]). Free,
+    # t-0 goes to 1 (t's band 0..1), u cannot move (1 holds 2 of band 1..1, 0 is at 1): 2 / 4 / 0, outside the
+    # bounds 1..3 set here. Within them 1 may not take t-0 without giving one back to 0: not s-0 (no replica on 0),
+    # not u-0 or u-1 (0 would hold 2 of u's band 1..1). Nothing changes.
+    parts = [part("s", 0, [1, 2]), part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]), part("u", 1, [1, 0]),
+             part("u", 2, [0, 1])]
+    assert spread_leaders(parts, 3, bounds=(1, 3))[0] == [1, 0, 0, 1, 1, 0]
+
+
+def test_a_swap_may_send_back_a_replica_the_plan_brought_to_the_receiver() -> None:
+    # a: a-0 (10 MiB), a-1 (20) on 0, a-2 (5) on 2: band 1..1, 0 over, 1 under. b (1, 2, 10, 10 MiB): b-0, b-1 on 1;
+    # the plan moved b-2 from 2 to 1 and on to 0, and b-3 from 2 to 1: b holds 1 / 3 / 0 of band 1..2, slack both
+    # ways. A count goal refuses every single move. a-0 swaps with the nearest in size of 1's b replicas that may go
+    # to 0: b-3, brought to 1 by the plan (b-2, as near, is no longer on 1). b-3 ends on 0: still one move.
+    sizes = [("a", 10), ("a", 20), ("a", 5), ("b", 1), ("b", 2), ("b", 10), ("b", 10)]
+    where = [0, 0, 2, 1, 1, 2, 2]
+    counts: dict[str, int] = {}
+    parts = []
+    for (t, mib), b in zip(sizes, where):
+        parts.append(part(t, counts.setdefault(t, 0), [b], size_bytes=mib * MiB))
+        counts[t] += 1
+    s = planner_state([0, 1, 2], parts, targets=True)
+    for p, src, dst in [(5, 2, 1), (5, 1, 0), (6, 2, 1)]:
+        s.move(p, src, dst)
+    s.vetoes = [_refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(7)] == [1, 0, 2, 1, 1, 0, 0]
+
+
+def test_with_nobody_over_the_most_under_receives_first() -> None:
+    # 13 over 6 brokers: band 2..3. Counts 3, 3, 3, 3, 1, 0 (t-0..2 on 0, t-3..5 on 1, t-6..8 on 2, t-9..11 on 3, t-12
+    # on 4): nobody over, 4 is 1 under and 5 2 under. 5 first: t-0 (0's smallest) to 5; then 4 and 5 are 1 under
+    # each: t-3 (1's) to 4; then t-6 (2's) to 5.
+    assert spread_rows([3, 3, 3, 3, 1, 0]) == {0: [5], 3: [4], 6: [5]}
+
+
+def test_a_broker_over_the_band_gives_first_the_partition_whose_leader_is_already_below_it() -> None:
+    # 7 first replicas over 4 brokers: band 1..2. t-0 first on 3 ([3, 0]); t-1, t-2, t-3 on 0 ([0, 2], [0, 2] led by
+    # 2, [0, 1]); t-4, t-5 on 1; t-6 on 2: 0 holds 3 (over), 1 2, 2 and 3 1 each. t-0 (3 is within)
+    # is passed over; t-2 goes to 2, which leads it (no election), not t-1, the first of 0's in order.
+    parts = [part("t", 0, [3, 0]), part("t", 1, [0, 2]), part("t", 2, [0, 2], leader=2), part("t", 3, [0, 1]),
+             part("t", 4, [1, 3]), part("t", 5, [1, 0]), part("t", 6, [2, 0])]
+    assert spread_leaders(parts, 4) == ([3, 0, 2, 0, 1, 1, 2], [0, 0, 1, 0, 0, 0, 0])
+
+
+def test_a_swap_with_the_only_replica_on_offer() -> None:
+    # a: a-0 (10 MiB), a-1 (20) on 0, band 1..1; b: b-0 (5 MiB) on 1, band 0..1, slack both ways. A count goal refuses
+    # every single move: a-0 swaps with b-0, the one replica 1 offers.
+    s = planner_state([0, 1], [part("a", 0, [0], size_bytes=10 * MiB), part("a", 1, [0], size_bytes=20 * MiB),
+                               part("b", 0, [1], size_bytes=5 * MiB)], targets=True)  # fmt: skip
+    s.vetoes = [_refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(3)] == [1, 0, 0]

@@ -48,6 +48,9 @@ def keep_leaders(state: ClusterState) -> int:
     band = (state.byte_lo + edge, state.byte_hi - edge)
     swapped = 0
     for p, d, r in _leaders_moves(state):
+        # Unreachable: a replacement is untouched (``find`` without allow_touched) and every p still ahead in this list
+        # is touched until its own turn, so no swap changes a later p. `and` for `or`, or `break` for `continue`, are
+        # equivalent mutants; kept as a guard.
         if r not in state.row(p) or d in state.row(p):
             continue  # changed by an earlier swap
         if not tallies_accept(state, p, r, d):

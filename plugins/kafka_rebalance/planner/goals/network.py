@@ -59,6 +59,7 @@ def traffic(rows: np.ndarray, leader: np.ndarray, rate_in: np.ndarray, rate_out:
     partition's produce rate, ``rate_out`` its consumer traffic (0 where unmeasured)."""
     valid = rows >= 0
     rf = valid.sum(axis=1)
+    # A weighted bincount is float64 already: the astype(None) mutants here, in _setup and in lead are equivalent.
     weights = np.broadcast_to(rate_in[:, None], rows.shape)[valid]
     net_in = np.bincount(rows[valid], weights=weights, minlength=n).astype(np.float64)
     led = leader >= 0
@@ -72,7 +73,7 @@ def shares(total: float, capacities: Sequence[float | None]) -> list[float]:
     if not capacities:
         return []
     if all(c is not None and c > 0 for c in capacities):
-        whole = float(sum(c or 0 for c in capacities))
+        whole = float(sum(c or 0 for c in capacities))  # every c > 0 here: `c or 1` (both lines) is equivalent
         return [total * float(c or 0) / whole for c in capacities]
     return [total / len(capacities)] * len(capacities)
 
@@ -81,6 +82,7 @@ def partition_rates(state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
     """Per partition: its produce rate and its consumer traffic, 0 where the snapshot has none."""
     got = _rates.get(state)
     if got is None:
+        # Equivalent mutants: nan=0.0, the dtype and the count below are the defaults; skipping the cache recomputes.
         rate_in = np.nan_to_num(state.rates, nan=0.0)
         rate_out = np.fromiter((p.bytes_out_per_sec or 0.0 for p in state.parts), dtype=np.float64, count=state.n_parts)
         got = _rates[state] = (rate_in, rate_out)
@@ -254,7 +256,7 @@ class NetworkInGoal(NetworkGoal):
         self.hi = self.share * (1 + tol) * (1 + SLACK)
         self.lo = self.share * (1 - tol) * (1 - SLACK)
         self.capacities_known = bool(elig) and all(cap_in[b] for b in elig)
-        self.ready = True
+        self.ready = True  # False: recounted from the current rows each time, the same loads (equivalent)
 
     def _sync(self, state: ClusterState) -> None:
         for p, src, dst in state.changes[self.seen :]:
@@ -322,6 +324,8 @@ class NetworkInGoal(NetworkGoal):
         state = model.state
         self._setup(state)
         rate = self.rate[model.parts]
+        # Any positive scale divides a row and its bounds alike, the same constraint: its mutants are equivalent, as
+        # is a pad of -2 (any negative is "no replica").
         scale = max(1.0, float(rate.max()) if rate.size else 1.0)
         fixed_rows = np.where(state.frozen[:, None], state.R, -1)
         on = fixed_rows >= 0
@@ -349,7 +353,9 @@ class NetworkInGoal(NetworkGoal):
             under = self.lo[elig] - self.load[elig]
             donors = [int(b) for b in elig[np.argsort(-over, kind="stable")] if self.load[b] > self.hi[b] and b not in stuck]
             if not donors:
-                # none above: lift the brokers below from the ones with most to spare
+                # none above: lift the brokers below from the ones with most to spare. Equivalent mutants: `under`
+                # as lo + load, or `>= 0`, with nobody under (all within the band, where no transfer is ``_better``);
+                # `load >= share` below: the loads sum to the shares, so while one is under, the first donor is above.
                 if not (under > 0).any():
                     return
                 donors = [int(b) for b in elig[np.argsort(-(self.load[elig] - self.share[elig]), kind="stable")]
@@ -373,6 +379,7 @@ class NetworkInGoal(NetworkGoal):
         fresh = ps[~state.touched[ps]]
         arrived = [p for p in dict.fromkeys(state.arrivals.get(b, [])) if b in state.row(p)
                    and b not in state.original_row(p) and not state.hot[p]]  # fmt: skip
+        # Without the dtypes (equivalent mutants) a list of ints is int64 all the same, and an empty one selects nothing.
         first = np.concatenate([fresh, np.asarray(arrived, dtype=np.int64)]).astype(np.int64)
         rest = np.asarray([p for p in ps[state.touched[ps]].tolist() if b in state.row(p)], dtype=np.int64)
         return (first[np.argsort(-self.rate[first], kind="stable")].tolist()
@@ -408,6 +415,8 @@ class NetworkInGoal(NetworkGoal):
     def _swap(self, state: ClusterState, a: int, r: int, hot: list[int]) -> bool:
         """p (hot) a -> r and q (cooler, close in size) r -> a: counts unchanged, traffic moved by the difference."""
         # r's replicas now, untouched first (a swap of those costs no extra step), then the plan's others
+        # Equivalent mutants: without the dtype a list of ints is int64 (an empty one returns below), and int sizes
+        # less the float ``sp`` are floats anyway.
         on_r = np.asarray([q for q in self._candidates(state, r, hot_only=False) if a not in state.row(q)], dtype=np.int64)
         if on_r.size == 0:
             return False
@@ -495,7 +504,7 @@ class NetworkOutGoal(NetworkGoal):
                     if b < 0 or b == a or not electable[p, j] or not eligible[b]:
                         continue
                     room = target[b] - load[b]
-                    if not (0 < s < 2 * min(excess, room)):
+                    if not (0 < s < 2 * min(excess, room)):  # (first_of holds only s > 0: `0 <= s` is equivalent)
                         continue
                     if count[a] - 1 >= g_lo and count[b] + 1 <= g_hi:
                         switch(p, j)

@@ -54,6 +54,8 @@ _codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = 
 
 def topic_codes(state: ClusterState) -> tuple[list[str], np.ndarray]:
     """The topics by name, and each partition's topic as an index into them (computed once per state)."""
+    # Equivalent mutants: skipping the cache recomputes the same; topic names are str, so a str array (dtype None)
+    # sorts and groups them as the object array does.
     got = _codes.get(state)
     if got is None:
         names, codes = np.unique(np.asarray([p.topic for p in state.parts], dtype=object), return_inverse=True)
@@ -83,11 +85,12 @@ def topic_loads(state: ClusterState, rows: np.ndarray, first: np.ndarray) -> tup
     elig = state.eligible_index_arr
     ids = [state.bid(b) for b in elig.tolist()]
     held = topic_matrix(state, rows)[:, elig]
-    frozen_rows = np.where(state.frozen[:, None], state.R, -1)
+    frozen_rows = np.where(state.frozen[:, None], state.R, -1)  # any negative pad is "no replica" (-2: equivalent)
     fixed = topic_matrix(state, frozen_rows)[:, elig]
     has = first >= 0
     pref = np.bincount(topic[has] * n + first[has], minlength=n_t * n).reshape(n_t, n)[:, elig]
     movable = ~state.frozen
+    # A wider rf_max (+ 2) only adds zero columns, which _pairs drops; with no partitions there is no topic to read it.
     rf_max = int(state.rf_target.max()) + 1 if state.n_parts else 1
     by_rf = np.bincount(topic[movable] * rf_max + state.rf_target[movable], minlength=n_t * rf_max).reshape(n_t, rf_max)
     return tuple(
@@ -98,6 +101,7 @@ def topic_loads(state: ClusterState, rows: np.ndarray, first: np.ndarray) -> tup
 
 
 def view_racks(state: ClusterState) -> tuple[tuple[int, str | None], ...]:
+    # Without racks every broker's rack is None: reading it anyway (`or True`) is an equivalent mutant.
     return tuple((state.bid(b), state.snapshot.brokers[b].rack if state.has_racks else None) for b in state.eligible_idx)
 
 
@@ -120,6 +124,8 @@ def band_matrices(state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
     """Per topic and broker index, the replica band's floor and ceiling (0 for a broker not eligible).
     They depend on the snapshot and options only, not on any move."""
     names, _ = topic_codes(state)
+    # Float tallies (dtype None) hold the same small integers and compare alike: equivalent mutants. ``first`` feeds
+    # only topic_loads' first-replica counts, which the bands do not read, so its mutants are equivalent too.
     lo = np.zeros((len(names), state.n_brokers), dtype=np.int64)
     hi = np.zeros((len(names), state.n_brokers), dtype=np.int64)
     racks = view_racks(state)
@@ -139,6 +145,7 @@ def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:
 
 
 def _outside(count: int, band: tuple[int, int]) -> int:
+    # Bands are floor..ceil (one wide at most): one of the two differences is >= 0, so the 0 is an equivalent mutant.
     return max(0, band[0] - count, count - band[1])
 
 
@@ -183,9 +190,9 @@ class TopicSpreadGoal(Goal):
         self.seen = len(state.changes)
         self.lo, self.hi = band_matrices(state)
         order = np.lexsort((np.arange(state.n_parts), state.sizes, self.topic))
-        cuts = np.searchsorted(self.topic[order], np.arange(len(names) + 1))
+        cuts = np.searchsorted(self.topic[order], np.arange(len(names) + 1))  # (a cut past the last: never read)
         self.by_topic = [order[cuts[t] : cuts[t + 1]] for t in range(len(names))]  # each topic's partitions, smallest first
-        self.ready = True
+        self.ready = True  # False: recounted from the current rows each time, the same tallies (equivalent)
 
     def _sync(self, state: ClusterState) -> None:
         changes = state.changes
@@ -216,7 +223,7 @@ class TopicSpreadGoal(Goal):
         _, topic = topic_codes(state)
         # Only topics with a partition in the model: a topic the plan may not move has nothing to hold.
         present, local = np.unique(topic[model.parts], return_inverse=True)
-        frozen_rows = np.where(state.frozen[:, None], state.R, -1)
+        frozen_rows = np.where(state.frozen[:, None], state.R, -1)  # -2, or astype(None) below: equivalent
         fixed = topic_matrix(state, frozen_rows)[present][:, model.elig]
         rows = local.ravel()[model.p_of] * model.n_e + model.b_of
         lo = (band_lo[present][:, model.elig] - fixed).ravel().astype(np.float64)
@@ -232,6 +239,7 @@ class TopicSpreadGoal(Goal):
         self.guard = ByteGuard(state)
         lo, hi = self.lo[:, elig], self.hi[:, elig]
         held = self.held[:, elig]
+        # `<=` / `>=` are equivalent: a topic only at its band's edges leaves _spread at once.
         for t in np.flatnonzero(((held < lo) | (held > hi)).any(axis=1)).tolist():
             self._spread(state, t, elig)
 
@@ -242,7 +250,7 @@ class TopicSpreadGoal(Goal):
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
         outside its band by one and raises no other topic's, so it ends."""
-        rack = np.asarray(state.rack, dtype=np.int64)
+        rack = np.asarray(state.rack, dtype=np.int64)  # ints: the default dtype is the same (equivalent)
         while True:
             self._sync(state)
             c, lo, hi = self.held[t, elig], self.lo[t, elig], self.hi[t, elig]
@@ -251,9 +259,10 @@ class TopicSpreadGoal(Goal):
                 donors = elig[over > 0][np.lexsort((elig[over > 0], -over[over > 0]))]
                 room = under > 0 if (under > 0).any() else c < hi
                 receivers = elig[room][np.lexsort((elig[room], -(hi - c)[room]))]
-            elif (under > 0).any():
+            elif (under > 0).any():  # `>= 0` is equivalent: with nobody under, no receiver, and _transfer fails
                 receivers = elig[under > 0][np.lexsort((elig[under > 0], -under[under > 0]))]
                 room = c > lo
+                # With nobody over, every donor has c - lo = 1 (lo < c <= hi <= lo + 1): `+(c - lo)` is equivalent.
                 donors = elig[room][np.lexsort((elig[room], -(c - lo)[room]))]
             else:
                 return
@@ -348,7 +357,7 @@ class TopicSpreadGoal(Goal):
         its ceiling, r's above its floor), closest in size to p first."""
         held, lo, hi, topic = self.held, self.lo, self.hi, self.topic
         slack = (held[:, r] > lo[:, r]) & (held[:, a] < hi[:, a])
-        slack[t] = False
+        slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
         on_r = state.broker_parts(r)
@@ -361,7 +370,7 @@ class TopicSpreadGoal(Goal):
         pool = np.concatenate([on_r, np.asarray(sent, dtype=np.int64)])
         if pool.size == 0:
             return False
-        sizes = state.sizes[pool].astype(np.float64)
+        sizes = state.sizes[pool].astype(np.float64)  # int sizes less a float are floats anyway (astype(None): equivalent)
         for p in cand:
             if not state.accepts(p, a, r, count_neutral=True):
                 continue
@@ -392,6 +401,9 @@ class TopicSpreadGoal(Goal):
         put back and spread within them at every step."""
         self._setup(state)
         pref, col = choice.preferred.copy(), choice.column.copy()
+        # Unbounded. Equivalent mutants: -2 below or 2^63 above (no count reaches them), and 1 below: an eligible
+        # broker gives only while first of more of the topic than its bound, which is >= 1 (the ceil of a topic first
+        # on it, or a floor someone is under), so it is first of 2 or more and keeps 1.
         self._lead(state, choice, (-1, 1 << 62))
         lo, hi = choice.bounds
         held = np.bincount(choice.preferred[choice.preferred >= 0], minlength=state.n_brokers)[state.eligible_index_arr]
@@ -442,6 +454,7 @@ class TopicSpreadGoal(Goal):
             for no_election in (True, False):
                 for p in self.by_topic[t].tolist():
                     under = bool((per[t, elig] < lo).any())
+                    # `>= hi` is equivalent: at the ceil and none over, every p below is skipped (per <= bound).
                     if not under and not (per[t, elig] > hi).any():
                         break
                     a = int(pref[p])
@@ -474,6 +487,7 @@ class TopicSpreadGoal(Goal):
         c = per[t]
         under = bool((c[elig] < lo).any())
         src_bound, dst_bound = (lo, lo) if under else (hi, hi)
+        # `>= hi` is equivalent: with none over there is no source, and the search below ends at once.
         if not under and not (c[elig] > hi).any():
             return False
         g_lo, g_hi = bounds
