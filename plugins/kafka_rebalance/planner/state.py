@@ -308,10 +308,7 @@ class ClusterState:
         going home does not."""
         if self.move_cap is None or not self.touched[p]:
             return True
-        orig = self._original(p)
-        if src not in orig or dst in orig:
-            return True
-        return self.new_replicas(p) < int(self.move_cap[p])
+        return dst in self._original(p) or not self.capped(p, src)
 
     def capped(self, p: int, b: int) -> bool:
         """Is ``b``'s replica of ``p`` one of its original ones, with the partition's new replicas at the cap?
