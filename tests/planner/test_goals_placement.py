@@ -35,15 +35,41 @@ def index(s: ClusterState, topic: str, partition: int) -> int:
 # --------------------------------------------------------------------------- best_destination
 
 
-def test_destination_is_the_least_loaded_then_fewest_bytes_then_lowest_id() -> None:
-    # Counts: 0:2, 1:1, 2:1, 3:1; bytes: 1 holds 5 GiB, 2 and 3 hold 1 GiB.
+def test_destination_is_under_its_replica_ceiling_then_fewest_bytes_over_its_target_then_lowest_id() -> None:
+    # Bytes: 0 holds 6 GiB (t-0, t-1), 1 holds 5 GiB (t-0), 2 and 3 hold 1 GiB each.
     s = state([0, 1, 2, 3], [part("t", 0, [0, 1], size_bytes=5 * 2**30), part("t", 1, [0, 2]), part("t", 2, [3])])
-    assert best_destination(s, 2, [3], None, 2) == 2          # 1 and 2 have one replica; 2 has fewer bytes
-    s.lo[:] = [0, 0, 1, 0]                                    # 2 is now at its floor: 1 - 1 = 0 below
-    assert best_destination(s, 2, [3], None, 2) == 2
-    s.lo[:] = [0, 0, 0, 5]
-    assert best_destination(s, 2, [0], None, 2) == 3          # 3 is furthest below its floor
+    assert best_destination(s, 2, [3], None, 2) == 2          # every broker at its (zero) ceiling: fewest bytes
+    s.byte_target[:] = [0, 5 * 2**30, 0, 0]
+    assert best_destination(s, 2, [3], None, 2) == 1          # 1 holds exactly its target; 2 is 1 GiB over
+    s.hi[:] = [9, 0, 9, 9]
+    assert best_destination(s, 2, [3], None, 2) == 2          # 1 is at its replica ceiling, 0 and 2 are under it
+    s.byte_target[:] = [5 * 2**30, 0, 0, 0]
+    assert best_destination(s, 2, [3], None, 2) == 0          # 0 and 2 both 1 GiB over: the lower id
     assert best_destination(s, 0, [0, 3], 0, 2) == 2          # never a broker of the row: 3 is skipped
+
+
+def test_a_replica_leaving_a_crowded_partition_goes_to_the_rack_it_misses_so_no_repair_follows() -> None:
+    # t-0 on 0 and 1 (rack a, crowded) and 3 (rack b); 1 is decommissioned. Broker 2 (rack a) is empty and 5 (rack c)
+    # the fullest, yet 5 takes it: the move that must happen anyway also mends the rack, saving the repair's move.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "b"), (5, "c")],
+              [part("t", 0, [0, 1, 3]), part("u", 0, [5]), part("u", 1, [5])], decommission_brokers=(1,))
+    assert best_destination(s, 0, [0, 1, 3], 1, 3) == 5
+    PlacementGoal().optimize(s)
+    assert rows(s)[0] == [0, 5, 3] and RackSafetyGoal().violations(s).tolist() == []
+    # A rack-safe row keeps the plain order: the empty broker 2, in the leaving replica's own rack.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "b"), (5, "c")],
+              [part("t", 0, [1, 3, 5]), part("u", 0, [0]), part("u", 1, [4])], decommission_brokers=(1,))
+    assert best_destination(s, 0, [1, 3, 5], 1, 3) == 2
+
+
+def test_the_largest_replicas_that_must_leave_are_placed_first() -> None:
+    # Broker 2 leaves with a-0 (1 GiB) and b-0 (5 GiB); 0 holds 3 GiB, 1 nothing. The 5 GiB replica takes the empty
+    # broker and the 1 GiB one the other: 4 and 5 GiB. In partition order both would land on 1 (6 and 3 GiB).
+    s = state([0, 1, 2], [part("a", 0, [2]), part("b", 0, [2], size_bytes=5 * 2**30),
+                          part("x", 0, [0], size_bytes=3 * 2**30)], decommission_brokers=(2,))
+    PlacementGoal().optimize(s)
+    assert rows(s)[:2] == [[0], [1]]
+    assert s.bytes.tolist() == [4 * 2**30, 5 * 2**30, 0]
 
 
 def test_destination_skips_ineligible_brokers_and_rack_unsafe_ones() -> None:
@@ -231,6 +257,18 @@ def test_repair_moves_a_follower_of_the_crowded_rack_to_the_least_loaded_broker_
     s = state(RACKS, [part("t", 0, [0, 1], leader=1)])
     RackSafetyGoal().optimize(s)
     assert rows(s)[0] == [2, 1]   # the leader stays; the follower 0 goes
+    # Both crowded brokers over their (zero) replica ceilings: the one holding more bytes over its target gives,
+    # before replica counts or leadership are asked. 0 holds 6 GiB in two replicas, 1 holds 1 GiB and 2 MiB in
+    # three: the leader 0 goes.
+    crowded = [part("t", 0, [0, 1], leader=0), part("u", 0, [0], size_bytes=5 * 2**30),
+               part("v", 0, [1], size_bytes=2**20), part("v", 1, [1], size_bytes=2**20)]
+    s = state(RACKS, crowded)
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [2, 1]
+    s = state(RACKS, crowded)
+    s.hi[:] = [5, 0, 5, 5, 5]                                # over its replica ceiling comes first: 1 goes
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 2]
 
 
 def test_repair_spreads_a_partition_over_the_missing_rack() -> None:
@@ -272,8 +310,10 @@ def test_destination_of_a_repair_respects_the_rack_cap() -> None:
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 2
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1, 2: 1}, 1, False) is None
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1}, 2, False) == 2
-    s.lo[:] = [0, 0, 0, 0, 3]
+    s.byte_target[:] = [0, 0, 0, 0, 2**30]                  # 4 is the one below its byte target
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 4
+    s.hi[:] = [0, 0, 0, 5, 0]                               # 3 is the one under its replica ceiling
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 3
     assert isinstance(RackSafetyGoal().violations(s), np.ndarray)
 
 

@@ -32,15 +32,33 @@ def _hot_error(state: ClusterState, p: int, why: str) -> PlanError:
     )
 
 
-def best_destination(state: ClusterState, p: int, row: list[int], src: int | None, rf: int, other_rack: bool = False) -> int | None:
-    """The least-loaded eligible broker that may take a replica of ``p`` (replacing ``src``): one with
-    disk room first; a replica that must leave its broker goes to one without room only when none has
-    any (the disk-capacity goal's check then names the broker)."""
+def destination_order(state: ClusterState) -> list[int]:
+    """Eligible brokers in the order a forced move (an evacuation, a new replica, a rack repair) tries them:
+    under their replica ceiling first, then furthest below their byte target, then the lowest id. Bytes
+    before counts: a forced replica lands where the later goals need it least moved again, and a replica
+    left over a count ceiling costs the count goal one small move where bytes left over a band may cost
+    the byte goal many (and an evacuation planned with a wide tolerance is then already even)."""
     elig = state.eligible_index_arr
-    order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
+    room = state.bytes[elig] - state.byte_target[elig]
+    return elig[np.lexsort((elig, room, state.counts[elig] >= state.hi[elig]))].tolist()
+
+
+def best_destination(state: ClusterState, p: int, row: list[int], src: int | None, rf: int, other_rack: bool = False) -> int | None:
+    """The first broker of ``destination_order`` that may take a replica of ``p`` (replacing ``src``): one
+    with disk room first; a replica that must leave its broker goes to one without room only when none has
+    any (the disk-capacity goal's check then names the broker)."""
+    order = destination_order(state)
     rack = state.rack
+    if state.has_racks and not state.rack_safe(row):
+        # A partition already crowding a rack: the replica that must move anyway goes to the emptiest rack first,
+        # so the rack-safety goal has one move fewer to make (or none) for this partition.
+        per: dict[int, int] = {}
+        for x in row:
+            if x != src:
+                per[rack[x]] = per.get(rack[x], 0) + 1
+        order.sort(key=lambda b: per.get(rack[b], 0))
     fallback = None
-    for b in order.tolist():
+    for b in order:
         if b in row:
             continue
         if other_rack and src is not None and rack[b] == rack[src]:
@@ -83,7 +101,9 @@ class PlacementGoal(Goal):
         needs = (on_inelig.any(axis=1) | (state.rf_target != state.rf)) & ~state.frozen
         self._check_frozen(state, on_inelig)
         self.warnings: list[str] = []
-        for p in np.flatnonzero(needs).tolist():
+        fix = np.flatnonzero(needs)
+        # Largest first, as a bin packer does: the big replicas take the emptiest brokers while they are empty.
+        for p in fix[np.argsort(-state.sizes[fix], kind="stable")].tolist():
             self._fix(state, p)
 
     def _check_frozen(self, state: ClusterState, on_inelig: np.ndarray) -> None:
@@ -212,7 +232,10 @@ class RackSafetyGoal(Goal):
             spread = not crowded  # too few racks: a rack holding two gives one to a missing rack
             if spread:
                 crowded = [b for b in row if per[rack[b]] > 1]
-            victim = max(crowded, key=lambda b: (int(state.counts[b] - state.hi[b]), b != leader, -b))
+            # The crowded broker furthest over its replica ceiling, then its byte target, gives (the mirror of
+            # destination_order); a follower before the leader only where bytes tie.
+            victim = max(crowded, key=lambda b: (bool(state.counts[b] > state.hi[b]),
+                                                 float(state.bytes[b] - state.byte_target[b]), b != leader, -b))
             if state.hot[p]:
                 raise _hot_error(state, p, "rack-safety repair")
             dst = self._destination(state, p, row, victim, per, cap, spread)
@@ -225,11 +248,9 @@ class RackSafetyGoal(Goal):
     def _destination(state: ClusterState, p: int, row: list[int], victim: int, per: dict[int, int], cap: int,
                      spread: bool) -> int | None:  # fmt: skip
         """As ``best_destination``: a broker with disk room first, one without only when none has any."""
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)
-        order = elig[np.lexsort((elig, state.bytes[elig], state.counts[elig] - state.lo[elig]))]
         rack = state.rack
         fallback = None
-        for b in order.tolist():
+        for b in destination_order(state):
             g = rack[b]
             if b in row or g == rack[victim] or per.get(g, 0) >= (1 if spread else cap):
                 continue
