@@ -17,7 +17,7 @@ import numpy as np
 
 from kafka_rebalance.balance import band_deviation
 from kafka_rebalance.planner.byte_misses import SLACK, out_of_reach
-from kafka_rebalance.planner.goals.base import Goal, donor_index, outward
+from kafka_rebalance.planner.goals.base import Goal, bound_for, donor_index, outward, rack_bound
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
@@ -270,26 +270,10 @@ class ByteBalanceGoal(Goal):
             else:
                 stuck[focus] = True
 
-    @staticmethod
-    def _rack_bound(state: ClusterState) -> np.ndarray:
-        """Partitions none of whose replicas can change racks: a replication factor that is a multiple
-        of the rack count, spread rack-safely (exactly RF / racks in each). Every move the goals allow
-        keeps a row rack-safe, so this holds for the whole goal; searching another rack's broker skips
-        them without asking the vetoes, which refuse them (the same answer, without the cost: at
-        200,000 partitions most of the goal's time went on such refusals)."""
-        out = np.zeros(state.n_parts, dtype=bool)  # (floats would index as the same 0 and 1 flags: only truth is read)
-        # (or alike: with racks every eligible broker's rack, -1 included, counts, so n_racks >= 1; without, both are falsy)
-        if not (state.has_racks and state.n_racks):
-            return out
-        for p in np.flatnonzero(state.rf_target % state.n_racks == 0).tolist():
-            row = state.row(p)
-            out[p] = len(row) == int(state.rf_target[p]) and state.rack_safe(row)
-        return out
+    _rack_bound = staticmethod(rack_bound)
 
     def _bound_for(self, state: ClusterState, src: int, dst: int) -> np.ndarray | None:
-        """``_in_rack`` where a replica moving from ``src`` to ``dst`` changes racks (into a known one:
-        a broker without a rack takes any), else None."""
-        return self._in_rack if state.rack[src] != state.rack[dst] and state.rack[dst] >= 0 else None
+        return bound_for(self._in_rack, state, src, dst)
 
     @staticmethod
     def _partners(state: ClusterState, elig: np.ndarray, key: np.ndarray, me: int, pinned: bool,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, Goal, donor_index
+from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, Goal, bound_for, donor_index, rack_bound
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -58,6 +58,7 @@ class ReplicaCountGoal(Goal):
     target = ("every eligible broker's replica count within its range: floor..ceil of its share (or its rack's "
               "share where rack safety forces rack totals apart), widened by --replica-tolerance")
     limit = SEARCH_LIMIT  # candidates each search examines (see ``_searched``)
+    _in_rack: np.ndarray | None = None  # ``rack_bound`` of the state being optimised (set by ``optimize``)
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         src_ok = not state.eligible[src] or state.counts[src] > state.lo[src]
@@ -79,6 +80,7 @@ class ReplicaCountGoal(Goal):
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         rack = np.asarray(state.rack, dtype=np.int64)
         stuck = np.zeros(state.n_brokers, dtype=bool)
+        self._in_rack = rack_bound(state)
         while True:
             c = state.counts[elig]
             over = c - state.hi[elig]
@@ -194,11 +196,17 @@ class ReplicaCountGoal(Goal):
         def keeps_bytes(p: int) -> bool:
             return fits(int(sizes[p]))
 
+        # The rack-bound shortcut first: across racks most of a donor's replicas are refused by rack safety.
+        bound = bound_for(rack_bound(state) if self._in_rack is None else self._in_rack, state, d, r)
+        if bound is None:
+            free = lambda p: state.accepts(p, d, r)  # noqa: E731
+        else:
+            free = lambda p: not bound[p] and state.accepts(p, d, r)  # noqa: E731
         while moved < amount:
             room[:] = int(state.bytes[r]), int(state.bytes[d])
             want = desired_size(state, d, r)
             p = None
-            for ok, bytes_kept in ((lambda p: keeps_bytes(p) and state.accepts(p, d, r), True), (lambda p: state.accepts(p, d, r), False)):
+            for ok, bytes_kept in ((lambda p: keeps_bytes(p) and free(p), True), (free, False)):
                 for touched in (False, True):
                     # Where even the smallest replica the search could meet breaks keeps_bytes (larger ones break it
                     # more), it would only walk its limit and fail: most of this goal's checks at 200 brokers.
