@@ -170,3 +170,12 @@ def test_auto_is_refused_in_one_line_without_capacities_or_above_the_approved_ra
         auto_throttle(plan, 30 * MiB, 20 * MiB, CAPACITY)
     defaulted = auto_throttle(plan, None, None, CAPACITY)
     assert (defaulted.floor, defaulted.ceiling) == (CEILING // 10, CEILING)
+
+
+def test_before_the_traffic_is_known_a_broker_gets_the_ceiling_a_fixed_throttle_would_hold() -> None:
+    # A sampled source knows no traffic until its second sample (the first poll). The floor there would start every
+    # auto run a poll interval behind the fixed throttle; the ceiling is the rate the approver accepted.
+    from kafka_rebalance.executor.autothrottle import BrokerRates, broker_rates
+
+    bounds = AutoThrottle(FLOOR, CEILING, CAPACITY.resolve([2]))
+    assert broker_rates(bounds, 2, None) == BrokerRates(CEILING, CEILING, None, None)

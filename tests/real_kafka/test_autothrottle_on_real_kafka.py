@@ -135,3 +135,74 @@ def test_auto_throttle_follows_broker_headroom_on_real_kafka(pair, tmp_path):
     assert ledger["throttles_restored"] is True
     # Kafka's own ConfigCommand: no throttle left on any broker or on the test's topics.
     assert throttles_anywhere(pair, "auto-") == {}
+
+
+def _replicas(client, topic: str) -> dict[int, list[int]]:
+    found = client.describe_topics([topic])[0]
+    return {p["partition_index"]: sorted(p["replica_nodes"]) for p in found["partitions"]}
+
+
+def _run_until_kafka_shows_it_done(pair, plan_dir, topic: str, *extra: str) -> float:
+    """Seconds from the executor's start until Kafka's metadata shows every partition of ``topic`` on broker 2 alone
+    (read every 0.1 s: the executor's own polls would round both runs up to its poll interval)."""
+    command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir), "--bootstrap-server",
+               pair.bootstrap_servers, "--poll-interval", str(COMPARE_POLL), *extra]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    client = admin(pair)
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    done = None
+    try:
+        while time.monotonic() - started < 120:
+            if done is None and all(r == [2] for r in _replicas(client, topic).values()):
+                done = time.monotonic() - started
+            if done is not None and proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        client.close()
+    assert proc.returncode == 0 and json.loads(out)["status"] == "complete", err[-3000:]
+    assert done is not None, f"{topic} never showed on broker 2 alone"
+    return done
+
+
+COMPARE_POLL = 5.0  # the floor before the first two samples would have cost up to 0.9 x this: measurable
+
+
+def test_auto_ends_no_later_than_the_fixed_throttle_at_the_same_ceiling_on_real_kafka(pair, tmp_path):
+    # A producer runs through both runs, writing 128 KiB/s to broker 2: its headroom (1280 - 128 KiB/s) stays above
+    # the 1 MiB/s ceiling, so auto must copy as the fixed throttle does, from the first second to the last: 12 MiB
+    # from broker 1 at 1 MiB/s, about 12 s each.
+    hot = "cmp-hot"
+    _create(pair, hot, {0: [2]})
+    runs = {"fixed": "cmp-fixed", "auto": "cmp-auto"}
+    for topic in runs.values():
+        _create(pair, topic, {0: [1], 1: [1]})
+        _fill(pair.bootstrap_servers, topic, 2, 6 * MIB)
+    snap = load_snapshot(gather(pair, tmp_path / "before.json", "cmp-"))
+    plans = {}
+    for name, topic in runs.items():
+        plans[name] = write_plan(tmp_path / name, snap, [{TP(topic, 0): (2,), TP(topic, 1): (2,)}], rate=CEILING)
+        record_approval(plans[name], "approved", "real-kafka-test")
+    capacity = tmp_path / "capacity.json"
+    capacity.write_text(json.dumps({"default": {"network_in_bytes_per_sec": NIC, "network_out_bytes_per_sec": NIC}}))
+    producer = PacedProducer(pair.bootstrap_servers, {(hot, 0): float(128 * KIB)})
+    producer.start()
+    try:
+        time.sleep(2)
+        fixed = _run_until_kafka_shows_it_done(pair, plans["fixed"], runs["fixed"])
+        auto = _run_until_kafka_shows_it_done(pair, plans["auto"], runs["auto"], "--throttle", "auto", "--capacity",
+                                              str(capacity))
+    finally:
+        producer.stop()
+    print(f"\nfixed throttle {fixed:.1f} s, auto {auto:.1f} s", file=sys.stderr)
+    assert fixed > 8, fixed  # the throttle really held the copy (12 MiB at 1 MiB/s)
+    # No later, within what a run's end can be read to: Kafka's quota windows (1 s) and this test's 0.1 s reads.
+    assert auto <= fixed + 1.5, (auto, fixed)
+    changes = json.loads((plans["auto"] / "ledger.json").read_text())["continuous"]["auto_throttle"]["changes"]
+    # From its first write on, auto gave broker 2 the ceiling: the headroom never fell below it.
+    assert changes and {c["follower_rate"] for c in changes if c["broker"] == 2} == {CEILING}, changes
+    assert throttles_anywhere(pair, "cmp-") == {}

@@ -83,9 +83,12 @@ def worth_writing(auto: AutoThrottle, new: int, written: int | None) -> bool:
 
 
 def broker_rates(auto: AutoThrottle, broker: int, traffic: BrokerTraffic | None) -> BrokerRates:
-    """The two rates of one broker for its traffic now; traffic not known yet: the floor (the cautious end)."""
+    """The two rates of one broker for its traffic now. Traffic not known yet (a sampled source has one sample
+    until its first poll): the ceiling, the rate the approver accepted and a fixed throttle holds all run long.
+    The floor there cost a tenth of a poll interval's copying at every start (9 s at the default 10 s poll), so
+    auto ended later than the fixed throttle even where the headroom was above the ceiling all along."""
     if traffic is None:
-        return BrokerRates(auto.floor, auto.floor, None, None)
+        return BrokerRates(auto.ceiling, auto.ceiling, None, None)
     cap = auto.capacities[broker]
     assert cap.network_in_bytes_per_sec is not None and cap.network_out_bytes_per_sec is not None  # auto_throttle checked
     head_in = cap.network_in_bytes_per_sec - traffic.bytes_in
