@@ -62,6 +62,15 @@ def test_a_replica_leaving_a_crowded_partition_goes_to_the_rack_it_misses_so_no_
     assert best_destination(s, 0, [1, 3, 5], 1, 3) == 2
 
 
+def test_a_crowded_partitions_leaving_replica_ranks_racks_by_the_replicas_that_stay() -> None:
+    # RF 4 over racks a (0, 1, 2), b (3, 4) and c (5): at most 2 per rack. t-0 on 0, 1, 2 (a) and 3 (b); 0 leaves. The
+    # replicas that stay: a 2, b 1, c 0, so c's 5 comes first though 4 (rack b, empty) leads the plain order and rack b
+    # could take it (1 < 2). Counting the leaving replica's rack alone would rank b with c and send it to 4.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "b"), (5, "c")], [part("t", 0, [0, 1, 2, 3]), part("u", 0, [5])],
+              decommission_brokers=(0,))
+    assert best_destination(s, 0, [0, 1, 2, 3], 0, 4) == 5
+
+
 def test_the_largest_replicas_that_must_leave_are_placed_first() -> None:
     # Broker 2 leaves with a-0 (1 GiB) and b-0 (5 GiB); 0 holds 3 GiB, 1 nothing. The 5 GiB replica takes the empty
     # broker and the 1 GiB one the other: 4 and 5 GiB. In partition order both would land on 1 (6 and 3 GiB).
@@ -70,6 +79,17 @@ def test_the_largest_replicas_that_must_leave_are_placed_first() -> None:
     PlacementGoal().optimize(s)
     assert rows(s)[:2] == [[0], [1]]
     assert s.bytes.tolist() == [4 * 2**30, 5 * 2**30, 0]
+
+
+def test_replicas_of_equal_size_that_must_leave_are_placed_in_partition_order() -> None:
+    # Broker 2 leaves with t-0..t-7: the odd ones 2 GiB, the even ones 1 GiB. Largest first, ties in partition order:
+    # t-1, t-3, t-5, t-7, then t-0, t-2, t-4, t-6, each to the emptier of 0 and 1 (the lower id on a tie), so they
+    # alternate 0, 1, 0, 1: t-1, t-5, t-0, t-4 on 0 and t-3, t-7, t-2, t-6 on 1. (An unstable sort may order ties
+    # differently from one machine to the next: the plan would too.)
+    s = state([0, 1, 2], [part("t", i, [2], size_bytes=(1 + i % 2) * 2**30) for i in range(8)], decommission_brokers=(2,))
+    PlacementGoal().optimize(s)
+    assert rows(s) == [[0], [0], [1], [1], [0], [0], [1], [1]]
+    assert s.bytes.tolist() == [6 * 2**30, 6 * 2**30, 0]
 
 
 def test_destination_skips_ineligible_brokers_and_rack_unsafe_ones() -> None:
@@ -271,6 +291,32 @@ def test_repair_moves_a_follower_of_the_crowded_rack_to_the_least_loaded_broker_
     assert rows(s)[0] == [0, 2]
 
 
+def test_repair_victim_is_over_its_ceiling_strictly_then_furthest_over_its_byte_target() -> None:
+    # t-0 crowds rack a on 0 (the leader, 1 replica) and 1 (2 replicas, with v-0), 1 GiB each.
+    # 0 holds exactly its ceiling of 1, 1 is under its ceiling of 5: neither is over, so bytes decide: 1 (2 GiB) gives,
+    # to rack b's empty 2 (under its ceiling, the lowest id).
+    s = state(RACKS, [part("t", 0, [0, 1], leader=0), part("v", 0, [1])])
+    s.hi[:] = [1, 5, 5, 5, 5]
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 2]
+    # Bytes over the target, not bytes: 0 holds 2 GiB (t-0, u-0) against a target of 0, 1 holds 1 GiB against 3 GiB:
+    # 0 is 2 GiB over, 1 is 2 GiB under, so the leader 0 gives (to 2).
+    s = state(RACKS, [part("t", 0, [0, 1], leader=0), part("u", 0, [0])])
+    s.byte_target[:] = [0, 3 * 2**30, 0, 0, 0]
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [2, 1]
+
+
+def test_a_repair_spreading_a_partition_takes_from_a_rack_holding_two_even_where_another_is_heavier() -> None:
+    # RF 5 over racks a (0, 1), b (2, 3), c (4, 5) and d (6): 2 + 2 + 1 spans three of four racks. Broker 4 (rack c's
+    # one replica) is the heaviest (u-0, 5 GiB), but giving it would leave c empty: a follower of a rack holding two
+    # gives, the lowest id (1), to rack d's 6, in one move.
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "c"), (6, "d")],
+              [part("t", 0, [0, 1, 2, 3, 4], leader=0), part("u", 0, [4], size_bytes=5 * 2**30)])
+    RackSafetyGoal().optimize(s)
+    assert rows(s)[0] == [0, 6, 2, 3, 4] and s.changes == [(0, 1, 6)]
+
+
 def test_repair_spreads_a_partition_over_the_missing_rack() -> None:
     s = state(RACKS, [part("t", 0, [0, 1, 2, 3], leader=0)])
     RackSafetyGoal().optimize(s)
@@ -315,6 +361,21 @@ def test_destination_of_a_repair_respects_the_rack_cap() -> None:
     s.hi[:] = [0, 0, 0, 5, 0]                               # 3 is the one under its replica ceiling
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 3
     assert isinstance(RackSafetyGoal().violations(s), np.ndarray)
+
+
+def test_the_destination_of_a_repair_is_never_a_broker_of_the_row_in_a_rack_under_its_cap() -> None:
+    # RF 4 over racks a (0, 1, 2), b (3) and c (4): cap 2. Rack b holds one (3), under the cap, and 3 is lighter than 4
+    # (u-0, u-1), but 3 holds a replica already: 4 takes the follower 1.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c")], [part("t", 0, [0, 1, 2, 3]), part("u", 0, [4]), part("u", 1, [4])])
+    assert RackSafetyGoal._destination(s, 0, [0, 1, 2, 3], 1, {0: 3, 1: 1}, 2, False) == 4
+
+
+def test_the_judges_view_of_a_cluster_without_racks_counts_no_rack_violation() -> None:
+    # Without racks ``violations`` is empty, and the judge indexes the movable partitions with it.
+    from kafka_rebalance.planner.judge import state_view
+
+    s = state([0, 1, 2], [part("t", 0, [0, 1]), part("t", 1, [1, 2])])
+    assert state_view(s).rack_violations == 0
 
 
 def test_a_replica_that_must_leave_goes_to_a_broker_with_disk_room_first() -> None:

@@ -51,7 +51,9 @@ def best_destination(state: ClusterState, p: int, row: list[int], src: int | Non
     rack = state.rack
     if state.has_racks and not state.rack_safe(row):
         # A partition already crowding a rack: the replica that must move anyway goes to the emptiest rack first,
-        # so the rack-safety goal has one move fewer to make (or none) for this partition.
+        # so the rack-safety goal has one move fewer to make (or none) for this partition. (``or`` for the ``and`` alike:
+        # rack_safe holds without racks. Only the order of the counts matters: a rack's first replica counted as 2, or
+        # each as 2, sorts the same, since a missing rack stays at 0.)
         per: dict[int, int] = {}
         for x in row:
             if x != src:
@@ -107,6 +109,8 @@ class PlacementGoal(Goal):
             self._fix(state, p)
 
     def _check_frozen(self, state: ClusterState, on_inelig: np.ndarray) -> None:
+        # (any(axis=None) alike: it adds frozen rows with no ineligible replica, and so none decommissioned, which the
+        # loop below raises for only)
         stuck = np.flatnonzero(on_inelig.any(axis=1) & state.frozen)
         for p in stuck.tolist():
             for b in state.row(p):
@@ -191,7 +195,8 @@ class RackSafetyGoal(Goal):
         for k, p in enumerate(wide.tolist()):
             for g in range(len(racks)):
                 members = var[p, member[g]]
-                # (any members alike for a start that meets the rows: there every rack of a wide partition is spanned)
+                # (any members alike for a start that meets the rows: there every rack of a wide partition is spanned;
+                # the row numbers' dtype None alike, here and below: whole floats, which coo_matrix casts to its index type)
                 model.indicator(int(y[k, g]), members)
                 model.add(np.zeros(len(members) + 1, dtype=np.int64), np.concatenate([[y[k, g]], members]),
                           np.concatenate([[1.0], -np.ones(len(members))]), np.asarray([-np.inf]), np.asarray([0.0]))
