@@ -6,6 +6,7 @@ planner does after optimising counts). Brokers 0..n-1 are their own indexes; loa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -643,3 +644,294 @@ def test_under_the_move_cap_a_band_proven_out_of_reach_keeps_the_cap() -> None:
     ByteBalanceGoal().optimize(s)
     assert loads(s) == [9, 6, 3] and s.cur == {3: [2]}
     assert s.move_cap is not None and s.move_cap.tolist() == [1, 1, 1, 1]
+
+
+def test_the_check_counts_bytes_exactly_at_its_rounding_margin_as_inside() -> None:
+    from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
+
+    def broker(bid: int, size: float) -> BrokerView:
+        return BrokerView(bid, 1, 0, 9, size, 100.0, 0.1, 0, 0, 0, 1, None, 50.0, 70.0, 55.0)
+
+    # Band [50, 70], no slack: the check lets bytes lie up to 1e-6 past either edge. 70 + 1e-6 and 50 - 1e-6 lie exactly
+    # there (the same float sums the margin is): inside; 70 + 2e-6 and 50 - 2e-6 are beyond it.
+    at = (broker(1, 70.0 + 1e-6), broker(2, 50.0 - 1e-6))
+    assert ByteBalanceGoal().check(BalanceView(at, (), 0.1, 10.0, (0, 9))).offenders == ()
+    beyond = (broker(1, 70.0 + 2e-6), broker(2, 50.0 - 2e-6))
+    assert ByteBalanceGoal().check(BalanceView(beyond, (), 0.1, 10.0, (0, 9))).offenders == (1, 2)
+
+
+def test_a_partner_no_further_above_its_target_than_the_giver_is_passed_over_however_wide_its_band() -> None:
+    # In bytes, every target 20 (set by hand). Broker 1 holds 20 + 4 = 24, 2 above its band [18, 22]. Broker 0 holds 24
+    # too, inside its wide band [18, 30]: taking 4 would leave both inside, but it is as far above its target (4) as
+    # the giver, so it is no receiver. Broker 2 (12, 6 below [18, 22]) is: min(4, 8) = 4 wanted, the 4 byte replica.
+    parts = [part("t", i, [b], size_bytes=g) for i, (b, g) in enumerate([(0, 24), (1, 20), (1, 4), (2, 12)])]
+    s = planner_state([0, 1, 2], parts)
+    s.byte_target = np.full(3, 20.0)
+    goal = ByteBalanceGoal()
+    goal.upper, goal.lower = np.asarray([30.0, 22.0, 22.0]), np.full(3, 18.0)
+    goal._in_rack = goal._rack_bound(s)
+    assert goal._improve(s, 1, [0, 2], heavy=True)
+    assert s.bytes.tolist() == [24, 20, 16] and s.cur == {2: [2]}
+
+
+
+def searching(brokers: list[int], layout: list[tuple[int, list[int]]], costly_swaps: int = 64) -> tuple[ClusterState, ByteBalanceGoal]:
+    """A state of partitions t-0, t-1, ... (``layout``: (size in bytes, row) each) with the placement veto, and a goal
+    ready for its searches to be called directly (as ``optimize`` leaves it)."""
+    s = planner_state(brokers, [part("t", i, row, size_bytes=g) for i, (g, row) in enumerate(layout)])
+    s.vetoes = [PlacementGoal()]
+    goal = ByteBalanceGoal(costly_swaps=costly_swaps)
+    goal._in_rack = goal._rack_bound(s)
+    goal._costly = np.zeros(s.n_brokers, dtype=np.int64)
+    return s, goal
+
+
+def helps_below(limit: float) -> Callable[[float], bool]:
+    """The judge ``_improve`` hands its searches: whether moving a net ``d`` bytes from giver to receiver helps
+    (here: sizes strictly between 0 and ``limit``)."""
+    return lambda d: 0 < d < limit
+
+
+def test_a_swap_tries_the_receivers_smaller_touched_replica_where_its_smallest_untouched_one_fails() -> None:
+    # In bytes, giver 0 holds t-0 (10), t-1 (9) and t-4 (1); receiver 1 holds t-2 (12), t-3 (5) and t-4 (1, on both: the
+    # placement veto refuses it either way). t-3's other replica moved 2 -> 3: touched. Nets in (0, 6) help, 3 wanted.
+    # The smallest untouched small, t-2 (12), leaves no giver replica in the window (11, 19); the smaller touched t-3 (5)
+    # does: 9 in (4, 12), the nearest 3 + 5 = 8, net 4. t-2 was taken from 1's index on the way and is put back.
+    s, goal = searching([0, 1, 2, 3], [(10, [0]), (9, [0]), (12, [1]), (5, [1, 2]), (1, [0, 1])])
+    s.move(3, 2, 3)
+    assert goal._swap(s, 0, 1, 3.0, helps_below(6), (-1.0, 7.0))
+    assert s.cur == {1: [1], 3: [0, 3]} and s.bytes.tolist() == [16, 22, 0, 5]
+    from kafka_rebalance.planner.goals.base import donor_index
+
+    assert donor_index(s, 1).find(12.0, lambda p: True) == 2
+    # An arrival on the receiver is tried before a smaller touched replica of its own: t-3 (5) arrived on 1 from 2, and
+    # t-4 (1) on 1 is touched (its replica on 2 moved to 3). t-2 (12) fails as above, the arrival t-3 (5) takes t-1 (9),
+    # though t-4, smaller, would leave nothing in (0, 8).
+    s, goal = searching([0, 1, 2, 3], [(10, [0]), (9, [0]), (12, [1]), (5, [2]), (1, [1, 2])])
+    s.move(3, 2, 1)
+    s.move(4, 2, 3)
+    assert goal._swap(s, 0, 1, 3.0, helps_below(6), (-1.0, 7.0))
+    assert s.cur == {1: [1], 3: [0], 4: [1, 3]} and s.bytes.tolist() == [15, 22, 0, 1]
+    # A touched replica larger than the untouched small that failed is not tried: 1 (t-2) leaves nothing in (0, 8); the
+    # touched t-3 (5) would (9 for it), but it is no smaller, so nothing moves.
+    s, goal = searching([0, 1, 2, 3], [(10, [0]), (9, [0]), (1, [1]), (5, [1, 2])])
+    s.move(3, 2, 3)
+    assert not goal._swap(s, 0, 1, 3.0, helps_below(6), (-1.0, 7.0))
+    assert s.cur == {3: [1, 3]}
+
+
+def test_a_swaps_smallest_touched_replica_is_the_emptiest_and_so_is_its_smallest_arrival() -> None:
+    # In bytes, giver 0 holds t-0 (4) and t-1 (5); nets in (0, 5) help, 4 wanted. Receiver 1's untouched t-2 (12) leaves
+    # nothing in (11, 18); its touched t-3 (0 bytes) and t-4 (1 byte) (their other replicas moved 2 -> 3): the emptiest,
+    # t-3, is tried, and t-0 (4, the nearest 4 + 0) goes for it. Starting from 1 byte, t-4 and t-1 (5) would go.
+    s, goal = searching([0, 1, 2, 3], [(4, [0]), (5, [0]), (12, [1]), (0, [1, 2]), (1, [1, 2])])
+    s.move(3, 2, 3)
+    s.move(4, 2, 3)
+    assert goal._swap(s, 0, 1, 4.0, helps_below(5), (-1.0, 6.0))
+    assert s.cur == {0: [1], 3: [0, 3], 4: [1, 3]}
+    # The same with t-3 and t-4 arrivals on 1 (from 2) and nothing untouched there: the emptiest arrival goes, t-3.
+    s, goal = searching([0, 1, 2], [(4, [0]), (5, [0]), (0, [2]), (1, [2])])
+    s.move(2, 2, 1)
+    s.move(3, 2, 1)
+    assert goal._swap(s, 0, 1, 4.0, helps_below(5), (-1.0, 6.0))
+    assert s.cur == {0: [1], 2: [0], 3: [1]}
+
+
+def test_a_search_gives_up_after_64_replicas_refused() -> None:
+    # In bytes: t-0..t-64 (5 each) sit on both 0 and 1, so the placement veto refuses every one from 0 to 1; t-65 (20)
+    # is on 0 alone. Nets in (0, 30) help, 5 wanted: the 65 refused are nearer than t-65, and a search stops after 64
+    # refusals (SEARCH), untouched or with touched ones: nothing moves.
+    s, goal = searching([0, 1], [(5, [0, 1])] * 65 + [(20, [0])])
+    assert not goal._single(s, 0, 1, 5.0, helps_below(30), (-1.0, 31.0))
+    assert s.cur == {}
+    # A swap's search for the receiver's small one likewise: t-0..t-64 (1 each) on both, t-65 (3) on 1 alone, t-66 (20)
+    # on 0 alone: from 0 bytes up the 65 refused come first, so no small one is found and nothing moves.
+    s, goal = searching([0, 1], [(1, [0, 1])] * 65 + [(3, [1]), (20, [0])])
+    assert not goal._swap(s, 0, 1, 10.0, helps_below(30), (-1.0, 31.0))
+    assert s.cur == {}
+
+
+def test_a_single_move_takes_an_arrival_before_a_touched_replica_of_the_givers_own_and_that_when_nothing_else_helps() -> None:
+    # In bytes: t-0 (4) on 0 and 2, its replica on 2 moved to 3 (so 0's is touched); nets in (0, 6) help, 4 wanted.
+    # Nothing untouched or arrived on 0 helps, so the touched t-0 goes to 1.
+    s, goal = searching([0, 1, 2, 3], [(4, [0, 2])])
+    s.move(0, 2, 3)
+    assert goal._single(s, 0, 1, 4.0, helps_below(6), (-1.0, 7.0))
+    assert s.cur == {0: [1, 3]}
+    # With t-1 (2) arrived on 0 (from 2) as well: the arrival goes, though t-0 is nearer 4 (moving an arrival on adds no move).
+    s, goal = searching([0, 1, 2, 3], [(4, [0, 2]), (2, [2])])
+    s.move(0, 2, 3)
+    s.move(1, 2, 0)
+    assert goal._single(s, 0, 1, 4.0, helps_below(6), (-1.0, 7.0))
+    assert s.cur == {0: [0, 3], 1: [1]}
+
+
+def test_a_costly_swap_with_none_left_takes_no_arrival_either() -> None:
+    # In bytes, costly budget 0: 0 holds t-0 (3), arrived from 2; 1 holds t-1 (2). Nets in (0, 3) help, 1 wanted. 3 for 2
+    # copies 5 bytes to shed 1: costly (for a small of 2, only a replica above 2 x 2 - 1 = 3 bytes is cheap), so the
+    # search's window (3, 6) holds no size, arrivals included: nothing moves.
+    s, goal = searching([0, 1, 2], [(3, [2]), (2, [1])], costly_swaps=0)
+    s.move(0, 2, 0)
+    assert not goal._swap(s, 0, 1, 1.0, helps_below(3), (-1.0, 4.0))
+    assert s.cur == {0: [0]}
+
+
+def test_a_broker_set_aside_is_tried_again_once_another_brokers_action_made_room() -> None:
+    # In bytes, every target 10; bands set by hand: 0 [0, 10], 1 [5, 8], 2 [0, 12]. 0 holds t-0 (14), 4 above; 1 holds
+    # t-1 (4), 1 below; 2 holds t-2 (10) and t-3 (2), at its top. 0 goes first and nothing helps: 14 overshoots 1 (to
+    # 18) and 2; a swap with 1 (14 for 4) leaves 1 at 14, one with 2 (14 for 10) 2 at 16, as far out as 0 was. Set
+    # aside. 1 (1 below) asks 2: min(2, 6) = 2 wanted, t-3: 1 at 6, 2 at 10. Everyone else inside, 0 is tried again:
+    # now 14 for 10 with 2 leaves 0 at 10 and 2 at 14, 2 outside instead of 4. 2 then finds nothing (14 overshoots 1; 14
+    # for 0's 10 mirrors them): 10 / 6 / 14. Without the second try 0 would have stayed at 14.
+    s, goal = searching([0, 1, 2], [(14, [0]), (4, [1]), (10, [2]), (2, [2])])
+    s.byte_target = np.full(3, 10.0)
+    upper, lower = np.asarray([10.0, 8.0, 12.0]), np.asarray([0.0, 5.0, 0.0])
+    s.byte_hi, s.byte_lo = upper.copy(), lower.copy()
+    goal._run(s, np.arange(3), upper, lower)
+    assert s.bytes.tolist() == [10, 6, 14]
+    assert s.cur == {0: [2], 2: [0], 3: [1]}
+
+
+def hand_run(layout: list[tuple[int, list[int]]], targets: list[float], upper: list[float], lower: list[float],
+             byte_hi: list[float] | None = None, rack: str | None = None) -> ClusterState:  # fmt: skip
+    """One ``_run`` of the goal over brokers 0..n-1 (all in ``rack``, if given) with targets and bands set by hand
+    (``byte_hi``: the tolerance band's tops, where ``upper`` raised some: those brokers are held, as ``optimize`` holds
+    one proven out of reach)."""
+    n = len(targets)
+    s, goal = searching([(b, rack) for b in range(n)] if rack else list(range(n)), layout)
+    s.byte_target = np.asarray(targets, dtype=np.float64)
+    s.byte_hi, s.byte_lo = np.asarray(byte_hi or upper, dtype=np.float64), np.asarray(lower, dtype=np.float64)
+    goal._run(s, np.arange(n), np.asarray(upper, dtype=np.float64), np.asarray(lower, dtype=np.float64))
+    return s
+
+
+def test_a_heavy_broker_gives_to_the_partner_furthest_below_its_own_target_not_the_lightest_in_bytes() -> None:
+    # In bytes, targets 10 / 12 / 6, bands [8, 12], [5, 14], [5, 8]. 0 holds t-0 (10) and t-1 (4), 2 above; the others
+    # are inside. Its partners, furthest below their own targets first: 1 (6 against 12: -6), then 2 (5 against 6: -1).
+    # 1 takes min(4, 6) = 4, t-1: 10 / 10 / 5, every broker inside. (2 first would take t-1 too, and end 1 above.)
+    s = hand_run([(10, [0]), (4, [0]), (6, [1]), (5, [2])], [10, 12, 6], [12, 14, 8], [8, 5, 5])
+    assert s.bytes.tolist() == [10, 10, 5] and s.cur == {1: [1]}
+
+
+def test_of_a_broker_above_and_one_below_their_bands_by_as_much_the_one_above_goes_first() -> None:
+    # In bytes, targets 10 / 10 / 18, bands [8, 12], [5, 15], [9, 20]. 0 holds 10 + 4 (2 above), 1 holds 3 (2 below),
+    # 2 holds 8 + 2 (inside). 0 goes first: its partners, furthest below their targets first, are 2 (-8) and 1 (-7);
+    # 2 takes min(4, 8) = 4, t-1. 1, still 2 below, asks 0 (0 against its target) and then 2 (-4): 0's 10 overshoots
+    # either way, and 2 gives half the gap, (-4 + 7) / 2 = 1.5, its own t-4 (2): 10 / 5 / 12. (1 first would have taken
+    # t-1 from 0: 10 / 7 / 10.)
+    s = hand_run([(10, [0]), (4, [0]), (3, [1]), (8, [2]), (2, [2])], [10, 10, 18], [12, 15, 20], [8, 5, 9])
+    assert s.bytes.tolist() == [10, 5, 12] and s.cur == {1: [2], 4: [1]}
+
+
+def test_a_broker_held_above_its_band_is_asked_before_the_others() -> None:
+    # In bytes, one rack; targets 10 / 8 / 18; bands [5, 15], [4, 16], and for 2 the tolerance band [10, 18] raised to
+    # [10, 20], where it stands (held: as optimize holds a broker proven out of reach above its band). 0 holds 3 (2
+    # below); 1 holds 12 + 2, 6 above its target; 2 holds 18 + 2, 2 above. 1 is further above its target, but the held 2
+    # is asked first: min(2, 7) = 2 wanted, its t-4 (2): 5 / 14 / 18. (1 would have given its own t-2: 5 / 12 / 20.)
+    s = hand_run([(3, [0]), (12, [1]), (2, [1]), (18, [2]), (2, [2])], [10, 8, 18], [15, 16, 20], [5, 4, 10],
+                 byte_hi=[15, 16, 18], rack="a")  # fmt: skip
+    assert s.bytes.tolist() == [5, 14, 18] and s.cur == {4: [0]}
+
+
+def test_a_broker_below_its_band_asks_the_partner_furthest_above_its_own_target_first_not_the_heaviest() -> None:
+    # In bytes, targets 10 / 8 / 19, bands [5, 15], [4, 16], [15, 25]. 0 holds 3, 2 below; 1 holds 12 + 2 (6 above its
+    # target, inside); 2 holds 18 + 2 (1 above its target, inside, the heaviest). 0 asks 1 first: min(6, 7) = 6 wanted,
+    # t-2 (2) the nearest: 5 / 12 / 20. (2 first would have given its t-4: 5 / 14 / 18.)
+    s = hand_run([(3, [0]), (12, [1]), (2, [1]), (18, [2]), (2, [2])], [10, 8, 19], [15, 16, 25], [5, 4, 15])
+    assert s.bytes.tolist() == [5, 12, 20] and s.cur == {2: [0]}
+
+
+def test_the_solver_sheds_what_a_brokers_excluded_bytes_leave_no_room_for() -> None:
+    from kafka_rebalance.planner import exact
+
+    # x-0 (5 GiB, excluded) and t-0 (6) on broker 0, t-1 (2) and t-2 (4) on 1, t-3 (3) and t-4 (4) on 2: 24 GiB, target
+    # 8, band [6, 10] (tolerance 0.25), and two replicas a broker. 1 (6) and 2 (7) are inside; 0 (11) is not, and its band
+    # leaves its movable replicas 10 - 5 = 5 GiB: t-0 goes, and for the count one of at least 1 GiB comes back. Sent
+    # to 1, t-0 leaves room for at most 10 - 6 - 4 = 0 of 1's own plus t-1 (2) back (0 at 7, 1 at 10): 8 GiB moved; to 2,
+    # t-3 (3) back (0 at 8, 2 at 10): 9. The fewest: t-0 to 1, t-1 to 0. The same with the band widened by up to 0.5 GiB.
+    parts = [part("t", i, [b], size_bytes=g * GiB) for i, (b, g) in enumerate([(0, 6), (1, 2), (1, 4), (2, 3), (2, 4)])]
+    state = planner_state([0, 1, 2], parts + [part("x", 0, [0], size_bytes=5 * GiB)], targets=True, exclude_topics=("x",),
+                          byte_tolerance=0.25)  # fmt: skip
+    for widen in (0.0, 0.5 * GiB):
+        found = exact._solve(state, widen=widen)
+        assert found.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+        assert (found.rows, found.bytes_moved) == ({0: [1], 1: [0]}, 8 * GiB)
+
+
+def test_the_solver_widens_by_the_least_sum_in_bytes_and_a_budget_of_one_byte_is_a_widening() -> None:
+    from kafka_rebalance.planner import exact
+
+    # In bytes, tolerance 0: t-0 (3) and t-1 (2) on broker 0, broker 1 empty, target 2.5 each. No split meets the bands;
+    # 3 / 2 lies 0.5 + 0.5 = 1 byte beyond them, the least (5 / 0 lies 5). Within that 1 byte the fewest bytes: t-1 moves.
+    state = planner_state([0, 1], [part("t", 0, [0], size_bytes=3), part("t", 1, [0], size_bytes=2)], targets=True,
+                          byte_tolerance=0.0)  # fmt: skip
+    assert exact._solve(state, widen=None).widening == pytest.approx(1.0, abs=1e-6)
+    found = exact._solve(state, widen=1.0)
+    assert found.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    assert (found.rows, found.bytes_moved) == ({1: [1]}, 2)
+
+
+
+def test_the_solver_finds_the_least_widening_and_within_a_budget_moves_the_fewest_bytes_whatever_it_widens() -> None:
+    from kafka_rebalance.planner import exact
+
+    # In bytes, tolerance 0: t-0..t-3 (7, 5, 3, 1) on broker 0 of three, target 16 / 3 each. The least sum beyond the
+    # bands: 7 / 5 / 3 + 1, 5/3 + 1/3 + 4/3 = 10/3 (7 / 5 + 1 / 3 lies 14/3, 7 + 1 / 5 / 3 lies 16/3).
+    state = planner_state([0, 1, 2], [part("t", i, [0], size_bytes=g) for i, g in enumerate([7, 5, 3, 1])], targets=True,
+                          byte_tolerance=0.0)  # fmt: skip
+    assert exact._solve(state, widen=None).widening == pytest.approx(10 / 3, abs=1e-6)
+    # t-0 (4) and t-1 (3) on broker 0, u-0 and u-1 (empty) on 1, target 3.5: as they stand they lie 3.5 + 3.5 = 7 beyond
+    # the bands. Allowed 7.5, the fewest bytes is none moved, though swapping t-1 for an empty one would bring the sum to 1.
+    state = planner_state([0, 1], [part("t", 0, [0], size_bytes=4), part("t", 1, [0], size_bytes=3),
+                                   part("u", 0, [1], size_bytes=0), part("u", 1, [1], size_bytes=0)],
+                          targets=True, byte_tolerance=0.0)  # fmt: skip
+    found = exact._solve(state, widen=7.5)
+    assert found.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    assert (found.rows, found.bytes_moved) == ({}, 0)
+
+
+def test_a_broker_proven_out_of_reach_above_its_band_is_asked_first_even_from_another_rack() -> None:
+    # Racks a = {0, 1}, b = {2, 3, 4}; RF 1, so replicas may change racks. 500 GiB over five brokers: target 100, band
+    # [90, 110]. 2 holds t-3 (111), larger than any broker's band top: proven out of reach, held where it stands (114).
+    # 0 (88) is the only broker out, 2 below. Its partners: the held 2 first, then its own rack's 1 (110 = 107 + 3), then
+    # the rest. 2 gives min(14, 12) = 12 wanted, t-4 (3) the nearest: 91 / 110 / 111. (1 first would have given t-2.)
+    layout = [(88, 0), (107, 1), (3, 1), (111, 2), (3, 2), (94, 3), (94, 4)]
+    s = planner_state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "b")],
+                      [part("t", i, [b], size_bytes=g * GiB) for i, (g, b) in enumerate(layout)], targets=True)
+    ByteBalanceGoal().optimize(s)
+    assert loads(s) == [91, 110, 111, 94, 94] and s.cur == {4: [0]}
+
+
+def test_the_search_windows_end_where_sizes_stop_helping_so_refusals_beyond_them_use_up_no_search() -> None:
+    # In bytes, bands and targets set by hand. 0 holds sixty-four 13s and a 1 (833), 1 above its band's top 832; 1 holds
+    # nothing, band [0, 11]: sizes in (0, 12) help (at 12, 1 lies 1 above instead). Wanted: min(833 - 820, 13 - 0) = 13.
+    # The 13s are nearest but one byte past the window's top (13, exclusive), so the search goes on to the 1: 832 / 1.
+    s, goal = searching([0, 1], [(13, [0])] * 64 + [(1, [0])])
+    s.byte_target = np.asarray([820.0, 13.0])
+    goal.upper, goal.lower = np.asarray([832.0, 11.0]), np.asarray([0.0, 0.0])
+    assert goal._improve(s, 0, [1], heavy=True)
+    assert s.bytes.tolist() == [832, 1] and s.cur == {64: [1]}
+    # A swap's window likewise ends a byte below the small one's size. 0 holds sixty-four 9s and a 12 (588), 1.5 above
+    # 586.5; 1 holds a 10, band [0, 11.5]: nets in (0, 3) help, 0.4 wanted (targets 587.6 and 10.4). No single size
+    # helps; for 1's 10, the 9s are nearest 10.4 but at or below 10 - 1, outside the window (9, 14): the 12 goes, net 2.
+    s, goal = searching([0, 1], [(9, [0])] * 64 + [(12, [0]), (10, [1])])
+    s.byte_target = np.asarray([587.6, 10.4])
+    goal.upper, goal.lower = np.asarray([586.5, 11.5]), np.asarray([0.0, 0.0])
+    assert goal._improve(s, 0, [1], heavy=True)
+    assert s.bytes.tolist() == [586, 12] and s.cur == {64: [1], 65: [0]}
+
+
+def test_within_a_widening_budget_the_solver_moves_the_fewest_bytes_not_the_least_widening() -> None:
+    from kafka_rebalance.planner import exact
+
+    # In bytes, tolerance 0, counts locked at 4..4 (so every move is a swap): t-0 (6) and t-1..t-3 (2 each) on broker 0,
+    # u-0..u-3 (empty) on 1, target 6 each. As they stand they lie 6 + 6 = 12 beyond the bands; allowed 9: swapping a 2
+    # for an empty one lies 4 + 4 = 8 beyond (2 bytes), two such swaps 2 + 2 (4 bytes), t-0 for an empty one 0 (6
+    # bytes). The fewest bytes: one 2-byte swap, though the widening it leaves is the largest allowed.
+    parts = [part("t", i, [0], size_bytes=g) for i, g in enumerate([6, 2, 2, 2])] + [part("u", i, [1], size_bytes=0) for i in range(4)]
+    state = planner_state([0, 1], parts, targets=True, byte_tolerance=0.0)
+    found = exact._solve(state, widen=9.0)
+    assert found.status in (exact.ExactStatus.OPTIMAL, exact.ExactStatus.FEASIBLE)
+    assert found.bytes_moved == 2 and found.rows is not None and len(found.rows) == 2
+    (t, t_row), (u, u_row) = sorted(found.rows.items())
+    assert t in (1, 2, 3) and t_row == [1] and u in (4, 5, 6, 7) and u_row == [0]

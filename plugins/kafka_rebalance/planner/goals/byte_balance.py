@@ -134,7 +134,8 @@ class ByteBalanceGoal(Goal):
         self._costly = np.zeros(0, dtype=np.int64)  # per broker, the costly swaps it took part in
 
     def optimize(self, state: ClusterState) -> None:
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
+        # (a list of ints, never empty: ClusterState refuses a cluster without an eligible broker; int64 without the dtype too)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)
         self._in_rack = self._rack_bound(state)
         self._costly = np.zeros(state.n_brokers, dtype=np.int64)  # (floats alike: whole numbers, compared only)
         # Brokers no plan brings into their band (byte_misses proves it, and the plan names the cause) are
@@ -182,6 +183,7 @@ class ByteBalanceGoal(Goal):
         # band instead would let every broker drift as far as the one holding a partition larger
         # than its band must.
         n_e = model.n_e
+        # (any positive cost alike where widen is None: the x columns cost nothing then, so only the widening is weighed)
         wcol = model.columns(n_e, upper=np.inf, integer=False, cost=1.0 if model.widen is None else 0.0)
         model.widening_cols = wcol
         if model.widen is not None:
@@ -200,7 +202,8 @@ class ByteBalanceGoal(Goal):
         return np.maximum(deviation_before, tolerance)
 
     def band_excess(self, state: ClusterState, load: np.ndarray) -> np.ndarray:
-        elig = np.asarray(state.eligible_idx, dtype=np.int64)  # a list of ints: int64 without the dtype too
+        # (a list of ints, never empty: ClusterState refuses a cluster without an eligible broker; int64 without the dtype too)
+        elig = np.asarray(state.eligible_idx, dtype=np.int64)
         return np.maximum(0.0, np.maximum(load[elig] - state.byte_hi[elig], state.byte_lo[elig] - load[elig]))
 
     @staticmethod
@@ -296,7 +299,7 @@ class ByteBalanceGoal(Goal):
         pick = np.zeros(len(order), dtype=bool)
         if not pinned:
             pick[:PARTNERS] = True
-        pick[own] = False
+        pick[own] = False  # (None alike: a bool array stores it as False)
         out = [int(x) for x in order[own]] + [int(x) for x in order[pick]]
         return sorted(out, key=lambda b: not held[b])  # (stable: the order above within each kind)
 
@@ -323,7 +326,9 @@ class ByteBalanceGoal(Goal):
         # beyond the last kink f is linear: extend it to where it climbs back to ``goal``. There both brokers are past
         # every edge they cross, so its slope is 2 whatever ``step`` (a max of 2.0 alike), and ``slope > 0`` always
         # holds (>= 0 or > 1 alike). Where f_last >= goal the added segment is skipped below whichever value closes it
-        # (goal, f(last), f(last + step)).
+        # (goal, f(last), f(last + step)), and wherever it ends: ending short of ``last`` (the first branch for any f_last,
+        # ``or`` alike) at last - (f_last - goal) / 2, f there is still >= goal, f falling no faster than 2 before ``last``.
+        # (f_last <= goal alike in either test: where f_last is goal exactly, the segment starts at goal and is skipped.)
         last, f_last = points[-1], values[-1]
         step = max(1.0, last)
         slope = (f(last + step) - f_last) / step
@@ -332,7 +337,12 @@ class ByteBalanceGoal(Goal):
         # f is convex: it falls from s = 0 when anything helps, so only the first segment starts at or above ``goal``
         # (s0 = 0: s1 - s0 and s1 + s0 alike) and ``a`` there is 1e-9 / slope from 0, less than the byte the
         # caller's window adds (any rounding of it alike); after the dip every segment stays above (break alike).
-        # (> for f0 or f1 below, or f1 <= goal for b, differ only where f meets goal exactly, at an edge they read alike)
+        # (> for f0 or f1 below, or f1 <= goal for b, differ only where f meets goal exactly, at an edge they read alike;
+        # f0 <= goal for a gives s0 there either way)
+        # (``/ (s1 - s0)`` for ``* (s1 - s0)`` in ``a`` alike: a segment crossing goal downwards is followed by one starting
+        # below it at s1, so lo <= s1; the crossing begins within 1e-9 of 0, where f falls at 1 or 2 a byte, and that ``a``
+        # exceeds the true one by over 1e-9 only where s1 - s0 < 1, so lo < 1 + 1e-9 and the window's bottom, lo - 1,
+        # still admits every size that helps: a whole byte or more)
         lo, hi = math.inf, -math.inf
         for s0, s1, f0, f1 in zip(points, points[1:], values, values[1:], strict=False):  # (strict=False: zip's default)
             if f0 >= goal and f1 >= goal:
@@ -359,8 +369,8 @@ class ByteBalanceGoal(Goal):
             def better(s: float) -> bool:
                 return self._viol(h, bh - s) + self._viol(r, br + s) < before - 1e-9  # noqa: B023 - called within this iteration
 
-            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches (two bytes alike:
-            # ``better`` refuses the sizes a wider window adds, and reach[0] lies within 1e-9 of 0)
+            # ``better`` stays the judge; the window (one byte wider, for rounding) only ends searches. No wider: sizes it
+            # would add are ones ``better`` refuses, and walking them could use up a search's SEARCH checks.
             window = (reach[0] - 1.0, reach[1] + 1.0)
             if self._single(state, h, r, desired, better, window):
                 return True
@@ -389,10 +399,12 @@ class ByteBalanceGoal(Goal):
     def _single(self, state: ClusterState, h: int, r: int, desired: float, better, window: tuple[float, float]) -> bool:
         # The count goal's veto depends on the two brokers only (-1: no partition; it reads none): no search when
         # it refuses them all.
+        # (any partition number alike: ReplicaCountGoal.accept_move reads only the brokers)
         if not all(g.accept_move(state, -1, h, r) for g in state.vetoes if g.count_goal):
             return False
         # the goals' vetoes first: across racks most candidates fail rack safety, and then need no arithmetic
-        bound = self._bound_for(state, h, r)  # a shortcut only: rack safety's veto refuses the same partitions
+        # a shortcut only: rack safety's veto refuses the same partitions (None alike: a hard goal, always a veto: core._balance)
+        bound = self._bound_for(state, h, r)
         p = self._pick(state, h, desired,
                        lambda p: not (bound is not None and bound[p]) and state.accepts(p, h, r) and better(float(state.sizes[p])),
                        window)  # fmt: skip
@@ -438,6 +450,7 @@ class ByteBalanceGoal(Goal):
                 state, h, desired + sq,
                 lambda p: (p != q and not (bound is not None and bound[p]) and state.accepts(p, h, r, count_neutral=True)  # noqa: B023
                            and better(float(sizes[p]) - sq)),  # noqa: B023
+                # (window[0] - sq alike inside the max: cheap = 2 sq - 1 is >= window[0] + sq, as window[0] is within 1e-9 of -1)
                 (window[0] + sq if costly_ok else max(window[0] + sq, cheap), window[1] + sq),
             )
             if p is not None:
