@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import DonorIndex, Goal, donor_index, outward, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.base import DonorIndex, Goal, bound_for, donor_index, outward, rack_bound, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.view import GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 from tests.support.clusters import GiB, part, planner_state
@@ -274,3 +275,43 @@ def test_smallest_bounds_what_a_search_could_return() -> None:
     assert idx.find(0, lambda p: False) is None and idx.side_parts == [0]  # passing it sets it aside
     assert idx.smallest() == 9 * GiB and idx.smallest(True) == 2 * GiB
     assert DonorIndex(state([]), 0).smallest(True) == math.inf
+
+
+# --------------------------------------------------------------------------- rack_bound, bound_for
+
+
+def test_partitions_bound_to_their_racks_are_the_rack_safe_ones_with_rf_a_multiple_of_the_racks() -> None:
+    # Racks a = {0, 1}, b = {2, 3}, c = {4}. t-0: RF 3, one per rack: bound. u-0: RF 2, may take rack c: free.
+    # v-0: RF 3, two in rack a: not rack-safe, so a replica may leave rack a: free. w-0: bound like t-0. x-0: RF 3 now,
+    # asked for 2 (--replication-factor 2 is not a multiple of 3 racks): free. RF 6 over 3 racks, two per rack: bound.
+    brokers = [(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "c")]
+    s = planner_state(brokers, [part("t", 0, [0, 2, 4]), part("u", 0, [0, 2]), part("v", 0, [0, 1, 2]),
+                                part("w", 0, [1, 3, 4]), part("y", 0, [0, 1, 2, 3, 4, 5])])
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    assert rack_bound(s).tolist() == [True, False, False, True, True]
+    shrinking = planner_state(brokers, [part("x", 0, [0, 2, 4])], replication_factor=2)
+    assert rack_bound(shrinking).tolist() == [False]
+    # Wherever the shortcut says "bound" for a move across racks, the vetoes refuse that move.
+    bound = rack_bound(s)
+    refused = 0
+    for p in range(s.n_parts):
+        for src in s.row(p):
+            for dst in range(6):
+                skip = bound_for(bound, s, src, dst)
+                if skip is not None and skip[p]:
+                    refused += 1
+                    assert not s.accepts(p, src, dst), (p, src, dst)
+    # t-0 and w-0: each replica to the 4 brokers outside its rack (3 replicas x 4); y-0 holds every broker (0 free).
+    assert refused == 2 * 3 * 4 + 6 * 4
+    # Within a rack there is no shortcut: the vetoes decide (t-0's replica 0 -> 1 is allowed).
+    assert bound_for(bound, s, 0, 1) is None and s.accepts(0, 0, 1)
+
+
+def test_no_racks_binds_nothing_and_across_known_racks_the_bound_applies() -> None:
+    s = planner_state([0, 1, 2], [part("t", 0, [0, 1, 2])])
+    assert rack_bound(s).tolist() == [False]
+    racked = planner_state([(0, "a"), (1, "b"), (2, "c"), (3, "a")], [part("t", 0, [0, 1, 2])])
+    bound = rack_bound(racked)
+    assert bound.tolist() == [True]
+    assert bound_for(bound, racked, 0, 1) is bound       # a -> b: another rack
+    assert bound_for(bound, racked, 0, 3) is None        # a -> a: the same rack

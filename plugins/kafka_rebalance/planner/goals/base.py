@@ -39,6 +39,7 @@ def rack_bound(state: ClusterState) -> np.ndarray:
 def bound_for(bound: np.ndarray, state: ClusterState, src: int, dst: int) -> np.ndarray | None:
     """``bound`` (``rack_bound``) where a replica moving from ``src`` to ``dst`` changes racks (into a known
     one: a broker without a rack takes any), else None: no partition is refused for its rack."""
+    # (A rack of -1 is a broker the snapshot does not list: never eligible, so the vetoes refuse it either way.)
     return bound if state.rack[src] != state.rack[dst] and state.rack[dst] >= 0 else None
 
 
