@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kafka_rebalance.errors import RebalanceError
@@ -348,10 +349,9 @@ def test_how_far_outside_its_band_a_broker_is_and_whether_a_transfer_brings_two_
     goal._setup(s)
     lo, hi = 36.0 * (1 - 1e-6), 44.0 * (1 + 1e-6)
     assert [goal._off(0, x) for x in (40.0, 50.0, 30.0)] == [0.0, 50.0 - hi, lo - 30.0]
-    assert goal._better(0, 2, 30.0)  # 0 to 60 and 2 to 30: 16 + 6 outside instead of 46 + 36
-    assert not goal._better(0, 2, 90.0)  # 0 to 0 and 2 to 90: the same 82 outside, the other way round
-    # 1e-5 B/s off 0 onto 2 brings them 2e-5 nearer: less than a millionth of the 82 outside, the same traffic.
-    assert not goal._better(0, 2, 1e-5)
+    # 30: 0 to 60 and 2 to 30, 16 + 6 outside instead of 46 + 36. 90: 0 to 0 and 2 to 90, the same 82 outside, the
+    # other way round. 1e-5 B/s off 0 onto 2 brings them 2e-5 nearer: less than a millionth of the 82 outside.
+    assert goal._better_each(0, 2, np.array([30.0, 90.0, 1e-5])).tolist() == [True, False, False]
 
 
 def test_network_in_sheds_the_replica_nearest_half_the_gap_to_the_broker_with_most_room() -> None:
