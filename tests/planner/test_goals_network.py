@@ -502,3 +502,483 @@ def test_a_hand_over_keeps_the_bounds_and_gives_back_only_a_cooler_partition(
                                      np.asarray([40.0, load1, 0.0]), np.full(3, 15.0), count, {0: [0, 1], 1: first_of_1},
                                      lambda p, j: calls.append((p, j)), bounds, np.ones(3, dtype=bool))  # fmt: skip
     assert (done, calls) == expected
+
+
+# --------------------------------------------------------------------------- the report: traffic of a snapshot, charts, relief
+
+
+def test_a_snapshots_traffic_counts_every_replica_in_and_each_leaders_replication_and_consumers_out() -> None:
+    from kafka_rebalance.planner.goals.network import snapshot_traffic
+
+    # p0 on 0, 1 (led by 0): 10 B/s in, 1 consumed; p1 on 2 alone: 20 in, 2 consumed; p2 on 1, 2, leaderless: 4 in;
+    # p3 on 1, 0, 2 (led by 1): no produce rate, 3 consumed. In: 0 = 10, 1 = 10 + 4, 2 = 20 + 4. Out: 0 = 10 x 1 + 1,
+    # 1 = 0 x 2 + 3, 2 = 20 x 0 + 2; the leaderless p2 sends nothing.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 1], rate=10.0, bytes_out_per_sec=1.0),
+                                part("t", 1, [2], rate=20.0, bytes_out_per_sec=2.0),
+                                part("t", 2, [1, 2], rate=4.0, leader=-1), part("t", 3, [1, 0, 2], bytes_out_per_sec=3.0)])
+    assert snapshot_traffic(snap) == ({0: 10.0, 1: 14.0, 2: 24.0}, {0: 11.0, 1: 3.0, 2: 2.0})
+    # No produce rate nor consumer figure anywhere: nothing in or out; no partitions at all: the same.
+    cold = snapshot([0, 1], [part("t", 0, [0, 1])])
+    assert snapshot_traffic(cold) == ({0: 0.0, 1: 0.0}, {0: 0.0, 1: 0.0})
+    assert snapshot_traffic(snapshot([5], [])) == ({5: 0.0}, {5: 0.0})
+
+
+def drawn(svg: str) -> dict[str, Any]:
+    """What a broker chart shows, read back from its SVG in its axis unit: each bar's height (``before-0``...), each
+    share mark and capacity limit (``mark-0``, ``limit-0``), and every text drawn, in order."""
+    import re
+
+    ticks = {float(label): float(y) for y, label in re.findall(
+        r'<g id="[\w-]+ytick_\d+">.*?<use [^>]*y="([\d.]+)".*?<text [^>]*>([\d.]+)</text>', svg, re.S)}
+    zero, top = ticks[0.0], max(ticks)
+    per_unit = (zero - ticks[top]) / top  # pixels per unit, from the axis labels
+
+    def ys(gid: str) -> list[float]:
+        path = re.search(rf'<g id="[\w-]+-{gid}">\s*<path d="([^"]*)"', svg, re.S)
+        assert path is not None, gid
+        return [float(y) for y in re.findall(r"[ML] [\d.]+ ([\d.]+)", path.group(1))]
+
+    figures = {}
+    for gid in re.findall(r'<g id="[\w]+-[\w]+-((?:bar-\w+|mark|limit)-\d+)">', svg):
+        y = ys(gid)
+        figures[gid.removeprefix("bar-")] = round(((y[0] - y[2]) if gid.startswith("bar-") else (zero - y[0])) / per_unit, 3)
+    return {**figures, "texts": re.findall(r"<text [^>]*>([^<]*)</text>", svg)}
+
+
+def test_the_network_in_chart_shows_each_figure_in_mib_per_second_and_the_final_traffic_of_the_snapshot_after() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # ENTRY in MiB/s: before 3, 1, 0; projected 1, 1, 2; shares 1, 1, 2; capacities 10, 10 and none. After execution
+    # t-0 (1 MiB/s in) sits on 2 and 0: final 1, 0, 1. The tallest figure (capacity 10 MiB/s) sets the unit.
+    final = snapshot([0, 1, 2], [part("t", 0, [2, 0], rate=float(2**20))])
+    (chart,) = NetworkInGoal.report_charts(ENTRY, final)
+    assert (chart["id"], chart["title"]) == ("network-in", "Network in per broker")
+    assert chart["caption"] == ("Network in (produce bytes/s of every replica it hosts). Black ticks: each broker's share "
+                                "after the plan (by configured capacity where every broker has one); red dashes: its "
+                                "configured capacity.")
+    got = drawn(chart["svg"])
+    assert {k: v for k, v in got.items() if k != "texts"} == {
+        "before-0": 3.0, "before-1": 1.0, "before-2": 0.0, "projected-0": 1.0, "projected-1": 1.0, "projected-2": 2.0,
+        "final-0": 1.0, "final-1": 0.0, "final-2": 1.0, "mark-0": 1.0, "mark-1": 1.0, "mark-2": 2.0, "limit-0": 10.0,
+        "limit-1": 10.0}
+    assert got["texts"][-7:] == ["MiB/s", "Network in per broker", "share", "capacity", "before", "projected", "final"]
+
+
+@pytest.mark.parametrize(("scale", "unit"), [(2**30, "GiB/s"), (2**20, "MiB/s"), (2**10, "KiB/s"), (1, "B/s")])
+def test_the_network_out_chart_takes_the_largest_unit_its_tallest_figure_reaches_exactly(scale: int, unit: str) -> None:
+    from kafka_rebalance.planner.goals.network import NetworkOutGoal
+
+    # Before: 0 sends exactly one unit, 1 half of one; after, 0.25 and 0.75; shares 0.5 each; no capacities. After
+    # execution 1 leads t-0 (RF 2: 0.25 units in x 1 follower + 0.125 consumed = 0.375 out) and t-1 (RF 1, 0.5
+    # consumed); t-2 (on 0 and 1, 1 unit in) has no leader and sends nothing; broker 7 (in the plan) is gone.
+    u = float(scale)
+    entry = {"brokers": {"ids": [0, 1, 7], "before": [u, u / 2, 0.0], "after": [u / 4, 3 * u / 4, 0.0],
+                         "share": [u / 2, u / 2, 0.0], "capacity": [None, None, None]}}
+    final = snapshot([0, 1], [part("t", 0, [1, 0], rate=u / 4, bytes_out_per_sec=u / 8),
+                              part("t", 1, [1], bytes_out_per_sec=u / 2), part("t", 2, [0, 1], rate=u, leader=-1)])
+    (chart,) = NetworkOutGoal.report_charts(entry, final)
+    assert (chart["id"], chart["title"]) == ("network-out", "Network out per broker")
+    assert chart["caption"].startswith("Network out (as leader: produce bytes/s x (RF - 1) plus consumer bytes/s where "
+                                       "measured). Black ticks")
+    got = drawn(chart["svg"])
+    assert {k: v for k, v in got.items() if k != "texts"} == {
+        "before-0": 1.0, "before-1": 0.5, "before-7": 0.0, "projected-0": 0.25, "projected-1": 0.75, "projected-7": 0.0,
+        "final-0": 0.0, "final-1": 0.875, "final-7": 0.0, "mark-0": 0.5, "mark-1": 0.5, "mark-7": 0.0}
+    assert got["texts"][-6:] == [unit, "Network out per broker", "share", "before", "projected", "final"]
+
+
+def test_a_capacity_alone_can_set_the_charts_unit() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # Every load is under 1 KiB/s, but broker 1's capacity is 1 MiB/s: the axis is in MiB/s.
+    entry = {"brokers": {"ids": [0, 1], "before": [512.0, 0.0], "after": [256.0, 256.0], "share": [256.0, 256.0],
+                         "capacity": [None, float(2**20)]}}
+    got = drawn(NetworkInGoal.report_charts(entry)[0]["svg"])
+    assert "MiB/s" in got["texts"] and (got["before-0"], got["limit-1"]) == (0.0, 1.0)
+
+
+def test_relief_names_each_broker_above_its_bands_top_and_only_where_every_capacity_is_known() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    M = float(2**20)
+    # Shares 10 MiB/s, tolerance 10 %: the top is 11 MiB/s, widened by a millionth (rounding). 0 at 12 is above; 1 at
+    # exactly 11 is not, nor is 3 at exactly the widened top; 2 two millionths above 11 is.
+    view = network_view((0, 12 * M, 10 * M, 100 * M), (1, 11 * M, 10 * M, 100 * M), (2, 11 * M * (1 + 2e-6), 10 * M, 100 * M),
+                        (3, 10 * M * (1 + 0.1) * (1 + 1e-6), 10 * M, 100 * M))
+    limit = "after the plan against its limit 11.0 MiB/s (its capacity-weighted share x 1.1)"
+    assert NetworkInGoal().relief_left(view) == {0: f"network in 12.0 MiB/s {limit}", 2: f"network in 11.0 MiB/s {limit}"}
+    assert NetworkInGoal.relief_limits_known(view)
+    # A broker without a network-in capacity (none, or 0): no limits, nothing to name; no brokers: no limits either.
+    for cap in (None, 0.0):
+        partial = network_view((0, 12 * M, 10 * M, 100 * M), (1, 0.0, 10 * M, cap))
+        assert not NetworkInGoal.relief_limits_known(partial) and NetworkInGoal().relief_left(partial) == {}
+    assert not NetworkInGoal.relief_limits_known(network_view())
+
+
+def relief_state(caps: tuple[float, ...] | None, unit: float = 1.0) -> ClusterState:
+    """Brokers 0..3 with network-in capacities ``caps``; RF 1 partitions of 1 GiB: p0..p5 on 0 at 2 B/s each (12),
+    p6 on 1 at 5, p7 on 3 at 3 (each rate x ``unit``); 2 holds none. In relief mode."""
+    rates = [(0, 2.0 * unit)] * 6 + [(1, 5.0 * unit), (3, 3.0 * unit)]
+    snap = snapshot([0, 1, 2, 3], [part("t", i, [b], rate=r) for i, (b, r) in enumerate(rates)])
+    capacity = None if caps is None else CapacityMap(Capacity(), tuple((b, Capacity(network_in_bytes_per_sec=c))
+                                                                      for b, c in enumerate(caps)))  # fmt: skip
+    opts = PlanOptions(network_tolerance=0.1, relieve=True, **({"capacity": capacity} if capacity else {}))
+    return ClusterState(opts.planned_snapshot(snap), opts)
+
+
+@pytest.mark.parametrize("unit", [1.0, 0.1])
+def test_relief_sends_the_fewest_replicas_from_the_most_overloaded_broker_each_to_the_one_left_least_full(unit: float) -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # Capacities 100, 100, 100, 200: of the 20 B/s in, shares 4, 4, 4, 8 and tops 4.4, 4.4, 4.4, 8.8 (x (1 + 1e-6)).
+    # 0 (12) is 7.6 above its top, 1 (5) 0.6: 0 goes first and both only send; 2 and 3 receive. 0 needs four of its
+    # 2 B/s replicas (p0..p3, the first of equals), each to the receiver it leaves least full of its top: p0 to 2
+    # (2 / 4.4 against 3's 5 / 8.8), p1 and p2 to 3 (5 / 8.8 and 7 / 8.8 against 4 / 4.4), p3 to 2 (3 would go to 9,
+    # above 8.8). Then 1's 5 B/s fits nowhere (2 at 9, 3 at 12): it stays, left for the plan's refusal. The same in
+    # tenths of a byte/s (tops under 1 B/s).
+    s = relief_state((100.0, 100.0, 100.0, 200.0), unit)
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(8)] == [[2], [3], [3], [2], [0], [0], [1], [3]]
+    # Without every capacity relief has no limits: nothing moves.
+    s = relief_state(None)
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(8)] == [[0]] * 6 + [[1], [3]]
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    # 1 (10 B/s against a share of 5) hands p0 (4) to broker 0 (5 of room): the lowest broker id receives too.
+    ({"over": [1], "row": [1, 0], "load": [0.0, 10.0]}, True),
+    # 0.5 B/s is traffic: it fits 2 x min(5, 5).
+    ({"sent": 0.5}, True),
+    # Exactly twice the smaller of excess and room (10 = 2 x 5) does not fit: the two would swap sides of the share.
+    ({"sent": 10.0}, False),
+    # 0 at 20 against 15 is 5 over: 12 B/s does not fit (12 >= 2 x 5) though 1 has 15 of room.
+    ({"sent": 12.0, "load": [20.0, 0.0], "target": [15.0, 15.0]}, False),
+    # A fellow replica that may not lead (not electable), or on a broker the plan may not use (ineligible), takes none.
+    ({"electable": [True, False]}, False),
+    ({"eligible": [True, False]}, False),
+])
+def test_a_hand_over_needs_an_electable_eligible_fellow_and_traffic_under_twice_the_smaller_gap(
+        case: dict[str, Any], expected: bool) -> None:  # fmt: skip
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.network import NetworkOutGoal
+
+    # By default 0 leads p0 (4 B/s, on 0 and 1) at 10 against a share of 5; 1 leads nothing.
+    c = {"over": [0], "row": [0, 1], "sent": 4.0, "load": [10.0, 0.0], "target": [5.0, 5.0], "electable": [True, True],
+         "eligible": [True, True], **case}
+    a = c["over"][0]
+    calls: list[tuple[int, int]] = []
+    done = NetworkOutGoal._hand_over(c["over"], np.asarray([c["row"]]), np.asarray([c["electable"]]), np.asarray([c["sent"]]),
+                                     np.asarray(c["load"]), np.asarray(c["target"]), np.asarray([1, 1]), {a: [0]},
+                                     lambda p, j: calls.append((p, j)), (0, 5), np.asarray(c["eligible"]))  # fmt: skip
+    assert (done, calls) == ((True, [(0, 1)]) if expected else (False, []))
+
+
+def test_a_brokers_candidates_of_equal_traffic_keep_partition_order_in_both_groups() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # On 0: p0..p17 untouched (RF 1) and p18..p35 (RF 2, their replica on 1 moved to 2), each at 1, 2 or 3 B/s by
+    # partition number (p % 3 + 1). Each group hottest first, equals in partition order (enough of them that an
+    # unstable sort would shuffle them).
+    parts = [part("t", i, [0], rate=float(i % 3 + 1)) for i in range(18)]
+    parts += [part("t", i, [0, 1], rate=float(i % 3 + 1)) for i in range(18, 36)]
+    s = ClusterState(snapshot([0, 1, 2], parts), PlanOptions())
+    for p in range(18, 36):
+        s.move(p, 1, 2)
+    goal = NetworkInGoal()
+    goal._setup(s)
+
+    def by_rate(first: int) -> list[int]:
+        return [p for r in (2, 1, 0) for p in range(first, first + 18) if p % 3 == r]
+
+    assert goal._candidates(s, 0) == by_rate(0) + by_rate(18)
+
+
+def lead_firsts(brokers: list[int], parts: list[dict[str, Any]], bounds: tuple[int, int]) -> list[int]:
+    """Each partition's first replica after network out's hand-over (tolerance 10 %), within ``bounds``."""
+    from kafka_rebalance.planner.goals.network import NetworkOutGoal
+    from kafka_rebalance.planner.goals.preferred_leader import PreferredLeaderGoal
+    from tests.support.clusters import planner_state
+
+    s = planner_state(brokers, parts, network_tolerance=0.1)
+    leaders = PreferredLeaderGoal(balance=False)
+    leaders.optimize(s)
+    choice = replace(leaders.choice(), bounds=bounds)
+    NetworkOutGoal().lead(s, choice)
+    return choice.preferred.tolist()
+
+
+@pytest.mark.parametrize(("bounds", "handed"), [
+    # Out: 0 leads p0..p17 (on 0 and 1, p % 3 + 1 B/s each: 36), 1 leads p18 (10): total 46, share 23, top 25.3. 0
+    # hands its hottest (3 B/s) in partition order, one per round, while it is above the top: p2 (33, 13), p5 (30,
+    # 16), p8 (27, 19), p11 (24, 22): then 0 is within.
+    ((0, 100), [2, 5, 8, 11]),
+    # 0 may not fall below 16 first replicas (it has 18): two hand-overs.
+    ((16, 100), [2, 5]),
+    # 1 may not rise above 4 (it has 1): three; it has nothing cooler than 3 B/s to give back.
+    ((0, 4), [2, 5, 8]),
+])
+def test_network_out_hands_equals_in_partition_order_while_above_the_top_and_within_the_bounds(
+        bounds: tuple[int, int], handed: list[int]) -> None:  # fmt: skip
+    parts = [part("t", i, [0, 1], rate=float(i % 3 + 1)) for i in range(18)] + [part("t", 18, [1, 0], rate=10.0)]
+    assert lead_firsts([0, 1], parts, bounds) == [1 if p in handed else 0 for p in range(18)] + [1]
+
+
+def test_network_out_counts_consumer_traffic_and_leaves_a_broker_exactly_at_its_top() -> None:
+    # 0 leads p0 (10 B/s to 1) and p1 (0.2 to 1, 1.0 consumed: 1.2); 1 leads p2 (9): total 20.2, share 10.1, top
+    # 11.11. 0 (11.2) is 1.1 over, 1 has 1.1 of room: p1 (1.2 < 2.2) goes to 1.
+    parts = [part("t", 0, [0, 1], rate=10.0), part("t", 1, [0, 1], rate=0.2, bytes_out_per_sec=1.0), part("t", 2, [1, 0], rate=9.0)]
+    assert lead_firsts([0, 1], parts, (0, 5)) == [0, 1, 1]
+    # p1 at 1 B/s without consumers: 0 at 11, share 10, exactly its top (10 x 1.1): nothing to hand over.
+    parts[1] = part("t", 1, [0, 1], rate=1.0)
+    assert lead_firsts([0, 1], parts, (0, 5)) == [0, 0, 1]
+    # Broker 2 leads nothing and holds nothing: its share still counts. 0 leads p0 and p1 (1 B/s each to 1): share
+    # 2 / 3, top 0.73; 0 is 1.33 over, 1 has 0.67 of room: p0 (1 < 1.33) goes; then 1 (1) has no room for p1.
+    assert lead_firsts([0, 1, 2], [part("t", 0, [0, 1], rate=1.0), part("t", 1, [0, 1], rate=1.0)], (0, 5)) == [1, 0]
+    # RF 3 (each first replica sends to two followers): 0 leads p0..p3 (2 each, 8), share 2.67, top 2.93. p0 to 1 (2 <
+    # 2 x 2.67), p1 to 2 (1 has 0.67 of room left: 2 >= 1.33), then 0 (4) is 1.33 over and neither has room for 2.
+    rf3 = [part("t", i, [0, 1, 2], rate=1.0) for i in range(4)]
+    assert lead_firsts([0, 1, 2], rf3, (0, 5)) == [1, 2, 0, 0]
+    # 0 leads p0 and p1 (2 each, to 1) and 1 the cold p2: share 2, top 2.2. p0 fits 1 (2 < 4), but 1 may lead only 1
+    # and has no partition with traffic to give back (p2 sends nothing: it is not handed about).
+    cold = [part("t", 0, [0, 1], rate=2.0), part("t", 1, [0, 1], rate=2.0), part("t", 2, [1, 0], rate=0.0)]
+    assert lead_firsts([0, 1], cold, (0, 1)) == [0, 0, 1]
+    # 0 exactly at its top (share 40 x 1.1 x (1 + 1e-6), all sums exact in floats): within, nothing handed over.
+    top = 40 * (1 + 0.1) * (1 + 1e-6)
+    edge = [part("t", 0, [0, 1], rate=40.0), part("t", 1, [0, 1], rate=top - 40), part("t", 2, [1, 0], rate=80 - top)]
+    assert lead_firsts([0, 1], edge, (0, 5)) == [0, 0, 1]
+    # A leaderless partition (p1, 1.5 B/s, 0 first) counts in 0's load but is never handed over: 0 leads 2.5, share
+    # 1.25, top 1.375; p0 (1 < 2 x 1.25) goes to 1; then 0 (1.5) is above, but has nothing else to hand.
+    assert lead_firsts([0, 1], [part("t", 0, [0, 1], rate=1.0), part("t", 1, [0, 1], rate=1.5, leader=-1)], (0, 5)) == [1, 0]
+
+
+def test_a_deviation_exactly_at_the_tolerance_widened_by_a_millionth_is_within() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # 1.5 against a share of 1 is 0.5 off; the tolerance 0.5 - 1e-6 widened by 1e-6 is exactly 0.5: within.
+    b = BrokerView(0, 1, 0, 9, 0.0, 0.0, 0.1, 0, 0, 0, network_in=1.5, network_in_target=1.0)
+    check = NetworkInGoal().check(BalanceView((b,), (), 0.1, 10.0, (0, 9), network_tolerance=0.5 - 1e-6))
+    assert (check.reached, check.offenders) == (True, ())
+
+
+def test_network_in_sheds_the_replica_nearest_half_the_gap_between_donor_and_receiver_not_the_hottest_that_helps() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 24 + 18 + 10 = 52, 1 = 35, 2 = 33; share 40, band 36..44. 0 is 12 over its share, 2 (the most room,
+    # 7) receives first: half the gap is (12 + 7) / 2 = 9.5. t-2 (10: 42 and 43, nobody outside) and t-1 (18: 34 and
+    # 51, 2 + 7 outside) both bring the two nearer than the 8 + 3 now; t-2 is nearer 9.5 and goes. Then 1 (35) is
+    # under: 2 (43) and 0 (42), most above their share, have nothing that brings either pair nearer, alone or swapped.
+    s = in_state([(0, 24.0), (0, 18.0), (0, 10.0), (1, 35.0), (2, 33.0)])
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[0], [0], [2], [1], [2]]
+
+
+@pytest.mark.parametrize("unit", [1.0, 0.01])
+def test_network_in_swaps_a_hot_replica_for_the_cooler_one_closest_in_size_where_none_can_go_alone(unit: float) -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
+
+    GiB = 2**30
+    # In: 0 = 26 + 24 = 50, 1 = 38, 2 = 18 + 14 = 32; share 40, band 36..44. Alone, t-0 or t-1 would take 2 (or 1)
+    # further above than 0 comes down. Swapped: t-0 (26, 1 GiB) for t-2 (18, 1.5 GiB) leaves 42 and 40, for t-3
+    # (14, 0.4 GiB) 38 and 44: both bring them within; t-2 is closer in size (0.5 GiB against 0.6) and is the one.
+    # The same in hundredths of a byte/s: a trickle is traffic.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0], rate=26 * unit), part("t", 1, [0], rate=24 * unit),
+                                part("t", 2, [2], rate=18 * unit, size=3 * GiB // 2),
+                                part("t", 3, [2], rate=14 * unit, size=2 * GiB // 5), part("t", 4, [1], rate=38 * unit)])  # fmt: skip
+    opts = PlanOptions(network_tolerance=0.1)
+    s = ClusterState(snap, opts)
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[2], [0], [0], [2], [1]]
+    # The replica-count goal ran and allows no broker another replica or one fewer: a swap leaves every count as it
+    # was, and is made all the same.
+    s = ClusterState(snap, opts)
+    s.vetoes = [ReplicaCountGoal()]
+    s.lo, s.hi = s.counts.copy(), s.counts.copy()
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[2], [0], [0], [2], [1]]
+
+
+def test_the_veto_lets_a_move_end_exactly_on_either_edge_of_the_band() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # Share 40 (120 in over 3 brokers, every sum exact in floats), tolerance 10 %: the band's edges are the same
+    # products the test makes here. A move that lands the receiver exactly on the top, or leaves the sender
+    # exactly on the floor, is allowed.
+    top, floor = 40 * (1 + 0.1) * (1 + 1e-6), 40 * (1 - 0.1) * (1 - 1e-6)
+    # Top: t-0 (30) 0 -> 2, where t-2 has top - 30 already; 0 keeps 120 - top, far above the floor.
+    s = in_state([(0, 30.0), (0, 120 - top), (2, top - 30.0)])
+    goal = NetworkInGoal()
+    assert goal.accept_move(s, 0, 0, 2) and goal.share.tolist() == [40.0] * 3
+    # So in relief mode, where only the top binds (capacities 100 each: the same shares).
+    s = in_state([(0, 30.0), (0, 120 - top), (2, top - 30.0)], (100.0, 100.0, 100.0), relieve=True)
+    assert NetworkInGoal().accept_move(s, 0, 0, 2)
+    # Floor: 0 holds two partitions of the floor's rate each and sends one to the empty 2.
+    s = in_state([(0, floor), (0, floor), (1, 120 - 2 * floor)])
+    goal = NetworkInGoal()
+    assert goal.accept_move(s, 0, 0, 2) and goal.share.tolist() == [40.0] * 3
+
+
+def test_with_nobody_below_the_band_a_broker_above_it_still_sheds_and_one_just_below_is_lifted() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 46 + 4 = 50, 1 = 38, 2 = 38: share 42, band 37.8..46.2; 0 is above, nobody below. 1 and 2 have equal
+    # room (4): 1 first; half the gap (8 + 4) / 2 = 6, and t-1 (4) leaves 0 at 46 and 1 at 42, both within.
+    s = in_state([(0, 46.0), (0, 4.0), (1, 38.0), (2, 38.0)])
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[0], [1], [1], [2]]
+    # In: 0 = 40 + 3.5, 1 = 41, 2 = 35.5: share 40, band 36..44; nobody above, 2 half a byte/s below the floor. 0,
+    # the most above its share, gives t-1 (3.5): 0 to 40, 2 to 39.
+    s = in_state([(0, 40.0), (0, 3.5), (1, 41.0), (2, 35.5)])
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[0], [2], [1], [2]]
+
+
+def test_a_transfer_that_brings_two_brokers_a_millionth_and_a_half_nearer_where_they_are_less_than_1_outside_is_better() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # Share 40, band 36 (1 - 1e-6) .. 44 (1 + 1e-6). With 0 a quarter above the top and 2 a quarter below the floor
+    # (0.5 outside: under 1, the slack is a millionth of 1), 7.5e-7 from 0 to 2 brings them 1.5e-6 nearer: better.
+    s = in_state([(0, 60.0), (0, 30.0), (1, 30.0)])
+    goal = NetworkInGoal()
+    goal._setup(s)
+    lo, hi = 36.0 * (1 - 1e-6), 44.0 * (1 + 1e-6)
+    goal.load = np.asarray([hi + 0.25, 40.0, lo - 0.25])
+    assert goal._better_each(0, 2, np.array([7.5e-7, 2.5e-7])).tolist() == [True, False]
+
+
+def test_the_exact_rows_with_nothing_movable_are_the_bands_less_the_fixed_traffic_unscaled() -> None:
+    from kafka_rebalance.planner.exact import ExactModel
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from kafka_rebalance.planner.targets import set_targets
+
+    # Both partitions are leaderless (fixed): 0 = 60, 1 = 20, 2 = 0; share 80 / 3. No variables, and the bounds are
+    # the band's edges less each broker's fixed traffic, divided by nothing (no rate to scale by).
+    snap = snapshot([0, 1, 2], [part("t", 0, [0], rate=60.0, leader=-1), part("t", 1, [1], rate=20.0, leader=-1)])
+    s = ClusterState(snap, PlanOptions(network_tolerance=0.1, goals=("replica-count", "network-in")))
+    set_targets(s)
+    model = ExactModel(s, 0.0)
+    NetworkInGoal().exact_terms(model)
+    share = 80 / 3
+    lo, hi = share * 0.9 * (1 - 1e-6), share * 1.1 * (1 + 1e-6)
+    assert model._vals[-1].tolist() == []
+    assert model._lo[-1].tolist() == pytest.approx([lo - 60, lo - 20, lo], rel=1e-12)
+    assert model._hi[-1].tolist() == pytest.approx([hi - 60, hi - 20, hi], rel=1e-12)
+
+
+def test_once_the_bytes_goal_ran_no_move_or_swap_takes_a_broker_further_outside_its_byte_band() -> None:
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal, ByteGuard
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    GiB = 2**30
+
+    def pinned(s: ClusterState) -> ClusterState:
+        """The bytes goal ran and left every broker exactly at the one value of its byte band."""
+        s.vetoes = [ByteBalanceGoal()]
+        s.byte_lo = s.byte_hi = s.bytes.astype(float)
+        return s
+
+    # As the test of the nearest half the gap: t-2 (10 B/s) would go from 0 to 2, but moves 1 GiB off 0 and onto 2.
+    s = pinned(in_state([(0, 24.0), (0, 18.0), (0, 10.0), (1, 35.0), (2, 33.0)]))
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[0], [0], [0], [1], [2]]
+    # As the swap test: t-0 (1 GiB) for t-2 (1.5 GiB) or t-3 (0.4 GiB) would move half a GiB or more either way.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0], rate=26.0), part("t", 1, [0], rate=24.0), part("t", 2, [2], rate=18.0, size=3 * GiB // 2),
+                                part("t", 3, [2], rate=14.0, size=2 * GiB // 5), part("t", 4, [1], rate=38.0)])  # fmt: skip
+    s = pinned(ClusterState(snap, PlanOptions(network_tolerance=0.1)))
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[0], [0], [2], [2], [1]]
+    # The guard asks each broker's bytes after the transfer, in a band of 1..2 GiB: 1 GiB of 0's (at the top) to 2
+    # (at 0, below) is fine; 1 GiB from 1 (at the floor) is not, though as much onto 1 is.
+    s = in_state([(0, 1.0), (0, 1.0), (1, 1.0)])
+    s.vetoes = [ByteBalanceGoal()]
+    s.byte_lo, s.byte_hi = np.full(3, float(GiB)), np.full(3, 2.0 * GiB)
+    goal = NetworkInGoal()
+    goal.guard = ByteGuard(s)
+    assert goal._bytes_fine(s, 0, 2, float(GiB)) and not goal._bytes_fine(s, 1, 2, float(GiB))
+    assert goal._bytes_fine(s, 0, 1, float(GiB))  # 0 to 1 GiB, 1 to 2: both within
+
+
+@pytest.mark.parametrize(("on_2", "expected"), [
+    # In: 0 = 60 (one partition), 1 = 30 + 10 + 5 = 45, 2 = 0; share 35, band 31.5..38.5. 0 is the furthest above but
+    # its 60 alone only trades places with 2 (53 outside either way) and 2 has nothing to swap: 0 is stuck. 1 then
+    # sends to 2 the replica nearest half its gap ((10 + 35) / 2 = 22.5) that brings them nearer: t-1 (30).
+    ([], [[0], [2], [1], [1]]),
+    # 2 holds t-4 (15): share 40, band 36..44. Swapping 0's 60 for it only trades places again (37 outside): 0 is
+    # stuck. 1 (45) sends half its gap ((5 + 25) / 2 = 15) nearest: t-2 (10), as t-1 (30) would leave the same 22
+    # outside.
+    ([(2, 15.0)], [[0], [1], [2], [1], [2]]),
+])
+def test_a_donor_that_can_neither_send_nor_swap_is_stuck_and_the_next_one_sends(
+        on_2: list[tuple[int, float]], expected: list[list[int]]) -> None:  # fmt: skip
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    s = in_state([(0, 60.0), (1, 30.0), (1, 10.0), (1, 5.0), *on_2])
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(len(expected))] == expected
+
+
+def test_a_donor_that_sent_one_replica_may_send_another_while_still_above_its_band() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 10 + 10 + 40 = 60, 1 = 30, 2 = 30; share 40, band 36..44. 1 and 2 have equal room (10): 1 first, half
+    # the gap (20 + 10) / 2 = 15: t-0 (10) leaves 0 at 50 (6 outside) and 1 at 40, where t-2 (40) would leave 16 + 26.
+    # 0 is still above: 2 (the one with room) takes t-1 (10), and all three end at 40.
+    s = in_state([(0, 10.0), (0, 10.0), (0, 40.0), (1, 30.0), (2, 30.0)])
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[1], [2], [0], [1], [2]]
+
+
+def test_a_broker_exactly_at_its_share_receives_nothing_though_a_transfer_to_it_would_help() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 44 + 4 (t-0, also on 2) = 48, 1 = 40, 2 = 4 + 28 = 32; share 40, band 36..44. Only 2 is below its
+    # share: t-1 (44) alone or swapped for t-3 (28) leaves the two as far outside (8), and t-0 is on 2 already: 0 is
+    # stuck. 1 sits exactly at its share: t-0 would bring 0 within, but 1 is no receiver.
+    snap = snapshot([0, 1, 2], [part("t", 0, [0, 2], rate=4.0), part("t", 1, [0], rate=44.0), part("t", 2, [1], rate=40.0),
+                                part("t", 3, [2], rate=28.0)])  # fmt: skip
+    s = ClusterState(snap, PlanOptions(network_tolerance=0.1))
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[0, 2], [0], [1], [2]]
+
+
+def test_a_receiver_with_a_single_replica_can_swap_it() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 26 + 24 = 50, 1 = 34, 2 = 18 (its only replica); share 34, band 30.6..37.4. The bytes goal ran and
+    # pinned every broker's bytes (1 GiB replicas): nothing may move alone, a swap may. t-0 for t-2 leaves 0 at 42 and
+    # 2 at 26 (4.6 + 4.6 outside instead of 12.6 + 12.6). Then 2 has only t-0 to give, hotter than anything 0 has.
+    s = in_state([(0, 26.0), (0, 24.0), (2, 18.0), (1, 34.0)])
+    s.vetoes = [ByteBalanceGoal()]
+    s.byte_lo = s.byte_hi = s.bytes.astype(float)
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[2], [0], [0], [1]]
+
+
+def test_a_donor_that_swapped_may_swap_again_while_still_above_its_band() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 30 + 30 = 60, 1 = 20 + 10 = 30, 2 = 15 + 15 = 30; share 40, band 36..44; every broker's bytes pinned
+    # (1 GiB replicas): only swaps. 1 and 2 have equal room: 1 first, t-0 for t-2 (the first of two that help): 0 at
+    # 50, 1 at 40. 0 is still above: t-1 for t-4 with 2 (35 and 45, 1 + 1 outside instead of 6 + 6). Then 2 (45) is
+    # above, but no swap with 0 brings the two nearer.
+    s = in_state([(0, 30.0), (0, 30.0), (1, 20.0), (1, 10.0), (2, 15.0), (2, 15.0)])
+    s.vetoes = [ByteBalanceGoal()]
+    s.byte_lo = s.byte_hi = s.bytes.astype(float)
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(6)] == [[1], [2], [0], [1], [0], [2]]
+
+
+def test_once_every_broker_above_its_share_is_stuck_the_others_send_nothing() -> None:
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 60 (one partition), 1 = 38 + 2 = 40, 2 = 20; share 40, band 36..44. 0's 60 alone or for 2's 20 leaves
+    # the two as far outside (32): stuck. 2 is below its band, but 1 sits at its share, not above: nobody lifts it.
+    s = in_state([(0, 60.0), (1, 38.0), (1, 2.0), (2, 20.0)])
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[0], [1], [1], [2]]

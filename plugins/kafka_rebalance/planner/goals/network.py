@@ -195,6 +195,7 @@ class NetworkGoal(Goal):
         if final is not None:
             got = snapshot_traffic(final)[0 if cls.direction == "in" else 1]
             series.append(charts.Series("final", [got.get(b) for b in ids]))
+        # top only picks the unit (from 1 KiB/s up): `c or 1` and a floor of 2.0 instead of 1.0 are equivalent.
         top = max([v for s in series for v in s.values if v is not None] + [c or 0 for *_, c in rows] + [1.0])
         divisor, unit = next(((float(1024**k), f"{u}/s") for k, u in ((3, "GiB"), (2, "MiB"), (1, "KiB"))
                               if top >= 1024**k), (1.0, "B/s"))  # fmt: skip
@@ -215,6 +216,9 @@ def snapshot_traffic(snapshot: Any) -> tuple[dict[int, float], dict[int, float]]
     ids = [b.id for b in snapshot.brokers]
     index = {b: i for i, b in enumerate(ids)}
     parts = snapshot.partitions
+    # Equivalent mutants here: the width's default and floor only pad (-1 slots, no replica), and with no partitions
+    # the matrix is empty at any width; np.full of -1 and a list of floats give int64 and float64 without the dtypes;
+    # any negative filler is "no replica" / "no leader" to ``traffic``, and every leader is set in the loop.
     width = max((len(p.replicas) for p in parts), default=1) or 1
     rows = np.full((len(parts), width), -1, dtype=np.int64)
     leader = np.full(len(parts), -1, dtype=np.int64)
@@ -303,11 +307,13 @@ class NetworkInGoal(NetworkGoal):
         from kafka_rebalance.planner.relief import Donor, relieve
 
         elig = state.eligible_index_arr
+        # `load >= hi` is equivalent: a broker exactly at its top sends nothing (need 0) and could take no replica
+        # with traffic anyway (``fits``).
         over = [int(b) for b in elig[np.argsort(-(self.load[elig] - self.hi[elig]), kind="stable")]
                 if self.load[b] > self.hi[b]]
         donors = [Donor(b, float(self.load[b] - self.hi[b]),
                         tuple(p for p in dict.fromkeys([*state.broker_parts(b).tolist(), *state.arrivals.get(b, [])])
-                              if self.rate[p] > 0)) for b in over]
+                              if self.rate[p] > 0)) for b in over]  # `>= 0`: fewest_bytes never picks a gain of 0
 
         def fill(p: int, b: int) -> float:
             self._sync(state)
@@ -354,8 +360,9 @@ class NetworkInGoal(NetworkGoal):
             donors = [int(b) for b in elig[np.argsort(-over, kind="stable")] if self.load[b] > self.hi[b] and b not in stuck]
             if not donors:
                 # none above: lift the brokers below from the ones with most to spare. Equivalent mutants: `under`
-                # as lo + load, or `>= 0`, with nobody under (all within the band, where no transfer is ``_better_each``);
-                # `load >= share` below: the loads sum to the shares, so while one is under, the first donor is above.
+                # as lo + load, or `>= 0`, with nobody under (all within the band, where no transfer is ``_better_each``).
+                # A broker exactly at its share is no donor (`>=` is not equivalent: once those above are stuck, it
+                # would be one).
                 if not (under > 0).any():
                     return
                 donors = [int(b) for b in elig[np.argsort(-(self.load[elig] - self.share[elig]), kind="stable")]
@@ -435,6 +442,8 @@ class NetworkInGoal(NetworkGoal):
             pool = on_r[ok]
             order = np.lexsort((pool, np.abs(sizes[ok] - sp)))
             for q in pool[order][:SEARCH].tolist():
+                # Never true as things stand (on_r holds no replica of a's, hot none on r, and nothing moves before the
+                # return): its `and` and `break` mutants are equivalent.
                 if a in state.row(q) or r in state.row(p):
                     continue
                 if self._bytes_fine(state, a, r, sp - float(state.sizes[q])) and state.accepts(q, r, a, count_neutral=True):
@@ -468,7 +477,7 @@ class NetworkOutGoal(NetworkGoal):
         n = state.n_brokers
         elig = state.eligible_index_arr
         has = pref >= 0
-        load = np.bincount(pref[has], weights=sent[has], minlength=n).astype(np.float64)
+        load = np.bincount(pref[has], weights=sent[has], minlength=n).astype(np.float64)  # astype(None): float64 all the same
         count = np.bincount(pref[has], minlength=n)
         _, cap_out = network_capacities(state)
         target = np.zeros(n)
@@ -507,6 +516,8 @@ class NetworkOutGoal(NetworkGoal):
             for p in list(first_of.get(a, [])):
                 s = float(sent[p])
                 for j, b in enumerate(rows[p].tolist()):
+                    # Equivalent as `b < 0 and b == a or ...`: a padding slot is never electable, and a's own slot has no
+                    # room (a is above its share), so fails the fit below.
                     if b < 0 or b == a or not electable[p, j] or not eligible[b]:
                         continue
                     room = target[b] - load[b]
