@@ -935,3 +935,24 @@ def test_within_a_widening_budget_the_solver_moves_the_fewest_bytes_not_the_leas
     assert found.bytes_moved == 2 and found.rows is not None and len(found.rows) == 2
     (t, t_row), (u, u_row) = sorted(found.rows.items())
     assert t in (1, 2, 3) and t_row == [1] and u in (4, 5, 6, 7) and u_row == [0]
+
+
+def test_the_byte_guard_judges_many_transfers_at_once_as_it_judges_one() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+
+    # Band 5..10 GiB on both brokers. Broker 0 holds 12 GiB (2 GiB over), broker 1 holds 6 GiB (inside). Moving x
+    # from 0 to 1 may leave each at most half a byte further outside than it is:
+    # 1 GiB: 0 at 11 (1 over), 1 at 7: yes. 5 GiB: 1 at 11, 1 GiB over: no. -1 GiB: 0 at 13, 3 over: no.
+    # 4 GiB: 1 at exactly 10: yes; half a byte more: 1 is half a byte over: yes; one byte more: no.
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=12 * GiB), part("t", 1, [1], size_bytes=6 * GiB)])
+    s.byte_hi[:] = 10 * GiB
+    s.byte_lo[:] = 5 * GiB
+    moved = np.array([1 * GiB, 5 * GiB, -1 * GiB, 4 * GiB, 4 * GiB + 0.5, 4 * GiB + 1], dtype=np.float64)
+    expected = [True, False, False, True, True, False]
+    s.vetoes = [ByteBalanceGoal()]
+    guard = ByteGuard(s)
+    assert guard.allows_each(s, 0, 1, moved).tolist() == expected
+    assert [guard.allows(s, {0: -float(x), 1: float(x)}) for x in moved] == expected
+    # Before the bytes goal has run (it is no veto yet) the guard is off: everything passes.
+    s.vetoes = []
+    assert ByteGuard(s).allows_each(s, 0, 1, moved).tolist() == [True] * 6

@@ -58,6 +58,19 @@ class ByteGuard:
         return all(self._off(b, float(state.bytes[b]) + d) <= self._off(b, float(state.bytes[b])) + 0.5
                    for b, d in change.items())  # fmt: skip
 
+    def allows_each(self, state: ClusterState, a: int, r: int, moved: np.ndarray) -> np.ndarray:
+        """``allows(state, {a: -x, r: x})`` for every x in ``moved`` at once (the same floats): a swap's search
+        asked it candidate by candidate, most of the topic-spread goal's time at 50 brokers."""
+        if not self.active:
+            return np.ones(len(moved), dtype=bool)
+        ok = np.ones(len(moved), dtype=bool)
+        for b, d in ((a, -moved), (r, moved)):
+            now = float(state.bytes[b])
+            x = now + d
+            after = np.maximum(0.0, np.maximum(x - self.upper[b], self.lower[b] - x))
+            ok &= after <= self._off(b, now) + 0.5
+        return ok
+
 
 class ArrivalIndex:
     """The replicas that moved onto one broker during planning, sorted by (size, partition).

@@ -375,8 +375,10 @@ class TopicSpreadGoal(Goal):
             if not state.accepts(p, a, r, count_neutral=True):
                 continue
             sp = float(state.sizes[p])
-            for q in pool[np.lexsort((pool, np.abs(sizes - sp)))][:SEARCH].tolist():
-                if self._bytes_ok(state, a, r, sp - float(state.sizes[q])) and state.accepts(q, r, a, count_neutral=True):
+            near = pool[np.lexsort((pool, np.abs(sizes - sp)))][:SEARCH]
+            fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
+            for q in near[fine].tolist():
+                if state.accepts(q, r, a, count_neutral=True):
                     state.move(p, a, r)
                     state.move(q, r, a)
                     state.restore(p)
