@@ -23,7 +23,7 @@ from kafka_rebalance.plan_dir import record_approval
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
 from kafka_rebalance.snapshot import load_snapshot
 from tests.real_kafka.test_gather_measures_on_real_kafka import VALUE, PacedProducer, _create
-from tests.support.kafka import ROOT, admin, gather, throttles_anywhere
+from tests.support.kafka import ROOT, admin, gather, reap, throttles_anywhere
 from tests.support.plans import write_plan
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -161,8 +161,7 @@ def _run_until_kafka_shows_it_done(pair, plan_dir, topic: str, *extra: str) -> f
             time.sleep(0.1)
         out, err = proc.communicate(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        reap(proc)
         client.close()
     assert proc.returncode == 0 and json.loads(out)["status"] == "complete", err[-3000:]
     assert done is not None, f"{topic} never showed on broker 2 alone"
