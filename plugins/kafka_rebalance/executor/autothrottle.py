@@ -85,8 +85,9 @@ def worth_writing(auto: AutoThrottle, new: int, written: int | None) -> bool:
 def broker_rates(auto: AutoThrottle, broker: int, traffic: BrokerTraffic | None) -> BrokerRates:
     """The two rates of one broker for its traffic now. Traffic not known yet (a sampled source has one sample
     until its first poll): the ceiling, the rate the approver accepted and a fixed throttle holds all run long.
-    The floor there cost a tenth of a poll interval's copying at every start (9 s at the default 10 s poll), so
-    auto ended later than the fixed throttle even where the headroom was above the ceiling all along."""
+    The floor there (a tenth of the ceiling by default) lost nine tenths of the first poll interval's copying, 9 s
+    at the default 10 s poll, so auto ended later than the fixed throttle even where the headroom was above the
+    ceiling all along."""
     if traffic is None:
         return BrokerRates(auto.ceiling, auto.ceiling, None, None)
     cap = auto.capacities[broker]
