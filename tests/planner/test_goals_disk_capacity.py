@@ -803,9 +803,17 @@ def test_a_new_replica_goes_to_the_least_full_dir_by_its_limits_fraction_an_unsi
     # x-0: broker 0's /u, broker 1's /a, broker 3's /a (101 bytes: its limit and the slack).
     assert out.new == {(i["x-0"], 0): "/u", (i["x-0"], 1): "/a", (i["x-0"], 3): "/a"}
     assert out.unplaced == []
-    # w-0 fits neither of broker 3's dirs (/a would hold 111 or more of its 100, /b 21 of 10): no plan, one line.
-    with pytest.raises(PlanError, match=r"^broker 3 log dir /a: .* no log dir of broker 3 holds w-0 \(11 bytes\)"):
-        plan_log_dirs(state, [[x], [w]])
+    # w-0 fits neither of broker 3's dirs (/a would hold 111 or more of its 100, /b 21 of 10): no plan, one line,
+    # naming the roomier dir (/a: 100.5 - 100 + 0.5 = 1 against /b's 0.5) with its 100 + 11 bytes against its limit
+    # (100.5 printed to the byte, rounding half to even); the exact model's plan says what the solver cannot see.
+    line = ("broker 3 log dir /a: 111 bytes of partitions after the plan against its limit 100: no log dir of broker 3 "
+            "holds w-0 (11 bytes), which the replica goals put there; give its disks room (a higher --max-disk-usage) "
+            "or the partition another broker")
+    exact = " (--optimizer exact holds each broker to its limit, not each log dir: --optimizer auto or heuristic plans around it)"
+    for optimizer, tail in (("heuristic", ""), ("auto", ""), ("exact", exact)):
+        with pytest.raises(PlanError) as refused:
+            plan_log_dirs(ClusterState(snap, PlanOptions(max_disk_usage=0.5, optimizer=optimizer)), [[x], [w]])
+        assert str(refused.value) == line + tail
 
 
 def test_dirs_are_balanced_to_the_edges_of_their_band_with_a_replica_above_0_bytes_that_the_lower_dir_holds_at_its_peak() -> None:
@@ -935,3 +943,109 @@ def test_a_relieved_replica_ranks_a_broker_by_the_fraction_of_its_limit_even_bel
     snap = disk_cluster({0: 100, 1: 2, 2: 20}, [part("p", 0, [0], size_bytes=1), part("q", 0, [1], size_bytes=1),
                                                  part("r", 0, [2], size_bytes=6)])
     assert DiskCapacityGoal._destination(ClusterState(snap, PlanOptions(max_disk_usage=0.5)), 0, 0) == 2
+
+
+# ---------------------------------------------------------------------------- a new replica's dir, path by path
+
+
+def test_a_new_replica_no_dir_holds_makes_room_by_moving_the_smallest_staying_replica_large_enough_within_its_broker() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import DirMove, plan_log_dirs
+    from kafka_rebalance.planner.steps import Step
+
+    # Limits at half the volume, 0.5 byte of slack. n-0 (6 bytes) and m-0 (5) leave broker 1 (one dir) for 0 and 3.
+    # Broker 0: /a (limit 13) a-0 9; /b (limit 10.5) b-0 4, c-0 2, d-0 1. n-0 fits neither dir at its peak (15 of
+    # 13.5, 13 of 11) and nothing leaves. /a's room is 13 - 9 + 0.5 = 4.5: it needs a replica of 1.5 bytes out, and
+    # its only one, a-0 (9), fits nowhere else (/b 16 of 11). /b's room is 4: it needs 2 out; d-0 (1) is too small,
+    # c-0 (2) is the smallest large enough and /a holds it (11 of 13.5; by its fraction /a's 9/13 is above /b's
+    # 7/10.5: c-0 is not put back where it is). So c-0 goes /b -> /a and n-0 to /b (11 of 11).
+    # Broker 2: z-0 (2 bytes) in its /a: another broker's replica, never a candidate for broker 0's dirs.
+    # Broker 3: /a (limit 10) e-0 3, f-0 5; /b (limit 10) g-0 3, h-0 5; /c (limit 7.5) k-0 4. m-0 fits no dir at its
+    # peak (13 of 10.5, 13, 9 of 8); /a and /b each need 2.5 out, and e-0 and g-0 (3) each fit /c (7 of 8): equally
+    # small, the first dir's is kept (e-0). /c needs 1 out: k-0 (4) fits neither /a nor /b (12 of 10.5).
+    def dirs(*sized: tuple[str, int]) -> list[dict[str, Any]]:
+        return [{"path": p, "total_bytes": t} for p, t in sized]
+
+    rows = [("a", 0, "/a", 9), ("b", 0, "/b", 4), ("c", 0, "/b", 2), ("d", 0, "/b", 1), ("e", 3, "/a", 3), ("f", 3, "/a", 5),
+            ("g", 3, "/b", 3), ("h", 3, "/b", 5), ("k", 3, "/c", 4), ("m", 1, "/d", 5), ("n", 1, "/d", 6), ("z", 2, "/a", 2)]
+    snap = dirs_cluster({0: dirs(("/a", 26), ("/b", 21)), 1: dirs(("/d", 10**6)), 2: dirs(("/a", 1000), ("/b", 1000)),
+                         3: dirs(("/a", 20), ("/b", 20), ("/c", 15))},
+                        [part(t, 0, [b], size_bytes=n, log_dirs=[d]) for t, b, d, n in rows])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5, byte_tolerance=0.5))  # wide bands: no balancing moves
+    i = index(state)
+    steps = []
+    for name, b, n in (("n-0", 0, 6), ("m-0", 3, 5)):
+        state.move(i[name], state.index_of[1], state.index_of[b])
+        steps.append([Step(i[name], name[0], 0, (1,), (b,), (b,), (1,), 0, 1, n, 0.0)])
+    out = plan_log_dirs(state, steps)
+    assert out.within == [DirMove(i["c-0"], 0, "/a", "/b", 2), DirMove(i["e-0"], 3, "/c", "/a", 3)]
+    assert out.new == {(i["n-0"], 0): "/b", (i["m-0"], 3): "/a"}
+    assert out.unplaced == [] and out.over == []
+    # Broker 0's dirs at their peaks: /a 9 + 2; /b 7 less c-0 (its log-dir batch ends before any move) + 6.
+    assert [(d["path"], d["before_bytes"], d["peak_bytes"], d["after_bytes"]) for d in out.dirs if d["broker_id"] == 0] == [
+        ("/a", 9, 11, 11), ("/b", 7, 11, 11)]
+
+
+def test_a_new_replica_goes_where_it_fits_at_its_peak_else_to_the_least_full_dir_after_the_departures() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import plan_log_dirs
+    from kafka_rebalance.planner.steps import Step
+
+    # Limits at half the volume less other files; 0.5 byte of slack. Each new replica comes from broker 1 (one dir).
+    # Broker 0: /a (limit 40) a-0 9, a-1 23; /c (limit 10) c-0 15, c-1 5: 20, above its limit, so it may hold up to
+    # the 20 it holds before the plan. a-0 and c-0 leave for broker 1. n-0 (9) fits neither at its peak (41 of
+    # 40.5, 29 of 20.5); after the departures /a has 40 - 23 + 0.5 = 17.5 of room and /c 20 - 5 + 0.5 = 15.5: both
+    # hold it, /c the least full of its limit (5/10 against 23/40), though /a is the roomier (the veto's tally).
+    # Broker 2: /a (limit 20) g-0 10; /b (limit 20) h-0 8 (leaving for broker 1), h-1 4. m-0 (2) fits both at its
+    # peak: /a 10/20 is less full than /b 12/20 at their peaks, though /b ends less full (4/20): /a.
+    # Broker 3: /a (limit 10) r-0 4 (leaving), r-1 2; /b (limit 100) s-0 80 (leaving), s-1 15. t-0 (6) fits neither
+    # at its peak (12 of 10.5, 101 of 100.5); after, both: /b ends the less full of its limit (15/100 against 2/10).
+    # Broker 4: /a (limit 1) empty, /b (limit 500) q-0 400, /c (100 bytes, 50 usable, empty: limit 50 - 50 = 0).
+    # y-0 (0 bytes) fits all three at its peak: /a (0 of 1) the least full; /c's limit of 0 makes it the fullest.
+    # Broker 5: /a (100 bytes, 45 usable) holds u-0 5, leaving: its other files are 100 - 45 - 5 = 50, its limit
+    # 50 - 50 = 0, below the 5 it starts with; /b (limit 500) v-0 496 and v-1 2, leaving. o-0 (3) fits neither at
+    # its peak (8 of 5.5, 501 of 500.5); after, /a holds it (5.5 of room) and /b (4.5): /a's limit of 0 puts it
+    # last, /b (496/500). Broker 6: as 5 with 46 usable: /a's limit is 1, its fraction after 0/1: /a holds o-0 there.
+    # Broker 7: /a (limit 10.5) w-7 3 (leaving), w-8 5; /b (limit 20) x-7 3 (leaving), x-8 12. k-7 (6) fits neither
+    # at its peak (14 of 11, 21 of 20.5); after, /a's room is 10.5 - 5 + 0.5 = 6, exactly k-7, and /b's 8.5: /a,
+    # the less full (5/10.5 against 12/20).
+    # Broker 8: /a (limit 10) and /b (limit 5), empty, receive f-8 (2) and l-8 (8): the largest first, l-8 to /a
+    # (both empty: by path), then f-8 to /b (0/5 against 8/10). (f-8 first would leave l-8 only /a: 10 of 10.5.)
+    rows = [("a", 0, 0, "/a", 9), ("a", 1, 0, "/a", 23), ("c", 0, 0, "/c", 15), ("c", 1, 0, "/c", 5),
+            ("g", 0, 2, "/a", 10), ("h", 0, 2, "/b", 8), ("h", 1, 2, "/b", 4), ("q", 0, 4, "/b", 400),
+            ("r", 0, 3, "/a", 4), ("r", 1, 3, "/a", 2), ("s", 0, 3, "/b", 80), ("s", 1, 3, "/b", 15),
+            ("u", 5, 5, "/a", 5), ("u", 6, 6, "/a", 5), ("v", 5, 5, "/b", 496), ("v", 6, 6, "/b", 496),
+            ("v", 15, 5, "/b", 2), ("v", 16, 6, "/b", 2),
+            ("m", 0, 1, "/d", 2), ("n", 0, 1, "/d", 9), ("o", 5, 1, "/d", 3), ("o", 6, 1, "/d", 3), ("t", 0, 1, "/d", 6),
+            ("y", 0, 1, "/d", 0), ("w", 7, 7, "/a", 3), ("w", 8, 7, "/a", 5), ("x", 7, 7, "/b", 3), ("x", 8, 7, "/b", 12),
+            ("k", 7, 1, "/d", 6), ("f", 8, 1, "/d", 2), ("l", 8, 1, "/d", 8)]
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 80}, {"path": "/c", "total_bytes": 20}],
+                         1: [{"path": "/d", "total_bytes": 10**6}],
+                         2: [{"path": "/a", "total_bytes": 40}, {"path": "/b", "total_bytes": 40}],
+                         3: [{"path": "/a", "total_bytes": 20}, {"path": "/b", "total_bytes": 200}],
+                         4: [{"path": "/a", "total_bytes": 2}, {"path": "/b", "total_bytes": 1000},
+                             {"path": "/c", "total_bytes": 100, "usable_bytes": 50}],
+                         5: [{"path": "/a", "total_bytes": 100, "usable_bytes": 45}, {"path": "/b", "total_bytes": 1000}],
+                         6: [{"path": "/a", "total_bytes": 100, "usable_bytes": 46}, {"path": "/b", "total_bytes": 1000}],
+                         7: [{"path": "/a", "total_bytes": 21}, {"path": "/b", "total_bytes": 40}],
+                         8: [{"path": "/a", "total_bytes": 20}, {"path": "/b", "total_bytes": 10}]},
+                        [part(t, n, [b], size_bytes=s, log_dirs=[d]) for t, n, b, d, s in rows])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5, byte_tolerance=0.9))  # wide bands: no balancing moves
+    i = index(state)
+    steps = []
+    for name, src, dst, n in (("a-0", 0, 1, 9), ("c-0", 0, 1, 15), ("h-0", 2, 1, 8), ("r-0", 3, 1, 4), ("s-0", 3, 1, 80),
+                              ("u-5", 5, 1, 5), ("u-6", 6, 1, 5), ("v-15", 5, 1, 2), ("v-16", 6, 1, 2),
+                              ("n-0", 1, 0, 9), ("m-0", 1, 2, 2), ("t-0", 1, 3, 6), ("y-0", 1, 4, 0), ("o-5", 1, 5, 3),
+                              ("o-6", 1, 6, 3), ("w-7", 7, 1, 3), ("x-7", 7, 1, 3), ("k-7", 1, 7, 6), ("f-8", 1, 8, 2),
+                              ("l-8", 1, 8, 8)):
+        topic, number = name.split("-")
+        state.move(i[name], state.index_of[src], state.index_of[dst])
+        steps.append([Step(i[name], topic, int(number), (src,), (dst,), (dst,), (src,), 0, src, n, 0.0)])
+    out = plan_log_dirs(state, steps)
+    assert out.new == {(i["n-0"], 0): "/c", (i["m-0"], 2): "/a", (i["t-0"], 3): "/b", (i["y-0"], 4): "/a",
+                       (i["o-5"], 5): "/b", (i["o-6"], 6): "/a", (i["k-7"], 7): "/a", (i["l-8"], 8): "/a", (i["f-8"], 8): "/b"}
+    assert out.within == [] and out.unplaced == []
+    # The ledger's room of an empty dir: 0 bytes before the plan, its limit (broker 4's /c: 50 - (100 - 50 - 0) = 0).
+    assert (out.room[(4, "/c")], out.room[(8, "/a")], out.room[(8, "/b")]) == ((0.0, 0.0), (0.0, 10.0), (0.0, 5.0))
+    # Broker 0's /c ends at 5 + 9 = 14 of its 10, broker 6's /a at 3 of its 1: above their limits, though below
+    # the 20 and 5 they started at (a dir that starts above its limit may end no fuller).
+    assert out.over == ["broker 0 log dir /c: 14 bytes of partitions after the plan against its limit 10",
+                        "broker 6 log dir /a: 3 bytes of partitions after the plan against its limit 1"]

@@ -578,6 +578,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
              for bid, b in jbod.items() for d in b.log_dirs}
     peak = {k: data.get(k, 0.0) for k in limit}  # every arrival, no departure
     # What a new replica may fill a dir to: its limit, or its bytes before the plan where it started above.
+    # (A removed dir's ceil is never read: every placement skips ``gone``; its 0 only says so.)
     ceil = {k: lim if k in gone else max(lim, peak[k]) for k, lim in limit.items()}
     final = dict(peak)  # after the whole plan
     where: dict[tuple[int, int], str] = {}  # (partition index, broker id) -> dir, for replicas in a known dir
@@ -671,7 +672,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
     for p, bid in sorted(((s.p, bid) for chain in moves for s in chain for bid in s.adds if bid in jbod),
                          key=lambda k: (-int(size[k[0]]), k)):
         adds[bid].append(p)
-    tally = dir_tally(state) if adds else None
+    tally = dir_tally(state) if adds else None  # only to spare building it: nothing reads it without adds
     for bid, ps in sorted(adds.items()):
         keys = [(bid, x.path) for x in jbod[bid].log_dirs]
         saved = ({k: peak[k] for k in keys}, {k: final[k] for k in keys}, len(out.within), set(moved))
@@ -691,7 +692,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
         moved.intersection_update(saved[3])
         assert tally is not None
         for p in ps:
-            d = tally.where.get((p, state.index_of[bid]), "")
+            d = tally.where.get((p, state.index_of[bid]), "")  # "": no dir's path, so the roomiest below
             if (bid, d) not in ceil or (bid, d) in gone or room_after(bid, d) < float(size[p]):
                 d = max((x.path for x in jbod[bid].log_dirs if (bid, x.path) not in gone), key=lambda x: (room_after(bid, x), x))
             if room_after(bid, d) < float(size[p]):
