@@ -1049,3 +1049,33 @@ def test_a_new_replica_goes_where_it_fits_at_its_peak_else_to_the_least_full_dir
     # the 20 and 5 they started at (a dir that starts above its limit may end no fuller).
     assert out.over == ["broker 0 log dir /c: 14 bytes of partitions after the plan against its limit 10",
                         "broker 6 log dir /a: 3 bytes of partitions after the plan against its limit 1"]
+
+
+def test_the_veto_tally_counts_each_arrival_in_its_home_else_the_roomiest_dir_that_holds_it_and_a_forced_one_roomiest() -> None:
+    from kafka_rebalance.planner.goals.disk_capacity import dir_tally
+
+    # Broker 0: /a (limit 10.5) empty, /b (limit 5.5) a-0 4; broker 1 (one dir) holds c-0 6, f-0 2, g-0 5, h-0 6.
+    # Rooms are limit - bytes + 0.5: /a 11, /b 2.
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 21}, {"path": "/b", "total_bytes": 11}],
+                         1: [{"path": "/d", "total_bytes": 10**6}]},
+                        [part("a", 0, [0], size_bytes=4, log_dirs=["/b"])]
+                        + [part(t, 0, [1], size_bytes=n, log_dirs=["/d"]) for t, n in (("c", 6), ("f", 2), ("g", 5), ("h", 6))])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    i, b0, b1 = index(state), state.index_of[0], state.index_of[1]
+    tally = dir_tally(state)
+    assert tally.pick(state, i["c-0"], b0) == "/a"  # the roomiest (/b, last by path, holds 2 of its 6)
+    state.move(i["a-0"], b0, b1)  # /b empties: rooms /a 11, /b 6
+    state.move(i["c-0"], b1, b0)  # the roomiest, /a: rooms 5 and 6
+    state.move(i["f-0"], b1, b0)  # the roomiest, /b: rooms 5 and 4
+    tally = dir_tally(state)
+    assert tally.load == {(b0, "/a"): 6.0, (b0, "/b"): 2.0}
+    assert tally.pick(state, i["a-0"], b0) == "/b"  # back to its home dir, which holds it exactly (4 of 4)
+    assert tally.pick(state, i["g-0"], b0) == "/a"  # the roomiest holds it exactly (5 of 5)
+    assert tally.pick(state, i["h-0"], b0) is None  # none holds 6
+    state.move(i["h-0"], b1, b0)  # forced (placement, the solver): the roomiest, /a, 12 of its 10.5
+    state.move(i["a-0"], b1, b0)  # home: /b
+    tally = dir_tally(state)
+    assert tally.load == {(b0, "/a"): 12.0, (b0, "/b"): 6.0}
+    assert {k: d for k, d in tally.where.items() if k[1] == b0} == {
+        (i["c-0"], b0): "/a", (i["f-0"], b0): "/b", (i["h-0"], b0): "/a", (i["a-0"], b0): "/b"}
+    assert tally.pick(state, i["a-0"], b0) is None  # asked again: its home has 5.5 - 6 + 0.5 = 0 left for its 4

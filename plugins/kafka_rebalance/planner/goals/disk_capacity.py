@@ -387,6 +387,8 @@ class DirTally:
                     self.load[(src, d)] -= size
             if dst in self.paths:
                 d = self.pick(state, p, dst)
+                # (Where pick says None the replica lands where pick would have put it: its home, else the roomiest;
+                # pick's room test matters to the veto, not to the count.)
                 if d is None:  # forced (placement, the exact model): its home dir, else the roomiest
                     d = self.home.get((p, dst)) or max(self.paths[dst], key=lambda x: (self._room((dst, x)), x))
                 self.where[(p, dst)] = d
