@@ -1079,3 +1079,26 @@ def test_the_veto_tally_counts_each_arrival_in_its_home_else_the_roomiest_dir_th
     assert {k: d for k, d in tally.where.items() if k[1] == b0} == {
         (i["c-0"], b0): "/a", (i["f-0"], b0): "/b", (i["h-0"], b0): "/a", (i["a-0"], b0): "/b"}
     assert tally.pick(state, i["a-0"], b0) is None  # asked again: its home has 5.5 - 6 + 0.5 = 0 left for its 4
+
+
+def test_a_dir_a_forced_arrival_filled_past_its_ceiling_sends_the_replica_nearest_its_excess_off_the_broker() -> None:
+    # Broker 0: /a (limit 10.5) a-0 10, a-1 1: 11, above its limit, so its ceiling is the 11 it holds; /b (limit
+    # 5.5) c-0 2, x-0 1. h-0 (4) is forced from broker 1 onto broker 0: neither dir has room for it (/a 0.5, /b 3),
+    # the tally counts it in the roomiest, /b: 7, 1 byte above 5.5 and the half byte. Its replicas at least as large
+    # as the excess, nearest first: x-0 (1, exactly the excess), c-0 (2), h-0 (4); x-0 goes to the least full broker
+    # that takes it: brokers 1, 2 and 3 are all empty by then, so by index, broker 1. Then /b is within its ceiling.
+    snap = dirs_cluster({0: [{"path": "/a", "total_bytes": 21}, {"path": "/b", "total_bytes": 11}],
+                         1: [{"path": "/d", "total_bytes": 1000}], 2: [{"path": "/d", "total_bytes": 100}],
+                         3: [{"path": "/d", "total_bytes": 1000}]},
+                        [part("a", 0, [0], size_bytes=10, log_dirs=["/a"]), part("a", 1, [0], size_bytes=1, log_dirs=["/a"]),
+                         part("c", 0, [0], size_bytes=2, log_dirs=["/b"]), part("h", 0, [1], size_bytes=4, log_dirs=["/d"]),
+                         part("x", 0, [0], size_bytes=1, log_dirs=["/b"])])
+    state = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
+    i, b0, b1 = index(state), state.index_of[0], state.index_of[1]
+    state.move(i["h-0"], b1, b0)
+    from kafka_rebalance.planner.goals.disk_capacity import dir_tally
+
+    assert dir_tally(state).over((b0, "/b")) == 1.0
+    DiskCapacityGoal()._relieve_dirs(state)
+    assert state.changes == [(i["h-0"], b1, b0), (i["x-0"], b0, b1)]
+    assert dir_tally(state).over((b0, "/b")) == 0.0

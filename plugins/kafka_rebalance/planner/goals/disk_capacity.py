@@ -163,6 +163,7 @@ class DiskCapacityGoal(Goal):
         at least as large before the smaller), to the broker that will be least full among those that accept it.
         A dir left above is the log-dir planner's to refuse (``plan_log_dirs``)."""
         tally = dir_tally(state)
+        # (A dir exactly at its ceiling and slack entering here changes nothing: the while below is the same test.)
         for k in sorted(k for k in tally.ceiling if k[1] in tally.paths.get(k[0], ()) and tally.over(k) > 0):
             b, path = k
             tried: set[int] = set()
