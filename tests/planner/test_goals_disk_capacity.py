@@ -456,6 +456,10 @@ def test_a_step_is_named_with_the_dirs_of_the_replicas_it_adds_only() -> None:
     assert dir_plan.named(step).dirs == ("any", "/x")  # (3, 0) is not added by this step: broker 0 chooses
     other = Step(4, "t", 1, (0, 1), (0, 2), (2,), (1,), 0, 0, 9, 0.0)
     assert dir_plan.named(other) is other
+    # Broker 0's replica of t-0 stays in its known dir /a; the one leaving broker 1 is in no known dir: the step
+    # frees no named dir, so it carries no sources (the ledger would otherwise free /a of broker 0 at its end).
+    dir_plan.where[(3, 0)] = "/a"
+    assert dir_plan.named(step).sources == () and dir_plan.named(step).dirs == ("any", "/x")
     assert dir_plan.summary() == {"named_for_new_replicas": 2, "moves_between_dirs": 2, "bytes_between_dirs": 14,
                                   "unplaced": [], "over_limit": [], "dirs": []}
 
@@ -1096,9 +1100,9 @@ def test_a_dir_a_forced_arrival_filled_past_its_ceiling_sends_the_replica_neares
     state = ClusterState(snap, PlanOptions(max_disk_usage=0.5))
     i, b0, b1 = index(state), state.index_of[0], state.index_of[1]
     state.move(i["h-0"], b1, b0)
-    from kafka_rebalance.planner.goals.disk_capacity import dir_tally
+    from kafka_rebalance.planner.goals.disk_capacity import dir_tally, dirs_within
 
-    assert dir_tally(state).over((b0, "/b")) == 1.0
+    assert dir_tally(state).over((b0, "/b")) == 1.0 and not dirs_within(state)
     DiskCapacityGoal()._relieve_dirs(state)
     assert state.changes == [(i["h-0"], b1, b0), (i["x-0"], b0, b1)]
-    assert dir_tally(state).over((b0, "/b")) == 0.0
+    assert dir_tally(state).over((b0, "/b")) == 0.0 and dirs_within(state)  # at its ceiling and slack: within

@@ -318,6 +318,7 @@ class LogDirPlan:
         left = any(d != ANY_LOG_DIR for b, d in zip(step.before, sources) if b in step.removes)
         if not named and not left:
             return step
+        # (dirs of "any" alone and () say the same: Step.dirs' empty is "any" for every replica.)
         return replace(step, dirs=dirs if named else (), sources=sources if left else ())
 
     def summary(self) -> dict[str, Any]:
@@ -425,7 +426,7 @@ def dirs_within(state: ClusterState) -> bool:
 
 def dir_tally(state: ClusterState) -> DirTally:
     """The state's ``DirTally``, caught up with its changes (one per state: built on first use)."""
-    got = _TALLY.get(state)
+    got = _TALLY.get(state)  # (the cache only spares rebuilding: a fresh tally caught up counts the same)
     if got is None:
         got = _TALLY[state] = DirTally(state)
     if got.seen != len(state.changes):
@@ -718,7 +719,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
     if options.relieve:
         # Relief mode: no balance between dirs; a dir above its limit sends the fewest bytes that bring it under
         # to its broker's other dirs (no network: a copy within the broker), the least full that holds each first.
-        # (A dir at its limit and slack entering here changes nothing: the while below is the same test.)
+        # (A dir at its limit and slack, or below, entering here changes nothing: the while below is the same test.)
         for (bid, path) in sorted(k for k in limit if final[k] > limit[k] + SLACK_BYTES):
             pool = sorted((p for (p, b), d in where.items() if b == bid and d == path and (p, b) in stays
                            and (p, b) not in moved and not state.frozen[p] and not state.touched[p]),
@@ -734,7 +735,7 @@ def plan_log_dirs(state: ClusterState, moves: list[list[Step]]) -> LogDirPlan:
                     pool.remove(next(p for p, d in placed.items() if d is None))
                     continue
                 for p in placed:
-                    d = place(p, bid, path)
+                    d = place(p, bid, path)  # (avoiding ``path`` changes nothing: see above)
                     if d is None:  # the pick's earlier replicas filled the dir this one was meant for
                         break
                     move_within(p, bid, path, d)
