@@ -3,10 +3,15 @@ same donor when both brokers stay in the band. Brokers 0..n-1 are their own inde
 
 from __future__ import annotations
 
+from typing import Any
+
+from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 from kafka_rebalance.planner.state import ClusterState
+from kafka_rebalance.planner.targets import set_targets
+from kafka_rebalance.snapshot import snapshot_from_dict
 from tests.support.clusters import GiB, part, planner_state
 
 
@@ -292,3 +297,31 @@ def test_after_the_leader_swaps_a_move_passed_over_does_not_end_the_sweep() -> N
     ByteTrimGoal(followers_only=True).optimize(s)
     assert [s.parts[p].topic for p in range(s.n_parts)] == ["e", "f", "g", "l", "s"]
     assert [s.row(p) for p in range(s.n_parts)] == [[1, 2], [2, 0], [1, 2], [0, 2], [2, 1]]
+
+
+def test_a_move_whose_log_dir_can_no_longer_hold_it_is_passed_over_and_the_next_one_trimmed() -> None:
+    # test_the_largest_move_is_trimmed_first, with broker 0's data in two log dirs (disks filled to 100 %): /a of 84
+    # GiB holds m and f0 (79), /b of 41 holds b, q15 and q6 (31); 1 and 2 have one dir of 125 GiB each. b and m moved
+    # 0 -> 1 and x (20) 2 -> 0: 100 / 96 / 104 GiB of 100 each, band less its edge [90.05, 109.95]. x landed in /a,
+    # then the roomiest (84 - 59 = 25 GiB free, /b 41 - 21 = 20): /a has 5 left, too little to take m (20) back.
+    # So m keeps its move (x, next, has nothing on 2 in [14.05, 20) to stand in), and b, which /b takes back, is
+    # swapped for q6 (>= 10 - 5.95 = 4.05, the smallest such), as where a tally refused m.
+    def dirs(b: int) -> list[dict[str, Any]]:
+        return [{"path": "/a", "total_bytes": 84 * GiB}, {"path": "/b", "total_bytes": 41 * GiB}] if b == 0 else \
+            [{"path": "/d", "total_bytes": 125 * GiB}]
+
+    layout = {0: {"b": (10, "/b"), "f0": (59, "/a"), "m": (20, "/a"), "q15": (15, "/b"), "q6": (6, "/b")},
+              1: {"f1": (66, "/d")}, 2: {"f2": (104, "/d"), "x": (20, "/d")}}
+    parts = sorted(({"topic": t, "partition": 0, "replicas": [b], "leader": b, "isr": [b], "size_bytes": size * GiB,
+                     "log_dirs": [path]} for b, topics in layout.items() for t, (size, path) in topics.items()),
+                   key=lambda p: p["topic"])
+    snap = snapshot_from_dict({"cluster_id": "jbod", "brokers": [{"id": b, "log_dirs": dirs(b)} for b in layout],
+                               "partitions": parts})
+    s = ClusterState(snap, PlanOptions(max_disk_usage=1.0))
+    set_targets(s)
+    move(s, "b", 0, 1)
+    move(s, "m", 0, 1)
+    move(s, "x", 2, 0)
+    assert s.bytes.tolist() == [100 * GiB, 96 * GiB, 104 * GiB]
+    ByteTrimGoal().optimize(s)
+    assert where(s) == {"b": 0, "f0": 0, "f1": 1, "f2": 2, "m": 1, "q15": 0, "q6": 1, "x": 0}

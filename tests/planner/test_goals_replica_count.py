@@ -10,6 +10,7 @@ import pytest
 
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan
+from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
@@ -488,3 +489,85 @@ def test_a_receiver_with_nobody_above_chains_from_a_broker_above_its_floor() -> 
     s.hi[0] = 2
     ReplicaCountGoal().optimize(s)
     assert s.counts.tolist() == [1, 2, 1, 1] and s.row(2) == [2] and s.moved_replicas() == 2
+
+
+def test_a_receiver_takes_from_a_broker_above_its_range_before_one_with_more_to_spare() -> None:
+    # Ranges by hand: 0 holds three (2..2: one above), 1 three (1..3: two above its floor), 2 none (2..2: two below,
+    # more than anyone is above: it picks its donors). Equal sizes, so 0 and 1 need the same bytes. 2 takes one from
+    # 0, the broker above its range, though 1 could give it both; then, nobody being above, its second from 1. Two
+    # moves; taking both from 1 would have left 0 above its range, a third move.
+    s = state([0, 1, 2], [part("t", i, [0]) for i in range(3)] + [part("u", i, [1]) for i in range(3)])
+    s.lo[:] = [2, 1, 2]
+    s.hi[:] = [2, 3, 2]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [2, 2, 2] and moves(s) == [(0, 2), (1, 2)]
+
+
+def test_a_receiver_chains_from_the_broker_above_its_range_first() -> None:
+    # Racks a = {0, 1}, b = {2, 3}, c = {4}. Ranges by hand: 0 holds e-0, e-1 (1..2: at its top, above its floor), 1
+    # holds d-0, d-1 (1..1: one above), 2 none (2..2: two below, more than anyone is above: 2 picks), 3 a replica of
+    # each of those four (4..4), 4 q-0 and q-1 (2..2). Every e and d partition has its other replica on 3 (rack b):
+    # no direct move to 2. A chain through 4 works from 0 or 1: q-* 4 -> 2, then an e or d partition -> 4 (through
+    # 3 none: 3 holds them all already). 2 chains first from 1, the one above its range; then, nobody being above,
+    # from 0, the one above its floor: 4 moves, each of 0 and 1 ending at 1. Chaining from 0 first (the lower id)
+    # would leave 1 above, to give 0 a replica, and 0 to chain once more: 5 moves.
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c")],
+              [part("e", i, [0, 3]) for i in range(2)] + [part("d", i, [1, 3]) for i in range(2)]
+              + [part("q", i, [4]) for i in range(2)])
+    s.lo[:] = [1, 1, 2, 4, 2]
+    s.hi[:] = [2, 1, 2, 4, 2]
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [1, 1, 2, 4, 2] and s.moved_replicas() == 4
+    assert s.row(4) == [2] and s.row(5) == [2]
+    assert sorted(s.parts[p].topic for p in range(4) if s.row(p)[0] == 4) == ["d", "e"]
+
+
+def test_a_count_move_that_only_a_replica_the_plan_brought_keeps_in_bytes_takes_that_one() -> None:
+    # 0 holds c-0 (6 GiB) and b-0 (1 GiB), which the plan moved there from 2. 1 may rise to 1 GiB only: b-0 alone keeps
+    # its bytes, so b-0 goes, though c-0 is untouched (untouched replicas come first only among those keeping bytes).
+    s = bare([0, 1, 2], [part("b", 0, [2], size_bytes=GiB), part("c", 0, [0], size_bytes=6 * GiB)])
+    s.move(0, 2, 0)
+    s.byte_allowed_hi[1] = GiB
+    assert ReplicaCountGoal()._transfer(s, 0, 1, 1) == 1
+    assert s.row(0) == [1] and s.row(1) == [0]
+
+
+def test_the_second_search_of_a_chain_looks_at_every_replica_of_the_donor() -> None:
+    # Racks a = {0}, b = {1, 2}, c = {3}. t-0..t-298 (2 bytes) are on 0, 1 and 3; p-0 (1 byte) on 0 and 1; q-0 (1,000
+    # bytes) on 3 alone. Ranges by hand: 0 one above (299..299), 2 one below (1..1), 1 and 3 full (300..300). No direct
+    # move to 2 (rack b holds a replica of each of 0's). Through 1: 0 can send it nothing (1 holds them all). Through
+    # 3: q-0 goes on to 2, and 0 sends 3 p-0, the only one 3 lacks. Without targets 0 asks for its mean size and more
+    # (599 bytes), so its 299 t's, nearer, come before p-0: the first search stops after 256 refusals; the second must
+    # reach the 300th.
+    s = bare([(0, "a"), (1, "b"), (2, "b"), (3, "c")],
+             [part("t", i, [0, 1, 3], size_bytes=2) for i in range(299)]
+             + [part("p", 0, [0, 1], size_bytes=1), part("q", 0, [3], size_bytes=1000)])
+    s.lo[:] = [299, 300, 1, 300]
+    s.hi[:] = [299, 300, 1, 300]
+    s.vetoes = [PlacementGoal(), RackSafetyGoal()]
+    ReplicaCountGoal().optimize(s)
+    assert s.counts.tolist() == [299, 300, 1, 300]
+    assert {s.parts[p].name: s.row(p) for p in s.cur} == {"p-0": [3, 1], "q-0": [2]}
+
+
+def test_a_transfer_across_racks_never_asks_the_vetoes_about_a_partition_bound_to_its_racks() -> None:
+    # Racks a = {0}, b = {1}, c = {2, 3}. t-0 and t-1 (RF 3, one replica per rack) are bound to their racks: rack
+    # safety refuses any of their replicas leaving its rack. u-0 (RF 1) is not. From 0 to 3 (rack a to c) only u-0
+    # is asked about, and goes; from 2 to 3 (within rack c) t-0, the smallest, is asked about first, and goes.
+    asked: list[tuple[int, int, int]] = []
+
+    class Asks(Goal):
+        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+            asked.append((p, src, dst))
+            return True
+
+    s = bare([(0, "a"), (1, "b"), (2, "c"), (3, "c")],
+             [part("t", i, [0, 1, 2], size_bytes=GiB) for i in range(2)] + [part("u", 0, [0], size_bytes=2 * GiB)])
+    s.vetoes = [Asks(), PlacementGoal(), RackSafetyGoal()]
+    goal = ReplicaCountGoal()
+    assert goal._transfer(s, 0, 3, 1) == 1
+    assert asked == [(2, 0, 3)] and s.row(2) == [3]
+    asked.clear()
+    assert goal._transfer(s, 2, 3, 1) == 1
+    assert asked == [(0, 2, 3)] and s.row(0) == [0, 1, 3]

@@ -80,6 +80,9 @@ class ReplicaCountGoal(Goal):
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         rack = np.asarray(state.rack, dtype=np.int64)
         stuck = np.zeros(state.n_brokers, dtype=bool)
+        # Equivalent mutants: None here, or `or True` in _transfer, recompute rack_bound there: the same moves, only slower.
+        # A bound row stays bound (rack safety, a hard veto, refuses its replicas any other rack), and a row made
+        # rack-safe since, which the cached one does not skip, that veto refuses across racks all the same.
         self._in_rack = rack_bound(state)
         while True:
             c = state.counts[elig]
@@ -188,7 +191,9 @@ class ReplicaCountGoal(Goal):
         moved = 0
         sizes = state.sizes
         hi_r, lo_d, check_d = float(state.byte_allowed_hi[r]), float(state.byte_allowed_lo[d]), bool(state.eligible[d])
-        room = [0, 0]  # r's bytes and d's, as Python ints (exact below 2**53, as numpy's float compare is), per move
+        # r's bytes and d's, as Python ints (exact below 2**53, as numpy's float compare is), per move; set before each
+        # search, so any start is equivalent
+        room = [0, 0]
 
         def fits(size: float) -> bool:  # neither broker ends worse off in bytes than it started
             return room[0] + size <= hi_r and (not check_d or room[1] - size >= lo_d)
@@ -197,6 +202,7 @@ class ReplicaCountGoal(Goal):
             return fits(int(sizes[p]))
 
         # The rack-bound shortcut first: across racks most of a donor's replicas are refused by rack safety.
+        # (`or True`, recomputing it, is equivalent: see optimize.)
         bound = bound_for(rack_bound(state) if self._in_rack is None else self._in_rack, state, d, r)
         if bound is None:
             free = lambda p: state.accepts(p, d, r)  # noqa: E731
@@ -209,7 +215,8 @@ class ReplicaCountGoal(Goal):
             for ok, bytes_kept in ((lambda p: keeps_bytes(p) and free(p), True), (free, False)):
                 for touched in (False, True):
                     # Where even the smallest replica the search could meet breaks keeps_bytes (larger ones break it
-                    # more), it would only walk its limit and fail: most of this goal's checks at 200 brokers.
+                    # more), it would only walk its limit and fail: most of this goal's checks at 200 brokers. (So
+                    # False for the first True above is equivalent: the search runs and finds nothing, only slower.)
                     if bytes_kept and not fits(idx.smallest(touched)):
                         continue
                     p = idx.find(want, ok, self.limit, allow_touched=touched)
