@@ -32,11 +32,14 @@ import ast
 import fnmatch
 import glob
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,25 +91,106 @@ def mutant_errors(root: Path, errors: list[dict[str, Any]]) -> dict[tuple[str, t
 # mypy's incremental cache, kept outside the stage (which every run deletes). mypy replays a fresh module's errors from
 # it, so the errors are the same: a run whose mutated files are as before (tests changed, or a rerun) type-checks in
 # seconds instead of minutes (byte_balance's 2 MB of mutants: 580 s cold, 2 s warm, on a loaded machine), and a run of
-# another module rechecks only what changed.
+# another module rechecks only what changed. One cache per part (below), each part's tree at a fixed path.
 MYPY_CACHE = Path(__file__).resolve().parents[1] / "build" / "mutate-mypy-cache"
 
 
-def filter_mutants_with_mypy() -> dict[str, FailedTypeCheckMutant]:
-    """mutmut's filter_mutants_with_type_checker, with the mapping above (run in mutants/)."""
-    root = Path("mutants").absolute()
-    command = [*config().type_check_command, "--cache-dir", str(MYPY_CACHE)]
-    done = subprocess.run(command, cwd=root, capture_output=True, encoding="utf-8", check=False)
-    if done.returncode not in (0, 1):  # 1 is "found errors"; anything else is mypy failing to run
-        raise SystemExit(f"mutate: the type check {command} failed to run:\n{done.stderr}")
-    errors = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
-    caught = {}
-    for (file, (first, last, name)), found in mutant_errors(root, errors).items():
-        path = root / file
-        mutant = get_mutant_name(Path(file), name)
-        error = TypeCheckingError(path, found[0]["line"], found[0]["message"])
-        caught[mutant] = FailedTypeCheckMutant(MutatedMethodLocation(path, name, first, last), mutant, error)
-    return caught
+def mutated_files(root: Path) -> list[str]:
+    """The files under ``root`` (relative paths) that hold mutmut's copies of a function, largest first."""
+    found = [(path.stat().st_size, path.relative_to(root).as_posix()) for path in root.rglob("*.py")
+             if "__mutmut_orig" in path.read_text(encoding="utf-8")]  # fmt: skip
+    return [file for _, file in sorted(found, key=lambda item: (-item[0], item[1]))]
+
+
+def parts(files: list[str], sizes: dict[str, int], count: int) -> list[list[str]]:
+    """``files`` in at most ``count`` parts of about equal size: each file, largest first, joins the smallest part."""
+    bins: list[list[str]] = [[] for _ in range(max(1, min(count, len(files))))]
+    loads = [0] * len(bins)
+    for file in sorted(files, key=lambda f: (-sizes[f], f)):
+        smallest = loads.index(min(loads))
+        bins[smallest].append(file)
+        loads[smallest] += sizes[file]
+    return [part for part in bins if part]
+
+
+class PendingTypeCheck(Mapping[str, FailedTypeCheckMutant]):
+    """The type check's verdicts, from mypy processes started at once and awaited on first use.
+
+    mutmut asks for a verdict only once it has run every test for its statistics and once more clean, minutes
+    on a large scope: mypy runs meanwhile instead of before. The mutated files are split into parts of about
+    equal size, one mypy process each (mypy checks one import cycle on one core, and the package is one cycle):
+    each part's tree is the package with only that part's files mutated (the others as written), so each
+    mutant's copies are checked exactly once, against the same code, and the errors are those of one whole check.
+    """
+
+    def __init__(self, root: Path, stage: Path, jobs: int) -> None:
+        self._root = root
+        files = mutated_files(root)
+        sizes = {file: (root / file).stat().st_size for file in files}
+        self._trees: list[tuple[Path, subprocess.Popen[str]]] = []
+        for number, part in enumerate(parts(files, sizes, jobs)):
+            tree = stage / f"mutants-typecheck-{number}"
+            shutil.rmtree(tree, ignore_errors=True)
+            tree.mkdir()
+            shutil.copyfile(root / "pyproject.toml", tree / "pyproject.toml")  # mypy's settings: it checks src/ alone
+            shutil.copytree(root / "src", tree / "src", ignore=shutil.ignore_patterns("*.meta", "*.spans", "__pycache__"))
+            for other in files:
+                if other not in part:
+                    shutil.copyfile(stage / other, tree / other)  # the file as written: the stage's own copy
+            command = [*config().type_check_command, "--cache-dir", str(MYPY_CACHE / f"part-{number}")]
+            process = subprocess.Popen(command, cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.PIPE, encoding="utf-8")
+            self._trees.append((tree, process))
+        self._caught: dict[str, FailedTypeCheckMutant] | None = None
+
+    def _verdicts(self) -> dict[str, FailedTypeCheckMutant]:
+        if self._caught is None:
+            caught: dict[str, FailedTypeCheckMutant] = {}
+            for tree, process in self._trees:
+                out, err = process.communicate()
+                if process.returncode not in (0, 1):  # 1 is "found errors"; anything else is mypy failing to run
+                    raise SystemExit(f"mutate: the type check {process.args} failed to run in {tree}:\n{err}")
+                errors = [json.loads(line) for line in out.splitlines() if line.strip()]
+                for (file, (first, last, name)), found in mutant_errors(tree, errors).items():
+                    path = self._root / file
+                    mutant = get_mutant_name(Path(file), name)
+                    error = TypeCheckingError(path, found[0]["line"], found[0]["message"])
+                    caught[mutant] = FailedTypeCheckMutant(MutatedMethodLocation(path, name, first, last), mutant, error)
+                shutil.rmtree(tree, ignore_errors=True)
+            self._caught = caught
+        return self._caught
+
+    def __getitem__(self, mutant: str) -> FailedTypeCheckMutant:
+        return self._verdicts()[mutant]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._verdicts())
+
+    def __len__(self) -> int:
+        return len(self._verdicts())
+
+
+def filter_mutants_with_mypy(jobs: int) -> PendingTypeCheck:
+    """mutmut's filter_mutants_with_type_checker, with the mapping above and ``jobs`` mypy processes (run in the stage)."""
+    return PendingTypeCheck(Path("mutants").absolute(), Path.cwd(), jobs)
+
+
+def largest_first(walk: Callable[[], Iterator[Path]]) -> Callable[[], Iterator[Path]]:
+    """mutmut's source walk with the files to mutate first, largest first: its pool of workers then ends together
+    instead of one worker starting the largest file last."""
+
+    def walk_largest_first() -> Iterator[Path]:
+        paths = list(walk())
+        return iter(sorted(paths, key=lambda path: (not config().should_mutate(path), -path.stat().st_size, str(path))))
+
+    return walk_largest_first
+
+
+def max_children(argv: list[str]) -> int:
+    """The ``--max-children`` of a command line (mutmut's default: every core)."""
+    for flag, value in zip(argv, argv[1:]):
+        if flag == "--max-children":
+            return int(value)
+    return os.cpu_count() or 1
 
 
 def mutant_globs(argv: list[str]) -> list[str]:
@@ -193,6 +277,9 @@ def own_tests(tests_by_function: dict[str, set[str]], patterns: list[str], share
 
 if __name__ == "__main__":
     narrow_to_scopes(mutant_globs(sys.argv[1:]))
-    mutmut_main.filter_mutants_with_type_checker = filter_mutants_with_mypy
+    jobs = max_children(sys.argv[1:])
+    # mutmut annotates a dict but reads the verdicts only with .get and truth, which the Mapping serves
+    mutmut_main.filter_mutants_with_type_checker = lambda: filter_mutants_with_mypy(jobs)  # type: ignore[assignment,return-value]
+    mutmut_main.walk_source_files = largest_first(mutmut_main.walk_source_files)
     sys.argv[0] = "mutmut"
     sys.exit(mutmut_main.cli())
