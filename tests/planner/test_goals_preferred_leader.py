@@ -382,3 +382,71 @@ def test_the_verdict_counts_a_broker_inside_the_band_as_zero_off() -> None:
     brokers = (BrokerView(0, 0, 0, 0, 0.0, 0.0, 0.1, 3, 0, 0), BrokerView(1, 0, 0, 0, 0.0, 0.0, 0.1, 2, 0, 0))
     check = PreferredLeaderGoal().check(BalanceView(brokers, (), 0.1, 10.0, (2, 4)))
     assert (check.value, check.reached, check.offenders) == (0, True, ())
+
+
+def test_a_round_that_changes_every_count_is_followed_by_another() -> None:
+    # 1 is first of b-0, b-1 [1, 2]; 0 of p-0..p-2 [0, 1] and p-3 [0, 3]; 2 and 3 of nothing: 4 / 2 / 0 / 0, and 6 over
+    # 4 brokers is 1..2. Round one: 0 gives p-3 to 3 (below the floor; 1 is at the ceil), then 2 takes b-0 from 1
+    # (above the floor): 3 / 1 / 1 / 1, every count changed and 0 still above the ceil. Round two: 0 gives p-0, its
+    # first, to 1 (now below the ceil): 2 / 2 / 1 / 1. (The chain search would hand over p-2, the last listed.)
+    parts = [part("b", i, [1, 2]) for i in range(2)] + [part("p", i, [0, 1]) for i in range(3)] + [part("p", 3, [0, 3])]
+    assert preferred([0, 1, 2, 3], parts) == ([2, 1, 1, 0, 0, 3], [1, 0, 1, 0, 0, 1], (1, 2))
+
+
+def test_a_third_round_still_passes_leadership_on_and_then_the_chain_search_takes_over() -> None:
+    # 0 is first of a-0..a-3 [0, 1] and z-0..z-2 [0] (7); 1 of b-0, b-1 [1, 2], b-2 [1, 3] (3); 3 of c-0 [3] (1); 2 of
+    # nothing: 11 over 4 brokers is 2..3. 0 can give only to 1, and only while 1 is below the ceil; 2 and 3 can take
+    # only from 1, and only while 1 is above the floor. Round one: 2 takes b-0 (7 / 2 / 1 / 1). Round two: 0 gives
+    # a-0 to 1, 2 takes b-1 (6 / 2 / 2 / 1). Round three: 0 gives a-1, 3 takes b-2 (5 / 2 / 2 / 2). After three rounds
+    # the chain search hands 1 a leadership of 0's: a-3, the last listed (a fourth round would give a-2, the first).
+    parts = ([part("a", i, [0, 1]) for i in range(4)] + [part("b", 0, [1, 2]), part("b", 1, [1, 2]), part("b", 2, [1, 3]),
+             part("c", 0, [3])] + [part("z", i, [0]) for i in range(3)])
+    assert preferred([0, 1, 2, 3], parts) == ([1, 1, 0, 1, 2, 2, 3, 3, 0, 0, 0], [1, 1, 0, 1, 1, 1, 1, 0, 0, 0, 0], (2, 3))
+
+
+# --------------------------------------------------------------------------- chains: the count of each link stays exact
+
+
+def test_a_link_used_up_by_a_chain_is_no_link_for_the_next() -> None:
+    # Band 1..2. 2 is first of p-0..p-3 [2, 1] (4), 1 of q-0 [1, 0] and q-1 [1] (2), 0 of nothing; only q-0 links 1 to 0.
+    # Above the ceil to below the floor: 2 -> 1 -> 0 hands p-3 (the last listed) to 1 and q-0 to 0: 1 / 2 / 3.
+    # Above the ceil to below it: 0 (1) is below the ceil, but its one link from 1, q-0, is 0's own now, and 1 is at
+    # the ceil (no destination): nothing more moves, and 2 stays above the ceil.
+    parts = [part("p", i, [2, 1]) for i in range(4)] + [part("q", 0, [1, 0]), part("q", 1, [1])]
+    assert augmented([0, 1, 2], parts, 1, 2) == ([2, 2, 2, 1, 0, 1], [0, 0, 0, 1, 1, 0])
+
+
+def test_a_partition_handed_over_on_a_chain_links_its_new_first_replica_to_broker_0() -> None:
+    # Band 1..2. 1 is first of p-0 [1, 2], p-1 [1, 2, 0], p-2, p-3 [1] (4); 2 of q-0 [2, 3], q-1 [2] (2); 0 of r-0 [0]
+    # (1); 3 of nothing. Below the floor there is only 3: 1 -> 2 -> 3 hands p-1 (the last listed on 1-2) to 2 and q-0
+    # to 3: 1 / 3 / 2 / 1. Below the ceil then: 0 and 3. 1 reaches 2 through p-0 (no more to 0: p-1 is 2's), 2 is at
+    # the ceil, and 2 reaches 0 through p-1, its new partition (3 no more: q-0 is 3's): 1 -> 2 -> 0 hands p-0 to 2
+    # and p-1 on to 0: 2 / 2 / 2 / 1.
+    parts = [part("p", 0, [1, 2]), part("p", 1, [1, 2, 0]), part("p", 2, [1]), part("p", 3, [1]), part("q", 0, [2, 3]),
+             part("q", 1, [2]), part("r", 0, [0])]
+    assert augmented([0, 1, 2, 3], parts, 1, 2) == ([2, 0, 1, 1, 3, 2, 0], [1, 2, 0, 0, 1, 0, 0])
+
+
+def test_a_replica_out_of_the_isr_is_no_link_after_its_partition_changes_hands() -> None:
+    # Band 1..1. 0 is first of p-0 [0, 1], p-1, p-2 [0] and p-3 [0, 1, 2] with 2 out of the ISR: 4 / 0 / 0. 0 -> 1
+    # hands p-3 (the last listed on 0-1) to 1. 2 is still below the floor but can lead nothing (only p-3 holds it,
+    # out of sync): p-3 does not go on to 2, and nothing more moves.
+    parts = [part("p", 0, [0, 1]), part("p", 1, [0]), part("p", 2, [0]), part("p", 3, [0, 1, 2], isr=[0, 1])]
+    assert augmented([0, 1, 2], parts, 1, 1) == ([0, 0, 0, 1], [0, 0, 0, 1])
+
+
+def test_handing_over_a_partition_with_a_replica_out_of_the_isr_keeps_the_donors_link_to_that_replica() -> None:
+    # Band 1..1. 0 is first of p-0 [0, 2], p-1 [0, 1, 2] with 2 out of the ISR, and p-2 [0]: 3 / 0 / 0. 0 -> 1 through
+    # p-1 (1 is found first), then 0 -> 2 through p-0: 0's link to 2 is p-0's alone, p-1's 2 never counted.
+    parts = [part("p", 0, [0, 2]), part("p", 1, [0, 1, 2], isr=[0, 1]), part("p", 2, [0])]
+    assert augmented([0, 1, 2], parts, 1, 1) == ([2, 1, 0], [1, 1, 0])
+
+
+def test_a_link_a_hand_over_added_to_counts_one_partition() -> None:
+    # Band 3..3. 0 is first of p-0..p-2 [0, 1], p-3 [0, 1, 2], p-4..p-7 [0] (8); 1 of q-0 [1, 2], q-1 [1] (2); 2 of
+    # nothing. 0 -> 1 hands p-3 (the last listed on 0-1; 1 is below the band) to 1: 7 / 3 / 0, and 1 now links to 2
+    # through q-0 and p-3. 0 -> 1 -> 2: p-2 to 1, p-3 (the last added) on to 2; again: p-1 to 1, q-0 to 2: 5 / 3 / 2.
+    # Both links from 1 to 2 are used up: 2 stays below the band, and p-0 stays 0's.
+    parts = ([part("p", i, [0, 1]) for i in range(3)] + [part("p", 3, [0, 1, 2])] + [part("p", i, [0]) for i in range(4, 8)]
+             + [part("q", 0, [1, 2]), part("q", 1, [1])])
+    assert augmented([0, 1, 2], parts, 3, 3) == ([0, 1, 1, 2, 0, 0, 0, 0, 2, 1], [0, 1, 1, 2, 0, 0, 0, 0, 1, 0])

@@ -241,6 +241,10 @@ class PreferredLeaderGoal(Goal):
 
         lo, hi = self.floor, self.ceil
         for src_bound, dst_bound in ((hi, lo), (hi, hi), (lo, lo)):
+            # The bound never binds (equivalent mutants: - 1, + 2, `pc + `, `* 2`, `lo - hi`, `/ 3`): a path moves one
+            # from a source above src_bound to a destination below dst_bound <= src_bound, so a phase finds at most
+            # min(the sources' excess, the destinations' shortfall) paths, and the sum of |pc - m| is at least that
+            # for any m (m <= src_bound or m >= dst_bound), one more for m = (lo + hi) / 2.
             for _ in range(int(np.abs(pc[elig] - (lo + hi) / 2).sum()) + 1):
                 src_ok = pc > src_bound
                 dst_ok = (pc < dst_bound) & eligible
