@@ -34,6 +34,7 @@ schedule under that throttle can finish sooner.
 from __future__ import annotations
 
 import heapq
+from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -95,6 +96,9 @@ class Dispatcher:
                  max_in_flight: int, throttle: float, done: Iterable[int] = (), running: Iterable[int] = (),
                  disk: DiskRoom | None = None) -> None:  # fmt: skip
         self.steps = steps
+        # Read once per step: a dispatch asks for them about ten times per step started (200 brokers: a million times).
+        self.involved = [s.involved for s in steps]
+        self.lanes_of = [s.adds[0] if s.adds else NO_LANE for s in steps]
         self.per_broker = max_moves_per_broker
         self.max_in_flight = max_in_flight
         self.throttle = throttle
@@ -105,6 +109,8 @@ class Dispatcher:
         self.outflow: dict[int, float] = defaultdict(float)
         self.receiving: dict[int, int] = defaultdict(int)  # new replicas in flight into a broker
         self.left: dict[int, int] = defaultdict(int)  # bytes a lane has not started yet
+        # Each lane's startable steps, sorted (lowest index: highest priority). A dispatch reads a lane's first
+        # CANDIDATES in place: a heap had it pop and push back each one it could not start, a million times at 200 brokers.
         self.lane_ready: dict[int, list[int]] = defaultdict(list)
         self.waiting_for: dict[int, list[int]] = defaultdict(list)  # predecessor -> successors
         self.waiting_on: dict[int, set[int]] = defaultdict(set)  # blocking broker -> lanes
@@ -130,13 +136,11 @@ class Dispatcher:
                 self.lane_ready[lane].append(i)
             else:
                 self.waiting_for[prev].append(i)
-        for lane in sorted(self.lane_ready):
-            heapq.heapify(self.lane_ready[lane])
+        for lane in sorted(self.lane_ready):  # each lane's steps in index order already
             self._offer(lane)
 
     def lane(self, i: int) -> int:
-        adds = self.steps[i].adds
-        return adds[0] if adds else NO_LANE
+        return self.lanes_of[i]
 
     @property
     def finished(self) -> bool:
@@ -151,10 +155,11 @@ class Dispatcher:
 
     def _blocker(self, i: int) -> int | None:
         """The first broker that keeps step i from starting now, else None."""
-        s = self.steps[i]
-        for b in s.involved:
-            if self.busy[b] >= self.per_broker:
+        busy, per_broker = self.busy, self.per_broker
+        for b in self.involved[i]:
+            if busy[b] >= per_broker:
                 return b
+        s = self.steps[i]
         if s.rate and s.adds:
             for b in s.adds:
                 if self.inflow[b] + s.rate >= self.throttle:
@@ -166,30 +171,27 @@ class Dispatcher:
     def start(self, allow: Callable[[int], bool] | None = None) -> list[int]:
         """Steps to submit now; ``allow(i)`` False for the next step stops this dispatch (a hold)."""
         started: list[int] = []
-        while len(self.in_flight) < self.max_in_flight and self.lanes:
-            _, _, lane, version = heapq.heappop(self.lanes)
-            ready = self.lane_ready.get(lane)
-            if version != self.version[lane] or not ready:
+        lanes, versions, lane_ready, in_flight, disk = self.lanes, self.version, self.lane_ready, self.in_flight, self.disk
+        while len(in_flight) < self.max_in_flight and lanes:
+            _, _, lane, version = heapq.heappop(lanes)
+            ready = lane_ready.get(lane)
+            if version != versions[lane] or not ready:
                 continue
-            tried: list[int] = []
             chosen = None
+            at = 0  # chosen's place in ``ready``
             blocker = None
             full = None
-            while ready and len(tried) < CANDIDATES:
-                i = heapq.heappop(ready)
+            for k, i in enumerate(ready[:CANDIDATES]):
                 b = self._blocker(i)
                 # With nothing in flight a step starts even if it alone breaks a limit: it could never run otherwise.
-                if b is None or not (self.in_flight or started):
-                    d = self.disk.blocker(self.steps[i]) if self.disk is not None else None
+                if b is None or not (in_flight or started):
+                    d = disk.blocker(self.steps[i]) if disk is not None else None
                     if d is None:
-                        chosen = i
+                        chosen, at = i, k
                         break
                     full = d if full is None else full
                 else:
                     blocker = b if blocker is None else blocker
-                tried.append(i)
-            for i in tried:
-                heapq.heappush(ready, i)
             if chosen is None:
                 if blocker is None and full is not None:
                     self.waiting_on_disk[full].add(lane)
@@ -197,9 +199,9 @@ class Dispatcher:
                     self.waiting_on[blocker if blocker is not None else lane].add(lane)
                 continue
             if allow is not None and not allow(chosen):
-                heapq.heappush(ready, chosen)
                 self._offer(lane)
                 break
+            del ready[at]
             self._launch(chosen)
             started.append(chosen)
             self._offer(lane)
@@ -210,7 +212,6 @@ class Dispatcher:
                         if self.disk.blocker(self.steps[j]) is None), None)
             if fit is not None and (allow is None or allow(fit)):
                 self.lane_ready[self.lane(fit)].remove(fit)
-                heapq.heapify(self.lane_ready[self.lane(fit)])
                 self._launch(fit)
                 started.append(fit)
                 self._offer(self.lane(fit))
@@ -223,7 +224,7 @@ class Dispatcher:
 
     def _launch(self, i: int) -> None:
         s = self.steps[i]
-        for b in s.involved:
+        for b in self.involved[i]:
             self.busy[b] += 1
         for b in s.adds:
             self.inflow[b] += s.rate
@@ -238,7 +239,7 @@ class Dispatcher:
         """Release what in-flight step i held; returns the lanes that may now start something."""
         self.in_flight.discard(i)
         s = self.steps[i]
-        for b in s.involved:
+        for b in self.involved[i]:
             self.busy[b] -= 1
         for b in s.adds:
             self.inflow[b] -= s.rate
@@ -260,7 +261,7 @@ class Dispatcher:
             self.abandoned.add(j)
             self.left[self.lane(j)] -= self.steps[j].size * len(self.steps[j].adds)
             stack.extend(self.waiting_for.pop(j, ()))
-        self._wake(lanes, self.steps[i])
+        self._wake(lanes, i)
 
     def finish(self, i: int) -> None:
         lanes = self._land(i)
@@ -271,13 +272,17 @@ class Dispatcher:
             for b in s.removes:
                 lanes |= self.waiting_on_disk.pop(b, set())
         for j in self.waiting_for.pop(i, ()):
-            heapq.heappush(self.lane_ready[self.lane(j)], j)
+            insort(self.lane_ready[self.lane(j)], j)
             lanes.add(self.lane(j))
-        self._wake(lanes, s)
+        self._wake(lanes, i)
 
-    def _wake(self, lanes: set[int], s: Step) -> None:
-        for b in {*s.involved, *s.adds, s.leader}:
-            lanes |= self.waiting_on.pop(b, set())
+    def _wake(self, lanes: set[int], i: int) -> None:
+        """Step i completed or was dropped: the lanes that waited on a broker it held may start something."""
+        s = self.steps[i]
+        for b in {*self.involved[i], *s.adds, s.leader}:
+            waiting = self.waiting_on.pop(b, None)
+            if waiting:
+                lanes |= waiting
         if not self.in_flight:
             # Nothing runs: a step blocked by its own produce rate (at or above the throttle on its
             # own) waits on a broker that will never free. Alone, it may start (see ``start``).
