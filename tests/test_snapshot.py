@@ -748,7 +748,7 @@ def test_a_snapshot_without_traffic_methods_writes_no_such_columns(tmp_path: Pat
          "partitions[0] orders-1: bytes_out_per_sec must be a finite non-negative number, got -1"),
         (lambda r: r["partitions"][0].update(bytes_in_method="guessed"),
          'partitions[0] orders-1: bytes_in_method must be one of sampled-log-ends, prometheus-topic-split-by-offsets, '
-         'prometheus-topic-split-evenly, prometheus-partition, got "guessed"'),
+         'prometheus-topic-split-evenly, prometheus-partition, sampled-group-offsets, got "guessed"'),
         (lambda r: r.update(metrics={"source": "graphite"}),
          'metrics: must be an object with a source (sampling, prometheus), got {"source": "graphite"}'),
         (lambda r: r.update(metrics={"source": "sampling"}),
@@ -775,4 +775,4 @@ def test_the_parquet_fast_path_names_a_bad_method(tmp_path: Path) -> None:
         load_snapshot(tmp_path / "s.parquet")
     assert err.value.problems == ["partitions[0] audit-0: bytes_in_method must be one of sampled-log-ends, "
                                   "prometheus-topic-split-by-offsets, prometheus-topic-split-evenly, "
-                                  'prometheus-partition, got "made-up"']
+                                  'prometheus-partition, sampled-group-offsets, got "made-up"']

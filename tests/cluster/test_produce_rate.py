@@ -1,12 +1,13 @@
-"""gather's produce rate from two samples of a log, worked by hand (the real-Kafka measurement is in
+"""gather's produce rate from two samples of a log, and consumer traffic from two samples of the groups' committed
+offsets, worked by hand (the real-Kafka measurement is in
 tests/real_kafka/test_gather_measures_on_real_kafka.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kafka_rebalance.cluster.admin import ClusterError
-from kafka_rebalance.cluster.gather import LogEnd, gather_snapshot, produce_rate
+from kafka_rebalance.cluster.admin import TP, ClusterError
+from kafka_rebalance.cluster.gather import LogEnd, consumer_rates, gather_snapshot, produce_rate
 from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.snapshot import load_snapshot
 
@@ -53,3 +54,33 @@ def test_a_simulated_cluster_is_not_sampled(sample_snapshot_path) -> None:
     with pytest.raises(ClusterError, match=r"^--rate-window: this cluster cannot be sampled \(a simulated cluster"):
         gather_snapshot(admin, "sim", 10)
     assert gather_snapshot(admin, "sim").rate_window_seconds is None
+
+
+A, B = TP("orders", 0), TP("orders", 1)
+# Both logs hold 100 bytes per offset: 20,000 bytes over offsets 100..300.
+ENDS = {A: LogEnd(100, 300, 20_000), B: LogEnd(100, 300, 20_000)}
+
+
+def test_consumer_traffic_is_the_offsets_each_group_committed_times_the_logs_bytes_per_offset() -> None:
+    # Group g1 read 50 offsets of A and g2 30 of A in 10 s: 80 x 100 bytes / 10 s = 800 B/s. Nobody moved on B.
+    first = {("g1", A): 150, ("g2", A): 200, ("g1", B): 120}
+    second = {("g1", A): 200, ("g2", A): 230, ("g1", B): 120}
+    assert consumer_rates(first, second, ENDS, 10.0) == {A: 800.0, B: 0.0}
+
+
+def test_a_group_seen_in_one_sample_only_is_not_counted_and_a_reset_leaves_the_partition_unknown() -> None:
+    # g3 committed A for the first time in the window: where it started is not known, so it adds nothing;
+    # g1 reset B back to 110: what it re-read is not known, so B is unknown rather than guessed.
+    first = {("g1", A): 150, ("g1", B): 150}
+    second = {("g1", A): 160, ("g3", A): 290, ("g1", B): 110}
+    assert consumer_rates(first, second, ENDS, 2.0) == {A: 500.0, B: None}
+
+
+def test_a_read_from_a_log_without_a_known_size_or_offsets_is_unknown_never_guessed() -> None:
+    ends = {A: LogEnd(100, 300, None), B: LogEnd(300, 300, 0)}  # A's size unreported; B emptied by retention
+    first = {("g1", A): 150, ("g1", B): 250}
+    second = {("g1", A): 160, ("g1", B): 300}
+    assert consumer_rates(first, second, ends, 1.0) == {A: None, B: None}
+    # ...while a partition nobody read stays 0 whatever its log, and no window knows nothing.
+    assert consumer_rates({("g1", A): 150}, {("g1", A): 150}, ends, 1.0) == {A: 0.0, B: 0.0}
+    assert consumer_rates(first, second, ENDS, 0.0) == {A: None, B: None}

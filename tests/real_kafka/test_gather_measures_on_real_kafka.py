@@ -1,7 +1,8 @@
 """`gather` measures what makes a broker hot, from the cluster itself: produce rates over a window, and the disks.
 
 A producer in a thread writes at rates set by the test while `kafka-rebalance gather --rate-window`
-samples the cluster; the rates it records are compared with what the producer wrote. A small sandbox
+samples the cluster; the rates it records are compared with what the producer wrote, and the consumer
+traffic it estimates from a consumer group's committed offsets with what the group read. A small sandbox
 of one node with two log dirs (JBOD) shows each replica's disk and each disk's size, checked against
 the filesystem, and a topic whose segments retention deletes during the window is still measured at
 the rate written (the size alone would say about nothing is written).
@@ -140,6 +141,78 @@ def test_gather_without_a_window_measures_nothing_and_a_bad_window_is_one_line(k
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "error: --rate-window must be within 0..3600 seconds, got 7200.0"]
     assert not (tmp_path / "bad.json").exists()
+
+
+class GroupConsumer(threading.Thread):
+    """Reads topics as consumer group ``group`` (committing every 200 ms) until stopped; counts the value bytes it read."""
+
+    def __init__(self, bootstrap: str, group: str, topics: list[str]) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.group, self.topics = bootstrap, group, topics
+        self.read = 0
+        self.stopping = threading.Event()
+        self.failure: BaseException | None = None
+
+    def run(self) -> None:
+        from kafka import KafkaConsumer
+
+        try:
+            consumer = KafkaConsumer(*self.topics, bootstrap_servers=self.bootstrap, group_id=self.group,
+                                     auto_offset_reset="earliest", enable_auto_commit=True, auto_commit_interval_ms=200)
+            while not self.stopping.is_set():
+                for records in consumer.poll(timeout_ms=100).values():
+                    self.read += sum(len(r.value) for r in records)
+            consumer.close()  # commits what it read
+        except BaseException as exc:  # surfaced by the test, not lost in the thread
+            self.failure = exc
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(60)
+        assert not self.is_alive(), "the consumer did not stop"
+        if self.failure is not None:
+            raise self.failure
+
+
+def test_gather_estimates_consumer_traffic_from_the_offsets_consumer_groups_commit(kafka_sandbox, topic_prefix, tmp_path):
+    read, idle = f"{topic_prefix}-read", f"{topic_prefix}-idle"
+    _create(kafka_sandbox, read, {0: [1, 2], 1: [2, 3]})
+    _create(kafka_sandbox, idle, {0: [3, 1]})
+    rates = {(read, 0): 128.0 * KIB, (read, 1): 32.0 * KIB, (idle, 0): 64.0 * KIB}
+    group = f"{topic_prefix}-group"
+    producer = PacedProducer(kafka_sandbox.bootstrap_servers, rates)
+    consumer = GroupConsumer(kafka_sandbox.bootstrap_servers, group, [read])  # nobody reads the idle topic
+    producer.start()
+    consumer.start()
+    try:
+        time.sleep(4)  # the group has joined, caught up and committed before the first sample
+        raw = _gather(kafka_sandbox.bootstrap_servers, tmp_path / "reads.json", 10)
+    finally:
+        producer.stop()
+        consumer.stop()
+        client = admin(kafka_sandbox)
+        try:
+            client.delete_groups([group])  # the shared sandbox's later gathers see no group of this test
+        finally:
+            client.close()
+    assert consumer.read > 0
+    assert raw["metrics"]["bytes_out"].startswith("estimated from consumer groups' committed offsets")
+    snap = load_snapshot(tmp_path / "reads.json")
+    measured = {(p.topic, p.partition): p for p in snap.partitions if p.topic.startswith(topic_prefix)}
+    # One group reads everything written to `read`: its consumer traffic is the produce rate, within the bar.
+    for tp in [(read, 0), (read, 1)]:
+        written = producer.achieved(tp)
+        assert _within(measured[tp].bytes_out_per_sec, written), (tp, measured[tp].bytes_out_per_sec, written)
+        assert _raw_method(raw, tp) == "sampled-group-offsets"
+        print(f"\n{tp[0]}-{tp[1]}: written {written:,.0f} B/s, read by one group {measured[tp].bytes_out_per_sec:,.0f} B/s",
+              end="")
+    assert _within(measured[(idle, 0)].bytes_in_per_sec, producer.achieved((idle, 0)))
+    assert measured[(idle, 0)].bytes_out_per_sec == 0.0
+
+
+def _raw_method(raw: dict, tp: tuple[str, int]) -> str | None:
+    row = next(p for p in raw["partitions"] if (p["topic"], p["partition"]) == tp)
+    return row.get("bytes_out_method")
 
 
 def _partition_dirs(disk: Path, topic: str) -> set[int]:

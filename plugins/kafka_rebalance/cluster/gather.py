@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -16,8 +16,17 @@ from kafka_rebalance.cluster.prometheus import (
 from kafka_rebalance.options import MAX_RATE_WINDOW_SECONDS
 from kafka_rebalance.snapshot import MetricMethod, MetricsSource, MetricsSourceKind, Snapshot
 
-# Sampling reads log ends, which consumers do not move.
+# Sampling reads log ends, which consumers do not move; consumer groups' committed offsets show what they read.
 SAMPLING_BYTES_OUT = "not measured: sampling sees produce traffic only (use --metrics prometheus=URL)"
+GROUPS_BYTES_OUT = ("estimated from consumer groups' committed offsets: the offsets each group committed in the window "
+                    "times the log's bytes per offset (consumers outside a group, or committing less often than the "
+                    "window, are not seen)")
+NO_GROUPS_BYTES_OUT = ("not measured: no consumer group committed offsets in both samples (consumers outside a group "
+                       "are not seen; use --metrics prometheus=URL)")
+GROUPS_REFUSED_BYTES_OUT = ("not measured: listing consumer groups or their offsets was refused (Describe on the groups "
+                            "is needed; use --metrics prometheus=URL)")
+
+GroupOffsets = Mapping[tuple[str, "TP"], int]  # (group, partition) -> the group's committed offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +45,46 @@ class RateSampler(Protocol):
 
     def log_ends(self) -> dict[TP, LogEnd]:
         ...
+
+
+@runtime_checkable
+class GroupOffsetSampler(Protocol):
+    """An admin that can read every consumer group's committed offsets (a live cluster)."""
+
+    def group_offsets(self) -> GroupOffsets | None:
+        """Every group's committed offset of every partition it committed; None when the cluster refused."""
+        ...
+
+
+def consumer_rates(first: GroupOffsets, second: GroupOffsets, ends: Mapping[TP, LogEnd], seconds: float) -> dict[TP, float | None]:
+    """Bytes/s consumers read from each partition of ``ends`` between two samples ``seconds`` apart, from the
+    offsets each consumer group committed in between times the log's bytes per offset (``ends``: the second
+    sample's log ends). A group counts where it committed the partition in both samples: one that appeared
+    in between read from an offset nobody recorded. A committed offset that went back (a reset) leaves the
+    partition unknown (None), and so does one consumed from a log whose bytes per offset cannot be known
+    (empty, or its size unreported). 0.0 where no group moved."""
+    if seconds <= 0:
+        return dict.fromkeys(ends)
+    consumed: dict[TP, int] = {}
+    unknown: set[TP] = set()
+    for (group, tp), offset in second.items():
+        before = first.get((group, tp))
+        if before is None or tp not in ends:
+            continue
+        if offset < before:
+            unknown.add(tp)
+        elif offset > before:
+            consumed[tp] = consumed.get(tp, 0) + offset - before
+    rates: dict[TP, float | None] = {}
+    for tp, end in ends.items():
+        if tp in unknown:
+            rates[tp] = None
+        elif tp not in consumed:
+            rates[tp] = 0.0
+        else:
+            held = end.end_offset - end.start_offset
+            rates[tp] = None if end.size_bytes is None or held <= 0 else consumed[tp] * (end.size_bytes / held) / seconds
+    return rates
 
 
 def produce_rate(first: LogEnd, second: LogEnd, seconds: float) -> float | None:
@@ -83,14 +132,18 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
         snapshot = split_traffic(snapshot, read_traffic(metrics, window), metrics.url)
         return snapshot if snapshot.cluster_id == cluster_id else replace(snapshot, cluster_id=cluster_id)
     rates: dict[TP, float | None] = {}
+    reads: dict[TP, float | None] = {}
+    bytes_out = SAMPLING_BYTES_OUT
     seconds = 0.0
     if rate_window > 0:
         if not isinstance(admin, RateSampler):
             raise ClusterError("--rate-window: this cluster cannot be sampled (a simulated cluster reports its own "
                                "produce rates); use 0")
         # Each sample's moment is the middle of the calls taking it: the window is what lies between them.
+        groups = admin if isinstance(admin, GroupOffsetSampler) else None
         t0 = admin.now()
         first = admin.log_ends()
+        first_groups = groups.group_offsets() if groups is not None else None
         t1 = admin.now()
         left = rate_window
         while left > 0:  # in steps of a second, so a bar can follow the window
@@ -100,15 +153,33 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
             left -= step
         t2 = admin.now()
         second = admin.log_ends()
+        second_groups = groups.group_offsets() if groups is not None else None
         t3 = admin.now()
         seconds = round((t2 + t3) / 2 - (t0 + t1) / 2, 3)
         rates = {tp: produce_rate(first[tp], end, seconds) for tp, end in second.items() if tp in first}
+        reads, bytes_out = _consumer_reads(groups is not None, first_groups, second_groups, second, seconds)
     snapshot = admin.describe()
     if rate_window > 0:
-        parts = tuple(replace(p, bytes_in_per_sec=rate, bytes_in_method=None if rate is None else MetricMethod.SAMPLED)
-                      for p in snapshot.partitions for rate in (rates.get(TP(p.topic, p.partition)),))
+        parts = tuple(replace(p, bytes_in_per_sec=rate, bytes_in_method=None if rate is None else MetricMethod.SAMPLED,
+                              bytes_out_per_sec=read,
+                              bytes_out_method=None if read is None else MetricMethod.SAMPLED_GROUP_OFFSETS)
+                      for p in snapshot.partitions
+                      for rate, read in ((rates.get(TP(p.topic, p.partition)), reads.get(TP(p.topic, p.partition))),))
         snapshot = replace(snapshot, partitions=parts, rate_window_seconds=seconds,
-                           metrics_source=MetricsSource(MetricsSourceKind.SAMPLING, SAMPLING_BYTES_OUT))
+                           metrics_source=MetricsSource(MetricsSourceKind.SAMPLING, bytes_out))
     if snapshot.cluster_id != cluster_id:
         snapshot = replace(snapshot, cluster_id=cluster_id)
     return snapshot
+
+
+def _consumer_reads(sampled: bool, first: GroupOffsets | None, second: GroupOffsets | None, ends: Mapping[TP, LogEnd],
+                    seconds: float) -> tuple[dict[TP, float | None], str]:
+    """Each partition's consumer traffic from the groups' two samples, and what the snapshot says of how it was
+    measured: nothing per partition where the cluster cannot be asked, refused, or no group committed in both."""
+    if not sampled:
+        return {}, SAMPLING_BYTES_OUT
+    if first is None or second is None:
+        return {}, GROUPS_REFUSED_BYTES_OUT
+    if not {key for key in second if key in first}:
+        return {}, NO_GROUPS_BYTES_OUT
+    return consumer_rates(first, second, ends, seconds), GROUPS_BYTES_OUT

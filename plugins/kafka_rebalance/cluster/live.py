@@ -393,6 +393,25 @@ class LiveAdmin:
                 out[key] = LogEnd(starts[tp].offset, ends[tp].offset, sizes.get((key, leaders[key])))
         return out
 
+    def group_offsets(self) -> dict[tuple[str, TP], int] | None:
+        """Every consumer group's committed offsets (ListGroups, then OffsetFetch): one sample of gather's
+        consumer traffic. Kafka lists only the groups the principal may describe; None when it refused a call
+        (gather then says consumer traffic was not measured, and why, rather than failing)."""
+        try:
+            with self._call("list consumer groups"):
+                groups = sorted({g["group_id"] for g in self.client.list_groups()})
+            if not groups:
+                return {}
+            with self._call("fetch consumer group offsets"):
+                try:
+                    fetched = self.client.list_group_offsets(groups)
+                except kafka_errors.UnsupportedVersionError:  # before Kafka 3.0 (KIP-709): one group per request
+                    fetched = {group: self.client.list_group_offsets(group)[group] for group in groups}
+        except ClusterDenied:
+            return None
+        return {(group, TP(tp.topic, tp.partition)): meta.offset
+                for group, offsets in sorted(fetched.items()) for tp, meta in offsets.items() if meta.offset >= 0}
+
     def _know_broker(self, resource_type: str, name: str) -> None:
         """Before a call addressed to one broker (its own configs): make sure the client knows that broker.
 

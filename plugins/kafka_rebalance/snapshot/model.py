@@ -28,6 +28,9 @@ class MetricMethod(str, Enum):
     PROMETHEUS_TOPIC_EVENLY = "prometheus-topic-split-evenly"
     # Prometheus: the partition's own series (kafka.log Log Size), where the Admin API reported no size.
     PROMETHEUS_PARTITION = "prometheus-partition"
+    # Consumer traffic: two samples of every consumer group's committed offsets, the offsets consumed in between
+    # times the log's bytes per offset (cluster/gather.py).
+    SAMPLED_GROUP_OFFSETS = "sampled-group-offsets"
 
 
 class MetricsSourceKind(str, Enum):
