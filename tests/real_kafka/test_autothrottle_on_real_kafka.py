@@ -22,7 +22,7 @@ from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.plan_dir import record_approval
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
 from kafka_rebalance.snapshot import load_snapshot
-from tests.real_kafka.test_gather_measures_on_real_kafka import VALUE, PacedProducer, _create
+from tests.real_kafka.test_gather_measures_on_real_kafka import VALUE, GroupConsumer, PacedProducer, _create
 from tests.support.kafka import ROOT, admin, gather, reap, throttles_anywhere
 from tests.support.plans import write_plan
 
@@ -35,6 +35,7 @@ NIC = 1280 * KIB
 PRODUCE = 512 * KIB
 TOLERANCE = 0.15  # sampled traffic: the issue's bar for a measured rate
 FOLLOWER_RATE = "follower.replication.throttled.rate"
+LEADER_RATE = "leader.replication.throttled.rate"
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +60,11 @@ def _fill(bootstrap: str, topic: str, partitions: int, nbytes: int) -> None:
     producer.close()
 
 
-def _follower_rate(client, broker: int) -> int | None:
+def _follower_rate(client, broker: int, key: str = FOLLOWER_RATE) -> int | None:
     from kafka.admin import ConfigResource, ConfigResourceType
 
     found = client.describe_configs([ConfigResource(ConfigResourceType.BROKER, str(broker))])
-    value = found.get("broker", {}).get(str(broker), {}).get(FOLLOWER_RATE, {}).get("value")
+    value = found.get("broker", {}).get(str(broker), {}).get(key, {}).get("value")
     return int(value) if value is not None else None
 
 
@@ -135,6 +136,65 @@ def test_auto_throttle_follows_broker_headroom_on_real_kafka(pair, tmp_path):
     assert ledger["throttles_restored"] is True
     # Kafka's own ConfigCommand: no throttle left on any broker or on the test's topics.
     assert throttles_anywhere(pair, "auto-") == {}
+
+
+def test_auto_throttle_counts_what_consumer_groups_read_from_the_sending_broker_on_real_kafka(pair, tmp_path):
+    """Broker 1 sends 12 MiB to broker 2 and leads a partition a producer writes at 512 KiB/s and a consumer group
+    reads as fast. Its network out, 1280 KiB/s, can spare 768 KiB/s for copying: the leader rate Kafka shows on it
+    must say so. Log ends alone see no consumer, and would leave it at the 1 MiB/s ceiling."""
+    bulk, hot = "auto-read-bulk", "auto-read-hot"
+    _create(pair, bulk, {0: [1], 1: [1]})
+    _create(pair, hot, {0: [1]})
+    _fill(pair.bootstrap_servers, bulk, 2, 6 * MIB)
+    snap = load_snapshot(gather(pair, tmp_path / "before.json", "auto-read-"))
+    plan_dir = write_plan(tmp_path / "plan", snap, [{TP(bulk, 0): (2,), TP(bulk, 1): (2,)}], rate=CEILING)
+    record_approval(plan_dir, "approved", "real-kafka-test")
+    capacity = tmp_path / "capacity.json"
+    capacity.write_text(json.dumps({"default": {"network_in_bytes_per_sec": NIC, "network_out_bytes_per_sec": NIC}}))
+
+    group = "auto-read-group"
+    producer = PacedProducer(pair.bootstrap_servers, {(hot, 0): float(PRODUCE)})
+    consumer = GroupConsumer(pair.bootstrap_servers, group, [hot])
+    producer.start()
+    consumer.start()
+    time.sleep(4)  # the group has joined, caught up and committed before the first sample
+    command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir), "--bootstrap-server",
+               pair.bootstrap_servers, "--poll-interval", "1", "--throttle", "auto", "--capacity", str(capacity),
+               "--throttle-floor", str(FLOOR)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    client = admin(pair)
+    seen: list[int | None] = []  # broker 1's leader rate as Kafka showed it, while the group read
+    try:
+        started = time.monotonic()
+        while proc.poll() is None and time.monotonic() - started < 120:
+            seen.append(_follower_rate(client, 1, LEADER_RATE))
+            time.sleep(0.5)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        reap(proc)
+        producer.stop()
+        consumer.stop()
+        try:
+            client.delete_groups([group])
+        finally:
+            client.close()
+    assert proc.returncode == 0 and json.loads(out)["status"] == "complete", err[-3000:]
+    print(f"\nauto throttle: broker 1 leader rate as Kafka showed it while a group read: {seen}", file=sys.stderr)
+    block = json.loads((plan_dir / "ledger.json").read_text())["continuous"]["auto_throttle"]
+    assert block["traffic"].startswith("sampled: log-end offsets and sizes, and consumer groups' committed offsets")
+    read = consumer.read / (time.monotonic() - started)  # about what it read while the run went on
+    changes = [c for c in block["changes"] if c["broker"] == 1 and c["traffic_out"] is not None]
+    assert changes, block["changes"]
+    for c in changes:
+        # Broker 1's network out is what the group read from it (the partition has no follower), within the bar...
+        assert abs(c["traffic_out"] - producer.achieved((hot, 0))) <= TOLERANCE * producer.achieved((hot, 0)), (c, read)
+        # ...and its leader rate is the headroom that leaves: below the ceiling it would have kept without the group.
+        assert c["leader_rate"] == round(NIC - c["traffic_out"]) or abs(c["leader_rate"] - (NIC - c["traffic_out"])) <= 1, c
+        assert FLOOR < c["leader_rate"] < CEILING, c
+    # Kafka showed that rate on broker 1 while the run went on.
+    assert {c["leader_rate"] for c in changes} & set(seen), (seen, changes)
+    assert throttles_anywhere(pair, "auto-read-") == {}
 
 
 def _replicas(client, topic: str) -> dict[int, list[int]]:

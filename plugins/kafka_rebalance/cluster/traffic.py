@@ -12,8 +12,9 @@ Two sources:
 * the simulator knows every partition's produce and consume rate exactly (``TrafficReporter``);
 * a live cluster is sampled as ``gather --rate-window`` samples it: log-end offsets and the leader's
   size (``RateSampler.log_ends``) at one poll and the next, the rate between them by ``gather.produce_rate``,
-  ISR and leaders from Metadata. Sampling sees what is written, never what consumers read: consumer
-  bytes out are not counted (``SAMPLED`` says so wherever the figure is shown).
+  ISR and leaders from Metadata. Log ends do not show what consumers read; where the cluster lists its
+  consumer groups, their committed offsets at each poll do (``gather.consumer_rates``), and a leader's
+  bytes out count them (``SAMPLED_GROUPS``). Consumers outside a group are never seen.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from enum import Enum
 from typing import Protocol, runtime_checkable
 
 from kafka_rebalance.cluster.admin import TP, ClusterAdmin
-from kafka_rebalance.cluster.gather import LogEnd, RateSampler, produce_rate
+from kafka_rebalance.cluster.gather import GroupOffsets, GroupOffsetSampler, LogEnd, RateSampler, consumer_rates, produce_rate
 
 
 class TrafficMethod(str, Enum):
@@ -32,6 +33,8 @@ class TrafficMethod(str, Enum):
 
     SIMULATED = "simulated: the simulator's produce and consume rates"
     SAMPLED = "sampled: log-end offsets and sizes between polls (produce and ISR replication; consumers not seen)"
+    SAMPLED_GROUPS = ("sampled: log-end offsets and sizes, and consumer groups' committed offsets, between polls (produce, "
+                      "ISR replication and the groups' consumers; consumers outside a group not seen)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,27 +94,29 @@ class _Reported:
 class _Sampled:
     """Two consecutive reads a poll apart give the rates of the interval between them."""
 
-    method = TrafficMethod.SAMPLED
-
-    def __init__(self, admin: ClusterAdmin, sampler: RateSampler) -> None:
-        self.admin, self.sampler = admin, sampler
-        self.last: tuple[float, Mapping[TP, LogEnd]] | None = None
+    def __init__(self, admin: ClusterAdmin, sampler: RateSampler, groups: GroupOffsetSampler | None) -> None:
+        self.admin, self.sampler, self.groups = admin, sampler, groups
+        self.method = TrafficMethod.SAMPLED if groups is None else TrafficMethod.SAMPLED_GROUPS
+        self.last: tuple[float, Mapping[TP, LogEnd], GroupOffsets | None] | None = None
 
     def read(self) -> dict[int, BrokerTraffic] | None:
         t0 = self.admin.now()
         ends = self.sampler.log_ends()
+        offsets = self.groups.group_offsets() if self.groups is not None else None
         at = (t0 + self.admin.now()) / 2  # the sample's moment: the middle of the calls taking it
-        previous, self.last = self.last, (at, ends)
+        previous, self.last = self.last, (at, ends, offsets)
         if previous is None or at <= previous[0]:
             return None
         seconds = at - previous[0]
         views = self.admin.partitions(ends)
+        # (a refused listing, at either poll, counts no consumer: what sampling alone sees)
+        reads = consumer_rates(previous[2], offsets, ends, seconds) if previous[2] is not None and offsets is not None else {}
         rows = []
         for tp, end in ends.items():
             first, view = previous[1].get(tp), views.get(tp)
             rate = produce_rate(first, end, seconds) if first is not None else None
             if view is not None and rate is not None:
-                rows.append(PartitionTraffic(view.leader, view.isr, rate))
+                rows.append(PartitionTraffic(view.leader, view.isr, rate, reads.get(tp) or 0.0))
         return broker_traffic(rows)
 
 
@@ -120,5 +125,5 @@ def traffic_source(admin: ClusterAdmin) -> TrafficSource | None:
     if isinstance(admin, TrafficReporter):
         return _Reported(admin)
     if isinstance(admin, RateSampler):
-        return _Sampled(admin, admin)
+        return _Sampled(admin, admin, admin if isinstance(admin, GroupOffsetSampler) else None)
     return None
