@@ -609,3 +609,235 @@ def test_a_swap_with_the_only_replica_on_offer() -> None:
     s.vetoes = [_refusing(counts=True)]
     TopicSpreadGoal().optimize(s)
     assert [s.row(p)[0] for p in range(3)] == [1, 0, 0]
+
+
+# ------------------------------------------------------------------------------------------- receivers, donors and swaps, by hand
+
+
+def test_a_broker_under_the_band_receives_before_one_only_with_room_even_in_the_donors_rack() -> None:
+    # Racks A = {0, 2}, B = {1, 3}; t (RF 1): 6 over 4 brokers, band 1..2. Counts 3, 0, 1, 2 (t-0..2 on 0, t-3 on 2,
+    # t-4, t-5 on 3): 0 is 1 over, 1 is 1 under. Only the broker under the band receives: 1 takes t-0 (0's smallest),
+    # not 2 (at its floor with room, in 0's rack). All are inside 1..2 after it.
+    s = planner_state([(0, "A"), (1, "B"), (2, "A"), (3, "B")],
+                      [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in enumerate([0, 0, 0, 2, 3, 3])], targets=True)
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(6)] == [[1], [0], [0], [2], [3], [3]]
+
+
+def test_with_nobody_under_a_broker_at_its_ceiling_has_no_room_even_in_the_donors_rack() -> None:
+    # Racks A = {0, 2}, B = {1, 3, 4}; t (RF 1): 8 over 5 brokers, band 1..2. Counts 3, 1, 2, 1, 1: 0 is 1 over, nobody
+    # under. 2 (in 0's rack) is at its ceiling 2: no room. Of 1, 3 and 4 (room 1 each, none in rack A) 1, the lowest
+    # id, takes t-0.
+    s = planner_state([(0, "A"), (1, "B"), (2, "A"), (3, "B"), (4, "B")],
+                      [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in enumerate([0, 0, 0, 1, 2, 2, 3, 4])],
+                      targets=True)  # fmt: skip
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(8)] == [[1], [0], [0], [1], [2], [2], [3], [4]]
+
+
+def test_with_nobody_over_a_broker_at_its_floor_gives_nothing() -> None:
+    # t (RF 1): 5 over 4 brokers, band 1..2. Counts 2, 2, 1, 0 (t-0, t-1 on 0, t-2, t-3 on 1, t-4 on 2): 3 is under.
+    # The donors are 0 and 1 (above the floor); an earlier goal refuses every move of their replicas, so no single
+    # move, no swap (no other topic) and no chain (its second move is one of theirs too) is left. 2, at its floor 1,
+    # may not give t-4: nothing moves.
+    s = planner_state([0, 1, 2, 3], [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in enumerate([0, 0, 1, 1, 2])],
+                      targets=True)  # fmt: skip
+    s.vetoes = [_refusing(parts={0, 1, 2, 3})]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(5)] == [[0], [0], [1], [1], [2]]
+
+
+def test_a_donor_gives_its_smallest_replica_whatever_the_order_of_the_other_brokers_replicas() -> None:
+    # t (RF 1): t-0, t-1 (1, 2 MiB) on 1, t-2, t-3 (3, 4 MiB) on 0, none on 2: 4 over 3 brokers, band 1..2. Nobody
+    # over, 2 under; 0 and 1 are above the floor alike, 0 (by id) gives its smallest, t-2, to 2.
+    s = planner_state([0, 1, 2], [part("t", i, [b], size_bytes=(i + 1) * MiB) for i, b in enumerate([1, 1, 0, 0])],
+                      targets=True)  # fmt: skip
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[1], [1], [2], [0]]
+
+
+def test_a_chain_leaves_no_broker_further_outside_the_byte_band() -> None:
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+
+    class BytesRan(Goal):  # the bytes goal optimised earlier: its band holds (ByteGuard), and it vetoes nothing here
+        name = ByteBalanceGoal.name
+
+    # t: t-0..3 (1..4 MiB) on 0, t-4, t-5 (5, 6 MiB) on 2: band 2..2, 0 2 over, 1 2 under; no move from 0 to 1 is
+    # allowed, so only chains through 2 are left (q 2 -> 1, then p 0 -> 2). x (one replica per broker, band 1..1) fills
+    # the bytes: 0 holds 110 GiB - 0.25 MiB, 1 100 GiB - 3.25 MiB, 2 90 GiB + 3.5 MiB (mean 100, byte band 90..110).
+    # 0 only loses, 1 only gains, 2 gains p and loses q:
+    # - q = t-4 (5 MiB): p = t-0 would take 2 down 4 MiB, 0.5 MiB below 90 GiB: refused; p = t-1 (2 down 3 MiB) goes.
+    # - 0 holds t-0, t-2, t-3, 2 holds t-1 (brought there) and t-5: q = t-1 (2 MiB) is sent on to 1; p = t-0 would take
+    #   2 (90 GiB + 0.5 MiB) down 1 MiB: refused; p = t-2 (3 MiB, 2 up 1 MiB) goes. 2 / 2 / 2: done.
+    loads = [110 * GiB - MiB // 4, 100 * GiB - 13 * MiB // 4, 90 * GiB + 7 * MiB // 2]
+    t_bytes = [10 * MiB, 0, 11 * MiB]
+    parts = [part("t", i, [0 if i < 4 else 2], size_bytes=(i + 1) * MiB) for i in range(6)]
+    parts += [part("x", b, [b], size_bytes=loads[b] - t_bytes[b]) for b in range(3)]
+    s = planner_state([0, 1, 2], parts, targets=True)
+    assert s.byte_lo.tolist() == pytest.approx([90 * GiB] * 3, abs=1) and s.byte_hi.tolist() == pytest.approx([110 * GiB] * 3, abs=1)
+    s.vetoes = [BytesRan(), _refusing(moves={(0, 1)})]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p)[0] for p in range(6)] == [0, 1, 2, 0, 1, 2]
+    assert s.bytes.tolist() == [110 * GiB - 21 * MiB // 4, 100 * GiB + 15 * MiB // 4, 90 * GiB + 3 * MiB // 2]
+
+
+def _swap_case(other: list[tuple[list[int], dict[str, Any]]]) -> list[list[int]]:
+    """t: t-0 (10 MiB), t-1 (20 MiB) on 0, t-2 (5 MiB) on 2: band 1..1, 0 one over, 1 one under. A count goal refuses
+    every single move, so neither a move from 0 to 1 nor a chain through 2 (its moves are single moves) is left: only
+    a swap with a replica of u on 1. u: one partition per row of ``other`` (row, part fields), 1 MiB each."""
+    parts = [part("t", 0, [0], size_bytes=10 * MiB), part("t", 1, [0], size_bytes=20 * MiB),
+             part("t", 2, [2], size_bytes=5 * MiB)]  # fmt: skip
+    parts += [part("u", i, row, size_bytes=MiB, **fields) for i, (row, fields) in enumerate(other)]
+    s = planner_state([0, 1, 2], parts, targets=True)
+    s.vetoes = [_refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    return [s.row(p) for p in range(s.n_parts)]
+
+
+@pytest.mark.parametrize("u_rows", [
+    # u: 4 over 3 brokers, band 1..2, counts 1 / 1 / 2: the receiver 1 is at u's floor, so it may not give one of u
+    [[0], [1], [2], [2]],
+    # u: 5 over 3, band 1..2, counts 2 / 2 / 1: the donor 0 is at u's ceiling, so it may not take one of u
+    [[0], [0], [1], [1], [2]],
+])
+def test_no_swap_takes_the_other_topic_outside_its_band(u_rows: list[list[int]]) -> None:
+    rows = _swap_case([(r, {}) for r in u_rows])
+    assert rows == [[0], [0], [2]] + u_rows
+
+
+def test_no_swap_where_the_other_topics_replicas_on_the_receiver_may_not_move() -> None:
+    # u: one partition on 1 (band 0..1: 1 may give it, 0 may take it), but its produce rate is above the delivered
+    # rate (it could never catch up): no replica to swap, and nothing moves.
+    assert _swap_case([([1], {"bytes_in_per_sec": 1e15})]) == [[0], [0], [2], [1]]
+
+
+def test_a_swap_never_takes_a_replica_the_donor_holds_already() -> None:
+    # u: u-0 (10 MiB) on [2, 0], which the plan changed to [1, 0] before; u-1 (1 MiB) on 1; u-2 on 2: counts 1 / 2 / 1
+    # of band 1..2, slack both ways. u-0, as near t-0's 10 MiB as can be, was brought to 1 by the plan, but 0 holds
+    # it too: t-0 swaps with u-1.
+    parts = [part("t", 0, [0], size_bytes=10 * MiB), part("t", 1, [0], size_bytes=20 * MiB),
+             part("t", 2, [2], size_bytes=5 * MiB), part("u", 0, [2, 0], size_bytes=10 * MiB),
+             part("u", 1, [1], size_bytes=MiB), part("u", 2, [2], size_bytes=MiB)]  # fmt: skip
+    s = planner_state([0, 1, 2], parts, targets=True)
+    s.move(3, 2, 1)
+    s.vetoes = [_refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(6)] == [[1], [0], [2], [1, 0], [0], [2]]
+
+
+def test_a_replica_moves_once_only_where_the_plan_left_its_partition_alone_or_brought_it_there() -> None:
+    s = planner_state([0, 1, 2], [part("t", 0, [0, 1]), part("t", 1, [0, 1])])
+    s.move(1, 1, 2)  # t-1: [0, 1] -> [0, 2]
+    assert TopicSpreadGoal._once(s, 0, 0) and TopicSpreadGoal._once(s, 0, 1)  # t-0 untouched: either replica
+    assert TopicSpreadGoal._once(s, 1, 2)  # 2 is where the plan brought t-1's replica: it is sent on
+    assert not TopicSpreadGoal._once(s, 1, 0)  # 0 is t-1's own: moving it would change t-1 a second time
+
+
+# ------------------------------------------------------------------------------------------- first replicas: bounds, partners, chains
+
+
+def test_a_free_spread_ending_exactly_at_the_bounds_is_kept() -> None:
+    # t-0, t-1 first on 0 ([0, 1]), t band 1..1; u-0, u-1 first on 1 ([1, 0]; 0 leads u-1), u band 1..1. Free: t-0 goes
+    # to 1, u-1 to 0 (no election): 2 / 2 first replicas, exactly the bounds 2..2 set here, so that is kept. (Within
+    # them from the start, t-0 could go only with a partner back, u-0, the first listed on 1: not what is kept.)
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]), part("u", 1, [1, 0], leader=0)]
+    assert spread_leaders(parts, 2, bounds=(2, 2))[0] == [1, 0, 1, 0]
+
+
+def test_a_leaderless_partition_keeps_its_first_replica() -> None:
+    # t-0..t-3 first on 0 ([0, 1]), band 2..2, t-0 leaderless: it keeps 0; t-1 and t-2 go to 1.
+    parts = [part("t", 0, [0, 1], leader=-1)] + [part("t", i, [0, 1]) for i in range(1, 4)]
+    assert spread_leaders(parts, 2)[0] == [0, 1, 1, 0]
+
+
+def test_a_chain_never_runs_through_a_leaderless_partition() -> None:
+    # t-0, t-1 first on 0 ([0, 1]), t-2 (leaderless) first on 1 ([1, 2]), 2 none; band 1..1. Only a chain through t-2
+    # reaches 2: nothing changes.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("t", 2, [1, 2], leader=-1)]
+    assert spread_leaders(parts, 3)[0] == [0, 0, 1]
+
+
+def test_a_leaderless_partition_is_never_the_partner_sent_back() -> None:
+    # As the partner test above (bounds 2..2: t-0 0 -> 1 needs a partition of u first on 1 back), with u-0
+    # leaderless: u-1 goes back instead.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0], leader=-1), part("u", 1, [1, 0]),
+             part("u", 2, [0, 1])]  # fmt: skip
+    assert spread_leaders(parts, 2, bounds=(2, 2))[0] == [1, 0, 1, 0, 0]
+
+
+def test_a_giver_hands_over_only_down_to_the_lower_bound() -> None:
+    # t: six partitions of RF 3 on 0, 1, 2, all first on 0 (band 2..2); u-0 (RF 1) first on 1. Free, 0 gives four, to
+    # the fewest first: 2 (0 < 1), 1 (1 = 1, lower id), 2, 1: 2 / 3 / 2, outside the bounds 3..3 set here. Within them,
+    # from 6 / 1 / 0: t-0 to 2 (0 at 5), t-1 to 1 (0 at 4), t-2 to 2 (0 at 3); 0 may give no more (3 - 1 < 3) and no
+    # partner can come back (u-0 has no replica on 0).
+    parts = [part("t", i, [0, 1, 2]) for i in range(6)] + [part("u", 0, [1])]
+    assert spread_leaders(parts, 3, bounds=(3, 3))[0] == [2, 1, 2, 0, 0, 0, 1]
+
+
+def test_first_replicas_go_to_the_broker_first_of_the_fewest_of_all_topics() -> None:
+    # As the test above, u-0 and u-1 first on 1: 1 is first of 2, 2 of none. t-0 to 2 (0 < 2), t-1 to 2 (1 < 2), then 2
+    # holds t's ceiling 2: t-2 and t-3 to 1. 2 / 4 / 2 is within the bounds 0..8 set here: kept.
+    parts = [part("t", i, [0, 1, 2]) for i in range(6)] + [part("u", 0, [1]), part("u", 1, [1])]
+    assert spread_leaders(parts, 3, bounds=(0, 8))[0] == [2, 2, 1, 1, 0, 0, 1, 1]
+
+
+def test_a_partner_sent_back_never_takes_its_topic_below_the_floor_on_the_receiver() -> None:
+    # t-0, t-1 first on 0 ([0, 1]): band 0..1 over 3 brokers. u: u-0 first on 1 ([1, 0]), u-1 on 0 ([0, 2]), u-2 and
+    # u-3 on 2 ([2, 0], [2, 1]): 1 / 1 / 2 of band 1..2. Free, t-0 goes to 1: 2 / 2 / 2, outside the bounds 1..1 set
+    # here. Within them 1 may take t-0 only giving one back to 0; u-0 would leave 1 with no u, below its floor 1. No
+    # chain either (t's partitions on 0 reach only 1, at the bound). Nothing changes.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]), part("u", 1, [0, 2]), part("u", 2, [2, 0]),
+             part("u", 3, [2, 1])]  # fmt: skip
+    assert spread_leaders(parts, 3, bounds=(1, 1))[0] == [0, 0, 1, 0, 2, 2]
+
+
+def test_partners_are_looked_for_past_the_topics_own_partitions_and_every_topic_is_spread() -> None:
+    # t-0..t-2 first on 0 ([0, 1]), t-3 on 1 ([1, 0]): band 2..2. u-0, u-1 on 1 ([1, 0]), u-2 on 0 ([0, 1]): band 1..2.
+    # v-0, v-1 on 1 ([1, 0]): band 1..1. First replicas 4 / 5. Free: t-0 and v-0 change sides: 4 / 5 again, outside
+    # the bounds 4..4 set here. Within them:
+    # - t-0 to 1 leaves 0 at 3 < 4: a partner goes back. First on 1: t-3 (t itself: passed over), then u-0 (u 1 / 2 ->
+    #   2 / 1, inside 1..2): t-0 to 1, u-0 to 0.
+    # - v-0 to 0 takes 0 to 5 > 4: first on 0, t-0 (now first on 1: passed over), t-1 and t-2 (t would fall to 1 on 0,
+    #   below 2), then u-2 (u 2 / 1 -> 1 / 2): v-0 to 0, u-2 to 1.
+    parts = [part("t", i, [0, 1]) for i in range(3)] + [part("t", 3, [1, 0]), part("u", 0, [1, 0]), part("u", 1, [1, 0]),
+                                                        part("u", 2, [0, 1]), part("v", 0, [1, 0]), part("v", 1, [1, 0])]
+    assert spread_leaders(parts, 2, bounds=(4, 4))[0] == [1, 0, 0, 1, 0, 1, 1, 0, 1]
+
+
+def test_first_replicas_move_along_a_chain_again_while_a_broker_is_under() -> None:
+    # Two copies of the chain test above on brokers 0..5 (t-0, t-1 [0, 1], t-2 [1, 2]; t-3, t-4 [3, 4], t-5 [4, 5]):
+    # 6 first replicas, band 1..1; 2 and 5 are under and no partition links 0 to 2 or 3 to 5. Two chains: t-2 to 2 and
+    # t-0 to 1, then t-5 to 5 and t-3 to 4.
+    parts = [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("t", 2, [1, 2]), part("t", 3, [3, 4]), part("t", 4, [3, 4]),
+             part("t", 5, [4, 5])]  # fmt: skip
+    assert spread_leaders(parts, 6)[0] == [1, 0, 2, 4, 3, 5]
+
+
+def test_a_chain_changes_every_link_at_once_through_a_broker_above_the_upper_bound() -> None:
+    # t: t-0..t-2 first on 0 ([0, 1]), t-3, t-4 on 1 ([1, 2]), t-5 on 2 ([2, 3]), t-6 on 3 ([3, 0]): 3 / 2 / 1 / 1 of
+    # band 1..2. u-0..u-2 (RF 1) first on 1: 1 is first of 5, above the bounds 0..3 set here (and stays so: u cannot
+    # move), so the free spread is put back. Within the bounds: 0 is over, and its partitions reach only 1 (at t's
+    # ceiling): the chain t-3 1 -> 2, t-0 0 -> 1, 1's count as it was; t is 2 / 2 / 2 / 1.
+    parts = [part("t", i, [0, 1]) for i in range(3)] + [part("t", i, [1, 2]) for i in (3, 4)]
+    parts += [part("t", 5, [2, 3]), part("t", 6, [3, 0])] + [part("u", i, [1]) for i in range(3)]
+    assert spread_leaders(parts, 4, bounds=(0, 3))[0] == [1, 0, 0, 2, 1, 2, 3, 1, 1, 1]
+
+
+def test_a_partition_handed_over_already_is_no_partner_from_where_it_was_first() -> None:
+    # s-0 first on 1 ([1, 2, 0]), s-1 first on 1 ([1, 2]): band 0..1 over 3 brokers. t-0, t-1 first on 0 ([0, 1]):
+    # band 0..1. First replicas 2 / 2 / 0; bounds 1..1 set here. Free: s-0 to 2 (first of fewer than 0), t-0 to 1:
+    # 1 / 2 / 1, outside them. Within them: s-0 to 2 (2 - 1 >= 1, 0 + 1 <= 1). t-0 to 1 takes 1 to 2: a partner must
+    # go back from 1 to 0. s-0 is first on 2 now, not 1; s-1 has no replica on 0: none. t stays.
+    parts = [part("s", 0, [1, 2, 0]), part("s", 1, [1, 2]), part("t", 0, [0, 1]), part("t", 1, [0, 1])]
+    assert spread_leaders(parts, 3, bounds=(1, 1))[0] == [2, 1, 0, 0]
+
+
+def test_a_partner_is_looked_for_among_the_first_256_partitions_first_on_the_receiver() -> None:
+    # f: 256 partitions (RF 1) first on 1. t-0, t-1 first on 0 ([0, 1]): band 1..1. u-0, u-1 first on 1 ([1, 0]), u-2
+    # on 0 ([0, 1]): band 1..2. First replicas 3 / 258; bounds 3..300 set here. Free: t-0 to 1 leaves 0 at 2, below 3;
+    # within the bounds t-0 needs a partner back from 1, and the search stops after f's 256 (none has a replica on 0),
+    # before u-0 (which would do). Nothing changes.
+    parts = [part("f", i, [1]) for i in range(256)] + [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]),
+                                                       part("u", 1, [1, 0]), part("u", 2, [0, 1])]  # fmt: skip
+    assert spread_leaders(parts, 2, bounds=(3, 300))[0][256:] == [0, 0, 1, 1, 0]

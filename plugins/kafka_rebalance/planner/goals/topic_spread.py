@@ -262,7 +262,8 @@ class TopicSpreadGoal(Goal):
             elif (under > 0).any():  # `>= 0` is equivalent: with nobody under, no receiver, and _transfer fails
                 receivers = elig[under > 0][np.lexsort((elig[under > 0], -under[under > 0]))]
                 room = c > lo
-                # With nobody over, every donor has c - lo = 1 (lo < c <= hi <= lo + 1): `+(c - lo)` is equivalent.
+                # With nobody over, every donor has c - lo = 1 (lo < c <= hi <= lo + 1): `+(c - lo)` and `-(c + lo)` (the
+                # same key for every donor) are equivalent.
                 donors = elig[room][np.lexsort((elig[room], -(c - lo)[room]))]
             else:
                 return
@@ -376,6 +377,7 @@ class TopicSpreadGoal(Goal):
                 continue
             sp = float(state.sizes[p])
             near = pool[np.lexsort((pool, np.abs(sizes - sp)))][:SEARCH]
+            # astype(None) is float64 too: equivalent.
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
             for q in near[fine].tolist():
                 if state.accepts(q, r, a, count_neutral=True):
