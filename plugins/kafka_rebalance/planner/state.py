@@ -110,7 +110,7 @@ class ClusterState:
 
             self.disk_limit = without_removed_dirs(snapshot, options, self.disk_limit)
         self.cur: dict[int, list[int]] = {}
-        self._orig: dict[int, list[int]] = {}  # original rows of the changed partitions (``within_cap``, the tallies)
+        self._orig: dict[int, list[int]] = {}  # original rows asked for (``row``, ``within_cap``, the tallies)
         self._orig_unsafe: np.ndarray | None = None  # per partition, its original row breaks rack safety
         self._new_replicas = 0  # replicas on a broker that did not hold them before the plan (``moved_replicas``)
         self._new_bytes = 0
@@ -145,12 +145,11 @@ class ClusterState:
     # ------------------------------------------------------------------ access
 
     def row(self, p: int) -> list[int]:
+        """``p``'s replicas now (broker indexes). The list is the state's own: read it, never change it in place."""
         r = self.cur.get(p)
-        if r is not None:
-            return r
-        if self.uniform:
-            return self.R[p].tolist()
-        return self.R[p].tolist()[: self._rf_list[p]]
+        # An untouched row comes from the cache of original rows: the searches ask for rows about 3 million times at
+        # 200 brokers / 200,000 partitions, 1.4 million of them untouched, and a fresh list each time was 7 % of a plan.
+        return r if r is not None else self._original(p)
 
     def original_row(self, p: int) -> list[int]:
         if self.uniform:
@@ -274,8 +273,9 @@ class ClusterState:
         return sum(1 for b in row if b not in orig)
 
     def _original(self, p: int) -> list[int]:
-        """``original_row``, kept for the changed partitions the move cap asks about again and again (the byte
-        goal's searches ask for the same few thousand partitions' rows hundreds of thousands of times)."""
+        """``original_row``, kept: the move cap asks about the changed partitions again and again (the byte goal's
+        searches ask for the same few thousand partitions' rows hundreds of thousands of times), and ``row`` for
+        the untouched ones."""
         orig = self._orig.get(p)
         if orig is None:
             orig = self._orig[p] = self.original_row(p)
