@@ -68,6 +68,15 @@ def _follower_rate(client, broker: int, key: str = FOLLOWER_RATE) -> int | None:
     return int(value) if value is not None else None
 
 
+def _execute_auto(pair, plan_dir, capacity) -> subprocess.Popen:
+    """`execute --throttle auto` of the plan in a subprocess, polling each second, with the test's floor."""
+    command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir), "--bootstrap-server",
+               pair.bootstrap_servers, "--poll-interval", "1", "--throttle", "auto", "--capacity", str(capacity),
+               "--throttle-floor", str(FLOOR)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
 def test_auto_throttle_follows_broker_headroom_on_real_kafka(pair, tmp_path):
     bulk, hot = "auto-bulk", "auto-hot"
     _create(pair, bulk, {0: [1], 1: [1]})
@@ -83,11 +92,7 @@ def test_auto_throttle_follows_broker_headroom_on_real_kafka(pair, tmp_path):
     producer = PacedProducer(pair.bootstrap_servers, {(hot, 0): float(PRODUCE)})
     producer.start()
     time.sleep(2)  # the producer at its pace before the first sample
-    command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir), "--bootstrap-server",
-               pair.bootstrap_servers, "--poll-interval", "1", "--throttle", "auto", "--capacity", str(capacity),
-               "--throttle-floor", str(FLOOR)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = _execute_auto(pair, plan_dir, capacity)
     client = admin(pair)
     seen: list[tuple[float, bool, int | None]] = []  # (seconds, producer running, broker 2's follower rate)
     started = time.monotonic()
@@ -158,11 +163,7 @@ def test_auto_throttle_counts_what_consumer_groups_read_from_the_sending_broker_
     producer.start()
     consumer.start()
     time.sleep(4)  # the group has joined, caught up and committed before the first sample
-    command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir), "--bootstrap-server",
-               pair.bootstrap_servers, "--poll-interval", "1", "--throttle", "auto", "--capacity", str(capacity),
-               "--throttle-floor", str(FLOOR)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = _execute_auto(pair, plan_dir, capacity)
     client = admin(pair)
     seen: list[int | None] = []  # broker 1's leader rate as Kafka showed it, while the group read
     try:
