@@ -7,7 +7,17 @@ from __future__ import annotations
 import pytest
 
 from kafka_rebalance.cluster.admin import TP, ClusterError
-from kafka_rebalance.cluster.gather import LogEnd, consumer_rates, gather_snapshot, produce_rate
+from kafka_rebalance.cluster.gather import (
+    GROUPS_BYTES_OUT,
+    NO_GROUPS_BYTES_OUT,
+    SAMPLING_BYTES_OUT,
+    GroupsUnread,
+    LogEnd,
+    consumer_rates,
+    consumer_reads,
+    gather_snapshot,
+    produce_rate,
+)
 from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.snapshot import load_snapshot
 
@@ -84,3 +94,16 @@ def test_a_read_from_a_log_without_a_known_size_or_offsets_is_unknown_never_gues
     # ...while a partition nobody read stays 0 whatever its log, and no window knows nothing.
     assert consumer_rates({("g1", A): 150}, {("g1", A): 150}, ends, 1.0) == {A: 0.0, B: 0.0}
     assert consumer_rates(first, second, ENDS, 0.0) == {A: None, B: None}
+
+
+def test_what_the_snapshot_says_of_consumer_traffic_for_each_way_the_groups_answer() -> None:
+    first, second = {("g1", A): 150}, {("g1", A): 160}
+    assert consumer_reads(True, first, second, ENDS, 1.0) == ({A: 1000.0, B: 0.0}, GROUPS_BYTES_OUT)
+    # An admin that cannot list groups (the simulator): sampling's own words, nothing per partition.
+    assert consumer_reads(False, GroupsUnread(""), GroupsUnread(""), ENDS, 1.0) == ({}, SAMPLING_BYTES_OUT)
+    # Groups that could not be read at either sample: not measured, and why; the produce rates still stand.
+    failed = GroupsUnread("reading consumer groups failed: a broker is down")
+    assert consumer_reads(True, first, failed, ENDS, 1.0) == (
+        {}, "not measured: reading consumer groups failed: a broker is down (use --metrics prometheus=URL)")
+    # No group committed in both samples: nothing to go by.
+    assert consumer_reads(True, {}, second, ENDS, 1.0) == ({}, NO_GROUPS_BYTES_OUT)

@@ -187,9 +187,13 @@ def test_auto_throttle_counts_what_consumer_groups_read_from_the_sending_broker_
     read = consumer.read / (time.monotonic() - started)  # about what it read while the run went on
     changes = [c for c in block["changes"] if c["broker"] == 1 and c["traffic_out"] is not None]
     assert changes, block["changes"]
+    # Broker 1's network out is what the group read from it (the partition has no follower): on average within the
+    # bar; each poll's figure within 40 %, as a 1 s poll sees the group's 200 ms commits land a commit early or late.
+    written = producer.achieved((hot, 0))
+    outs = [c["traffic_out"] for c in changes]
+    assert abs(sum(outs) / len(outs) - written) <= TOLERANCE * written, (outs, written, read)
     for c in changes:
-        # Broker 1's network out is what the group read from it (the partition has no follower), within the bar...
-        assert abs(c["traffic_out"] - producer.achieved((hot, 0))) <= TOLERANCE * producer.achieved((hot, 0)), (c, read)
+        assert abs(c["traffic_out"] - written) <= 0.4 * written, (c, written)
         # ...and its leader rate is the headroom that leaves: below the ceiling it would have kept without the group.
         assert c["leader_rate"] == round(NIC - c["traffic_out"]) or abs(c["leader_rate"] - (NIC - c["traffic_out"])) <= 1, c
         assert FLOOR < c["leader_rate"] < CEILING, c

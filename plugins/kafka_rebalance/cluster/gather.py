@@ -23,10 +23,17 @@ GROUPS_BYTES_OUT = ("estimated from consumer groups' committed offsets: the offs
                     "window, are not seen)")
 NO_GROUPS_BYTES_OUT = ("not measured: no consumer group committed offsets in both samples (consumers outside a group "
                        "are not seen; use --metrics prometheus=URL)")
-GROUPS_REFUSED_BYTES_OUT = ("not measured: listing consumer groups or their offsets was refused (Describe on the groups "
-                            "is needed; use --metrics prometheus=URL)")
+
 
 GroupOffsets = Mapping[tuple[str, "TP"], int]  # (group, partition) -> the group's committed offset
+
+
+@dataclass(frozen=True, slots=True)
+class GroupsUnread:
+    """Why the consumer groups' offsets could not be read (refused, or the calls failed): consumer traffic is then
+    not measured, and the snapshot says why; a produce-rate sample never fails for it."""
+
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +58,8 @@ class RateSampler(Protocol):
 class GroupOffsetSampler(Protocol):
     """An admin that can read every consumer group's committed offsets (a live cluster)."""
 
-    def group_offsets(self) -> GroupOffsets | None:
-        """Every group's committed offset of every partition it committed; None when the cluster refused."""
+    def group_offsets(self) -> GroupOffsets | GroupsUnread:
+        """Every group's committed offset of every partition it committed, or why they could not be read."""
         ...
 
 
@@ -143,7 +150,7 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
         groups = admin if isinstance(admin, GroupOffsetSampler) else None
         t0 = admin.now()
         first = admin.log_ends()
-        first_groups = groups.group_offsets() if groups is not None else None
+        first_groups = groups.group_offsets() if groups is not None else GroupsUnread("")
         t1 = admin.now()
         left = rate_window
         while left > 0:  # in steps of a second, so a bar can follow the window
@@ -153,11 +160,11 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
             left -= step
         t2 = admin.now()
         second = admin.log_ends()
-        second_groups = groups.group_offsets() if groups is not None else None
+        second_groups = groups.group_offsets() if groups is not None else GroupsUnread("")
         t3 = admin.now()
         seconds = round((t2 + t3) / 2 - (t0 + t1) / 2, 3)
         rates = {tp: produce_rate(first[tp], end, seconds) for tp, end in second.items() if tp in first}
-        reads, bytes_out = _consumer_reads(groups is not None, first_groups, second_groups, second, seconds)
+        reads, bytes_out = consumer_reads(groups is not None, first_groups, second_groups, second, seconds)
     snapshot = admin.describe()
     if rate_window > 0:
         parts = tuple(replace(p, bytes_in_per_sec=rate, bytes_in_method=None if rate is None else MetricMethod.SAMPLED,
@@ -172,14 +179,16 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
     return snapshot
 
 
-def _consumer_reads(sampled: bool, first: GroupOffsets | None, second: GroupOffsets | None, ends: Mapping[TP, LogEnd],
-                    seconds: float) -> tuple[dict[TP, float | None], str]:
+def consumer_reads(sampled: bool, first: GroupOffsets | GroupsUnread, second: GroupOffsets | GroupsUnread,
+                    ends: Mapping[TP, LogEnd], seconds: float) -> tuple[dict[TP, float | None], str]:
     """Each partition's consumer traffic from the groups' two samples, and what the snapshot says of how it was
     measured: nothing per partition where the cluster cannot be asked, refused, or no group committed in both."""
     if not sampled:
         return {}, SAMPLING_BYTES_OUT
-    if first is None or second is None:
-        return {}, GROUPS_REFUSED_BYTES_OUT
+    for unread in (first, second):
+        if isinstance(unread, GroupsUnread):
+            return {}, f"not measured: {unread.reason} (use --metrics prometheus=URL)"
+    assert not isinstance(first, GroupsUnread) and not isinstance(second, GroupsUnread)  # returned above
     if not {key for key in second if key in first}:
         return {}, NO_GROUPS_BYTES_OUT
     return consumer_rates(first, second, ends, seconds), GROUPS_BYTES_OUT

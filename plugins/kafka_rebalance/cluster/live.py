@@ -49,7 +49,7 @@ from kafka_rebalance.cluster.failures import (
     denial,
     effective_acls,
 )
-from kafka_rebalance.cluster.gather import LogEnd
+from kafka_rebalance.cluster.gather import GroupsUnread, LogEnd
 from kafka_rebalance.cluster.netclient import BootstrapFailed, FailFastNetClient
 from kafka_rebalance.snapshot import THRESHOLD_CONFIG, Broker, LogDir, Partition, Snapshot
 
@@ -393,10 +393,11 @@ class LiveAdmin:
                 out[key] = LogEnd(starts[tp].offset, ends[tp].offset, sizes.get((key, leaders[key])))
         return out
 
-    def group_offsets(self) -> dict[tuple[str, TP], int] | None:
+    def group_offsets(self) -> dict[tuple[str, TP], int] | GroupsUnread:
         """Every consumer group's committed offsets (ListGroups, then OffsetFetch): one sample of gather's
-        consumer traffic. Kafka lists only the groups the principal may describe; None when it refused a call
-        (gather then says consumer traffic was not measured, and why, rather than failing)."""
+        consumer traffic. Kafka lists only the groups the principal may describe. A refused or failed call (a broker
+        down, a coordinator moving) gives the reason instead: consumer traffic is an estimate beside the produce
+        rates, and gather says it was not measured, and why, rather than failing."""
         try:
             with self._call("list consumer groups"):
                 groups = sorted({g["group_id"] for g in self.client.list_groups()})
@@ -407,8 +408,10 @@ class LiveAdmin:
                     fetched = self.client.list_group_offsets(groups)
                 except kafka_errors.UnsupportedVersionError:  # before Kafka 3.0 (KIP-709): one group per request
                     fetched = {group: self.client.list_group_offsets(group)[group] for group in groups}
-        except ClusterDenied:
-            return None
+        except ClusterDenied as denied:
+            return GroupsUnread(f"reading consumer groups was refused: {denied.denial.line()}")
+        except ClusterError as failed:
+            return GroupsUnread(f"reading consumer groups failed: {failed}")
         return {(group, TP(tp.topic, tp.partition)): meta.offset
                 for group, offsets in sorted(fetched.items()) for tp, meta in offsets.items() if meta.offset >= 0}
 

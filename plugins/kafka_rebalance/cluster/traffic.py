@@ -25,7 +25,15 @@ from enum import Enum
 from typing import Protocol, runtime_checkable
 
 from kafka_rebalance.cluster.admin import TP, ClusterAdmin
-from kafka_rebalance.cluster.gather import GroupOffsets, GroupOffsetSampler, LogEnd, RateSampler, consumer_rates, produce_rate
+from kafka_rebalance.cluster.gather import (
+    GroupOffsets,
+    GroupOffsetSampler,
+    GroupsUnread,
+    LogEnd,
+    RateSampler,
+    consumer_rates,
+    produce_rate,
+)
 
 
 class TrafficMethod(str, Enum):
@@ -97,7 +105,7 @@ class _Sampled:
     def __init__(self, admin: ClusterAdmin, sampler: RateSampler, groups: GroupOffsetSampler | None) -> None:
         self.admin, self.sampler, self.groups = admin, sampler, groups
         self.method = TrafficMethod.SAMPLED if groups is None else TrafficMethod.SAMPLED_GROUPS
-        self.last: tuple[float, Mapping[TP, LogEnd], GroupOffsets | None] | None = None
+        self.last: tuple[float, Mapping[TP, LogEnd], GroupOffsets | GroupsUnread | None] | None = None
 
     def read(self) -> dict[int, BrokerTraffic] | None:
         t0 = self.admin.now()
@@ -109,8 +117,10 @@ class _Sampled:
             return None
         seconds = at - previous[0]
         views = self.admin.partitions(ends)
-        # (a refused listing, at either poll, counts no consumer: what sampling alone sees)
-        reads = consumer_rates(previous[2], offsets, ends, seconds) if previous[2] is not None and offsets is not None else {}
+        # (groups unread at either poll count no consumer: what sampling alone sees)
+        before = previous[2]
+        reads = (consumer_rates(before, offsets, ends, seconds)
+                 if isinstance(before, Mapping) and isinstance(offsets, Mapping) else {})
         rows = []
         for tp, end in ends.items():
             first, view = previous[1].get(tp), views.get(tp)
