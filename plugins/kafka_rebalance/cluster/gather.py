@@ -180,7 +180,7 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
 
 
 def consumer_reads(sampled: bool, first: GroupOffsets | GroupsUnread, second: GroupOffsets | GroupsUnread,
-                    ends: Mapping[TP, LogEnd], seconds: float) -> tuple[dict[TP, float | None], str]:
+                   ends: Mapping[TP, LogEnd], seconds: float) -> tuple[dict[TP, float | None], str]:
     """Each partition's consumer traffic from the groups' two samples, and what the snapshot says of how it was
     measured: nothing per partition where the cluster cannot be asked, refused, or no group committed in both."""
     if not sampled:
