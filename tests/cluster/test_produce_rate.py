@@ -98,12 +98,12 @@ def test_a_read_from_a_log_without_a_known_size_or_offsets_is_unknown_never_gues
 
 def test_what_the_snapshot_says_of_consumer_traffic_for_each_way_the_groups_answer() -> None:
     first, second = {("g1", A): 150}, {("g1", A): 160}
-    assert consumer_reads(True, first, second, ENDS, 1.0) == ({A: 1000.0, B: 0.0}, GROUPS_BYTES_OUT)
+    assert consumer_reads(first, second, ENDS, 1.0) == ({A: 1000.0, B: 0.0}, GROUPS_BYTES_OUT)
     # An admin that cannot list groups (the simulator): sampling's own words, nothing per partition.
-    assert consumer_reads(False, GroupsUnread(""), GroupsUnread(""), ENDS, 1.0) == ({}, SAMPLING_BYTES_OUT)
+    assert consumer_reads(None, None, ENDS, 1.0) == ({}, SAMPLING_BYTES_OUT)
     # Groups that could not be read at either sample: not measured, and why; the produce rates still stand.
     failed = GroupsUnread("reading consumer groups failed: a broker is down")
-    assert consumer_reads(True, first, failed, ENDS, 1.0) == (
+    assert consumer_reads(first, failed, ENDS, 1.0) == (
         {}, "not measured: reading consumer groups failed: a broker is down (use --metrics prometheus=URL)")
     # No group committed in both samples: nothing to go by.
-    assert consumer_reads(True, {}, second, ENDS, 1.0) == ({}, NO_GROUPS_BYTES_OUT)
+    assert consumer_reads({}, second, ENDS, 1.0) == ({}, NO_GROUPS_BYTES_OUT)

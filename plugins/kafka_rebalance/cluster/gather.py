@@ -150,7 +150,7 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
         groups = admin if isinstance(admin, GroupOffsetSampler) else None
         t0 = admin.now()
         first = admin.log_ends()
-        first_groups = groups.group_offsets() if groups is not None else GroupsUnread("")
+        first_groups = groups.group_offsets() if groups is not None else None
         t1 = admin.now()
         left = rate_window
         while left > 0:  # in steps of a second, so a bar can follow the window
@@ -160,11 +160,11 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
             left -= step
         t2 = admin.now()
         second = admin.log_ends()
-        second_groups = groups.group_offsets() if groups is not None else GroupsUnread("")
+        second_groups = groups.group_offsets() if groups is not None else None
         t3 = admin.now()
         seconds = round((t2 + t3) / 2 - (t0 + t1) / 2, 3)
         rates = {tp: produce_rate(first[tp], end, seconds) for tp, end in second.items() if tp in first}
-        reads, bytes_out = consumer_reads(groups is not None, first_groups, second_groups, second, seconds)
+        reads, bytes_out = consumer_reads(first_groups, second_groups, second, seconds)
     snapshot = admin.describe()
     if rate_window > 0:
         parts = tuple(replace(p, bytes_in_per_sec=rate, bytes_in_method=None if rate is None else MetricMethod.SAMPLED,
@@ -179,16 +179,17 @@ def gather_snapshot(admin: ClusterAdmin, cluster_id: str, rate_window: float = 0
     return snapshot
 
 
-def consumer_reads(sampled: bool, first: GroupOffsets | GroupsUnread, second: GroupOffsets | GroupsUnread,
+def consumer_reads(first: GroupOffsets | GroupsUnread | None, second: GroupOffsets | GroupsUnread | None,
                    ends: Mapping[TP, LogEnd], seconds: float) -> tuple[dict[TP, float | None], str]:
-    """Each partition's consumer traffic from the groups' two samples, and what the snapshot says of how it was
-    measured: nothing per partition where the cluster cannot be asked, refused, or no group committed in both."""
-    if not sampled:
+    """Each partition's consumer traffic from the groups' two samples (None: this admin cannot list groups), and
+    what the snapshot says of how it was measured: nothing per partition where the groups could not be asked or
+    read, or no group committed in both."""
+    if first is None or second is None:
         return {}, SAMPLING_BYTES_OUT
-    for unread in (first, second):
-        if isinstance(unread, GroupsUnread):
-            return {}, f"not measured: {unread.reason} (use --metrics prometheus=URL)"
-    assert not isinstance(first, GroupsUnread) and not isinstance(second, GroupsUnread)  # returned above
+    if isinstance(first, GroupsUnread):
+        return {}, f"not measured: {first.reason} (use --metrics prometheus=URL)"
+    if isinstance(second, GroupsUnread):
+        return {}, f"not measured: {second.reason} (use --metrics prometheus=URL)"
     if not {key for key in second if key in first}:
         return {}, NO_GROUPS_BYTES_OUT
     return consumer_rates(first, second, ends, seconds), GROUPS_BYTES_OUT

@@ -403,11 +403,8 @@ class LiveAdmin:
                 groups = sorted({g["group_id"] for g in self.client.list_groups()})
             if not groups:
                 return {}
-            with self._call("fetch consumer group offsets"):
-                try:
-                    fetched = self.client.list_group_offsets(groups)
-                except kafka_errors.UnsupportedVersionError:  # before Kafka 3.0 (KIP-709): one group per request
-                    fetched = {group: self.client.list_group_offsets(group)[group] for group in groups}
+            with self._call("fetch consumer group offsets"):  # all groups in one request: Kafka 3.0+ (KIP-709)
+                fetched = self.client.list_group_offsets(groups)
         except ClusterDenied as denied:
             return GroupsUnread(f"reading consumer groups was refused: {denied.denial.line()}")
         except ClusterError as failed:
