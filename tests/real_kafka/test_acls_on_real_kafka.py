@@ -298,3 +298,36 @@ def test_the_execute_role_gathers_and_executes(acl_kafka, approved_plan, tmp_pat
     verified = cli("verify", "--plan", str(approved_plan), "--bootstrap-server", bootstrap, "--command-config",
                    str(properties))
     assert verified.returncode == 0, verified.stderr
+
+
+def test_the_gather_role_samples_rates_and_says_why_it_could_not_read_the_consumer_groups(acl_kafka, tmp_path):
+    """A group a super user committed: alice may list it (DESCRIBE on the cluster) but not read its offsets (no ACL
+    on the group). Her sampled gather still succeeds, measures the produce rates, and says why consumer traffic is
+    not measured instead of failing or recording none as zero. Last in the module: the commit creates
+    __consumer_offsets, whose partitions every later gather of the module would list."""
+    from kafka import KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    sandbox, su, bootstrap, _, properties = acl_kafka
+    grant(acl_kafka, GATHER)
+    group = "acl-readers"
+    consumer = KafkaConsumer(bootstrap_servers=sandbox.bootstrap_servers, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition(TOPIC_NAME, 0)])
+        consumer.commit({TopicPartition(TOPIC_NAME, 0): OffsetAndMetadata(0, "", -1)})
+    finally:
+        consumer.close()
+    out = tmp_path / "sampled.json"
+    try:
+        done = cli("gather", "--bootstrap-server", bootstrap, "--command-config", str(properties), "--cluster-id", "acl",
+                   "--out", str(out), "--rate-window", "1")
+    finally:
+        su.delete_groups([group])
+    assert done.returncode == 0, done.stderr
+    raw = json.loads(out.read_text())
+    note = raw["metrics"]["bytes_out"]
+    assert note == ("not measured: reading consumer groups was refused: authorization denied: User:alice may not DESCRIBE on "
+                    "GROUP (fetch consumer group offsets needs that ACL; the ACLs per role are in docs/KAFKA.md) (use --metrics "
+                    "prometheus=URL)"), note
+    ours = [p for p in raw["partitions"] if p["topic"] == TOPIC_NAME]
+    assert len(ours) == 2 and all(p["bytes_in_per_sec"] == 0.0 and p.get("bytes_out_per_sec") is None for p in ours), ours

@@ -170,6 +170,8 @@ DESCRIBE_CLUSTER = Acl(AclOperation.DESCRIBE, AclResourceType.CLUSTER)  # Descri
 DESCRIBE_CLUSTER_CONFIGS = Acl(AclOperation.DESCRIBE_CONFIGS, AclResourceType.CLUSTER)  # DescribeConfigs of a broker
 ALTER_CLUSTER = Acl(AclOperation.ALTER, AclResourceType.CLUSTER)  # AlterPartitionReassignments, ElectLeaders
 ALTER_CLUSTER_CONFIGS = Acl(AclOperation.ALTER_CONFIGS, AclResourceType.CLUSTER)  # IncrementalAlterConfigs of a broker
+# OffsetFetch of a consumer group: optional (no role needs it; without it consumer traffic is not measured)
+DESCRIBE_GROUP = Acl(AclOperation.DESCRIBE, AclResourceType.GROUP)
 
 
 class Role(Enum):

@@ -36,6 +36,7 @@ from kafka_rebalance.cluster.failures import (
     CLUSTER_RESOURCE_NAME,
     DESCRIBE_CLUSTER,
     DESCRIBE_CLUSTER_CONFIGS,
+    DESCRIBE_GROUP,
     DESCRIBE_TOPIC,
     DESCRIBE_TOPIC_CONFIGS,
     Acl,
@@ -399,11 +400,11 @@ class LiveAdmin:
         down, a coordinator moving) gives the reason instead: consumer traffic is an estimate beside the produce
         rates, and gather says it was not measured, and why, rather than failing."""
         try:
-            with self._call("list consumer groups"):
+            with self._call("list consumer groups", DESCRIBE_CLUSTER):
                 groups = sorted({g["group_id"] for g in self.client.list_groups()})
             if not groups:
                 return {}
-            with self._call("fetch consumer group offsets"):  # all groups in one request: Kafka 3.0+ (KIP-709)
+            with self._call("fetch consumer group offsets", DESCRIBE_GROUP):  # all groups in one request: Kafka 3.0+ (KIP-709)
                 fetched = self.client.list_group_offsets(groups)
         except ClusterDenied as denied:
             return GroupsUnread(f"reading consumer groups was refused: {denied.denial.line()}")
