@@ -27,7 +27,9 @@ from tests.support.kafka import (
     describe_partitions,
     final_targets,
     gather,
+    off_balance,
     plan_validate_and_approve,
+    settled_partitions,
     throttles_anywhere,
     tool,
     wait_for,
@@ -89,7 +91,7 @@ def test_real_rebalance_reaches_targets_and_restores_prior_throttles(kafka_sandb
         assert done.returncode == 0, done.stderr[-3000:]
         assert json.loads(done.stdout)["status"] == "complete"
 
-        now = describe_partitions(kafka_sandbox, topic_prefix)
+        now = settled_partitions(kafka_sandbox, topic_prefix)
         for tp, target in final_targets(plan_dir).items():
             assert now[tp]["replicas"] == target, tp
         for tp, p in now.items():
@@ -210,8 +212,7 @@ def test_our_files_are_kafkas_files(kafka_sandbox, topic_prefix, tmp_path):
                    "--path-to-json-file", str(plan_dir / "election.json"), check=False)
     assert elected.returncode == 0, elected.stderr
     assert "Successfully completed leader election" in elected.stdout or "Valid replica already elected" in elected.stdout
-    now = describe_partitions(kafka_sandbox, topic_prefix)
-    assert all(p["leader"] == p["replicas"][0] for p in now.values())
+    assert off_balance(settled_partitions(kafka_sandbox, topic_prefix)) == {}
 
 
 def test_foreign_reassignment_is_refused_unless_additional(kafka_sandbox, topic_prefix, tmp_path):

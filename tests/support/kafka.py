@@ -104,6 +104,25 @@ def describe_partitions(sandbox: Sandbox, prefix: str) -> dict[tuple[str, int], 
     return parts
 
 
+def off_balance(parts: dict[tuple[str, int], dict]) -> dict[tuple[str, int], dict]:
+    """The partitions Kafka shows led by another than their preferred replica or with a replica out of the ISR."""
+    return {tp: p for tp, p in parts.items()
+            if p["leader"] != p["replicas"][0] or sorted(p["isr"]) != sorted(p["replicas"])}
+
+
+def settled_partitions(sandbox: Sandbox, prefix: str, within: float = 30.0) -> dict[tuple[str, int], dict]:
+    """``describe_partitions`` once every partition is led by its preferred replica with a full ISR, or after
+    ``within`` seconds. A follower dropped from the ISR by a slow moment rejoins on its own and a broker's metadata
+    cache follows the controller's by a moment, so both settle; a leader left off its preferred replica does not
+    (the sandbox runs no automatic leader rebalance), so the wait cannot hide a missed election."""
+    deadline = time.monotonic() + within
+    while True:
+        parts = describe_partitions(sandbox, prefix)
+        if not off_balance(parts) or time.monotonic() >= deadline:
+            return parts
+        time.sleep(1.0)
+
+
 def config_describe(sandbox: Sandbox, entity_type: str, name: str | None = None) -> dict[str, dict[str, str]]:
     """Kafka's own `kafka-configs --describe`: dynamic configs per entity (brokers or topics)."""
     args = ["--bootstrap-server", sandbox.bootstrap_servers, "--describe", "--entity-type", entity_type]
