@@ -511,27 +511,41 @@ class NetworkOutGoal(NetworkGoal):
                    target: np.ndarray, count: np.ndarray, first_of: dict[int, list[int]], switch: Callable[[int, int], None],
                    bounds: tuple[int, int], eligible: np.ndarray) -> bool:  # fmt: skip
         g_lo, g_hi = bounds
+        # Nothing changes until a hand-over returns, so each broker's candidates are judged as arrays, in the order the
+        # one-at-a-time reading takes them (its first replicas as listed, each row's slots left to right): a pass per
+        # call over every first replica, one Python step each, made planning quadratic at scale.
         for a in over:
-            excess = load[a] - target[a]
-            for p in list(first_of.get(a, [])):
-                s = float(sent[p])
-                for j, b in enumerate(rows[p].tolist()):
-                    # Equivalent as `b < 0 and b == a or ...`: a padding slot is never electable, and a's own slot has no
-                    # room (a is above its share), so fails the fit below.
-                    if b < 0 or b == a or not electable[p, j] or not eligible[b]:
-                        continue
-                    room = target[b] - load[b]
-                    if not (0 < s < 2 * min(excess, room)):  # (first_of holds only s > 0: `0 <= s` is equivalent)
-                        continue
-                    if count[a] - 1 >= g_lo and count[b] + 1 <= g_hi:
-                        switch(p, j)
-                        return True
-                    # the bounds bind: b gives back one of its partitions a can lead, cooler than p
-                    for q in first_of.get(b, []):
-                        row = rows[q].tolist()
-                        if q == p or a not in row or not electable[q, row.index(a)] or sent[q] >= s:
-                            continue
-                        switch(p, j)
-                        switch(q, row.index(a))
-                        return True
+            listed = first_of.get(a, [])
+            if not listed:
+                continue
+            ps = np.asarray(listed, dtype=np.int64)
+            fellows = rows[ps]
+            real = fellows >= 0
+            at = np.where(real, fellows, 0)
+            s = sent[ps].astype(np.float64)[:, None]
+            room = target[at] - load[at]
+            fit = (real & (fellows != a) & electable[ps] & eligible[at]
+                   & (0 < s) & (s < 2 * np.minimum(load[a] - target[a], room)))  # fmt: skip
+            if not fit.any():
+                continue
+            giver_free = count[a] - 1 >= g_lo
+            gives_back: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+            for i, j in np.argwhere(fit).tolist():
+                p, b = int(ps[i]), int(fellows[i, j])
+                if giver_free and count[b] + 1 <= g_hi:
+                    switch(p, j)
+                    return True
+                # the bounds bind: b gives back one of its partitions a can lead, cooler than p (the first listed)
+                if b not in gives_back:
+                    qs = np.asarray(first_of.get(b, []), dtype=np.int64)
+                    on_a = rows[qs] == a
+                    slot = on_a.argmax(axis=1)
+                    able = on_a.any(axis=1) & electable[qs, slot]
+                    gives_back[b] = (qs[able], slot[able], sent[qs[able]])
+                qs, slot, heat = gives_back[b]
+                back = np.flatnonzero((qs != p) & (heat < float(sent[p])))
+                if back.size:
+                    switch(p, j)
+                    switch(int(qs[back[0]]), int(slot[back[0]]))
+                    return True
         return False
