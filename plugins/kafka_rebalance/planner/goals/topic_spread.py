@@ -276,9 +276,10 @@ class TopicSpreadGoal(Goal):
         count unchanged)."""
         pairs = [(a, r) for a in donors for r in sorted(receivers, key=lambda r: (rack[r] != rack[a], receivers.index(r)))[:PARTNERS]]
         movable = self._movable(state, t)  # valid for this call: every change below ends it
+        pools: dict[int, tuple[np.ndarray, list[int]]] = {}  # per receiver, what _swap may send back (the same)
         for a, r in pairs:
             cand = [p for p in movable.get(a, []) if r not in state.row(p)]
-            if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r):
+            if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r, pools):
                 return True
         # Chains cost a search per third broker: only between the neediest pairs.
         return any(self._chain(state, t, a, r, movable) for a, r in pairs[:CHAIN_PAIRS])
@@ -352,22 +353,28 @@ class TopicSpreadGoal(Goal):
                 return True
         return False
 
-    def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int) -> bool:
+    def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int,
+              pools: dict[int, tuple[np.ndarray, list[int]]] | None = None) -> bool:
         """p (topic t) a -> r and q (another topic u) r -> a: counts unchanged, u's bands kept on both.
         q is looked for among r's replicas of the topics with room on both sides (a's count of u below
-        its ceiling, r's above its floor), closest in size to p first."""
+        its ceiling, r's above its floor), closest in size to p first. ``pools`` keeps what r may send
+        back whatever the donor, while nothing moves (a caller's cache, dropped on any change)."""
         held, lo, hi, topic = self.held, self.lo, self.hi, self.topic
         slack = (held[:, r] > lo[:, r]) & (held[:, a] < hi[:, a])
         slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
-        on_r = state.broker_parts(r)
-        on_r = on_r[~state.touched[on_r] & ~state.frozen[on_r] & ~state.hot[on_r] & slack[topic[on_r]]]
+        pools = {} if pools is None else pools
+        if r not in pools:
+            on_r = state.broker_parts(r)
+            on_r = on_r[~state.touched[on_r] & ~state.frozen[on_r] & ~state.hot[on_r]]
+            arrived = np.unique(np.asarray(state.arrivals.get(r, ()), dtype=np.int64))
+            arrived = arrived[~state.hot[arrived]]
+            pools[r] = (on_r, [q for q in arrived.tolist() if r in state.row(q) and r not in state.original_row(q)])
+        on_r, arrivals = pools[r]
+        on_r = on_r[slack[topic[on_r]]]
         on_r = on_r[~(state.R[on_r] == a).any(axis=1)]
-        arrived = np.unique(np.asarray(state.arrivals.get(r, ()), dtype=np.int64))
-        arrived = arrived[slack[topic[arrived]] & ~state.hot[arrived]]
-        sent = [q for q in arrived.tolist()
-                if r in (row := state.row(q)) and a not in row and r not in state.original_row(q)]  # fmt: skip
+        sent = [q for q in arrivals if slack[topic[q]] and a not in state.row(q)]
         pool = np.concatenate([on_r, np.asarray(sent, dtype=np.int64)])
         if pool.size == 0:
             return False
