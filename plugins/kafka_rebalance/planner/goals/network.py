@@ -490,6 +490,8 @@ class NetworkOutGoal(NetworkGoal):
         for p in np.flatnonzero(movable)[np.argsort(-sent[movable], kind="stable")].tolist():
             first_of.setdefault(int(pref[p]), []).append(p)
 
+        firsts = _Firsts(first_of, rows, electable, sent, state.eligible_arr)
+
         def switch(p: int, j: int) -> None:
             a, b = int(pref[p]), int(rows[p, j])
             pref[p], col[p] = b, j
@@ -499,53 +501,91 @@ class NetworkOutGoal(NetworkGoal):
             count[b] += 1
             first_of[a].remove(p)
             first_of.setdefault(b, []).append(p)
+            firsts.handed(p, a, b)
 
         for _ in range(4 * int(movable.sum()) + 1):
             over = [int(a) for a in elig[np.argsort(-(load[elig] - hi[elig]), kind="stable")] if load[a] > hi[a]]
             if not over or not self._hand_over(over, rows, electable, sent, load, target, count, first_of, switch,
-                                               (g_lo, g_hi), state.eligible_arr):
+                                               (g_lo, g_hi), state.eligible_arr, firsts):
                 return
 
     @staticmethod
     def _hand_over(over: list[int], rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, load: np.ndarray,
                    target: np.ndarray, count: np.ndarray, first_of: dict[int, list[int]], switch: Callable[[int, int], None],
-                   bounds: tuple[int, int], eligible: np.ndarray) -> bool:  # fmt: skip
+                   bounds: tuple[int, int], eligible: np.ndarray, firsts: _Firsts | None = None) -> bool:  # fmt: skip
+        """One hand-over (``switch``, True) from the first broker of ``over`` that has one: its first replicas as
+        listed, each row's slots left to right, the first that fits the receiver's room and the giver's excess;
+        where the bounds bind, with a cooler partition of the receiver's that the giver can lead going back.
+        ``firsts`` indexes ``first_of`` (kept by the caller across hand-overs; built here when None)."""
         g_lo, g_hi = bounds
-        # Nothing changes until a hand-over returns, so each broker's candidates are judged as arrays, in the order the
-        # one-at-a-time reading takes them (its first replicas as listed, each row's slots left to right): a pass per
-        # call over every first replica, one Python step each, made planning quadratic at scale.
+        firsts = _Firsts(first_of, rows, electable, sent, eligible) if firsts is None else firsts
         for a in over:
-            listed = first_of.get(a, [])
-            if not listed:
+            ps, fellows, s, usable = firsts.candidates(a)
+            if not len(ps):
                 continue
-            ps = np.asarray(listed, dtype=np.int64)
-            fellows = rows[ps]
-            real = fellows >= 0
-            at = np.where(real, fellows, 0)
-            s = sent[ps].astype(np.float64)[:, None]
+            at = np.maximum(fellows, 0)
             room = target[at] - load[at]
-            fit = (real & (fellows != a) & electable[ps] & eligible[at]
-                   & (0 < s) & (s < 2 * np.minimum(load[a] - target[a], room)))  # fmt: skip
+            fit = usable & (s < 2 * np.minimum(load[a] - target[a], room))
             if not fit.any():
                 continue
             giver_free = count[a] - 1 >= g_lo
-            gives_back: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
             for i, j in np.argwhere(fit).tolist():
                 p, b = int(ps[i]), int(fellows[i, j])
                 if giver_free and count[b] + 1 <= g_hi:
                     switch(p, j)
                     return True
-                # the bounds bind: b gives back one of its partitions a can lead, cooler than p (the first listed)
-                if b not in gives_back:
-                    qs = np.asarray(first_of.get(b, []), dtype=np.int64)
-                    on_a = rows[qs] == a
-                    slot = on_a.argmax(axis=1)
-                    able = on_a.any(axis=1) & electable[qs, slot]
-                    gives_back[b] = (qs[able], slot[able], sent[qs[able]])
-                qs, slot, heat = gives_back[b]
-                back = np.flatnonzero((qs != p) & (heat < float(sent[p])))
-                if back.size:
-                    switch(p, j)
-                    switch(int(qs[back[0]]), int(slot[back[0]]))
-                    return True
+                # the bounds bind: b gives back the first listed of its partitions a can lead, cooler than p
+                heat = float(sent[p])
+                for q in firsts.leadable(b, a):
+                    if q != p and sent[q] < heat:
+                        switch(p, j)
+                        switch(q, rows[q].tolist().index(a))
+                        return True
         return False
+
+
+class _Firsts:
+    """``first_of`` (each broker's first replicas: hottest first, then in the order handed to it) indexed for the
+    hand-over: per broker its candidates as arrays, and per (broker, fellow) the partitions first on the broker
+    that the fellow could lead, in ``first_of``'s order. Scanning every broker's list in Python at each of
+    thousands of hand-overs made the goal quadratic at scale; the index follows each hand-over (``handed``)."""
+
+    def __init__(self, first_of: dict[int, list[int]], rows: np.ndarray, electable: np.ndarray, sent: np.ndarray,
+                 eligible: np.ndarray) -> None:  # fmt: skip
+        self.first_of, self.rows, self.electable, self.sent, self.eligible = first_of, rows, electable, sent, eligible
+        self.links: dict[tuple[int, int], list[int]] = {}
+        self.arrays: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        for b, ps in first_of.items():
+            for p in ps:
+                self._link(p, b)
+
+    def _fellows(self, p: int, b: int) -> list[int]:
+        return [x for j, x in enumerate(self.rows[p].tolist()) if x >= 0 and x != b and self.electable[p, j]]
+
+    def _link(self, p: int, b: int) -> None:
+        for x in self._fellows(p, b):
+            self.links.setdefault((b, x), []).append(p)
+
+    def handed(self, p: int, a: int, b: int) -> None:
+        """p's first replica went from a to b (``first_of`` already says so)."""
+        for x in self._fellows(p, a):
+            self.links[(a, x)].remove(p)
+        self._link(p, b)
+        self.arrays.pop(a, None)
+        self.arrays.pop(b, None)
+
+    def leadable(self, b: int, a: int) -> list[int]:
+        return self.links.get((b, a), [])
+
+    def candidates(self, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """a's first replicas, their rows, their traffic (a column) and which slots could take the lead: a real,
+        electable fellow on an eligible broker, for a partition that sends something."""
+        got = self.arrays.get(a)
+        if got is None:
+            ps = np.asarray(self.first_of.get(a, []), dtype=np.int64)
+            fellows = self.rows[ps]
+            s = self.sent[ps].astype(np.float64)[:, None]
+            usable = ((fellows >= 0) & (fellows != a) & self.electable[ps] & self.eligible[np.maximum(fellows, 0)]
+                      & (0 < s))  # fmt: skip
+            got = self.arrays[a] = (ps, fellows, s, usable)
+        return got
