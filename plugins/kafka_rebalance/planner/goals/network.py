@@ -528,19 +528,24 @@ class NetworkOutGoal(NetworkGoal):
             fit = usable & (s < 2 * np.minimum(load[a] - target[a], room))
             if not fit.any():
                 continue
-            giver_free = count[a] - 1 >= g_lo
-            for i, j in np.argwhere(fit).tolist():
-                p, b = int(ps[i]), int(fellows[i, j])
-                if giver_free and count[b] + 1 <= g_hi:
-                    switch(p, j)
-                    return True
-                # the bounds bind: b gives back the first listed of its partitions a can lead, cooler than p
-                heat = float(sent[p])
-                for q in firsts.leadable(b, a):
-                    if q != p and sent[q] < heat:
-                        switch(p, j)
-                        switch(q, rows[q].tolist().index(a))
-                        return True
+            i, j = np.nonzero(fit)  # row-major: the order the candidates are taken in
+            b = fellows[i, j]
+            # Where the bounds bind, b gives back the first listed of its partitions a can lead that is cooler than p:
+            # there is one exactly when the coolest of them is (p itself is first on a, never among b's).
+            direct = (count[a] - 1 >= g_lo) & (count[b] + 1 <= g_hi)
+            takes = np.flatnonzero(direct | (firsts.coolest[b, a] < s[i, 0]))
+            if not takes.size:
+                continue
+            k = int(takes[0])
+            p, jj, bb = int(ps[i[k]]), int(j[k]), int(b[k])
+            if direct[k]:
+                switch(p, jj)
+                return True
+            heat = float(sent[p])
+            q = next(q for q in firsts.leadable(bb, a) if sent[q] < heat)
+            switch(p, jj)
+            switch(q, rows[q].tolist().index(a))
+            return True
         return False
 
 
@@ -555,6 +560,8 @@ class _Firsts:
         self.first_of, self.rows, self.electable, self.sent, self.eligible = first_of, rows, electable, sent, eligible
         self.links: dict[tuple[int, int], list[int]] = {}
         self.arrays: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        n = len(eligible)
+        self.coolest = np.full((n, n), np.inf)  # [b, a]: the least traffic among links[(b, a)] (inf: none)
         for b, ps in first_of.items():
             for p in ps:
                 self._link(p, b)
@@ -565,11 +572,14 @@ class _Firsts:
     def _link(self, p: int, b: int) -> None:
         for x in self._fellows(p, b):
             self.links.setdefault((b, x), []).append(p)
+            self.coolest[b, x] = min(self.coolest[b, x], float(self.sent[p]))
 
     def handed(self, p: int, a: int, b: int) -> None:
         """p's first replica went from a to b (``first_of`` already says so)."""
         for x in self._fellows(p, a):
-            self.links[(a, x)].remove(p)
+            left = self.links[(a, x)]
+            left.remove(p)
+            self.coolest[a, x] = min((float(self.sent[q]) for q in left), default=np.inf)
         self._link(p, b)
         self.arrays.pop(a, None)
         self.arrays.pop(b, None)
