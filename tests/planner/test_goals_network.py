@@ -982,3 +982,43 @@ def test_once_every_broker_above_its_share_is_stuck_the_others_send_nothing() ->
     s = in_state([(0, 60.0), (1, 38.0), (1, 2.0), (2, 20.0)])
     NetworkInGoal().optimize(s)
     assert [s.row(p) for p in range(4)] == [[0], [1], [1], [2]]
+
+
+def test_the_first_replicas_index_follows_every_hand_over() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafka_rebalance.planner.goals.network import _Firsts
+
+    # 10 partitions over 5 brokers, p on p % 5, (p + 1) % 5 and (p + 3) % 5, sending 10 - p B/s; p7's slot 2 may not
+    # lead. After any hand-overs, the index equals one built from scratch on the lists they left.
+    rows = np.asarray([[p % 5, (p + 1) % 5, (p + 3) % 5] for p in range(10)])
+    electable = np.ones((10, 3), dtype=bool)
+    electable[7, 2] = False
+    sent = np.asarray([10.0 - p for p in range(10)])
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=12))
+    def check(handovers: list[tuple[int, int]]) -> None:
+        first_of: dict[int, list[int]] = {}
+        for p in range(10):
+            first_of.setdefault(p % 5, []).append(p)
+        lead = {p: p % 5 for p in range(10)}
+        firsts = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
+        for p, j in handovers:
+            a, b = lead[p], int(rows[p, j])
+            if a == b or not electable[p, j]:
+                continue
+            firsts.candidates(a)  # read before the change: the index must not serve it after
+            lead[p] = b
+            first_of[a].remove(p)
+            first_of.setdefault(b, []).append(p)
+            firsts.handed(p, a, b)
+        fresh = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
+        assert {k: v for k, v in firsts.links.items() if v} == fresh.links
+        assert firsts.coolest.tolist() == fresh.coolest.tolist()
+        for a in range(5):
+            got, want = firsts.candidates(a), fresh.candidates(a)
+            assert all(x.tolist() == y.tolist() for x, y in zip(got, want))
+
+    check()

@@ -841,3 +841,79 @@ def test_a_partner_is_looked_for_among_the_first_256_partitions_first_on_the_rec
     parts = [part("f", i, [1]) for i in range(256)] + [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("u", 0, [1, 0]),
                                                        part("u", 1, [1, 0]), part("u", 2, [0, 1])]  # fmt: skip
     assert spread_leaders(parts, 2, bounds=(3, 300))[0][256:] == [0, 0, 1, 1, 0]
+
+
+# --------------------------------------------------------------------------- indexes followed through the plan's changes
+
+
+def _moved_about(moves: list[tuple[int, int, int, bool]]):
+    """A 6-broker state of two topics (t0: p0..p5, t1: p6..p11; p_i on i % 6 and (i + 1) % 6, 12 - i MiB; p3 and p8
+    hot), after ``moves``: (partition, slot, receiver) picks, each sent back and forgotten (``restore``) where the
+    flag says."""
+    parts = [part(f"t{i // 6}", i % 6, [i % 6, (i + 1) % 6], size=(12 - i) * MiB, rate=500.0 if i in (3, 8) else 1.0)
+             for i in range(12)]
+    state = planner_state(list(range(6)), parts, throttle_bytes_per_sec=100)  # hot: written faster than delivered
+    for p, slot, pick, back in moves:
+        row = state.row(p)
+        src = row[slot % len(row)]
+        dst = [b for b in range(6) if b not in row][pick % 4]
+        state.move(p, src, dst)
+        if back:
+            state.move(p, dst, src)
+            state.restore(p)
+    return state
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 1), st.integers(0, 3), st.booleans()), max_size=8),
+       st.lists(st.tuples(st.integers(0, 11), st.integers(0, 1), st.integers(0, 3), st.booleans()), max_size=8))
+def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_build(
+        before: list[tuple[int, int, int, bool]], after: list[tuple[int, int, int, bool]]) -> None:  # fmt: skip
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn
+
+    state = _moved_about(before)
+    order = [np.arange(6 * t + 5, 6 * t - 1, -1, dtype=np.int64) for t in (0, 1)]  # each topic smallest first
+    followed = [MovableReplicas(state, o) for o in order]
+    sent_on = SentOn(state)
+    # The same partition list read before the later moves must not be changed by them (callers keep it for a transfer).
+    kept = {b: list(followed[0].get(b)) for b in range(6)}
+    shown = {b: followed[0].get(b) for b in range(6)}
+    for p, slot, pick, back in after:
+        row = state.row(p)
+        src = row[slot % len(row)]
+        dst = [b for b in range(6) if b not in row][pick % 4]
+        state.move(p, src, dst)
+        if back:
+            state.move(p, dst, src)
+            state.restore(p)
+    assert shown == kept
+    for t in (0, 1):
+        followed[t].sync(state)
+        fresh = MovableReplicas(state, order[t])
+        assert {b: followed[t].get(b) for b in range(6)} == {b: fresh.get(b) for b in range(6)}
+    sent_on.sync(state)
+    fresh_on = SentOn(state)
+    for b in range(6):
+        got, want = sent_on.at(state, b), fresh_on.at(state, b)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+
+
+def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_smallest_first_never_hot_ones() -> None:
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn
+
+    # t0: p0 [0, 1] 12 MiB, p1 [1, 2] 11, p2 [2, 3] 10, p3 [3, 4] 9 (hot), p4 [4, 5] 8, p5 [5, 0] 7. p2 moves 3 -> 0 and
+    # p4 5 -> 0: on 0, the arrivals p4 (8 MiB) then p2 (10), then the unchanged p5 (7) and p0 (12); p2's replica on 2
+    # and p4's on 4 stayed where they were and may not move (a second change); hot p3 is never listed.
+    state = _moved_about([(2, 1, 0, False), (4, 1, 0, False)])
+    assert state.row(2) == [2, 0] and state.row(4) == [4, 0]
+    movable = MovableReplicas(state, np.arange(5, -1, -1, dtype=np.int64))
+    assert movable.get(0) == [4, 2, 5, 0]
+    assert movable.get(2) == [1] and movable.get(4) == [] and movable.get(3) == [] and movable.get(5) == [5]
+    # Sent on: on 0, p2 and p4 (moved there), in partition order, with their rows now; nothing on the others.
+    arrived, rows = SentOn(state).at(state, 0)
+    assert arrived.tolist() == [2, 4] and rows.tolist() == [[2, 0], [4, 0]]
+    assert SentOn(state).at(state, 3)[0].tolist() == []
