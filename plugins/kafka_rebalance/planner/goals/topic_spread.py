@@ -252,7 +252,7 @@ class TopicSpreadGoal(Goal):
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
         outside its band by one and raises no other topic's, so it ends."""
-        rack = np.asarray(state.rack, dtype=np.int64)  # ints: the default dtype is the same (equivalent)
+        rack = [int(x) for x in state.rack]
         movable = MovableReplicas(state, self.by_topic[t])
         while True:
             self._sync(state)
@@ -275,13 +275,16 @@ class TopicSpreadGoal(Goal):
             if not self._transfer(state, t, donors[:PARTNERS].tolist(), receivers.tolist(), rack, movable):
                 return
 
-    def _transfer(self, state: ClusterState, t: int, donors: list[int], receivers: list[int], rack: np.ndarray,
+    def _transfer(self, state: ClusterState, t: int, donors: list[int], receivers: list[int], rack: list[int],
                   movable: MovableReplicas) -> bool:  # fmt: skip
         """One replica of topic t from a donor to a receiver (same rack first, then by room): alone, in a
         swap for another topic's replica, or, where neither works, through a third broker (two moves, its
         count unchanged). ``movable``: topic t's replicas this goal may move, as the state stands."""
-        pairs = [(a, r) for a in donors
-                 for _, _, r in sorted((rack[r] != rack[a], i, r) for i, r in enumerate(receivers))[:PARTNERS]]  # fmt: skip
+        pairs = []
+        for a in donors:
+            near = [r for r in receivers if rack[r] == rack[a]][:PARTNERS]
+            near += [r for r in receivers if rack[r] != rack[a]][: PARTNERS - len(near)]
+            pairs += [(a, r) for r in near]
         pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # per receiver, what _swap may send back
         for a, r in pairs:
             cand = [p for p in movable.get(a, []) if r not in state.row(p)]
