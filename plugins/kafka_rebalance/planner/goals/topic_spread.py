@@ -245,10 +245,6 @@ class TopicSpreadGoal(Goal):
         for t in np.flatnonzero(((held < lo) | (held > hi)).any(axis=1)).tolist():
             self._spread(state, t, elig)
 
-    def _bytes_ok(self, state: ClusterState, a: int, b: int, delta: float) -> bool:
-        """Moving ``delta`` bytes from a to b leaves neither further outside the byte band than it is."""
-        return self.guard.allows(state, {a: -delta, b: delta})
-
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
         outside its band by one and raises no other topic's, so it ends."""
@@ -328,8 +324,13 @@ class TopicSpreadGoal(Goal):
         return not state.touched[p] or src not in state.original_row(p)
 
     def _single(self, state: ClusterState, cand: list[int], a: int, r: int) -> bool:
-        for p in cand:
-            if self._bytes_ok(state, a, r, float(state.sizes[p])) and state.accepts(p, a, r):
+        if not cand:
+            return False
+        # The byte guard (moving p leaves neither broker further outside the byte band) judges every candidate at
+        # once; the vetoes then go through the ones it allows, in order.
+        fine = self.guard.allows_each(state, a, r, state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64))
+        for p in np.asarray(cand, dtype=np.int64)[fine].tolist():
+            if state.accepts(p, a, r):
                 state.move(p, a, r)
                 state.restore(p)  # sent back where it came from: no move at all
                 return True
