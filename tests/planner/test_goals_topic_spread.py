@@ -917,3 +917,16 @@ def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_
     arrived, rows = SentOn(state).at(state, 0)
     assert arrived.tolist() == [2, 4] and rows.tolist() == [[2, 0], [4, 0]]
     assert SentOn(state).at(state, 3)[0].tolist() == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=0, max_size=40), st.integers(1, 12))
+def test_the_nearest_candidates_are_the_ones_a_full_sort_lists_first(gaps: list[int], k: int) -> None:
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.topic_spread import _nearest
+
+    # Many equal gaps (0..6): ties are broken by partition, as the full sort does, wherever the k-th falls.
+    pool = np.asarray([(i * 7) % 41 for i in range(len(gaps))], dtype=np.int64)
+    gap = np.asarray(gaps, dtype=np.float64)
+    assert _nearest(pool, gap, k).tolist() == pool[np.lexsort((pool, gap))][:k].tolist()

@@ -145,6 +145,15 @@ def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:
     return count_bounds(sum(n for _, n in load.preferred), brokers)
 
 
+def _nearest(pool: np.ndarray, gap: np.ndarray, k: int) -> np.ndarray:
+    """The first k of ``pool`` by (gap, partition), as a full sort would list them: only the candidates within the
+    k-th smallest gap (ties included) are sorted, as swaps search pools of thousands for a few dozen."""
+    if len(pool) > k:
+        keep = gap <= np.partition(gap, k - 1)[k - 1]
+        pool, gap = pool[keep], gap[keep]
+    return pool[np.lexsort((pool, gap))][:k]
+
+
 def _outside(count: int, band: tuple[int, int]) -> int:
     # Bands are floor..ceil (one wide at most): one of the two differences is >= 0, so the 0 is an equivalent mutant.
     return max(0, band[0] - count, count - band[1])
@@ -363,7 +372,7 @@ class TopicSpreadGoal(Goal):
             if not state.accepts(p, a, r, count_neutral=True):
                 continue
             sp = float(state.sizes[p])
-            near = pool[np.lexsort((pool, np.abs(sizes - sp)))][:SEARCH]
+            near = _nearest(pool, np.abs(sizes - sp), SEARCH)
             # astype(None) is float64 too: equivalent.
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
             for q in near[fine].tolist():
