@@ -853,6 +853,11 @@ def _moved_about(moves: list[tuple[int, int, int, bool]]):
     parts = [part(f"t{i // 6}", i % 6, [i % 6, (i + 1) % 6], size=(12 - i) * MiB, rate=500.0 if i in (3, 8) else 1.0)
              for i in range(12)]
     state = planner_state(list(range(6)), parts, throttle_bytes_per_sec=100)  # hot: written faster than delivered
+    _move_about(state, moves)
+    return state
+
+
+def _move_about(state: Any, moves: list[tuple[int, int, int, bool]]) -> None:
     for p, slot, pick, back in moves:
         row = state.row(p)
         src = row[slot % len(row)]
@@ -861,7 +866,6 @@ def _moved_about(moves: list[tuple[int, int, int, bool]]):
         if back:
             state.move(p, dst, src)
             state.restore(p)
-    return state
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -880,14 +884,7 @@ def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_bui
     # The same partition list read before the later moves must not be changed by them (callers keep it for a transfer).
     kept = {b: list(followed[0].get(b)) for b in range(6)}
     shown = {b: followed[0].get(b) for b in range(6)}
-    for p, slot, pick, back in after:
-        row = state.row(p)
-        src = row[slot % len(row)]
-        dst = [b for b in range(6) if b not in row][pick % 4]
-        state.move(p, src, dst)
-        if back:
-            state.move(p, dst, src)
-            state.restore(p)
+    _move_about(state, after)
     assert shown == kept
     for t in (0, 1):
         followed[t].sync(state)
