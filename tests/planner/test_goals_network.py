@@ -1022,3 +1022,36 @@ def test_the_first_replicas_index_follows_every_hand_over() -> None:
             assert all(x.tolist() == y.tolist() for x, y in zip(got, want))
 
     check()
+
+
+def test_a_brokers_candidates_read_between_changes_equal_a_fresh_listing() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # 4 brokers, 8 partitions (RF 2, p on p % 4 and (p + 1) % 4, p B/s): any moves (some sent back and forgotten),
+    # with the candidates read between them, leave every broker's list as a listing from scratch gives it.
+    parts = [part("t", p, [p % 4, (p + 1) % 4], rate=float(p)) for p in range(8)]
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 1), st.integers(0, 1), st.booleans(), st.integers(0, 3)),
+                    max_size=10))
+    def check(moves: list[tuple[int, int, int, bool, int]]) -> None:
+        s = ClusterState(snapshot([0, 1, 2, 3], parts), PlanOptions())
+        goal = NetworkInGoal()
+        goal._setup(s)
+        for p, slot, pick, back, read in moves:
+            goal._candidates(s, read)
+            goal._candidates(s, read, hot_only=False)
+            row = s.row(p)
+            src, dst = row[slot], [b for b in range(4) if b not in row][pick]
+            s.move(p, src, dst)
+            if back:
+                s.move(p, dst, src)
+                s.restore(p)
+        for b in range(4):
+            for hot_only in (True, False):
+                assert goal._candidates(s, b, hot_only) == goal._listing(s, b, hot_only)
+
+    check()

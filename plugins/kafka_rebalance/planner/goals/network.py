@@ -241,6 +241,8 @@ class NetworkInGoal(NetworkGoal):
 
     def __init__(self) -> None:
         self.ready = False
+        # (the state, its changes read, per (broker, hot_only) the candidates): see ``_candidates``
+        self._listed: tuple[ClusterState, int, dict[tuple[int, bool], list[int]]] | None = None
 
     def _setup(self, state: ClusterState) -> None:
         if self.ready:
@@ -380,7 +382,26 @@ class NetworkInGoal(NetworkGoal):
         """Partitions with a replica on b this goal may move, hottest first: untouched ones and ones the plan
         brings to b (sent on instead: no extra move), then, where the earlier goals changed most partitions,
         the others' replicas still on b (a second new replica for the partition: one more step, no more bytes
-        than a move of its own)."""
+        than a move of its own). Kept per broker until a change touches a partition with a replica on it, now or
+        at the start (every transfer's partitions are moved back or restored before the next reading); the list is
+        the goal's own: read it, never change it."""
+        cache = self._listed
+        if cache is None or cache[0] is not state:
+            cache = self._listed = (state, len(state.changes), {})
+        _, seen, lists = cache
+        changes = state.changes
+        if seen < len(changes):
+            for p, src, dst in changes[seen:]:
+                for x in (src, dst, *state.row(p), *state.original_row(p)):
+                    lists.pop((x, True), None)
+                    lists.pop((x, False), None)
+            self._listed = (state, len(changes), lists)
+        got = lists.get((b, hot_only))
+        if got is None:
+            got = lists[(b, hot_only)] = self._listing(state, b, hot_only)
+        return got
+
+    def _listing(self, state: ClusterState, b: int, hot_only: bool) -> list[int]:
         ps = state.broker_parts(b)
         ps = ps[~state.frozen[ps] & ~state.hot[ps] & ((self.rate[ps] > 0) | (not hot_only))]
         fresh = ps[~state.touched[ps]]
