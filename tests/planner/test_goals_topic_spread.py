@@ -875,12 +875,13 @@ def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_bui
         before: list[tuple[int, int, int, bool]], after: list[tuple[int, int, int, bool]]) -> None:  # fmt: skip
     import numpy as np
 
-    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn, Unchanged
 
     state = _moved_about(before)
     order = [np.arange(6 * t + 5, 6 * t - 1, -1, dtype=np.int64) for t in (0, 1)]  # each topic smallest first
     followed = [MovableReplicas(state, o) for o in order]
     sent_on = SentOn(state)
+    unchanged = Unchanged(state)
     # The same partition list read before the later moves must not be changed by them (callers keep it for a transfer).
     kept = {b: list(followed[0].get(b)) for b in range(6)}
     shown = {b: followed[0].get(b) for b in range(6)}
@@ -892,15 +893,19 @@ def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_bui
         assert {b: followed[t].get(b) for b in range(6)} == {b: fresh.get(b) for b in range(6)}
     sent_on.sync(state)
     fresh_on = SentOn(state)
+    unchanged.sync(state)
+    fresh_unchanged = Unchanged(state)
     for b in range(6):
         got, want = sent_on.at(state, b), fresh_on.at(state, b)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+        got, want = unchanged.at(b), fresh_unchanged.at(b)
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
 def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_smallest_first_never_hot_ones() -> None:
     import numpy as np
 
-    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn, Unchanged
 
     # t0: p0 [0, 1] 12 MiB, p1 [1, 2] 11, p2 [2, 3] 10, p3 [3, 4] 9 (hot), p4 [4, 5] 8, p5 [5, 0] 7. p2 moves 3 -> 0 and
     # p4 5 -> 0: on 0, the arrivals p4 (8 MiB) then p2 (10), then the unchanged p5 (7) and p0 (12); p2's replica on 2
@@ -914,6 +919,10 @@ def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_
     arrived, rows = SentOn(state).at(state, 0)
     assert arrived.tolist() == [2, 4] and rows.tolist() == [[2, 0], [4, 0]]
     assert SentOn(state).at(state, 3)[0].tolist() == []
+    # Unchanged on 0, either topic: p0, p5, p6 [0, 1] and p11 [5, 0] (p2 and p4 changed: their replicas on 0 are
+    # arrivals), with their rows.
+    ps, rows = Unchanged(state).at(0)
+    assert ps.tolist() == [0, 5, 6, 11] and rows.tolist() == [[0, 1], [5, 0], [0, 1], [5, 0]]
 
 
 @settings(max_examples=100, deadline=None)

@@ -248,6 +248,7 @@ class TopicSpreadGoal(Goal):
         elig = state.eligible_index_arr
         self.guard = ByteGuard(state)
         self.sent_on = SentOn(state)
+        self.unchanged = Unchanged(state)
         lo, hi = self.lo[:, elig], self.hi[:, elig]
         held = self.held[:, elig]
         # `<=` / `>=` are equivalent: a topic only at its band's edges leaves _spread at once.
@@ -263,6 +264,7 @@ class TopicSpreadGoal(Goal):
             self._sync(state)
             movable.sync(state)
             self.sent_on.sync(state)
+            self.unchanged.sync(state)
             c, lo, hi = self.held[t, elig], self.lo[t, elig], self.hi[t, elig]
             over, under = c - hi, lo - c
             if (over > 0).any():
@@ -290,7 +292,7 @@ class TopicSpreadGoal(Goal):
             near = [r for r in receivers if rack[r] == rack[a]][:PARTNERS]
             near += [r for r in receivers if rack[r] != rack[a]][: PARTNERS - len(near)]
             pairs += [(a, r) for r in near]
-        pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # per receiver, what _swap may send back
+        pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}  # per receiver: what _swap may send back
         for a, r in pairs:
             cand = [p for p in movable.get(a, []) if r not in state.row(p)]
             if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r, pools):
@@ -346,7 +348,7 @@ class TopicSpreadGoal(Goal):
         return False
 
     def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int,
-              pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> bool:
+              pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None) -> bool:
         """p (topic t) a -> r and q (another topic u) r -> a: counts unchanged, u's bands kept on both.
         q is looked for among r's replicas of the topics with room on both sides (a's count of u below
         its ceiling, r's above its floor), closest in size to p first. ``pools`` keeps what r may send
@@ -358,11 +360,9 @@ class TopicSpreadGoal(Goal):
             return False
         pools = {} if pools is None else pools
         if r not in pools:
-            on_r = state.broker_parts(r)
-            pools[r] = (on_r[~state.touched[on_r] & ~state.frozen[on_r] & ~state.hot[on_r]], *self.sent_on.at(state, r))
-        on_r, arrivals, their_rows = pools[r]
-        on_r = on_r[slack[topic[on_r]]]
-        on_r = on_r[~(state.R[on_r] == a).any(axis=1)]
+            pools[r] = (*self.unchanged.at(r), *self.sent_on.at(state, r))
+        on_r, on_r_rows, arrivals, their_rows = pools[r]
+        on_r = on_r[slack[topic[on_r]] & ~(on_r_rows == a).any(axis=1)]
         sent = arrivals[slack[topic[arrivals]] & ~(their_rows == a).any(axis=1)]
         pool = np.concatenate([on_r, sent])
         if pool.size == 0:
@@ -634,3 +634,40 @@ class SentOn:
     def at(self, state: ClusterState, r: int) -> tuple[np.ndarray, np.ndarray]:
         """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
         return self.parts.get(r, np.zeros(0, dtype=np.int64)), self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
+
+
+class Unchanged:
+    """Per broker, the partitions on it that the plan has not changed (and that may move: not frozen, not hot), in
+    partition order, with their rows (the original ones, as they are unchanged): what a swap may send back at one
+    move. Followed through the plan's changes (``sync``) rather than filtered from the broker's partitions for every
+    transfer."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.parts: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
+        for b in range(state.n_brokers):
+            ps = state.broker_parts(b)
+            ps = ps[~state.touched[ps] & ~state.frozen[ps] & ~state.hot[ps]]
+            self.parts.append(ps)
+            self.rows.append(state.R[ps])
+        self.seen = len(state.changes)
+
+    def sync(self, state: ClusterState) -> None:
+        changes = state.changes
+        moved = sorted({p for p, _, _ in changes[self.seen :]})
+        self.seen = len(changes)
+        for p in moved:
+            if state.frozen[p] or state.hot[p]:
+                continue
+            for b in state.original_row(p):
+                ps = self.parts[b]
+                i = int(np.searchsorted(ps, p))
+                listed = i < len(ps) and ps[i] == p
+                if state.touched[p] and listed:
+                    self.parts[b], self.rows[b] = np.delete(ps, i), np.delete(self.rows[b], i, axis=0)
+                elif not state.touched[p] and not listed:
+                    self.parts[b] = np.insert(ps, i, p)
+                    self.rows[b] = np.insert(self.rows[b], i, state.R[p], axis=0)
+
+    def at(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.parts[b], self.rows[b]
