@@ -923,6 +923,14 @@ def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_
     # arrivals), with their rows.
     ps, rows = Unchanged(state).at(0)
     assert ps.tolist() == [0, 5, 6, 11] and rows.tolist() == [[0, 1], [5, 0], [0, 1], [5, 0]]
+    # p2 sent back to 3 and forgotten: unchanged again, it is listed again on 2 and 3, in partition order.
+    unchanged = Unchanged(state)
+    assert unchanged.at(2)[0].tolist() == [1, 7] and unchanged.at(3)[0].tolist() == [9]  # (p3 and p8 hot)
+    state.move(2, 0, 3)
+    state.restore(2)
+    unchanged.sync(state)
+    assert unchanged.at(2)[0].tolist() == [1, 2, 7] and unchanged.at(3)[0].tolist() == [2, 9]
+    assert unchanged.at(2)[1].tolist() == [[1, 2], [2, 3], [1, 2]]
 
 
 @settings(max_examples=100, deadline=None)
