@@ -956,3 +956,41 @@ def test_the_byte_guard_judges_many_transfers_at_once_as_it_judges_one() -> None
     # Before the bytes goal has run (it is no veto yet) the guard is off: everything passes.
     s.vetoes = []
     assert ByteGuard(s).allows_each(s, 0, 1, moved).tolist() == [True] * 6
+
+
+def test_the_byte_guards_span_holds_every_moved_amount_it_allows_and_is_tight() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+
+    # 12 bytes on 0 (band [5, 10]: 2 above), 4 on 1 (band [5, 10]: 1 below). Moving m from 0 to 1: 0 may end at most
+    # 2.5 outside ([2.5, 12.5]: m in [-0.5, 9.5]), 1 at most 1.5 ([3.5, 11.5]: m in [-0.5, 7.5]): allowed for m in
+    # [-0.5, 7.5], and the span is that widened by a byte and a billionth.
+    s = planner_state([0, 1], [part("t", 0, [0], size_bytes=12), part("t", 1, [1], size_bytes=4)])
+    s.byte_lo[:], s.byte_hi[:] = [5, 5], [10, 10]
+    s.vetoes = [ByteBalanceGoal()]
+    guard = ByteGuard(s)
+    lo, hi = guard.moved_span(s, 0, 1)
+    assert lo == pytest.approx(-1.5) and hi == pytest.approx(8.5)
+    assert guard.allows_each(s, 0, 1, np.asarray([-0.5, 7.5])).tolist() == [True, True]
+    assert guard.allows_each(s, 0, 1, np.asarray([-0.51, 7.51])).tolist() == [False, False]
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(0, 10**12), st.integers(0, 10**12), st.integers(0, 10**12), st.integers(0, 10**12),
+           st.lists(st.floats(-2e12, 2e12, allow_nan=False), min_size=1, max_size=20))
+    def check(a: int, r: int, lo_edge: int, width: int, moved: list[float]) -> None:
+        s = planner_state([0, 1], [part("t", 0, [0], size_bytes=a), part("t", 1, [1], size_bytes=r)])
+        s.byte_lo[:], s.byte_hi[:] = [lo_edge, lo_edge], [lo_edge + width, lo_edge + width]
+        s.vetoes = [ByteBalanceGoal()]
+        guard = ByteGuard(s)
+        span = guard.moved_span(s, 0, 1)
+        assert span is not None
+        xs = np.asarray(moved)
+        allowed = guard.allows_each(s, 0, 1, xs)
+        assert ((xs[allowed] >= span[0]) & (xs[allowed] <= span[1])).all()
+        assert not guard.allows_each(s, 0, 1, np.asarray([span[0] - 1.0, span[1] + 1.0])).any()  # and no wider
+
+    check()
+    s.vetoes = []  # the guard off: no span
+    assert ByteGuard(s).moved_span(s, 0, 1) is None

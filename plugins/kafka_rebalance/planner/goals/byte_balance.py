@@ -72,6 +72,21 @@ class ByteGuard:
         return ok
 
 
+    def moved_span(self, state: ClusterState, a: int, r: int) -> tuple[float, float] | None:
+        """Bytes moved from a to r (a swap's net) outside this span are never allowed (``allows_each`` says no):
+        off(x) <= c holds exactly for x within [lower - c, upper + c], on each broker. The span is widened by a
+        byte and a billionth so float rounding can only let more through; a search uses it to skip what cannot
+        pass and asks ``allows_each`` for the rest. None: the guard is off, everything passes."""
+        if not self.active:
+            return None
+        now_a, now_r = float(state.bytes[a]), float(state.bytes[r])
+        c_a, c_r = self._off(a, now_a) + 0.5, self._off(r, now_r) + 0.5
+        lo = max(now_a - self.upper[a] - c_a, self.lower[r] - c_r - now_r)
+        hi = min(now_a - self.lower[a] + c_a, self.upper[r] + c_r - now_r)
+        slack = 1.0 + 1e-9 * max(abs(now_a), abs(now_r), abs(float(self.upper[a])), abs(float(self.upper[r])))
+        return lo - slack, hi + slack
+
+
 class ArrivalIndex:
     """The replicas that moved onto one broker during planning, sorted by (size, partition).
 

@@ -368,10 +368,17 @@ class TopicSpreadGoal(Goal):
         if pool.size == 0:
             return False
         sizes = state.sizes[pool].astype(np.float64)  # int sizes less a float are floats anyway (astype(None): equivalent)
+        # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once.
+        span = self.guard.moved_span(state, a, r)
+        ordered = np.sort(sizes)
+        if span is not None and span[0] > span[1]:
+            return False
         for p in cand:
+            sp = float(state.sizes[p])
+            if span is not None and np.searchsorted(ordered, sp - span[1]) == np.searchsorted(ordered, sp - span[0], "right"):
+                continue
             if not state.accepts(p, a, r, count_neutral=True):
                 continue
-            sp = float(state.sizes[p])
             near = _nearest(pool, np.abs(sizes - sp), SEARCH)
             # astype(None) is float64 too: equivalent.
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
