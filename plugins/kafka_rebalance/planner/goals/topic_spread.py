@@ -358,6 +358,11 @@ class TopicSpreadGoal(Goal):
         slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
+        # The vetoes first (at 200 brokers rack safety refuses most of a cross-rack pair's candidates), so a pair with
+        # none left builds no pool.
+        cand = [p for p in cand if state.accepts(p, a, r, count_neutral=True)]
+        if not cand:
+            return False
         pools = {} if pools is None else pools
         if r not in pools:
             pools[r] = (*self.unchanged.at(r), *self.sent_on.at(state, r))
@@ -376,8 +381,6 @@ class TopicSpreadGoal(Goal):
         for p in cand:
             sp = float(state.sizes[p])
             if span is not None and np.searchsorted(ordered, sp - span[1]) == np.searchsorted(ordered, sp - span[0], "right"):
-                continue
-            if not state.accepts(p, a, r, count_neutral=True):
                 continue
             near = _nearest(pool, np.abs(sizes - sp), SEARCH)
             # astype(None) is float64 too: equivalent.
