@@ -896,7 +896,7 @@ def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_bui
     unchanged.sync(state)
     fresh_unchanged = Unchanged(state)
     for b in range(6):
-        got, want = sent_on.at(state, b), fresh_on.at(state, b)
+        got, want = sent_on.at(b), fresh_on.at(b)
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
         got, want = unchanged.at(b), fresh_unchanged.at(b)
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
@@ -916,9 +916,9 @@ def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_
     assert movable.get(0) == [4, 2, 5, 0]
     assert movable.get(2) == [1] and movable.get(4) == [] and movable.get(3) == [] and movable.get(5) == [5]
     # Sent on: on 0, p2 and p4 (moved there), in partition order, with their rows now; nothing on the others.
-    arrived, rows = SentOn(state).at(state, 0)
+    arrived, rows = SentOn(state).at(0)
     assert arrived.tolist() == [2, 4] and rows.tolist() == [[2, 0], [4, 0]]
-    assert SentOn(state).at(state, 3)[0].tolist() == []
+    assert SentOn(state).at(3)[0].tolist() == []
     # Unchanged on 0, either topic: p0, p5, p6 [0, 1] and p11 [5, 0] (p2 and p4 changed: their replicas on 0 are
     # arrivals), with their rows.
     ps, rows = Unchanged(state).at(0)

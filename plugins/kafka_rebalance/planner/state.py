@@ -193,6 +193,11 @@ class ClusterState:
         if p in self.parked:
             self._release(p)
 
+    def changed_since(self, seen: int) -> tuple[list[int], int]:
+        """The partitions changed since the first ``seen`` changes, each once, in partition order, and how many
+        changes there are now: what an index a goal follows through the plan reads at each ``sync``."""
+        return sorted({p for p, _, _ in self.changes[seen:]}), len(self.changes)
+
     def restore(self, p: int) -> None:
         """Forget ``p``'s change if its row is back to the original (a cancelled move costs nothing)."""
         if self.cur.get(p) == self.original_row(p):

@@ -294,7 +294,7 @@ class TopicSpreadGoal(Goal):
             pairs += [(a, r) for r in near]
         pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}  # per receiver: what _swap may send back
         for a, r in pairs:
-            cand = [p for p in movable.get(a, []) if r not in state.row(p)]
+            cand = [p for p in movable.get(a) if r not in state.row(p)]
             if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r, pools):
                 return True
         # Chains cost a search per third broker: only between the neediest pairs.
@@ -303,11 +303,11 @@ class TopicSpreadGoal(Goal):
     def _chain(self, state: ClusterState, t: int, a: int, r: int, movable: MovableReplicas) -> bool:
         """q (topic t) x -> r, then p (topic t) a -> x: a loses one of t, r gains one, x ends as it was.
         The later move is made first, so no broker's count leaves its range on the way."""
-        from_a = movable.get(a, [])
+        from_a = movable.get(a)
         for x in state.eligible_idx:
             if x in (a, r):
                 continue
-            onward = [q for q in movable.get(x, []) if r not in state.row(q)][:SWAP_TRIES]
+            onward = [q for q in movable.get(x) if r not in state.row(q)][:SWAP_TRIES]
             inward = [p for p in from_a if x not in state.row(p)][:SWAP_TRIES]
             for q in onward:
                 sq = float(state.sizes[q])
@@ -365,7 +365,7 @@ class TopicSpreadGoal(Goal):
             return False
         pools = {} if pools is None else pools
         if r not in pools:
-            pools[r] = (*self.unchanged.at(r), *self.sent_on.at(state, r))
+            pools[r] = (*self.unchanged.at(r), *self.sent_on.at(r))
         on_r, on_r_rows, arrivals, their_rows = pools[r]
         on_r = on_r[slack[topic[on_r]] & ~(on_r_rows == a).any(axis=1)]
         sent = arrivals[slack[topic[arrivals]] & ~(their_rows == a).any(axis=1)]
@@ -375,9 +375,9 @@ class TopicSpreadGoal(Goal):
         sizes = state.sizes[pool].astype(np.float64)  # int sizes less a float are floats anyway (astype(None): equivalent)
         # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once.
         span = self.guard.moved_span(state, a, r)
-        ordered = np.sort(sizes)
         if span is not None and span[0] > span[1]:
             return False
+        ordered = np.sort(sizes) if span is not None else sizes
         for p in cand:
             sp = float(state.sizes[p])
             if span is not None and np.searchsorted(ordered, sp - span[1]) == np.searchsorted(ordered, sp - span[0], "right"):
@@ -564,10 +564,8 @@ class MovableReplicas:
         self.member[p] = (changed, brokers)
 
     def sync(self, state: ClusterState) -> None:
-        changes = state.changes
-        moved = {p for p, _, _ in changes[self.seen :] if p in self.rank}
-        self.seen = len(changes)
-        for p in sorted(moved):
+        moved, self.seen = state.changed_since(self.seen)
+        for p in (p for p in moved if p in self.rank):
             changed, brokers = self.member[p]
             into = self.arrived if changed else self.kept
             r = self.rank[p]
@@ -576,7 +574,7 @@ class MovableReplicas:
                 self.lists.pop(b, None)
             self._enter(state, p)
 
-    def get(self, b: int, default: list[int] | None = None) -> list[int]:
+    def get(self, b: int) -> list[int]:
         """Broker b's movable partitions, in order (the list is this object's: read it, never change it)."""
         got = self.lists.get(b)
         if got is None:
@@ -641,7 +639,7 @@ class SentOn:
         for p in sorted(moved):
             self._enter(state, p)
 
-    def at(self, state: ClusterState, r: int) -> tuple[np.ndarray, np.ndarray]:
+    def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
         return self.parts.get(r, np.zeros(0, dtype=np.int64)), self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
 
@@ -663,9 +661,7 @@ class Unchanged:
         self.seen = len(state.changes)
 
     def sync(self, state: ClusterState) -> None:
-        changes = state.changes
-        moved = sorted({p for p, _, _ in changes[self.seen :]})
-        self.seen = len(changes)
+        moved, self.seen = state.changed_since(self.seen)
         for p in moved:
             if state.frozen[p] or state.hot[p]:
                 continue
