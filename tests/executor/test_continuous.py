@@ -31,6 +31,7 @@ from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from tests.support.clusters import part, snapshot
 from tests.support.plans import approve, judge
+from tests.support.throttles import unthrottled_copies
 
 RATE = 20 * 1024 * 1024
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the gate
@@ -81,11 +82,16 @@ class Recording(SimAdmin):
         self._check()
         return out
 
+    def alter_configs(self, resource_type, name, changes):
+        super().alter_configs(resource_type, name, changes)
+        self._check()
+
     def sleep(self, seconds: float) -> None:
         self._check()
         super().sleep(seconds)
 
     def _check(self) -> None:
+        self.violations += unthrottled_copies(self.sim)
         per_broker: dict[int, int] = {}
         for r in self.sim.list_reassignments().values():
             for b in [*r.adding, *r.removing[: len(r.adding)]]:

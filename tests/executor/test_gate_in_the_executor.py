@@ -23,6 +23,7 @@ from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.plans import approve, move_one_replica, write_plan
+from tests.support.throttles import ThrottleWatch
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0
@@ -289,9 +290,11 @@ def test_a_broker_replaced_between_windows_is_refused_and_nothing_runs(tmp_path)
 # ----------------------------------------------------------------------------- a killed run's batch
 
 
-def _killed_mid_batch(sim_and_plan, grace_s: float):
+def _killed_mid_batch(sim_and_plan, grace_s: float, before_recording: bool = False):
     """A child process runs the plan on the persisted simulator and dies (os._exit) mid-batch: no
-    finally, no throttle restore, exactly what kill -9 leaves. The parent carries on from the state."""
+    finally, no throttle restore, exactly what kill -9 leaves. The parent carries on from the state.
+
+    ``before_recording``: it dies the moment Kafka accepted the batch's moves, before the ledger says so."""
     import multiprocessing
     import os
 
@@ -309,8 +312,13 @@ def _killed_mid_batch(sim_and_plan, grace_s: float):
         return ExecutionGate(plan.path, plan.plan_hash, windows, margin=timedelta(seconds=60),
                              grace=timedelta(seconds=grace_s), clock=_clock(admin))
 
+    class DiesOnSubmit(SimAdmin):
+        def alter_reassignments(self, targets):
+            super().alter_reassignments(targets)
+            os._exit(137)
+
     def child() -> None:
-        admin = SimAdmin(read_state(state), state)
+        admin = (DiesOnSubmit if before_recording else SimAdmin)(read_state(state), state)
 
         def die(line: str) -> None:
             if line.startswith("batch 001: 0/2"):
@@ -323,8 +331,9 @@ def _killed_mid_batch(sim_and_plan, grace_s: float):
     proc.start()
     proc.join(60)
     assert proc.exitcode == 137
-    assert json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["state"] == "submitted"
-    admin = SimAdmin(read_state(state), state)
+    expected = "throttled" if before_recording else "submitted"
+    assert json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["state"] == expected
+    admin = ThrottleWatch(read_state(state), state)
     assert set(admin.list_reassignments()) == set(batches[0]) and _throttled(admin.sim)
     return admin.sim, admin, plan, gate_for(admin), batches
 
@@ -344,14 +353,19 @@ def test_a_killed_runs_batch_restarted_outside_its_window_is_cancelled_after_the
     assert datetime.fromisoformat(entry["started_at"]) - EPOCH >= timedelta(hours=1)
 
 
-def test_a_killed_runs_batch_restarted_within_the_grace_is_watched_to_its_end(sim_and_plan) -> None:
-    sim, admin, plan, gate, batches = _killed_mid_batch(sim_and_plan, grace_s=3 * 3600)
+@pytest.mark.parametrize("before_recording", [False, True], ids=["recorded-as-submitted", "killed-before-recording"])
+def test_a_killed_runs_batch_restarted_within_the_grace_is_watched_to_its_end(sim_and_plan, before_recording) -> None:
+    sim, admin, plan, gate, batches = _killed_mid_batch(sim_and_plan, grace_s=3 * 3600, before_recording=before_recording)
     sim.advance(11 * 60)  # 00:11: the window has closed, but the grace has not passed
     assert set(sim.list_reassignments()) & set(batches[0])  # still moving
     report = Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     first = report["batches"][0]
     assert first["id"] == "001" and first["state"] == "finished", (first["problems"], first["cancelled"], report["hold"])
     assert report["batches"][0]["cancelled"] == []
+    # Taken over, not restored and set again: the killed run's throttles held its moves at every moment.
+    assert admin.unthrottled == []
+    assert any("kept the throttles an interrupted run of batch 001 set" in e
+               for e in json.loads((plan.path / "ledger.json").read_text())["events"])
     assert report["status"] == "waiting-for-window"  # batch 002 waits for a window it fits in
     assert sim.list_reassignments() == {} and not _throttled(sim)
     for tp, target in batches[0].items():

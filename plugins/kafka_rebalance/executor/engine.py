@@ -651,7 +651,10 @@ class MoveRun:
         there), never left running unwatched.
         """
         ex = self.ex
-        if ex.ledger.state(batch.id) == SUBMITTED:
+        state = ex.ledger.state(batch.id)
+        # Killed between submitting and recording it: Kafka's list says whether its moves are in flight.
+        if state == SUBMITTED or (state in (THROTTLES_RECORDED, THROTTLED)
+                                  and batch.id in ex.records_in_flight(ex.admin.list_reassignments())):
             started = ex.ledger.batch(batch.id).get("started_at")
             ex.gate.watch_in_flight(datetime.fromisoformat(started) if isinstance(started, str) else None)
             return False

@@ -250,9 +250,25 @@ class Executor:
         return ThrottleRecord(self.admin, self.ledger, key, self.progress)
 
     def restore_leftover_throttles(self) -> list[str]:
-        """Put back throttle values a killed or failed run left set; returns the keys concerned."""
+        """Put back throttle values a killed or failed run left set, but for records whose moves Kafka still
+        runs (this run resumes them under the same record); returns the keys restored."""
         self.check_cluster_identity()
-        return restore_leftovers(self.admin, self.ledger, self.progress)
+        return restore_leftovers(self.admin, self.ledger, self.progress, self.records_in_flight(self.admin.list_reassignments()))
+
+    def records_in_flight(self, inflight: Mapping[TP, Reassignment]) -> dict[str, int]:
+        """Unrestored throttle records (a batch id, or the continuous run) with moves of theirs in flight in Kafka,
+        and how many: a partition being reassigned to the target the record's batch or schedule gives it."""
+        out: dict[str, int] = {}
+        for key in self.ledger.unrestored():
+            if key == CONTINUOUS_KEY:
+                moves = [(m.tp, m.replicas) for m in self.plan.schedule.moves] if self.plan.schedule is not None else []
+            else:
+                batch = next((b for b in self.plan.batches if b.id == key), None)
+                moves = sorted(batch.targets.items()) if batch is not None else []
+            moving = {tp for tp, target in moves if tp in inflight and inflight[tp].target == tuple(target)}
+            if moving:
+                out[key] = len(moving)
+        return out
 
     # ------------------------------------------------------------------ checks
 

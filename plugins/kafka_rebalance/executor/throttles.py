@@ -117,9 +117,22 @@ class ThrottleRecord:
         return failed
 
 
-def restore_leftovers(admin: ClusterAdmin, ledger: Ledger, progress: Callable[[str], None]) -> list[str]:
-    """Put back throttle values a killed or failed run left set; returns the keys concerned."""
-    leftover = ledger.unrestored()
+def restore_leftovers(admin: ClusterAdmin, ledger: Ledger, progress: Callable[[str], None],
+                      in_flight: Mapping[str, int] | None = None) -> list[str]:
+    """Put back throttle values a killed or failed run left set; returns the keys restored.
+
+    ``in_flight``: records (key -> how many of their moves Kafka still runs) left set on purpose. Restoring
+    them would let those moves copy at full speed until the run that resumes them sets the same values
+    again; that run takes the record over instead (``ThrottleRecord.begin`` keeps an unrestored record) and
+    restores it at its end, so the moves stay throttled across the kill.
+    """
+    kept = dict(in_flight or {})
+    leftover = [key for key in ledger.unrestored() if key not in kept]
+    for key, moving in sorted(kept.items()):
+        progress(f"{label(key)}: keeping the throttles an interrupted run set: {moving} of its move(s) are still "
+                 "in flight; the run that resumes them restores them")
+        ledger.event(f"kept the throttles an interrupted run of {label(key)} set: {moving} of its move(s) still "
+                     "in flight")
     for key in leftover:
         progress(f"{label(key)}: restoring the throttle values recorded before an interrupted run")
         ThrottleRecord(admin, ledger, key, progress).restore()
