@@ -285,6 +285,7 @@ class Executor:
         """
         problems: list[str] = []
         seen: set[TP] = set()
+        ours = self._ours()
         for b in batches:
             resumable = self._resumable(b.id)
             for tp, before in sorted(b.before.items()):
@@ -293,29 +294,39 @@ class Executor:
                 seen.add(tp)
                 cur = current.get(tp)
                 target = b.targets[tp]
+                # Where a resumed run may find the partition: at the target of any batch of it that started (a
+                # partition moved in steps, each its own batch, has finished some in continuous mode), or moving
+                # to one; Kafka's metadata can still show the merged list of a move that just finished.
+                started = ours.get(tp, set()) if resumable else set()
                 gone = sorted(set(target) - set(before) - registered) if registered is not None and cur is not None else []
                 if cur is None:
                     problems.append(f"{tp} no longer exists (batch {b.id})")
-                elif gone and not (resumable and cur == target):
+                elif gone and cur not in started:
                     problems.append(f"{tp} would move to broker(s) {gone}, which the cluster no longer has (batch {b.id})")
                 elif tp in inflight:
-                    if not (resumable and inflight[tp].target == target):
+                    if inflight[tp].target not in started:
                         problems.append(f"{tp} is being reassigned to {list(inflight[tp].target)} by someone else")
                 # Kafka's cancel restores the replica SET (old replicas in the merged list's order),
-                # not necessarily the original order: a resumed batch accepts that as its start. A
-                # resumed batch also accepts the merged list of its own move (before + target): a
-                # broker's metadata can still show it after the controller finished or listed it.
-                elif cur != before and not (resumable and (cur == target or sorted(cur) == sorted(before)
-                                                           or set(cur) == set(before) | set(target))):
+                # not necessarily the original order: a resumed batch accepts that as its start.
+                elif cur != before and not (cur in started or (started and sorted(cur) == sorted(before))
+                                            or any(set(cur) == set(x) | set(y) for x in {before, *started} for y in started)):
                     problems.append(f"{tp} has replicas {list(cur)} but batches/{b.id}/rollback.json expects {list(before)}")
         return problems
 
-    def _foreign(self, inflight: dict[TP, Reassignment]) -> dict[TP, Reassignment]:
-        ours: dict[TP, tuple[int, ...]] = {}
+    def _ours(self) -> dict[TP, set[tuple[int, ...]]]:
+        """Per partition, the targets of every batch of it that a run started and did not finish."""
+        ours: dict[TP, set[tuple[int, ...]]] = defaultdict(set)
         for b in self.plan.batches:
             if self._resumable(b.id):
-                ours.update(b.targets)
-        return {tp: r for tp, r in inflight.items() if ours.get(tp) != r.target}
+                for tp, target in b.targets.items():
+                    ours[tp].add(target)
+        return ours
+
+    def _foreign(self, inflight: dict[TP, Reassignment]) -> dict[TP, Reassignment]:
+        # Every target of a started batch: a partition moved in two steps (two batches, both started in
+        # continuous mode) may be in flight to either.
+        ours = self._ours()
+        return {tp: r for tp, r in inflight.items() if r.target not in ours.get(tp, ())}
 
     def _refuse_foreign(self, inflight: dict[TP, Reassignment]) -> None:
         foreign = self._foreign(inflight)

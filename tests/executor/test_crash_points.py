@@ -1,0 +1,163 @@
+"""An execution killed at every point where it acts, then run again: the resumed run finishes the plan exactly.
+
+The executor acts in three ways: it saves its ledger, writes a config (a throttle), or asks Kafka for reassignments.
+A child process runs the plan on the persisted simulator and dies (os._exit, as kill -9: no finally) just before
+its k-th act, for every k of an uninterrupted run; the next run, in this process, must then leave no move copying
+outside the throttle at any moment, submit no step a killed run finished, end with every partition at its target,
+and put back every throttle value exactly. Both modes, on an operator's prior throttle values.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state, write_state
+from kafka_rebalance.cluster.simulator import Simulator
+from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.ledger import Ledger
+from kafka_rebalance.executor.settings import ExecSettings
+from kafka_rebalance.generate import ClusterSpec, generate_snapshot
+from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
+from kafka_rebalance.snapshot import Snapshot
+from tests.support.plans import approve, judge
+from tests.support.throttles import ThrottleWatch
+
+PRIOR_BROKER = {"follower.replication.throttled.rate": "12345"}  # an operator's values that must come back
+PRIOR_TOPIC = {"leader.replication.throttled.replicas": "7:1"}
+
+
+def _snapshot() -> Snapshot:
+    snap = generate_snapshot(ClusterSpec(brokers=5, racks=1, topics=2, partitions=16, new_brokers=1,
+                                         mean_partition_mb=256, seed=3))
+    brokers = tuple(replace(b, configs=dict(PRIOR_BROKER)) if b.id == snap.brokers[0].id else b for b in snap.brokers)
+    first = sorted(snap.topics)[0]
+    topics = {t: {**v, "configs": dict(PRIOR_TOPIC)} if t == first else v for t, v in snap.topics.items()}
+    return replace(snap, brokers=brokers, topics=topics)
+
+
+def _configs(sim: Simulator) -> tuple[dict, dict]:
+    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
+
+
+class _Acts:
+    """Counts the executor's acts in this process; dies just before the one numbered ``die_at``, leaving the
+    simulated cluster as it was then (the only moment another process reads it: written once, not at every call)."""
+
+    def __init__(self, die_at: int | None, sim: Simulator, state: Path) -> None:
+        self.die_at, self.count, self.sim, self.state = die_at, 0, sim, state
+
+    def tick(self) -> None:
+        if self.count == self.die_at:
+            write_state(self.sim, self.state)
+            os._exit(137)
+        self.count += 1
+
+
+def _acting_admin(acts: _Acts):
+    class Acting(SimAdmin):
+        def alter_configs(self, resource_type, name, changes):
+            acts.tick()
+            return super().alter_configs(resource_type, name, changes)
+
+        def alter_reassignments(self, targets):
+            acts.tick()
+            return super().alter_reassignments(targets)
+
+    return Acting
+
+
+class _Submitted(ThrottleWatch):
+    def __init__(self, sim: Simulator) -> None:
+        super().__init__(sim)
+        self.submitted: list[tuple[TP, tuple[int, ...]]] = []
+
+    def alter_reassignments(self, targets):
+        self.submitted += [(tp, tuple(t)) for tp, t in sorted(targets.items()) if t is not None]
+        return super().alter_reassignments(targets)
+
+
+def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int | None) -> int:
+    """Run the plan in a child on the persisted simulator; returns its exit code (137: killed at ``die_at``), or,
+    with ``die_at`` None, the number of acts of the whole run."""
+    ctx = multiprocessing.get_context("fork")
+    counted = ctx.Value("i", -1)
+
+    def child() -> None:
+        sim = read_state(state)
+        acts = _Acts(die_at, sim, state)
+        save = Ledger.save
+
+        def saving(self, *a, **k):
+            acts.tick()
+            return save(self, *a, **k)
+
+        Ledger.save = saving  # this child's class only: the parent is another process
+        admin = _acting_admin(acts)(sim)
+        report = Executor(load_plan(plan_dir), admin, settings).run().to_dict()
+        counted.value = acts.count
+        os._exit(0 if report["status"] == "complete" else 3)
+
+    proc = ctx.Process(target=child)
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode in (0, 137), f"the run ended with exit code {proc.exitcode} (killed before act {die_at})"
+    return counted.value if die_at is None else proc.exitcode
+
+
+@pytest.fixture(scope="module")
+def approved(tmp_path_factory) -> tuple[Snapshot, Path]:
+    snap = _snapshot()
+    out = tmp_path_factory.mktemp("crash") / "plan"
+    # Several moves per broker at once and a decommission-free rebalance: steps overlap, batches have a few moves.
+    options = PlanOptions(throttle_bytes_per_sec=20 * 1024 * 1024, max_moves_per_broker=2, move_fixed_seconds=0)
+    write_plan(make_plan(snap, options), out, "snapshot.json")
+    judge(out, "passed")
+    return snap, approve(out)
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
+    snap, pristine = approved
+    settings = ExecSettings(poll_interval=2.0, stall_seconds=600.0, mode=mode)
+    before = _configs(Simulator.from_snapshot(snap))
+
+    def fresh(name: str) -> tuple[Path, Path]:
+        plan_dir = shutil.copytree(pristine, tmp_path / name / "plan")
+        state = tmp_path / name / "sim.json"
+        write_state(Simulator.from_snapshot(snap), state)
+        return plan_dir, state
+
+    whole = _run_until(*fresh("whole"), settings, None)
+    targets = load_plan(pristine).final_targets
+    assert whole > 20 and len(targets) >= 8, (whole, len(targets))
+    for k in range(whole):
+        plan_dir, state = fresh(f"k{k}")
+        assert _run_until(plan_dir, state, settings, k) == 137
+        ledger = json.loads((plan_dir / "ledger.json").read_text()) if (plan_dir / "ledger.json").exists() else {}
+        steps = ledger.get("continuous", {}).get("steps", {})
+        plan = load_plan(plan_dir)
+        moves = plan.schedule.moves if plan.schedule is not None else ()
+        landed = {(moves[int(i)].tp, moves[int(i)].replicas) for i, e in steps.items() if e["state"] == "finished"}
+        landed |= {(tp, t) for b in plan.batches if ledger.get("batches", {}).get(b.id, {}).get("state") == "finished"
+                   for tp, t in b.targets.items()}
+        admin = _Submitted(read_state(state))
+
+        report = Executor(plan, admin, settings).run().to_dict()
+
+        where = f"killed before act {k} of {whole} ({mode})"
+        assert report["status"] == "complete", (where, report.get("problems"), report.get("hold"))
+        assert admin.unthrottled == [], (where, admin.unthrottled[:3])
+        assert not landed & set(admin.submitted), (where, sorted(landed & set(admin.submitted))[:3])
+        assert {tp: tuple(admin.sim.partitions[tp].replicas) for tp in targets} == targets, where
+        assert _configs(admin.sim) == before, where
+        verdict = Executor(plan, admin, settings).verify()
+        assert verdict.complete and verdict.throttles_left == (), (where, verdict.problems[:3], verdict.throttles_left)
