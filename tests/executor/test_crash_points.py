@@ -30,7 +30,7 @@ from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from tests.support.clusters import part
 from tests.support.plans import approve, judge
-from tests.support.throttles import ThrottleWatch
+from tests.support.throttles import ThrottleWatch, unthrottled_copies
 
 PRIOR_BROKER = {"follower.replication.throttled.rate": "12345"}  # an operator's values that must come back
 PRIOR_TOPIC = {"leader.replication.throttled.replicas": "7:1"}
@@ -75,6 +75,9 @@ def _configs(sim: Simulator) -> tuple[dict, dict]:
     return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
 
 
+UNTHROTTLED = 5  # a child's exit code: a move copied outside the throttle while it ran
+
+
 class _Acts:
     """Counts the executor's acts in this process; dies just before the one numbered ``die_at``, leaving the
     simulated cluster as it was then (the only moment another process reads it: written once, not at every call)."""
@@ -83,6 +86,8 @@ class _Acts:
         self.die_at, self.count, self.sim, self.state = die_at, 0, sim, state
 
     def tick(self) -> None:
+        if unthrottled_copies(self.sim):
+            os._exit(UNTHROTTLED)
         if self.count == self.die_at:
             write_state(self.sim, self.state)
             os._exit(137)
@@ -137,6 +142,14 @@ def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int 
 
         Ledger.save = saving  # this child's class only: the parent is another process
         admin = _acting_admin(acts)(sim)
+        sleep = admin.sleep
+
+        def sleeping(seconds: float) -> None:
+            if unthrottled_copies(sim):
+                os._exit(UNTHROTTLED)
+            sleep(seconds)
+
+        admin.sleep = sleeping  # type: ignore[method-assign]
         report = Executor(load_plan(plan_dir), admin, settings).run().to_dict()
         counted.value = acts.count
         os._exit(0 if report["status"] == "complete" else 3)
@@ -144,6 +157,7 @@ def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int 
     proc = ctx.Process(target=child)
     proc.start()
     proc.join(120)
+    assert proc.exitcode != UNTHROTTLED, f"a move copied outside the throttle in a run to be killed before act {die_at}"
     assert proc.exitcode in (0, 137), f"the run ended with exit code {proc.exitcode} (killed before act {die_at})"
     return counted.value if die_at is None else proc.exitcode
 
@@ -158,24 +172,33 @@ def approved(request, tmp_path_factory) -> tuple[Snapshot, Path]:
     return snap, approve(out)
 
 
-@pytest.mark.parametrize("mode", ["continuous", "batches"])
-def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
-    snap, pristine = approved
-    settings = ExecSettings(poll_interval=2.0, stall_seconds=600.0, mode=mode)
-    before = _configs(Simulator.from_snapshot(snap))
+class _Sweep:
+    """One scenario in one mode: fresh copies of the approved plan and the simulated cluster, runs killed at chosen
+    acts, and the checks on the run that finishes the plan."""
 
-    def fresh(name: str) -> tuple[Path, Path]:
-        plan_dir = shutil.copytree(pristine, tmp_path / name / "plan")
-        state = tmp_path / name / "sim.json"
-        write_state(Simulator.from_snapshot(snap), state)
+    def __init__(self, snap: Snapshot, pristine: Path, mode: str, tmp_path: Path) -> None:
+        self.snap, self.pristine, self.mode, self.tmp_path = snap, pristine, mode, tmp_path
+        self.settings = ExecSettings(poll_interval=2.0, stall_seconds=600.0, mode=mode)
+        self.before = _configs(Simulator.from_snapshot(snap))
+        plan = load_plan(pristine)
+        self.targets, self.dirs = plan.final_targets, plan.final_dirs
+        self.whole = _run_until(*self.fresh("whole"), self.settings, None)
+        assert self.whole > 20 and len(self.targets) >= 4, (self.whole, len(self.targets))
+
+    def fresh(self, name: str) -> tuple[Path, Path]:
+        plan_dir = shutil.copytree(self.pristine, self.tmp_path / name / "plan")
+        state = self.tmp_path / name / "sim.json"
+        write_state(Simulator.from_snapshot(self.snap), state)
         return plan_dir, state
 
-    whole = _run_until(*fresh("whole"), settings, None)
-    targets, dirs = load_plan(pristine).final_targets, load_plan(pristine).final_dirs
-    assert whole > 20 and len(targets) >= 4, (whole, len(targets))
-    for k in range(whole):
-        plan_dir, state = fresh(f"k{k}")
-        assert _run_until(plan_dir, state, settings, k) == 137
+    def killed_then_finished(self, kills: list[int]) -> None:
+        """Runs killed before the acts ``kills`` names (each counted from that run's start; a run that ends first is
+        let end), then one that must finish the plan exactly."""
+        where = f"killed before acts {kills} ({self.mode}; {self.whole} acts in a whole run)"
+        plan_dir, state = self.fresh("-".join(map(str, kills)))
+        for k in kills:
+            if _run_until(plan_dir, state, self.settings, k) == 0:
+                break
         ledger = json.loads((plan_dir / "ledger.json").read_text()) if (plan_dir / "ledger.json").exists() else {}
         steps = ledger.get("continuous", {}).get("steps", {})
         plan = load_plan(plan_dir)
@@ -187,15 +210,31 @@ def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(app
         landed -= {(tp, t) for b in plan.batches if b.id not in finished and b.kind != "move" for tp, t in b.targets.items()}
         admin = _Submitted(read_state(state))
 
-        report = Executor(plan, admin, settings).run().to_dict()
+        report = Executor(plan, admin, self.settings).run().to_dict()
 
-        where = f"killed before act {k} of {whole} ({mode})"
         assert report["status"] == "complete", (where, report.get("problems"), report.get("hold"))
         assert admin.unthrottled == [], (where, admin.unthrottled[:3])
         assert not landed & set(admin.submitted), (where, sorted(landed & set(admin.submitted))[:3])
-        assert {tp: tuple(admin.sim.partitions[tp].replicas) for tp in targets} == targets, where
-        assert {k: v for k, v in admin.sim.dirs.items() if k in dirs} == dirs, where
+        assert {tp: tuple(admin.sim.partitions[tp].replicas) for tp in self.targets} == self.targets, where
+        assert {k: v for k, v in admin.sim.dirs.items() if k in self.dirs} == self.dirs, where
         assert all(admin.sim.partitions[tp].leader == admin.sim.partitions[tp].replicas[0] for tp in plan.elections), where
-        assert _configs(admin.sim) == before, where
-        verdict = Executor(plan, admin, settings).verify()
+        assert _configs(admin.sim) == self.before, where
+        verdict = Executor(plan, admin, self.settings).verify()
         assert verdict.complete and verdict.throttles_left == (), (where, verdict.problems[:3], verdict.throttles_left)
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
+    sweep = _Sweep(*approved, mode, tmp_path)
+    for k in range(sweep.whole):
+        sweep.killed_then_finished([k])
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_resumed_run_killed_again_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
+    """The run that resumes a killed one is killed too, early (while it takes the first one's moves and throttles
+    over) or later; every fourth first kill point."""
+    sweep = _Sweep(*approved, mode, tmp_path)
+    for k in range(0, sweep.whole, 4):
+        for j in (1, 6):
+            sweep.killed_then_finished([k, j])
