@@ -13,7 +13,9 @@ import json
 import multiprocessing
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,10 +24,12 @@ from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state, write_state
 from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.gate import ExecutionGate
 from kafka_rebalance.executor.ledger import Ledger
 from kafka_rebalance.executor.settings import ExecSettings
+from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.generate import ClusterSpec, generate_snapshot
-from kafka_rebalance.plan_manifest import load_plan
+from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from tests.support.clusters import part
@@ -125,7 +129,30 @@ class _Submitted(ThrottleWatch):
         return super().alter_reassignments(targets)
 
 
-def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int | None) -> int:
+EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the windows' gate
+# Open for 40 s at the start of each minute: the rebalance scenario (moves of up to 35 s) runs in several windows.
+WINDOWS = policy("configured", [Window("* * * * *", timedelta(seconds=40))])
+
+
+def _gate(plan: Plan, admin: SimAdmin) -> ExecutionGate:
+    return ExecutionGate(plan.path, plan.plan_hash, WINDOWS, margin=timedelta(seconds=2), grace=timedelta(seconds=5),
+                         clock=lambda: EPOCH + timedelta(seconds=admin.now()))
+
+
+def _run_waiting(plan: Plan, admin: SimAdmin, settings: ExecSettings, windows: bool,
+                 between: Callable[[], None] = lambda: None) -> dict:
+    """Run the plan as `execute --wait` does: after a window hold, sleep (on the simulator's clock) until the window
+    opens and run again; ``between`` is called at each hold."""
+    while True:
+        report = Executor(plan, admin, settings, gate=_gate(plan, admin) if windows else None).run().to_dict()
+        hold = report.get("hold")
+        if report["status"] == "complete" or not windows or not hold or not hold.get("resume_at"):
+            return report
+        between()
+        admin.sleep((datetime.fromisoformat(hold["resume_at"]) - EPOCH).total_seconds() - admin.now())
+
+
+def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int | None, windows: bool = False) -> int:
     """Run the plan in a child on the persisted simulator; returns its exit code (137: killed at ``die_at``), or,
     with ``die_at`` None, the number of acts of the whole run."""
     ctx = multiprocessing.get_context("fork")
@@ -150,7 +177,7 @@ def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int 
             sleep(seconds)
 
         admin.sleep = sleeping  # type: ignore[method-assign]
-        report = Executor(load_plan(plan_dir), admin, settings).run().to_dict()
+        report = _run_waiting(load_plan(plan_dir), admin, settings, windows)
         counted.value = acts.count
         os._exit(0 if report["status"] == "complete" else 3)
 
@@ -176,13 +203,13 @@ class _Sweep:
     """One scenario in one mode: fresh copies of the approved plan and the simulated cluster, runs killed at chosen
     acts, and the checks on the run that finishes the plan."""
 
-    def __init__(self, snap: Snapshot, pristine: Path, mode: str, tmp_path: Path) -> None:
-        self.snap, self.pristine, self.mode, self.tmp_path = snap, pristine, mode, tmp_path
+    def __init__(self, snap: Snapshot, pristine: Path, mode: str, tmp_path: Path, windows: bool = False) -> None:
+        self.snap, self.pristine, self.mode, self.tmp_path, self.windows = snap, pristine, mode, tmp_path, windows
         self.settings = ExecSettings(poll_interval=2.0, stall_seconds=600.0, mode=mode)
         self.before = _configs(Simulator.from_snapshot(snap))
         plan = load_plan(pristine)
         self.targets, self.dirs = plan.final_targets, plan.final_dirs
-        self.whole = _run_until(*self.fresh("whole"), self.settings, None)
+        self.whole = _run_until(*self.fresh("whole"), self.settings, None, windows)
         assert self.whole > 20 and len(self.targets) >= 4, (self.whole, len(self.targets))
 
     def fresh(self, name: str) -> tuple[Path, Path]:
@@ -197,7 +224,7 @@ class _Sweep:
         where = f"killed before acts {kills} ({self.mode}; {self.whole} acts in a whole run)"
         plan_dir, state = self.fresh("-".join(map(str, kills)))
         for k in kills:
-            if _run_until(plan_dir, state, self.settings, k) == 0:
+            if _run_until(plan_dir, state, self.settings, k, self.windows) == 0:
                 break
         ledger = json.loads((plan_dir / "ledger.json").read_text()) if (plan_dir / "ledger.json").exists() else {}
         steps = ledger.get("continuous", {}).get("steps", {})
@@ -210,10 +237,18 @@ class _Sweep:
         landed -= {(tp, t) for b in plan.batches if b.id not in finished and b.kind != "move" for tp, t in b.targets.items()}
         admin = _Submitted(read_state(state))
 
-        report = Executor(plan, admin, self.settings).run().to_dict()
+        holds: list[str] = []
+
+        def between() -> None:
+            # Outside the windows Kafka shows no move of the plan in flight and every throttle value as it was.
+            if admin.sim.list_reassignments() or _configs(admin.sim) != self.before:
+                holds.append(f"at {admin.now():.0f}s: in flight {sorted(map(str, admin.sim.list_reassignments()))}")
+
+        report = _run_waiting(plan, admin, self.settings, self.windows, between)
 
         assert report["status"] == "complete", (where, report.get("problems"), report.get("hold"))
         assert admin.unthrottled == [], (where, admin.unthrottled[:3])
+        assert holds == [], (where, holds[:3])
         assert not landed & set(admin.submitted), (where, sorted(landed & set(admin.submitted))[:3])
         assert {tp: tuple(admin.sim.partitions[tp].replicas) for tp in self.targets} == self.targets, where
         assert {k: v for k, v in admin.sim.dirs.items() if k in self.dirs} == self.dirs, where
@@ -238,3 +273,12 @@ def test_a_resumed_run_killed_again_is_finished_exactly_by_the_next(approved, mo
     for k in range(0, sweep.whole, 4):
         for j in (1, 6):
             sweep.killed_then_finished([k, j])
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_run_in_windows_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
+    """As above with maintenance windows: runs hold between windows and go on in the next; every second kill point,
+    and between windows nothing of the plan is in flight and no throttle is set."""
+    sweep = _Sweep(*approved, mode, tmp_path, windows=True)
+    for k in range(0, sweep.whole, 2):
+        sweep.killed_then_finished([k])

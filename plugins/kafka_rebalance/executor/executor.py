@@ -285,7 +285,7 @@ class Executor:
         """
         problems: list[str] = []
         seen: set[TP] = set()
-        ours = self._ours()
+        ours = self._ours(finished=True)
         for b in batches:
             resumable = self._resumable(b.id)
             for tp, before in sorted(b.before.items()):
@@ -313,11 +313,13 @@ class Executor:
                     problems.append(f"{tp} has replicas {list(cur)} but batches/{b.id}/rollback.json expects {list(before)}")
         return problems
 
-    def _ours(self) -> dict[TP, set[tuple[int, ...]]]:
-        """Per partition, the targets of every batch of it that a run started and did not finish."""
+    def _ours(self, finished: bool = False) -> dict[TP, set[tuple[int, ...]]]:
+        """Per partition, the targets of every batch of it that a run started and did not finish (``finished``: or
+        did finish: in continuous mode a partition's later step can finish, and its batch with it, while the batch of
+        its first step still waits for another partition)."""
         ours: dict[TP, set[tuple[int, ...]]] = defaultdict(set)
         for b in self.plan.batches:
-            if self._resumable(b.id):
+            if self._resumable(b.id) or (finished and self.ledger.state(b.id) == FINISHED):
                 for tp, target in b.targets.items():
                     ours[tp].add(target)
         return ours
