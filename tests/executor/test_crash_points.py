@@ -23,6 +23,7 @@ import pytest
 from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state, write_state
 from kafka_rebalance.cluster.simulator import Simulator
+from kafka_rebalance.executor.control import request
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate
 from kafka_rebalance.executor.ledger import Ledger
@@ -83,19 +84,45 @@ UNTHROTTLED = 5  # a child's exit code: a move copied outside the throttle while
 
 
 class _Acts:
-    """Counts the executor's acts in this process; dies just before the one numbered ``die_at``, leaving the
-    simulated cluster as it was then (the only moment another process reads it: written once, not at every call)."""
+    """Counts the executor's acts in this process; ``at(n)`` runs just before act number n."""
 
-    def __init__(self, die_at: int | None, sim: Simulator, state: Path) -> None:
-        self.die_at, self.count, self.sim, self.state = die_at, 0, sim, state
+    def __init__(self, sim: Simulator) -> None:
+        self.sim, self.count = sim, 0
 
     def tick(self) -> None:
+        self.at(self.count)
+        self.count += 1
+
+    def at(self, n: int) -> None:
+        """Nothing: an uninterrupted run, counted."""
+
+
+class _DiesAt(_Acts):
+    """Dies just before act ``die_at``, leaving the simulated cluster as it was then (the only moment another process
+    reads it: written once, not at every call); dies sooner if a move copies outside the throttle."""
+
+    def __init__(self, sim: Simulator, die_at: int | None, state: Path) -> None:
+        super().__init__(sim)
+        self.die_at, self.state = die_at, state
+
+    def at(self, n: int) -> None:
         if unthrottled_copies(self.sim):
             os._exit(UNTHROTTLED)
-        if self.count == self.die_at:
+        if n == self.die_at:
             write_state(self.sim, self.state)
             os._exit(137)
-        self.count += 1
+
+
+class _AsksAt(_Acts):
+    """An operator's request (pause, stop) recorded just before act ``k``."""
+
+    def __init__(self, sim: Simulator, k: int, plan_dir: Path, action: str) -> None:
+        super().__init__(sim)
+        self.k, self.plan_dir, self.action = k, plan_dir, action
+
+    def at(self, n: int) -> None:
+        if n == self.k:
+            request(self.plan_dir, self.action, by="ops", via="test")
 
 
 def _acting_admin(acts: _Acts):
@@ -160,7 +187,7 @@ def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int 
 
     def child() -> None:
         sim = read_state(state)
-        acts = _Acts(die_at, sim, state)
+        acts = _DiesAt(sim, die_at, state)
         save = Ledger.save
 
         def saving(self, *a, **k):
@@ -226,17 +253,37 @@ class _Sweep:
         for k in kills:
             if _run_until(plan_dir, state, self.settings, k, self.windows) == 0:
                 break
-        ledger = json.loads((plan_dir / "ledger.json").read_text()) if (plan_dir / "ledger.json").exists() else {}
-        steps = ledger.get("continuous", {}).get("steps", {})
+        self.finished_exactly(load_plan(plan_dir), _Submitted(read_state(state)), where)
+
+    def interrupted_then_finished(self, action: str, k: int) -> bool:
+        """An operator's ``action`` (pause or stop) requested just before act ``k``; once the run has held, nothing
+        of the plan is in flight and every throttle value is as it was; then a resume, and the plan finishes.
+        Whether the run held (a request after its last move started is not seen before it ends)."""
+        where = f"{action} requested before act {k} ({self.mode}; {self.whole} acts in a whole run)"
+        plan_dir, _ = self.fresh(f"{action}-{k}")
         plan = load_plan(plan_dir)
+        asked = _AsksAt(Simulator.from_snapshot(self.snap), k, plan_dir, action)
+        admin = _acting_admin(asked)(asked.sim)
+        report = _run_waiting(plan, admin, self.settings, self.windows)
+        if report["status"] == "complete":
+            return False  # asked after the run's last start: nothing was left to hold
+        assert report["status"] in ("paused", "stopped"), (where, report["status"], report.get("problems"))
+        assert admin.sim.list_reassignments() == {} and _configs(admin.sim) == self.before, where
+        assert unthrottled_copies(admin.sim) == [], where
+        request(plan_dir, "resume", by="ops", via="test")
+        self.finished_exactly(plan, _Submitted(admin.sim), where)
+        return True
+
+    def finished_exactly(self, plan: Plan, admin: _Submitted, where: str) -> None:
+        """Run the plan to its end on ``admin`` (waiting for windows): it must finish it exactly."""
+        ledger = json.loads((plan.path / "ledger.json").read_text()) if (plan.path / "ledger.json").exists() else {}
+        steps = ledger.get("continuous", {}).get("steps", {})
         moves = plan.schedule.moves if plan.schedule is not None else ()
         landed = {(moves[int(i)].tp, moves[int(i)].replicas) for i, e in steps.items() if e["state"] == "finished"}
         finished = {b.id for b in plan.batches if ledger.get("batches", {}).get(b.id, {}).get("state") == "finished"}
         landed |= {(tp, t) for b in plan.batches if b.id in finished for tp, t in b.targets.items()}
         # A log-dir batch still to run submits the lists it names dirs for (a reordered partition's, say) again.
         landed -= {(tp, t) for b in plan.batches if b.id not in finished and b.kind != "move" for tp, t in b.targets.items()}
-        admin = _Submitted(read_state(state))
-
         holds: list[str] = []
 
         def between() -> None:
@@ -282,3 +329,17 @@ def test_a_run_in_windows_killed_before_any_of_its_acts_is_finished_exactly_by_t
     sweep = _Sweep(*approved, mode, tmp_path, windows=True)
     for k in range(0, sweep.whole, 2):
         sweep.killed_then_finished([k])
+
+
+@pytest.mark.parametrize("action", ["pause", "stop"])
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_pause_or_stop_asked_before_any_act_holds_cleanly_and_a_resume_finishes_exactly(approved, mode, action,
+                                                                                        tmp_path) -> None:
+    """An operator's request arrives at any moment of a run: just before each of its calls that change the cluster."""
+    sweep = _Sweep(*approved, mode, tmp_path)
+    plan_dir, _ = sweep.fresh("counted")
+    counted = _Acts(Simulator.from_snapshot(sweep.snap))
+    assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
+    # (requests are counted against the cluster calls only: in this process the ledger's saves are not acts)
+    held = [k for k in range(counted.count) if sweep.interrupted_then_finished(action, k)]
+    assert len(held) >= 3, (held, counted.count)
