@@ -113,6 +113,19 @@ class _DiesAt(_Acts):
             os._exit(137)
 
 
+class _BrokerDiesAt(_Acts):
+    """The broker receiving the most of the plan's new replicas dies just before act ``k`` (kill -9: it neither
+    copies nor answers), and stays down for the rest of the run."""
+
+    def __init__(self, sim: Simulator, k: int, broker: int) -> None:
+        super().__init__(sim)
+        self.k, self.broker = k, broker
+
+    def at(self, n: int) -> None:
+        if n == self.k:
+            self.sim.kill_broker(self.broker)
+
+
 class _AsksAt(_Acts):
     """An operator's request (pause, stop) recorded just before act ``k``."""
 
@@ -232,7 +245,7 @@ class _Sweep:
 
     def __init__(self, snap: Snapshot, pristine: Path, mode: str, tmp_path: Path, windows: bool = False) -> None:
         self.snap, self.pristine, self.mode, self.tmp_path, self.windows = snap, pristine, mode, tmp_path, windows
-        self.settings = ExecSettings(poll_interval=2.0, stall_seconds=600.0, mode=mode)
+        self.settings = ExecSettings(poll_interval=2.0, stall_seconds=120.0, mode=mode)
         self.before = _configs(Simulator.from_snapshot(snap))
         plan = load_plan(pristine)
         self.targets, self.dirs = plan.final_targets, plan.final_dirs
@@ -273,6 +286,33 @@ class _Sweep:
         request(plan_dir, "resume", by="ops", via="test")
         self.finished_exactly(plan, _Submitted(admin.sim), where)
         return True
+
+    def broker_lost_then_finished(self, k: int) -> bool:
+        """A destination broker dies just before act ``k``; the run ends (its moves stall and are cancelled) saying
+        no more than the cluster shows; the broker comes back and a run finishes the plan exactly. Whether the death
+        changed the first run's outcome."""
+        plan_dir, _ = self.fresh(f"broker-{k}")
+        plan = load_plan(plan_dir)
+        gains: dict[int, int] = {}
+        for tp, target in sorted(self.targets.items()):
+            before = next(p.replicas for p in self.snap.partitions if TP(p.topic, p.partition) == tp)
+            for b in set(target) - set(before):
+                gains[b] = gains.get(b, 0) + 1
+        broker = max(sorted(gains), key=lambda b: gains[b])
+        where = f"broker {broker} killed before act {k} ({self.mode})"
+        dies = _BrokerDiesAt(Simulator.from_snapshot(self.snap), k, broker)
+        admin = _acting_admin(dies)(dies.sim)
+        report = _run_waiting(plan, admin, self.settings, self.windows)
+        verdict = Executor(plan, admin, self.settings).verify()
+        # What the run reports is what Kafka shows: complete only if every partition is at its target.
+        assert (report["status"] == "complete") == verdict.complete, (where, report["status"], verdict.problems[:3])
+        if dies.count <= k:
+            return False  # the run ended before the broker died
+        assert {tp for tp in admin.sim.list_reassignments() if tp in self.targets} == set() or report["status"] != "complete"
+        dies.sim.start_broker(broker)
+        dies.sim.advance(1.0)
+        self.finished_exactly(plan, _Submitted(dies.sim), where)
+        return report["status"] != "complete"
 
     def finished_exactly(self, plan: Plan, admin: _Submitted, where: str) -> None:
         """Run the plan to its end on ``admin`` (waiting for windows): it must finish it exactly."""
@@ -343,3 +383,17 @@ def test_a_pause_or_stop_asked_before_any_act_holds_cleanly_and_a_resume_finishe
     # (requests are counted against the cluster calls only: in this process the ledger's saves are not acts)
     held = [k for k in range(counted.count) if sweep.interrupted_then_finished(action, k)]
     assert len(held) >= 3, (held, counted.count)
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and_a_rerun_finishes(approved, mode,
+                                                                                                   tmp_path) -> None:
+    """A broker dies at any moment of a run (just before each of its cluster calls): its moves stall and are
+    cancelled after --stall-seconds, the run never says complete while Kafka does not show it, and once the broker
+    is back a run finishes the plan exactly, the throttle values the dead broker could not take back included."""
+    sweep = _Sweep(*approved, mode, tmp_path)
+    plan_dir, _ = sweep.fresh("counted")
+    counted = _Acts(Simulator.from_snapshot(sweep.snap))
+    assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
+    hurt = [k for k in range(counted.count) if sweep.broker_lost_then_finished(k)]
+    assert len(hurt) >= 3, (hurt, counted.count)

@@ -44,7 +44,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from kafka_rebalance.cluster.admin import (
-    BROKER,
     BROKER_THROTTLE_KEYS,
     TOPIC,
     TOPIC_THROTTLE_KEYS,
@@ -66,7 +65,7 @@ from kafka_rebalance.executor.ledger import (
 from kafka_rebalance.executor.moves import MoveState, dir_problem, landed, landing_problem
 from kafka_rebalance.executor.results import BatchResult, ContinuousResult, PartitionOutcome, PartitionState, StepIssue
 from kafka_rebalance.executor.settings import METADATA_SETTLE_SECONDS, ExecutionRefused
-from kafka_rebalance.executor.throttles import topic_gone
+from kafka_rebalance.executor.throttles import set_broker_throttle, topic_gone
 from kafka_rebalance.plan_manifest import Batch, Plan, PlanSchedule, ScheduledMove
 from kafka_rebalance.planner.peaks import DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher
@@ -197,7 +196,10 @@ class _BatchThrottles:
             auto = self.auto.want(self.rated())
             self.ex.ledger.save()
         for bid, cfg in self.brokers:
-            self.ex.admin.alter_configs(BROKER, str(bid), dict(sorted({**cfg, **auto.get(bid, {})}.items())))
+            if not set_broker_throttle(self.ex.admin, bid, dict(sorted({**cfg, **auto.get(bid, {})}.items()))):
+                # Died since the batch started: its moves stall (the stall handling cancels them); its recorded values
+                # stay pending until it answers again.
+                self.ex.ledger.event(f"batch {self.batch.id}: broker {bid} stopped answering before its throttle rate was set")
         for topic, cfg in sorted(self.batch.throttles.topics.items()):
             self.ex.admin.alter_configs(TOPIC, topic, self.record.merged(topic, cfg))
 
@@ -255,8 +257,11 @@ class _FollowingThrottles:
         auto = self.run.auto.want(fresh_brokers) if self.run.auto is not None else {}
         self.record.save()  # the old values (and any auto rate about to be set) are on disk before anything is set
         for b in fresh_brokers:
-            ex.admin.alter_configs(BROKER, str(b), auto.get(b) or {k: self.rate for k in BROKER_THROTTLE_KEYS})
-            self.rate_set.add(b)
+            if set_broker_throttle(ex.admin, b, auto.get(b) or {k: self.rate for k in BROKER_THROTTLE_KEYS}):
+                self.rate_set.add(b)
+            else:  # died since it was recorded: its moves stall; asked again when a later move involves it
+                self.unreachable.add(b)
+                ex.ledger.event(f"continuous: broker {b} stopped answering before its throttle rate was set")
         self.moved({moves[i].tp.topic for i in new})
 
     def moved(self, topics: set[str]) -> None:

@@ -502,11 +502,14 @@ class Executor:
 
     def already_complete(self) -> Verification | None:
         """The verification of a plan that ran to its end earlier and whose partitions Kafka still shows at their
-        targets (a re-run then changes nothing); None when there is work left, or the cluster moved since."""
-        if not (self.all_finished() and self.ledger.data["elections"].get("done")):
-            return None
+        targets, led as its elections left them (a re-run then changes nothing); None when there is work left, or the
+        cluster moved since."""
+        elections = self.ledger.data["elections"]
+        if not (self.all_finished() and elections.get("done")) or elections.get("failed"):
+            return None  # an election that failed (its preferred leader was down, say) is requested again
         verdict = self.verify()
-        return verdict if verdict.complete else None
+        # Leaders the plan elected that Kafka no longer shows preferred (a broker died since): elected again.
+        return verdict if verdict.complete and not verdict.not_led_by_preferred else None
 
     def run(self, batch_ids: list[str] | None = None, final_snapshot: Path | None = None) -> RunOutcome:
         self.check_mode(batch_ids)

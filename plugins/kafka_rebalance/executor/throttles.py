@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from kafka_rebalance.cluster.admin import BROKER, TOPIC, TP, ClusterAdmin, ClusterError, merge_throttle
+from kafka_rebalance.cluster.admin import BROKER, TOPIC, TP, ClusterAdmin, ClusterDenied, ClusterError, merge_throttle
 from kafka_rebalance.executor.ledger import CONTINUOUS, Ledger
 
 # {"brokers": {id: {key: value or None}}, "topics": {topic: {key: value or None}}}, as the ledger holds it
@@ -28,6 +28,23 @@ def topic_gone(admin: ClusterAdmin, topic: str) -> bool:
         return not admin.partitions([TP(topic, 0)])  # every topic has a partition 0
     except ClusterError:
         return False
+
+
+def set_broker_throttle(admin: ClusterAdmin, broker: int, values: Mapping[str, str | None]) -> bool:
+    """Write a broker's throttle values; False when the broker no longer answers (it died since it was last read: a
+    dead broker serves no replication, and its config can only be written through itself). A refusal from a broker
+    that still answers (a denial, an invalid value) is raised: moves must never run past a throttle that failed."""
+    try:
+        admin.alter_configs(BROKER, str(broker), values)
+        return True
+    except ClusterDenied:
+        raise
+    except ClusterError:
+        try:
+            admin.dynamic_configs(BROKER, str(broker), sorted(values))
+        except ClusterError:
+            return False
+        raise
 
 
 def label(key: str) -> str:
