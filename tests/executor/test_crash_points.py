@@ -126,6 +126,23 @@ class _BrokerDiesAt(_Acts):
             self.sim.kill_broker(self.broker)
 
 
+class _OtherToolAt(_Acts):
+    """Another tool starts a reassignment of a partition the plan does not move just before act ``k``: one replica to
+    a broker it is not on, a copy that never catches up (it is still in flight when the plan ends)."""
+
+    def __init__(self, sim: Simulator, k: int, theirs: TP) -> None:
+        super().__init__(sim)
+        self.k, self.theirs = k, theirs
+        replicas = list(sim.partitions[theirs].replicas)
+        spare = min(b for b in sim.brokers if b not in replicas)
+        self.target = (*replicas[:-1], spare)
+
+    def at(self, n: int) -> None:
+        if n == self.k:
+            self.sim.alter_reassignments({self.theirs: self.target})
+            self.sim.never_catch_up(self.theirs, self.target[-1])
+
+
 class _AsksAt(_Acts):
     """An operator's request (pause, stop) recorded just before act ``k``."""
 
@@ -138,8 +155,19 @@ class _AsksAt(_Acts):
             request(self.plan_dir, self.action, by="ops", via="test")
 
 
-def _acting_admin(acts: _Acts):
-    class Acting(SimAdmin):
+class _Submitted(ThrottleWatch):
+    def __init__(self, sim: Simulator) -> None:
+        super().__init__(sim)
+        self.submitted: list[tuple[TP, tuple[int, ...]]] = []
+
+    def alter_reassignments(self, targets):
+        self.submitted += [(tp, tuple(t)) for tp, t in sorted(targets.items()) if t is not None]
+        # (every list the executor asked for, cancellations apart)
+        return super().alter_reassignments(targets)
+
+
+def _acting_admin(acts: _Acts, base: type[SimAdmin] = SimAdmin):
+    class Acting(base):  # type: ignore[valid-type,misc]
         def alter_configs(self, resource_type, name, changes):
             acts.tick()
             return super().alter_configs(resource_type, name, changes)
@@ -157,16 +185,6 @@ def _acting_admin(acts: _Acts):
             return super().elect_preferred(partitions)
 
     return Acting
-
-
-class _Submitted(ThrottleWatch):
-    def __init__(self, sim: Simulator) -> None:
-        super().__init__(sim)
-        self.submitted: list[tuple[TP, tuple[int, ...]]] = []
-
-    def alter_reassignments(self, targets):
-        self.submitted += [(tp, tuple(t)) for tp, t in sorted(targets.items()) if t is not None]
-        return super().alter_reassignments(targets)
 
 
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the windows' gate
@@ -314,6 +332,34 @@ class _Sweep:
         self.finished_exactly(plan, _Submitted(dies.sim), where)
         return report["status"] != "complete"
 
+    def alongside_another_tool(self, k: int) -> bool:
+        """Another tool's reassignment starts mid-run: the plan finishes as if alone, and that reassignment is neither
+        cancelled, nor resubmitted, nor throttled by the plan. Whether it started before the run ended."""
+        plan_dir, _ = self.fresh(f"other-{k}")
+        plan = load_plan(plan_dir)
+        theirs = next(TP(p.topic, p.partition) for p in self.snap.partitions if TP(p.topic, p.partition) not in self.targets)
+        other = _OtherToolAt(Simulator.from_snapshot(self.snap), k, theirs)
+        admin = _acting_admin(other, _Submitted)(other.sim)
+        lists: list[str] = []
+        watch = admin.alter_configs
+
+        def configs(resource_type, name, changes):
+            lists.extend(v for v in changes.values() if v and v != "*" and f"{theirs.partition}:" in v and name == theirs.topic)
+            return watch(resource_type, name, changes)
+
+        admin.alter_configs = configs  # type: ignore[method-assign]
+        report = _run_waiting(plan, admin, self.settings, self.windows)
+        where = f"another tool's reassignment started before act {k} ({self.mode})"
+        assert report["status"] == "complete", (where, report.get("problems"))
+        assert {tp for tp, _ in admin.submitted} <= set(self.targets), where
+        if other.count <= k:
+            return False
+        assert admin.sim.list_reassignments()[theirs].target == other.target, where  # still theirs, still moving
+        assert lists == [], (where, lists[:3])  # their partition was never named in a throttled-replica list of ours
+        verdict = Executor(plan, admin, self.settings).verify()
+        assert verdict.complete and verdict.other_reassignments_in_flight == (theirs,), (where, verdict)
+        return True
+
     def finished_exactly(self, plan: Plan, admin: _Submitted, where: str) -> None:
         """Run the plan to its end on ``admin`` (waiting for windows): it must finish it exactly."""
         ledger = json.loads((plan.path / "ledger.json").read_text()) if (plan.path / "ledger.json").exists() else {}
@@ -397,3 +443,14 @@ def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and
     assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
     hurt = [k for k in range(counted.count) if sweep.broker_lost_then_finished(k)]
     assert len(hurt) >= 3, (hurt, counted.count)
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_another_tools_reassignment_started_before_any_act_is_left_alone(approved, mode, tmp_path) -> None:
+    """The executor acts only on what the plan owns, whenever another tool's reassignment appears during its run."""
+    sweep = _Sweep(*approved, mode, tmp_path)
+    plan_dir, _ = sweep.fresh("counted")
+    counted = _Acts(Simulator.from_snapshot(sweep.snap))
+    assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
+    seen = [k for k in range(counted.count) if sweep.alongside_another_tool(k)]
+    assert len(seen) >= 3, (seen, counted.count)

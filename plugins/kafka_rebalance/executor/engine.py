@@ -679,7 +679,9 @@ class MoveRun:
                                entry.get("problems", []), batch.estimated_seconds, entry.get("actual_seconds"), skipped=True)
         ex.restore_leftover_throttles()  # checks the cluster's identity first
         inflight = admin.list_reassignments()
-        ex._refuse_foreign(inflight)
+        # The run's start refused other tools' reassignments (unless --additional); one that started since, on a
+        # partition this batch does not move, is left alone and noted (on one it moves, the check below refuses).
+        ex.note_foreign(inflight)
         snap = admin.describe()
         current = {TP(p.topic, p.partition): p.replicas for p in snap.partitions}
         down = {b.id for b in snap.brokers if not b.alive}

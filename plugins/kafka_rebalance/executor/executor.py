@@ -175,6 +175,7 @@ class Executor:
         # SIGTERM/SIGINT, when the caller listens for them: acted on between Kafka calls, never inside one.
         self.stop = stop
         self._identity_checked = False
+        self._foreign_seen: set[TP] = set()  # other tools' reassignments already noted (note_foreign)
 
     def sleep(self, seconds: float) -> None:
         """The admin's sleep between polls: where a stop asked for by a signal takes effect at once."""
@@ -330,6 +331,16 @@ class Executor:
         ours = self._ours()
         return {tp: r for tp, r in inflight.items() if r.target not in ours.get(tp, ())}
 
+    def note_foreign(self, inflight: dict[TP, Reassignment]) -> None:
+        """Say once (progress and ledger) which reassignments of other tools appeared in flight during the run."""
+        for tp, r in sorted(self._foreign(inflight).items()):
+            if tp not in self._foreign_seen:
+                self._foreign_seen.add(tp)
+                line = (f"another tool's reassignment of {tp} (to {list(r.target)}) is in flight; this plan does not move it "
+                        "and leaves it alone")
+                self.progress(line)
+                self.ledger.event(line)
+
     def _refuse_foreign(self, inflight: dict[TP, Reassignment]) -> None:
         foreign = self._foreign(inflight)
         if foreign and not self.settings.additional:
@@ -392,6 +403,7 @@ class Executor:
 
     def run_batch(self, batch_id: str) -> BatchResult:
         """One batch as a wave, without asking the gate: the engine's barrier mode for that batch alone."""
+        self._refuse_foreign(self.admin.list_reassignments())  # a run of its own: refused as a run's start is
         return MoveRun.batches(self, [batch_id]).run_batch(batch_id)
 
     def cancel_moves(self, tps: list[TP], label: str, why: str) -> set[TP]:
