@@ -1,10 +1,19 @@
-"""An execution killed at every point where it acts, then run again: the resumed run finishes the plan exactly.
+"""An execution interrupted at every point where it acts, then run again: the plan finishes exactly.
 
-The executor acts in three ways: it saves its ledger, writes a config (a throttle), or asks Kafka for reassignments.
-A child process runs the plan on the persisted simulator and dies (os._exit, as kill -9: no finally) just before
-its k-th act, for every k of an uninterrupted run; the next run, in this process, must then leave no move copying
-outside the throttle at any moment, submit no step a killed run finished, end with every partition at its target,
-and put back every throttle value exactly. Both modes, on an operator's prior throttle values.
+The executor acts in five ways: it saves its ledger, writes a config (a throttle), asks Kafka for reassignments,
+names log dirs, and requests elections. Each sweep interrupts a run just before its k-th act, for every k (or every
+few) of an uninterrupted run, on two scenarios (a rebalance whose partitions move in two steps, a JBOD
+decommission) in both modes:
+
+- killed (a child process on the persisted simulator dies with os._exit, as kill -9: no finally), once or twice,
+  with or without maintenance windows;
+- an operator's pause or stop, then a resume;
+- the broker receiving the most moves dies (its moves stall and are cancelled), then comes back;
+- another tool starts a reassignment of a partition the plan does not move.
+
+Every time: no move copies outside the throttle at any moment, nothing a run finished is submitted again, every
+partition ends at its target in its named log dirs and led as elected, every throttle value (an operator's prior
+ones included) comes back exactly, and a run says complete only when Kafka shows it.
 """
 
 from __future__ import annotations
