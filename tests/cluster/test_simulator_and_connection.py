@@ -43,6 +43,23 @@ def test_snapshot_round_trip_and_state_round_trip():
     assert again.describe().broker(2).configs == {"leader.replication.throttled.rate": "1000"}
 
 
+def test_the_state_keeps_the_traffic_model():
+    # `execute --simulate` and the kill-point tests carry a run over processes: NICs, a producer's schedule and its
+    # consumers must come back as they were, or `--throttle auto` would see another cluster after a restart.
+    sim = Simulator.from_snapshot(load_snapshot(SAMPLE))
+    sim.set_network_capacity(2, 100 * MB, 80 * MB)
+    sim.set_consume_rate(TP("topic-000", 0), 3 * MB)
+    sim.schedule_rates(30.0, TP("topic-000", 1), 5 * MB, 1 * MB)
+    sim.advance(10)
+    again = Simulator.from_state(sim.to_state())
+    assert again.network == {2: (100 * MB, 80 * MB)}
+    assert again.broker_traffic() == sim.broker_traffic()
+    sim.advance(30)
+    again.advance(30)
+    assert again.broker_traffic() == sim.broker_traffic() and again.rate_changes == sim.rate_changes == []
+    assert again.partitions[TP("topic-000", 1)].consume_rate == 1 * MB
+
+
 def test_reassignment_follows_the_controller_steps():
     sim = _tiny()
     sim.alter_reassignments({TP("t", 0): (2, 3)})

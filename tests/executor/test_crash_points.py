@@ -23,7 +23,7 @@ import multiprocessing
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -32,6 +32,7 @@ import pytest
 from kafka_rebalance.cluster.admin import TP
 from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state, write_state
 from kafka_rebalance.cluster.simulator import Simulator
+from kafka_rebalance.executor.autothrottle import auto_throttle
 from kafka_rebalance.executor.control import request
 from kafka_rebalance.executor.executor import Executor
 from kafka_rebalance.executor.gate import ExecutionGate
@@ -42,6 +43,7 @@ from kafka_rebalance.generate import ClusterSpec, generate_snapshot
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
+from kafka_rebalance.snapshot.capacity import read_capacity_map
 from tests.support.clusters import part
 from tests.support.plans import approve, judge
 from tests.support.throttles import ThrottleWatch, unthrottled_copies
@@ -76,13 +78,41 @@ def _jbod() -> Snapshot:
                                                                  for b in (0, 1, 2, 3)], "partitions": parts})
 
 
+MiB = 1024 * 1024
+
+
+def _traffic(sim: Simulator) -> None:
+    """Every broker's NIC 40 MiB/s each way; one partition's producers change speed while the plan runs, so an auto
+    throttle lowers and raises the rates of the brokers it leads and follows on."""
+    for b in sim.brokers:
+        sim.set_network_capacity(b, 40 * MiB, 40 * MiB)
+    hot = min(sim.partitions)
+    for at, rate in ((0.0, 4 * MiB), (8.0, 12 * MiB), (20.0, 1 * MiB), (40.0, 10 * MiB)):
+        sim.schedule_rates(at, hot, rate, rate / 2)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    snapshot: Callable[[], Snapshot]
+    options: PlanOptions
+    traffic: Callable[[Simulator], None] | None = None  # NICs and producers: what `--throttle auto` reads
+    auto: bool = False  # `execute --throttle auto`, floor 2 MiB/s, ceiling the plan's throttle
+
+
 SCENARIOS = {
     # several moves per broker at once, partitions moved in two steps: steps overlap, batches hold a few moves
-    "rebalance": (_snapshot, PlanOptions(throttle_bytes_per_sec=20 * 1024 * 1024, max_moves_per_broker=2,
-                                         move_fixed_seconds=0)),
-    "jbod-decommission": (_jbod, PlanOptions(throttle_bytes_per_sec=200 * 1024 * 1024, decommission_brokers=(2,),
-                                             goals=("preferred-leader",), optimizer="heuristic", move_fixed_seconds=0)),
+    "rebalance": Scenario(_snapshot, PlanOptions(throttle_bytes_per_sec=20 * MiB, max_moves_per_broker=2,
+                                                 move_fixed_seconds=0)),
+    "jbod-decommission": Scenario(_jbod, PlanOptions(throttle_bytes_per_sec=200 * MiB, decommission_brokers=(2,),
+                                                     goals=("preferred-leader",), optimizer="heuristic",
+                                                     move_fixed_seconds=0)),
+    "auto-throttle": Scenario(_snapshot, PlanOptions(throttle_bytes_per_sec=20 * MiB, max_moves_per_broker=2,
+                                                     move_fixed_seconds=0), _traffic, auto=True),
 }
+# Every sweep runs the first two; the auto throttle's (its rates and their restore across a kill) only the kill sweep.
+BASIC = ["jbod-decommission", "rebalance"]
+CAPACITY = read_capacity_map({"default": {"network_in_bytes_per_sec": 40 * MiB, "network_out_bytes_per_sec": 40 * MiB}},
+                             "test capacity")
 
 
 def _configs(sim: Simulator) -> tuple[dict, dict]:
@@ -213,10 +243,20 @@ def _run_waiting(plan: Plan, admin: SimAdmin, settings: ExecSettings, windows: b
     while True:
         report = Executor(plan, admin, settings, gate=_gate(plan, admin) if windows else None).run().to_dict()
         hold = report.get("hold")
-        if report["status"] == "complete" or not windows or not hold or not hold.get("resume_at"):
+        if report["status"] == "complete" or not windows or not hold:
             return report
         between()
-        admin.sleep((datetime.fromisoformat(hold["resume_at"]) - EPOCH).total_seconds() - admin.now())
+        if hold["reason"] == "window-overrun":
+            # Moves outlived their window (an auto throttle slowed them below the plan's rate): cancelled, and the
+            # run ends; the operator runs it again, here at the next window.
+            opening = WINDOWS.next_opening(EPOCH + timedelta(seconds=admin.now()))
+            assert opening is not None
+            resume = opening.start
+        elif hold.get("resume_at"):
+            resume = datetime.fromisoformat(hold["resume_at"])
+        else:
+            return report
+        admin.sleep((resume - EPOCH).total_seconds() - admin.now())
 
 
 def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int | None, windows: bool = False) -> int:
@@ -256,33 +296,41 @@ def _run_until(plan_dir: Path, state: Path, settings: ExecSettings, die_at: int 
     return counted.value if die_at is None else proc.exitcode
 
 
-@pytest.fixture(scope="module", params=sorted(SCENARIOS))
-def approved(request, tmp_path_factory) -> tuple[Snapshot, Path]:
-    make_snapshot, options = SCENARIOS[request.param]
-    snap = make_snapshot()
+@pytest.fixture(scope="module")
+def approved(request, tmp_path_factory) -> tuple[Scenario, Snapshot, Path]:
+    scenario = SCENARIOS[request.param]
+    snap = scenario.snapshot()
     out = tmp_path_factory.mktemp(request.param) / "plan"
-    write_plan(make_plan(snap, options), out, "snapshot.json")
+    write_plan(make_plan(snap, scenario.options), out, "snapshot.json")
     judge(out, "passed")
-    return snap, approve(out)
+    return scenario, snap, approve(out)
 
 
 class _Sweep:
     """One scenario in one mode: fresh copies of the approved plan and the simulated cluster, runs killed at chosen
     acts, and the checks on the run that finishes the plan."""
 
-    def __init__(self, snap: Snapshot, pristine: Path, mode: str, tmp_path: Path, windows: bool = False) -> None:
-        self.snap, self.pristine, self.mode, self.tmp_path, self.windows = snap, pristine, mode, tmp_path, windows
-        self.settings = ExecSettings(poll_interval=2.0, stall_seconds=120.0, mode=mode)
-        self.before = _configs(Simulator.from_snapshot(snap))
-        plan = load_plan(pristine)
+    def __init__(self, approved: tuple[Scenario, Snapshot, Path], mode: str, tmp_path: Path, windows: bool = False) -> None:
+        self.scenario, self.snap, self.pristine = approved
+        self.mode, self.tmp_path, self.windows = mode, tmp_path, windows
+        plan = load_plan(self.pristine)
+        auto = auto_throttle(plan, 2 * MiB, None, CAPACITY) if self.scenario.auto else None
+        self.settings = ExecSettings(poll_interval=2.0, stall_seconds=120.0, mode=mode, auto_throttle=auto)
+        self.before = _configs(self.new_sim())
         self.targets, self.dirs = plan.final_targets, plan.final_dirs
         self.whole = _run_until(*self.fresh("whole"), self.settings, None, windows)
         assert self.whole > 20 and len(self.targets) >= 4, (self.whole, len(self.targets))
 
+    def new_sim(self) -> Simulator:
+        sim = Simulator.from_snapshot(self.snap)
+        if self.scenario.traffic is not None:
+            self.scenario.traffic(sim)
+        return sim
+
     def fresh(self, name: str) -> tuple[Path, Path]:
         plan_dir = shutil.copytree(self.pristine, self.tmp_path / name / "plan")
         state = self.tmp_path / name / "sim.json"
-        write_state(Simulator.from_snapshot(self.snap), state)
+        write_state(self.new_sim(), state)
         return plan_dir, state
 
     def killed_then_finished(self, kills: list[int]) -> None:
@@ -302,7 +350,7 @@ class _Sweep:
         where = f"{action} requested before act {k} ({self.mode}; {self.whole} acts in a whole run)"
         plan_dir, _ = self.fresh(f"{action}-{k}")
         plan = load_plan(plan_dir)
-        asked = _AsksAt(Simulator.from_snapshot(self.snap), k, plan_dir, action)
+        asked = _AsksAt(self.new_sim(), k, plan_dir, action)
         admin = _acting_admin(asked)(asked.sim)
         report = _run_waiting(plan, admin, self.settings, self.windows)
         if report["status"] == "complete":
@@ -327,7 +375,7 @@ class _Sweep:
                 gains[b] = gains.get(b, 0) + 1
         broker = max(sorted(gains), key=lambda b: gains[b])
         where = f"broker {broker} killed before act {k} ({self.mode})"
-        dies = _BrokerDiesAt(Simulator.from_snapshot(self.snap), k, broker)
+        dies = _BrokerDiesAt(self.new_sim(), k, broker)
         admin = _acting_admin(dies)(dies.sim)
         report = _run_waiting(plan, admin, self.settings, self.windows)
         verdict = Executor(plan, admin, self.settings).verify()
@@ -347,7 +395,7 @@ class _Sweep:
         plan_dir, _ = self.fresh(f"other-{k}")
         plan = load_plan(plan_dir)
         theirs = next(TP(p.topic, p.partition) for p in self.snap.partitions if TP(p.topic, p.partition) not in self.targets)
-        other = _OtherToolAt(Simulator.from_snapshot(self.snap), k, theirs)
+        other = _OtherToolAt(self.new_sim(), k, theirs)
         admin = _acting_admin(other, _Submitted)(other.sim)
         lists: list[str] = []
         watch = admin.alter_configs
@@ -400,66 +448,72 @@ class _Sweep:
         assert verdict.complete and verdict.throttles_left == (), (where, verdict.problems[:3], verdict.throttles_left)
 
 
+@pytest.mark.parametrize("approved", sorted(SCENARIOS), indirect=True)
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
-    sweep = _Sweep(*approved, mode, tmp_path)
+    sweep = _Sweep(approved, mode, tmp_path)
     for k in range(sweep.whole):
         sweep.killed_then_finished([k])
 
 
+@pytest.mark.parametrize("approved", BASIC, indirect=True)
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_resumed_run_killed_again_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
     """The run that resumes a killed one is killed too, early (while it takes the first one's moves and throttles
     over) or later; every fourth first kill point."""
-    sweep = _Sweep(*approved, mode, tmp_path)
+    sweep = _Sweep(approved, mode, tmp_path)
     for k in range(0, sweep.whole, 4):
         for j in (1, 6):
             sweep.killed_then_finished([k, j])
 
 
+@pytest.mark.parametrize("approved", BASIC, indirect=True)
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_run_in_windows_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
     """As above with maintenance windows: runs hold between windows and go on in the next; every second kill point,
     and between windows nothing of the plan is in flight and no throttle is set."""
-    sweep = _Sweep(*approved, mode, tmp_path, windows=True)
+    sweep = _Sweep(approved, mode, tmp_path, windows=True)
     for k in range(0, sweep.whole, 2):
         sweep.killed_then_finished([k])
 
 
+@pytest.mark.parametrize("approved", BASIC, indirect=True)
 @pytest.mark.parametrize("action", ["pause", "stop"])
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_pause_or_stop_asked_before_any_act_holds_cleanly_and_a_resume_finishes_exactly(approved, mode, action,
                                                                                         tmp_path) -> None:
     """An operator's request arrives at any moment of a run: just before each of its calls that change the cluster."""
-    sweep = _Sweep(*approved, mode, tmp_path)
+    sweep = _Sweep(approved, mode, tmp_path)
     plan_dir, _ = sweep.fresh("counted")
-    counted = _Acts(Simulator.from_snapshot(sweep.snap))
+    counted = _Acts(sweep.new_sim())
     assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
     # (requests are counted against the cluster calls only: in this process the ledger's saves are not acts)
     held = [k for k in range(counted.count) if sweep.interrupted_then_finished(action, k)]
     assert len(held) >= 3, (held, counted.count)
 
 
+@pytest.mark.parametrize("approved", BASIC, indirect=True)
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and_a_rerun_finishes(approved, mode,
                                                                                                    tmp_path) -> None:
     """A broker dies at any moment of a run (just before each of its cluster calls): its moves stall and are
     cancelled after --stall-seconds, the run never says complete while Kafka does not show it, and once the broker
     is back a run finishes the plan exactly, the throttle values the dead broker could not take back included."""
-    sweep = _Sweep(*approved, mode, tmp_path)
+    sweep = _Sweep(approved, mode, tmp_path)
     plan_dir, _ = sweep.fresh("counted")
-    counted = _Acts(Simulator.from_snapshot(sweep.snap))
+    counted = _Acts(sweep.new_sim())
     assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
     hurt = [k for k in range(counted.count) if sweep.broker_lost_then_finished(k)]
     assert len(hurt) >= 3, (hurt, counted.count)
 
 
+@pytest.mark.parametrize("approved", BASIC, indirect=True)
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_another_tools_reassignment_started_before_any_act_is_left_alone(approved, mode, tmp_path) -> None:
     """The executor acts only on what the plan owns, whenever another tool's reassignment appears during its run."""
-    sweep = _Sweep(*approved, mode, tmp_path)
+    sweep = _Sweep(approved, mode, tmp_path)
     plan_dir, _ = sweep.fresh("counted")
-    counted = _Acts(Simulator.from_snapshot(sweep.snap))
+    counted = _Acts(sweep.new_sim())
     assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
     seen = [k for k in range(counted.count) if sweep.alongside_another_tool(k)]
     assert len(seen) >= 3, (seen, counted.count)

@@ -250,6 +250,12 @@ class Simulator:
             "stuck": sorted([tp.topic, tp.partition, b] for tp, b in self.stuck),
             # Only when set, so states of simulators that named no dir are what they were.
             **({"log_dirs": sorted([tp.topic, tp.partition, b, d] for (tp, b), d in self.dirs.items())} if self.dirs else {}),
+            # The traffic model (`execute --throttle auto` reads it), likewise only when set.
+            **({"network": {str(b): list(v) for b, v in sorted(self.network.items())}} if self.network else {}),
+            **({"rate_changes": [[at, tp.topic, tp.partition, produce, consume] for at, tp, produce, consume in self.rate_changes]}
+               if self.rate_changes else {}),
+            **({"consume_rates": sorted([tp.topic, tp.partition, p.consume_rate] for tp, p in self.partitions.items()
+                                        if p.consume_rate)} if any(p.consume_rate for p in self.partitions.values()) else {}),
         }
 
     @classmethod
@@ -271,6 +277,11 @@ class Simulator:
             sim.moving[p.tp] = p
         sim.stuck = {(TP(t, p), b) for t, p, b in state.get("stuck", [])}
         sim.dirs = {(TP(t, p), b): d for t, p, b, d in state.get("log_dirs", [])}
+        sim.network = {int(b): (float(v[0]), float(v[1])) for b, v in state.get("network", {}).items()}
+        sim.rate_changes = [(float(at), TP(t, int(p)), float(produce), float(consume))
+                            for at, t, p, produce, consume in state.get("rate_changes", [])]
+        for t, p, rate in state.get("consume_rates", []):
+            sim.partitions[TP(t, int(p))].consume_rate = float(rate)
         return sim
 
     # ------------------------------------------------------------------ faults
