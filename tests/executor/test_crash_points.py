@@ -18,6 +18,7 @@ ones included) comes back exactly, and a run says complete only when Kafka shows
 
 from __future__ import annotations
 
+import functools
 import json
 import multiprocessing
 import os
@@ -321,6 +322,16 @@ class _Sweep:
         self.whole = _run_until(*self.fresh("whole"), self.settings, None, windows)
         assert self.whole > 20 and len(self.targets) >= 4, (self.whole, len(self.targets))
 
+    @functools.cache  # noqa: B019 - one sweep object per test
+    def cluster_calls(self) -> int:
+        """How many calls that change the cluster an uninterrupted run makes, counted in this process (where the
+        ledger's saves are not counted: the in-process sweeps interrupt at cluster calls only)."""
+        plan_dir, _ = self.fresh("counted")
+        counted = _Acts(self.new_sim())
+        report = _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), self.settings, False)
+        assert report["status"] == "complete", report
+        return counted.count
+
     def new_sim(self) -> Simulator:
         sim = Simulator.from_snapshot(self.snap)
         if self.scenario.traffic is not None:
@@ -484,12 +495,8 @@ def test_a_pause_or_stop_asked_before_any_act_holds_cleanly_and_a_resume_finishe
                                                                                         tmp_path) -> None:
     """An operator's request arrives at any moment of a run: just before each of its calls that change the cluster."""
     sweep = _Sweep(approved, mode, tmp_path)
-    plan_dir, _ = sweep.fresh("counted")
-    counted = _Acts(sweep.new_sim())
-    assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
-    # (requests are counted against the cluster calls only: in this process the ledger's saves are not acts)
-    held = [k for k in range(counted.count) if sweep.interrupted_then_finished(action, k)]
-    assert len(held) >= 3, (held, counted.count)
+    held = [k for k in range(sweep.cluster_calls()) if sweep.interrupted_then_finished(action, k)]
+    assert len(held) >= 3, (held, sweep.cluster_calls())
 
 
 @pytest.mark.parametrize("approved", BASIC, indirect=True)
@@ -500,11 +507,8 @@ def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and
     cancelled after --stall-seconds, the run never says complete while Kafka does not show it, and once the broker
     is back a run finishes the plan exactly, the throttle values the dead broker could not take back included."""
     sweep = _Sweep(approved, mode, tmp_path)
-    plan_dir, _ = sweep.fresh("counted")
-    counted = _Acts(sweep.new_sim())
-    assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
-    hurt = [k for k in range(counted.count) if sweep.broker_lost_then_finished(k)]
-    assert len(hurt) >= 3, (hurt, counted.count)
+    hurt = [k for k in range(sweep.cluster_calls()) if sweep.broker_lost_then_finished(k)]
+    assert len(hurt) >= 3, (hurt, sweep.cluster_calls())
 
 
 @pytest.mark.parametrize("approved", BASIC, indirect=True)
@@ -512,8 +516,5 @@ def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and
 def test_another_tools_reassignment_started_before_any_act_is_left_alone(approved, mode, tmp_path) -> None:
     """The executor acts only on what the plan owns, whenever another tool's reassignment appears during its run."""
     sweep = _Sweep(approved, mode, tmp_path)
-    plan_dir, _ = sweep.fresh("counted")
-    counted = _Acts(sweep.new_sim())
-    assert _run_waiting(load_plan(plan_dir), _acting_admin(counted)(counted.sim), sweep.settings, False)["status"] == "complete"
-    seen = [k for k in range(counted.count) if sweep.alongside_another_tool(k)]
-    assert len(seen) >= 3, (seen, counted.count)
+    seen = [k for k in range(sweep.cluster_calls()) if sweep.alongside_another_tool(k)]
+    assert len(seen) >= 3, (seen, sweep.cluster_calls())
