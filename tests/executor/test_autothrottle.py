@@ -9,6 +9,7 @@ the ceiling, is 40 MiB/s; the floor 4 MiB/s. The expected rates are worked out h
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,9 @@ from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.errors import RebalanceError
 from kafka_rebalance.executor.autothrottle import AutoThrottle, auto_throttle, rate_history
 from kafka_rebalance.executor.executor import Executor
+from kafka_rebalance.executor.gate import ExecutionGate, HoldReason
 from kafka_rebalance.executor.settings import ExecSettings
+from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.plan_manifest import Plan, load_plan
 from kafka_rebalance.report.html import auto_throttle_charts
 from kafka_rebalance.snapshot import Snapshot
@@ -32,6 +35,7 @@ NIC = 100 * MiB
 CEILING = 40 * MiB
 FLOOR = 4 * MiB
 POLL = 2.0
+EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the windows' gate
 HOT = TP("hot", 0)
 MOVING = [TP("bulk", i) for i in range(4)]
 PRIOR_BROKER = {FOLLOWER_RATE: "12345"}  # an operator's own value on broker 1: back exactly afterwards
@@ -179,3 +183,29 @@ def test_before_the_traffic_is_known_a_broker_gets_the_ceiling_a_fixed_throttle_
 
     bounds = AutoThrottle(FLOOR, CEILING, CAPACITY.resolve([2]))
     assert broker_rates(bounds, 2, None) == BrokerRates(CEILING, CEILING, None, None)
+
+
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_window_is_weighed_at_the_rates_the_traffic_leaves_not_at_the_ceiling(tmp_path, auto, mode):
+    """The plan's estimate is made at the ceiling. With the hot producer writing 80 MiB/s into broker 2, auto gives
+    copies into it 20 MiB/s: the gigabyte that fits a 40 s window at the ceiling does not at that rate, so nothing
+    starts and the run holds saying the window is too short, instead of starting a copy that would outlive its
+    window and be cancelled at its end. With the producer quiet the same plan runs in the same window."""
+    windows = policy("configured", [Window("* * * * *", timedelta(seconds=40))])
+    margin = timedelta(seconds=5)
+
+    def run(name: str, produce: float):
+        plan = _plan(tmp_path, f"{name}-{mode}")
+        admin = _cluster([(0.0, produce)])
+        gate = ExecutionGate(plan.path, plan.plan_hash, windows, margin=margin, grace=timedelta(seconds=5),
+                             clock=lambda: EPOCH + timedelta(seconds=admin.now()))
+        settings = ExecSettings(poll_interval=POLL, stall_seconds=600.0, auto_throttle=auto, mode=mode)
+        return plan, admin, Executor(plan, admin, settings, gate=gate).run()
+
+    plan, admin, busy = run("busy", 80 * MiB)
+    estimate = max(b.estimated_seconds for b in plan.batches)
+    assert estimate + margin.total_seconds() < 40 < 2 * estimate + margin.total_seconds(), estimate
+    assert busy.hold is not None and busy.hold.reason is HoldReason.WINDOW_TOO_SHORT, busy.to_dict()
+    assert admin.sim.list_reassignments() == {} and all(admin.sim.partitions[tp].replicas == [1] for tp in MOVING)
+    _, admin, quiet = run("quiet", 0.0)
+    assert quiet.status.value == "complete", quiet.to_dict()

@@ -190,6 +190,20 @@ class AutoRates:
                                  "traffic_out": None if traffic is None else round(traffic.bytes_out, 1)})
         return out
 
+    def slowdown(self, senders: Iterable[int], receivers: Iterable[int]) -> float:
+        """How many times longer than at the ceiling a copy from ``senders`` to ``receivers`` takes at the rates
+        their traffic gives them now (1 while the traffic is not known). The plan's estimates, which the window
+        gate weighs, are made at the ceiling: a move started on them while clients are busy would outlive its
+        window and be cancelled at its end."""
+        caps = self.auto.capacities
+
+        def rates(b: int) -> BrokerRates:
+            return broker_rates(self.auto, b, None if self.traffic is None else self.traffic.get(b, BrokerTraffic(0.0, 0.0)))
+
+        slowest = min([rates(b).leader for b in senders if b in caps] + [rates(b).follower for b in receivers if b in caps],
+                      default=self.auto.ceiling)
+        return self.auto.ceiling / max(slowest, 1)
+
     def poll(self, brokers: Iterable[int]) -> None:
         """At each poll: the traffic again, and the rates that changed written (after the ledger holds them)."""
         self.read()

@@ -422,7 +422,10 @@ class MoveRun:
         if self.barrier:
             return True  # the gate was asked once for the whole batch
         m = self.moves[i]
-        hold = self.ex.gate.before_move(max(0.0, m.estimated_end_s - m.estimated_start_s))
+        seconds = max(0.0, m.estimated_end_s - m.estimated_start_s)
+        if self.auto is not None and m.adds:
+            seconds *= self.auto.slowdown([m.leader], m.adds)  # the estimate is at the ceiling: at today's rates
+        hold = self.ex.gate.before_move(seconds)
         if hold is None:
             return True
         self.stop_starting = True
@@ -663,7 +666,13 @@ class MoveRun:
             started = ex.ledger.batch(batch.id).get("started_at")
             ex.gate.watch_in_flight(datetime.fromisoformat(started) if isinstance(started, str) else None)
             return False
-        hold = ex.gate.before_move(batch.estimated_seconds)
+        seconds = batch.estimated_seconds
+        if self.auto is not None:  # the estimate is at the ceiling: at the rates the traffic gives its brokers now
+            self.auto.read()
+            copies = [self.moves[i] for i in self.by_batch[batch.id] if self.moves[i].adds]
+            if copies and seconds is not None:  # (a reorder or log-dir batch copies nothing between brokers)
+                seconds *= self.auto.slowdown({m.leader for m in copies}, {b for m in copies for b in m.adds})
+        hold = ex.gate.before_move(seconds)
         if hold is not None:
             ex._held(hold, f"batch {batch.id} not started")
         return hold is not None
