@@ -9,7 +9,8 @@ decommission) in both modes:
   with or without maintenance windows;
 - an operator's pause or stop, then a resume;
 - the broker receiving the most moves dies (its moves stall and are cancelled), then comes back;
-- another tool starts a reassignment of a partition the plan does not move.
+- another tool starts a reassignment of a partition the plan does not move;
+- one cluster call fails (a timeout while the controller moves).
 
 Every time: no move copies outside the throttle at any moment, nothing a run finished is submitted again, every
 partition ends at its target in its named log dirs and led as elected, every throttle value (an operator's prior
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_rebalance.cluster.admin import TP
+from kafka_rebalance.cluster.admin import TP, ClusterError
 from kafka_rebalance.cluster.sim_admin import SimAdmin, read_state, write_state
 from kafka_rebalance.cluster.simulator import Simulator
 from kafka_rebalance.executor.autothrottle import auto_throttle
@@ -181,6 +182,18 @@ class _OtherToolAt(_Acts):
         if n == self.k:
             self.sim.alter_reassignments({self.theirs: self.target})
             self.sim.never_catch_up(self.theirs, self.target[-1])
+
+
+class _FailsOnceAt(_Acts):
+    """The cluster call numbered ``k`` fails (a controller moving, a request timing out): ClusterError, once."""
+
+    def __init__(self, sim: Simulator, k: int) -> None:
+        super().__init__(sim)
+        self.k = k
+
+    def at(self, n: int) -> None:
+        if n == self.k:
+            raise ClusterError("injected: the request timed out while the controller moved")
 
 
 class _AsksAt(_Acts):
@@ -400,6 +413,28 @@ class _Sweep:
         self.finished_exactly(plan, _Submitted(dies.sim), where)
         return report["status"] != "complete"
 
+    def failed_call_then_finished(self, k: int) -> bool:
+        """Cluster call ``k`` fails once: the run carries on or ends with that error (never another exception),
+        restoring what it set; the next run finishes the plan exactly. Whether the failure ended the run."""
+        plan_dir, _ = self.fresh(f"fails-{k}")
+        plan = load_plan(plan_dir)
+        where = f"cluster call {k} failed ({self.mode})"
+        fails = _FailsOnceAt(self.new_sim(), k)
+        admin = _acting_admin(fails)(fails.sim)
+        try:
+            report = _run_waiting(plan, admin, self.settings, self.windows)
+        except ClusterError as exc:
+            assert "injected" in str(exc), (where, exc)
+            # What it set is back, or (the failed call was a restore) recorded for the next run to put back.
+            pending = Executor(plan, SimAdmin(fails.sim), self.settings).ledger.unrestored()
+            assert _configs(fails.sim) == self.before or pending, where
+        else:
+            assert report["status"] in ("complete", "failed", "incomplete"), (where, report["status"])
+            if report["status"] == "complete":
+                return False
+        self.finished_exactly(plan, _Submitted(fails.sim), where)
+        return True
+
     def alongside_another_tool(self, k: int) -> bool:
         """Another tool's reassignment starts mid-run: the plan finishes as if alone, and that reassignment is neither
         cancelled, nor resubmitted, nor throttled by the plan. Whether it started before the run ended."""
@@ -518,3 +553,13 @@ def test_another_tools_reassignment_started_before_any_act_is_left_alone(approve
     sweep = _Sweep(approved, mode, tmp_path)
     seen = [k for k in range(sweep.cluster_calls()) if sweep.alongside_another_tool(k)]
     assert len(seen) >= 3, (seen, sweep.cluster_calls())
+
+
+@pytest.mark.parametrize("approved", BASIC, indirect=True)
+@pytest.mark.parametrize("mode", ["continuous", "batches"])
+def test_a_cluster_call_failing_once_ends_the_run_cleanly_and_a_rerun_finishes(approved, mode, tmp_path) -> None:
+    """Any one of a run's cluster calls fails (ClusterError, as a timeout while the controller moves): the run rides
+    it out or ends with that error after restoring what it set, and a run after it finishes the plan exactly."""
+    sweep = _Sweep(approved, mode, tmp_path)
+    ended = [k for k in range(sweep.cluster_calls()) if sweep.failed_call_then_finished(k)]
+    assert ended, sweep.cluster_calls()
