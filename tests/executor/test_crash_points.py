@@ -563,3 +563,43 @@ def test_a_cluster_call_failing_once_ends_the_run_cleanly_and_a_rerun_finishes(a
     sweep = _Sweep(approved, mode, tmp_path)
     ended = [k for k in range(sweep.cluster_calls()) if sweep.failed_call_then_finished(k)]
     assert ended, sweep.cluster_calls()
+
+
+class _CopyingBetweenDirs(SimAdmin):
+    """The simulator moves replicas between dirs at once; this admin reports the named ones as still copying
+    (DescribeLogDirs' future replica), as a real broker does while AlterReplicaLogDirs works."""
+
+    def __init__(self, sim: Simulator, copying: dict[tuple[TP, int], str]) -> None:
+        super().__init__(sim)
+        self.copying = copying
+
+    def replica_dirs(self, partitions):
+        found = super().replica_dirs(partitions)
+        return {k: replace(r, path="/a", future=self.copying[k]) if k in self.copying else r for k, r in found.items()}
+
+
+@pytest.mark.parametrize("approved", ["jbod-decommission"], indirect=True)
+def test_a_killed_runs_copy_between_log_dirs_keeps_its_throttle_record(approved, tmp_path) -> None:
+    """A move between the dirs of one broker is no reassignment: the record of a killed log-dir batch still copying
+    is taken over by the next run, not restored under the copy."""
+    sweep = _Sweep(approved, "batches", tmp_path)
+    plan = load_plan(sweep.pristine)
+    (dir_batch,) = [b for b in plan.batches if b.kind == "log-dirs"]
+
+    def killed_at(k: int) -> tuple[Path, Path, str | None]:
+        plan_dir, state = sweep.fresh(f"dirs-{k}")
+        assert _run_until(plan_dir, state, sweep.settings, k) == 137
+        ledger = plan_dir / "ledger.json"
+        batches = json.loads(ledger.read_text())["batches"] if ledger.exists() else {}
+        return plan_dir, state, batches.get(dir_batch.id, {}).get("state")
+
+    # The first kill point after the log-dir batch recorded its submission: its copies between dirs have started.
+    plan_dir, state = next((d, st) for d, st, batch_state in map(killed_at, range(sweep.whole)) if batch_state == "submitted")
+    killed = load_plan(plan_dir)
+    copying = {key: d for key, d in dir_batch.dirs.items()}
+    admin = _CopyingBetweenDirs(read_state(state), copying)
+    ex = Executor(killed, admin, sweep.settings)
+    assert dir_batch.id in ex.ledger.unrestored()
+    assert ex.records_in_flight(admin.list_reassignments()) == {dir_batch.id: len({tp for tp, _ in copying})}
+    # Copied: nothing in flight, so the record is restored as any a killed run left.
+    assert Executor(killed, SimAdmin(read_state(state)), sweep.settings).records_in_flight({}) == {}

@@ -258,15 +258,23 @@ class Executor:
 
     def records_in_flight(self, inflight: Mapping[TP, Reassignment]) -> dict[str, int]:
         """Unrestored throttle records (a batch id, or the continuous run) with moves of theirs in flight in Kafka,
-        and how many: a partition being reassigned to the target the record's batch or schedule gives it."""
+        and how many: a partition being reassigned to the target the record's batch or schedule gives it, or a
+        replica being copied into the log dir its batch names."""
         out: dict[str, int] = {}
         for key in self.ledger.unrestored():
+            dirs: dict[tuple[TP, int], str] = {}
             if key == CONTINUOUS_KEY:
                 moves = [(m.tp, m.replicas) for m in self.plan.schedule.moves] if self.plan.schedule is not None else []
             else:
                 batch = next((b for b in self.plan.batches if b.id == key), None)
                 moves = sorted(batch.targets.items()) if batch is not None else []
+                dirs = dict(batch.dirs) if batch is not None else {}
             moving = {tp for tp, target in moves if tp in inflight and inflight[tp].target == tuple(target)}
+            if dirs:
+                # A move between the log dirs of one broker (AlterReplicaLogDirs) is not a reassignment: Kafka's
+                # DescribeLogDirs shows it as the replica's future copy in the dir the batch names.
+                found = self.admin.replica_dirs(sorted({tp for tp, _ in dirs}))
+                moving |= {tp for (tp, b), d in dirs.items() if (r := found.get((tp, b))) is not None and r.future == d}
             if moving:
                 out[key] = len(moving)
         return out
