@@ -159,8 +159,10 @@ def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix
     cont = report["continuous"]
     measured, fixed, miss = cont["measured_efficiency"], cont["measured_move_fixed_seconds"], cont["estimate_miss"]
     print(f"measured: efficiency {measured}, fixed cost per move {fixed} (s), estimate {miss}", file=sys.stderr)
-    # 4 MiB moves copy for seconds: they measure the rate, not a fixed cost.
-    assert 0.5 <= measured <= 1.1 and fixed is None, cont
+    # 4 MiB moves copy for seconds: they measure the rate, not a fixed cost. Above 1 is possible: Kafka's quota
+    # averages over at least 10 one-second samples, so copies starting on idle brokers run ahead of the rate for a
+    # few seconds (1.104 seen once on 24 s of physics); 1.25 is a quarter of the run ahead, which no throttle allows.
+    assert 0.5 <= measured <= 1.25 and fixed is None, cont
     advised = f"--throttle-efficiency {min(1.0, measured):g} " in done.stderr
     assert advised == (miss == "throughput"), (miss, done.stderr[-2000:])
     assert ("the estimate held within 25%" in done.stderr) == (miss == "held")
