@@ -1024,6 +1024,28 @@ def test_the_first_replicas_index_follows_every_hand_over() -> None:
     check()
 
 
+def test_the_first_replicas_index_offers_only_electable_eligible_fellows_of_partitions_that_send() -> None:
+    from kafka_rebalance.planner.goals.network import _Firsts
+
+    # Broker 1 leads all three; -1 pads p1's RF 2. p1's broker 2 may not lead (electable False), broker 0 may lead
+    # nothing (ineligible: leaving), p2 sends nothing. The padding slot and each leader's own slot are marked
+    # electable, so only the index's own rules keep them out. Worked by hand.
+    rows = np.asarray([[1, 0, 2], [1, 2, -1], [1, 0, 2]])
+    electable = np.ones((3, 3), dtype=bool)
+    electable[1, 1] = False
+    sent = np.asarray([5.0, 3.0, 0.0])
+    firsts = _Firsts({1: [0, 1, 2]}, rows, electable, sent, np.asarray([False, True, True]))
+    # Who could lead which (eligibility and traffic are the candidates' business, not the links')
+    assert firsts.links == {(1, 0): [0, 2], (1, 2): [0, 2]}
+    assert firsts.leadable(1, 1) == [] and firsts.leadable(2, 1) == []
+    ps, fellows, s, usable = firsts.candidates(1)
+    assert ps.tolist() == [0, 1, 2] and fellows.tolist() == rows.tolist() and s.ravel().tolist() == [5.0, 3.0, 0.0]
+    # p0 to broker 2 only (0 is ineligible, 1 is the leader); p1 nobody (2 not electable, -1 padding); p2 sends nothing
+    assert usable.tolist() == [[False, False, True], [False, False, False], [False, False, False]]
+    nothing = firsts.candidates(0)  # a broker leading nothing has no candidates
+    assert [x.size for x in nothing] == [0, 0, 0, 0]
+
+
 def test_a_brokers_candidates_read_between_changes_equal_a_fresh_listing() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st

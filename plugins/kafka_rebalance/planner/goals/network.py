@@ -385,6 +385,9 @@ class NetworkInGoal(NetworkGoal):
         than a move of its own). Kept per broker until a change touches a partition with a replica on it, now or
         at the start (every transfer's partitions are moved back or restored before the next reading); the list is
         the goal's own: read it, never change it."""
+        # (A cache only: a list built afresh is the same list, slower. Dropping it (``cache``, ``_listed`` or ``got``
+        # None), ``<=`` for ``<`` below, or ``is`` for ``is not`` (a goal instance serves one state:
+        # registry.replica_goals makes fresh ones per plan) are equivalent mutants.)
         cache = self._listed
         if cache is None or cache[0] is not state:
             cache = self._listed = (state, len(state.changes), {})
@@ -611,6 +614,7 @@ class _Firsts:
     def candidates(self, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """a's first replicas, their rows, their traffic (a column) and which slots could take the lead: a real,
         electable fellow on an eligible broker, for a partition that sends something."""
+        # (``got`` None alike: arrays built afresh are the same; ``astype(None)`` alike: float64 is numpy's default)
         got = self.arrays.get(a)
         if got is None:
             ps = np.asarray(self.first_of.get(a, []), dtype=np.int64)
