@@ -944,3 +944,26 @@ def test_the_nearest_candidates_are_the_ones_a_full_sort_lists_first(gaps: list[
     pool = np.asarray([(i * 7) % 41 for i in range(len(gaps))], dtype=np.int64)
     gap = np.asarray(gaps, dtype=np.float64)
     assert _nearest(pool, gap, k).tolist() == pool[np.lexsort((pool, gap))][:k].tolist()
+
+
+def test_sent_on_pads_shorter_rows_with_minus_one_and_widens_every_list_for_a_longer_row() -> None:
+    from kafka_rebalance.planner.goals.topic_spread import SentOn
+
+    # Mixed RF: p0 [1] (RF 1) and p1 [2, 3] (RF 2) both move a replica onto 0; p2 [3, 1] moves 3 -> 4; p3 [1, 2] goes
+    # 1 -> 4 and home again (a replica back where it was is no arrival). Worked by hand: on 0, p0 with its row
+    # [0, -1] (padded to RF 2) and p1 with [0, 3]; on 4, p2 with [4, 1]; nothing elsewhere.
+    parts = [part("t", 0, [1]), part("t", 1, [2, 3]), part("t", 2, [3, 1]), part("t", 3, [1, 2])]
+    state = planner_state(list(range(5)), parts)
+    state.move(0, 1, 0)
+    state.move(1, 2, 0)
+    state.move(2, 3, 4)
+    state.move(3, 1, 4)
+    state.move(3, 4, 1)
+    sent = SentOn(state)
+    assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1], [0, 3]]]
+    assert [x.tolist() for x in sent.at(4)] == [[2], [[4, 1]]]
+    assert [x.tolist() for x in sent.at(1)] == [[], []] and sent.at(1)[1].shape == (0, 2)
+    # A row longer than the lists are wide (a partition gaining a replica mid-transfer): every list widens, with -1.
+    assert sent._padded([4, 1, 2]).tolist() == [4, 1, 2] and sent.width == 3
+    assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1, -1], [0, 3, -1]]]
+    assert sent._padded([2]).tolist() == [2, -1, -1]

@@ -599,7 +599,8 @@ class SentOn:
             self._enter(state, p)
 
     def _padded(self, row: list[int]) -> np.ndarray:
-        if len(row) > self.width:  # a row in the middle of growing: every matrix widens
+        # A row in the middle of growing: every matrix widens. (>= alike: a row as wide grows them by nothing.)
+        if len(row) > self.width:
             grow = len(row) - self.width
             self.rows = {r: np.pad(m, ((0, 0), (0, grow)), constant_values=-1) for r, m in self.rows.items()}
             self.width = len(row)
