@@ -176,6 +176,7 @@ class Executor:
         self.stop = stop
         self._identity_checked = False
         self._foreign_seen: set[TP] = set()  # other tools' reassignments already noted (note_foreign)
+        self._kept_said: set[str] = set()  # throttle records already reported kept for moves in flight
 
     def sleep(self, seconds: float) -> None:
         """The admin's sleep between polls: where a stop asked for by a signal takes effect at once."""
@@ -254,7 +255,8 @@ class Executor:
         """Put back throttle values a killed or failed run left set, but for records whose moves Kafka still
         runs (this run resumes them under the same record); returns the keys restored."""
         self.check_cluster_identity()
-        return restore_leftovers(self.admin, self.ledger, self.progress, self.records_in_flight(self.admin.list_reassignments()))
+        return restore_leftovers(self.admin, self.ledger, self.progress, self.records_in_flight(self.admin.list_reassignments()),
+                                 self._kept_said)
 
     def records_in_flight(self, inflight: Mapping[TP, Reassignment]) -> dict[str, int]:
         """Unrestored throttle records (a batch id, or the continuous run) with moves of theirs in flight in Kafka,

@@ -135,17 +135,22 @@ class ThrottleRecord:
 
 
 def restore_leftovers(admin: ClusterAdmin, ledger: Ledger, progress: Callable[[str], None],
-                      in_flight: Mapping[str, int] | None = None) -> list[str]:
+                      in_flight: Mapping[str, int] | None = None, said: set[str] | None = None) -> list[str]:
     """Put back throttle values a killed or failed run left set; returns the keys restored.
 
     ``in_flight``: records (key -> how many of their moves Kafka still runs) left set on purpose. Restoring
     them would let those moves copy at full speed until the run that resumes them sets the same values
     again; that run takes the record over instead (``ThrottleRecord.begin`` keeps an unrestored record) and
-    restores it at its end, so the moves stay throttled across the kill.
+    restores it at its end, so the moves stay throttled across the kill. ``said``: records already reported kept
+    (a run checks again before each batch), not reported again; the keys reported now are added to it.
     """
     kept = dict(in_flight or {})
     leftover = [key for key in ledger.unrestored() if key not in kept]
     for key, moving in sorted(kept.items()):
+        if said is not None:
+            if key in said:
+                continue
+            said.add(key)
         progress(f"{label(key)}: keeping the throttles an interrupted run set: {moving} of its move(s) are still "
                  "in flight; the run that resumes them restores them")
         ledger.event(f"kept the throttles an interrupted run of {label(key)} set: {moving} of its move(s) still "
