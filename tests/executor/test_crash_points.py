@@ -498,7 +498,8 @@ class _Sweep:
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
     sweep = _Sweep(approved, mode, tmp_path)
-    for k in range(sweep.whole):
+    # Every act; the auto throttle's runs (its rates taken over and restored) at every second one.
+    for k in range(0, sweep.whole, 2 if sweep.scenario.auto else 1):
         sweep.killed_then_finished([k])
 
 
@@ -506,9 +507,9 @@ def test_a_run_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(app
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_resumed_run_killed_again_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
     """The run that resumes a killed one is killed too, early (while it takes the first one's moves and throttles
-    over) or later; every fourth first kill point."""
+    over) or later; every eighth first kill point."""
     sweep = _Sweep(approved, mode, tmp_path)
-    for k in range(0, sweep.whole, 4):
+    for k in range(0, sweep.whole, 8):
         for j in (1, 6):
             sweep.killed_then_finished([k, j])
 
@@ -516,10 +517,10 @@ def test_a_resumed_run_killed_again_is_finished_exactly_by_the_next(approved, mo
 @pytest.mark.parametrize("approved", BASIC, indirect=True)
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_run_in_windows_killed_before_any_of_its_acts_is_finished_exactly_by_the_next(approved, mode, tmp_path) -> None:
-    """As above with maintenance windows: runs hold between windows and go on in the next; every second kill point,
+    """As above with maintenance windows: runs hold between windows and go on in the next; every third kill point,
     and between windows nothing of the plan is in flight and no throttle is set."""
     sweep = _Sweep(approved, mode, tmp_path, windows=True)
-    for k in range(0, sweep.whole, 2):
+    for k in range(0, sweep.whole, 3):
         sweep.killed_then_finished([k])
 
 
@@ -528,9 +529,9 @@ def test_a_run_in_windows_killed_before_any_of_its_acts_is_finished_exactly_by_t
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_pause_or_stop_asked_before_any_act_holds_cleanly_and_a_resume_finishes_exactly(approved, mode, action,
                                                                                         tmp_path) -> None:
-    """An operator's request arrives at any moment of a run: just before each of its calls that change the cluster."""
+    """An operator's request arrives at any moment of a run: just before every second call that changes the cluster."""
     sweep = _Sweep(approved, mode, tmp_path)
-    held = [k for k in range(sweep.cluster_calls()) if sweep.interrupted_then_finished(action, k)]
+    held = [k for k in range(0, sweep.cluster_calls(), 2) if sweep.interrupted_then_finished(action, k)]
     assert len(held) >= 3, (held, sweep.cluster_calls())
 
 
@@ -538,11 +539,11 @@ def test_a_pause_or_stop_asked_before_any_act_holds_cleanly_and_a_resume_finishe
 @pytest.mark.parametrize("mode", ["continuous", "batches"])
 def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and_a_rerun_finishes(approved, mode,
                                                                                                    tmp_path) -> None:
-    """A broker dies at any moment of a run (just before each of its cluster calls): its moves stall and are
+    """A broker dies at any moment of a run (just before every second cluster call): its moves stall and are
     cancelled after --stall-seconds, the run never says complete while Kafka does not show it, and once the broker
     is back a run finishes the plan exactly, the throttle values the dead broker could not take back included."""
     sweep = _Sweep(approved, mode, tmp_path)
-    hurt = [k for k in range(sweep.cluster_calls()) if sweep.broker_lost_then_finished(k)]
+    hurt = [k for k in range(0, sweep.cluster_calls(), 2) if sweep.broker_lost_then_finished(k)]
     assert len(hurt) >= 3, (hurt, sweep.cluster_calls())
 
 
@@ -551,7 +552,7 @@ def test_a_destination_broker_lost_before_any_act_is_reported_as_kafka_shows_and
 def test_another_tools_reassignment_started_before_any_act_is_left_alone(approved, mode, tmp_path) -> None:
     """The executor acts only on what the plan owns, whenever another tool's reassignment appears during its run."""
     sweep = _Sweep(approved, mode, tmp_path)
-    seen = [k for k in range(sweep.cluster_calls()) if sweep.alongside_another_tool(k)]
+    seen = [k for k in range(0, sweep.cluster_calls(), 2) if sweep.alongside_another_tool(k)]
     assert len(seen) >= 3, (seen, sweep.cluster_calls())
 
 
@@ -561,7 +562,7 @@ def test_a_cluster_call_failing_once_ends_the_run_cleanly_and_a_rerun_finishes(a
     """Any one of a run's cluster calls fails (ClusterError, as a timeout while the controller moves): the run rides
     it out or ends with that error after restoring what it set, and a run after it finishes the plan exactly."""
     sweep = _Sweep(approved, mode, tmp_path)
-    ended = [k for k in range(sweep.cluster_calls()) if sweep.failed_call_then_finished(k)]
+    ended = [k for k in range(0, sweep.cluster_calls(), 2) if sweep.failed_call_then_finished(k)]
     assert ended, sweep.cluster_calls()
 
 
