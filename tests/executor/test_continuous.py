@@ -31,7 +31,7 @@ from kafka_rebalance.planner import PlanOptions, make_plan, write_plan
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from tests.support.clusters import part, snapshot
 from tests.support.plans import approve, judge
-from tests.support.throttles import unthrottled_copies
+from tests.support.throttles import sim_configs, unthrottled_copies
 
 RATE = 20 * 1024 * 1024
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0, for the gate
@@ -57,10 +57,6 @@ def _plan(tmp_path: Path, snap: Snapshot):
     write_plan(make_plan(snap, options), out, "snapshot.json")
     judge(out, "passed")
     return load_plan(approve(out))
-
-
-def _configs(sim: Simulator) -> tuple[dict, dict]:
-    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
 
 
 class Recording(SimAdmin):
@@ -122,7 +118,7 @@ def cluster(tmp_path: Path):
 def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores_throttles_exactly(cluster) -> None:
     snap, plan = cluster
     sim = Simulator.from_snapshot(snap)
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = Recording(sim)
     report = Executor(plan, admin, _settings()).run().to_dict()
 
@@ -149,7 +145,7 @@ def test_continuous_run_keeps_the_limits_finishes_near_its_estimate_and_restores
             for value in lists.values():
                 assert value == "*" or all(e == prior or TP(topic, int(e.split(":")[0])) in {m.tp for m in moves}
                                            for e in value.split(",") if e)
-    assert _configs(sim) == before
+    assert sim_configs(sim) == before
     for tp, p in sim.partitions.items():
         final = [m.replicas for m in moves if m.tp == tp]
         if final:
@@ -257,11 +253,11 @@ def _kill_a_run(snap: Snapshot, plan, state: Path) -> tuple[set[int], set[int]]:
 
 def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_running_moves(cluster, tmp_path) -> None:
     snap, plan = cluster
-    before = _configs(Simulator.from_snapshot(snap))
+    before = sim_configs(Simulator.from_snapshot(snap))
     state = tmp_path / "sim-state.json"
     finished, running = _kill_a_run(snap, plan, state)
     admin = Recording(read_state(state), state)
-    assert _configs(admin.sim) != before  # the killed run left its throttles set
+    assert sim_configs(admin.sim) != before  # the killed run left its throttles set
     in_flight_now = set(admin.sim.list_reassignments())
     assert in_flight_now <= {plan.schedule.moves[i].tp for i in running}
 
@@ -275,7 +271,7 @@ def test_a_killed_continuous_run_resumes_without_resubmitting_finished_or_runnin
     for i in finished | {i for i in running if moves[i].tp in in_flight_now}:
         assert (moves[i].tp, moves[i].replicas) not in resubmitted, f"step {i} submitted again"
     assert len(admin.submitted) == len(moves) - len(finished) - len(in_flight_now)
-    assert _configs(admin.sim) == before
+    assert sim_configs(admin.sim) == before
     assert admin.violations == []
 
 
@@ -354,7 +350,7 @@ def _gated(plan, admin: SimAdmin, **kw) -> ExecutionGate:
 def test_pause_lets_moves_in_flight_finish_starts_nothing_new_and_resume_completes(cluster) -> None:
     snap, plan = cluster
     sim = Simulator.from_snapshot(snap)
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = Recording(sim)
     paused: list[int] = []
 
@@ -366,17 +362,17 @@ def test_pause_lets_moves_in_flight_finish_starts_nothing_new_and_resume_complet
     report = Executor(plan, admin, _settings(), progress=pause_once, gate=_gated(plan, admin)).run().to_dict()
     assert report["status"] == "paused" and report["continuous"]["cancelled"] == []
     assert len(admin.submitted) == paused[0]  # nothing started after the pause
-    assert sim.list_reassignments() == {} and _configs(sim) == before
+    assert sim.list_reassignments() == {} and sim_configs(sim) == before
     request(plan.path, "resume", by="ops", via="test")
     report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run().to_dict()
     assert report["status"] == "complete" and len(step_submissions(admin, plan)) == len(plan.schedule.moves)
-    assert _configs(sim) == before and admin.violations == []
+    assert sim_configs(sim) == before and admin.violations == []
 
 
 def test_stop_cancels_the_moves_in_flight_and_a_resume_redoes_them(cluster) -> None:
     snap, plan = cluster
     sim = Simulator.from_snapshot(snap)
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = Recording(sim)
     stopped: list[set[TP]] = []
 
@@ -389,7 +385,7 @@ def test_stop_cancels_the_moves_in_flight_and_a_resume_redoes_them(cluster) -> N
     assert outcome.status is RunStatus.STOPPED
     assert outcome.cancelled and outcome.cancelled <= stopped[0]
     assert outcome.to_dict()["continuous"]["cancelled_partitions"] == [str(i.tp) for i in outcome.continuous.cancelled]
-    assert sim.list_reassignments() == {} and _configs(sim) == before
+    assert sim.list_reassignments() == {} and sim_configs(sim) == before
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     for e in steps.values():
         if e["state"] == "cancelled":
@@ -397,7 +393,7 @@ def test_stop_cancels_the_moves_in_flight_and_a_resume_redoes_them(cluster) -> N
             assert tuple(sim.partitions[tp.tp].replicas) in (tp.before,) or sorted(sim.partitions[tp.tp].replicas) == sorted(tp.before)
     request(plan.path, "resume", by="ops", via="test")
     report = Executor(plan, admin, _settings(), gate=_gated(plan, admin)).run().to_dict()
-    assert report["status"] == "complete" and _configs(sim) == before
+    assert report["status"] == "complete" and sim_configs(sim) == before
     steps = json.loads((plan.path / "ledger.json").read_text())["continuous"]["steps"]
     assert any(e.get("earlier") for e in steps.values())  # the cancelled attempt is kept in the ledger
 
@@ -472,7 +468,7 @@ def test_named_log_dirs_are_set_through_alter_replica_log_dirs_and_verified_from
     assert final[(TP("v", 0), 1)] == "/b"
     assert sorted(tp for (tp, b), d in final.items() if b == 0) == [TP("t", 0), TP("t", 1)]
     sim = Simulator.from_snapshot(snap)
-    before = _configs(sim)
+    before = sim_configs(sim)
     seen: list[dict] = []  # each broker's configs whenever log dirs are named: the intra-broker throttle is set
     admin = SimAdmin(sim)
     original = admin.alter_replica_log_dirs
@@ -487,7 +483,7 @@ def test_named_log_dirs_are_set_through_alter_replica_log_dirs_and_verified_from
     assert {k: v for k, v in sim.dirs.items() if k in final} == final
     assert Simulator.from_state(sim.to_state()).dirs == sim.dirs  # `execute --simulate` then `verify` see the same
     assert any(c[0].get("replica.alter.log.dirs.io.max.bytes.per.second") == str(RATE) for c in seen)
-    assert _configs(sim) == before  # every throttle restored exactly
+    assert sim_configs(sim) == before  # every throttle restored exactly
     verified = Executor(plan, SimAdmin(sim), _settings(mode=mode)).verify()
     assert verified.problems == () and verified.at_target == verified.partitions
     # verify reports only what the cluster shows: a replica someone moved back to /a is named, with where it is.

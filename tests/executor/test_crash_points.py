@@ -48,7 +48,7 @@ from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict
 from kafka_rebalance.snapshot.capacity import read_capacity_map
 from tests.support.clusters import part
 from tests.support.plans import approve, judge
-from tests.support.throttles import ThrottleWatch, unthrottled_copies
+from tests.support.throttles import ThrottleWatch, sim_configs, unthrottled_copies
 
 PRIOR_BROKER = {"follower.replication.throttled.rate": "12345"}  # an operator's values that must come back
 PRIOR_TOPIC = {"leader.replication.throttled.replicas": "7:1"}
@@ -115,10 +115,6 @@ SCENARIOS = {
 BASIC = ["jbod-decommission", "rebalance"]
 CAPACITY = read_capacity_map({"default": {"network_in_bytes_per_sec": 40 * MiB, "network_out_bytes_per_sec": 40 * MiB}},
                              "test capacity")
-
-
-def _configs(sim: Simulator) -> tuple[dict, dict]:
-    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
 
 
 UNTHROTTLED = 5  # a child's exit code: a move copied outside the throttle while it ran
@@ -330,7 +326,7 @@ class _Sweep:
         plan = load_plan(self.pristine)
         auto = auto_throttle(plan, 2 * MiB, None, CAPACITY) if self.scenario.auto else None
         self.settings = ExecSettings(poll_interval=2.0, stall_seconds=120.0, mode=mode, auto_throttle=auto)
-        self.before = _configs(self.new_sim())
+        self.before = sim_configs(self.new_sim())
         self.targets, self.dirs = plan.final_targets, plan.final_dirs
         self.whole = _run_until(*self.fresh("whole"), self.settings, None, windows)
         assert self.whole > 20 and len(self.targets) >= 4, (self.whole, len(self.targets))
@@ -380,7 +376,7 @@ class _Sweep:
         if report["status"] == "complete":
             return False  # asked after the run's last start: nothing was left to hold
         assert report["status"] in ("paused", "stopped"), (where, report["status"], report.get("problems"))
-        assert admin.sim.list_reassignments() == {} and _configs(admin.sim) == self.before, where
+        assert admin.sim.list_reassignments() == {} and sim_configs(admin.sim) == self.before, where
         assert unthrottled_copies(admin.sim) == [], where
         request(plan_dir, "resume", by="ops", via="test")
         self.finished_exactly(plan, _Submitted(admin.sim), where)
@@ -427,7 +423,7 @@ class _Sweep:
             assert "injected" in str(exc), (where, exc)
             # What it set is back, or (the failed call was a restore) recorded for the next run to put back.
             pending = Executor(plan, SimAdmin(fails.sim), self.settings).ledger.unrestored()
-            assert _configs(fails.sim) == self.before or pending, where
+            assert sim_configs(fails.sim) == self.before or pending, where
         else:
             assert report["status"] in ("complete", "failed", "incomplete"), (where, report["status"])
             if report["status"] == "complete":
@@ -477,7 +473,7 @@ class _Sweep:
 
         def between() -> None:
             # Outside the windows Kafka shows no move of the plan in flight and every throttle value as it was.
-            if admin.sim.list_reassignments() or _configs(admin.sim) != self.before:
+            if admin.sim.list_reassignments() or sim_configs(admin.sim) != self.before:
                 holds.append(f"at {admin.now():.0f}s: in flight {sorted(map(str, admin.sim.list_reassignments()))}")
 
         report = _run_waiting(plan, admin, self.settings, self.windows, between)
@@ -489,7 +485,7 @@ class _Sweep:
         assert {tp: tuple(admin.sim.partitions[tp].replicas) for tp in self.targets} == self.targets, where
         assert {k: v for k, v in admin.sim.dirs.items() if k in self.dirs} == self.dirs, where
         assert all(admin.sim.partitions[tp].leader == admin.sim.partitions[tp].replicas[0] for tp in plan.elections), where
-        assert _configs(admin.sim) == self.before, where
+        assert sim_configs(admin.sim) == self.before, where
         verdict = Executor(plan, admin, self.settings).verify()
         assert verdict.complete and verdict.throttles_left == (), (where, verdict.problems[:3], verdict.throttles_left)
 

@@ -23,6 +23,7 @@ from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.testserver import KafkaTestServer
 from tests.support.plans import move_one_replica, read_json, write_plan
+from tests.support.throttles import sim_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
@@ -82,10 +83,6 @@ def backend(request, snap):
     b.close()
 
 
-def _configs(sim: Simulator) -> tuple[dict, dict]:
-    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
-
-
 def _plan(tmp_path: Path, snap, batches) -> Path:
     return write_plan(tmp_path / "plan", snap, batches, rate=RATE)
 
@@ -93,10 +90,10 @@ def _plan(tmp_path: Path, snap, batches) -> Path:
 def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path, snap, backend):
     b1, b2 = move_one_replica(snap, 6), move_one_replica(snap, 6, skip=6)
     plan = load_plan(_plan(tmp_path, snap, [b1, b2]))
-    before_configs = _configs(backend.sim)
+    before_configs = sim_configs(backend.sim)
     seen_during: list[tuple[dict, dict]] = []
     admin = backend.admin()
-    ex = Executor(plan, admin, backend.settings(), progress=lambda line: seen_during.append(_configs(backend.sim)))
+    ex = Executor(plan, admin, backend.settings(), progress=lambda line: seen_during.append(sim_configs(backend.sim)))
     report = ex.run(final_snapshot=tmp_path / "final.json").to_dict()
     admin.close()
 
@@ -110,7 +107,7 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
     assert any(c.get("leader.replication.throttled.rate") == str(RATE) for c in brokers_during.values())
     assert brokers_during[0]["follower.replication.throttled.rate"] == str(RATE)
     assert "7:5" in topics_during["topic-000"]["leader.replication.throttled.replicas"]
-    assert _configs(backend.sim) == before_configs
+    assert sim_configs(backend.sim) == before_configs
     final = read_json(tmp_path / "final.json")
     assert final["brokers"][0]["configs"] == PRIOR_BROKER
     assert final["topics"]["topic-000"]["configs"] == PRIOR_TOPIC
@@ -136,12 +133,12 @@ def test_full_plan_reaches_target_and_restores_prior_throttles_exactly(tmp_path,
             elected.extend(tps)
             return super().elect_preferred(tps)
 
-    configs = _configs(backend.sim)
+    configs = sim_configs(backend.sim)
     again = Executor(plan, CountsElections(backend.sim), backend.settings()).run().to_dict()
     assert again["status"] == "complete" and again["already_complete"] is True
     assert again["batches"] == [] and again["elections"] is None and elected == []
     assert again["verification"]["status"] == "complete"
-    assert _configs(backend.sim) == configs
+    assert sim_configs(backend.sim) == configs
 
 
 class PreferredLeaderDiesAfterTheElections(SimAdmin):
@@ -186,7 +183,7 @@ def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, 
     batch = move_one_replica(largest_first, 6)
     victim = next(iter(batch.values()))[-1]  # destination of the first move
     plan = load_plan(_plan(tmp_path, snap, [batch]))
-    before_configs = _configs(backend.sim)
+    before_configs = sim_configs(backend.sim)
     killed: list[bool] = []
     in_flight_at_kill: set[str] = set()
 
@@ -219,7 +216,7 @@ def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, 
             p.replicas for p in snap.partitions if (p.topic, p.partition) == tp)
     # As on real Kafka, a broker's own configs are only reachable through it: everything else is
     # restored now, the dead broker's rate stays pending in the ledger ...
-    brokers_after, topics_after = _configs(backend.sim)
+    brokers_after, topics_after = sim_configs(backend.sim)
     brokers_before, topics_before = before_configs
     assert topics_after == topics_before
     assert {b: c for b, c in brokers_after.items() if b != victim} == {b: c for b, c in brokers_before.items() if b != victim}
@@ -231,7 +228,7 @@ def test_broker_dying_mid_batch_fails_cleanly_with_throttles_restored(tmp_path, 
     admin = backend.admin()
     assert Executor(plan, admin, backend.settings()).restore_leftover_throttles() == [result["id"]]
     admin.close()
-    assert _configs(backend.sim) == before_configs
+    assert sim_configs(backend.sim) == before_configs
 
 
 def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend):
@@ -240,7 +237,7 @@ def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend
     dest = [r for r in batch[stuck_tp] if r not in backend.sim.partitions[stuck_tp].replicas][0]
     backend.sim.never_catch_up(stuck_tp, dest)
     plan = load_plan(_plan(tmp_path, snap, [batch]))
-    before_configs = _configs(backend.sim)
+    before_configs = sim_configs(backend.sim)
     admin = backend.admin()
     report = Executor(plan, admin, backend.settings(on_stall="continue")).run().to_dict()
     admin.close()
@@ -257,7 +254,7 @@ def test_stalled_move_is_cancelled_and_the_rest_finishes(tmp_path, snap, backend
     for tp, target in batch.items():
         if tp != stuck_tp:
             assert tuple(backend.sim.partitions[tp].replicas) == target
-    assert _configs(backend.sim) == before_configs
+    assert sim_configs(backend.sim) == before_configs
 
 
 def test_produce_rate_above_throttle_hits_the_time_limit(tmp_path, snap, backend):
@@ -265,7 +262,7 @@ def test_produce_rate_above_throttle_hits_the_time_limit(tmp_path, snap, backend
     hot = sorted(batch)[0]
     backend.sim.set_produce_rate(hot, 2 * RATE)
     plan = load_plan(_plan(tmp_path, snap, [batch]))
-    before_configs = _configs(backend.sim)
+    before_configs = sim_configs(backend.sim)
     timeout = 600.0 if backend.server is None else 1.5
     admin = backend.admin()
     report = Executor(plan, admin, backend.settings(batch_timeout=timeout, stall_seconds=6e5)).run().to_dict()
@@ -274,12 +271,12 @@ def test_produce_rate_above_throttle_hits_the_time_limit(tmp_path, snap, backend
     assert report["status"] == "failed"
     assert str(hot) in result["cancelled"]
     assert any("time limit" in p for p in result["problems"])
-    assert _configs(backend.sim) == before_configs
+    assert sim_configs(backend.sim) == before_configs
 
 
 def test_exception_between_setting_and_restoring_throttles_still_restores(tmp_path, snap, backend):
     plan = load_plan(_plan(tmp_path, snap, [move_one_replica(snap, 3)]))
-    before_configs = _configs(backend.sim)
+    before_configs = sim_configs(backend.sim)
 
     def boom(line: str) -> None:
         raise RuntimeError("operator pressed ctrl-c")
@@ -287,14 +284,14 @@ def test_exception_between_setting_and_restoring_throttles_still_restores(tmp_pa
     admin = backend.admin()
     with pytest.raises(RuntimeError):
         Executor(plan, admin, backend.settings(), progress=boom).run().to_dict()
-    assert _configs(backend.sim) == before_configs
+    assert sim_configs(backend.sim) == before_configs
     ledger = read_json(plan.path / "ledger.json")
     assert ledger["batches"]["001"]["state"] == "failed" and ledger["batches"]["001"]["throttles_restored"]
     # The moves were submitted and keep running; the next run adopts them and finishes.
     report = Executor(plan, admin, backend.settings()).run().to_dict()
     admin.close()
     assert report["status"] == "complete"
-    assert _configs(backend.sim) == before_configs
+    assert sim_configs(backend.sim) == before_configs
 
 
 KILL_SCRIPT = textwrap.dedent("""
@@ -323,7 +320,7 @@ def test_killed_run_is_cleaned_up_by_the_next_run(tmp_path, snap, backend):
     from kafka_rebalance.cluster.sim_admin import read_state, write_state
 
     plan = load_plan(_plan(tmp_path, snap, [move_one_replica(snap, 4)]))
-    before_configs = _configs(backend.sim)
+    before_configs = sim_configs(backend.sim)
     state = tmp_path / "sim.json"
     if backend.server is None:
         write_state(backend.sim, state)
@@ -337,12 +334,12 @@ def test_killed_run_is_cleaned_up_by_the_next_run(tmp_path, snap, backend):
     sim = read_state(state) if backend.server is None else backend.sim
     ledger = read_json(plan.path / "ledger.json")
     assert ledger["batches"]["001"]["throttles_restored"] is False
-    assert _configs(sim) != before_configs  # the throttles are left behind by the killed run
+    assert sim_configs(sim) != before_configs  # the throttles are left behind by the killed run
     admin = SimAdmin(sim, state) if backend.server is None else backend.admin()
     report = Executor(plan, admin, backend.settings()).run().to_dict()
     admin.close()
     assert report["status"] == "complete"
-    assert _configs(sim) == before_configs
+    assert sim_configs(sim) == before_configs
     assert any("interrupted run" in e for e in read_json(plan.path / "ledger.json")["events"])
 
 
@@ -373,7 +370,7 @@ def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
     sim = Simulator.from_snapshot(snap)
     batch = move_one_replica(snap, 3)
     plan = load_plan(_plan(tmp_path, snap, [batch]))
-    before_configs = _configs(sim)
+    before_configs = sim_configs(sim)
     for tp, target in batch.items():
         sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
     admin = SimAdmin(sim)
@@ -384,7 +381,7 @@ def test_cancel_restores_throttles_and_reverts_moves(tmp_path, snap):
     assert sorted(outcome.cancelled) == sorted(batch)
     assert outcome.left_alone == ()
     assert sim.list_reassignments() == {}
-    assert _configs(sim) == before_configs
+    assert sim_configs(sim) == before_configs
     for tp in batch:
         assert tuple(sim.partitions[tp].replicas) == plan.batches[0].before[tp]
 
@@ -445,13 +442,13 @@ def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered
     stuck_tp = sorted(batch)[0]
     sim.never_catch_up(stuck_tp, [r for r in batch[stuck_tp] if r not in sim.partitions[stuck_tp].replicas][0])
     plan = load_plan(_plan(tmp_path, snap, [batch]))
-    before_configs = _configs(sim)
+    before_configs = sim_configs(sim)
     admin = _CancelFailsFirst(sim, failures=2)
     report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run().to_dict()
     assert admin.cancel_calls == 3  # two unanswered, the third reaches the controller
     assert report["batches"][0]["cancelled"] == [str(stuck_tp)]
     assert tuple(sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
-    assert _configs(sim) == before_configs
+    assert sim_configs(sim) == before_configs
 
 
 def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tmp_path, snap):

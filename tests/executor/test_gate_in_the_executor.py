@@ -23,7 +23,7 @@ from kafka_rebalance.executor.windows import Window, policy
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.plans import approve, move_one_replica, write_plan
-from tests.support.throttles import ThrottleWatch
+from tests.support.throttles import ThrottleWatch, sim_configs
 
 SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "sample-cluster.json"
 EPOCH = datetime(2026, 11, 24, 0, 0, 0, tzinfo=UTC)  # the simulator's clock 0
@@ -45,12 +45,8 @@ def _clock(admin: SimAdmin):
     return lambda: EPOCH + timedelta(seconds=admin.now())
 
 
-def _configs(sim: Simulator) -> tuple[dict, dict]:
-    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
-
-
 def _throttled(sim: Simulator) -> bool:
-    brokers, topics = _configs(sim)
+    brokers, topics = sim_configs(sim)
     return any(k.endswith("throttled.rate") for c in brokers.values() for k in c) or \
         any(k.endswith("throttled.replicas") for c in topics.values() for k in c)
 
@@ -73,7 +69,7 @@ def test_a_pause_before_the_start_starts_nothing_and_a_resume_finishes(sim_and_p
 
 def test_pause_mid_move_lets_the_batch_finish_and_starts_no_other(sim_and_plan) -> None:
     sim, plan, _ = sim_and_plan
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = SimAdmin(sim)
     asked: list[bool] = []
 
@@ -86,7 +82,7 @@ def test_pause_mid_move_lets_the_batch_finish_and_starts_no_other(sim_and_plan) 
     assert asked and report["status"] == "paused"
     assert [b["id"] for b in report["batches"]] == ["001"] and report["batches"][0]["state"] == "finished"
     assert report["batches"][0]["cancelled"] == []
-    assert sim.list_reassignments() == {} and _configs(sim) == before
+    assert sim.list_reassignments() == {} and sim_configs(sim) == before
     ledger = json.loads((plan.path / "ledger.json").read_text())
     assert ledger["batches"]["001"]["state"] == "finished" and "002" not in ledger["batches"]
     assert [h["reason"] for h in ledger["holds"]] == ["paused"]
@@ -94,7 +90,7 @@ def test_pause_mid_move_lets_the_batch_finish_and_starts_no_other(sim_and_plan) 
 
 def test_stop_mid_move_cancels_what_is_in_flight_and_a_resume_redoes_it(sim_and_plan) -> None:
     sim, plan, batches = sim_and_plan
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = SimAdmin(sim)
     asked: list[bool] = []
 
@@ -108,7 +104,7 @@ def test_stop_mid_move_cancels_what_is_in_flight_and_a_resume_redoes_it(sim_and_
     assert sorted(report["batches"][1]["cancelled"]) == sorted(str(tp) for tp in batches[1])
     for tp in batches[1]:  # Kafka reverts a cancelled move to its old replica set
         assert sorted(sim.partitions[tp].replicas) == sorted(plan.batches[1].before[tp])
-    assert sim.list_reassignments() == {} and _configs(sim) == before
+    assert sim.list_reassignments() == {} and sim_configs(sim) == before
     request(plan.path, "resume", by="dave")
     final = Executor(plan, admin, SETTINGS).run().to_dict()
     assert final["status"] == "complete"
@@ -117,7 +113,7 @@ def test_stop_mid_move_cancels_what_is_in_flight_and_a_resume_redoes_it(sim_and_
 
 def test_moves_start_only_inside_windows_and_throttles_are_gone_between_them(sim_and_plan) -> None:
     sim, plan, batches = sim_and_plan
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = SimAdmin(sim)
     # A 10-minute window every 15 minutes; each batch needs ~410 s (estimate) + a 60 s margin, so
     # one batch fits per window (two would need 940 s): four windows for four batches.
@@ -133,7 +129,7 @@ def test_moves_start_only_inside_windows_and_throttles_are_gone_between_them(sim
         if report["status"] == "complete":
             break
         assert report["status"] == "waiting-for-window"
-        assert sim.list_reassignments() == {} and _configs(sim) == before  # nothing in flight, no throttle between windows
+        assert sim.list_reassignments() == {} and sim_configs(sim) == before  # nothing in flight, no throttle between windows
         resume_at = datetime.fromisoformat(report["hold"]["resume_at"])
         assert resume_at > _clock(admin)()
         sim.advance((resume_at - _clock(admin)()).total_seconds())
@@ -162,7 +158,7 @@ def test_a_batch_longer_than_every_window_is_reported_not_waited_for(sim_and_pla
 
 def test_a_window_overrun_past_the_grace_period_cancels_as_a_stall(sim_and_plan) -> None:
     sim, plan, batches = sim_and_plan
-    before = _configs(sim)
+    before = sim_configs(sim)
     admin = SimAdmin(sim)
     tp = sorted(batches[0])[0]
     sim.set_produce_rate(tp, RATE * 0.9)  # replication crawls at a tenth of the estimate
@@ -173,7 +169,7 @@ def test_a_window_overrun_past_the_grace_period_cancels_as_a_stall(sim_and_plan)
     assert str(tp) in report["batches"][0]["cancelled"]
     ended = datetime.fromisoformat(json.loads((plan.path / "ledger.json").read_text())["batches"]["001"]["ended_at"])
     assert ended - EPOCH <= timedelta(minutes=10, seconds=120 + SETTINGS.poll_interval + 1)
-    assert sim.list_reassignments() == {} and _configs(sim) == before
+    assert sim.list_reassignments() == {} and sim_configs(sim) == before
 
 
 # ----------------------------------------------------------------------------- the CLI
@@ -262,12 +258,12 @@ def _two_window_plan(tmp_path: Path):
 def _refused_with_nothing_executed(sim, admin, plan, gate, match: str) -> None:
     from kafka_rebalance.executor.settings import ExecutionRefused
 
-    before = (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"])
+    before = (sim_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"])
     sim.advance(3600 - admin.now())  # the next window, 01:00
     with pytest.raises(ExecutionRefused, match=match):
         Executor(plan, admin, SETTINGS, gate=gate).run().to_dict()
     assert sim.list_reassignments() == {}
-    assert (_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"]) == before
+    assert (sim_configs(sim), json.loads((plan.path / "ledger.json").read_text())["batches"]) == before
 
 
 def test_a_topic_deleted_between_windows_is_refused_and_nothing_runs(tmp_path) -> None:

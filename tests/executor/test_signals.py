@@ -24,6 +24,7 @@ from kafka_rebalance.executor.settings import ExecSettings
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.plans import move_one_replica, read_json, write_plan
+from tests.support.throttles import sim_configs
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "sample-cluster.json"
@@ -43,7 +44,7 @@ def test_a_stop_while_throttles_are_being_set_submits_nothing(tmp_path, mode):
     sim = Simulator.from_snapshot(snap)
     moves = move_one_replica(snap, 3)
     plan = load_plan(write_plan(tmp_path / "plan", snap, [moves]))
-    before = _configs(sim)
+    before = sim_configs(sim)
     submitted: list[int] = []
     stop = StopRequest(lambda line: None)
 
@@ -61,10 +62,10 @@ def test_a_stop_while_throttles_are_being_set_submits_nothing(tmp_path, mode):
     with pytest.raises(StopSignal):
         ex.run().to_dict()
     assert submitted == [] and sim.list_reassignments() == {}
-    assert _configs(sim) == before
+    assert sim_configs(sim) == before
     again = Executor(plan, SimAdmin(sim), ExecSettings(mode=mode)).run().to_dict()
     assert again["status"] == "complete"
-    assert _configs(sim) == before
+    assert sim_configs(sim) == before
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -98,10 +99,6 @@ def test_a_signal_during_a_kafka_call_waits_for_the_next_safe_point():
     stop.check()  # once
 
 
-def _configs(sim: Simulator) -> tuple[dict, dict]:
-    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
-
-
 @pytest.mark.parametrize("mode", ["batches", "continuous"])
 def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_and_a_rerun_finishes(tmp_path, mode):
     snap = load_snapshot(SAMPLE)
@@ -111,7 +108,7 @@ def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_
     alive = sorted(b.id for b in snap.brokers if b.alive)
     second = {tp: (next(b for b in alive if b not in r), *r[1:]) for tp, r in first.items()}
     plan = load_plan(write_plan(tmp_path / "plan", snap, [first, second]))
-    before = _configs(sim)
+    before = sim_configs(sim)
     submitted: list[tuple[str, ...]] = []
 
     class Recording(SimAdmin):
@@ -131,7 +128,7 @@ def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_
     with pytest.raises(StopSignal):
         ex.run().to_dict()
     assert submitted == [tuple(sorted(str(tp) for tp in first))]  # nothing after the stop
-    assert _configs(sim) == before  # every throttle this run set is back as it was
+    assert sim_configs(sim) == before  # every throttle this run set is back as it was
     report = ex.after_stop(signal.SIGTERM)
     assert (report.signal, report.done, report.throttles_pending) == ("SIGTERM", 0, ())
     assert (report.unit, report.total) == (("steps", 6) if mode == "continuous" else ("batches", 2))
@@ -148,7 +145,7 @@ def test_a_stopped_run_submits_nothing_more_restores_throttles_records_the_stop_
     assert submitted == [tuple(sorted(str(tp) for tp in second))]
     for tp, target in second.items():
         assert tuple(sim.partitions[tp].replicas) == target
-    assert _configs(sim) == before
+    assert sim_configs(sim) == before
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

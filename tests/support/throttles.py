@@ -7,6 +7,11 @@ from kafka_rebalance.cluster.sim_admin import SimAdmin
 from kafka_rebalance.cluster.simulator import Simulator
 
 
+def sim_configs(sim: Simulator) -> tuple[dict, dict]:
+    """Every broker's and topic's configs: what "every throttle value restored exactly" compares."""
+    return ({b.id: dict(b.configs) for b in sim.brokers.values()}, {t: dict(c) for t, c in sim.topics.items()})
+
+
 def unthrottled_copies(sim: Simulator) -> list[str]:
     """Replicas copying now that the follower throttle does not cover: their broker has no rate, or their topic's
     list does not name them (a dead broker copies nothing and is left out)."""
