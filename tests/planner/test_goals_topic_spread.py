@@ -326,6 +326,12 @@ def test_an_empty_cluster_has_no_bands() -> None:
     assert lo.shape == hi.shape == (0, 2)
 
 
+def test_on_an_empty_cluster_the_heuristic_has_nothing_to_do() -> None:
+    s = planner_state([0, 1], [])
+    TopicSpreadGoal().optimize(s)
+    assert s.changes == []
+
+
 def test_each_topics_loads_are_its_name_replication_factors_replicas_and_first_replicas() -> None:
     from kafka_rebalance.planner.goals.topic_spread import topic_loads
 
@@ -682,14 +688,17 @@ def test_a_chain_leaves_no_broker_further_outside_the_byte_band() -> None:
     assert s.bytes.tolist() == [110 * GiB - 21 * MiB // 4, 100 * GiB + 15 * MiB // 4, 90 * GiB + 3 * MiB // 2]
 
 
-def _swap_case(other: list[tuple[list[int], dict[str, Any]]]) -> list[list[int]]:
+def _swap_case(other: list[tuple[list[int], dict[str, Any]]], moves: tuple[tuple[int, int, int], ...] = ()) -> list[list[int]]:
     """t: t-0 (10 MiB), t-1 (20 MiB) on 0, t-2 (5 MiB) on 2: band 1..1, 0 one over, 1 one under. A count goal refuses
     every single move, so neither a move from 0 to 1 nor a chain through 2 (its moves are single moves) is left: only
-    a swap with a replica of u on 1. u: one partition per row of ``other`` (row, part fields), 1 MiB each."""
+    a swap with a replica of u on 1. u: one partition per row of ``other`` (row, part fields), 1 MiB each, u-i being
+    partition 3 + i; ``moves`` (partition, from, to): the plan's moves before the goal runs."""
     parts = [part("t", 0, [0], size_bytes=10 * MiB), part("t", 1, [0], size_bytes=20 * MiB),
              part("t", 2, [2], size_bytes=5 * MiB)]  # fmt: skip
     parts += [part("u", i, row, size_bytes=MiB, **fields) for i, (row, fields) in enumerate(other)]
     s = planner_state([0, 1, 2], parts, targets=True)
+    for p, src, dst in moves:
+        s.move(p, src, dst)
     s.vetoes = [_refusing(counts=True)]
     TopicSpreadGoal().optimize(s)
     return [s.row(p) for p in range(s.n_parts)]
@@ -724,6 +733,100 @@ def test_a_swap_never_takes_a_replica_the_donor_holds_already() -> None:
     s.vetoes = [_refusing(counts=True)]
     TopicSpreadGoal().optimize(s)
     assert [s.row(p) for p in range(6)] == [[1], [0], [2], [1, 0], [0], [2]]
+
+
+@pytest.mark.parametrize("moves", [
+    (),  # u-0 on [1, 0] and u-1 on 1 as they were
+    ((3, 2, 1), (4, 2, 1)),  # u-0 on [2, 0] and u-1 on 2, both brought to 1 by the plan: sent on from there
+])
+def test_a_swap_passes_over_only_the_receivers_replicas_the_donor_holds_too(moves: tuple[tuple[int, int, int], ...]) -> None:
+    # u (1 MiB each): u-0 on [1, 0], u-1 on 1, u-2 and u-3 on 2: 5 over 3 brokers, band 1..2, counts 1 / 2 / 2, slack both
+    # ways. Of 1's replicas of u, u-0 is on 0 as well and is passed over; u-1 is not, and t-0 swaps with it.
+    first = [[2, 0], [2]] if moves else [[1, 0], [1]]
+    assert _swap_case([(r, {}) for r in first + [[2], [2]]], moves) == [[1], [0], [2], [1, 0], [0], [2], [2]]
+
+
+def _byte_swap_case(u: list[tuple[int, int]], loads: list[int]) -> list[list[int]]:
+    """t as in ``_swap_case`` (only a swap is left), with the bytes goal optimised before it: its band holds (ByteGuard).
+    u: one partition of RF 1 per (broker, MiB); x: one partition per broker (band 1..1: no slack) filling broker b to
+    ``loads[b]`` bytes. The rows of t and u after the goal."""
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+
+    class BytesRan(Goal):  # the bytes goal optimised earlier: its band holds (ByteGuard), and it vetoes nothing here
+        name = ByteBalanceGoal.name
+
+    parts = [part("t", 0, [0], size_bytes=10 * MiB), part("t", 1, [0], size_bytes=20 * MiB),
+             part("t", 2, [2], size_bytes=5 * MiB)]  # fmt: skip
+    parts += [part("u", i, [b], size_bytes=mib * MiB) for i, (b, mib) in enumerate(u)]
+    held = [sum(p["size_bytes"] for p in parts if p["replicas"] == [b]) for b in range(3)]
+    parts += [part("x", b, [b], size_bytes=loads[b] - held[b]) for b in range(3)]
+    s = planner_state([0, 1, 2], parts, targets=True)
+    assert s.byte_lo.tolist() == pytest.approx([90 * GiB] * 3, abs=1) and s.byte_hi.tolist() == pytest.approx([110 * GiB] * 3, abs=1)
+    s.vetoes = [BytesRan(), _refusing(counts=True)]
+    TopicSpreadGoal().optimize(s)
+    return [s.row(p) for p in range(3 + len(u))]
+
+
+def test_under_the_byte_guard_a_swap_finds_the_receivers_replica_that_keeps_the_band_listed_before_a_smaller_one() -> None:
+    # u: u-0 (9 MiB) and u-1 (1 MiB) on 1, u-2 on 0, u-3 on 2 (1 MiB each): 4 over 3 brokers, band 1..2, counts 1 / 2 / 1.
+    # Bytes: 0 holds 100 GiB, 1 110 GiB - 2 MiB, 2 90 GiB + 2 MiB (mean 100, band 90..110 GiB): 1 may gain 2 MiB. t-0
+    # (10 MiB) for u-0 brings 1 MiB to 1: allowed; for u-1, 9 MiB: refused. t-0 swaps with u-0, the first of 1's replicas
+    # in partition order, though the larger.
+    rows = _byte_swap_case([(1, 9), (1, 1), (0, 1), (2, 1)], [100 * GiB, 110 * GiB - 2 * MiB, 90 * GiB + 2 * MiB])
+    assert rows == [[1], [0], [2], [0], [1], [0], [2]]
+
+
+def test_under_the_byte_guard_a_donors_replica_with_no_partner_in_reach_is_passed_over_for_the_next() -> None:
+    # u: u-0 (19 MiB) on 1: 1 over 3 brokers, band 0..1, slack both ways. Bytes: 0 holds 110 GiB - 1.5 MiB, 1 100 GiB, 2
+    # 90 GiB + 1.5 MiB: 0 may gain 1.5 MiB. t-0 (10 MiB) for u-0 would bring 0 9 MiB: no replica of 1's is within reach,
+    # and t-0 is passed over; t-1 (20 MiB) for u-0 brings 1 MiB to 1: they swap.
+    rows = _byte_swap_case([(1, 19)], [110 * GiB - 3 * MiB // 2, 100 * GiB, 90 * GiB + 3 * MiB // 2])
+    assert rows == [[0], [1], [2], [0]]
+
+
+def test_a_donor_tries_8_receivers_its_own_rack_first_and_no_9th() -> None:
+    # Racks A = {0..8}, B = {9}; t (RF 1, 1..12 MiB): t-0..t-2 on 0, t-3..t-11 one on each of 1..9: 12 over 10 brokers,
+    # band 1..2. 0 is 1 over and nobody under: 1..9 all have room, and 0 pairs with 8 of them, its own rack's 1..8. An
+    # earlier goal refuses every move but 0 -> 9, so these pairs leave no single move, no chain (its first move is a
+    # third broker's) and no swap (no other topic), and 9, the 9th, is not tried: nothing moves.
+    rows = [[max(0, i - 2)] for i in range(12)]
+    s = planner_state([(b, "A" if b < 9 else "B") for b in range(10)],
+                      [part("t", i, row, size_bytes=(i + 1) * MiB) for i, row in enumerate(rows)], targets=True)  # fmt: skip
+    s.vetoes = [_refusing(moves={(x, y) for x in range(10) for y in range(10)} - {(0, 9)})]
+    TopicSpreadGoal().optimize(s)
+    assert [s.row(p) for p in range(12)] == rows
+
+
+def _transfer_from_0(brokers: int, parts: list[dict[str, Any]], vetoes: list[Any]) -> tuple[bool, list[list[int]]]:
+    """Topic t's transfer from broker 0 to 1, else 2, asked of the goal directly (every topic inside its band, so its
+    heuristic moves nothing and only sets up its indexes): whether a replica moved, and every row after it."""
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas
+
+    s = planner_state(list(range(brokers)), parts, targets=True)
+    s.vetoes = vetoes
+    goal = TopicSpreadGoal()
+    goal.optimize(s)
+    moved = goal._transfer(s, 0, [0], [1, 2], [int(x) for x in s.rack], MovableReplicas(s, goal.by_topic[0]))
+    return moved, [s.row(p) for p in range(s.n_parts)]
+
+
+def test_a_pair_with_no_replica_to_give_is_passed_over_for_the_next() -> None:
+    # t (RF 2, 1..4 MiB): t-0, t-1 on [0, 1], t-2, t-3 on [2, 3]: 2 each, band 2..2. 1 holds every partition 0 has of t,
+    # so 0 has nothing to give it; to 2 it gives t-0, its smallest.
+    parts = [part("t", i, [0, 1] if i < 2 else [2, 3], size_bytes=(i + 1) * MiB) for i in range(4)]
+    assert _transfer_from_0(4, parts, []) == (True, [[2, 1], [0, 1], [2, 3], [2, 3]])
+
+
+def test_a_swap_with_no_partner_the_vetoes_allow_is_passed_over_for_the_next_pair() -> None:
+    # t (RF 1, 10 MiB each): one partition per broker, band 1..1. u (RF 1): u-0 (1 MiB) on 0, u-1 (1 MiB) and u-2 (2 MiB)
+    # on 1, u-3 (8 MiB) and u-4 (9 MiB) on 2: 5 over 3 brokers, band 1..2, slack both ways. A count goal refuses every
+    # single move and another every move from 1 to 0: none of 1's replicas may come back for t-0. From 2 the nearest to
+    # t-0's 10 MiB, u-4, does.
+    parts = [part("t", b, [b], size_bytes=10 * MiB) for b in range(3)]
+    parts += [part("u", i, [b], size_bytes=mib * MiB) for i, (b, mib) in enumerate([(0, 1), (1, 1), (1, 2), (2, 8), (2, 9)])]
+    assert _transfer_from_0(3, parts, [_refusing(counts=True), _refusing(moves={(1, 0)})]) == (
+        True, [[2], [1], [2], [0], [1], [1], [2], [0]])
 
 
 def test_a_replica_moves_once_only_where_the_plan_left_its_partition_alone_or_brought_it_there() -> None:
@@ -967,3 +1070,20 @@ def test_sent_on_pads_shorter_rows_with_minus_one_and_widens_every_list_for_a_lo
     assert sent._padded([4, 1, 2]).tolist() == [4, 1, 2] and sent.width == 3
     assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1, -1], [0, 3, -1]]]
     assert sent._padded([2]).tolist() == [2, -1, -1]
+
+
+def test_sent_on_pads_to_the_target_replication_factor_and_lists_moved_replicas_only() -> None:
+    from kafka_rebalance.planner.goals.topic_spread import SentOn
+
+    # The replication factor raised from 2 to 3: p0 [0, 1] moves 1 -> 2, so 2 lists p0 with [0, 2], padded to RF 3 from
+    # the start. Then p1 [0, 1] gains replicas on 2 and 3 (added, not moved; a row in the middle of growing, longer than
+    # the lists): an added replica is no arrival, so p1 is listed nowhere, and no list widens for it.
+    s = planner_state([0, 1, 2, 3], [part("t", 0, [0, 1]), part("t", 1, [0, 1])], replication_factor=3)
+    s.move(0, 1, 2)
+    sent = SentOn(s)
+    assert [x.tolist() for x in sent.at(2)] == [[0], [[0, 2, -1]]]
+    s.add(1, 2)
+    s.add(1, 3)
+    sent.sync(s)
+    assert [x.tolist() for x in sent.at(2)] == [[0], [[0, 2, -1]]]
+    assert [x.tolist() for x in sent.at(3)] == [[], []]

@@ -148,6 +148,8 @@ def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:
 def _nearest(pool: np.ndarray, gap: np.ndarray, k: int) -> np.ndarray:
     """The first k of ``pool`` by (gap, partition), as a full sort would list them: only the candidates within the
     k-th smallest gap (ties included) are sorted, as swaps search pools of thousands for a few dozen."""
+    # Equivalent mutants: `>=` (with exactly k, the k-th smallest gap is the largest: all are kept), and partitioning at
+    # k - 2 (the gap read at k - 1 is then no smaller than the k-th smallest: more are kept, and the sort takes the same k).
     if len(pool) > k:
         keep = gap <= np.partition(gap, k - 1)[k - 1]
         pool, gap = pool[keep], gap[keep]
@@ -292,6 +294,8 @@ class TopicSpreadGoal(Goal):
             near = [r for r in receivers if rack[r] == rack[a]][:PARTNERS]
             near += [r for r in receivers if rack[r] != rack[a]][: PARTNERS - len(near)]
             pairs += [(a, r) for r in near]
+        # Only a cache: nothing moves until a pair succeeds, and then this returns, so a fresh pool for every pair (None
+        # passed, or _swap never reusing it) is the same pool (equivalent mutants).
         pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}  # per receiver: what _swap may send back
         for a, r in pairs:
             cand = [p for p in movable.get(a) if r not in state.row(p)]
@@ -338,7 +342,8 @@ class TopicSpreadGoal(Goal):
         if not cand:
             return False
         # The byte guard (moving p leaves neither broker further outside the byte band) judges every candidate at
-        # once; the vetoes then go through the ones it allows, in order.
+        # once; the vetoes then go through the ones it allows, in order. (cand is a list of ints, not empty here:
+        # asarray makes int64 without the dtype too, and astype(None) float64: equivalent mutants.)
         fine = self.guard.allows_each(state, a, r, state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64))
         for p in np.asarray(cand, dtype=np.int64)[fine].tolist():
             if state.accepts(p, a, r):
@@ -363,7 +368,7 @@ class TopicSpreadGoal(Goal):
         cand = [p for p in cand if state.accepts(p, a, r, count_neutral=True)]
         if not cand:
             return False
-        pools = {} if pools is None else pools
+        pools = {} if pools is None else pools  # (always {}: the pool rebuilt alike, see _transfer: equivalent)
         if r not in pools:
             pools[r] = (*self.unchanged.at(r), *self.sent_on.at(r))
         on_r, on_r_rows, arrivals, their_rows = pools[r]
@@ -374,12 +379,18 @@ class TopicSpreadGoal(Goal):
             return False
         sizes = state.sizes[pool].astype(np.float64)  # int sizes less a float are floats anyway (astype(None): equivalent)
         # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once.
+        # The span holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so
+        # is any test skipping less (searching for the text "right", which sorts after every number: always the end).
         span = self.guard.moved_span(state, a, r)
+        # Never true: moving nothing (sizes alike) leaves every broker where it is, which allows_each passes, so
+        # span[0] < 0 < span[1]. `>=`, `span[1] > span[1]` and True returned are equivalent.
         if span is not None and span[0] > span[1]:
             return False
-        ordered = np.sort(sizes) if span is not None else sizes
+        ordered = np.sort(sizes) if span is not None else sizes  # (sorted with no span too: unread, equivalent)
         for p in cand:
             sp = float(state.sizes[p])
+            # (Side "left" in the second search, equivalent, loses only a size of exactly sp - span[0]: it would move
+            # span[0], more than a byte short of anything allows_each passes.)
             if span is not None and np.searchsorted(ordered, sp - span[1]) == np.searchsorted(ordered, sp - span[0], "right"):
                 continue
             near = _nearest(pool, np.abs(sizes - sp), SEARCH)
@@ -576,7 +587,7 @@ class MovableReplicas:
 
     def get(self, b: int) -> list[int]:
         """Broker b's movable partitions, in order (the list is this object's: read it, never change it)."""
-        got = self.lists.get(b)
+        got = self.lists.get(b)  # (None, rebuilt every time: the same list, and callers only read it; equivalent)
         if got is None:
             got = self.lists[b] = [self.parts[r] for r in self.arrived.get(b, []) + self.kept.get(b, [])]
         return got
@@ -590,12 +601,13 @@ class SentOn:
 
     def __init__(self, state: ClusterState) -> None:
         self.ever = {r: set(ps) for r, ps in state.arrivals.items()}  # only moves arrive: an added replica does not
+        # (Without partitions nothing is listed and no swap asks: `else 2` is equivalent.)
         self.width = max(state.rf_max, int(state.rf_target.max()) if state.n_parts else 1)
         self.parts: dict[int, np.ndarray] = {}
         self.rows: dict[int, np.ndarray] = {}
         self.where: dict[int, list[int]] = {}
         self.seen = len(state.changes)
-        for p in sorted(set().union(*self.ever.values())) if self.ever else []:
+        for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
             self._enter(state, p)
 
     def _padded(self, row: list[int]) -> np.ndarray:
@@ -604,7 +616,7 @@ class SentOn:
             grow = len(row) - self.width
             self.rows = {r: np.pad(m, ((0, 0), (0, grow)), constant_values=-1) for r, m in self.rows.items()}
             self.width = len(row)
-        out = np.full(self.width, -1, dtype=np.int64)
+        out = np.full(self.width, -1, dtype=np.int64)  # (-1 fills as int64 without the dtype too: equivalent)
         out[: len(row)] = row
         return out
 
@@ -614,9 +626,10 @@ class SentOn:
         if not state.hot[p]:
             orig = state.original_row(p)
             here = [r for r in state.row(p) if r not in orig and p in self.ever.get(r, ())]
-        row = self._padded(state.row(p)) if here else np.zeros(0, dtype=np.int64)  # (read only where here)
+        row = self._padded(state.row(p)) if here else np.zeros(0, dtype=np.int64)  # (read only where here: any dtype or length)
         for r in set(before) | set(here):
             ps = self.parts.get(r, np.zeros(0, dtype=np.int64))
+            # (dtype None: float rows, which only `==` against a broker reads, alike: equivalent)
             rows = self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
             i = int(np.searchsorted(ps, p))
             listed = i < len(ps) and ps[i] == p
@@ -642,6 +655,7 @@ class SentOn:
 
     def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
+        # (An empty default's dtype is never read: dtype None is equivalent.)
         return self.parts.get(r, np.zeros(0, dtype=np.int64)), self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
 
 
