@@ -7,8 +7,10 @@ plugins/) is set here, before anything imports airflow.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +31,8 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 _AIRFLOW_HOME = Path(tempfile.mkdtemp(prefix="kafka-rebalance-airflow-"))
+# Removed when the process ends (each xdist worker has its own): thousands of mutation runs left them all behind.
+atexit.register(shutil.rmtree, _AIRFLOW_HOME, ignore_errors=True)
 # Spark's own defaults file for every spark-submit of the session (the DAGs' SparkSubmitOperator above all: each
 # run is a new driver JVM, 25-60 s of a DAG test on 2 busy cores). A short-lived JVM spends its first seconds
 # compiling: C1 only and the serial collector (as scripts/kafka-tool and the sandbox's JVMs) about halve a
@@ -174,7 +178,23 @@ def topic_prefix(request, kafka_sandbox):
     delete_topics(kafka_sandbox, prefix)
 
 
+def _xdist_group(item) -> str:
+    """`make test` runs under pytest-xdist with --dist loadgroup. A module stays on one worker, so its
+    module-scoped fixtures (a planned cluster, an Airflow API server, a Kafka cluster of its own) are built once;
+    every test on the session's shared Kafka sandbox runs on one worker, so the sandbox starts once."""
+    if "kafka_sandbox" in item.fixturenames:
+        return "kafka-sandbox"
+    return Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
+
+
 def pytest_collection_modifyitems(config, items):
+    if config.pluginmanager.hasplugin("xdist"):
+        for item in items:
+            item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+    _cheapest_first_under_mutation(items)
+
+
+def _cheapest_first_under_mutation(items) -> None:
     """Under `make mutate` only: run a mutant's tests cheapest first, so a killed mutant stops (mutmut
     runs pytest with -x) at its cheapest failing test, not at the first in file order. Cheapest: no
     fixture shared beyond the test (whose set-up, e.g. a planned 600-partition cluster, mutmut's
