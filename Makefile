@@ -6,7 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
-# `make test` runs the suite on three pytest-xdist workers (tests/conftest.py groups them); PYTEST_WORKERS=0 runs it in one process.
+# `make test` runs the suite on three pytest-xdist workers, then the `quiet` tests alone (scripts/run-tests.sh);
+# PYTEST_WORKERS=0 runs the first phase in one process.
 PYTEST_WORKERS ?= 3
 
 export AIRFLOW_HOME ?= $(CURDIR)/.airflow
@@ -44,7 +45,7 @@ demo: java kafka $(STAMP)
 
 # The linter and the type checker first (seconds): a style or type error fails the run before the suite.
 test: java kafka $(STAMP) lint
-	@$(BIN)/python -m pytest $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
+	@PYTEST_WORKERS=$(PYTEST_WORKERS) scripts/run-tests.sh $(BIN)/python $(PYTEST_ARGS)
 
 # The Kafka version matrix (3.7 to 4.4, KRaft and ZooKeeper mode; table in docs/KAFKA.md). Not part of
 # `make test`: one to three minutes per release on 2 cores. PYTEST_ARGS='-k 3.7.2-zookeeper' runs one.

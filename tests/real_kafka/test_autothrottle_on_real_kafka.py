@@ -26,7 +26,8 @@ from tests.real_kafka.test_gather_measures_on_real_kafka import VALUE, GroupCons
 from tests.support.kafka import ROOT, admin, gather, reap, throttles_anywhere
 from tests.support.plans import write_plan
 
-pytestmark = [pytest.mark.kafka, pytest.mark.slow]
+# Rates followed and runs timed against each other: run alone (`quiet`), not beside the parallel suite.
+pytestmark = [pytest.mark.kafka, pytest.mark.slow, pytest.mark.quiet]
 KIB = 1024
 MIB = 1024 * KIB
 CEILING = MIB

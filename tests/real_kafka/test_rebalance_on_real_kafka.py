@@ -102,6 +102,7 @@ def test_real_rebalance_reaches_targets_and_restores_prior_throttles(kafka_sandb
              "--entity-type", "brokers", "--entity-name", "2", "--delete-config", "leader.replication.throttled.rate")
 
 
+@pytest.mark.quiet  # copy times against the estimate: run alone, not beside the parallel suite
 def test_the_throttle_is_real_and_the_estimate_holds(kafka_sandbox, topic_prefix, tmp_path):
     """Six 4 MiB replicas leave broker 1 at 1 MiB/s, executed continuously: at most 5 moves in flight
     out of broker 1 share its leader throttle, the sixth starts when one lands: 24 s of physics."""
@@ -405,6 +406,7 @@ def test_the_final_snapshot_shows_the_elected_leaders(kafka_sandbox, topic_prefi
     assert all(now[tp]["leader"] == preferred[tp] for tp in elected)
 
 
+@pytest.mark.quiet  # copy times against the estimate: run alone, not beside the parallel suite
 def test_small_moves_land_within_a_quarter_of_their_estimate(kafka_sandbox, topic_prefix, tmp_path):
     """Twelve 256 KiB replicas leave broker 1 at the default 50 MiB/s: the copying takes milliseconds, so
     the time is each move's fixed cost (metadata, fetcher start, ISR join, the poll that sees it land).

@@ -382,10 +382,6 @@ class TopicSpreadGoal(Goal):
         # The span holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so
         # is any test skipping less (searching for the text "right", which sorts after every number: always the end).
         span = self.guard.moved_span(state, a, r)
-        # Never true: moving nothing (sizes alike) leaves every broker where it is, which allows_each passes, so
-        # span[0] < 0 < span[1]. `>=`, `span[1] > span[1]` and True returned are equivalent.
-        if span is not None and span[0] > span[1]:
-            return False
         ordered = np.sort(sizes) if span is not None else sizes  # (sorted with no span too: unread, equivalent)
         for p in cand:
             sp = float(state.sizes[p])

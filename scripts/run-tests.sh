@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# `make test`: the suite in two phases.
+#   1. Everything but the `quiet` tests on PYTEST_WORKERS pytest-xdist workers (tests/conftest.py groups each
+#      module on one worker, every test of the shared Kafka sandbox on one, longest first).
+#   2. The `quiet` tests (copy times and rates measured on real Kafka) alone, on a machine the first phase has left.
+# Both phases always run; the exit status is the first failure's (pytest's 5, "nothing selected", is not one).
+# Usage: scripts/run-tests.sh <python> [pytest args...]
+set -uo pipefail
+python=$1
+shift
+workers=${PYTEST_WORKERS:-3}
+parallel=()
+if [ "$workers" != 0 ]; then
+  parallel=(-n "$workers" --dist loadgroup --no-loadscope-reorder)
+fi
+status=0
+"$python" -m pytest "${parallel[@]}" -m 'not matrix and not quiet' "$@"
+rc=$?; if [ $rc -ne 0 ] && [ $rc -ne 5 ]; then status=$rc; fi
+"$python" -m pytest -m 'quiet and not matrix' "$@"
+rc=$?; if [ $rc -ne 0 ] && [ $rc -ne 5 ] && [ $status -eq 0 ]; then status=$rc; fi
+exit $status
