@@ -220,9 +220,10 @@ def test_a_heavy_donor_feeds_the_receiver_that_needs_bytes_most() -> None:
 def test_a_light_donor_feeds_the_receiver_that_needs_bytes_least() -> None:
     # The mirror image: broker 0 holds three of 1 GiB (3 GiB, one above the 1..2 range) of a
     # (3 + 6 + 3) / 3 = 4 GiB mean: light. Broker 1 (6 GiB) needs -0.5, broker 2 (3 GiB) needs 0.25;
-    # the light donor's replica goes to the one needing least, broker 1: 2 / 7 / 3 GiB.
+    # the light donor's replica goes to the one needing least, broker 1: 2 / 7 / 3 GiB. (A 60 % band, up to 6.4 GiB:
+    # b-0 fits it, so 1 is no giant's host, which would take the replica only to pass it on to 2.)
     s = state([0, 1, 2], [part("a", i, [0], size_bytes=GiB) for i in range(3)]
-              + [part("b", 0, [1], size_bytes=6 * GiB), part("c", 0, [2], size_bytes=3 * GiB)])
+              + [part("b", 0, [1], size_bytes=6 * GiB), part("c", 0, [2], size_bytes=3 * GiB)], byte_tolerance=0.6)
     ReplicaCountGoal().optimize(s)
     assert s.counts.tolist() == [2, 2, 1] and [b / GiB for b in s.bytes.tolist()] == [2, 7, 3]
 
@@ -375,9 +376,10 @@ def test_a_donor_fills_the_receiver_with_most_room_first() -> None:
 
 def test_a_donor_exactly_at_its_byte_target_feeds_the_receiver_that_needs_bytes_least() -> None:
     # 0 holds three of 2 GiB (6 GiB, one above the 1..2 range), 1 one of 9 GiB, 2 one of 3 GiB: target 18 / 3 = 6 GiB,
-    # so 0 is neither heavy nor light and counts as light: its replica goes to 1 (need -0.5), not 2 (+0.5).
+    # so 0 is neither heavy nor light and counts as light: its replica goes to 1 (need -0.5), not 2 (+0.5). (A 60 %
+    # band, up to 9.6 GiB: b-0 fits it, so 1 is no giant's host.)
     s = state([0, 1, 2], [part("a", i, [0], size_bytes=2 * GiB) for i in range(3)]
-              + [part("b", 0, [1], size_bytes=9 * GiB), part("c", 0, [2], size_bytes=3 * GiB)])
+              + [part("b", 0, [1], size_bytes=9 * GiB), part("c", 0, [2], size_bytes=3 * GiB)], byte_tolerance=0.6)
     assert (s.lo.tolist(), s.hi.tolist()) == ([1, 1, 1], [2, 2, 2])
     ReplicaCountGoal().optimize(s)
     assert [b / GiB for b in s.bytes.tolist()] == [4, 11, 3]
@@ -571,3 +573,53 @@ def test_a_transfer_across_racks_never_asks_the_vetoes_about_a_partition_bound_t
     asked.clear()
     assert goal._transfer(s, 2, 3, 1) == 1
     assert asked == [(0, 2, 3)] and s.row(0) == [0, 1, 3]
+
+
+def giant_cluster() -> ClusterState:
+    """No racks. Broker 0 holds g-0 (1,000 bytes) and a-0..a-3 (50, 40, 30, 20); 1 holds b-0..b-3 (1, 2, 3, 60) and
+    x-0 (0 bytes, an excluded topic: it may not move); 2 holds c-0..c-3 (4, 5, 6, 70). 1,291 bytes over 3 brokers:
+    a mean of 430.3, a band of [387.3, 473.4] at the default 10 %. g-0 fits no band: broker 0 is a giant's host,
+    above its band whatever it holds. 14 replicas: 4..5 each."""
+    parts = [part("g", 0, [0], size_bytes=1000)]
+    parts += [part("a", i, [0], size_bytes=s) for i, s in enumerate([50, 40, 30, 20])]
+    parts += [part("b", i, [1], size_bytes=s) for i, s in enumerate([1, 2, 3, 60])]
+    parts += [part("c", i, [2], size_bytes=s) for i, s in enumerate([4, 5, 6, 70])]
+    parts += [part("x", 0, [1], size_bytes=0)]
+    return state([0, 1, 2], parts, exclude_topics=("x",))
+
+
+def test_a_giants_host_ends_at_its_count_floor_with_the_smallest_replicas_it_may_hold() -> None:
+    # Counts 5 / 5 / 4 are in range: no count move. Then the giant-host rule, for broker 0 (1,140 bytes):
+    # * down to its floor of 4 with its largest other replica, a-0 (50), to the lightest broker below its top:
+    #   1 (66 bytes) is at its top of 5, so 2 (85 -> 135).
+    # * then its larger replicas, largest first, traded for the cluster's smallest it may hold (x-0, 0 bytes,
+    #   may not move): a-1 (40) for b-0 (1), on 1; the lightest broker is 1 (66 -> 105 against 2's 135), the
+    #   one giving b-0, so the trade is a swap there. a-2 (30) for b-1 (2): 1 (105 -> 133) is still the lightest.
+    #   a-3 (20) for b-2 (3): 1 at 133 against 2's 135. g-0 never moves.
+    # Broker 0 ends with g-0 and the three smallest replicas that may move: 1,006 bytes, 4 replicas (1,140 before).
+    s = giant_cluster()
+    assert (s.lo.tolist(), s.hi.tolist()) == ([4, 4, 4], [5, 5, 5])
+    assert s.byte_hi[0] == pytest.approx(1291 / 3 * 1.1)
+    ReplicaCountGoal().optimize(s)
+    name = s.name
+    assert [(name(p), a, b) for p, a, b in s.changes] == [
+        ("a-0", 0, 2), ("b-0", 1, 0), ("a-1", 0, 1), ("b-1", 1, 0), ("a-2", 0, 1), ("b-2", 1, 0), ("a-3", 0, 1)]
+    assert sorted(name(p) for p in range(s.n_parts) if 0 in s.row(p)) == ["b-0", "b-1", "b-2", "g-0"]
+    assert s.counts.tolist() == [4, 5, 5] and s.bytes.tolist() == [1006, 150, 135]
+
+
+def test_a_giants_host_above_its_count_range_sheds_its_largest_other_replicas_first() -> None:
+    # No racks. Broker 0 holds g-0 (1,000 bytes) and a-0..a-5 (10..60); 1 holds b-0 (5), 2 c-0 (7). 1,222 bytes: a
+    # mean of 407.3, a band top of 448.1, which g-0 alone passes. 9 replicas: 3..3 each. Broker 0 gives its largest
+    # that fit a band first (never g-0), 60 and 50 to 1 (the neediest in bytes), then 40 and 30 to 2; then, holding
+    # g-0 with 10 and 20, trades 20 for 1's b-0 (5; 2, lighter at 77, is at its top of 3, so a swap with 1) and 10
+    # for 2's c-0 (7; 2 the lightest, a swap there). It ends with g-0, b-0 and c-0: the smallest there are.
+    s = state([0, 1, 2], [part("g", 0, [0], size_bytes=1000)]
+              + [part("a", i, [0], size_bytes=10 * (i + 1)) for i in range(6)]
+              + [part("b", 0, [1], size_bytes=5), part("c", 0, [2], size_bytes=7)])
+    assert (s.lo.tolist(), s.hi.tolist()) == ([3, 3, 3], [3, 3, 3])
+    ReplicaCountGoal().optimize(s)
+    assert [(s.name(p), a, b) for p, a, b in s.changes] == [
+        ("a-5", 0, 1), ("a-4", 0, 1), ("a-3", 0, 2), ("a-2", 0, 2), ("b-0", 1, 0), ("a-1", 0, 1), ("c-0", 2, 0),
+        ("a-0", 0, 2)]
+    assert s.counts.tolist() == [3, 3, 3] and s.bytes.tolist() == [1012, 130, 80]

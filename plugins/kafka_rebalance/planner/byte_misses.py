@@ -96,7 +96,36 @@ def out_of_reach(state: ClusterState) -> dict[int, Unreachable]:
     its proof: more load that may not move than its band's top, a partition no broker that may hold it
     can take in band (whoever holds it is out), or too little that fits to reach its bottom. The bytes
     goal stops searching for these at once (every action on them would be spent in vain)."""
+    return _out_of_reach(state, _Facts.of(state))
+
+
+@dataclass(frozen=True)
+class HostRoom:
+    """The largest replica some broker that may take it can hold and stay in its band (``_above``'s test):
+    ``anywhere`` for a partition free to change racks, ``in_rack[r]`` for one rack safety pins to rack r."""
+
+    anywhere: float
+    in_rack: dict[int, float]
+    pinned: np.ndarray
+
+    def fits(self, state: ClusterState, p: int, b: int) -> bool:
+        """Could ``p``'s replica on broker ``b`` go to a broker whose band holds it (else it is a giant: whoever
+        holds it ends above its band)?"""
+        limit = self.in_rack.get(int(state.rack[b]), -math.inf) if self.pinned[p] else self.anywhere
+        return float(state.sizes[p]) <= limit
+
+
+def held_above(state: ClusterState) -> tuple[list[int], HostRoom]:
+    """The eligible brokers (index order) no plan brings down into their band while they hold what they hold
+    (``out_of_reach``, above), and where a replica still fits: what the count goal's giant-host rule reads."""
     facts = _Facts.of(state)
+    above = [b for b, why in _out_of_reach(state, facts).items() if why.above]
+    elig, rack = facts.elig, facts.rack
+    in_rack = {int(r): float(facts.room[elig[rack[elig] == r]].max()) for r in np.unique(rack[elig]).tolist()}
+    return sorted(above), HostRoom(float(facts.room[elig].max()) if len(elig) else -math.inf, in_rack, facts.pinned)
+
+
+def _out_of_reach(state: ClusterState, facts: _Facts) -> dict[int, Unreachable]:
     # Only a broker whose largest movable replica exceeds some broker's room can hold a partition too big
     # for every host: the others skip ``_above``'s search of their rows (a million partitions, 400 brokers).
     movable = ~facts.stay[:, None] & (facts.F >= 0)

@@ -171,7 +171,8 @@ class ByteBalanceGoal(Goal):
         # load that may not move) is never searched for, its top where it stands (at 200 brokers with
         # giant partitions, shedding everything around a giant took most of the planning time and
         # thousands of swaps, for a broker that stays out whatever it sheds); one below its band at most
-        # to the most it can hold.
+        # to the most it can hold. (The count goal already left such a host above its band holding the least it
+        # may: ReplicaCountGoal._hold_least, the giant-host rule.)
         out = out_of_reach(state)
         raise_hi = np.zeros(state.n_brokers)
         cut_lo = np.full(state.n_brokers, np.inf)

@@ -8,12 +8,14 @@ moves is chosen by size, to bring bytes toward the mean at the same time.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, Goal, bound_for, donor_index, rack_bound
+from kafka_rebalance.planner.byte_misses import HostRoom, held_above
+from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, DonorIndex, Goal, bound_for, donor_index, rack_bound
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -23,6 +25,10 @@ if TYPE_CHECKING:
 # Aim inside the tolerance band by this fraction of it, so that the sizes actually found
 # (the nearest to the wanted one) leave the byte goal nothing to repair.
 BAND_MARGIN = 0.25
+ANY_SIZE = (-math.inf, math.inf)
+# Receivers asked per replica a giant's host sheds (``_hold_least``), lightest first, and the cluster's smallest
+# replicas looked at per trade before its larger replica stays.
+HOST_PARTNERS = 16
 
 
 def desired_size(state: ClusterState, d: int, r: int) -> float:
@@ -59,6 +65,10 @@ class ReplicaCountGoal(Goal):
               "share where rack safety forces rack totals apart), widened by --replica-tolerance")
     limit = SEARCH_LIMIT  # candidates each search examines (see ``_searched``)
     _in_rack: np.ndarray | None = None  # ``rack_bound`` of the state being optimised (set by ``optimize``)
+    # The giants' hosts of the state being optimised (``_hold_least``), per broker, and where a replica still fits
+    # a band: set by ``optimize``; None, no broker is one.
+    _hosts: np.ndarray | None = None
+    _room: HostRoom | None = None
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
         src_ok = not state.eligible[src] or state.counts[src] > state.lo[src]
@@ -84,6 +94,12 @@ class ReplicaCountGoal(Goal):
         # A bound row stays bound (rack safety, a hard veto, refuses its replicas any other rack), and a row made
         # rack-safe since, which the cached one does not skip, that veto refuses across racks all the same.
         self._in_rack = rack_bound(state)
+        # The giant-host rule (``_hold_least``): brokers no plan brings down into their byte band.
+        hosts, self._room = held_above(state)
+        self._hosts = None
+        if hosts:
+            self._hosts = np.zeros(state.n_brokers, dtype=bool)
+            self._hosts[hosts] = True
         while True:
             c = state.counts[elig]
             over = c - state.hi[elig]
@@ -93,7 +109,7 @@ class ReplicaCountGoal(Goal):
             un = np.where(live, under, 0)
             io, iu = int(np.argmax(ov)), int(np.argmax(un))
             if ov[io] <= 0 and un[iu] <= 0:
-                return
+                break
             if ov[io] >= un[iu]:
                 d = int(elig[io])
                 # Brokers below their range first (one move fixes two brokers); then, where rack
@@ -118,6 +134,119 @@ class ReplicaCountGoal(Goal):
                     or self._chain(state, elig, donors.tolist(), [r]),  # noqa: B023
                     state,
                 )
+        if self._hosts is not None:
+            small = self._smallest_first(state)
+            for g in hosts:
+                self._hold_least(state, elig, g, small)
+
+    def _want(self, state: ClusterState, d: int, r: int) -> tuple[float, tuple[float, float]]:
+        """The size a move from ``d`` to ``r`` asks for, and the sizes it may take (``DonorIndex.find``'s window).
+        A giant's host (``_hold_least``) takes the smallest replica there is, and sheds its largest that some band
+        can hold (not a giant: that would only make its receiver the giant's host); otherwise ``desired_size``."""
+        if self._hosts is not None and self._room is not None:
+            if self._hosts[r]:
+                return 0.0, ANY_SIZE
+            if self._hosts[d]:
+                top = self._room.anywhere
+                return top, (-math.inf, top + 1.0)
+        return desired_size(state, d, r), ANY_SIZE
+
+    def _shedding(self, state: ClusterState, d: int, ok: Callable[[int], bool]) -> Callable[[int], bool]:
+        """``ok`` for the replicas ``d`` gives away, and, where ``d`` is a giant's host, for no giant of it
+        (moving one only makes its receiver the giant's host, for the giant's bytes copied)."""
+        room = self._room
+        if self._hosts is None or room is None or not self._hosts[d]:
+            return ok
+        return lambda p: room.fits(state, p, d) and ok(p)
+
+    @staticmethod
+    def _smallest_first(state: ClusterState) -> np.ndarray:
+        """The partitions whose replicas may move, smallest first (ties by partition)."""
+        order = np.lexsort((np.arange(state.n_parts), state.sizes))
+        return order[~(state.frozen | state.hot)[order]]
+
+    def _hold_least(self, state: ClusterState, elig: np.ndarray, g: int, small: np.ndarray) -> None:
+        """The giant-host rule. A broker proven above its byte band whatever the plan (``held_above``: it holds a
+        partition too big for any band that may take it, or more load that may not move than its band's top) ends
+        above it in every plan, and every byte it holds beside what forces it there adds to the plan's worst broker
+        (byte max/mean is set by such a host). So, while the counts are balanced, such a host sheds its largest
+        replicas and takes the smallest (``_want``); once they are, it goes down to its count floor with its
+        largest, then trades its larger replicas, largest first, for the smallest of the whole cluster that it may
+        hold, while that lowers it. All this before the byte goals' move cap: their cap has none of it left to
+        undo, and the byte goal holds such a host where it stands (byte_balance.py), so nothing moves onto it
+        again. Its partners are the lightest brokers; a trade's two moves either meet on one broker or keep both
+        other brokers in their count ranges."""
+        room = self._room
+        assert room is not None
+        sizes, row = state.sizes, state.row
+        mine = [p for p in state.broker_parts(g).tolist() + state.arrivals.get(g, []) if g in row(p)]
+        mine = sorted({p for p in mine if not (state.frozen[p] or state.hot[p]) and room.fits(state, p, g)},
+                      key=lambda p: (-int(sizes[p]), p))
+        kept: list[int] = []
+        for p in mine:  # down to the count floor, largest first
+            if state.counts[g] <= state.lo[g]:
+                kept.append(p)
+                continue
+            y = self._host_receiver(state, elig, p, g, -1)
+            if y is None:
+                kept.append(p)
+            else:
+                state.move(p, g, y)
+        j = 0  # the smallest replicas before ``j`` are on g already, or may not join it
+        for p in kept:  # trades, largest first
+            sp = int(sizes[p])
+            done = False
+            k, looked = j, 0
+            while k < len(small) and looked < HOST_PARTNERS:
+                q = int(small[k])
+                if int(sizes[q]) >= sp:
+                    break  # nothing smaller is left to take for p
+                k += 1
+                if g in row(q):
+                    if k - 1 == j:
+                        j = k
+                    continue
+                xs = [x for x in row(q) if x != g and state.accepts(q, x, g)]
+                if not xs:
+                    if k - 1 == j:
+                        j = k
+                    continue
+                looked += 1
+                for x in xs:
+                    y = self._host_receiver(state, elig, p, g, x)
+                    if y is not None:
+                        state.move(q, x, g)
+                        state.move(p, g, y)
+                        done = True
+                        break
+                if done:
+                    break
+
+    def _host_receiver(self, state: ClusterState, elig: np.ndarray, p: int, g: int, x: int) -> int | None:
+        """The lightest broker (bytes above its target, then index) that may take ``p`` from the giant's host ``g``
+        while ``x`` (-1: none) gives one to ``g``: ``x`` itself, or one below its count range's top while ``x``
+        (if any) stays above its bottom. Not another giant's host. Among the ``HOST_PARTNERS`` lightest that
+        rack safety does not refuse at once."""
+        hosts = self._hosts
+        assert hosts is not None
+        key = state.bytes[elig] - state.byte_target[elig]
+        bound = self._in_rack
+        row = state.row(p)
+        x_gives = x < 0 or state.counts[x] > state.lo[x]
+        looked = 0
+        for y in elig[np.lexsort((elig, key))].tolist():
+            if y == g or hosts[y] or y in row:
+                continue
+            if y != x and not (x_gives and state.counts[y] < state.hi[y]):
+                continue
+            if bound is not None and bound[p] and state.rack[y] != state.rack[g]:
+                continue
+            looked += 1
+            if state.accepts(p, g, y):
+                return int(y)
+            if looked >= HOST_PARTNERS:
+                break
+        return None
 
     def _searched(self, attempt: Callable[[], bool], state: ClusterState) -> bool:
         """``attempt`` with each search looking at its ``SEARCH_LIMIT`` nearest candidates; where that
@@ -173,11 +302,11 @@ class ReplicaCountGoal(Goal):
                     if x in (d, r):
                         continue
                     onward = donor_index(state, x)
-                    q = onward.find(desired_size(state, x, r), lambda q: state.accepts(q, x, r), self.limit, allow_touched=True)  # noqa: B023 - called within this iteration
+                    q = self._find(state, onward, x, r, lambda q: state.accepts(q, x, r))  # noqa: B023 - called within this iteration
                     if q is None:
                         continue
                     inward = donor_index(state, d)
-                    p = inward.find(desired_size(state, d, x), lambda p: p != q and state.accepts(p, d, x), self.limit, allow_touched=True)  # noqa: B023 - called within this iteration
+                    p = self._find(state, inward, d, x, lambda p: p != q and state.accepts(p, d, x))  # noqa: B023 - called within this iteration
                     if p is None:
                         onward.put_back(q)
                         continue
@@ -185,6 +314,15 @@ class ReplicaCountGoal(Goal):
                     state.move(p, d, x)
                     return True
         return False
+
+    def _find(self, state: ClusterState, idx: DonorIndex, d: int, r: int, ok: Callable[[int], bool]) -> int | None:
+        """A chain's search of ``d``'s replicas (touched ones too) for one to move to ``r``: the giant-host rule's
+        (``_want``) first; where that finds nothing, the counts still come first (``desired_size``, any replica)."""
+        want, window = self._want(state, d, r)
+        p = idx.find(want, self._shedding(state, d, ok), self.limit, allow_touched=True, window=window)
+        if p is None and self._hosts is not None and self._hosts[d]:
+            p = idx.find(desired_size(state, d, r), ok, self.limit, allow_touched=True)
+        return p
 
     def _transfer(self, state: ClusterState, d: int, r: int, amount: int) -> int:
         idx = donor_index(state, d)
@@ -208,10 +346,7 @@ class ReplicaCountGoal(Goal):
             free = lambda p: state.accepts(p, d, r)  # noqa: E731
         else:
             free = lambda p: not bound[p] and state.accepts(p, d, r)  # noqa: E731
-        while moved < amount:
-            room[:] = int(state.bytes[r]), int(state.bytes[d])
-            want = desired_size(state, d, r)
-            p = None
+        def pick(want: float, window: tuple[float, float], free: Callable[[int], bool]) -> int | None:
             for ok, bytes_kept in ((lambda p: keeps_bytes(p) and free(p), True), (free, False)):
                 for touched in (False, True):
                     # Where even the smallest replica the search could meet breaks keeps_bytes (larger ones break it
@@ -219,11 +354,17 @@ class ReplicaCountGoal(Goal):
                     # False for the first True above is equivalent: the search runs and finds nothing, only slower.)
                     if bytes_kept and not fits(idx.smallest(touched)):
                         continue
-                    p = idx.find(want, ok, self.limit, allow_touched=touched)
+                    p = idx.find(want, ok, self.limit, allow_touched=touched, window=window)
                     if p is not None:
-                        break
-                if p is not None:
-                    break
+                        return p
+            return None
+
+        ruled = self._shedding(state, d, free)
+        while moved < amount:
+            room[:] = int(state.bytes[r]), int(state.bytes[d])
+            p = pick(*self._want(state, d, r), ruled)
+            if p is None and self._hosts is not None and self._hosts[d]:
+                p = pick(desired_size(state, d, r), ANY_SIZE, free)  # the giant-host rule found none: counts first
             if p is None:
                 break
             state.move(p, d, r)
