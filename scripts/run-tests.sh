@@ -11,7 +11,7 @@ shift
 workers=${PYTEST_WORKERS:-3}
 parallel=()
 if [ "$workers" != 0 ]; then
-  parallel=(-n "$workers" --dist loadgroup --no-loadscope-reorder)
+  parallel=(-n "$workers" --dist loadscope --no-loadscope-reorder)
 fi
 status=0
 "$python" -m pytest "${parallel[@]}" -m 'not matrix and not quiet' "$@"

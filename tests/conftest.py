@@ -10,9 +10,11 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -178,30 +180,50 @@ def topic_prefix(request, kafka_sandbox):
     delete_topics(kafka_sandbox, prefix)
 
 
-def _xdist_group(item) -> str:
-    """`make test` runs under pytest-xdist with --dist loadgroup. A module stays on one worker, so its
-    module-scoped fixtures (a planned cluster, an Airflow API server, a Kafka cluster of its own) are built once;
-    every test on the session's shared Kafka sandbox runs on one worker, so the sandbox starts once."""
-    if "kafka_sandbox" in item.fixturenames:
-        return "kafka-sandbox"
-    return Path(str(item.path)).relative_to(ROOT / "tests").as_posix()
+# A parameter (or argument) named after a fixture on the session's one Kafka sandbox, not a keyword of that name
+# (`SeedSpec(topic_prefix="s")` seeds a cluster of the test's own): such a module runs in the sandbox's group.
+_SANDBOX_FIXTURE = re.compile(r"(?<![\w.])(kafka_sandbox|topic_prefix)\s*[,)]")
 
 
-# Under xdist, groups are handed out in collection order (--no-loadscope-reorder): the longest in wall time first, so
-# no worker starts a quarter-hour of Kafka waits when the others are nearly done.
-_FIRST = ("kafka-sandbox", "real_kafka/", "ui/", "airflow_dags/", "sandbox/", "analysis/", "validation/")
+@cache
+def _uses_the_sandbox(module: str) -> bool:
+    return bool(_SANDBOX_FIXTURE.search((ROOT / module).read_text(encoding="utf-8")))
+
+
+def _group(nodeid: str) -> str:
+    """The worker group of a test under `make test`'s pytest-xdist run: its module, so module-scoped fixtures (a
+    planned cluster, an Airflow API server, a Kafka cluster of its own) are built once; every module on the session's
+    shared Kafka sandbox one group, so the sandbox starts once. From the node id alone: the controller, which
+    schedules, collects nothing."""
+    module = nodeid.split("::", 1)[0]
+    return "kafka-sandbox" if module.endswith(".py") and _uses_the_sandbox(module) else module
+
+
+# Groups are handed out in collection order (--no-loadscope-reorder): the longest in wall time first, so no worker
+# starts a quarter-hour of Kafka waits when the others are nearly done.
+_FIRST = ("kafka-sandbox", "tests/real_kafka/", "tests/ui/", "tests/airflow_dags/", "tests/sandbox/", "tests/analysis/",
+          "tests/validation/")
 
 
 def _start_rank(group: str) -> int:
     return next((i for i, prefix in enumerate(_FIRST) if group.startswith(prefix)), len(_FIRST))
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's own --dist loadgroup reads marks it turns into node-id suffixes that pytest 9 no longer keeps (every
+    test became its own group): this scheduler groups by ``_group`` instead."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return ByGroup(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput"):  # an xdist worker: every worker collects, and sorts, alike
-        groups = {item.nodeid: _xdist_group(item) for item in items}
-        for item in items:
-            item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
-        items.sort(key=lambda item: _start_rank(groups[item.nodeid]))  # stable: file order within a rank
+        items.sort(key=lambda item: _start_rank(_group(item.nodeid)))  # stable: file order within a rank
     _cheapest_first_under_mutation(items)
 
 
