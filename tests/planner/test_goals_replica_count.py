@@ -845,3 +845,17 @@ def test_a_replica_that_could_not_join_a_giants_host_is_not_offered_again() -> N
     goal._hold_least(s, np.arange(5), 0, goal._smallest_first(s))
     assert [(s.name(q), a, b) for q, a, b in s.changes] == [
         ("a-0", 1, 0), ("p-1", 0, 4), ("b-0", 3, 0), ("p-0", 0, 1)]
+
+
+def test_a_giants_host_finds_its_largest_replica_a_band_holds_past_more_giants_than_a_search_looks_at() -> None:
+    # Host 0 holds g-0..g-256 (501..757 bytes: giants, a band holding up to 500) and a-0 (10). The rule asks for
+    # 500, and only sizes up to 501 count: the 257 giants, all nearer 500 than a-0, are not looked at, so the first
+    # search (256 replicas at most) finds a-0, both for a move and for a chain.
+    def host_with_giants() -> tuple[ClusterState, ReplicaCountGoal, int]:
+        s = bare([0, 1], [part("g", i, [0], size_bytes=501 + i) for i in range(257)] + [part("a", 0, [0], size_bytes=10)])
+        return s, host_goal(s, [0]), ids(s)["a-0"]
+
+    s, goal, a = host_with_giants()
+    assert goal._transfer(s, 0, 1, 1) == 1 and s.changes == [(a, 0, 1)]
+    s, goal, a = host_with_giants()
+    assert goal._find(s, donor_index(s, 0), 0, 1, lambda p: True) == a
