@@ -859,3 +859,20 @@ def test_a_giants_host_finds_its_largest_replica_a_band_holds_past_more_giants_t
     assert goal._transfer(s, 0, 1, 1) == 1 and s.changes == [(a, 0, 1)]
     s, goal, a = host_with_giants()
     assert goal._find(s, donor_index(s, 0), 0, 1, lambda p: True) == a
+
+
+def test_a_broker_above_its_range_chains_to_no_broker_at_its_top() -> None:
+    # Ranges 0..1 each: 0 holds p-0 and p-1 (one above), 1 holds b-0 and 2 c-0 (both at their top). The vetoes allow
+    # only c-0 to 1 and p-0 to 2, a chain 0 -> 2 -> 1 that would leave 1 above its top instead: nothing has room, so
+    # nothing moves and 0 is set aside.
+    class Only(Goal):
+        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+            return (state.name(p), dst) in {("c-0", 1), ("p-0", 2)}
+
+    s = state([0, 1, 2], [part("p", 0, [0], size_bytes=1), part("p", 1, [0], size_bytes=1),
+                          part("b", 0, [1], size_bytes=1), part("c", 0, [2], size_bytes=1)])
+    s.lo[:] = 0
+    s.hi[:] = 1
+    s.vetoes = [Only()]
+    ReplicaCountGoal().optimize(s)
+    assert s.changes == [] and s.counts.tolist() == [2, 1, 1]
