@@ -3,6 +3,7 @@ its moves, on clusters small enough to work out by hand. Brokers 0..n-1 are thei
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,8 @@ import pytest
 
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan
-from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.byte_misses import HostRoom, held_above
+from kafka_rebalance.planner.goals.base import Goal, donor_index, rack_bound
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal, byte_need, desired_size
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView
@@ -623,3 +625,254 @@ def test_a_giants_host_above_its_count_range_sheds_its_largest_other_replicas_fi
         ("a-5", 0, 1), ("a-4", 0, 1), ("a-3", 0, 2), ("a-2", 0, 2), ("b-0", 1, 0), ("a-1", 0, 1), ("c-0", 2, 0),
         ("a-0", 0, 2)]
     assert s.counts.tolist() == [3, 3, 3] and s.bytes.tolist() == [1012, 130, 80]
+
+
+def test_the_giant_host_rule_asks_a_host_for_its_largest_replica_a_band_holds_and_gives_it_the_smallest() -> None:
+    # giant_cluster: no replica that may not move has bytes (x-0 has none), so a band's whole top, 473 (the whole
+    # bytes up to 1,291 / 3 * 1.1 = 473.4), is the room for one more replica anywhere. Only broker 0 (g-0) is a
+    # giant's host. From 0 the rule asks for 473, sizes below 474; to 0 for 0 bytes, any size; between 1 and 2 it is
+    # desired_size's. 0 sheds no giant (g-0); a-0 (50) is fine; any other broker sheds what ``ok`` allows.
+    s = giant_cluster()
+    goal = ReplicaCountGoal()
+    goal.optimize(s)
+    assert goal._want(s, 0, 1) == (473.0, (-math.inf, 474.0))
+    assert goal._want(s, 2, 0) == (0.0, (-math.inf, math.inf))
+    assert goal._want(s, 1, 2) == (desired_size(s, 1, 2), (-math.inf, math.inf))
+    ok = goal._shedding(s, 0, lambda p: True)
+    ix = {s.name(p): p for p in range(s.n_parts)}
+    assert not ok(ix["g-0"]) and ok(ix["a-0"])
+    assert goal._shedding(s, 1, ok) is ok
+
+
+def test_a_giants_host_above_its_count_range_with_only_giants_sheds_giants() -> None:
+    # No racks. Broker 0 holds g-0, h-0 and i-0 (1,000 bytes each); 1..3 nothing. A mean of 750, a band top of 825:
+    # all three are giants. 3 replicas over 4 brokers: 0..1 each. The rule finds nothing 0 may shed (every replica
+    # is a giant), so the counts come first: two giants go, and 0 ends at its top of 1.
+    s = state([0, 1, 2, 3], [part(t, 0, [0], size_bytes=1000) for t in "ghi"])
+    assert (s.lo.tolist(), s.hi.tolist()) == ([0, 0, 0, 0], [1, 1, 1, 1])
+    ReplicaCountGoal().optimize(s)
+    assert s.counts[0] == 1 and s.moved_replicas() == 2
+
+
+def test_a_chains_search_on_a_giants_host_takes_the_rules_find_and_else_any_replica_touched_too() -> None:
+    # giant_cluster, broker 0 the giant's host. The rule's search finds a-0 (50, the largest a band holds, nearest
+    # to 473) and that is the answer, though desired_size (677: 1,140 - 462.7 over one move) is nearer g-0.
+    s = giant_cluster()
+    goal = ReplicaCountGoal()
+    hosts, goal._room = held_above(s)
+    assert hosts == [0]
+    goal._hosts = np.asarray([True, False, False])
+    assert s.name(goal._find(s, donor_index(s, 0), 0, 1, lambda p: True)) == "a-0"
+    # Where ``ok`` allows only the giant g-0, and the plan has moved it (1 -> 0 -> 1 -> 0), the rule finds nothing
+    # and the second search, touched replicas too, takes it.
+    g = next(p for p in range(s.n_parts) if s.name(p) == "g-0")
+    s.move(g, 0, 1)
+    s.move(g, 1, 0)
+    assert goal._find(s, donor_index(s, 0), 0, 1, lambda p: p == g) == g
+
+
+class Refuses(Goal):
+    """A veto refusing the moves (partition, destination) it is given; destination -1: any."""
+
+    def __init__(self, *refused: tuple[int, int]) -> None:
+        self.refused = set(refused)
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        return (p, dst) not in self.refused and (p, -1) not in self.refused
+
+
+def host_goal(s: ClusterState, hosts: list[int], anywhere: float = 500.0) -> ReplicaCountGoal:
+    """A count goal set up as ``optimize`` would for these giants' hosts, a replica up to ``anywhere`` fitting a band."""
+    goal = ReplicaCountGoal()
+    goal._hosts = np.zeros(s.n_brokers, dtype=bool)
+    goal._hosts[hosts] = True
+    goal._room = HostRoom(anywhere, {}, np.zeros(s.n_parts, dtype=bool))
+    goal._in_rack = rack_bound(s)
+    return goal
+
+
+def ids(s: ClusterState) -> dict[str, int]:
+    return {s.name(p): p for p in range(s.n_parts)}
+
+
+def test_a_giants_host_gives_to_the_lightest_broker_not_another_host_and_through_one_at_its_floor_only_to_it() -> None:
+    # No targets. 1 is a giant's host with p-0 (10) to give; 2 is another host, lightest by bytes above its target
+    # (900 - 1,000). Then 4 (40 - 30), 3 (20), 0 (50). So p-0 goes to 4, the lightest not a host. Through 0 (giving
+    # one to 1), at its floor of 1: only 0 itself may take p-0.
+    s = bare([0, 1, 2, 3, 4], [part("a", 0, [0], size_bytes=50), part("g", 0, [1], size_bytes=1000),
+                               part("p", 0, [1], size_bytes=10), part("h", 0, [2], size_bytes=900),
+                               part("c", 0, [3], size_bytes=20), part("d", 0, [4], size_bytes=40)])
+    s.lo[:] = 1
+    s.hi[:] = 3
+    s.byte_target[:] = [0, 0, 1000, 0, 30]
+    goal = host_goal(s, [1, 2])
+    elig = np.arange(5)
+    p = ids(s)["p-0"]
+    assert goal._host_receiver(s, elig, p, 1, -1) == 4
+    assert goal._host_receiver(s, elig, p, 1, 0) == 0
+
+
+def test_a_giants_host_gives_a_partition_bound_to_its_racks_only_within_its_own_rack() -> None:
+    # Racks a = {0, 4}, b = {1}, c = {2, 3}. t-0 (RF 3, one replica per rack) is bound to its racks; u-0 (RF 1) is
+    # not. Host 2 (rack c) gives t-0 to 3, the only broker of its rack, though 4 (rack a, empty) is lighter; the
+    # vetoes are not asked about 4. u-0 goes to 4.
+    asked: list[tuple[int, int, int]] = []
+
+    class Asks(Goal):
+        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+            asked.append((p, src, dst))
+            return True
+
+    s = bare([(0, "a"), (1, "b"), (2, "c"), (3, "c"), (4, "a")],
+             [part("t", 0, [0, 1, 2], size_bytes=1), part("u", 0, [2], size_bytes=1),
+              part("w", 0, [3], size_bytes=100)])
+    s.hi[:] = 5
+    s.vetoes = [Asks(), PlacementGoal(), RackSafetyGoal()]
+    goal = host_goal(s, [2])
+    elig = np.arange(5)
+    t, u = ids(s)["t-0"], ids(s)["u-0"]
+    assert goal._host_receiver(s, elig, t, 2, -1) == 3
+    assert asked == [(t, 2, 3)]
+    assert goal._host_receiver(s, elig, u, 2, -1) == 4
+
+
+@pytest.mark.parametrize(("refused", "taker"), [(15, 16), (16, None)])
+def test_a_giants_host_asks_at_most_sixteen_brokers(refused: int, taker: int | None) -> None:
+    # Host 0 holds p-0 (1 byte); 1..17 are empty, equally light, asked in index order. With 1..15 refusing it the
+    # 16th takes it; with 1..16 refusing, 17 is never asked.
+    s = bare(list(range(18)), [part("p", 0, [0], size_bytes=1)])
+    s.hi[:] = 5
+    s.vetoes = [Refuses(*[(0, b) for b in range(1, refused + 1)])]
+    goal = host_goal(s, [0])
+    assert goal._host_receiver(s, np.arange(18), 0, 0, -1) == taker
+
+
+@pytest.mark.parametrize(("refused", "traded"), [(15, 16), (16, None)])
+def test_a_giants_host_looks_at_sixteen_smaller_replicas_to_trade_for(refused: int, traded: int | None) -> None:
+    # Host 0 holds g-0 (1,000, no band holds it) and p-0 (100), at its floor of 2. Brokers 1..17 each hold one q (q-i
+    # of i bytes on broker i), at their floor of 1: each may only swap, and p-0 may not go to 1..``refused``. The
+    # smallest first: q-1 .. q-15 are refused; q-16 is the 16th looked at, so with 15 refused 0 swaps p-0 for it, and
+    # with 16 refused q-17, the 17th, is never looked at.
+    s = bare(list(range(18)), [part("g", 0, [0], size_bytes=1000), part("p", 0, [0], size_bytes=100)]
+             + [part(f"q{i:02d}", 0, [i], size_bytes=i) for i in range(1, 18)])
+    s.lo[:] = 1
+    s.lo[0] = 2
+    s.hi[:] = 5
+    p = ids(s)["p-0"]
+    s.vetoes = [Refuses(*[(p, b) for b in range(1, refused + 1)])]
+    goal = host_goal(s, [0])
+    goal._hold_least(s, np.arange(18), 0, goal._smallest_first(s))
+    if traded is None:
+        assert s.changes == []
+    else:
+        assert [(s.name(q), a, b) for q, a, b in s.changes] == [(f"q{traded:02d}-0", traded, 0), ("p-0", 0, traded)]
+
+
+def test_a_giants_host_passes_a_replica_no_one_may_swap_or_that_may_not_join_it() -> None:
+    # Host 0 holds g-0 (1,000) and p-0 (100), at its floor of 2. The smallest replicas: a-0 (1) on 1 and z-0 (2) on
+    # 2, both at their floor of 1 (so only a swap with them), c-0 (3) on 3, above its floor of 0. p-0 may not go to
+    # 1; z-0 may not go to 0. So a-0 and z-0 are passed over, and p-0 is swapped for c-0 with 4 (empty, lightest).
+    s = bare([0, 1, 2, 3, 4], [part("g", 0, [0], size_bytes=1000), part("p", 0, [0], size_bytes=100),
+                               part("a", 0, [1], size_bytes=1), part("z", 0, [2], size_bytes=2),
+                               part("c", 0, [3], size_bytes=3)])
+    s.lo[:] = [2, 1, 1, 0, 0]
+    s.hi[:] = 5
+    i = ids(s)
+    s.vetoes = [Refuses((i["p-0"], 1), (i["z-0"], 0))]
+    goal = host_goal(s, [0])
+    goal._hold_least(s, np.arange(5), 0, goal._smallest_first(s))
+    assert [(s.name(q), a, b) for q, a, b in s.changes] == [("c-0", 3, 0), ("p-0", 0, 4)]
+
+
+def test_a_giants_host_trades_a_smaller_replica_for_what_its_larger_one_could_not() -> None:
+    # Host 0 holds g-0 (1,000), p-1 (100) and p-0 (50), at its floor of 3. The smallest: a-0 (1) on 1 (above its
+    # floor of 0), z-0 (2) on 2, which may not join 0; p-1 may go nowhere. p-1, the largest, finds no trade (a-0 is
+    # refused it, z-0 may not come, p-0 is on 0). p-0 then trades for a-0 all the same, with 3 (empty, lightest).
+    s = bare([0, 1, 2, 3], [part("g", 0, [0], size_bytes=1000), part("p", 1, [0], size_bytes=100),
+                            part("p", 0, [0], size_bytes=50), part("a", 0, [1], size_bytes=1),
+                            part("z", 0, [2], size_bytes=2)])
+    s.lo[:] = [3, 0, 0, 0]
+    s.hi[:] = 5
+    i = ids(s)
+    s.vetoes = [Refuses((i["p-1"], -1), (i["z-0"], 0))]
+    goal = host_goal(s, [0])
+    goal._hold_least(s, np.arange(4), 0, goal._smallest_first(s))
+    assert [(s.name(q), a, b) for q, a, b in s.changes] == [("a-0", 1, 0), ("p-0", 0, 3)]
+
+
+def test_a_giants_host_never_trades_a_replica_that_may_not_move() -> None:
+    # Host 0 holds g-0 (1,000), x-0 (6, an excluded topic) and a-0 (5), at its floor of 3; 1 holds b-0 (1), above its
+    # floor of 0. a-0, not x-0, is traded for b-0, with 2 (empty, the lightest).
+    s = bare([0, 1, 2], [part("g", 0, [0], size_bytes=1000), part("x", 0, [0], size_bytes=6),
+                         part("a", 0, [0], size_bytes=5), part("b", 0, [1], size_bytes=1)], exclude_topics=("x",))
+    s.lo[:] = [3, 0, 0]
+    s.hi[:] = 5
+    goal = host_goal(s, [0])
+    goal._hold_least(s, np.arange(3), 0, goal._smallest_first(s))
+    assert [(s.name(q), a, b) for q, a, b in s.changes] == [("b-0", 1, 0), ("a-0", 0, 2)]
+
+
+def test_a_replica_its_larger_one_could_not_trade_for_stays_on_offer_past_one_already_on_the_host() -> None:
+    # Host 0 holds g-0 (1,000), p-1 (100) and p-0 (50), at its floor of 3; 1 holds a-0 (1), above its floor of 0.
+    # p-1 may go nowhere: it looks at a-0 in vain, then passes p-0 (on 0 already). p-0 then trades for a-0, with 2
+    # (empty, lightest).
+    s = bare([0, 1, 2], [part("g", 0, [0], size_bytes=1000), part("p", 1, [0], size_bytes=100),
+                         part("p", 0, [0], size_bytes=50), part("a", 0, [1], size_bytes=1)])
+    s.lo[:] = [3, 0, 0]
+    s.hi[:] = 5
+    s.vetoes = [Refuses((ids(s)["p-1"], -1))]
+    goal = host_goal(s, [0])
+    goal._hold_least(s, np.arange(3), 0, goal._smallest_first(s))
+    assert [(s.name(q), a, b) for q, a, b in s.changes] == [("a-0", 1, 0), ("p-0", 0, 2)]
+
+
+def test_a_replica_that_could_not_join_a_giants_host_is_not_offered_again() -> None:
+    # Host 0 holds g-0 (1,000), p-1 (100) and p-0 (50): 1,150 bytes, at its floor of 3. The smallest: z-0 (1) on 2,
+    # a-0 (2) on 1, b-0 (3) on 3, all above their floor of 0; 4 is empty. A veto refuses z-0 to 0 while 0 holds
+    # more than 1,100 bytes. p-1 passes z-0 and trades for a-0, with 4 (lightest): 0 holds 1,052. z-0 may join now,
+    # but it was passed over for good: p-0 trades for b-0, with 1 (empty since a-0 left).
+    class Full(Goal):
+        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+            return not (state.name(p) == "z-0" and dst == 0 and state.bytes[0] > 1100)
+
+    s = bare([0, 1, 2, 3, 4], [part("g", 0, [0], size_bytes=1000), part("p", 1, [0], size_bytes=100),
+                               part("p", 0, [0], size_bytes=50), part("z", 0, [2], size_bytes=1),
+                               part("a", 0, [1], size_bytes=2), part("b", 0, [3], size_bytes=3)])
+    s.lo[:] = [3, 0, 0, 0, 0]
+    s.hi[:] = 5
+    s.vetoes = [Full()]
+    goal = host_goal(s, [0])
+    goal._hold_least(s, np.arange(5), 0, goal._smallest_first(s))
+    assert [(s.name(q), a, b) for q, a, b in s.changes] == [
+        ("a-0", 1, 0), ("p-1", 0, 4), ("b-0", 3, 0), ("p-0", 0, 1)]
+
+
+def test_a_giants_host_finds_its_largest_replica_a_band_holds_past_more_giants_than_a_search_looks_at() -> None:
+    # Host 0 holds g-0..g-256 (501..757 bytes: giants, a band holding up to 500) and a-0 (10). The rule asks for
+    # 500, and only sizes up to 501 count: the 257 giants, all nearer 500 than a-0, are not looked at, so the first
+    # search (256 replicas at most) finds a-0, both for a move and for a chain.
+    def host_with_giants() -> tuple[ClusterState, ReplicaCountGoal, int]:
+        s = bare([0, 1], [part("g", i, [0], size_bytes=501 + i) for i in range(257)] + [part("a", 0, [0], size_bytes=10)])
+        return s, host_goal(s, [0]), ids(s)["a-0"]
+
+    s, goal, a = host_with_giants()
+    assert goal._transfer(s, 0, 1, 1) == 1 and s.changes == [(a, 0, 1)]
+    s, goal, a = host_with_giants()
+    assert goal._find(s, donor_index(s, 0), 0, 1, lambda p: True) == a
+
+
+def test_a_broker_above_its_range_chains_to_no_broker_at_its_top() -> None:
+    # Ranges 0..1 each: 0 holds p-0 and p-1 (one above), 1 holds b-0 and 2 c-0 (both at their top). The vetoes allow
+    # only c-0 to 1 and p-0 to 2, a chain 0 -> 2 -> 1 that would leave 1 above its top instead: nothing has room, so
+    # nothing moves and 0 is set aside.
+    class Only(Goal):
+        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+            return (state.name(p), dst) in {("c-0", 1), ("p-0", 2)}
+
+    s = state([0, 1, 2], [part("p", 0, [0], size_bytes=1), part("p", 1, [0], size_bytes=1),
+                          part("b", 0, [1], size_bytes=1), part("c", 0, [2], size_bytes=1)])
+    s.lo[:] = 0
+    s.hi[:] = 1
+    s.vetoes = [Only()]
+    ReplicaCountGoal().optimize(s)
+    assert s.changes == [] and s.counts.tolist() == [2, 1, 1]

@@ -98,6 +98,7 @@ class ReplicaCountGoal(Goal):
         hosts, self._room = held_above(state)
         self._hosts = None
         if hosts:
+            # Without the dtype (equivalent mutants): floats 0.0 / 1.0 are read only for their truth.
             self._hosts = np.zeros(state.n_brokers, dtype=bool)
             self._hosts[hosts] = True
         while True:
@@ -187,7 +188,7 @@ class ReplicaCountGoal(Goal):
             if state.counts[g] <= state.lo[g]:
                 kept.append(p)
                 continue
-            y = self._host_receiver(state, elig, p, g, -1)
+            y = self._host_receiver(state, elig, p, g, -1)  # any x < 0 is equivalent: none
             if y is None:
                 kept.append(p)
             else:
@@ -195,14 +196,17 @@ class ReplicaCountGoal(Goal):
         j = 0  # the smallest replicas before ``j`` are on g already, or may not join it
         for p in kept:  # trades, largest first
             sp = int(sizes[p])
-            done = False
+            done = False  # None is equivalent: read only for its truth
             k, looked = j, 0
+            # `k <= len(small)` is equivalent: p itself is in small (it may move) and stops the walk before its end
             while k < len(small) and looked < HOST_PARTNERS:
                 q = int(small[k])
                 if int(sizes[q]) >= sp:
                     break  # nothing smaller is left to take for p
                 k += 1
                 if g in row(q):
+                    # Never moving j on here (`k + 1 == j`) is equivalent: a replica on g smaller than p stays there
+                    # while the walk can reach it (only kept ones leave g, largest first, and later ones are smaller).
                     if k - 1 == j:
                         j = k
                     continue
