@@ -555,20 +555,25 @@ def test_the_second_search_of_a_chain_looks_at_every_replica_of_the_donor() -> N
     assert {s.parts[p].name: s.row(p) for p in s.cur} == {"p-0": [3, 1], "q-0": [2]}
 
 
+class Asks(Goal):
+    """A veto that allows every move and records (partition, source, destination) of each it is asked about."""
+
+    def __init__(self, asked: list[tuple[int, int, int]]) -> None:
+        self.asked = asked
+
+    def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
+        self.asked.append((p, src, dst))
+        return True
+
+
 def test_a_transfer_across_racks_never_asks_the_vetoes_about_a_partition_bound_to_its_racks() -> None:
     # Racks a = {0}, b = {1}, c = {2, 3}. t-0 and t-1 (RF 3, one replica per rack) are bound to their racks: rack
     # safety refuses any of their replicas leaving its rack. u-0 (RF 1) is not. From 0 to 3 (rack a to c) only u-0
     # is asked about, and goes; from 2 to 3 (within rack c) t-0, the smallest, is asked about first, and goes.
     asked: list[tuple[int, int, int]] = []
-
-    class Asks(Goal):
-        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
-            asked.append((p, src, dst))
-            return True
-
     s = bare([(0, "a"), (1, "b"), (2, "c"), (3, "c")],
              [part("t", i, [0, 1, 2], size_bytes=GiB) for i in range(2)] + [part("u", 0, [0], size_bytes=2 * GiB)])
-    s.vetoes = [Asks(), PlacementGoal(), RackSafetyGoal()]
+    s.vetoes = [Asks(asked), PlacementGoal(), RackSafetyGoal()]
     goal = ReplicaCountGoal()
     assert goal._transfer(s, 0, 3, 1) == 1
     assert asked == [(2, 0, 3)] and s.row(2) == [3]
@@ -717,17 +722,11 @@ def test_a_giants_host_gives_a_partition_bound_to_its_racks_only_within_its_own_
     # not. Host 2 (rack c) gives t-0 to 3, the only broker of its rack, though 4 (rack a, empty) is lighter; the
     # vetoes are not asked about 4. u-0 goes to 4.
     asked: list[tuple[int, int, int]] = []
-
-    class Asks(Goal):
-        def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
-            asked.append((p, src, dst))
-            return True
-
     s = bare([(0, "a"), (1, "b"), (2, "c"), (3, "c"), (4, "a")],
              [part("t", 0, [0, 1, 2], size_bytes=1), part("u", 0, [2], size_bytes=1),
               part("w", 0, [3], size_bytes=100)])
     s.hi[:] = 5
-    s.vetoes = [Asks(), PlacementGoal(), RackSafetyGoal()]
+    s.vetoes = [Asks(asked), PlacementGoal(), RackSafetyGoal()]
     goal = host_goal(s, [2])
     elig = np.arange(5)
     t, u = ids(s)["t-0"], ids(s)["u-0"]
