@@ -27,6 +27,7 @@ from kafka_rebalance.cluster.connection import ConnectionSettings
 from kafka_rebalance.cluster.failures import FailureKind
 from kafka_rebalance.cluster.live import LiveAdmin
 from kafka_rebalance.cluster.simulator import Simulator
+from kafka_rebalance.sandbox.cluster import free_ports
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.testserver import KafkaTestServer
 
@@ -35,9 +36,7 @@ SAMPLE = ROOT / "samples" / "sample-cluster.json"
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def _fail(settings: ConnectionSettings) -> tuple[ClusterConnectionError, float]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,15 +18,15 @@ from typing import Any
 
 import pytest
 
+from kafka_rebalance.sandbox.cluster import free_ports
+
 # --------------------------------------------------------------------------- standalone cluster
 
 WORKERS = 2
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 @dataclass

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -35,6 +34,7 @@ import httpx
 import pytest
 
 from kafka_rebalance.orchestration.staging import run_dir_path
+from kafka_rebalance.sandbox.cluster import free_ports
 from tests.support.processes import ProcessSessions, alive, descendants, read_proc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,9 +68,7 @@ def _ensure_chromium() -> None:
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
 
 
 class Airflow:

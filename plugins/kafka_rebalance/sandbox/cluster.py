@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -135,11 +136,40 @@ class Sandbox:
             raise SandboxError(f"{source}: not a sandbox description ({type(exc).__name__}: {exc})") from None
 
 
-def _free_ports(count: int) -> list[int]:
-    """Ports the kernel hands out now; held open together so that they are distinct."""
-    socks = []
+# Listeners bind below the kernel's ephemeral range: a port the kernel handed out and we released is soon the local
+# port of some client's outgoing connection (Kafka clients, Airflow, Spark on the same host), and the node that then
+# binds it dies with "Address already in use" (seen with three test workers). Ports under the range are only ever
+# taken by an explicit bind, which the probe below sees.
+_PORT_FLOOR = 10000
+
+
+def _ephemeral_range() -> tuple[int, int]:
     try:
-        for _ in range(count):
+        low, high = (int(x) for x in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default; elsewhere only a starting point for the probe
+    return low, high
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct ports free on 127.0.0.1 now, below the ephemeral range where it leaves room (else the
+    kernel's own choice); held open together while probing so that they are distinct."""
+    low, _ = _ephemeral_range()
+    candidates = list(range(_PORT_FLOOR, low)) if low - _PORT_FLOOR >= 1000 else []
+    random.SystemRandom().shuffle(candidates)  # two sandboxes starting at once rarely probe the same ports
+    socks: list[socket.socket] = []
+    try:
+        for port in candidates:
+            if len(socks) == count:
+                break
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                s.close()
+                continue
+            socks.append(s)
+        while len(socks) < count:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind(("127.0.0.1", 0))
             socks.append(s)
@@ -433,7 +463,7 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     directory.mkdir(parents=True, exist_ok=True)
     base = 3 * brokers if sasl_plain_users else 2 * brokers
     # One call for every port, so that they are distinct: each node's exporter, then Prometheus.
-    ports = _free_ports(base + (brokers + 1 if metrics else 0))
+    ports = free_ports(base + (brokers + 1 if metrics else 0))
     ids = list(range(1, brokers + 1))
     voters = ",".join(f"{i}@127.0.0.1:{ports[2 * k + 1]}" for k, i in enumerate(ids))
     cluster_uuid = kafka_uuid()

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_rebalance.sandbox.cluster import SandboxError, _free_ports
+from kafka_rebalance.sandbox.cluster import SandboxError, free_ports
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 # keytool is a JVM start each: C1 only, the serial GC and a small heap take a third off its CPU time.
@@ -163,7 +163,7 @@ def make_pki(directory: Path, password: str, now: dt.datetime | None = None) -> 
 
 
 def listener_ports(listeners: Sequence[SecureListener] = LISTENERS) -> dict[str, int]:
-    return dict(zip((listener.name for listener in listeners), _free_ports(len(listeners)), strict=True))
+    return dict(zip((listener.name for listener in listeners), free_ports(len(listeners)), strict=True))
 
 
 def _sasl_properties(prefix: str, listener: SecureListener, plain_users: Mapping[str, str]) -> dict[str, str]:

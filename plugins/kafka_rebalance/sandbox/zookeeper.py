@@ -29,12 +29,12 @@ from kafka_rebalance.sandbox.cluster import (
     SandboxError,
     SandboxMode,
     ZooKeeperServer,
-    _free_ports,
     _is_our_process,
     _stop_pids,
     _tail,
     _write_json,
     broker_tuning,
+    free_ports,
     log_config_opts,
     pid_alive,
     rack_of,
@@ -148,7 +148,7 @@ def up(directory: Path, brokers: int, racks: int, kafka_version: str, auto_leade
                            "use a 3.x release such as 3.9.1, or KRaft mode")
     started = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
-    ports = _free_ports(brokers + 1)
+    ports = free_ports(brokers + 1)
     progress(f"starting ZooKeeper (from Kafka {runtime.version}'s classpath) on 127.0.0.1:{ports[-1]}")
     zk = start(runtime, directory / "zookeeper", ports[-1], timeout)
     nodes: list[Node] = []
