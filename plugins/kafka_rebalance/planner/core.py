@@ -8,6 +8,7 @@ batches, throttles, estimates and the summary, where every goal judges the plan.
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -196,6 +197,25 @@ def _optimizer_summary(options: PlanOptions, solved: exact.ExactResult | None, m
 
 
 def make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
+    """The plan for ``snapshot`` under ``options``, with Python's cycle collector paused while it is made.
+
+    A plan allocates millions of short-lived objects; each of those allocations counts towards the collector's
+    next pass, and its full passes walk every object alive, the snapshot's hundreds of thousands of partitions
+    included, again and again: at 200 brokers / 200,000 partitions, 12 full passes took 10 % of planning. The
+    planner's own cycles (a state and its donor indexes, which point back at it) are few, garbage only once the
+    plan is made, and the collector takes them at its next pass after that (the peak memory was the same either
+    way). No result depends on when the collector runs. Paused only if it was running (a caller that turned it
+    off keeps it off), and resumed however planning ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _make_plan(snapshot, options)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     options.check()
     options.check_against(snapshot)
     if options.threshold_percentage is None:

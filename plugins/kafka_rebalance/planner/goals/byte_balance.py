@@ -9,7 +9,6 @@ action strictly lowers the total deviation beyond the tolerance band, so it ends
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from kafka_rebalance.balance import band_deviation
 from kafka_rebalance.planner.byte_misses import SLACK, out_of_reach
-from kafka_rebalance.planner.goals.base import Goal, bound_for, donor_index, outward, rack_bound
+from kafka_rebalance.planner.goals.base import Goal, bound_for, donor_index, outward, rack_bound, slot
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
@@ -112,10 +111,7 @@ class ArrivalIndex:
             if p not in self.seen:
                 self.seen.add(p)
                 size = int(self.state.sizes[p])
-                k = bisect_left(self.sizes, size)
-                # (<= alike: p is not listed yet, ``seen`` says, so no entry equals it)
-                while k < len(self.parts) and self.sizes[k] == size and self.parts[k] < p:
-                    k += 1
+                k = slot(self.sizes, self.parts, size, p)  # (p is not listed yet, ``seen`` says)
                 self.sizes.insert(k, size)
                 self.parts.insert(k, p)
         self.fed = len(new)
@@ -264,7 +260,8 @@ class ByteBalanceGoal(Goal):
         broker set aside is tried again (a partner may have made room), so the goal stops only
         when no broker outside the band can be improved at all."""
         target = state.byte_target
-        self.upper, self.lower = upper_all, lower_all
+        # As lists: ``_viol`` reads them half a million times per plan at 200 brokers (the same floats as the arrays')
+        self.upper, self.lower = upper_all.tolist(), lower_all.tolist()
         upper, lower = upper_all[elig], lower_all[elig]
         held = upper_all > state.byte_hi  # brokers proven out of reach above their band, held where they stood
         stuck = np.zeros(state.n_brokers, dtype=bool)
@@ -435,7 +432,7 @@ class ByteBalanceGoal(Goal):
         # a shortcut only: rack safety's veto refuses the same partitions (None alike: a hard goal, always a veto: core._balance)
         bound = self._bound_for(state, h, r)
         p = self._pick(state, h, desired,
-                       lambda p: not (bound is not None and bound[p]) and state.accepts(p, h, r) and better(float(state.sizes[p])),
+                       lambda p: not (bound is not None and bound[p]) and state.accepts(p, h, r) and better(float(state.size_of[p])),
                        window)  # fmt: skip
         if p is None:
             return False
@@ -478,7 +475,7 @@ class ByteBalanceGoal(Goal):
             p = self._pick(
                 state, h, desired + sq,
                 lambda p: (p != q and not (bound is not None and bound[p]) and state.accepts(p, h, r, count_neutral=True)  # noqa: B023
-                           and better(float(sizes[p]) - sq)),  # noqa: B023
+                           and better(float(state.size_of[p]) - sq)),  # noqa: B023
                 # (window[0] - sq alike inside the max: cheap = 2 sq - 1 is >= window[0] + sq, as window[0] is within 1e-9 of -1)
                 (window[0] + sq if costly_ok else max(window[0] + sq, cheap), window[1] + sq),
             )

@@ -66,21 +66,24 @@ class ByteTrimGoal(Goal):
                 if self.followers_only and (state.leader[p] == d or state.leader[p] != int(state.R[p, 0])):
                     continue
                 out.append((p, d, r))
-        out.sort(key=lambda m: (-int(state.sizes[m[0]]), m[0]))
+        size_of = state.size_of
+        out.sort(key=lambda m: (-size_of[m[0]], m[0]))
         return out
 
     def _pass(self, state: ClusterState) -> int:
         """One sweep over the single moves, largest first; returns the bytes it saved."""
         saved = 0
         sizes = state.sizes
+        # As lists: this loop reads them for each of up to 100,000 single moves per pass (the same floats)
+        upper, lower, limit = self.upper.tolist(), self.lower.tolist(), state.disk_limit.tolist()
         for p, d, r in self._single_moves(state):
             # (and, or break, alike: a swap's q is untouched, so never a listed move, and no listed p is changed twice)
             if r not in state.row(p) or d in state.row(p):
                 continue  # changed by an earlier swap of this pass
             sp = int(sizes[p])
             # d takes p back and gives q: it must stay within its disk limit too (disk-capacity goal).
-            slack = min(float(state.bytes[r]) - self.lower[r], self.upper[d] - float(state.bytes[d]),
-                        state.disk_limit[d] - float(state.bytes[d]))
+            slack = min(float(state.bytes[r]) - lower[r], upper[d] - float(state.bytes[d]),
+                        limit[d] - float(state.bytes[d]))
             if slack <= 0:  # (< alike: at 0 the sizes [sp, sp) _smaller searches are none)
                 continue
             floor = sp - slack

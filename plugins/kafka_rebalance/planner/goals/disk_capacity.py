@@ -312,6 +312,8 @@ class LogDirPlan:
 
     def named(self, step: Step) -> Step:
         """``step`` with the dirs of the replicas it adds and of those it takes away (unchanged when it names none)."""
+        if not self.new and not self.where:  # no dir known anywhere (no broker with several): every step names none
+            return step
         dirs = tuple(self.new.get((step.p, b), ANY_LOG_DIR) if b in step.adds else ANY_LOG_DIR for b in step.after)
         sources = tuple(self.where.get((step.p, b), ANY_LOG_DIR) for b in step.before)
         named = any(d != ANY_LOG_DIR for d in dirs)
@@ -329,7 +331,7 @@ class LogDirPlan:
 
 def has_room(state: ClusterState, p: int, b: int) -> bool:
     """Would a replica of ``p`` keep broker ``b`` within its disk limit, and fit in one of its log dirs?"""
-    return float(state.bytes[b]) + float(state.sizes[p]) <= state.disk_limit[b] + SLACK_BYTES and dir_fits(state, p, b)
+    return float(state.bytes[b]) + float(state.size_of[p]) <= state.disk_limit[b] + SLACK_BYTES and dir_fits(state, p, b)
 
 
 def dir_fits(state: ClusterState, p: int, b: int) -> bool:
@@ -415,9 +417,6 @@ class DirTally:
         return best if best is not None and self._room((b, best)) >= size else None
 
 
-_TALLY: weakref.WeakKeyDictionary[ClusterState, DirTally] = weakref.WeakKeyDictionary()
-
-
 def dirs_within(state: ClusterState) -> bool:
     """Does every log dir of the tally end within its ceiling (no replica forced into a dir that cannot hold it)?"""
     tally = dir_tally(state)
@@ -426,9 +425,11 @@ def dirs_within(state: ClusterState) -> bool:
 
 def dir_tally(state: ClusterState) -> DirTally:
     """The state's ``DirTally``, caught up with its changes (one per state: built on first use)."""
-    got = _TALLY.get(state)  # (the cache only spares rebuilding: a fresh tally caught up counts the same)
+    # (the cache only spares rebuilding: a fresh tally caught up counts the same. Kept on the state, not in a weak
+    # mapping: the veto asks for it for every candidate move, and the weak lookup was most of the veto's cost)
+    got = state.dir_tally
     if got is None:
-        got = _TALLY[state] = DirTally(state)
+        got = state.dir_tally = DirTally(state)
     if got.seen != len(state.changes):
         got.catch_up(state)
     return got

@@ -80,7 +80,7 @@ class PlacementGoal(Goal):
               "replication factor")
 
     def accept_move(self, state: ClusterState, p: int, src: int, dst: int) -> bool:
-        return state.eligible[dst] and not state.frozen[p] and not state.hot[p] and dst not in state.row(p)
+        return state.eligible[dst] and not state.unmovable[p] and dst not in state.row(p)
 
     def exact_terms(self, model: ExactModel) -> None:
         # Every partition at its target RF; one producing at the throttle gains no replica.

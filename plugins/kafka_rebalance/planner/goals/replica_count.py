@@ -331,7 +331,7 @@ class ReplicaCountGoal(Goal):
     def _transfer(self, state: ClusterState, d: int, r: int, amount: int) -> int:
         idx = donor_index(state, d)
         moved = 0
-        sizes = state.sizes
+        size_of = state.size_of
         hi_r, lo_d, check_d = float(state.byte_allowed_hi[r]), float(state.byte_allowed_lo[d]), bool(state.eligible[d])
         # r's bytes and d's, as Python ints (exact below 2**53, as numpy's float compare is), per move; set before each
         # search, so any start is equivalent
@@ -341,7 +341,7 @@ class ReplicaCountGoal(Goal):
             return room[0] + size <= hi_r and (not check_d or room[1] - size >= lo_d)
 
         def keeps_bytes(p: int) -> bool:
-            return fits(int(sizes[p]))
+            return fits(size_of[p])
 
         # The rack-bound shortcut first: across racks most of a donor's replicas are refused by rack safety.
         # (`or True`, recomputing it, is equivalent: see optimize.)
