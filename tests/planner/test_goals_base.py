@@ -8,7 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import DonorIndex, Goal, bound_for, donor_index, outward, rack_bound, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.base import (
+    DonorIndex,
+    Goal,
+    bound_for,
+    donor_index,
+    outward,
+    rack_bound,
+    slot,
+    tallies_accept,
+    trade_back,
+)
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
 from kafka_rebalance.planner.goals.view import GoalCheck
 from kafka_rebalance.planner.state import ClusterState
@@ -315,3 +325,21 @@ def test_no_racks_binds_nothing_and_across_known_racks_the_bound_applies() -> No
     assert bound.tolist() == [True]
     assert bound_for(bound, racked, 0, 1) is bound       # a -> b: another rack
     assert bound_for(bound, racked, 0, 3) is None        # a -> a: the same rack
+
+
+def test_slot_is_the_place_in_size_then_partition_order_and_finds_a_listed_entry() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40)), unique_by=lambda e: e[1], max_size=30),
+           st.integers(0, 3), st.integers(0, 40))
+    def check(entries: list[tuple[int, int]], size: int, p: int) -> None:
+        entries.sort()
+        sizes, parts = [e[0] for e in entries], [e[1] for e in entries]
+        k = slot(sizes, parts, size, p)
+        if (size, p) in entries:
+            assert (sizes[k], parts[k]) == (size, p)
+        else:  # the first entry that sorts after it (a run of equal sizes is ordered by partition too)
+            assert k == sum(1 for e in entries if e < (size, p))
+
+    check()
