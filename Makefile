@@ -33,10 +33,10 @@ $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@# uv installs the same pinned set four times faster than pip from an empty cache (92 s against 355 s
 	@# here, pyspark's sdist built once); pip does it where uv cannot be had.
-	@if $(BIN)/python -m pip install -q "uv==$(UV_VERSION)"; then \
-	  $(BIN)/uv pip install -q --native-tls --python $(BIN)/python -r requirements.lock && \
-	  $(BIN)/uv pip install -q --native-tls --python $(BIN)/python --no-deps -e . ; \
-	else \
+	@if ! { $(BIN)/python -m pip install -q "uv==$(UV_VERSION)" && \
+	        $(BIN)/uv pip install -q --native-tls --python $(BIN)/python -r requirements.lock && \
+	        $(BIN)/uv pip install -q --native-tls --python $(BIN)/python --no-deps -e . ; }; then \
+	  echo ">> uv could not install requirements.lock; pip installs it" >&2; \
 	  $(BIN)/python -m pip install -q -r requirements.lock && $(BIN)/python -m pip install -q --no-deps -e . ; \
 	fi
 	@touch $@
