@@ -6,9 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
-# `make test` runs the suite on four pytest-xdist workers, then the `quiet` tests alone (scripts/run-tests.sh);
+# `make test` runs the suite on three pytest-xdist workers, then the `quiet` tests alone (scripts/run-tests.sh);
 # PYTEST_WORKERS=0 runs the first phase in one process.
-PYTEST_WORKERS ?= 4
+PYTEST_WORKERS ?= 3
 UV_VERSION := 0.13.9
 
 export AIRFLOW_HOME ?= $(CURDIR)/.airflow

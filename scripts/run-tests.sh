@@ -8,7 +8,7 @@
 set -uo pipefail
 python=$1
 shift
-workers=${PYTEST_WORKERS:-4}
+workers=${PYTEST_WORKERS:-3}
 parallel=()
 if [ "$workers" != 0 ]; then
   parallel=(-n "$workers" --dist loadscope --no-loadscope-reorder)

@@ -151,7 +151,7 @@ def spark():
 
 @pytest.fixture(scope="session")
 def kafka_sandbox(tmp_path_factory):
-    """ONE real Apache Kafka cluster for the session (per xdist worker): 3 combined KRaft nodes on 3 racks, on 127.0.0.1.
+    """ONE real Apache Kafka cluster for the session: 3 combined KRaft nodes on 3 racks, on 127.0.0.1.
 
     Started with `kafka-rebalance sandbox`'s own code and stopped by pid at the end. The DAG under
     test reaches it through the Airflow connection `kafka_sandbox` (cluster `real-kafka`).
@@ -190,22 +190,14 @@ def _uses_the_sandbox(module: str) -> bool:
     return bool(_SANDBOX_FIXTURE.search((ROOT / module).read_text(encoding="utf-8")))
 
 
-# The shared-sandbox modules in two groups of about ten minutes each (their waits on throttled copies and windows
-# were one worker's 21 minutes, the run's longest path): each group's worker starts a sandbox of its own. A new module
-# joins the first group.
-_SECOND_SANDBOX = frozenset(f"tests/real_kafka/test_{name}_on_real_kafka.py" for name in (
-    "rebalance", "rebalance_dag", "signals", "gather_measures"))
-
-
 def _group(nodeid: str) -> str:
     """The worker group of a test under `make test`'s pytest-xdist run: its module, so module-scoped fixtures (a
-    planned cluster, an Airflow API server, a Kafka cluster of its own) are built once; the modules on the shared
-    Kafka sandbox two groups, so a sandbox starts once per group. From the node id alone: the controller, which
-    schedules, collects nothing."""
+    planned cluster, an Airflow API server, a Kafka cluster of its own) are built once; every module on the session's
+    shared Kafka sandbox one group, so the sandbox starts once. From the node id alone: the controller, which
+    schedules, collects nothing. (Two sandbox groups on four workers ran longer: 24:49 against 22:38 for this
+    phase, the two cores overloaded.)"""
     module = nodeid.split("::", 1)[0]
-    if not (module.endswith(".py") and _uses_the_sandbox(module)):
-        return module
-    return "kafka-sandbox-2" if module in _SECOND_SANDBOX else "kafka-sandbox-1"
+    return "kafka-sandbox" if module.endswith(".py") and _uses_the_sandbox(module) else module
 
 
 # Groups are handed out in collection order (--no-loadscope-reorder): the longest in wall time first, so no worker
