@@ -206,6 +206,23 @@ def wait_for(predicate, timeout: float, what: str, poll: float = 0.2) -> None:
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
+def in_flight(sandbox: Sandbox, prefix: str) -> set[tuple[str, int]]:
+    """The partitions of this test's topics that Kafka is reassigning now (ListPartitionReassignments)."""
+    client = admin(sandbox)
+    try:
+        return {(tp.topic, tp.partition) for tp in client.list_partition_reassignments() if tp.topic.startswith(prefix)}
+    finally:
+        client.close()
+
+
+def execute_in_background(sandbox: Sandbox, plan_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    """`kafka-rebalance execute` as its own process, polling every half second: the test brings a fault meanwhile."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins")}
+    return subprocess.Popen([sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir),
+                             "--bootstrap-server", sandbox.bootstrap_servers, "--poll-interval", "0.5", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
 def reap(proc: subprocess.Popen) -> None:
     """In a ``finally``: a process a test started and still running (an assertion failed, or it hung) is killed by pid."""
     if proc.poll() is None:
