@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_rebalance.balance import Tolerances, byte_deviation, count_bounds, count_spread, share_range
+from kafka_rebalance.balance import FORCED_SHARE_ROOM, Tolerances, byte_band, byte_deviation, count_bounds, count_spread, share_range
 
 
 def test_count_spread_by_hand() -> None:
@@ -57,3 +57,12 @@ def test_tolerances_are_checked(bad: float) -> None:
 @pytest.mark.parametrize("edge", [0, 10])
 def test_tolerance_edges_are_allowed(edge: float) -> None:
     assert Tolerances(byte_tolerance=edge).byte_tolerance == edge
+
+
+def test_the_byte_band_takes_a_lower_side_of_its_own_and_widens_each_side_for_a_forced_share_by_its_tolerance() -> None:
+    assert byte_band(100.0, 100.0, 0.1) == pytest.approx((90.0, 110.0))
+    assert byte_band(100.0, 100.0, 0.1, below=0.3) == pytest.approx((70.0, 110.0))
+    assert byte_band(100.0, 100.0, 0.1, below=None) == pytest.approx((90.0, 110.0))
+    # A forced share below the mean (a ceiling) is widened by the lower side's tolerance, one above by the upper's.
+    assert byte_band(50.0, 100.0, 0.1, below=0.3)[0] == pytest.approx(50.0 * (1 - FORCED_SHARE_ROOM * 0.3))
+    assert byte_band(150.0, 100.0, 0.1, below=0.3)[1] == pytest.approx(150.0 * (1 + FORCED_SHARE_ROOM * 0.1))

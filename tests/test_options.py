@@ -98,6 +98,7 @@ def test_the_plan_command_has_one_flag_per_option_with_the_options_default() -> 
         "--throttle": 52428800, "--max-partitions-per-batch": 50, "--max-moves-per-broker": 5,
         "--max-new-replicas-per-partition": 1, "--ordering": "small-first", "--exclude-topics": None,
         "--decommission-brokers": None, "--remove-log-dir": None, "--replication-factor": None, "--byte-tolerance": 0.1,
+        "--byte-tolerance-below": None,
         "--replica-tolerance": 0.1, "--max-disk-usage": 0.85, "--relieve": False, "--network-tolerance": 0.1,
         "--election-batch-size": 1000, "--threshold-percentage": None, "--goals": None, "--optimizer": "auto",
         "--throttle-efficiency": 1.0, "--move-fixed-seconds": 2.0,
@@ -114,7 +115,7 @@ def test_clusters_yaml_and_the_trigger_form_write_the_throttle_as_the_cli_does_a
         "throttle": 52428800, "max_partitions_per_batch": 50, "max_moves_per_broker": 5,
         "max_new_replicas_per_partition": 1, "ordering": "small-first", "exclude_topics": [],
         "decommission_brokers": [],  # a cluster's standing mark for removal (its own entry only)
-        "byte_tolerance": 0.1,
+        "byte_tolerance": 0.1, "byte_tolerance_below": None,  # None: byte_tolerance on both sides
         "replica_tolerance": 0.1, "max_disk_usage": 0.85, "relieve": False, "network_tolerance": 0.1,
         "election_batch_size": 1000, "threshold_percentage": None, "goals": [], "optimizer": "auto",
         "throttle_efficiency": 1.0, "move_fixed_seconds": 2.0,
@@ -338,3 +339,14 @@ def test_every_bad_run_parameter_is_named_at_once_and_the_old_throttle_name_is_r
     assert str(err.value) == (
         f"run parameters: throttle must be within {RANGE}, got 0; max_moves_per_broker must be at least 1, got 0")
     assert planner_values({"throttle_mb_per_sec": 40, "throttle": "50MiB/s"})["throttle_bytes_per_sec"] == 40 * 1024 * 1024
+
+
+def test_the_bands_lower_side_is_recorded_only_when_given_and_read_back() -> None:
+    assert "byte_tolerance_below" not in PlanOptions().manifest()
+    assert PlanOptions(byte_tolerance=0.2).byte_tolerance_low == 0.2
+    for below in (0.0, 0.35):
+        opts = PlanOptions(byte_tolerance=0.2, byte_tolerance_below=below)
+        assert opts.manifest()["byte_tolerance_below"] == below and opts.byte_tolerance_low == below
+        assert PlanOptions.from_manifest(opts.manifest()) == opts
+    with pytest.raises(PlanError, match=r"--byte-tolerance-below"):
+        PlanOptions(byte_tolerance_below=1.5).check()

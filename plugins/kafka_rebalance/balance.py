@@ -78,15 +78,18 @@ def count_spread(counts: Sequence[int]) -> dict[str, float]:
     }
 
 
-def byte_band(share: Any, mean: Any, tolerance: float) -> tuple[Any, Any]:
+def byte_band(share: Any, mean: Any, tolerance: float, below: float | None = None) -> tuple[Any, Any]:
     """The bytes a broker may hold, [lo, hi]: its mean (``mean``: the cluster's, or its capacity-weighted
-    share, ``byte_centres``) within ``tolerance``, widened on
+    share, ``byte_centres``) within ``tolerance`` (``below`` under the mean, where given), widened on
     a side only where the broker's forced share (``share``: its rack's level or its unmovable load,
-    ``placement_targets``) lies beyond it, to that share within ``FORCED_SHARE_ROOM`` of the
-    tolerance. Scalars or NumPy arrays (elementwise)."""
-    room = FORCED_SHARE_ROOM * tolerance
-    return (np.minimum(mean * (1 - tolerance), share * (1 - room)),
-            np.maximum(mean * (1 + tolerance), share * (1 + room)))
+    ``placement_targets``) lies beyond it, to that share within ``FORCED_SHARE_ROOM`` of that side's
+    tolerance. Scalars or NumPy arrays (elementwise).
+
+    A lower side wider than ``tolerance`` is a widening as a forced share's is: ``band_deviation`` stays at most
+    ``tolerance`` inside the band."""
+    low = tolerance if below is None else below
+    return (np.minimum(mean * (1 - low), share * (1 - FORCED_SHARE_ROOM * low)),
+            np.maximum(mean * (1 + tolerance), share * (1 + FORCED_SHARE_ROOM * tolerance)))
 
 
 def band_deviation(size: Any, mean: Any, lo: Any, hi: Any, tolerance: float) -> Any:

@@ -143,6 +143,14 @@ class PlanOptions:
     byte_tolerance: float = _option(
         DEFAULT_BYTE_TOLERANCE, flag="--byte-tolerance", help="Allowed byte deviation from the mean, as a fraction",
         minimum=0, maximum=10, why="(a fraction of the mean)")
+    # The band's lower side on its own (None: --byte-tolerance on both sides). The byte promise is the fullest
+    # broker's (max/mean: disks fill from the top); a looser floor stops filling new or empty brokers to within the
+    # top's tolerance of the mean, which is most of the bytes such a plan moves (docs/PLANNER.md "Byte band").
+    byte_tolerance_below: float | None = _option(
+        None, flag="--byte-tolerance-below",
+        help="Allowed byte deviation below the mean, as a fraction, where it differs from --byte-tolerance (which "
+             "then bounds only the side above the mean); none given: --byte-tolerance on both sides",
+        minimum=0, maximum=1, why="(a fraction of the mean)")
     replica_tolerance: float = _option(
         DEFAULT_REPLICA_TOLERANCE, flag="--replica-tolerance",
         help="Allowed deviation of each broker's replica and preferred-leader counts from its share, as a fraction "
@@ -197,6 +205,11 @@ class PlanOptions:
         help="Seconds each move takes besides copying its bytes (metadata propagation, fetcher start, ISR join, the "
              "executor seeing it land), for the time estimates (execute prints the figure a cluster showed)",
         minimum=0, maximum=MAX_MOVE_FIXED_SECONDS, unit="seconds", why="(seconds per move)")
+
+    @property
+    def byte_tolerance_low(self) -> float:
+        """The byte band's tolerance below the mean: ``byte_tolerance_below`` where given, else ``byte_tolerance``."""
+        return self.byte_tolerance if self.byte_tolerance_below is None else self.byte_tolerance_below
 
     @property
     def delivered_rate(self) -> float:
@@ -260,14 +273,19 @@ class PlanOptions:
         ordered = {f.name for f in option_fields() if f.option.ordered}
         out = {f.name: (list(v) if f.name in ordered else sorted(v)) if isinstance(v := getattr(self, f.name), tuple)
                else v for f in fields(self)
-               if f.name != "capacity" and (f.name not in _ONLY_WHEN_GIVEN or getattr(self, f.name))}  # fmt: skip
+               if f.name != "capacity" and (f.name not in _ONLY_WHEN_GIVEN or _given(getattr(self, f.name)))}  # fmt: skip
         if not self.capacity.empty:  # absent otherwise: plans without capacities hash as they did
             out["capacity"] = self.capacity.to_dict()
         return out
 
 
 # Options plan.json records only when set: a plan made without them hashes as it did before they existed.
-_ONLY_WHEN_GIVEN = ("remove_log_dirs", "relieve")
+_ONLY_WHEN_GIVEN = ("remove_log_dirs", "relieve", "byte_tolerance_below")
+
+
+def _given(value: Any) -> bool:
+    """Set, for ``_ONLY_WHEN_GIVEN``: a list with entries, True, or a number (0.0 included: a floor of its own)."""
+    return value is not None and value is not False and value != ()
 
 
 def _number(x: int | float) -> str:

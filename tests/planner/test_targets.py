@@ -110,3 +110,14 @@ def test_an_empty_broker_set_of_sizes_has_a_zero_band() -> None:
 def test_an_impossible_replication_factor_is_a_plan_error() -> None:
     with pytest.raises(PlanError, match=r"^replication factor 3 needs 3 eligible brokers, only 2 are live and not decommissioned$"):
         targeted([0, 1, 2], [part("t", 0, [0, 1, 2])], decommission_brokers=(2,))
+
+
+def test_a_lower_side_of_its_own_widens_only_the_floor() -> None:
+    # Balanced today (2 GiB each): 10 % above the mean, 30 % below it.
+    parts = [part("t", 0, [0], size_bytes=2 * GiB), part("t", 1, [1], size_bytes=2 * GiB)]
+    s = targeted([0, 1], parts, byte_tolerance=0.1, byte_tolerance_below=0.3)
+    assert gib(s.byte_hi) == [2.2, 2.2] and gib(s.byte_lo) == [1.4, 1.4]
+    assert gib(s.byte_allowed_hi) == [2.2, 2.2] and gib(s.byte_allowed_lo) == [1.4, 1.4]
+    # 0 is a floor of its own too (the mean itself), not "none given".
+    s = targeted([0, 1], parts, byte_tolerance=0.1, byte_tolerance_below=0.0)
+    assert gib(s.byte_hi) == [2.2, 2.2] and gib(s.byte_lo) == [2, 2]

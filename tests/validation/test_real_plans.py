@@ -200,3 +200,36 @@ def test_real_plan_edited_after_planning_fails_hash(real_plan) -> None:
     repeat_broker(plan, snapshot)  # and no restamp: the files no longer match plan.json
     outcome = validate_plan(plan, snapshot)
     assert "reassignment_plan.expect_plan_files_match_manifest" in outcome.failed_expectations()
+
+
+def test_a_looser_floor_moves_fewer_bytes_and_the_gate_holds_the_plan_to_its_own_floor(tmp_path) -> None:
+    """--byte-tolerance-below: the band's lower side on its own. Filling two new brokers only to 30 % under the
+    mean moves fewer bytes than filling them to 5 % under, the fullest broker stays within 5 % above either way,
+    and the gate judges the plan by the floor it was made with: the same plan claiming the symmetric band fails."""
+    spec = ClusterSpec(cluster_id="floor", brokers=8, racks=0, topics=4, partitions=80, replication_factor=2,
+                       new_brokers=2, seed=3)
+    snapshot = generate(spec, tmp_path / "snapshot.json")
+    snap = load_snapshot(snapshot)
+    even = make_plan(snap, PlanOptions(byte_tolerance=0.05))
+    loose = make_plan(snap, PlanOptions(byte_tolerance=0.05, byte_tolerance_below=0.3))
+    for plan, below in ((even, 0.05), (loose, 0.3)):
+        sizes = [r["size_bytes"] for r in plan.summary["projected"]]
+        mean = sum(sizes) / len(sizes)
+        assert max(sizes) <= 1.05 * mean + 1 and min(sizes) >= (1 - below) * mean - 1, (below, sizes, mean)
+        assert plan.summary["targets"]["bytes_reached"]
+    assert loose.summary["bytes_moved"] < even.summary["bytes_moved"]
+    assert loose.summary["targets"]["byte_tolerance_below"] == 0.3 and "byte_tolerance_below" not in even.summary["targets"]
+    # Some broker ends below the symmetric band: what the looser floor saved.
+    low = {b: lo for b, (lo, _) in even.summary["targets"]["byte_bands"].items()}
+    assert any(r["size_bytes"] < low[str(r["broker_id"])] for r in loose.summary["projected"])
+
+    write_plan(loose, tmp_path / "plan", str(snapshot))
+    assert validate_plan(tmp_path / "plan", snapshot).status == "passed"
+    # The same plan, its options claiming the band a symmetric tolerance makes (hashes re-recorded): refused.
+    manifest = load(tmp_path / "plan" / "plan.json")
+    del manifest["options"]["byte_tolerance_below"]
+    write_json(tmp_path / "plan" / "plan.json", manifest)
+    restamp(tmp_path / "plan")
+    outcome = validate_plan(tmp_path / "plan", snapshot)
+    assert outcome.status == "failed", outcome.report()
+    assert outcome.failed_expectations() == {"projected_balance.expect_broker_bytes_not_worse_off"}, outcome.report()

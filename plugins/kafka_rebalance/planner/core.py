@@ -564,6 +564,7 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
             "replicas_reached": counts_reached,
             "bytes_reached": bool(balanced_bytes),
             "byte_tolerance": options.byte_tolerance,
+            **({"byte_tolerance_below": options.byte_tolerance_below} if options.byte_tolerance_below is not None else {}),
             "byte_misses": byte_misses(state, by_exact=solved is not None and solved.rows is not None),
         },
         "leader_imbalance": {

@@ -51,7 +51,8 @@ def set_targets(state: ClusterState) -> None:
     state.byte_mean = float(state.byte_target[elig].mean()) if len(elig) else 0.0
     state.clamped_racks = list(t.clamped_racks)
     tol = state.options.byte_tolerance
-    state.byte_lo, state.byte_hi = (np.asarray(x, dtype=np.float64) for x in byte_band(state.byte_target, state.byte_centre, tol))
+    band = byte_band(state.byte_target, state.byte_centre, tol, state.options.byte_tolerance_low)
+    state.byte_lo, state.byte_hi = (np.asarray(x, dtype=np.float64) for x in band)
     # What the quality gate allows each broker: no further outside its band than before, beyond the
     # tolerance (the before state measured against the same bands scaled to its total).
     aimed = float(state.byte_target[elig].sum())
@@ -74,7 +75,7 @@ def forced_shares(state: ClusterState) -> list[dict[str, Any]]:
         mean = float(state.byte_centre[b])
         if state.byte_hi[b] > mean * (1 + tol):
             side = "floor"
-        elif state.byte_lo[b] < mean * (1 - tol):
+        elif state.byte_lo[b] < mean * (1 - state.options.byte_tolerance_low):
             side = "ceiling"
         else:
             continue

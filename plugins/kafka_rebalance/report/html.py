@@ -393,13 +393,15 @@ def build_charts(rows: list[BrokerRow], plan: Plan, summary: dict[str, Any], thr
                                               "balanced range")})
     sizes = [r.before["size_bytes"] for r in eligible]
     tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
+    below_given = plan.options.get("byte_tolerance_below")
+    below = tolerance if below_given is None else float(below_given)
+    band = f"mean ± {tolerance:.0%}" if below == tolerance else f"mean - {below:.0%} .. + {tolerance:.0%}"
     mean = sum(r.before["size_bytes"] for r in rows) / len(eligible) if eligible else 0.0
     div, unit = byte_unit(max([mean] + sizes + [r.projected["size_bytes"] for r in rows if r.projected]))
     out.append({"id": "bytes", "title": "Bytes per broker",
-                "caption": f"Shaded: mean ± {tolerance:.0%} (the byte tolerance).",
+                "caption": f"Shaded: {band} (the byte tolerance).",
                 "svg": charts.broker_bars("bytes", "Bytes per broker", ids, series("size_bytes"),
-                                          (mean * (1 - tolerance), mean * (1 + tolerance)), f"mean ± {tolerance:.0%}",
-                                          div, unit)})
+                                          (mean * (1 - below), mean * (1 + tolerance)), band, div, unit)})
     ratio_series = [charts.Series("before", [r.ratio_before for r in rows])]
     if has_final:
         ratio_series.append(charts.Series("final", [r.ratio_final for r in rows]))

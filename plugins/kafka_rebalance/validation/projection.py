@@ -281,6 +281,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     movable_after = _per_broker({k: s for k, s in after_state.items() if k not in stuck}, sizes)["replicas"]
     n = len(eligible)
     tolerance = float(plan.options.get("byte_tolerance", 0.1) or 0.0)
+    below = plan.options.get("byte_tolerance_below")  # absent: the same tolerance on both sides
 
     def movable_total(kind: str) -> int:
         return sum(after[kind].values()) - sum(v for b, v in stuck_away[kind].items() if b not in elig_set)
@@ -311,7 +312,7 @@ def balance_table(snap: RawSnapshot, plan: RawPlan) -> Table:
     aimed_total = sum(byte_target.values())
     scale = sum(before["bytes"][b] for b in eligible) / aimed_total if aimed_total else 0.0
     centre = byte_centres(aimed_total, eligible, weights)
-    bands = {b: byte_band(byte_target[b], centre[b], tolerance) for b in eligible}
+    bands = {b: byte_band(byte_target[b], centre[b], tolerance, None if below is None else float(below)) for b in eligible}
 
     limits = disk_limits(snap, plan, before["bytes"])
     rf_off_target, rack_violations = placement_counts(snap, plan, after_state)
