@@ -194,6 +194,8 @@ def promise_byte_claim(c: Cluster) -> None:
     targets = {int(b): float(v) for b, v in t["byte_targets"].items()}
     tol = t["byte_tolerance"]
     assert tol == c.plan.options.byte_tolerance
+    below = t.get("byte_tolerance_below", tol)  # the lower side's own figure (--byte-tolerance-below), where given
+    assert below == c.plan.options.byte_tolerance_low
     assert sorted(targets) == c.eligible
     held = sum(c.bytes[b] for b in c.eligible)
     assert math.isclose(sum(targets.values()), held, rel_tol=1e-9, abs_tol=len(targets)), (sum(targets.values()), held)
@@ -210,7 +212,7 @@ def promise_byte_claim(c: Cluster) -> None:
     # The band: the mean within the tolerance, widened on a side only where the broker's share, within
     # half the tolerance, lies beyond it (docs/PLANNER.md, "Byte band").
     mean = sum(targets.values()) / len(targets)
-    band = {b: (min(mean * (1 - tol), v * (1 - tol / 2)), max(mean * (1 + tol), v * (1 + tol / 2))) for b, v in targets.items()}
+    band = {b: (min(mean * (1 - below), v * (1 - below / 2)), max(mean * (1 + tol), v * (1 + tol / 2))) for b, v in targets.items()}
     reported = {int(b): tuple(v) for b, v in t["byte_bands"].items()}
     assert all(abs(reported[b][i] - band[b][i]) <= 0.1 for b in band for i in (0, 1)), (reported, band)
     # margin > 0: outside the band by that many bytes
@@ -331,6 +333,16 @@ def planned_draw(seed: int) -> Cluster:
     snapshot, options = corpus.draw(seed, max_brokers=30, max_partitions=800)
     options = {**options, **DRAW_OPTIONS}
     return Cluster(snapshot, options, make_plan(snapshot, PlanOptions(**options)))
+
+
+@pytest.mark.parametrize("seed", [14, 17, 61])
+def test_a_looser_floor_keeps_every_promise(seed: int) -> None:
+    """--byte-tolerance-below: the band's lower side on its own, read alike by the goals, the bounds and the summary."""
+    snapshot, options = corpus.draw(seed, max_brokers=30, max_partitions=800)
+    options = {**options, **DRAW_OPTIONS, "byte_tolerance_below": 0.3}
+    c = Cluster(snapshot, options, make_plan(snapshot, PlanOptions(**options)))
+    for promise in PROMISES.values():
+        promise(c)
 
 
 # No shrinking: a smaller seed is not a simpler cluster, and the failing seed is the whole
