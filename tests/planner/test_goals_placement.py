@@ -16,7 +16,7 @@ from kafka_rebalance.balance import rack_unsafe
 from kafka_rebalance.planner import PlanError
 from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal, best_destination
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import part, planner_state
+from tests.support.clusters import GiB, part, planner_state
 
 
 def state(brokers: list[Any], partitions: list[dict[str, Any]], **options: Any) -> ClusterState:
@@ -355,7 +355,9 @@ def test_destination_of_a_repair_respects_the_rack_cap() -> None:
     per = {0: 2}
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 2
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1, 2: 1}, 1, False) is None
-    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1}, 2, False) == 2
+    # Cap 2: rack b (one replica) may take it, but rack c holds none: c first, so the span needs no second move.
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1}, 2, False) == 4
+    assert RackSafetyGoal._destination(s, 0, [0, 1], 1, {0: 2, 1: 1, 2: 1}, 2, False) == 2  # both hold one: the order
     s.byte_target[:] = [0, 0, 0, 0, 2**30]                  # 4 is the one below its byte target
     assert RackSafetyGoal._destination(s, 0, [0, 1], 1, per, 1, False) == 4
     s.hi[:] = [0, 0, 0, 5, 0]                               # 3 is the one under its replica ceiling
@@ -539,3 +541,15 @@ def test_the_exact_model_caps_each_rack_and_spreads_a_partition_over_as_many_rac
     # Without racks nothing crowds: nothing moves.
     s = state([0, 1, 2], [part("t", 0, [0, 1], size_bytes=GiB)])
     assert exact._solve(s, 0.0, goals=[PlacementGoal(), RackSafetyGoal()]).rows == {}
+
+
+def test_a_repair_fills_a_missing_rack_first_and_makes_the_fewest_moves() -> None:
+    # RF 4 over racks a (0, 1, 2), b (3, 5) and c (4): cap 2, three racks to span. t-0 holds 0, 1, 2 in a and 3 in b.
+    # One move from a into c (2 + 1 + 1) repairs it; into b (2 + 2 + 0) would leave c unspanned and need a second.
+    # Broker 5 (rack b) is the emptiest, first in the destination order: the rack count must decide, not the order.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "b")],
+              [part("t", 0, [0, 1, 2, 3]), part("u", 0, [4], size_bytes=4 * GiB), part("u", 1, [4], size_bytes=4 * GiB)])
+    RackSafetyGoal().optimize(s)
+    row = s.row(0)
+    assert sorted(s.rack[b] for b in row) == sorted([s.rack[0], s.rack[0], s.rack[3], s.rack[4]]), row
+    assert len(set(row) - {0, 1, 2, 3}) == 1 and 4 in row, row

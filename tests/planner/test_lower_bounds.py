@@ -199,3 +199,12 @@ def test_the_byte_terms_count_only_the_brokers_brought_into_their_band() -> None
     assert lb.summed(t, np.asarray([True, False]))["both"]["bytes_moved"] == 700
     assert lb.summed(t, np.asarray([False, False]))["both"] == lb.summed(t)["counts"]
     assert lb.summed(t, np.asarray([False, True]))["bytes"]["bytes_moved"] == 500
+
+
+def test_forced_copies_count_every_rack_a_partition_must_span_and_does_not() -> None:
+    # Racks a = {0, 1, 2, 3}, b = {4, 5}, c = {6, 7}; RF 4 over three racks: at most 2 per rack, all three spanned.
+    # [0, 1, 4, 5] (2 + 2 + 0) is under the cap everywhere and still needs one copy into c; [0, 1, 2, 4] (3 + 1) one,
+    # which also fills c; [0, 1, 2, 3] (4 in a) two; [0, 1, 4, 6] (2 + 1 + 1) none.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "a"), (4, "b"), (5, "b"), (6, "c"), (7, "c")],
+              [part("t", 0, [0, 1, 4, 5]), part("t", 1, [0, 1, 2, 4]), part("t", 2, [0, 1, 2, 3]), part("t", 3, [0, 1, 4, 6])])
+    assert lb.forced_copies(s).tolist() == [1, 1, 2, 0]

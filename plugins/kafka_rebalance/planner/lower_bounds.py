@@ -4,7 +4,8 @@ A "move" is one new replica (a data copy). Any plan that reaches the targets nee
 
 * per partition, the replicas it cannot keep: its target RF minus the most replicas
   it could keep on eligible brokers without crowding a rack (dead/decommissioned
-  brokers and rack-violation repairs);
+  brokers and rack-violation repairs), and at least one per rack it must span and
+  does not (min(RF, racks) racks);
 * the moves INTO brokers below target: sum over eligible brokers of
   max(count deficit, ceil(byte deficit / largest movable replica)), since every copy
   lands on one broker;
@@ -68,7 +69,13 @@ def forced_copies(state: ClusterState) -> np.ndarray:
             for k in range(j):
                 rank[:, j] += RK[:, k] == RK[:, j]
         keep = ((rank < caps[:, None]) & elig).sum(axis=1)
+        # Every rack the partition must span and does not yet (min(RF, racks) of them) gets a new replica too:
+        # RF 4 on three racks as 2 + 2 + 0 keeps all four under the cap of 2 and still needs one copy.
+        spanned = ((rank == 0) & elig).sum(axis=1)
+        short = np.maximum(0, np.minimum(target, max(state.n_racks, 1)) - spanned)
     copies = np.maximum(0, target - np.minimum(keep, target))
+    if state.has_racks:
+        copies = np.maximum(copies, short)
     copies[state.frozen] = 0
     return copies
 
