@@ -553,3 +553,24 @@ def test_a_repair_fills_a_missing_rack_first_and_makes_the_fewest_moves() -> Non
     row = s.row(0)
     assert sorted(s.rack[b] for b in row) == sorted([s.rack[0], s.rack[0], s.rack[3], s.rack[4]]), row
     assert len(set(row) - {0, 1, 2, 3}) == 1 and 4 in row, row
+
+
+def test_a_repair_never_picks_a_broker_of_the_row_where_no_rack_is_missing() -> None:
+    # RF 5 over racks a (0, 1, 2), b (3, 5) and c (4, 6): cap 2, all three spanned as 3 + 1 + 1. Racks b and c may
+    # take a's extra replica; 3 is the lightest broker of b but holds a replica already: 5 (lighter than 6) takes it.
+    s = state([(0, "a"), (1, "a"), (2, "a"), (3, "b"), (4, "c"), (5, "b"), (6, "c")],
+              [part("t", 0, [0, 1, 2, 3, 4]), part("u", 0, [5], size_bytes=GiB), part("u", 1, [6], size_bytes=2 * GiB)])
+    a, b, c = (s.rack[x] for x in (0, 3, 4))
+    assert RackSafetyGoal._destination(s, 0, [0, 1, 2, 3, 4], 1, {a: 3, b: 1, c: 1}, 2, False) == 5
+
+
+def test_a_missing_rack_without_disk_room_is_still_the_only_place_a_spreading_repair_may_use() -> None:
+    # RF 5 over racks a (0, 1), b (2, 3), c (4, 7) and d (5): cap 2, four racks to span, 2 + 2 + 1 + 0. Only rack d
+    # widens the span; its one broker has no disk room, yet it is the answer (the disk goal names it), never 7 in c,
+    # which has room but would leave d unspanned.
+    s = state([(0, "a"), (1, "a"), (2, "b"), (3, "b"), (4, "c"), (5, "d"), (7, "c")], [part("t", 0, [0, 1, 2, 3, 4])])
+    s.disk_limit[:] = np.inf
+    s.disk_limit[5] = 0.0  # broker 5 (index 5; broker 7 is index 6): no room
+    racks = {x: s.rack[x] for x in range(7)}
+    per = {racks[0]: 2, racks[2]: 2, racks[4]: 1}
+    assert RackSafetyGoal._destination(s, 0, [0, 1, 2, 3, 4], 1, per, 2, True) == 5
