@@ -160,8 +160,23 @@ def test_cancel_cancels_only_this_plans_moves_and_leaves_another_tools_alone(kaf
         tool(kafka_sandbox, "kafka-reassign-partitions", "--bootstrap-server", kafka_sandbox.bootstrap_servers,
              "--reassignment-json-file", str(foreign_json), "--cancel", "--preserve-throttles")
         wait_for(lambda: not _in_flight(kafka_sandbox), 60, "no reassignment in flight")
+        # Kafka's replication quota lets a fetch through whenever its rate window has room, so on a loaded machine the
+        # other tool's copy of our partition can land before its cancel: then the plan no longer matches the cluster,
+        # and the re-run refuses it in one line naming that partition; the operator plans afresh, and that plan runs.
+        now = describe_partitions(kafka_sandbox, f"{topic_prefix}-0")[retargeted]["replicas"]
+        landed = set(now) == set(elsewhere)
         rerun = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
                     "--poll-interval", "0.5")
+        if landed:
+            lines = rerun.stderr.strip().splitlines()
+            assert rerun.returncode == 2 and len(lines) == 1, rerun.stderr[-3000:]
+            assert "the cluster changed since planning (1 partition(s))" in lines[0], lines[0]
+            assert f"{retargeted[0]}-{retargeted[1]} has replicas {list(now)}" in lines[0], lines[0]
+            fresh = gather(kafka_sandbox, tmp_path / "after.json", f"{topic_prefix}-0")
+            plan_dir = tmp_path / "replan"
+            plan_validate_and_approve(fresh, plan_dir, "--throttle", str(256 * 1024), "--max-moves-per-broker", "6")
+            rerun = cli("execute", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers,
+                        "--poll-interval", "0.5")
         assert rerun.returncode == 0, rerun.stderr[-3000:]
         assert cli("verify", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers).returncode == 0
         described = tool(kafka_sandbox, "kafka-topics", "--bootstrap-server", kafka_sandbox.bootstrap_servers,
