@@ -174,3 +174,14 @@ def test_a_staged_plans_report_links_to_its_execution_page(tmp_path: Path, sampl
     html = write_report(staged, sample_snapshot_path).read_text()
     # Served at /kafka-rebalance/plans/eu%201/<hash16>/report.html: three levels up is /kafka-rebalance/.
     assert f'<a href="../../../control/eu%201/{h[:16]}" id="control-link">' in html
+
+
+def test_the_bytes_chart_shades_the_band_the_plan_was_made_with(tmp_path: Path, sample_snapshot_path: Path) -> None:
+    snap = load_snapshot(sample_snapshot_path)
+    for name, options, caption in (
+        ("even", PlanOptions(byte_tolerance=0.1), "Shaded: mean ± 10% (the byte tolerance)."),
+        ("floor", PlanOptions(byte_tolerance=0.1, byte_tolerance_below=0.25), "Shaded: mean - 25% .. + 10% (the byte tolerance)."),
+    ):
+        write_plan(make_plan(snap, options), tmp_path / name, str(sample_snapshot_path))
+        html = write_report(tmp_path / name, sample_snapshot_path).read_text()
+        assert caption in html, name
