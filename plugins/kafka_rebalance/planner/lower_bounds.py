@@ -57,6 +57,7 @@ def forced_copies(state: ClusterState) -> np.ndarray:
     valid = R >= 0
     elig = valid & state.eligible_arr[np.maximum(R, 0)]
     target = state.rf_target
+    short = np.zeros(len(target), dtype=np.int64)  # racks still to span (none without racks)
     if not state.has_racks:
         keep = elig.sum(axis=1)
     else:
@@ -73,9 +74,7 @@ def forced_copies(state: ClusterState) -> np.ndarray:
         # RF 4 on three racks as 2 + 2 + 0 keeps all four under the cap of 2 and still needs one copy.
         spanned = ((rank == 0) & elig).sum(axis=1)
         short = np.maximum(0, np.minimum(target, max(state.n_racks, 1)) - spanned)
-    copies = np.maximum(0, target - np.minimum(keep, target))
-    if state.has_racks:
-        copies = np.maximum(copies, short)
+    copies = np.maximum(short, target - np.minimum(keep, target))
     copies[state.frozen] = 0
     return copies
 
