@@ -256,7 +256,7 @@ def test_the_vectorised_violations_agree_with_the_one_rule_on_every_row() -> Non
     assert RackSafetyGoal().violations(s).tolist() == by_rule
     assert 0 < len(by_rule) < 400  # both kinds of rows were drawn
     assert [i for i, row in enumerate(rows(s)) if not s.rack_safe(row)] == by_rule
-    assert [i for i in range(400) if not s.originally_rack_safe(i)] == by_rule  # (nothing moved: the rows are the original)
+    assert np.flatnonzero(s.originally_unsafe()).tolist() == by_rule  # (nothing moved: the rows are the original)
 
 
 def test_no_racks_means_no_violations_and_no_repair() -> None:

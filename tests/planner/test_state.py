@@ -138,8 +138,9 @@ def test_single_moves_are_the_changed_rows_one_broker_away_from_their_original()
     s.move(5, 2, 3)
     s.move(5, 0, 2)               # u-0: [2, 1, 3] from [0, 1, 2]: 0 left and 3 came, 2 stayed (another slot)
     s.move(4, 1, 3)               # t-4: 1 -> 3
-    assert s.single_moves() == [(0, 0, 2), (4, 1, 3), (5, 0, 3)]
-    assert state([0, 1], [part("t", 0, [0, 1])]).single_moves() == []
+    parts, removed, added = s.single_moves()
+    assert (parts.tolist(), removed.tolist(), added.tolist()) == ([0, 4, 5], [0, 1, 0], [2, 3, 3])
+    assert [a.tolist() for a in state([0, 1], [part("t", 0, [0, 1])]).single_moves()] == [[], [], []]
 
 
 def test_rack_cap_without_racks_is_the_replication_factor() -> None:

@@ -273,12 +273,12 @@ class ClusterState:
         """At most ceil(RF / racks) replicas in one rack, and over min(RF, racks) racks (what the gate checks)."""
         return not self.has_racks or not rack_unsafe([self.rack[b] for b in row], self.n_racks)
 
-    def originally_rack_safe(self, p: int) -> bool:
-        """``rack_safe`` of ``p``'s row before the plan, read from one vectorised pass over the whole assignment
-        (the byte trim and the leader keeper ask it for every changed partition)."""
+    def originally_unsafe(self) -> np.ndarray:
+        """Per partition: was its row rack-unsafe before the plan? One vectorised pass over the whole assignment,
+        kept (the byte trim and the leader keeper ask it for every changed partition)."""
         if self._orig_unsafe is None:
             self._orig_unsafe = rack_unsafe_rows(self.R, self.rack, self.n_racks) if self.has_racks else np.zeros(self.n_parts, dtype=bool)
-        return not self._orig_unsafe[p]
+        return self._orig_unsafe
 
     def new_replicas(self, p: int) -> int:
         """Replicas of ``p`` on a broker that did not hold it before the plan."""
@@ -371,13 +371,15 @@ class ClusterState:
         flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64)  # (no count: a longer row fails the reshape)
         return np.asarray(parts, dtype=np.int64), flat.reshape(len(rows), width)
 
-    def single_moves(self) -> list[tuple[int, int, int]]:
+    def single_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(p, removed, added) for every changed partition whose row differs from its original by exactly one
-        broker (the same replication factor, one replica moved), in partition order. One pass over the changed
-        rows as arrays: the byte trim and the leader keeper ask for this list several times per plan, and at a
-        million partitions building it row by row took seconds each time."""
+        broker (the same replication factor, one replica moved), in partition order: three int64 arrays. One pass
+        over the changed rows as arrays, and arrays out: the byte trim and the leader keeper ask for these several
+        times per plan and filter them by partition and broker, and at a million partitions building and filtering
+        them row by row took seconds each time."""
         if not self.cur:
-            return []
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
         width = max(self.rf_max, max(len(r) for r in self.cur.values()))
         parts, new = self._padded_changes(sorted(self.cur), width)
         old = np.full((len(parts), width), -1, dtype=np.int64)
@@ -388,9 +390,7 @@ class ClusterState:
         one = ((valid_new.sum(axis=1) == valid_old.sum(axis=1)) & (added.sum(axis=1) == 1)
                & (removed.sum(axis=1) == 1))  # fmt: skip
         rows = np.flatnonzero(one)
-        d = old[rows, removed[rows].argmax(axis=1)]
-        r = new[rows, added[rows].argmax(axis=1)]
-        return list(zip(parts[rows].tolist(), d.tolist(), r.tolist(), strict=True))
+        return parts[rows], old[rows, removed[rows].argmax(axis=1)], new[rows, added[rows].argmax(axis=1)]
 
     def counts_reached(self) -> bool:
         """Is every eligible broker's replica count within its target range?"""

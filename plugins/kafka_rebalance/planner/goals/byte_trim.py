@@ -58,17 +58,16 @@ class ByteTrimGoal(Goal):
 
         A move that repaired a rack violation is not one: undoing it would put the partition back
         in its unsafe rows (the swap's other half asks every veto; this half restores the original)."""
-        out = []
-        for p, d, r in state.single_moves():
-            if state.eligible[d] and state.originally_rack_safe(p):
-                # followers_only: p goes back to its original row, so that row must be led by its first replica
-                # (else p would count against Kafka's leader-imbalance threshold and be elected).
-                if self.followers_only and (state.leader[p] == d or state.leader[p] != int(state.R[p, 0])):
-                    continue
-                out.append((p, d, r))
-        size_of = state.size_of
-        out.sort(key=lambda m: (-size_of[m[0]], m[0]))
-        return out
+        parts, d, r = state.single_moves()
+        keep = state.eligible_arr[d] & ~state.originally_unsafe()[parts]
+        if self.followers_only:
+            # p goes back to its original row, so that row must be led by its first replica (else p would count
+            # against Kafka's leader-imbalance threshold and be elected).
+            lead = state.leader[parts]
+            keep &= (lead != d) & (lead == state.R[parts, 0])
+        parts, d, r = parts[keep], d[keep], r[keep]
+        order = np.lexsort((parts, -state.sizes[parts].astype(np.int64)))  # largest first, ties by partition
+        return list(zip(parts[order].tolist(), d[order].tolist(), r[order].tolist(), strict=True))
 
     def _pass(self, state: ClusterState) -> int:
         """One sweep over the single moves, largest first; returns the bytes it saved."""

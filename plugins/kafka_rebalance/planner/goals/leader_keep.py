@@ -100,7 +100,7 @@ def _leaders_moves(state: ClusterState) -> list[tuple[int, int, int]]:
     """(p, d, r) for every partition that moved exactly one replica, from its leader d (eligible: a
     leaving broker's replicas all go), in partition order. As in the byte trim, a move that repaired
     a rack violation is not one (undoing it would restore the unsafe row)."""
-    leader = state.leader
-    return [(p, d, r) for p, d, r in state.single_moves()
-            if d == leader[p] and state.eligible[d] and state.originally_rack_safe(p)]  # fmt: skip
+    parts, d, r = state.single_moves()
+    keep = (d == state.leader[parts]) & state.eligible_arr[d] & ~state.originally_unsafe()[parts]
+    return list(zip(parts[keep].tolist(), d[keep].tolist(), r[keep].tolist(), strict=True))
 
