@@ -66,7 +66,7 @@ class ByteTrimGoal(Goal):
             lead = state.leader[parts]
             keep &= (lead != d) & (lead == state.R[parts, 0])
         parts, d, r = parts[keep], d[keep], r[keep]
-        order = np.lexsort((parts, -state.sizes[parts].astype(np.int64)))  # largest first, ties by partition
+        order = np.lexsort((parts, -state.sizes[parts]))  # largest first (sizes are int64), ties by partition
         return list(zip(parts[order].tolist(), d[order].tolist(), r[order].tolist(), strict=True))
 
     def _pass(self, state: ClusterState) -> int:
