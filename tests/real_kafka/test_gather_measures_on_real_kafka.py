@@ -220,6 +220,7 @@ def _partition_dirs(disk: Path, topic: str) -> set[int]:
     return {int(n) for n in names if n.isdigit()}
 
 
+@pytest.mark.quiet  # a rate measured against a paced producer: run alone, not beside the parallel suite
 def test_jbod_disks_and_a_rate_under_retention_on_a_two_disk_node(tmp_path):
     """One node, log.dirs of two directories, retention checked every second from the start (its own sandbox,
     stopped by pid)."""
