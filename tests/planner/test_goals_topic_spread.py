@@ -1036,19 +1036,6 @@ def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_
     assert unchanged.at(2)[1].tolist() == [[1, 2], [2, 3], [1, 2]]
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 6), min_size=0, max_size=40), st.integers(1, 12))
-def test_the_nearest_candidates_are_the_ones_a_full_sort_lists_first(gaps: list[int], k: int) -> None:
-    import numpy as np
-
-    from kafka_rebalance.planner.goals.topic_spread import _nearest
-
-    # Many equal gaps (0..6): ties are broken by partition, as the full sort does, wherever the k-th falls.
-    pool = np.asarray([(i * 7) % 41 for i in range(len(gaps))], dtype=np.int64)
-    gap = np.asarray(gaps, dtype=np.float64)
-    assert _nearest(pool, gap, k).tolist() == pool[np.lexsort((pool, gap))][:k].tolist()
-
-
 def test_sent_on_pads_shorter_rows_with_minus_one_and_widens_every_list_for_a_longer_row() -> None:
     from kafka_rebalance.planner.goals.topic_spread import SentOn
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kafka_rebalance.balance import count_bounds, placement_targets
-from kafka_rebalance.planner.goals.base import Goal
+from kafka_rebalance.planner.goals.base import Goal, nearest
 from kafka_rebalance.planner.goals.byte_balance import ByteGuard
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck, TopicLoad
@@ -144,17 +144,6 @@ def band_matrices(state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
 def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:
     """floor..ceil of the topic's first replicas on eligible brokers over those brokers."""
     return count_bounds(sum(n for _, n in load.preferred), brokers)
-
-
-def _nearest(pool: np.ndarray, gap: np.ndarray, k: int) -> np.ndarray:
-    """The first k of ``pool`` by (gap, partition), as a full sort would list them: only the candidates within the
-    k-th smallest gap (ties included) are sorted, as swaps search pools of thousands for a few dozen."""
-    # Equivalent mutants: `>=` (with exactly k, the k-th smallest gap is the largest: all are kept), and partitioning at
-    # k - 2 (the gap read at k - 1 is then no smaller than the k-th smallest: more are kept, and the sort takes the same k).
-    if len(pool) > k:
-        keep = gap <= np.partition(gap, k - 1)[k - 1]
-        pool, gap = pool[keep], gap[keep]
-    return pool[np.lexsort((pool, gap))][:k]
 
 
 def _outside(count: int, band: tuple[int, int]) -> int:
@@ -413,7 +402,7 @@ class TopicSpreadGoal(Goal):
             # span[0], more than a byte short of anything allows_each passes.)
             if span is not None and np.searchsorted(ordered, sp - span[1]) == np.searchsorted(ordered, sp - span[0], "right"):
                 continue
-            near = _nearest(pool, np.abs(sizes - sp), SEARCH)
+            near = nearest(pool, np.abs(sizes - sp), SEARCH)
             # astype(None) is float64 too: equivalent.
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
             for q in near[fine].tolist():
