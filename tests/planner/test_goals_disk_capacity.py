@@ -99,6 +99,29 @@ def test_a_broker_above_its_limit_is_relieved_even_when_no_soft_goal_is_chosen(o
     assert next(g for g in summary["goals"] if g["name"] == "disk-capacity")["after"]["offenders"] == []
 
 
+@pytest.mark.parametrize("relieve", [False, True])
+def test_a_broker_that_other_files_hold_above_its_limit_is_refused_in_one_line_not_emptied(relieve: bool) -> None:
+    # Broker 0: a 100 GiB disk, 5 GiB free, 4 GiB of partitions: 91 GiB of other files, above 0.85 x 100 GiB whatever
+    # moves. Broker 1 has room for everything: emptying broker 0 would still leave it above its limit.
+    snap = disk_cluster({0: 100 * GIB, 1: 100 * GIB}, [part("t", i, [0], size_bytes=GIB) for i in range(4)],
+                        usable={0: 5 * GIB, 1: 100 * GIB})  # fmt: skip
+    with pytest.raises(PlanError) as err:
+        make_plan(snap, PlanOptions(relieve=relieve))
+    assert str(err.value) == (
+        "broker 0: its disks hold 91.0 GiB besides partitions, above --max-disk-usage 0.85 of its 100.0 GiB (that "
+        "needs at least 0.910): no plan can bring it under its disk limit; free space on its disks or raise "
+        "--max-disk-usage")
+    # Just under what it needs, still refused; with its partitions excluded, they count too.
+    with pytest.raises(PlanError, match=r"broker 0: its disks hold 90\.9 GiB besides partitions and 4\.0 GiB of "
+                                        r"partitions no plan may move, .*needs at least 0\.949\)"):
+        make_plan(disk_cluster({0: 100 * GIB, 1: 100 * GIB}, [part("t", i, [0], size_bytes=GIB) for i in range(4)],
+                               usable={0: int(5.1 * GIB), 1: 100 * GIB}),
+                  PlanOptions(max_disk_usage=0.92, exclude_topics=("t",)))
+    # At what it needs, a plan: the other files fit and every partition moves off.
+    summary = make_plan(snap, PlanOptions(max_disk_usage=0.91, relieve=relieve)).summary
+    assert projected(summary, 0) == 0 and summary["replica_moves"] == 4
+
+
 def test_the_limit_is_the_fraction_of_the_capacity_less_what_the_disk_holds_besides_the_partitions() -> None:
     # Broker 0: a 100 GiB disk with 40 GiB free and 50 GiB of partitions: 10 GiB of other files.
     # Broker 1: no usable figure: the limit is the fraction of the capacity. Broker 2: no capacity at all.

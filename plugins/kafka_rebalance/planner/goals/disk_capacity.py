@@ -132,6 +132,7 @@ class DiskCapacityGoal(Goal):
         (by the fraction of its limit; brokers without one rank by bytes after every limited one).
         In relief mode (``--relieve``), the fewest bytes that bring each donor under (planner/relief.py)."""
         self.unrelieved: list[int] = []
+        _refuse_unrelievable(state)
         if state.options.relieve:
             self.unrelieved = [state.bid(b) for b in relieve(state, relief_donors(state), lambda p: float(state.sizes[p]),
                                                              disk_fill(state), dir_room(state))]
@@ -234,6 +235,35 @@ class DiskCapacityGoal(Goal):
             if dst != src and dst not in row and state.accepts(p, src, dst):
                 return dst
         return None
+
+
+def _refuse_unrelievable(state: ClusterState) -> None:
+    """One PlanError line for the brokers no plan can bring under their limit: what must stay on one (its
+    replicas no plan may move, or that produce at the throttle) already passes the limit, most often because its
+    disks hold other files. Emptying such a broker of everything else would copy bytes for a plan the quality gate
+    refuses all the same."""
+    elig = state.eligible_index_arr
+    stay = state.frozen | state.hot
+    rows = state.R[stay]
+    valid = rows >= 0
+    fixed = np.bincount(rows[valid], weights=np.broadcast_to(state.sizes[stay][:, None], rows.shape)[valid],
+                        minlength=state.n_brokers)  # fmt: skip
+    stuck = [int(b) for b in elig.tolist() if fixed[b] > state.disk_limit[b] + SLACK_BYTES]
+    if not stuck:
+        return
+    usage = state.options.max_disk_usage
+    said = []
+    for b in stuck:
+        broker = state.snapshot.brokers[b]
+        capacity = float(broker.capacity_bytes or 0)
+        besides = usage * capacity - float(state.volume_limit[b])  # what the disks hold besides the partitions
+        need = (besides + float(fixed[b])) / capacity if capacity else math.inf
+        said.append(f"broker {broker.id}: its disks hold {human_bytes(besides)} besides partitions"
+                    + (f" and {human_bytes(float(fixed[b]))} of partitions no plan may move" if fixed[b] else "")
+                    + (" and log dirs --remove-log-dir empties" if state.disk_limit[b] < state.volume_limit[b] else "")
+                    + f", above --max-disk-usage {usage:g} of its {human_bytes(capacity)} (that needs at least {need:.3f})")
+    raise PlanError(f"{'; '.join(said)}: no plan can bring it under its disk limit; free space on its disks or raise "
+                    "--max-disk-usage")
 
 
 def disk_room(state: ClusterState, dir_plan: LogDirPlan | None = None) -> DiskRoom | None:
