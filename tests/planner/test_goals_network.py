@@ -1005,6 +1005,10 @@ def test_the_first_replicas_index_follows_every_hand_over() -> None:
             first_of.setdefault(p % 5, []).append(p)
         lead = {p: p % 5 for p in range(10)}
         firsts = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
+        for x in range(5):
+            firsts.recheck(x)  # (sorts its slots by fellow: the cache must follow the hand-overs too)
+            firsts.found_none(x)
+        parties: set[int] = set()
         for p, j in handovers:
             a, b = lead[p], int(rows[p, j])
             if a == b or not electable[p, j]:
@@ -1014,12 +1018,18 @@ def test_the_first_replicas_index_follows_every_hand_over() -> None:
             first_of[a].remove(p)
             first_of.setdefault(b, []).append(p)
             firsts.handed(p, a, b)
+            parties |= {a, b}
         fresh = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
         assert {k: v for k, v in firsts.links.items() if v} == fresh.links
         assert firsts.coolest.tolist() == fresh.coolest.tolist()
         for a in range(5):
             got, want = firsts.candidates(a), fresh.candidates(a)
             assert all(x.tolist() == y.tolist() for x, y in zip(got, want))
+            # Found with none to give before the hand-overs: a party to one reads every slot again, any other broker
+            # only the slots whose fellow was a party.
+            fellows = want[1].ravel()
+            expect = np.arange(fellows.size) if a in parties else np.flatnonzero(np.isin(fellows, sorted(parties)))
+            assert firsts.recheck(a).tolist() == expect.tolist()
 
     check()
 

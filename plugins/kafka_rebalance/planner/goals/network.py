@@ -568,21 +568,25 @@ class NetworkOutGoal(NetworkGoal):
             ps, fellows, s, usable = firsts.candidates(a)
             if not len(ps):
                 continue
-            at = np.maximum(fellows, 0)
-            room = target[at] - load[at]
-            fit = usable & (s < 2 * np.minimum(load[a] - target[a], room))
-            if not fit.any():
-                continue
-            i, j = np.nonzero(fit)  # row-major: the order the candidates are taken in
-            b = fellows[i, j]
+            width = fellows.shape[1]
+            # Every slot in row-major order (the order the candidates are taken in), or, where a found none since, only
+            # the slots whose fellow a hand-over has touched: nothing else a slot reads (a's load and count, the
+            # fellow's room, count and coolest) has changed (``_Firsts.unchanged_since``).
+            idx = firsts.recheck(a)
+            flat = fellows.ravel()[idx]
+            at = np.maximum(flat, 0)
+            sent_a = s[idx // width, 0]
+            fit = usable.ravel()[idx] & (sent_a < 2 * np.minimum(load[a] - target[a], target[at] - load[at]))
+            cand, b, sent_c = idx[fit], flat[fit], sent_a[fit]
             # Where the bounds bind, b gives back the first listed of its partitions a can lead that is cooler than p:
             # there is one exactly when the coolest of them is (p itself is first on a, never among b's).
             direct = (count[a] - 1 >= g_lo) & (count[b] + 1 <= g_hi)
-            takes = np.flatnonzero(direct | (firsts.coolest[b, a] < s[i, 0]))
+            takes = np.flatnonzero(direct | (firsts.coolest[b, a] < sent_c))
             if not takes.size:
+                firsts.found_none(a)
                 continue
             k = int(takes[0])
-            p, jj, bb = int(ps[i[k]]), int(j[k]), int(b[k])
+            p, jj, bb = int(ps[int(cand[k]) // width]), int(cand[k]) % width, int(b[k])
             if direct[k]:
                 switch(p, jj)
                 return True
@@ -605,6 +609,9 @@ class _Firsts:
         self.first_of, self.rows, self.electable, self.sent, self.eligible = first_of, rows, electable, sent, eligible
         self.links: dict[tuple[int, int], list[int]] = {}
         self.arrays: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.handovers: list[tuple[int, int]] = []  # (giver, taker) of every hand-over, in order
+        self.none_since: dict[int, int] = {}  # broker -> hand-overs made when it was last found with none to give
+        self.slots_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # broker -> its slots sorted by fellow, fellows
         n = len(eligible)
         self.coolest = np.full((n, n), np.inf)  # [b, a]: the least traffic among links[(b, a)] (inf: none)
         for b, ps in first_of.items():
@@ -626,8 +633,36 @@ class _Firsts:
             left.remove(p)
             self.coolest[a, x] = min((float(self.sent[q]) for q in left), default=np.inf)
         self._link(p, b)
-        self.arrays.pop(a, None)
-        self.arrays.pop(b, None)
+        self.handovers.append((a, b))
+        for x in (a, b):
+            self.arrays.pop(x, None)
+            self.slots_of.pop(x, None)
+            self.none_since.pop(x, None)
+
+    def found_none(self, a: int) -> None:
+        """a has no hand-over to make as things stand."""
+        self.none_since[a] = len(self.handovers)
+
+    def recheck(self, a: int) -> np.ndarray:
+        """The slots (flat indexes into a's candidate rows, ascending) a hand-over from a could now use: all of them,
+        or, where a had none since hand-over n, those whose fellow gave or took in a hand-over after n. Those are the
+        only slots whose reading changed: a hand-over changes the giver's and the taker's loads, counts, links and
+        coolest partitions, and a itself was in none (it would have left ``none_since``)."""
+        _, fellows, _, _ = self.candidates(a)
+        since = self.none_since.get(a)
+        if since is None:
+            return np.arange(fellows.size)
+        touched = {x for pair in self.handovers[since:] for x in pair}
+        if not touched:
+            return np.zeros(0, dtype=np.int64)
+        got = self.slots_of.get(a)
+        if got is None:  # (a cache: sorted afresh each time, the same slots)
+            order = np.argsort(fellows.ravel(), kind="stable")
+            got = self.slots_of[a] = (order, fellows.ravel()[order])
+        order, by_fellow = got
+        keys = np.asarray(sorted(touched), dtype=np.int64)
+        lo, hi = np.searchsorted(by_fellow, keys), np.searchsorted(by_fellow, keys, "right")
+        return np.sort(np.concatenate([order[i:j] for i, j in zip(lo.tolist(), hi.tolist())]))
 
     def leadable(self, b: int, a: int) -> list[int]:
         return self.links.get((b, a), [])
