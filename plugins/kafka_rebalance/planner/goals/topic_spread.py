@@ -628,8 +628,24 @@ class SentOn:
         self.rows: dict[int, np.ndarray] = {}
         self.where: dict[int, list[int]] = {}
         self.seen = len(state.changes)
+        # Every arrival listed at once (entered one by one, each an insert into growing arrays, this took seconds at
+        # 200 brokers): the lists _enter would leave, partitions in order.
+        listed: dict[int, list[int]] = {}
+        rows: dict[int, list[list[int]]] = {}
         for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
-            self._enter(state, p)
+            if state.hot[p]:
+                continue
+            orig, row = state.original_row(p), state.row(p)
+            here = [r for r in row if r not in orig and p in self.ever.get(r, ())]
+            if here:
+                self.where[p] = here
+                self.width = max(self.width, len(row))
+            for r in here:
+                listed.setdefault(r, []).append(p)
+                rows.setdefault(r, []).append(row)
+        for r, ps in listed.items():
+            self.parts[r] = np.asarray(ps, dtype=np.int64)
+            self.rows[r] = np.asarray([row + [-1] * (self.width - len(row)) for row in rows[r]], dtype=np.int64)
 
     def _padded(self, row: list[int]) -> np.ndarray:
         # A row in the middle of growing: every matrix widens. (>= alike: a row as wide grows them by nothing.)
