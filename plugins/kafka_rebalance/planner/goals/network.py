@@ -244,7 +244,7 @@ class NetworkInGoal(NetworkGoal):
         self.ready = False
         # (the state, its changes read, per (broker, hot_only) the candidates): see ``_candidates``
         self._listed: tuple[ClusterState, int, dict[tuple[int, bool], list[int]]] | None = None
-        self._arrays: dict[int, tuple[list[int], np.ndarray]] = {}  # see ``_candidate_array``
+        self._arrays: dict[tuple[int, bool], tuple[list[int], np.ndarray]] = {}  # see ``_candidate_array``
 
     def _setup(self, state: ClusterState) -> None:
         if self.ready:
@@ -406,12 +406,12 @@ class NetworkInGoal(NetworkGoal):
             got = lists[(b, hot_only)] = self._listing(state, b, hot_only)
         return got
 
-    def _candidate_array(self, state: ClusterState, b: int) -> np.ndarray:
-        """``_candidates(state, b, hot_only=False)`` as an array, kept while that list is."""
-        listed = self._candidates(state, b, hot_only=False)
-        got = self._arrays.get(b)
+    def _candidate_array(self, state: ClusterState, b: int, hot_only: bool = False) -> np.ndarray:
+        """``_candidates(state, b, hot_only)`` as an array, kept while that list is."""
+        listed = self._candidates(state, b, hot_only)
+        got = self._arrays.get((b, hot_only))
         if got is None or got[0] is not listed:  # (a cache: built afresh each time, the same array)
-            got = self._arrays[b] = (listed, np.asarray(listed, dtype=np.int64))
+            got = self._arrays[(b, hot_only)] = (listed, np.asarray(listed, dtype=np.int64))
         return got[1]
 
     def _listing(self, state: ClusterState, b: int, hot_only: bool) -> list[int]:
@@ -444,12 +444,14 @@ class NetworkInGoal(NetworkGoal):
         room = self.share[elig] - self.load[elig]
         receivers = [int(r) for r in elig[np.argsort(-room, kind="stable")] if r != a and self.load[r] < self.share[r]]
         cand = self._candidates(state, a)
+        arr = self._candidate_array(state, a, hot_only=True)
         for r in receivers[:PARTNERS]:
             need = ((self.load[a] - self.share[a]) + (self.share[r] - self.load[r])) / 2
-            helps = self._better_each(a, r, self.rate[cand]) if cand else np.zeros(0, dtype=bool)
-            fits = [p for p, ok in zip(cand, helps.tolist()) if ok and r not in state.row(p)]
-            fits.sort(key=lambda p: (abs(self.rate[p] - need), p))
-            top = np.asarray(fits[:SEARCH], dtype=np.int64)
+            helps = arr[self._better_each(a, r, self.rate[arr])]
+            # By (closeness to the need, partition), the first SEARCH with no replica on r yet (sorted, then filtered:
+            # the order filtering first would give).
+            by_need = helps[np.lexsort((helps, np.abs(self.rate[helps] - need)))].tolist()
+            top = np.asarray(list(islice((p for p in by_need if r not in state.row(p)), SEARCH)), dtype=np.int64)
             # The byte guard for all of them at once (``allows_each``: the same floats as asking one by one).
             fine = self.guard.allows_each(state, a, r, state.sizes[top].astype(np.float64))
             for p in top[fine].tolist():
