@@ -388,8 +388,13 @@ class TopicSpreadGoal(Goal):
         if r not in pools:
             pools[r] = (*self.unchanged.at(r), *self.sent_on.at(r))
         on_r, on_r_rows, arrivals, their_rows = pools[r]
-        on_r = on_r[slack[topic[on_r]] & ~(on_r_rows == a).any(axis=1)]
-        sent = arrivals[slack[topic[arrivals]] & ~(their_rows == a).any(axis=1)]
+        # The topics with slack first (few), then the rows of those only.
+        keep = slack[topic[on_r]]
+        on_r, on_r_rows = on_r[keep], on_r_rows[keep]
+        on_r = on_r[~(on_r_rows == a).any(axis=1)]
+        keep = slack[topic[arrivals]]
+        arrivals, their_rows = arrivals[keep], their_rows[keep]
+        sent = arrivals[~(their_rows == a).any(axis=1)]
         pool = np.concatenate([on_r, sent])
         if pool.size == 0:
             return False
