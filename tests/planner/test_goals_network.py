@@ -896,10 +896,10 @@ def test_once_the_bytes_goal_ran_no_move_or_swap_takes_a_broker_further_outside_
     s = in_state([(0, 1.0), (0, 1.0), (1, 1.0)])
     s.vetoes = [ByteBalanceGoal()]
     s.byte_lo, s.byte_hi = np.full(3, float(GiB)), np.full(3, 2.0 * GiB)
-    goal = NetworkInGoal()
-    goal.guard = ByteGuard(s)
-    assert goal._bytes_fine(s, 0, 2, float(GiB)) and not goal._bytes_fine(s, 1, 2, float(GiB))
-    assert goal._bytes_fine(s, 0, 1, float(GiB))  # 0 to 1 GiB, 1 to 2: both within
+    guard = ByteGuard(s)
+    assert guard.allows_each(s, 0, 2, np.asarray([float(GiB)])).tolist() == [True]
+    assert guard.allows_each(s, 1, 2, np.asarray([float(GiB)])).tolist() == [False]
+    assert guard.allows_each(s, 0, 1, np.asarray([float(GiB)])).tolist() == [True]  # 0 to 1 GiB, 1 to 2: both within
 
 
 @pytest.mark.parametrize(("on_2", "expected"), [

@@ -377,9 +377,6 @@ class NetworkInGoal(NetworkGoal):
             if not self._shed(state, a, elig):
                 stuck.add(a)
 
-    def _bytes_fine(self, state: ClusterState, a: int, r: int, delta: float) -> bool:
-        return self.guard.allows(state, {a: -delta, r: delta})
-
     def _candidates(self, state: ClusterState, b: int, hot_only: bool = True) -> list[int]:
         """Partitions with a replica on b this goal may move, hottest first: untouched ones and ones the plan
         brings to b (sent on instead: no extra move), then, where the earlier goals changed most partitions,
@@ -573,7 +570,7 @@ class NetworkOutGoal(NetworkGoal):
             width = fellows.shape[1]
             # Every slot in row-major order (the order the candidates are taken in), or, where a found none since, only
             # the slots whose fellow a hand-over has touched: nothing else a slot reads (a's load and count, the
-            # fellow's room, count and coolest) has changed (``_Firsts.unchanged_since``).
+            # fellow's room, count and coolest) has changed (``_Firsts.recheck``).
             idx = firsts.recheck(a)
             flat = fellows.ravel()[idx]
             at = np.maximum(flat, 0)
