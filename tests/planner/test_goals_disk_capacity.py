@@ -122,6 +122,35 @@ def test_a_broker_that_other_files_hold_above_its_limit_is_refused_in_one_line_n
     assert projected(summary, 0) == 0 and summary["replica_moves"] == 4
 
 
+def test_the_refusal_names_every_broker_a_removed_dir_and_a_disk_without_size_and_spares_one_within_the_half_byte() -> None:
+    # Brokers 0 and 1 hold 2 GiB of an excluded topic each on 1 GiB disks; broker 2 a 0-byte disk under 1 byte of it;
+    # broker 3 has room. Every one is named, in broker order, joined by "; ".
+    parts = [part("x", 0, [0], size_bytes=2 * GIB), part("x", 1, [1], size_bytes=2 * GIB), part("x", 2, [2], size_bytes=1)]
+    snap = disk_cluster({0: GIB, 1: GIB, 2: 0, 3: 100 * GIB}, parts)
+    with pytest.raises(PlanError) as err:
+        make_plan(snap, PlanOptions(exclude_topics=("x",)))
+    assert str(err.value) == (
+        "broker 0: its disks hold 0 B besides partitions and 2.0 GiB of partitions no plan may move, above "
+        "--max-disk-usage 0.85 of its 1.0 GiB (that needs at least 2.000); broker 1: its disks hold 0 B besides "
+        "partitions and 2.0 GiB of partitions no plan may move, above --max-disk-usage 0.85 of its 1.0 GiB (that needs "
+        "at least 2.000); broker 2: its disks hold 0 B besides partitions and 1 B of partitions no plan may move, above "
+        "--max-disk-usage 0.85 of its 0 B (its disks report no size): no plan can bring it under its disk limit; free "
+        "space on its disks or raise --max-disk-usage")
+    # A dir --remove-log-dir empties takes its room away: broker 0's limit becomes /b's 8.5 GiB, under the 10 GiB of
+    # the excluded topic in /a (25.5 GiB of room without the removal).
+    jbod = jbod_cluster({0: {"/a": 20 * GIB, "/b": 10 * GIB}, 1: {"/a": 100 * GIB}},
+                        [part("t", i, [0], size_bytes=2 * GIB, log_dirs=["/a"]) for i in range(5)])
+    with pytest.raises(PlanError, match=r"^broker 0: its disks hold 0 B besides partitions and 10\.0 GiB of partitions "
+                                        r"no plan may move and log dirs --remove-log-dir empties, above"):
+        make_plan(jbod, PlanOptions(exclude_topics=("t",), remove_log_dirs=("0:/a",)))
+    make_plan(jbod, PlanOptions(exclude_topics=("t",)))
+    # Within the half byte of slack the veto and the relief allow, no refusal: 86 bytes against 0.855 x 100 = 85.5.
+    edge = disk_cluster({0: 100, 1: 100 * GIB}, [part("x", 0, [0], size_bytes=86)])
+    make_plan(edge, PlanOptions(exclude_topics=("x",), max_disk_usage=0.855))
+    with pytest.raises(PlanError, match="^broker 0: "):
+        make_plan(edge, PlanOptions(exclude_topics=("x",), max_disk_usage=0.854))
+
+
 def test_the_limit_is_the_fraction_of_the_capacity_less_what_the_disk_holds_besides_the_partitions() -> None:
     # Broker 0: a 100 GiB disk with 40 GiB free and 50 GiB of partitions: 10 GiB of other files.
     # Broker 1: no usable figure: the limit is the fraction of the capacity. Broker 2: no capacity at all.

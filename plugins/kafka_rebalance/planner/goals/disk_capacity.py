@@ -255,13 +255,14 @@ def _refuse_unrelievable(state: ClusterState) -> None:
     said = []
     for b in stuck:
         broker = state.snapshot.brokers[b]
-        capacity = float(broker.capacity_bytes or 0)
+        # A broker named here has a limit, so a capacity (without one its limit is inf); it may be 0 bytes.
+        capacity = float(broker.capacity_bytes or 0)  # (`or 1` alike: never None here)
         besides = usage * capacity - float(state.volume_limit[b])  # what the disks hold besides the partitions
-        need = (besides + float(fixed[b])) / capacity if capacity else math.inf
+        need = f"that needs at least {(besides + float(fixed[b])) / capacity:.3f}" if capacity else "its disks report no size"
         said.append(f"broker {broker.id}: its disks hold {human_bytes(besides)} besides partitions"
                     + (f" and {human_bytes(float(fixed[b]))} of partitions no plan may move" if fixed[b] else "")
                     + (" and log dirs --remove-log-dir empties" if state.disk_limit[b] < state.volume_limit[b] else "")
-                    + f", above --max-disk-usage {usage:g} of its {human_bytes(capacity)} (that needs at least {need:.3f})")
+                    + f", above --max-disk-usage {usage:g} of its {human_bytes(capacity)} ({need})")
     raise PlanError(f"{'; '.join(said)}: no plan can bring it under its disk limit; free space on its disks or raise "
                     "--max-disk-usage")
 
