@@ -959,6 +959,35 @@ def test_a_receiver_with_a_single_replica_can_swap_it() -> None:
     assert [s.row(p) for p in range(4)] == [[2], [0], [0], [1]]
 
 
+def test_a_receiver_may_swap_back_a_replica_that_produces_nothing() -> None:
+    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    # In: 0 = 26 + 24 = 50, 1 = 34, 2 = 0 (its only replica, idle); share 28, band 25.2..30.8. Bytes pinned (1 GiB
+    # replicas): only swaps. t-0 for the idle t-2 leaves 0 at 24 and 2 at 26 (1.2 outside instead of 19.2 + 25.2): the
+    # receiver's pool holds every replica it may send back, idle ones too. Then nothing brings a pair nearer.
+    s = in_state([(0, 26.0), (0, 24.0), (2, 0.0), (1, 34.0)])
+    s.vetoes = [ByteBalanceGoal()]
+    s.byte_lo = s.byte_hi = s.bytes.astype(float)
+    NetworkInGoal().optimize(s)
+    assert [s.row(p) for p in range(4)] == [[2], [0], [0], [1]]
+
+
+def test_a_hand_over_passes_a_broker_with_none_to_give_for_the_next_one_over() -> None:
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.network import NetworkOutGoal
+
+    # Brokers 0 and 1 are both over (share 10): 0 leads p0 (sends 30, too hot for anyone: 30 >= 2 x 10), 1 leads p1
+    # (sends 8), which fits broker 2 (10 of room). 0 has none to give; 1 gives p1 to 2.
+    calls: list[tuple[int, int]] = []
+    done = NetworkOutGoal._hand_over([0, 1], np.asarray([[0, 2], [1, 2]]), np.ones((2, 2), dtype=bool),
+                                     np.asarray([30.0, 8.0]), np.asarray([30.0, 18.0, 0.0]), np.full(3, 10.0),
+                                     np.asarray([1, 1, 0]), {0: [0], 1: [1]}, lambda p, j: calls.append((p, j)), (0, 5),
+                                     np.ones(3, dtype=bool))  # fmt: skip
+    assert (done, calls) == (True, [(1, 1)])
+
+
 def test_a_donor_that_swapped_may_swap_again_while_still_above_its_band() -> None:
     from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
     from kafka_rebalance.planner.goals.network import NetworkInGoal

@@ -441,6 +441,7 @@ class NetworkInGoal(NetworkGoal):
         room = self.share[elig] - self.load[elig]
         receivers = [int(r) for r in elig[np.argsort(-room, kind="stable")] if r != a and self.load[r] < self.share[r]]
         cand = self._candidates(state, a)
+        # (hot_only False alike: an idle replica moves no traffic, which ``_better_each`` never finds better)
         arr = self._candidate_array(state, a, hot_only=True)
         for r in receivers[:PARTNERS]:
             need = ((self.load[a] - self.share[a]) + (self.share[r] - self.load[r])) / 2
@@ -449,7 +450,8 @@ class NetworkInGoal(NetworkGoal):
             # the order filtering first would give).
             by_need = helps[np.lexsort((helps, np.abs(self.rate[helps] - need)))].tolist()
             top = np.asarray(list(islice((p for p in by_need if r not in state.row(p)), SEARCH)), dtype=np.int64)
-            # The byte guard for all of them at once (``allows_each``: the same floats as asking one by one).
+            # The byte guard for all of them at once (``allows_each``: the same floats as asking one by one; astype(None)
+            # is float64 too).
             fine = self.guard.allows_each(state, a, r, state.sizes[top].astype(np.float64))
             for p in top[fine].tolist():
                 if state.accepts(p, a, r):
@@ -476,7 +478,7 @@ class NetworkInGoal(NetworkGoal):
         on_r = on_r[keep]
         if on_r.size == 0:
             return False
-        sizes = state.sizes[on_r].astype(np.float64)
+        sizes = state.sizes[on_r].astype(np.float64)  # (astype(None) here and below: float64 all the same)
         rates = self.rate[on_r].astype(np.float64)
         for p in hot:
             if not state.accepts(p, a, r, count_neutral=True):
@@ -562,6 +564,7 @@ class NetworkOutGoal(NetworkGoal):
         where the bounds bind, with a cooler partition of the receiver's that the giver can lead going back.
         ``firsts`` indexes ``first_of`` (kept by the caller across hand-overs; built here when None)."""
         g_lo, g_hi = bounds
+        # (A fresh index every call, `or True`, is alike: it has found no broker with none, so every slot is read.)
         firsts = _Firsts(first_of, rows, electable, sent, eligible) if firsts is None else firsts
         for a in over:
             ps, fellows, s, usable = firsts.candidates(a)
@@ -652,10 +655,13 @@ class _Firsts:
         if since is None:
             return np.arange(fellows.size)
         touched = {x for pair in self.handovers[since:] for x in pair}
+        # Equivalent mutants: the empty answer's dtype (the hand-over revisits a broker only after a hand-over, so only
+        # a direct call reads it); the cache (sorted afresh, the same slots); the sort's kind and the keys' dtype (the
+        # slots are sorted again below, and sorted ints are int64 anyway).
         if not touched:
             return np.zeros(0, dtype=np.int64)
         got = self.slots_of.get(a)
-        if got is None:  # (a cache: sorted afresh each time, the same slots)
+        if got is None:
             order = np.argsort(fellows.ravel(), kind="stable")
             got = self.slots_of[a] = (order, fellows.ravel()[order])
         order, by_fellow = got
