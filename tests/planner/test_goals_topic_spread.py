@@ -818,6 +818,37 @@ def test_a_pair_with_no_replica_to_give_is_passed_over_for_the_next() -> None:
     assert _transfer_from_0(4, parts, []) == (True, [[2, 1], [0, 1], [2, 3], [2, 3]])
 
 
+def test_a_pair_that_failed_is_tried_again_once_a_partition_on_its_receiver_changed() -> None:
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn, Unchanged
+
+    class EmptyOnly(Goal):  # an earlier goal that lets a replica land only on an empty broker
+        def accept_move(self, state, p, src, dst):
+            return state.counts[dst] == 0
+
+    # t (RF 1): t-0..t-2 on 0, t-3 on 1; band 1..2, 0 is over. Both brokers changed once already (t-0 went to 1 and
+    # back). 0 -> 1 fails while 1 holds t-3; once t-3 left for 2, the same pair is asked again and t-0 moves alone.
+    s = planner_state([0, 1, 2], [part("t", i, [0 if i < 3 else 1], size_bytes=MiB) for i in range(4)], targets=True)
+    s.vetoes = [EmptyOnly()]
+    goal = TopicSpreadGoal()
+    goal._setup(s)
+    goal.guard, goal.sent_on, goal.unchanged = ByteGuard(s), SentOn(s), Unchanged(s)
+    s.move(0, 0, 1)
+    s.move(0, 1, 0)
+    s.restore(0)
+    goal._sync(s)
+    movable = MovableReplicas(s, goal.by_topic[0])
+    rack = [int(x) for x in s.rack]
+    assert not goal._transfer(s, 0, [0], [1], rack, movable)
+    s.move(3, 1, 2)
+    goal._sync(s)
+    for index in (movable, goal.sent_on, goal.unchanged):
+        index.sync(s)
+    assert goal._transfer(s, 0, [0], [1], rack, movable)
+    assert [s.row(p) for p in range(4)] == [[1], [0], [0], [2]]
+
+
 def test_a_swap_with_no_partner_the_vetoes_allow_is_passed_over_for_the_next_pair() -> None:
     # t (RF 1, 10 MiB each): one partition per broker, band 1..1. u (RF 1): u-0 (1 MiB) on 0, u-1 (1 MiB) and u-2 (2 MiB)
     # on 1, u-3 (8 MiB) and u-4 (9 MiB) on 2: 5 over 3 brokers, band 1..2, slack both ways. A count goal refuses every
