@@ -945,28 +945,17 @@ def test_a_broker_exactly_at_its_share_receives_nothing_though_a_transfer_to_it_
     assert [s.row(p) for p in range(4)] == [[0, 2], [0], [1], [2]]
 
 
-def test_a_receiver_with_a_single_replica_can_swap_it() -> None:
+@pytest.mark.parametrize("idle", [False, True])
+def test_a_receiver_with_a_single_replica_can_swap_it(idle: bool) -> None:
     from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
     from kafka_rebalance.planner.goals.network import NetworkInGoal
 
     # In: 0 = 26 + 24 = 50, 1 = 34, 2 = 18 (its only replica); share 34, band 30.6..37.4. The bytes goal ran and
     # pinned every broker's bytes (1 GiB replicas): nothing may move alone, a swap may. t-0 for t-2 leaves 0 at 42 and
     # 2 at 26 (4.6 + 4.6 outside instead of 12.6 + 12.6). Then 2 has only t-0 to give, hotter than anything 0 has.
-    s = in_state([(0, 26.0), (0, 24.0), (2, 18.0), (1, 34.0)])
-    s.vetoes = [ByteBalanceGoal()]
-    s.byte_lo = s.byte_hi = s.bytes.astype(float)
-    NetworkInGoal().optimize(s)
-    assert [s.row(p) for p in range(4)] == [[2], [0], [0], [1]]
-
-
-def test_a_receiver_may_swap_back_a_replica_that_produces_nothing() -> None:
-    from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
-    from kafka_rebalance.planner.goals.network import NetworkInGoal
-
-    # In: 0 = 26 + 24 = 50, 1 = 34, 2 = 0 (its only replica, idle); share 28, band 25.2..30.8. Bytes pinned (1 GiB
-    # replicas): only swaps. t-0 for the idle t-2 leaves 0 at 24 and 2 at 26 (1.2 outside instead of 19.2 + 25.2): the
-    # receiver's pool holds every replica it may send back, idle ones too. Then nothing brings a pair nearer.
-    s = in_state([(0, 26.0), (0, 24.0), (2, 0.0), (1, 34.0)])
+    # ``idle``: t-2 produces nothing (share 28, band 25.2..30.8): the receiver's pool holds idle replicas too, and the
+    # same swap leaves 0 at 24 and 2 at 26 (1.2 outside instead of 19.2 + 25.2).
+    s = in_state([(0, 26.0), (0, 24.0), (2, 0.0 if idle else 18.0), (1, 34.0)])
     s.vetoes = [ByteBalanceGoal()]
     s.byte_lo = s.byte_hi = s.bytes.astype(float)
     NetworkInGoal().optimize(s)
