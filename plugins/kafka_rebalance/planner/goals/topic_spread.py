@@ -638,10 +638,8 @@ class SentOn:
         listed: dict[int, list[int]] = {}
         rows: dict[int, list[list[int]]] = {}
         for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
-            if state.hot[p]:
-                continue
-            orig, row = state.original_row(p), state.row(p)
-            here = [r for r in row if r not in orig and p in self.ever.get(r, ())]
+            here = self._here(state, p)
+            row = state.row(p)
             if here:
                 self.where[p] = here
                 self.width = max(self.width, len(row))
@@ -651,6 +649,13 @@ class SentOn:
         for r, ps in listed.items():
             self.parts[r] = np.asarray(ps, dtype=np.int64)
             self.rows[r] = np.asarray([row + [-1] * (self.width - len(row)) for row in rows[r]], dtype=np.int64)
+
+    def _here(self, state: ClusterState, p: int) -> list[int]:
+        """The brokers p is listed under: ones the plan moved a replica of p onto that still hold it (none if p is hot)."""
+        if state.hot[p]:
+            return []
+        orig = state.original_row(p)
+        return [r for r in state.row(p) if r not in orig and p in self.ever.get(r, ())]
 
     def _padded(self, row: list[int]) -> np.ndarray:
         # A row in the middle of growing: every matrix widens. (>= alike: a row as wide grows them by nothing.)
@@ -664,10 +669,7 @@ class SentOn:
 
     def _enter(self, state: ClusterState, p: int) -> None:
         before = self.where.pop(p, [])
-        here: list[int] = []
-        if not state.hot[p]:
-            orig = state.original_row(p)
-            here = [r for r in state.row(p) if r not in orig and p in self.ever.get(r, ())]
+        here = self._here(state, p)
         row = self._padded(state.row(p)) if here else np.zeros(0, dtype=np.int64)  # (read only where here: any dtype or length)
         for r in set(before) | set(here):
             ps = self.parts.get(r, np.zeros(0, dtype=np.int64))
