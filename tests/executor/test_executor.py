@@ -451,6 +451,52 @@ def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered
     assert sim_configs(sim) == before_configs
 
 
+class _SubmitFailsFirst(SimAdmin):
+    """The simulator, except that the first `failures` submissions fail as a call routed to a just-killed controller
+    does on real Kafka (NodeNotReadyError, nothing reassigned), and take a virtual second each."""
+
+    def __init__(self, sim: Simulator, failures: int) -> None:
+        super().__init__(sim)
+        self.failures, self.submit_calls = failures, 0
+
+    def alter_reassignments(self, targets):
+        if all(t is not None for t in targets.values()):
+            self.submit_calls += 1
+            if self.failures:
+                self.failures -= 1
+                self.sim.advance(1.0)
+                raise ClusterError("127.0.0.1:9092: alter partition reassignments failed: NodeNotReadyError: 2")
+        return super().alter_reassignments(targets)
+
+
+@pytest.mark.parametrize("mode", ["batches", "continuous"])
+def test_a_submission_not_answered_while_the_controller_moves_is_asked_again_and_the_plan_finishes(tmp_path, snap, mode):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 2)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before_configs = sim_configs(sim)
+    admin = _SubmitFailsFirst(sim, failures=2)
+    report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, mode=mode)).run().to_dict()
+    assert admin.submit_calls == 3  # two unanswered, the third reaches the controller
+    assert report["status"] == "complete", report
+    assert {tp: tuple(sim.partitions[tp].replicas) for tp in batch} == {tp: tuple(r) for tp, r in batch.items()}
+    assert sim_configs(sim) == before_configs
+
+
+def test_a_submission_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tmp_path, snap):
+    sim = Simulator.from_snapshot(snap)
+    batch = move_one_replica(snap, 2)
+    plan = load_plan(_plan(tmp_path, snap, [batch]))
+    before = {tp: tuple(p.replicas) for tp, p in sim.partitions.items()}
+    before_configs = sim_configs(sim)
+    admin = _SubmitFailsFirst(sim, failures=10**6)
+    with pytest.raises(ClusterError, match="NodeNotReadyError"):
+        Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, mode="batches")).run()
+    # One attempt per 10 s poll plus the failed call's 1 s, until 120 s have passed since the first: 0, 11, ..., 121.
+    assert admin.submit_calls == 12
+    assert {tp: tuple(p.replicas) for tp, p in sim.partitions.items()} == before and sim_configs(sim) == before_configs
+
+
 def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tmp_path, snap):
     sim = Simulator.from_snapshot(snap)
     batch = move_one_replica(snap, 1)

@@ -455,7 +455,7 @@ class MoveRun:
             # Before the reassignment: the broker records the dir and creates a new replica there (its answer for
             # a replica it does not hold yet is an error; _land asks again once it does).
             ex.admin.alter_replica_log_dirs(dirs)
-        errors = {tp: e for tp, e in ex.admin.alter_reassignments(targets).items() if e} if targets else {}
+        errors = {tp: e for tp, e in ex.reassign(targets, self.label, "submission").items() if e} if targets else {}
         if self.wave is not None:
             self.wave.submitted = True
             self.wave.refused.update(errors)

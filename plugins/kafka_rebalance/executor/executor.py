@@ -33,6 +33,7 @@ from kafka_rebalance.cluster.admin import (
     TP,
     AccessChecked,
     ClusterAdmin,
+    ClusterDenied,
     ClusterError,
     PartitionView,
     Reassignment,
@@ -417,29 +418,36 @@ class Executor:
         return MoveRun.batches(self, [batch_id]).run_batch(batch_id)
 
     def cancel_moves(self, tps: list[TP], label: str, why: str) -> set[TP]:
-        """Cancel these moves; returns those Kafka cancelled (the others had just finished).
-
-        Cancelling is most needed when a broker has just died, which is also when the call can land on
-        that broker (kafka-python routes it to the controller id Metadata named a moment ago). Retry as
-        polling does, for up to a stall's time, rather than abandon the moves with their throttles set.
-        """
-        first_failure: float | None = None
-        while True:
-            try:
-                outcome = self.admin.alter_reassignments({tp: None for tp in tps})
-                break
-            except ClusterError as exc:
-                now = self.admin.now()
-                first_failure = now if first_failure is None else first_failure
-                if now - first_failure >= self.settings.stall_seconds:
-                    raise
-                self.progress(f"{label}: cancel not answered ({exc}); retrying")
-                self.sleep(self.settings.poll_interval)
+        """Cancel these moves; returns those Kafka cancelled (the others had just finished)."""
+        outcome = self.reassign({tp: None for tp in tps}, label, "cancel")
         cancelled = {tp for tp in tps if outcome.get(tp) is None}
         for tp in sorted(cancelled):
             self.progress(f"{label}: cancelled {tp}: {why}")
         # NO_REASSIGNMENT_IN_PROGRESS: it finished between poll and cancel; verification judges it.
         return cancelled
+
+    def reassign(self, targets: Mapping[TP, tuple[int, ...] | None], label: str, what: str) -> dict[TP, str | None]:
+        """AlterPartitionReassignments (None cancels), asked again each poll while the cluster does not answer, for
+        up to a stall's time; Kafka's answer per partition.
+
+        A submission or a cancel is most needed when a broker has just died, which is also when the call can land
+        on that broker (kafka-python routes it to the controller id Metadata named a moment ago, and answers
+        NodeNotReadyError). Asking again is safe: the same targets twice are one reassignment to Kafka, and a
+        cancel of a finished move is NO_REASSIGNMENT_IN_PROGRESS. A refusal by the authorizer is final.
+        """
+        first_failure: float | None = None
+        while True:
+            try:
+                return self.admin.alter_reassignments(targets)
+            except ClusterDenied:
+                raise
+            except ClusterError as exc:
+                now = self.admin.now()
+                first_failure = now if first_failure is None else first_failure
+                if now - first_failure >= self.settings.stall_seconds:
+                    raise
+                self.progress(f"{label}: {what} not answered ({exc}); retrying")
+                self.sleep(self.settings.poll_interval)
 
     # ------------------------------------------------------------------ after the batches
 
