@@ -55,8 +55,11 @@ clusters:
     executor: {poll_interval_seconds: 1, stall_seconds: 120}
 EOF
 
+# Every sandbox broker reports this host's filesystem as its disk: on a host fuller than the default
+# --max-disk-usage the plan takes a limit above what the host holds (kafka_rebalance/sandbox/disk.py).
+DISK_LIMIT=$(kafka-rebalance sandbox disk-limit --dir "$SANDBOX")
 echo
-demo_run_dag "$DAG" '{"mode": "execute", "throttle": "40MiB/s", "max_moves_per_broker": 12}'
+demo_run_dag "$DAG" "{\"mode\": \"execute\", \"throttle\": \"40MiB/s\", \"max_moves_per_broker\": 12, \"max_disk_usage\": $DISK_LIMIT}"
 python scripts/demo_summary.py "$KAFKA_REBALANCE_HOME" "$CLUSTER"
 
 scripts/kafka-tool kafka-topics --bootstrap-server "$BOOTSTRAP" --describe > "$KAFKA_REBALANCE_HOME/describe-after.txt"

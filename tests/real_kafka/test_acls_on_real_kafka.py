@@ -38,7 +38,7 @@ from kafka_rebalance.cluster.live import LiveAdmin
 from kafka_rebalance.sandbox import cluster
 from kafka_rebalance.snapshot import load_snapshot
 from tests.support.cli_inprocess import run_cli
-from tests.support.kafka import ROOT, cli, final_targets, wait_for
+from tests.support.kafka import ROOT, cli, disk_limit_args, final_targets, wait_for
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
@@ -201,7 +201,8 @@ def approved_plan(gathered):
     moves one partition to broker 2."""
     plan_dir = gathered.parent / "plan"
     # In-process (the same commands, without three interpreter starts): no cluster is involved.
-    for args in (("plan", "--snapshot", str(gathered), "--out", str(plan_dir), "--throttle", str(50 * 1024 * 1024)),
+    for args in (("plan", "--snapshot", str(gathered), "--out", str(plan_dir), "--throttle", str(50 * 1024 * 1024),
+                  *disk_limit_args()),
                  ("validate", "--plan", str(plan_dir), "--snapshot", str(gathered)),
                  ("approve", "--plan", str(plan_dir), "--by", "real-kafka-test")):
         done = run_cli(*args)

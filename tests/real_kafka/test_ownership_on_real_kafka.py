@@ -19,7 +19,17 @@ import pytest
 from kafka_rebalance.plan_manifest import load_plan
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.snapshot import load_snapshot
-from tests.support.kafka import ROOT, admin, cli, describe_partitions, gather, plan_validate_and_approve, tool, wait_for
+from tests.support.kafka import (
+    ROOT,
+    admin,
+    cli,
+    describe_partitions,
+    disk_limit_args,
+    gather,
+    plan_validate_and_approve,
+    tool,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 SLOW = "1024"  # bytes/s: the operator's throttle that keeps every move in flight for the test's length
@@ -151,7 +161,8 @@ def test_cancel_cancels_only_this_plans_moves_and_leaves_another_tools_alone(kaf
 
         # A plan that was never validated or approved cancels nothing: refused before the cluster is touched.
         unapproved = tmp_path / "unapproved"
-        cli("plan", "--snapshot", str(snap_path), "--out", str(unapproved), "--throttle", str(256 * 1024), check=True)
+        cli("plan", "--snapshot", str(snap_path), "--out", str(unapproved), "--throttle", str(256 * 1024),
+            *disk_limit_args(), check=True)
         refused = cli("cancel", "--plan", str(unapproved), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
         assert refused.returncode == 2 and "never validated" in refused.stderr, refused.stderr
         _only_theirs_carry_on(kafka_sandbox, theirs, topic_prefix)

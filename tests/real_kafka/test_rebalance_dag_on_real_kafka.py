@@ -16,7 +16,13 @@ import pytest
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.snapshot import load_snapshot
 from kafka_rebalance.testing.hitl_client import Approver
-from tests.support.kafka import assert_leaders_as_planned, describe_partitions, settled_partitions, throttles_anywhere
+from tests.support.kafka import (
+    assert_leaders_as_planned,
+    describe_partitions,
+    sandbox_disk_limit,
+    settled_partitions,
+    throttles_anywhere,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
@@ -36,7 +42,8 @@ def test_rebalance_dag_executes_on_real_kafka(kafka_sandbox, topic_prefix, airfl
     approver = Approver("kafka_rebalance_real_kafka", "Approve")
     approver.start()
     dr = bag.get_dag("kafka_rebalance_real_kafka").test(
-        run_conf={"mode": "execute", "throttle": "20MiB/s", "max_moves_per_broker": 20})
+        run_conf={"mode": "execute", "throttle": "20MiB/s", "max_moves_per_broker": 20,
+                  "max_disk_usage": sandbox_disk_limit()})
     approver.join(10)
     states = {ti.task_id: str(getattr(ti.state, "value", ti.state)) for ti in dr.get_task_instances()}
     assert approver.error is None and approver.response["chosen_options"] == ["Approve"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,9 +36,19 @@ def test_up_status_down_stops_exactly_its_own_processes(tmp_path):
         again = cli("sandbox", "up", "--dir", str(directory))
         assert again.returncode == 2 and "a sandbox already lives here" in again.stderr
 
+        # The node reports the host's filesystem as its disk: the limit plans need lies above what the host holds,
+        # and `up` names it where the default would not do.
+        limit = cli("sandbox", "disk-limit", "--dir", str(directory))
+        disk = shutil.disk_usage(directory)
+        assert limit.returncode == 0, limit.stderr
+        assert float(limit.stdout) >= max(0.85, 1 - disk.free / disk.total + 0.03)
+        assert ("note: every broker reports this host's filesystem" in up.stderr) == (float(limit.stdout) > 0.85)
+
         down = cli("sandbox", "down", "--dir", str(directory))
         assert down.returncode == 0, down.stderr
         assert not pid_alive(node["pid"]) and not directory.exists()
+        gone = cli("sandbox", "disk-limit", "--dir", str(directory))
+        assert gone.returncode == 2 and len(gone.stderr.strip().splitlines()) == 1 and str(directory) in gone.stderr
         assert bystander.poll() is None, "down must never touch another process"
     finally:
         bystander.kill()

@@ -11,17 +11,33 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 
 from kafka_rebalance.sandbox.cluster import Sandbox
+from kafka_rebalance.sandbox.disk import plan_disk_limit
 from kafka_rebalance.sandbox.runtime import resolve_runtime
 from kafka_rebalance.snapshot import Snapshot, load_snapshot, write_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate",
                  "leader.replication.throttled.replicas", "follower.replication.throttled.replicas")  # fmt: skip
+
+
+@cache
+def sandbox_disk_limit() -> float:
+    """The disk limit for a plan on a sandbox of this test session: every sandbox broker reports the host's
+    filesystem as its disk, so on a host fuller than the default every broker starts above it
+    (kafka_rebalance.sandbox.disk). Taken once per worker, so that every plan of a test agrees."""
+    return plan_disk_limit(Path(tempfile.gettempdir()))
+
+
+def disk_limit_args() -> tuple[str, str]:
+    """`plan`'s flag for `sandbox_disk_limit`."""
+    return ("--max-disk-usage", f"{sandbox_disk_limit():.2f}")
 
 
 def cli(*args: str, timeout: float = 600, check: bool = False) -> subprocess.CompletedProcess[str]:
@@ -76,7 +92,8 @@ def plan_validate_and_approve(snapshot: Path, plan_dir: Path, *extra: str) -> di
     """
     from tests.support.cli_inprocess import run_cli
 
-    for args in (("plan", "--snapshot", str(snapshot), "--out", str(plan_dir), *extra),
+    limit = () if "--max-disk-usage" in extra else disk_limit_args()
+    for args in (("plan", "--snapshot", str(snapshot), "--out", str(plan_dir), *limit, *extra),
                  ("validate", "--plan", str(plan_dir), "--snapshot", str(snapshot)),
                  ("approve", "--plan", str(plan_dir), "--by", "real-kafka-test")):
         done = run_cli(*args)

@@ -35,6 +35,7 @@ import pytest
 
 from kafka_rebalance.orchestration.staging import run_dir_path
 from kafka_rebalance.sandbox.cluster import free_ports
+from tests.support.kafka import sandbox_disk_limit
 from tests.support.processes import ProcessSessions, alive, descendants, read_proc
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,11 +144,12 @@ def _partitions_by_broker(kafka) -> dict[int, int]:
 def airflow(tmp_path_factory, sessions, sandbox):
     home = tmp_path_factory.mktemp("airflow-ui")
     port = _free_port()
-    # The sandbox: polled every second, one move per broker at a time, at a throttle that makes each move last ~10 s.
+    # The sandbox: polled every second, one move per broker at a time, at a throttle that makes each move last ~10 s;
+    # its brokers report the host's filesystem as their disk (tests/support/kafka.py, sandbox_disk_limit).
     (home / "clusters.yaml").write_text(
         "clusters:\n"
         f"  - {{cluster_id: {CLUSTER}, source: kafka_ui_sandbox, schedule: null, executor: {{poll_interval_seconds: 1}},\n"
-        f"     defaults: {{throttle: {THROTTLE}, max_moves_per_broker: 1}}}}\n"
+        f"     defaults: {{throttle: {THROTTLE}, max_moves_per_broker: 1, max_disk_usage: {sandbox_disk_limit():.2f}}}}}\n"
         f"  - {{cluster_id: ui-demo, source: 'simulated:{ROOT / 'samples' / 'sample-cluster.json'}', schedule: null}}\n"
     )
     venv_bin = Path(sys.executable).parent

@@ -11,8 +11,10 @@ from rich.table import Table
 
 from kafka_rebalance.cli._app import app, fail, stderr, stdout
 from kafka_rebalance.cli.meter import meter
+from kafka_rebalance.options import DEFAULT_MAX_DISK_USAGE
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
 from kafka_rebalance.sandbox.cluster import SandboxMode
+from kafka_rebalance.sandbox.disk import SandboxDiskError, host_usage, plan_disk_limit
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.units import human_bytes
@@ -62,7 +64,21 @@ def up(
     if sb.metrics is not None:
         stderr.print(f"prometheus at {sb.metrics.prometheus_url} (pid {sb.metrics.prometheus_pid}), scraping every broker's "
                      f"JMX exporter: gather --metrics prometheus={sb.metrics.prometheus_url}")
+    _note_disk(dir)
     stdout.print(sb.bootstrap_servers)
+
+
+def _note_disk(directory: Path) -> None:
+    """Every sandbox broker reports the host's filesystem as its disk: on a full host, say what plans need."""
+    usage = host_usage(directory)
+    try:
+        limit = plan_disk_limit(directory)
+    except SandboxDiskError as exc:
+        stderr.print(f"warning: {exc}")
+        return
+    if limit > DEFAULT_MAX_DISK_USAGE:
+        stderr.print(f"note: every broker reports this host's filesystem ({usage:.1%} full) as its disk: plan with "
+                     f"--max-disk-usage {limit:.2f} (the default {DEFAULT_MAX_DISK_USAGE} refuses every broker as over it)")
 
 
 _S = SeedSpec()  # every flag's default is the spec's own
@@ -108,6 +124,14 @@ def status(dir: DirOpt, as_json: Annotated[bool, typer.Option("--json", help="Pr
 
 
 NodeOpt = Annotated[int, typer.Option("--node", help="The node id (see `sandbox status`)", min=0)]
+
+
+@sandbox_app.command("disk-limit")
+def disk_limit(dir: DirOpt) -> None:
+    """Print the --max-disk-usage a plan on this sandbox needs: every broker reports the host's filesystem as its
+    disk, so on a host fuller than the default every broker starts above it."""
+    sandbox_cluster.read_sandbox(dir)
+    stdout.print(f"{plan_disk_limit(dir):.2f}")
 
 
 @sandbox_app.command()
