@@ -849,6 +849,37 @@ def test_a_pair_that_failed_is_tried_again_once_a_partition_on_its_receiver_chan
     assert [s.row(p) for p in range(4)] == [[1], [0], [0], [2]]
 
 
+def test_a_pair_that_failed_is_tried_again_once_a_partition_its_receiver_shares_moved_between_two_others() -> None:
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn, Unchanged
+
+    class OnceZSitsOn2(Goal):  # an earlier goal that lets a replica land only once z-0's second replica is on 2
+        def accept_move(self, state, p, src, dst):
+            return 2 in state.row(3)
+
+    # a (RF 1): a-0..a-2 on 0, band 0..1 over five brokers. z-0 (RF 2) on [1, 4] moves 4 -> 3 (broker 1 counted as
+    # changed once: it shares the partition), then 0 -> 1 for a fails; z-0 moves on 3 -> 2, between two brokers
+    # other than 1, changing 1 again (a second time, not back to its first count): the same pair is asked again.
+    parts = [part("a", i, [0], size_bytes=MiB) for i in range(3)] + [part("z", 0, [1, 4], size_bytes=MiB)]
+    s = planner_state([0, 1, 2, 3, 4], parts, targets=True)
+    s.vetoes = [OnceZSitsOn2()]
+    goal = TopicSpreadGoal()
+    goal._setup(s)
+    goal.guard, goal.sent_on, goal.unchanged = ByteGuard(s), SentOn(s), Unchanged(s)
+    s.move(3, 4, 3)
+    goal._sync(s)
+    movable = MovableReplicas(s, goal.by_topic[0])
+    rack = [int(x) for x in s.rack]
+    assert not goal._transfer(s, 0, [0], [1], rack, movable)
+    s.move(3, 3, 2)
+    goal._sync(s)
+    for index in (movable, goal.sent_on, goal.unchanged):
+        index.sync(s)
+    assert goal._transfer(s, 0, [0], [1], rack, movable)
+    assert [s.row(p) for p in range(4)] == [[1], [0], [0], [1, 2]]
+
+
 def test_a_swap_with_no_partner_the_vetoes_allow_is_passed_over_for_the_next_pair() -> None:
     # t (RF 1, 10 MiB each): one partition per broker, band 1..1. u (RF 1): u-0 (1 MiB) on 0, u-1 (1 MiB) and u-2 (2 MiB)
     # on 1, u-3 (8 MiB) and u-4 (9 MiB) on 2: 5 over 3 brokers, band 1..2, slack both ways. A count goal refuses every
