@@ -94,7 +94,7 @@ def hot(snap: Snapshot, topics: int = 2, factor: float = 20.0) -> Snapshot:
 
 @pytest.mark.parametrize("optimizer", ["heuristic", "auto"])
 def test_hot_topics_network_in_ends_within_its_capacity_weighted_share(optimizer: str) -> None:
-    base, caps = two_tier(partitions=300)
+    base, caps = two_tier(partitions=100)
     snap = hot(base)
     plan = make_plan(snap, PlanOptions(capacity=caps, optimizer=optimizer, goals=NETWORK_GOALS))
     rates = per_broker(snap, final_rows(plan), "bytes_in_per_sec")
