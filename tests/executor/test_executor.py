@@ -418,17 +418,18 @@ def test_cancel_leaves_reassignments_it_did_not_submit_alone(tmp_path, snap):
     assert {tp: r.target for tp, r in sim.list_reassignments().items()} == foreign
 
 
-class _CancelFailsFirst(SimAdmin):
-    """The simulator, except that the first `failures` cancel requests fail as a call routed to a
-    just-killed controller does on real Kafka (NodeNotReadyError), and take a virtual second each."""
+class _FailsFirst(SimAdmin):
+    """The simulator, except that the first `failures` cancel requests (``cancels``) or submissions fail as a call
+    routed to a just-killed controller does on real Kafka (NodeNotReadyError, nothing changed), and take a virtual
+    second each; ``calls`` counts those requests."""
 
-    def __init__(self, sim: Simulator, failures: int) -> None:
+    def __init__(self, sim: Simulator, failures: int, cancels: bool = True) -> None:
         super().__init__(sim)
-        self.failures, self.cancel_calls = failures, 0
+        self.failures, self.cancels, self.calls = failures, cancels, 0
 
     def alter_reassignments(self, targets):
-        if any(t is None for t in targets.values()):
-            self.cancel_calls += 1
+        if all((t is None) == self.cancels for t in targets.values()):
+            self.calls += 1
             if self.failures:
                 self.failures -= 1
                 self.sim.advance(1.0)
@@ -443,30 +444,12 @@ def test_a_stalled_move_is_still_cancelled_when_the_first_cancel_is_not_answered
     sim.never_catch_up(stuck_tp, [r for r in batch[stuck_tp] if r not in sim.partitions[stuck_tp].replicas][0])
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before_configs = sim_configs(sim)
-    admin = _CancelFailsFirst(sim, failures=2)
+    admin = _FailsFirst(sim, failures=2)
     report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run().to_dict()
-    assert admin.cancel_calls == 3  # two unanswered, the third reaches the controller
+    assert admin.calls == 3  # two unanswered, the third reaches the controller
     assert report["batches"][0]["cancelled"] == [str(stuck_tp)]
     assert tuple(sim.partitions[stuck_tp].replicas) == plan.batches[0].before[stuck_tp]
     assert sim_configs(sim) == before_configs
-
-
-class _SubmitFailsFirst(SimAdmin):
-    """The simulator, except that the first `failures` submissions fail as a call routed to a just-killed controller
-    does on real Kafka (NodeNotReadyError, nothing reassigned), and take a virtual second each."""
-
-    def __init__(self, sim: Simulator, failures: int) -> None:
-        super().__init__(sim)
-        self.failures, self.submit_calls = failures, 0
-
-    def alter_reassignments(self, targets):
-        if all(t is not None for t in targets.values()):
-            self.submit_calls += 1
-            if self.failures:
-                self.failures -= 1
-                self.sim.advance(1.0)
-                raise ClusterError("127.0.0.1:9092: alter partition reassignments failed: NodeNotReadyError: 2")
-        return super().alter_reassignments(targets)
 
 
 @pytest.mark.parametrize("mode", ["batches", "continuous"])
@@ -475,9 +458,9 @@ def test_a_submission_not_answered_while_the_controller_moves_is_asked_again_and
     batch = move_one_replica(snap, 2)
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before_configs = sim_configs(sim)
-    admin = _SubmitFailsFirst(sim, failures=2)
+    admin = _FailsFirst(sim, failures=2, cancels=False)
     report = Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, mode=mode)).run().to_dict()
-    assert admin.submit_calls == 3  # two unanswered, the third reaches the controller
+    assert admin.calls == 3  # two unanswered, the third reaches the controller
     assert report["status"] == "complete", report
     assert {tp: tuple(sim.partitions[tp].replicas) for tp in batch} == {tp: tuple(r) for tp, r in batch.items()}
     assert sim_configs(sim) == before_configs
@@ -489,11 +472,11 @@ def test_a_submission_unanswered_for_a_stall_time_gives_up_with_the_cluster_erro
     plan = load_plan(_plan(tmp_path, snap, [batch]))
     before = {tp: tuple(p.replicas) for tp, p in sim.partitions.items()}
     before_configs = sim_configs(sim)
-    admin = _SubmitFailsFirst(sim, failures=10**6)
+    admin = _FailsFirst(sim, failures=10**6, cancels=False)
     with pytest.raises(ClusterError, match="NodeNotReadyError"):
         Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, mode="batches")).run()
     # One attempt per 10 s poll plus the failed call's 1 s, until 120 s have passed since the first: 0, 11, ..., 121.
-    assert admin.submit_calls == 12
+    assert admin.calls == 12
     assert {tp: tuple(p.replicas) for tp, p in sim.partitions.items()} == before and sim_configs(sim) == before_configs
 
 
@@ -503,9 +486,9 @@ def test_a_cancel_unanswered_for_a_stall_time_gives_up_with_the_cluster_error(tm
     (tp, target), = batch.items()
     sim.never_catch_up(tp, [r for r in target if r not in sim.partitions[tp].replicas][0])
     plan = load_plan(_plan(tmp_path, snap, [batch]))
-    admin = _CancelFailsFirst(sim, failures=10**6)
+    admin = _FailsFirst(sim, failures=10**6)
     with pytest.raises(ClusterError, match="NodeNotReadyError"):
         Executor(plan, admin, ExecSettings(poll_interval=10.0, stall_seconds=120.0, on_stall="continue", mode="batches")).run().to_dict()
     # 120 s of stall before the first cancel, then one attempt per 10 s poll plus the failed call's 1 s,
     # until 120 s have passed since the first failure: attempts at 0, 11, ..., 121 → 12 calls.
-    assert admin.cancel_calls == 12
+    assert admin.calls == 12

@@ -818,10 +818,33 @@ def test_a_pair_with_no_replica_to_give_is_passed_over_for_the_next() -> None:
     assert _transfer_from_0(4, parts, []) == (True, [[2, 1], [0, 1], [2, 3], [2, 3]])
 
 
-def test_a_pair_that_failed_is_tried_again_once_a_partition_on_its_receiver_changed() -> None:
-    from kafka_rebalance.planner.goals.base import Goal
+def _failed_pair_asked_again(s, veto, before, between) -> None:
+    """Topic 0's transfer from broker 0 to 1 fails under ``veto`` after the moves ``before`` ((p, src, dst));
+    after the move ``between`` the same pair is asked again and succeeds."""
     from kafka_rebalance.planner.goals.byte_balance import ByteGuard
     from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn, Unchanged
+
+    s.vetoes = [veto]
+    goal = TopicSpreadGoal()
+    goal._setup(s)
+    goal.guard, goal.sent_on, goal.unchanged = ByteGuard(s), SentOn(s), Unchanged(s)
+    for p, src, dst in before:
+        s.move(p, src, dst)
+    for p, _, _ in before:
+        s.restore(p)  # a partition back on its original row counts as unchanged
+    goal._sync(s)
+    movable = MovableReplicas(s, goal.by_topic[0])
+    rack = [int(x) for x in s.rack]
+    assert not goal._transfer(s, 0, [0], [1], rack, movable)
+    s.move(*between)
+    goal._sync(s)
+    for index in (movable, goal.sent_on, goal.unchanged):
+        index.sync(s)
+    assert goal._transfer(s, 0, [0], [1], rack, movable)
+
+
+def test_a_pair_that_failed_is_tried_again_once_a_partition_on_its_receiver_changed() -> None:
+    from kafka_rebalance.planner.goals.base import Goal
 
     class EmptyOnly(Goal):  # an earlier goal that lets a replica land only on an empty broker
         def accept_move(self, state, p, src, dst):
@@ -830,29 +853,12 @@ def test_a_pair_that_failed_is_tried_again_once_a_partition_on_its_receiver_chan
     # t (RF 1): t-0..t-2 on 0, t-3 on 1; band 1..2, 0 is over. Both brokers changed once already (t-0 went to 1 and
     # back). 0 -> 1 fails while 1 holds t-3; once t-3 left for 2, the same pair is asked again and t-0 moves alone.
     s = planner_state([0, 1, 2], [part("t", i, [0 if i < 3 else 1], size_bytes=MiB) for i in range(4)], targets=True)
-    s.vetoes = [EmptyOnly()]
-    goal = TopicSpreadGoal()
-    goal._setup(s)
-    goal.guard, goal.sent_on, goal.unchanged = ByteGuard(s), SentOn(s), Unchanged(s)
-    s.move(0, 0, 1)
-    s.move(0, 1, 0)
-    s.restore(0)
-    goal._sync(s)
-    movable = MovableReplicas(s, goal.by_topic[0])
-    rack = [int(x) for x in s.rack]
-    assert not goal._transfer(s, 0, [0], [1], rack, movable)
-    s.move(3, 1, 2)
-    goal._sync(s)
-    for index in (movable, goal.sent_on, goal.unchanged):
-        index.sync(s)
-    assert goal._transfer(s, 0, [0], [1], rack, movable)
+    _failed_pair_asked_again(s, EmptyOnly(), [(0, 0, 1), (0, 1, 0)], (3, 1, 2))
     assert [s.row(p) for p in range(4)] == [[1], [0], [0], [2]]
 
 
 def test_a_pair_that_failed_is_tried_again_once_a_partition_its_receiver_shares_moved_between_two_others() -> None:
     from kafka_rebalance.planner.goals.base import Goal
-    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
-    from kafka_rebalance.planner.goals.topic_spread import MovableReplicas, SentOn, Unchanged
 
     class OnceZSitsOn2(Goal):  # an earlier goal that lets a replica land only once z-0's second replica is on 2
         def accept_move(self, state, p, src, dst):
@@ -863,20 +869,7 @@ def test_a_pair_that_failed_is_tried_again_once_a_partition_its_receiver_shares_
     # other than 1, changing 1 again (a second time, not back to its first count): the same pair is asked again.
     parts = [part("a", i, [0], size_bytes=MiB) for i in range(3)] + [part("z", 0, [1, 4], size_bytes=MiB)]
     s = planner_state([0, 1, 2, 3, 4], parts, targets=True)
-    s.vetoes = [OnceZSitsOn2()]
-    goal = TopicSpreadGoal()
-    goal._setup(s)
-    goal.guard, goal.sent_on, goal.unchanged = ByteGuard(s), SentOn(s), Unchanged(s)
-    s.move(3, 4, 3)
-    goal._sync(s)
-    movable = MovableReplicas(s, goal.by_topic[0])
-    rack = [int(x) for x in s.rack]
-    assert not goal._transfer(s, 0, [0], [1], rack, movable)
-    s.move(3, 3, 2)
-    goal._sync(s)
-    for index in (movable, goal.sent_on, goal.unchanged):
-        index.sync(s)
-    assert goal._transfer(s, 0, [0], [1], rack, movable)
+    _failed_pair_asked_again(s, OnceZSitsOn2(), [(3, 4, 3)], (3, 3, 2))
     assert [s.row(p) for p in range(4)] == [[1], [0], [0], [1, 2]]
 
 
