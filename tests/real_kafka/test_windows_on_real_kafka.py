@@ -7,9 +7,6 @@ throttle. The executor is killed with SIGKILL mid-window once and resumes from i
 The plan is three batches, and the window margin is set so that a batch may start only in the first
 START_WITHIN seconds of a window: no batch lands that soon, so each window runs exactly one batch and the
 plan needs three windows, never a fourth (each costs a minute of wall time).
-
-It runs on a cluster of its own, not the session's shared sandbox: its three minutes are mostly waits for windows,
-and on the shared sandbox they sat on the path of every other test of that sandbox's worker.
 """
 
 from __future__ import annotations
@@ -48,18 +45,6 @@ START_WITHIN = 1.5
 
 
 
-@pytest.fixture(scope="module")
-def own_cluster(tmp_path_factory):
-    from kafka_rebalance.sandbox import cluster
-
-    directory = tmp_path_factory.mktemp("windows") / "sb"
-    sandbox = cluster.up(directory, brokers=3, racks=3)
-    try:
-        yield sandbox
-    finally:
-        cluster.down(directory)
-
-
 def _kafka_view_between_windows(sandbox, prefix: str) -> tuple[str, dict]:
     """Kafka's own listing of reassignments in flight, and every throttle config of ours.
 
@@ -79,12 +64,11 @@ def _kafka_view_between_windows(sandbox, prefix: str) -> tuple[str, dict]:
     return "\n".join(line for line in listed.splitlines() if prefix in line), throttles
 
 
-def test_a_plan_runs_only_inside_windows_across_a_kill(own_cluster, tmp_path):
-    sandbox, prefix = own_cluster, "windows"
+def test_a_plan_runs_only_inside_windows_across_a_kill(kafka_sandbox, topic_prefix, tmp_path):
     # 5 x 5 MiB packed on brokers 1 and 2: three one-move batches of 5 MiB at 256 KiB/s (about 20 s each, well
     # inside a window; the kill below needs a batch in flight).
-    seed(sandbox, SeedSpec(topics=1, partitions=5, mb_per_partition=5, skew=1.0, seed=5, topic_prefix=prefix))
-    snap_path = gather(sandbox, tmp_path / "before.json", prefix)
+    seed(kafka_sandbox, SeedSpec(topics=1, partitions=5, mb_per_partition=5, skew=1.0, seed=5, topic_prefix=topic_prefix))
+    snap_path = gather(kafka_sandbox, tmp_path / "before.json", topic_prefix)
     plan_dir = tmp_path / "plan"
     manifest = plan_validate_and_approve(snap_path, plan_dir, "--throttle", str(256 * 1024), "--max-moves-per-broker", "1",
                                  "--ordering", "large-first")
@@ -99,7 +83,7 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(own_cluster, tmp_path):
                         "      - {cron: '* * * * *', duration: 30s, timezone: UTC}\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins"), "KAFKA_REBALANCE_CLUSTERS": str(clusters)}
     command = [sys.executable, "-m", "kafka_rebalance.cli", "execute", "--plan", str(plan_dir),
-               "--bootstrap-server", sandbox.bootstrap_servers, "--poll-interval", "0.5",
+               "--bootstrap-server", kafka_sandbox.bootstrap_servers, "--poll-interval", "0.5",
                "--window", "configured", "--window-margin", f"{margin:.3f}", "--window-grace", str(GRACE), "--wait"]
     windows = policy("configured", [WINDOW])
     ledger_path = plan_dir / "ledger.json"
@@ -123,7 +107,7 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(own_cluster, tmp_path):
             window = windows.current(now)
             last_end = now.replace(second=30, microsecond=0) if now.second >= 30 else None
             if window is None and last_end is not None and now >= last_end + timedelta(seconds=GRACE + 1) and now.second < 52:
-                view = _kafka_view_between_windows(sandbox, prefix)
+                view = _kafka_view_between_windows(kafka_sandbox, topic_prefix)
                 ended = datetime.now(UTC)
                 looks.append(f"{now:%H:%M:%S}-{ended:%H:%M:%S}")
                 if ended < now.replace(second=59):  # the look ended before the next window
@@ -156,10 +140,10 @@ def test_a_plan_runs_only_inside_windows_across_a_kill(own_cluster, tmp_path):
     used = {windows.current(s).start for s in starts}
     assert len(used) >= 3, f"the plan ran in {len(used)} window(s)"
     assert any(h["reason"] in ("outside-window", "window-too-short") for h in ledger["holds"])
-    now = describe_partitions(sandbox, prefix)
+    now = describe_partitions(kafka_sandbox, topic_prefix)
     for tp, target in final_targets(plan_dir).items():
         assert now[tp]["replicas"] == target
-    verified = cli("verify", "--plan", str(plan_dir), "--bootstrap-server", sandbox.bootstrap_servers)
+    verified = cli("verify", "--plan", str(plan_dir), "--bootstrap-server", kafka_sandbox.bootstrap_servers)
     assert verified.returncode == 0, verified.stdout[-2000:]
     report = json.loads(verified.stdout)
     assert report["status"] == "complete" and report["throttles_left"] == [] and report["problems"] == []
