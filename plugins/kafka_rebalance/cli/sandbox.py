@@ -14,7 +14,7 @@ from kafka_rebalance.cli.meter import meter
 from kafka_rebalance.options import DEFAULT_MAX_DISK_USAGE
 from kafka_rebalance.sandbox import cluster as sandbox_cluster
 from kafka_rebalance.sandbox.cluster import SandboxMode
-from kafka_rebalance.sandbox.disk import SandboxDiskError, host_usage, plan_disk_limit
+from kafka_rebalance.sandbox.disk import SandboxDiskError, disk_limit_for, host_usage, plan_disk_limit
 from kafka_rebalance.sandbox.runtime import DEFAULT_KAFKA_VERSION
 from kafka_rebalance.sandbox.seed import SeedSpec, seed
 from kafka_rebalance.units import human_bytes
@@ -72,7 +72,7 @@ def _note_disk(directory: Path) -> None:
     """Every sandbox broker reports the host's filesystem as its disk: on a full host, say what plans need."""
     usage = host_usage(directory)
     try:
-        limit = plan_disk_limit(directory)
+        limit = disk_limit_for(usage, directory)
     except SandboxDiskError as exc:
         stderr.print(f"warning: {exc}")
         return
