@@ -116,6 +116,10 @@ class ClusterState:
             self.disk_limit = without_removed_dirs(snapshot, options, self.disk_limit)
         self.dir_tally: DirTally | None = None  # the disk goal's per-dir tally, built on first use (disk_capacity.dir_tally)
         self.cur: dict[int, list[int]] = {}
+        # Every partition's row now as one matrix (-1 padded), kept with ``cur``: "which of these partitions have a
+        # replica on b" asked of thousands at once (``on``) instead of row by row in Python.
+        self.now = np.full((n_p, max(self.rf_max, int(self.rf_target.max()) if n_p else 1)), -1, dtype=self.R.dtype)
+        self.now[:, : self.rf_max] = self.R
         self._orig: dict[int, list[int]] = {}  # original rows asked for (``row``, ``within_cap``, the tallies)
         self._orig_unsafe: np.ndarray | None = None  # per partition, its original row breaks rack safety
         self._new_replicas = 0  # replicas on a broker that did not hold them before the plan (``moved_replicas``)
@@ -190,7 +194,7 @@ class ClusterState:
     def move(self, p: int, src: int, dst: int) -> None:
         row = list(self.row(p))
         row[row.index(src)] = dst
-        self.cur[p] = row
+        self._set_row(p, row)
         size = int(self.sizes[p])
         orig = self._original(p)
         self._tally_new(size, (dst not in orig) - (src not in orig))
@@ -203,6 +207,18 @@ class ClusterState:
         self.changes.append((p, src, dst))
         if p in self.parked:
             self._release(p)
+
+    def _set_row(self, p: int, row: list[int]) -> None:
+        self.cur[p] = row
+        if len(row) > self.now.shape[1]:  # a row in the middle of growing past every target
+            self.now = np.pad(self.now, ((0, 0), (0, len(row) - self.now.shape[1])), constant_values=-1)
+        out = self.now[p]
+        out[: len(row)] = row
+        out[len(row) :] = -1
+
+    def on(self, parts: np.ndarray, b: int) -> np.ndarray:
+        """Per partition of ``parts`` (an int array), has it a replica on broker ``b`` now?"""
+        return (self.now[parts] == b).any(axis=1)
 
     def changed_since(self, seen: int) -> tuple[list[int], int]:
         """The partitions changed since the first ``seen`` changes, each once, in partition order, and how many
@@ -218,7 +234,7 @@ class ClusterState:
     def add(self, p: int, dst: int) -> None:
         row = list(self.row(p))
         row.append(dst)
-        self.cur[p] = row
+        self._set_row(p, row)
         self._tally_new(int(self.sizes[p]), int(dst not in self._original(p)))
         self.counts[dst] += 1
         self.bytes[dst] += int(self.sizes[p])
@@ -230,7 +246,7 @@ class ClusterState:
     def remove(self, p: int, src: int) -> None:
         row = list(self.row(p))
         row.remove(src)
-        self.cur[p] = row
+        self._set_row(p, row)
         self._tally_new(int(self.sizes[p]), -int(src not in self._original(p)))
         self.counts[src] -= 1
         self.bytes[src] -= int(self.sizes[p])
@@ -349,27 +365,7 @@ class ClusterState:
 
     def final_rows(self) -> np.ndarray:
         """Padded matrix of the assignment after the replica goals (order as moved, before reorders)."""
-        width = max(self.rf_max, int(self.rf_target.max()) if self.n_parts else 1)
-        if width == self.rf_max:
-            out = self.R.copy()
-        else:
-            out = np.full((self.n_parts, width), -1, dtype=np.int32)
-            out[:, : self.rf_max] = self.R
-        if self.cur:
-            parts, rows = self._padded_changes(list(self.cur), width)
-            out[parts] = rows
-        return out
-
-    def _padded_changes(self, parts: list[int], width: int) -> tuple[np.ndarray, np.ndarray]:
-        """``parts`` (changed partitions) as an array, and their rows now, padded with -1 to ``width``, as a matrix:
-        read as one flat run of numbers (a row by row assignment into the matrix, or ``np.array`` of the rows, took
-        0.1 to 0.2 s per call at 100,000 changed partitions, asked for a dozen times per plan)."""
-        rows = [self.cur[p] for p in parts]
-        if any(len(row) != width for row in rows):  # (most plans keep every replication factor: no padding then)
-            pad = [-1] * width
-            rows = [row + pad[len(row) :] for row in rows]
-        flat = np.fromiter(chain.from_iterable(rows), dtype=np.int64)  # (no count: a longer row fails the reshape)
-        return np.asarray(parts, dtype=np.int64), flat.reshape(len(rows), width)
+        return self.now.copy()
 
     def single_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(p, removed, added) for every changed partition whose row differs from its original by exactly one
@@ -380,9 +376,9 @@ class ClusterState:
         if not self.cur:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty
-        width = max(self.rf_max, max(len(r) for r in self.cur.values()))
-        parts, new = self._padded_changes(sorted(self.cur), width)
-        old = np.full((len(parts), width), -1, dtype=np.int64)
+        parts = np.asarray(sorted(self.cur), dtype=np.int64)
+        new = self.now[parts].astype(np.int64)
+        old = np.full((len(parts), new.shape[1]), -1, dtype=np.int64)
         old[:, : self.rf_max] = self.R[parts]
         valid_new, valid_old = new >= 0, old >= 0
         added = valid_new & ~(new[:, :, None] == old[:, None, :]).any(axis=2)

@@ -34,7 +34,7 @@ def rack_bound(state: ClusterState) -> np.ndarray:
     # Every such row at once (``rack_unsafe_rows`` is tested equal to ``state.rack_safe``'s rule, row by row): asked
     # row by row it was 2 % of a plan at 200,000 partitions, twice per plan.
     cand = np.flatnonzero(state.rf_target % state.n_racks == 0)
-    rows = state.final_rows()[cand]
+    rows = state.now[cand]
     full = (rows >= 0).sum(axis=1) == state.rf_target[cand]
     out[cand] = full & ~rack_unsafe_rows(rows, state.rack, state.n_racks)
     return out

@@ -419,7 +419,8 @@ class NetworkInGoal(NetworkGoal):
                    and b not in state.original_row(p) and not state.hot[p]]  # fmt: skip
         # Without the dtypes (equivalent mutants) a list of ints is int64 all the same, and an empty one selects nothing.
         first = np.concatenate([fresh, np.asarray(arrived, dtype=np.int64)]).astype(np.int64)
-        rest = np.asarray([p for p in ps[state.touched[ps]].tolist() if b in state.row(p)], dtype=np.int64)
+        rest = ps[state.touched[ps]]
+        rest = rest[state.on(rest, b)].astype(np.int64)
         return (first[np.argsort(-self.rate[first], kind="stable")].tolist()
                 + rest[np.argsort(-self.rate[rest], kind="stable")].tolist())
 
@@ -469,13 +470,8 @@ class NetworkInGoal(NetworkGoal):
         # Equivalent mutants: without the dtype a list of ints is int64 (an empty one returns below), and int sizes
         # less the float ``sp`` are floats anyway.
         on_r = self._candidate_array(state, r)
-        # No replica on a: an untouched partition's row is its original one (read as one array), the others' rows
-        # one by one (at 400 brokers reading every row for every pair was a fifth of this goal's time).
-        touched = state.touched[on_r]
-        keep = ~(state.R[on_r] == a).any(axis=1)
-        moved = np.flatnonzero(touched)
-        keep[moved] = [a not in state.row(q) for q in on_r[moved].tolist()]
-        on_r = on_r[keep]
+        # No replica on a (the rows now, as one array: row by row, at 400 brokers, it was a fifth of this goal's time).
+        on_r = on_r[~state.on(on_r, a)]
         if on_r.size == 0:
             return False
         sizes = state.sizes[on_r].astype(np.float64)  # (astype(None) here and below: float64 all the same)
