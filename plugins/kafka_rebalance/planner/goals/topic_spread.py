@@ -687,16 +687,18 @@ class SentOn:
 
 class Unchanged:
     """Per broker, the partitions on it that the plan has not changed (and that may move: not frozen, not hot), in
-    partition order, with their rows (the original ones, as they are unchanged, read when asked): what a swap may
-    send back at one move. Followed through the plan's changes (``sync``) rather than filtered from the broker's
-    partitions for every transfer."""
+    partition order, with their rows (the original ones, as they are unchanged): what a swap may send back at one
+    move. Followed through the plan's changes (``sync``) rather than filtered from the broker's partitions for every
+    transfer."""
 
     def __init__(self, state: ClusterState) -> None:
-        self.R = state.R
         self.parts: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
         for b in range(state.n_brokers):
             ps = state.broker_parts(b)
-            self.parts.append(ps[~state.touched[ps] & ~state.frozen[ps] & ~state.hot[ps]])
+            ps = ps[~state.touched[ps] & ~state.frozen[ps] & ~state.hot[ps]]
+            self.parts.append(ps)
+            self.rows.append(state.R[ps])
         self.seen = len(state.changes)
 
     def sync(self, state: ClusterState) -> None:
@@ -709,10 +711,10 @@ class Unchanged:
                 i = int(np.searchsorted(ps, p))
                 listed = i < len(ps) and ps[i] == p
                 if state.touched[p] and listed:
-                    self.parts[b] = np.delete(ps, i)
+                    self.parts[b], self.rows[b] = np.delete(ps, i), np.delete(self.rows[b], i, axis=0)
                 elif not state.touched[p] and not listed:
                     self.parts[b] = np.insert(ps, i, p)
+                    self.rows[b] = np.insert(self.rows[b], i, state.R[p], axis=0)
 
     def at(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        ps = self.parts[b]
-        return ps, self.R[ps]
+        return self.parts[b], self.rows[b]
