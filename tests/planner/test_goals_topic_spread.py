@@ -1108,14 +1108,10 @@ def test_sent_on_pads_shorter_rows_with_minus_one_and_widens_every_list_for_a_lo
     assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1], [0, 3]]]
     assert [x.tolist() for x in sent.at(4)] == [[2], [[4, 1]]]
     assert [x.tolist() for x in sent.at(1)] == [[], []] and sent.at(1)[1].shape == (0, 2)
-    # A row longer than the rows are wide (p3 gaining a replica mid-transfer): the state's rows widen, with -1, and so
-    # does every list read from them; an added replica is no arrival, so p3 is listed nowhere.
-    state.add(3, 0)
-    sent.sync(state)
-    assert state.now.shape == (4, 3) and state.now[3].tolist() == [1, 2, 0] and state.now[0].tolist() == [0, -1, -1]
+    # A row longer than the lists are wide (a partition gaining a replica mid-transfer): every list widens, with -1.
+    assert sent._padded([4, 1, 2]).tolist() == [4, 1, 2] and sent.width == 3
     assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1, -1], [0, 3, -1]]]
-    state.remove(3, 0)
-    assert state.now[3].tolist() == [1, 2, -1]
+    assert sent._padded([2]).tolist() == [2, -1, -1]
 
 
 def test_sent_on_pads_to_the_target_replication_factor_and_lists_moved_replicas_only() -> None:
@@ -1123,7 +1119,7 @@ def test_sent_on_pads_to_the_target_replication_factor_and_lists_moved_replicas_
 
     # The replication factor raised from 2 to 3: p0 [0, 1] moves 1 -> 2, so 2 lists p0 with [0, 2], padded to RF 3 from
     # the start. Then p1 [0, 1] gains replicas on 2 and 3 (added, not moved; a row in the middle of growing, longer than
-    # the target): an added replica is no arrival, so p1 is listed nowhere; the rows read widen with the state's.
+    # the lists): an added replica is no arrival, so p1 is listed nowhere, and no list widens for it.
     s = planner_state([0, 1, 2, 3], [part("t", 0, [0, 1]), part("t", 1, [0, 1])], replication_factor=3)
     s.move(0, 1, 2)
     sent = SentOn(s)
@@ -1131,5 +1127,5 @@ def test_sent_on_pads_to_the_target_replication_factor_and_lists_moved_replicas_
     s.add(1, 2)
     s.add(1, 3)
     sent.sync(s)
-    assert [x.tolist() for x in sent.at(2)] == [[0], [[0, 2, -1, -1]]]
+    assert [x.tolist() for x in sent.at(2)] == [[0], [[0, 2, -1]]]
     assert [x.tolist() for x in sent.at(3)] == [[], []]

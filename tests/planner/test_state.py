@@ -268,6 +268,21 @@ def test_final_rows_widened_for_a_replication_factor_change_stay_int32() -> None
     assert rows.dtype == np.int32 and rows.tolist() == [[0, 1]]
 
 
+def test_the_rows_matrix_follows_every_change_and_widens_for_a_row_past_every_target() -> None:
+    s = state([0, 1, 2, 3], [part("t", 0, [0, 1]), part("t", 1, [2])])
+    assert s.now.tolist() == [[0, 1], [2, -1]] and s.on(np.arange(2), 2).tolist() == [False, True]
+    s.move(0, 1, 3)
+    s.add(1, 0)
+    assert s.now.tolist() == [[0, 3], [2, 0]] and s.on(np.arange(2), 0).tolist() == [True, True]
+    s.add(0, 2)  # a row in the middle of growing: three replicas where every target is two
+    assert s.now.tolist() == [[0, 3, 2], [2, 0, -1]]
+    s.remove(0, 0)
+    s.move(1, 0, 1)
+    s.remove(1, 2)
+    assert s.now.tolist() == [[3, 2, -1], [1, -1, -1]] and s.on(np.arange(2), 3).tolist() == [True, False]
+    assert s.final_rows().tolist() == s.now.tolist() and s.final_rows() is not s.now
+
+
 def test_counts_reached_only_when_every_eligible_broker_is_in_its_range() -> None:
     # 4 replicas on 2 brokers: range 2..2 each. 3 / 1 is not reached, 2 / 2 is; a decommissioned
     # broker (range 0..0, not eligible) holding one does not count against it.

@@ -630,21 +630,34 @@ class MovableReplicas:
 
 class SentOn:
     """Per broker, the partitions the plan moved a replica of onto it that are still there (and not hot), in
-    partition order with their rows now (``ClusterState.now``, -1 padded): the replicas a swap may send on at no
-    extra move. Who is listed where is followed through the plan's changes (``sync``), each change updating only
-    its partition's entries; a broker's list is sorted again only after its members changed, and its rows are read
-    from the state's matrix when asked (kept as arrays of their own, every change an insert or delete into them, this
-    was 4 % of planning at 400 brokers with every goal)."""
+    partition order with their rows now (-1 padded): the replicas a swap may send on at no extra move. Followed
+    through the plan's changes (``sync``), each change updating only its partition's entries, rather than filtered
+    from every arrival at each swap, which at 200 brokers was most of the goal's time."""
 
     def __init__(self, state: ClusterState) -> None:
-        self.state = state
         self.ever = {r: set(ps) for r, ps in state.arrivals.items()}  # only moves arrive: an added replica does not
-        self.members: dict[int, set[int]] = {}
+        # (Without partitions nothing is listed and no swap asks: `else 2` is equivalent.)
+        self.width = max(state.rf_max, int(state.rf_target.max()) if state.n_parts else 1)
+        self.parts: dict[int, np.ndarray] = {}
+        self.rows: dict[int, np.ndarray] = {}
         self.where: dict[int, list[int]] = {}
-        self.sorted: dict[int, np.ndarray] = {}  # per broker, its members in order, until they change
         self.seen = len(state.changes)
-        for p in set().union(*self.ever.values()) if self.ever else ():  # (the empty union alike: equivalent)
-            self._enter(state, p)
+        # Every arrival listed at once (entered one by one, each an insert into growing arrays, this took seconds at
+        # 200 brokers): the lists _enter would leave, partitions in order.
+        listed: dict[int, list[int]] = {}
+        rows: dict[int, list[list[int]]] = {}
+        for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
+            here = self._here(state, p)
+            row = state.row(p)
+            if here:
+                self.where[p] = here
+                self.width = max(self.width, len(row))
+            for r in here:
+                listed.setdefault(r, []).append(p)
+                rows.setdefault(r, []).append(row)
+        for r, ps in listed.items():
+            self.parts[r] = np.asarray(ps, dtype=np.int64)
+            self.rows[r] = np.asarray([row + [-1] * (self.width - len(row)) for row in rows[r]], dtype=np.int64)
 
     def _here(self, state: ClusterState, p: int) -> list[int]:
         """The brokers p is listed under: ones the plan moved a replica of p onto that still hold it (none if p is hot)."""
@@ -653,16 +666,32 @@ class SentOn:
         orig = state.original_row(p)
         return [r for r in state.row(p) if r not in orig and p in self.ever.get(r, ())]
 
+    def _padded(self, row: list[int]) -> np.ndarray:
+        # A row in the middle of growing: every matrix widens. (>= alike: a row as wide grows them by nothing.)
+        if len(row) > self.width:
+            grow = len(row) - self.width
+            self.rows = {r: np.pad(m, ((0, 0), (0, grow)), constant_values=-1) for r, m in self.rows.items()}
+            self.width = len(row)
+        out = np.full(self.width, -1, dtype=np.int64)  # (-1 fills as int64 without the dtype too: equivalent)
+        out[: len(row)] = row
+        return out
+
     def _enter(self, state: ClusterState, p: int) -> None:
         before = self.where.pop(p, [])
         here = self._here(state, p)
-        for r in set(before).symmetric_difference(here):
-            listed = self.members.setdefault(r, set())
-            if r in here:
-                listed.add(p)
+        row = self._padded(state.row(p)) if here else np.zeros(0, dtype=np.int64)  # (read only where here: any dtype or length)
+        for r in set(before) | set(here):
+            ps = self.parts.get(r, np.zeros(0, dtype=np.int64))
+            # (dtype None: float rows, which only `==` against a broker reads, alike: equivalent)
+            rows = self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
+            i = int(np.searchsorted(ps, p))
+            listed = i < len(ps) and ps[i] == p
+            if r not in here:
+                self.parts[r], self.rows[r] = np.delete(ps, i), np.delete(rows, i, axis=0)
+            elif listed:
+                rows[i] = row
             else:
-                listed.discard(p)
-            self.sorted.pop(r, None)
+                self.parts[r], self.rows[r] = np.insert(ps, i, p), np.insert(rows, i, row, axis=0)
         if here:
             self.where[p] = here
 
@@ -674,15 +703,13 @@ class SentOn:
                 self.ever.setdefault(dst, set()).add(p)
             moved.add(p)
         self.seen = len(changes)
-        for p in moved:
+        for p in sorted(moved):
             self._enter(state, p)
 
     def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
-        got = self.sorted.get(r)
-        if got is None:
-            got = self.sorted[r] = np.asarray(sorted(self.members.get(r, ())), dtype=np.int64)
-        return got, self.state.now[got]
+        # (An empty default's dtype is never read: dtype None is equivalent.)
+        return self.parts.get(r, np.zeros(0, dtype=np.int64)), self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
 
 
 class Unchanged:
