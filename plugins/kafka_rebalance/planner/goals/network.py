@@ -361,7 +361,8 @@ class NetworkInGoal(NetworkGoal):
             self._sync(state)
             over = self.load[elig] - self.hi[elig]
             under = self.lo[elig] - self.load[elig]
-            donors = [int(b) for b in elig[np.argsort(-over, kind="stable")] if self.load[b] > self.hi[b] and b not in stuck]
+            order = elig[np.argsort(-over, kind="stable")]
+            donors = [b for b in order[self.load[order] > self.hi[order]].tolist() if b not in stuck]
             if not donors:
                 # none above: lift the brokers below from the ones with most to spare. Equivalent mutants: `under`
                 # as lo + load, or `>= 0`, with nobody under (all within the band, where no transfer is ``_better_each``).
@@ -369,8 +370,8 @@ class NetworkInGoal(NetworkGoal):
                 # would be one).
                 if not (under > 0).any():
                     return
-                donors = [int(b) for b in elig[np.argsort(-(self.load[elig] - self.share[elig]), kind="stable")]
-                          if self.load[b] > self.share[b] and b not in stuck]  # fmt: skip
+                order = elig[np.argsort(-(self.load[elig] - self.share[elig]), kind="stable")]
+                donors = [b for b in order[self.load[order] > self.share[order]].tolist() if b not in stuck]
                 if not donors:
                     return
             a = donors[0]
@@ -440,7 +441,8 @@ class NetworkInGoal(NetworkGoal):
     def _shed(self, state: ClusterState, a: int, elig: np.ndarray) -> bool:
         """One transfer of traffic off ``a``: a replica alone, else swapped for a cooler one of close size."""
         room = self.share[elig] - self.load[elig]
-        receivers = [int(r) for r in elig[np.argsort(-room, kind="stable")] if r != a and self.load[r] < self.share[r]]
+        order = elig[np.argsort(-room, kind="stable")]
+        receivers = [r for r in order[self.load[order] < self.share[order]].tolist() if r != a]
         cand = self._candidates(state, a)
         # (hot_only False alike: an idle replica moves no traffic, which ``_better_each`` never finds better)
         arr = self._candidate_array(state, a, hot_only=True)
@@ -546,7 +548,8 @@ class NetworkOutGoal(NetworkGoal):
             firsts.handed(p, a, b)
 
         for _ in range(4 * int(movable.sum()) + 1):
-            over = [int(a) for a in elig[np.argsort(-(load[elig] - hi[elig]), kind="stable")] if load[a] > hi[a]]
+            order = elig[np.argsort(-(load[elig] - hi[elig]), kind="stable")]
+            over = order[load[order] > hi[order]].tolist()
             if not over or not self._hand_over(over, rows, electable, sent, load, target, count, first_of, switch,
                                                (g_lo, g_hi), state.eligible_arr, firsts):
                 return
