@@ -280,7 +280,9 @@ def test_the_rows_matrix_follows_every_change_and_widens_for_a_row_past_every_ta
     s.move(1, 0, 1)
     s.remove(1, 2)
     assert s.now.tolist() == [[3, 2, -1], [1, -1, -1]] and s.on(np.arange(2), 3).tolist() == [True, False]
-    assert s.final_rows().tolist() == s.now.tolist() and s.final_rows() is not s.now
+    assert s.final_rows().tolist() == [[3, 2], [1, -1]]  # as wide as the targets again, once no row is longer
+    s.add(0, 1)
+    assert s.final_rows().tolist() == [[3, 2, 1], [1, -1, -1]]
 
 
 def test_counts_reached_only_when_every_eligible_broker_is_in_its_range() -> None:

@@ -364,8 +364,12 @@ class ClusterState:
         return True
 
     def final_rows(self) -> np.ndarray:
-        """Padded matrix of the assignment after the replica goals (order as moved, before reorders)."""
-        return self.now.copy()
+        """Padded matrix of the assignment after the replica goals (order as moved, before reorders), as wide as the
+        longest row or replication factor target: the matrix may have widened for a row that has since shrunk."""
+        width = max(self.rf_max, int(self.rf_target.max()) if self.n_parts else 1)
+        if (self.now[:, width:] >= 0).any():
+            width = self.now.shape[1]
+        return self.now[:, :width].copy()
 
     def single_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(p, removed, added) for every changed partition whose row differs from its original by exactly one
