@@ -421,7 +421,7 @@ class NetworkInGoal(NetworkGoal):
         # Without the dtypes (equivalent mutants) a list of ints is int64 all the same, and an empty one selects nothing.
         first = np.concatenate([fresh, np.asarray(arrived, dtype=np.int64)]).astype(np.int64)
         rest = ps[state.touched[ps]]
-        rest = rest[state.on(rest, b)].astype(np.int64)
+        rest = rest[state.on(rest, b)]
         return (first[np.argsort(-self.rate[first], kind="stable")].tolist()
                 + rest[np.argsort(-self.rate[rest], kind="stable")].tolist())
 
