@@ -49,3 +49,36 @@ def test_a_port_someone_holds_is_never_handed_out(monkeypatch: pytest.MonkeyPatc
     finally:
         for s in held:
             s.close()
+
+
+def test_a_port_taken_between_the_probe_and_the_bind_starts_the_nodes_again_on_new_ports(tmp_path, monkeypatch) -> None:
+    # Another process binds a port `free_ports` found free before the node binds it (seen with three test workers
+    # starting sandboxes at once): the node dies with "Address already in use", and `up` starts again on new ports.
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    taken = held.getsockname()[1]
+    probe = cluster.free_ports
+    calls: list[list[int]] = []
+
+    def racing(count: int) -> list[int]:
+        ports = probe(count)
+        calls.append(ports)
+        return [taken, *ports[1:]] if len(calls) == 1 else ports  # node 1's listener port, in the first start only
+
+    monkeypatch.setattr(cluster, "free_ports", racing)
+    said: list[str] = []
+    directory = tmp_path / "sandbox"
+    try:
+        sandbox = cluster.up(directory, brokers=1, racks=0, progress=said.append)
+        try:
+            assert len(calls) == 2
+            assert sandbox.nodes[0].port == calls[1][0] != taken
+            assert any("starting again on new ports (attempt 2 of 3)" in line for line in said), said
+            _, statuses = cluster.status(directory)
+            assert [(s.alive, s.registered) for s in statuses] == [(True, True)]
+            assert sorted(p.name for p in directory.iterdir()) == ["node-1", "sandbox.json"]  # the first start's files gone
+        finally:
+            cluster.down(directory)
+    finally:
+        held.close()

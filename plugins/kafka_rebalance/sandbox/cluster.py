@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -50,6 +51,15 @@ NODE_JVM_OPTS = ("-Xms128m", "-Xmx448m", "-XX:+UseSerialGC", "-XX:TieredStopAtLe
 
 class SandboxError(RebalanceError):
     """The sandbox could not be started, read or stopped; the message says which node and why."""
+
+
+class PortTaken(SandboxError):
+    """A node could not bind a port found free a moment before: another process took it in between."""
+
+
+# What Kafka logs when a listener's port is taken ("Socket server failed to bind to 127.0.0.1:N: Address already in use").
+_BIND_FAILED = "Address already in use"
+PORT_ATTEMPTS = 3  # starts with fresh ports before `up` gives up on a port race
 
 
 @dataclass(frozen=True)
@@ -390,8 +400,10 @@ def wait_until_registered(nodes: list[Node], timeout: float, expect: set[int] | 
     while pending:
         for n in list(pending):
             if not pid_alive(n.pid):
-                raise SandboxError(f"node {n.node_id} exited during start-up; last lines of {n.log_file}:\n"
-                                   f"{_tail(Path(n.log_file))}\n{_tail(Path(n.directory) / 'logs' / 'stdout.log', 5)}")
+                tail = _tail(Path(n.log_file))
+                error = PortTaken if _BIND_FAILED in tail else SandboxError
+                raise error(f"node {n.node_id} exited during start-up; last lines of {n.log_file}:\n"
+                            f"{tail}\n{_tail(Path(n.directory) / 'logs' / 'stdout.log', 5)}")
             try:
                 text = Path(n.log_file).read_text(errors="replace")
                 if STARTED_MARK in text or ZK_STARTED_MARK in text:
@@ -460,7 +472,35 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     runtime = resolve_runtime(kafka_version)
     agent = sandbox_metrics.resolve_agent() if metrics else None
     started = time.monotonic()
-    directory.mkdir(parents=True, exist_ok=True)
+    # Ports are probed free, released, then bound by the nodes: another process (a second sandbox starting beside this
+    # one) may take one in between. The directory was empty, so a start that lost that race is wiped and started again
+    # on fresh ports.
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            return _start_kraft(directory, brokers, racks, runtime, auto_leader_rebalance, timeout, progress, properties,
+                                sasl_plain_users, node_properties, format_args, log_dirs, agent, started)
+        except PortTaken:
+            if attempt == PORT_ATTEMPTS:
+                raise
+            progress(f"a port found free was taken before a node bound it; starting again on new ports "
+                     f"(attempt {attempt + 1} of {PORT_ATTEMPTS})")
+            for child in directory.iterdir():
+                if child.is_dir():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _start_kraft(directory: Path, brokers: int, racks: int, runtime: KafkaRuntime, auto_leader_rebalance: bool,
+                 timeout: float, progress: Callable[[str], None], properties: dict[str, str] | None,
+                 sasl_plain_users: Mapping[str, str] | None,
+                 node_properties: Callable[[int, int, int], Mapping[str, str]] | None, format_args: Sequence[str],
+                 log_dirs: int, agent: Path | None, started: float) -> Sandbox:
+    """One start of ``up``'s KRaft nodes (and Prometheus) in the empty ``directory``; on failure, what it started
+    is stopped."""
+    metrics = agent is not None
     base = 3 * brokers if sasl_plain_users else 2 * brokers
     # One call for every port, so that they are distinct: each node's exporter, then Prometheus.
     ports = free_ports(base + (brokers + 1 if metrics else 0))
@@ -622,8 +662,6 @@ def status(directory: Path) -> tuple[Sandbox, list[NodeStatus]]:
 
 def down(directory: Path, grace: float = 30.0) -> list[int]:
     """Stop exactly the nodes recorded in DIR/sandbox.json, then remove DIR. Returns the pids stopped."""
-    import shutil
-
     sandbox = read_sandbox(directory)
     m = sandbox.metrics
     prometheus = [m.prometheus_pid] if m and sandbox_metrics.stop_prometheus(m.prometheus_pid, m.prometheus_config) else []
