@@ -293,3 +293,18 @@ def test_counts_reached_only_when_every_eligible_broker_is_in_its_range() -> Non
     leaving = planner_state([0, 1, 2], [part("t", i, [i % 2]) for i in range(4)] + [part("u", 0, [2])], targets=True,
                             decommission_brokers=(2,))
     assert (leaving.lo.tolist(), leaving.hi.tolist()) == ([2, 2, 0], [3, 3, 0]) and leaving.counts_reached()
+
+
+def test_counts_accept_is_the_count_goals_veto_on_every_partition_between_two_brokers() -> None:
+    from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
+
+    s = state([0, 1, 2], [part("t", 0, [0, 1]), part("t", 1, [0, 1]), part("t", 2, [0, 2])])
+    assert s.counts.tolist() == [3, 2, 1]
+    assert s.counts_accept(1, 0)  # no count goal vetoes yet: every pair passes
+    s.vetoes = [ReplicaCountGoal()]
+    # The bands the count goal keeps (its optimize sets them): broker 0 may give but not take, 1 both, 2 only take.
+    s.lo[:], s.hi[:] = [2, 1, 1], [3, 3, 2]
+    verdicts = {(a, b): s.counts_accept(a, b) for a in range(3) for b in range(3) if a != b}
+    assert verdicts == {(0, 1): True, (0, 2): True, (1, 0): False, (1, 2): True, (2, 0): False, (2, 1): False}
+    for (a, b), ok in verdicts.items():
+        assert all(s.accepts(p, a, b) == ok for p in range(3) if a in s.row(p) and b not in s.row(p)), (a, b)

@@ -363,6 +363,11 @@ class ClusterState:
                 return False
         return True
 
+    def counts_accept(self, src: int, dst: int) -> bool:
+        """The count goals' vetoes on any move from ``src`` to ``dst``: they read the two brokers' counts only, never
+        the partition (-1 here), so a search asks once per pair and skips every candidate when they refuse."""
+        return all(goal.accept_move(self, -1, src, dst) for goal in self.vetoes if goal.count_goal)
+
     def final_rows(self) -> np.ndarray:
         """Padded matrix of the assignment after the replica goals (order as moved, before reorders), as wide as the
         longest row or replication factor target: the matrix may have widened for a row that has since shrunk."""

@@ -55,7 +55,9 @@ class Goal:
 
     name: ClassVar[str] = "goal"
     hard: ClassVar[bool] = False  # hard goals veto every move, even those of goals optimised before them
-    count_goal: ClassVar[bool] = False  # a count-neutral swap need not ask a count goal
+    # A count-neutral swap need not ask a count goal; its veto reads the two brokers only, never the partition
+    # (``ClusterState.counts_accept`` asks it once per pair of brokers).
+    count_goal: ClassVar[bool] = False
     # Registered goals have one: lower runs first. Replica goals run before leader goals, which
     # work on the final replica sets (``leader_goal``).
     priority: ClassVar[int | None] = None

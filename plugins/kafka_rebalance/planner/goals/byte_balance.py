@@ -423,10 +423,8 @@ class ByteBalanceGoal(Goal):
         return p
 
     def _single(self, state: ClusterState, h: int, r: int, desired: float, better, window: tuple[float, float]) -> bool:
-        # The count goal's veto depends on the two brokers only (-1: no partition; it reads none): no search when
-        # it refuses them all.
-        # (any partition number alike: ReplicaCountGoal.accept_move reads only the brokers)
-        if not all(g.accept_move(state, -1, h, r) for g in state.vetoes if g.count_goal):
+        # No search when the count goals refuse every move between the two brokers.
+        if not state.counts_accept(h, r):
             return False
         # the goals' vetoes first: across racks most candidates fail rack safety, and then need no arithmetic
         # a shortcut only: rack safety's veto refuses the same partitions (None alike: a hard goal, always a veto: core._balance)

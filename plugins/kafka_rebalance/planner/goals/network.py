@@ -574,6 +574,9 @@ class NetworkOutGoal(NetworkGoal):
             # the slots whose fellow a hand-over has touched: nothing else a slot reads (a's load and count, the
             # fellow's room, count and coolest) has changed (``_Firsts.recheck``).
             idx = firsts.recheck(a)
+            if not idx.size:  # (no slot to read: the arrays below would be empty, and a found none again)
+                firsts.found_none(a)
+                continue
             flat = fellows.ravel()[idx]
             at = np.maximum(flat, 0)
             sent_a = s[idx // width, 0]
@@ -613,6 +616,7 @@ class _Firsts:
         self.handovers: list[tuple[int, int]] = []  # (giver, taker) of every hand-over, in order
         self.none_since: dict[int, int] = {}  # broker -> hand-overs made when it was last found with none to give
         self.slots_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # broker -> its slots sorted by fellow, fellows
+        self.fellow_sets: dict[int, set[int]] = {}  # broker -> the brokers in its candidate rows
         n = len(eligible)
         self.coolest = np.full((n, n), np.inf)  # [b, a]: the least traffic among links[(b, a)] (inf: none)
         for b, ps in first_of.items():
@@ -638,6 +642,7 @@ class _Firsts:
         for x in (a, b):
             self.arrays.pop(x, None)
             self.slots_of.pop(x, None)
+            self.fellow_sets.pop(x, None)
             self.none_since.pop(x, None)
 
     def found_none(self, a: int) -> None:
@@ -654,6 +659,12 @@ class _Firsts:
         if since is None:
             return np.arange(fellows.size)
         touched = {x for pair in self.handovers[since:] for x in pair}
+        # Most brokers found with none stay so: no hand-over since touched a broker in their rows (a set test, not the
+        # arrays below, which cost as much for the empty answer).
+        fellow_set = self.fellow_sets.get(a)
+        if fellow_set is None:
+            fellow_set = self.fellow_sets[a] = set(fellows.ravel().tolist())
+        touched &= fellow_set
         # Equivalent mutants: the empty answer's dtype (the hand-over revisits a broker only after a hand-over, so only
         # a direct call reads it); the cache (sorted afresh, the same slots); the sort's kind and the keys' dtype (the
         # slots are sorted again below, and sorted ints are int64 anyway).

@@ -318,23 +318,30 @@ class TopicSpreadGoal(Goal):
         The later move is made first, so no broker's count leaves its range on the way."""
         from_a = movable.get(a)
         guard, sizes, row = self.guard, state.sizes, state.row
-        # The guard's test is per broker: a's part depends on p alone and r's on q alone, so each is asked once
-        # (the same answers as asking all three together for every (q, p)).
-        a_ok: dict[int, bool] = {}
+        # The guard's test is per broker: a's part depends on p alone and r's on q alone, so each is asked once per
+        # replica (the same answers as asking all three together for every (q, p)), and with no p that a may give
+        # there is no chain. Nothing moves until a chain is found (a trial is put back), so the answers hold.
+        a_ok = {p: guard.allows(state, {a: -float(sizes[p])}) for p in from_a}
+        if not any(a_ok.values()):
+            return False
+        r_ok: dict[int, bool] = {}
         for x in state.eligible_idx:
-            if x in (a, r):
+            # (q moves x -> r first: where the count goals refuse that pair, every q is refused.)
+            if x in (a, r) or not state.counts_accept(x, r):
                 continue
-            onward = list(islice((q for q in movable.get(x) if r not in row(q)), SWAP_TRIES))
-            inward = list(islice((p for p in from_a if x not in row(p)), SWAP_TRIES))
-            for q in onward:
+            inward = [p for p in islice((p for p in from_a if x not in row(p)), SWAP_TRIES) if a_ok[p]]
+            if not inward:
+                continue
+            for q in islice((q for q in movable.get(x) if r not in row(q)), SWAP_TRIES):
                 sq = float(sizes[q])
-                if not state.accepts(q, x, r) or not guard.allows(state, {r: sq}):
+                ok = r_ok.get(q)
+                if ok is None:
+                    ok = r_ok[q] = guard.allows(state, {r: sq})
+                if not ok or not state.accepts(q, x, r):
                     continue
                 for p in inward:
                     sp = float(sizes[p])
-                    if p not in a_ok:
-                        a_ok[p] = guard.allows(state, {a: -sp})
-                    if p == q or not a_ok[p] or not guard.allows(state, {x: sp - sq}):
+                    if p == q or not guard.allows(state, {x: sp - sq}):
                         continue
                     state.move(q, x, r)
                     if state.accepts(p, a, x):
@@ -355,7 +362,7 @@ class TopicSpreadGoal(Goal):
         return not state.touched[p] or src not in state.original_row(p)
 
     def _single(self, state: ClusterState, cand: list[int], a: int, r: int) -> bool:
-        if not cand:
+        if not cand or not state.counts_accept(a, r):
             return False
         # The byte guard (moving p leaves neither broker further outside the byte band) judges every candidate at
         # once; the vetoes then go through the ones it allows, in order. (cand is a list of ints, not empty here:
