@@ -410,13 +410,16 @@ class TopicSpreadGoal(Goal):
         # The span holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so
         # is any test skipping less (searching for the text "right", which sorts after every number: always the end).
         span = self.guard.moved_span(state, a, r)
-        ordered = np.sort(sizes) if span is not None else sizes  # (sorted with no span too: unread, equivalent)
-        for p in cand:
-            sp = float(state.sizes[p])
+        own = state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64)
+        if span is not None:  # every candidate's test at once
+            ordered = np.sort(sizes)
             # (Side "left" in the second search, equivalent, loses only a size of exactly sp - span[0]: it would move
             # span[0], more than a byte short of anything allows_each passes.)
-            if span is not None and np.searchsorted(ordered, sp - span[1]) == np.searchsorted(ordered, sp - span[0], "right"):
+            hopeless = np.searchsorted(ordered, own - span[1]) == np.searchsorted(ordered, own - span[0], "right")
+        for k, p in enumerate(cand):
+            if span is not None and hopeless[k]:
                 continue
+            sp = float(own[k])
             near = nearest(pool, np.abs(sizes - sp), SEARCH)
             # astype(None) is float64 too: equivalent.
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
