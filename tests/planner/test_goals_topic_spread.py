@@ -1091,7 +1091,7 @@ def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_
     assert unchanged.at(2)[1].tolist() == [[1, 2], [2, 3], [1, 2]]
 
 
-def test_sent_on_pads_shorter_rows_with_minus_one_and_widens_every_list_for_a_longer_row() -> None:
+def test_sent_on_pads_shorter_rows_with_minus_one_and_reads_each_row_as_it_is_now() -> None:
     from kafka_rebalance.planner.goals.topic_spread import SentOn
 
     # Mixed RF: p0 [1] (RF 1) and p1 [2, 3] (RF 2) both move a replica onto 0; p2 [3, 1] moves 3 -> 4; p3 [1, 2] goes
@@ -1108,10 +1108,13 @@ def test_sent_on_pads_shorter_rows_with_minus_one_and_widens_every_list_for_a_lo
     assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1], [0, 3]]]
     assert [x.tolist() for x in sent.at(4)] == [[2], [[4, 1]]]
     assert [x.tolist() for x in sent.at(1)] == [[], []] and sent.at(1)[1].shape == (0, 2)
-    # A row longer than the lists are wide (a partition gaining a replica mid-transfer): every list widens, with -1.
-    assert sent._padded([4, 1, 2]).tolist() == [4, 1, 2] and sent.width == 3
-    assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1, -1], [0, 3, -1]]]
-    assert sent._padded([2]).tolist() == [2, -1, -1]
+    # A row longer than the others (p2 gaining a replica mid-transfer, added, so no arrival on 0) shows whole, -1
+    # padding the rows read beside it; p1 then moves 3 -> 4, onto 4's list, its row changed on 0's.
+    state.add(2, 0)
+    state.move(1, 3, 4)
+    sent.sync(state)
+    assert [x.tolist() for x in sent.at(4)] == [[1, 2], [[0, 4, -1], [4, 1, 0]]]
+    assert [x.tolist() for x in sent.at(0)] == [[0, 1], [[0, -1, -1], [0, 4, -1]]]
 
 
 def test_sent_on_pads_to_the_target_replication_factor_and_lists_moved_replicas_only() -> None:

@@ -641,33 +641,23 @@ class MovableReplicas:
 class SentOn:
     """Per broker, the partitions the plan moved a replica of onto it that are still there (and not hot), in
     partition order with their rows now (-1 padded): the replicas a swap may send on at no extra move. Followed
-    through the plan's changes (``sync``), each change updating only its partition's entries, rather than filtered
-    from every arrival at each swap, which at 200 brokers was most of the goal's time."""
+    through the plan's changes (``sync``), each change updating only its partition's entries in Python lists; a
+    broker's arrays are built when a swap asks for them (``at``) and kept until one of its entries changes. Kept as
+    arrays through every change (an insert into thousands of rows each), it was a sixth of planning at 400 brokers."""
 
     def __init__(self, state: ClusterState) -> None:
+        self.state = state
         self.ever = {r: set(ps) for r, ps in state.arrivals.items()}  # only moves arrive: an added replica does not
-        # (Without partitions nothing is listed and no swap asks: `else 2` is equivalent.)
-        self.width = max(state.rf_max, int(state.rf_target.max()) if state.n_parts else 1)
-        self.parts: dict[int, np.ndarray] = {}
-        self.rows: dict[int, np.ndarray] = {}
-        self.where: dict[int, list[int]] = {}
+        self.listed: dict[int, list[int]] = {}  # broker -> its partitions, in order
+        self.where: dict[int, list[int]] = {}  # partition -> the brokers it is listed under
+        self.arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # broker -> ``at``'s answer, while it holds
         self.seen = len(state.changes)
-        # Every arrival listed at once (entered one by one, each an insert into growing arrays, this took seconds at
-        # 200 brokers): the lists _enter would leave, partitions in order.
-        listed: dict[int, list[int]] = {}
-        rows: dict[int, list[list[int]]] = {}
         for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
             here = self._here(state, p)
-            row = state.row(p)
             if here:
                 self.where[p] = here
-                self.width = max(self.width, len(row))
             for r in here:
-                listed.setdefault(r, []).append(p)
-                rows.setdefault(r, []).append(row)
-        for r, ps in listed.items():
-            self.parts[r] = np.asarray(ps, dtype=np.int64)
-            self.rows[r] = np.asarray([row + [-1] * (self.width - len(row)) for row in rows[r]], dtype=np.int64)
+                self.listed.setdefault(r, []).append(p)
 
     def _here(self, state: ClusterState, p: int) -> list[int]:
         """The brokers p is listed under: ones the plan moved a replica of p onto that still hold it (none if p is hot)."""
@@ -676,32 +666,18 @@ class SentOn:
         orig = state.original_row(p)
         return [r for r in state.row(p) if r not in orig and p in self.ever.get(r, ())]
 
-    def _padded(self, row: list[int]) -> np.ndarray:
-        # A row in the middle of growing: every matrix widens. (>= alike: a row as wide grows them by nothing.)
-        if len(row) > self.width:
-            grow = len(row) - self.width
-            self.rows = {r: np.pad(m, ((0, 0), (0, grow)), constant_values=-1) for r, m in self.rows.items()}
-            self.width = len(row)
-        out = np.full(self.width, -1, dtype=np.int64)  # (-1 fills as int64 without the dtype too: equivalent)
-        out[: len(row)] = row
-        return out
-
     def _enter(self, state: ClusterState, p: int) -> None:
         before = self.where.pop(p, [])
         here = self._here(state, p)
-        row = self._padded(state.row(p)) if here else np.zeros(0, dtype=np.int64)  # (read only where here: any dtype or length)
         for r in set(before) | set(here):
-            ps = self.parts.get(r, np.zeros(0, dtype=np.int64))
-            # (dtype None: float rows, which only `==` against a broker reads, alike: equivalent)
-            rows = self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
-            i = int(np.searchsorted(ps, p))
-            listed = i < len(ps) and ps[i] == p
+            self.arrays.pop(r, None)  # p joins or leaves r's list, or its row there changed
+            listed = self.listed.setdefault(r, [])
+            i = bisect.bisect_left(listed, p)
+            there = i < len(listed) and listed[i] == p
             if r not in here:
-                self.parts[r], self.rows[r] = np.delete(ps, i), np.delete(rows, i, axis=0)
-            elif listed:
-                rows[i] = row
-            else:
-                self.parts[r], self.rows[r] = np.insert(ps, i, p), np.insert(rows, i, row, axis=0)
+                del listed[i]
+            elif not there:
+                listed.insert(i, p)
         if here:
             self.where[p] = here
 
@@ -718,40 +694,40 @@ class SentOn:
 
     def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
-        # (An empty default's dtype is never read: dtype None is equivalent.)
-        return self.parts.get(r, np.zeros(0, dtype=np.int64)), self.rows.get(r, np.zeros((0, self.width), dtype=np.int64))
+        got = self.arrays.get(r)
+        if got is None:
+            parts = np.asarray(self.listed.get(r, []), dtype=np.int64)
+            got = self.arrays[r] = (parts, self.state.now[parts])
+        return got
 
 
 class Unchanged:
     """Per broker, the partitions on it that the plan has not changed (and that may move: not frozen, not hot), in
     partition order, with their rows (the original ones, as they are unchanged): what a swap may send back at one
-    move. Followed through the plan's changes (``sync``) rather than filtered from the broker's partitions for every
-    transfer."""
+    move. A broker's original partitions are listed once; ``at`` filters out the changed ones when a swap asks, and
+    keeps the answer until a change touches one of them (``sync``)."""
 
     def __init__(self, state: ClusterState) -> None:
+        self.state = state
         self.parts: list[np.ndarray] = []
         self.rows: list[np.ndarray] = []
         for b in range(state.n_brokers):
             ps = state.broker_parts(b)
-            ps = ps[~state.touched[ps] & ~state.frozen[ps] & ~state.hot[ps]]
+            ps = ps[~state.frozen[ps] & ~state.hot[ps]]
             self.parts.append(ps)
             self.rows.append(state.R[ps])
+        self.arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.seen = len(state.changes)
 
     def sync(self, state: ClusterState) -> None:
         moved, self.seen = state.changed_since(self.seen)
         for p in moved:
-            if state.frozen[p] or state.hot[p]:
-                continue
             for b in state.original_row(p):
-                ps = self.parts[b]
-                i = int(np.searchsorted(ps, p))
-                listed = i < len(ps) and ps[i] == p
-                if state.touched[p] and listed:
-                    self.parts[b], self.rows[b] = np.delete(ps, i), np.delete(self.rows[b], i, axis=0)
-                elif not state.touched[p] and not listed:
-                    self.parts[b] = np.insert(ps, i, p)
-                    self.rows[b] = np.insert(self.rows[b], i, state.R[p], axis=0)
+                self.arrays.pop(b, None)
 
     def at(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.parts[b], self.rows[b]
+        got = self.arrays.get(b)
+        if got is None:
+            keep = ~self.state.touched[self.parts[b]]
+            got = self.arrays[b] = (self.parts[b][keep], self.rows[b][keep])
+        return got
