@@ -66,3 +66,28 @@ def test_the_byte_band_takes_a_lower_side_of_its_own_and_widens_each_side_for_a_
     # A forced share below the mean (a ceiling) is widened by the lower side's tolerance, one above by the upper's.
     assert byte_band(50.0, 100.0, 0.1, below=0.3)[0] == pytest.approx(50.0 * (1 - FORCED_SHARE_ROOM * 0.3))
     assert byte_band(150.0, 100.0, 0.1, below=0.3)[1] == pytest.approx(150.0 * (1 + FORCED_SHARE_ROOM * 0.1))
+
+
+def test_levels_of_alike_brokers_equal_those_of_brokers_all_weighing_one() -> None:
+    from fractions import Fraction
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafka_rebalance.balance import _levels
+
+    # Alike brokers (no weights) take shortcuts, a rack with no fixed load most of all; weights of 1 take the general
+    # sums. Both must give the same exact levels and clamped racks.
+    racks = st.dictionaries(st.sampled_from("abcd"), st.lists(st.integers(0, 6) | st.just(0), min_size=1, max_size=5),
+                            min_size=1)
+
+    @settings(max_examples=200, deadline=None)
+    @given(racks, st.data())
+    def check(floors: dict[str, list[int]], data: st.DataObject) -> None:
+        lo = {g: sum(fs) + data.draw(st.integers(0, 6)) for g, fs in floors.items()}
+        hi = {g: lo[g] + data.draw(st.integers(0, 12)) for g in floors}
+        total = data.draw(st.integers(sum(lo.values()), sum(hi.values())))
+        ones = {g: [Fraction(1)] * len(fs) for g, fs in floors.items()}
+        assert _levels(floors, lo, hi, total) == _levels(floors, lo, hi, total, ones)
+
+    check()
