@@ -181,9 +181,6 @@ def _levels(
     """Per-rack level: brokers sit at max(level x weight, their fixed load); one common level x, except that
     a rack whose total leaves [lo, hi] is clamped there. ``weights``: per rack, its brokers' weights in
     ``floors`` order (None: all 1)."""
-    def w_of(g: str) -> list[Fraction]:
-        return weights[g] if weights is not None else [Fraction(1)] * len(floors[g])
-
     # Alike brokers (no weights) sum max(x, f) without multiplying by 1, and a rack with no fixed load at all is its
     # size times max(x, 0): the same exact sums, without a Fraction per broker (per topic, for the topic-spread bands
     # of 400 brokers and a thousand topics, that was seconds).
@@ -207,7 +204,7 @@ def _levels(
     if weights is None:
         points = {Fraction(f) for fs in floors.values() for f in set(fs)}
     else:
-        points = {Fraction(f) / w for g, fs in floors.items() for f, w in zip(fs, w_of(g))}
+        points = {Fraction(f) / w for g, fs in floors.items() for f, w in zip(fs, weights[g])}
     for g, fs in floors.items():
         for v in (lo[g], hi[g]):
             if v >= sum(fs):

@@ -475,22 +475,23 @@ def up(directory: Path, brokers: int = 3, racks: int = 3, kafka_version: str = D
     # Ports are probed free, released, then bound by the nodes: another process (a second sandbox starting beside this
     # one) may take one in between. The directory was empty, so a start that lost that race is wiped and started again
     # on fresh ports.
-    for attempt in range(1, PORT_ATTEMPTS + 1):
+    def start() -> Sandbox:
         directory.mkdir(parents=True, exist_ok=True)
+        return _start_kraft(directory, brokers, racks, runtime, auto_leader_rebalance, timeout, progress, properties,
+                            sasl_plain_users, node_properties, format_args, log_dirs, agent, started)
+
+    for attempt in range(2, PORT_ATTEMPTS + 1):
         try:
-            return _start_kraft(directory, brokers, racks, runtime, auto_leader_rebalance, timeout, progress, properties,
-                                sasl_plain_users, node_properties, format_args, log_dirs, agent, started)
+            return start()
         except PortTaken:
-            if attempt == PORT_ATTEMPTS:
-                raise
             progress(f"a port found free was taken before a node bound it; starting again on new ports "
-                     f"(attempt {attempt + 1} of {PORT_ATTEMPTS})")
+                     f"(attempt {attempt} of {PORT_ATTEMPTS})")
             for child in directory.iterdir():
                 if child.is_dir():
                     shutil.rmtree(child)
                 else:
                     child.unlink()
-    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+    return start()  # the last attempt: a port race now fails as any other start does
 
 
 def _start_kraft(directory: Path, brokers: int, racks: int, runtime: KafkaRuntime, auto_leader_rebalance: bool,

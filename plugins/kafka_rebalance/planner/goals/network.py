@@ -570,9 +570,8 @@ class NetworkOutGoal(NetworkGoal):
             # Every slot in row-major order (the order the candidates are taken in), or, where a found none since (or none
             # in its front rows when it last gave), only the slots whose fellow a hand-over has touched since, and the rows
             # after that front: nothing else a slot reads (a's load and count, the fellow's room, count and coolest) has
-            # changed in a way that lets it through (``_Firsts.recheck``, ``_Firsts.cleared_front``).
-            # In growing blocks, in order: the first slot that takes is usually early, and a broker's thousands of slots
-            # read at once were most of the goal's time at 200 brokers.
+            # changed in a way that lets it through (``_Firsts.reread``, ``_Firsts.cleared_front``). In growing blocks:
+            # the first slot that takes is usually early, and thousands read at once were most of the goal's time.
             for part in firsts.blocks(a):
                 took = _first_take(part, fellows, s, usable, a, load, target, count, bounds, firsts.coolest)
                 if took is None:
