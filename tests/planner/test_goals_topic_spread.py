@@ -1043,7 +1043,15 @@ def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_bui
     # The same partition list read before the later moves must not be changed by them (callers keep it for a transfer).
     kept = {b: list(followed[0].get(b)) for b in range(6)}
     shown = {b: followed[0].get(b) for b in range(6)}
-    _move_about(state, after)
+    # Asked before the later moves, and again halfway through them: later answers patch the earlier ones.
+    asked = [(sent_on.at(b), unchanged.at(b)) for b in range(6)]
+    copies = [[(x.copy(), y.copy()) for x, y in pair] for pair in asked]
+    _move_about(state, after[: len(after) // 2])
+    sent_on.sync(state)
+    unchanged.sync(state)
+    for b in range(0, 6, 2):
+        sent_on.at(b), unchanged.at(b)
+    _move_about(state, after[len(after) // 2 :])
     assert shown == kept
     for t in (0, 1):
         followed[t].sync(state)
@@ -1058,6 +1066,9 @@ def test_movable_replicas_and_sent_on_followed_through_changes_equal_a_fresh_bui
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
         got, want = unchanged.at(b), fresh_unchanged.at(b)
         assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    # An answer given is never changed by a later patch (a swap's pool holds it).
+    assert all(x.tolist() == cx.tolist() and y.tolist() == cy.tolist()
+               for pair, cpair in zip(asked, copies) for (x, y), (cx, cy) in zip(pair, cpair))  # fmt: skip
 
 
 def test_movable_replicas_list_the_replicas_sent_there_first_then_the_unchanged_smallest_first_never_hot_ones() -> None:

@@ -18,6 +18,7 @@ import numpy as np
 from kafka_rebalance.balance import rack_unsafe, rack_unsafe_rows
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions
+from kafka_rebalance.planner import rows as matrix
 from kafka_rebalance.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -218,7 +219,7 @@ class ClusterState:
 
     def on(self, parts: np.ndarray, b: int) -> np.ndarray:
         """Per partition of ``parts`` (an int array), has it a replica on broker ``b`` now?"""
-        return (self.now[parts] == b).any(axis=1)
+        return matrix.holding(matrix.take(self.now, parts), b)
 
     def changed_since(self, seen: int) -> tuple[list[int], int]:
         """The partitions changed since the first ``seen`` changes, each once, in partition order, and how many
