@@ -807,7 +807,7 @@ def _transfer_from_0(brokers: int, parts: list[dict[str, Any]], vetoes: list[Any
     s.vetoes = vetoes
     goal = TopicSpreadGoal()
     goal.optimize(s)
-    moved = goal._transfer(s, 0, [0], [1, 2], [int(x) for x in s.rack], MovableReplicas(s, goal.by_topic[0]))
+    moved = goal._transfer(s, 0, [0], [1, 2], MovableReplicas(s, goal.by_topic[0]))
     return moved, [s.row(p) for p in range(s.n_parts)]
 
 
@@ -834,13 +834,12 @@ def _failed_pair_asked_again(s, veto, before, between) -> None:
         s.restore(p)  # a partition back on its original row counts as unchanged
     goal._sync(s)
     movable = MovableReplicas(s, goal.by_topic[0])
-    rack = [int(x) for x in s.rack]
-    assert not goal._transfer(s, 0, [0], [1], rack, movable)
+    assert not goal._transfer(s, 0, [0], [1], movable)
     s.move(*between)
     goal._sync(s)
     for index in (movable, goal.sent_on, goal.unchanged):
         index.sync(s)
-    assert goal._transfer(s, 0, [0], [1], rack, movable)
+    assert goal._transfer(s, 0, [0], [1], movable)
 
 
 def test_a_pair_that_failed_is_tried_again_once_a_partition_on_its_receiver_changed() -> None:

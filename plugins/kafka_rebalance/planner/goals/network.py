@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from kafka_rebalance.planner import rows as matrix
 from kafka_rebalance.planner.goals.base import Goal, nearest
 from kafka_rebalance.planner.goals.byte_balance import ByteGuard
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
@@ -777,9 +778,9 @@ class _Firsts:
 
     def _rows_of(self, ps: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``candidates``' arrays for partitions ``ps`` first on a."""
-        fellows = self.rows[ps]
+        fellows = matrix.take(self.rows, ps)
         s = self.sent[ps].astype(np.float64)[:, None]  # (astype(None) alike: float64 is numpy's default)
-        usable = ((fellows >= 0) & (fellows != a) & self.electable[ps] & self.eligible[np.maximum(fellows, 0)]
+        usable = ((fellows >= 0) & (fellows != a) & matrix.take(self.electable, ps) & self.eligible[np.maximum(fellows, 0)]
                   & (0 < s))  # fmt: skip
         return ps, fellows, s, usable
 
@@ -790,7 +791,7 @@ class _Firsts:
         if a in self.arrays:
             ps, fellows, s, usable = self.arrays[a]
             keep = ps != p
-            self.arrays[a] = (ps[keep], fellows[keep], s[keep], usable[keep])
+            self.arrays[a] = (ps[keep], matrix.keep(fellows, keep), s[keep], matrix.keep(usable, keep))
         if b in self.arrays:
             one = self._rows_of(np.asarray([p], dtype=np.int64), b)
             ps, fellows, s, usable = self.arrays[b]

@@ -194,6 +194,7 @@ class TopicSpreadGoal(Goal):
         self.failed: dict[tuple[int, int, int], tuple[int, int]] = {}  # (topic, donor, receiver) -> versions at failure
         self.seen = len(state.changes)
         self.lo, self.hi = band_matrices(state)
+        self.racks = np.asarray(state.rack, dtype=np.int64)
         order = np.lexsort((np.arange(state.n_parts), state.sizes, self.topic))
         cuts = np.searchsorted(self.topic[order], np.arange(len(names) + 1))  # (a cut past the last: never read)
         self.by_topic = [order[cuts[t] : cuts[t + 1]] for t in range(len(names))]  # each topic's partitions, smallest first
@@ -256,42 +257,45 @@ class TopicSpreadGoal(Goal):
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
         outside its band by one and raises no other topic's, so it ends."""
-        rack = [int(x) for x in state.rack]
         movable = MovableReplicas(state, self.by_topic[t])
+        lo, hi = self.lo[t][elig], self.hi[t][elig]  # (the band never changes)
         while True:
             self._sync(state)
             movable.sync(state)
             self.sent_on.sync(state)
             self.unchanged.sync(state)
-            c, lo, hi = self.held[t, elig], self.lo[t, elig], self.hi[t, elig]
+            c = self.held[t][elig]
             over, under = c - hi, lo - c
+            # Brokers by need, most first, then by index (elig is in index order and the sorts are stable).
             if (over > 0).any():
-                donors = elig[over > 0][np.lexsort((elig[over > 0], -over[over > 0]))]
-                room = under > 0 if (under > 0).any() else c < hi
-                receivers = elig[room][np.lexsort((elig[room], -(hi - c)[room]))]
+                donors = _neediest(elig, over, over > 0)
+                receivers = _neediest(elig, hi - c, under > 0 if (under > 0).any() else c < hi)
             elif (under > 0).any():  # `>= 0` is equivalent: with nobody under, no receiver, and _transfer fails
-                receivers = elig[under > 0][np.lexsort((elig[under > 0], -under[under > 0]))]
-                room = c > lo
+                receivers = _neediest(elig, under, under > 0)
                 # With nobody over, every donor has c - lo = 1 (lo < c <= hi <= lo + 1): `+(c - lo)` and `-(c + lo)` (the
                 # same key for every donor) are equivalent.
-                donors = elig[room][np.lexsort((elig[room], -(c - lo)[room]))]
+                donors = _neediest(elig, c - lo, c > lo)
             else:
                 return
-            if not self._transfer(state, t, donors[:PARTNERS].tolist(), receivers.tolist(), rack, movable):
+            if not self._transfer(state, t, donors[:PARTNERS].tolist(), receivers, movable):
                 return
 
-    def _transfer(self, state: ClusterState, t: int, donors: list[int], receivers: list[int], rack: list[int],
+    def _transfer(self, state: ClusterState, t: int, donors: list[int], receivers: np.ndarray | list[int],
                   movable: MovableReplicas) -> bool:  # fmt: skip
-        """One replica of topic t from a donor to a receiver (same rack first, then by room): alone, in a
-        swap for another topic's replica, or, where neither works, through a third broker (two moves, its
-        count unchanged). ``movable``: topic t's replicas this goal may move, as the state stands."""
+        """One replica of topic t from a donor to a receiver (``receivers`` in order: per donor, the first
+        of its rack, then the first of the others): alone, in a swap for another topic's replica, or, where
+        neither works, through a third broker (two moves, its count unchanged). ``movable``: topic t's
+        replicas this goal may move, as the state stands."""
+        receivers = np.asarray(receivers, dtype=np.int64)
+        rack = self.racks[receivers]
         pairs = []
-        by_rack: dict[int, list[int]] = {}  # receivers per rack, in order (read lazily: hundreds at 400 brokers)
-        for r in receivers:
-            by_rack.setdefault(rack[r], []).append(r)
+        near_of: dict[int, list[int]] = {}  # per donor's rack: its receivers (hundreds at 400 brokers, a few kept)
         for a in donors:
-            near = by_rack.get(rack[a], [])[:PARTNERS]
-            near += list(islice((r for r in receivers if rack[r] != rack[a]), PARTNERS - len(near)))
+            x = state.rack[a]
+            near = near_of.get(x)
+            if near is None:
+                same = receivers[rack == x][:PARTNERS].tolist()
+                near = near_of[x] = same + receivers[rack != x][: PARTNERS - len(same)].tolist()
             pairs += [(a, r) for r in near]
         # Only a cache: nothing moves until a pair succeeds, and then this returns, so a fresh pool for every pair (None
         # passed, or _swap never reusing it) is the same pool (equivalent mutants).
@@ -584,6 +588,11 @@ class TopicSpreadGoal(Goal):
                         nxt.append(y)
             frontier = nxt
         return False
+
+
+def _neediest(ids: np.ndarray, need: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """``ids`` where ``among``, by ``need`` there, most first (stable: ties keep the order of ``ids``)."""
+    return ids[among][np.argsort(-need[among], kind="stable")]
 
 
 class MovableReplicas:
