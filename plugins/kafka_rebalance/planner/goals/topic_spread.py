@@ -52,6 +52,9 @@ SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
 SEARCH = 64  # replicas of the receiver examined per swap
 CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
 
+# A receiver's swap partners (``TopicSpreadGoal._pool``): partitions, their topics, sizes (floats) and rows.
+Pool = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
 _codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = weakref.WeakKeyDictionary()
 
 
@@ -194,6 +197,9 @@ class TopicSpreadGoal(Goal):
         self.failed: dict[tuple[int, int, int], tuple[int, int]] = {}  # (topic, donor, receiver) -> versions at failure
         self.seen = len(state.changes)
         self.lo, self.hi = band_matrices(state)
+        # The same tallies and bands per broker and topic: a swap reads two brokers' columns of every topic, strided reads
+        # of the matrices above.
+        self.by_broker, self.lo_by, self.hi_by = self.held.T.copy(), self.lo.T.copy(), self.hi.T.copy()
         self.racks = np.asarray(state.rack, dtype=np.int64)
         order = np.lexsort((np.arange(state.n_parts), state.sizes, self.topic))
         cuts = np.searchsorted(self.topic[order], np.arange(len(names) + 1))  # (a cut past the last: never read)
@@ -206,9 +212,11 @@ class TopicSpreadGoal(Goal):
             t = self.topic[p]
             if src >= 0:
                 self.held[t, src] -= 1
+                self.by_broker[src, t] -= 1
                 self.version[src] += 1
             if dst >= 0:
                 self.held[t, dst] += 1
+                self.by_broker[dst, t] += 1
             for b in state.row(p):  # dst, and the brokers whose replica of p may now move elsewhere rack-safely
                 self.version[b] += 1
         self.seen = len(changes)
@@ -299,7 +307,7 @@ class TopicSpreadGoal(Goal):
             pairs += [(a, r) for r in near]
         # Only a cache: nothing moves until a pair succeeds, and then this returns, so a fresh pool for every pair (None
         # passed, or _swap never reusing it) is the same pool (equivalent mutants).
-        pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}  # per receiver: what _swap may send back
+        pools: dict[int, Pool] = {}  # per receiver: what _swap may send back
         version, failed = self.version, self.failed
         for a, r in pairs:
             # A pair that failed fails again until a change touches a partition on one of its brokers: a single move or
@@ -381,13 +389,13 @@ class TopicSpreadGoal(Goal):
         return False
 
     def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int,
-              pools: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] | None = None) -> bool:
+              pools: dict[int, Pool] | None = None) -> bool:
         """p (topic t) a -> r and q (another topic u) r -> a: counts unchanged, u's bands kept on both.
         q is looked for among r's replicas of the topics with room on both sides (a's count of u below
         its ceiling, r's above its floor), closest in size to p first. ``pools`` keeps what r may send
         back whatever the donor, while nothing moves (a caller's cache, dropped on any change)."""
-        held, lo, hi, topic = self.held, self.lo, self.hi, self.topic
-        slack = (held[:, r] > lo[:, r]) & (held[:, a] < hi[:, a])
+        held = self.by_broker
+        slack = (held[r] > self.lo_by[r]) & (held[a] < self.hi_by[a])
         slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
@@ -398,19 +406,12 @@ class TopicSpreadGoal(Goal):
             return False
         pools = {} if pools is None else pools  # (always {}: the pool rebuilt alike, see _transfer: equivalent)
         if r not in pools:
-            pools[r] = (*self.unchanged.at(r), *self.sent_on.at(r))
-        on_r, on_r_rows, arrivals, their_rows = pools[r]
-        # The topics with slack first (few), then the rows of those only.
-        keep = slack[topic[on_r]]
-        on_r, on_r_rows = on_r[keep], matrix.keep(on_r_rows, keep)
-        on_r = on_r[~matrix.holding(on_r_rows, a)]
-        keep = slack[topic[arrivals]]
-        arrivals, their_rows = arrivals[keep], matrix.keep(their_rows, keep)
-        sent = arrivals[~matrix.holding(their_rows, a)]
-        pool = np.concatenate([on_r, sent])
+            pools[r] = self._pool(state, r)
+        on_r, topics, sizes, rows = pools[r]
+        keep = slack[topics] & ~matrix.holding(rows, a)
+        pool, sizes = on_r[keep], sizes[keep]
         if pool.size == 0:
             return False
-        sizes = state.sizes[pool].astype(np.float64)  # int sizes less a float are floats anyway (astype(None): equivalent)
         # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once.
         # The span holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so
         # is any test skipping less (searching for the text "right", which sorts after every number: always the end).
@@ -437,6 +438,16 @@ class TopicSpreadGoal(Goal):
                     self._sync(state)
                     return True
         return False
+
+    def _pool(self, state: ClusterState, r: int) -> Pool:
+        """What r may send back in a swap, whatever the donor: its unchanged partitions, then those sent on to it, with
+        their topics, sizes and rows (-1 padded to one width), read once per transfer for every pair with r in it."""
+        (on_r, rows), (sent, sent_rows) = self.unchanged.at(r), self.sent_on.at(r)
+        width = max(rows.shape[1], sent_rows.shape[1])
+        rows, sent_rows = (np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=-1) if x.shape[1] < width else x
+                           for x in (rows, sent_rows))  # fmt: skip
+        parts = np.concatenate([on_r, sent])
+        return parts, self.topic[parts], state.sizes[parts].astype(np.float64), np.concatenate([rows, sent_rows])
 
     def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
         """First replicas, once the preferred-leader goal chose them: within each partition, from a broker
