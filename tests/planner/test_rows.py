@@ -38,13 +38,16 @@ def test_a_patched_list_equals_the_list_built_afresh_and_leaves_the_old_arrays_a
     old = np.asarray(data.draw(st.lists(st.lists(st.integers(-1, 6), min_size=m.shape[1], max_size=m.shape[1]),
                                         min_size=len(listed), max_size=len(listed))), dtype=np.int32).reshape(-1, m.shape[1])  # fmt: skip
     parts = np.asarray(listed, dtype=np.int64)
+    extra = np.arange(n, dtype=np.float64) * 1.5  # a one-dimensional column beside the rows
     before = (parts.copy(), old.copy())
     after = (set(listed) - set(changed)) | {p for p, w in zip(changed, wanted) if w}
-    got_parts, got_rows = matrix.patched(parts, old, np.asarray(changed, dtype=np.int64), np.asarray(wanted, bool), m)
+    got_parts, (got_rows, got_extra) = matrix.patched(parts, (old, extra[parts]), np.asarray(changed, dtype=np.int64),
+                                                      np.asarray(wanted, bool), (m, extra))  # fmt: skip
     # Worked out apart from the code: unchanged entries keep the row they had, changed ones listed read the source.
     keep_row = dict(zip(listed, old.tolist()))
     fresh = {p for p, w in zip(changed, wanted) if w}
     assert got_parts.tolist() == sorted(after)
     assert got_rows.tolist() == [m[p].tolist() if p in fresh else keep_row[p] for p in sorted(after)]
     assert got_rows.shape == (len(after), m.shape[1]) and got_rows.dtype == m.dtype
+    assert got_extra.tolist() == [1.5 * p for p in sorted(after)] and got_extra.dtype == np.float64
     assert parts.tolist() == before[0].tolist() and old.tolist() == before[1].tolist()

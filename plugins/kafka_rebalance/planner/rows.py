@@ -30,31 +30,43 @@ def holding(rows: np.ndarray, b: int) -> np.ndarray:
     return hit
 
 
-def patched(parts: np.ndarray, rows: np.ndarray, changed: np.ndarray, wanted: np.ndarray,
-            source: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """A sorted list of partitions with their rows, after the partitions ``changed`` (sorted, distinct) changed: each
-    is listed if ``wanted`` says so, with its row read from ``source`` now, and unlisted otherwise. The arrays passed
-    in are never changed (an earlier answer may still be in use)."""
+def patched(parts: np.ndarray, columns: tuple[np.ndarray, ...], changed: np.ndarray, wanted: np.ndarray,
+            sources: tuple[np.ndarray, ...]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:  # fmt: skip
+    """A sorted list of partitions with per-partition ``columns`` (rows, or one value each), after the partitions
+    ``changed`` (sorted, distinct) changed: each is listed if ``wanted`` says so, with its entries read from
+    ``sources`` (indexed by partition, one per column) now, and unlisted otherwise. The arrays passed in are never
+    changed (an earlier answer may still be in use)."""
     # Few partitions change between two asks: the answer is the old arrays' runs between them, with the changed
-    # entries put in or left out, joined once (np.insert and np.delete cost 5-9 us each on their own).
-    width = rows.shape[1]
-    record = np.dtype((np.void, width * rows.itemsize))  # one row as one element
-    flat = np.ascontiguousarray(rows).view(record).reshape(len(rows))
+    # entries put in or left out, joined once (np.insert and np.delete cost 5-9 us each on their own). A row is one
+    # element of a record view, so rows are cut and joined as one-dimensional arrays are.
     picked = changed[wanted]
-    fresh = np.ascontiguousarray(take(source, picked)).view(record).reshape(len(picked))
+    flats = [_flat(c) for c in columns]
+    fresh = [_flat(take(src, picked)) for src in sources]
     n = len(parts)
-    pieces_p: list[np.ndarray] = []
-    pieces_r: list[np.ndarray] = []
+    pieces: list[list[np.ndarray]] = [[] for _ in range(len(columns) + 1)]
     start = k = 0
     for p, at, want in zip(changed.tolist(), np.searchsorted(parts, changed).tolist(), wanted.tolist()):
-        pieces_p.append(parts[start:at])
-        pieces_r.append(flat[start:at])
+        for out, whole in zip(pieces, (parts, *flats)):
+            out.append(whole[start:at])
         start = at + 1 if at < n and parts[at] == p else at  # listed now: its old entry is dropped
         if want:
-            pieces_p.append(picked[k : k + 1])
-            pieces_r.append(fresh[k : k + 1])
+            for out, new in zip(pieces, (picked, *fresh)):
+                out.append(new[k : k + 1])
             k += 1
-    pieces_p.append(parts[start:])
-    pieces_r.append(flat[start:])
-    joined = np.concatenate(pieces_r)
-    return np.concatenate(pieces_p), joined.view(rows.dtype).reshape(len(joined), width)
+    for out, whole in zip(pieces, (parts, *flats)):
+        out.append(whole[start:])
+    joined = [np.concatenate(out) for out in pieces]
+    return joined[0], tuple(_unflat(j, c) for j, c in zip(joined[1:], columns))
+
+
+def _flat(a: np.ndarray) -> np.ndarray:
+    """A two-dimensional array as one record per row (a view where it can be); a one-dimensional one as it is."""
+    if a.ndim == 1:
+        return a
+    return np.ascontiguousarray(a).view(np.dtype((np.void, a.shape[1] * a.itemsize))).reshape(len(a))
+
+
+def _unflat(flat: np.ndarray, like: np.ndarray) -> np.ndarray:
+    if like.ndim == 1:
+        return flat
+    return flat.view(like.dtype).reshape(len(flat), like.shape[1])

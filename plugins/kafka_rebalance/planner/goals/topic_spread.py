@@ -253,14 +253,20 @@ class TopicSpreadGoal(Goal):
         self._setup(state)
         self._sync(state)
         elig = state.eligible_index_arr
-        self.guard = ByteGuard(state)
-        self.sent_on = SentOn(state)
-        self.unchanged = Unchanged(state)
+        self._indexes(state)
         lo, hi = self.lo[:, elig], self.hi[:, elig]
         held = self.held[:, elig]
         # `<=` / `>=` are equivalent: a topic only at its band's edges leaves _spread at once.
         for t in np.flatnonzero(((held < lo) | (held > hi)).any(axis=1)).tolist():
             self._spread(state, t, elig)
+
+    def _indexes(self, state: ClusterState) -> None:
+        """The byte guard, and the indexes a swap reads, followed through the plan's changes from here on."""
+        self.guard = ByteGuard(state)
+        extra = (self.topic, state.sizes.astype(np.float64))  # what a swap's pool reads besides the rows
+        self.sent_on = SentOn(state, extra)
+        self.unchanged = Unchanged(state, extra)
+        self.pools: dict[int, tuple[np.ndarray, np.ndarray, Pool]] = {}  # receiver -> (its two lists' parts, its pool)
 
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
@@ -441,13 +447,18 @@ class TopicSpreadGoal(Goal):
 
     def _pool(self, state: ClusterState, r: int) -> Pool:
         """What r may send back in a swap, whatever the donor: its unchanged partitions, then those sent on to it, with
-        their topics, sizes and rows (-1 padded to one width), read once per transfer for every pair with r in it."""
-        (on_r, rows), (sent, sent_rows) = self.unchanged.at(r), self.sent_on.at(r)
-        width = max(rows.shape[1], sent_rows.shape[1])
-        rows, sent_rows = (np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=-1) if x.shape[1] < width else x
-                           for x in (rows, sent_rows))  # fmt: skip
-        parts = np.concatenate([on_r, sent])
-        return parts, self.topic[parts], state.sizes[parts].astype(np.float64), np.concatenate([rows, sent_rows])
+        their topics, sizes and rows (-1 padded to one width); joined again only when one of the two lists changed."""
+        unchanged, sent = self.unchanged.at(r), self.sent_on.at(r)
+        got = self.pools.get(r)
+        if got is not None and got[0] is unchanged[0] and got[1] is sent[0]:
+            return got[2]
+        width = max(unchanged[1].shape[1], sent[1].shape[1])
+        rows = [np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=-1) if x.shape[1] < width else x
+                for x in (unchanged[1], sent[1])]  # fmt: skip
+        pool = (np.concatenate([unchanged[0], sent[0]]), np.concatenate([unchanged[2], sent[2]]),
+                np.concatenate([unchanged[3], sent[3]]), np.concatenate(rows))
+        self.pools[r] = (unchanged[0], sent[0], pool)
+        return pool
 
     def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
         """First replicas, once the preferred-leader goal chose them: within each partition, from a broker
@@ -667,12 +678,13 @@ class SentOn:
     since (``patched``). Kept as arrays through every change (an insert into thousands of rows each), it was a sixth
     of planning at 400 brokers; rebuilt on each ask after a change, a tenth of the goal's time there."""
 
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
+    def __init__(self, state: ClusterState, extra: tuple[np.ndarray, ...] = ()) -> None:
+        """``extra``: per-partition arrays ``at`` reads for the listed partitions too (after their rows)."""
+        self.state, self.extra = state, extra
         self.ever = {r: set(ps) for r, ps in state.arrivals.items()}  # only moves arrive: an added replica does not
         self.listed: dict[int, list[int]] = {}  # broker -> its partitions, in order
         self.where: dict[int, list[int]] = {}  # partition -> the brokers it is listed under
-        self.arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # broker -> ``at``'s last answer
+        self.arrays: dict[int, tuple[np.ndarray, ...]] = {}  # broker -> ``at``'s last answer
         self.stale: dict[int, set[int]] = {}  # broker -> partitions whose entry there changed since that answer
         self.seen = len(state.changes)
         for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
@@ -716,18 +728,19 @@ class SentOn:
         for p in sorted(moved):
             self._enter(state, p)
 
-    def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
+    def at(self, r: int) -> tuple[np.ndarray, ...]:
+        """r's partitions sent on to it, in partition order, their rows now (-1 padded), and their ``extra``."""
         got = self.arrays.get(r)
         stale = self.stale.pop(r, None)
         now = self.state.now
         if got is not None and stale and got[1].shape[1] == now.shape[1]:
             ps = sorted(stale)
             wanted = np.asarray([r in self.where.get(p, ()) for p in ps], dtype=bool)
-            got = self.arrays[r] = matrix.patched(*got, np.asarray(ps, dtype=np.int64), wanted, now)
+            parts, columns = matrix.patched(got[0], got[1:], np.asarray(ps, dtype=np.int64), wanted, (now, *self.extra))
+            got = self.arrays[r] = (parts, *columns)
         elif got is None or stale:  # first asked, or the rows widened since
             parts = np.asarray(self.listed.get(r, []), dtype=np.int64)
-            got = self.arrays[r] = (parts, matrix.take(now, parts))
+            got = self.arrays[r] = (parts, matrix.take(now, parts), *(x[parts] for x in self.extra))
         return got
 
 
@@ -737,16 +750,17 @@ class Unchanged:
     move. A broker's original partitions are listed once; ``at`` filters out the changed ones when a swap first
     asks, and later asks patch only the partitions changed since (``sync``)."""
 
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
+    def __init__(self, state: ClusterState, extra: tuple[np.ndarray, ...] = ()) -> None:
+        """``extra``: per-partition arrays ``at`` reads for the listed partitions too (after their rows)."""
+        self.state, self.extra = state, extra
         self.parts: list[np.ndarray] = []
-        self.rows: list[np.ndarray] = []
+        self.columns: list[tuple[np.ndarray, ...]] = []  # per broker: the rows of its partitions, then their extra
         for b in range(state.n_brokers):
             ps = state.broker_parts(b)
             ps = ps[~state.frozen[ps] & ~state.hot[ps]]
             self.parts.append(ps)
-            self.rows.append(matrix.take(state.R, ps))
-        self.arrays: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # broker -> ``at``'s last answer
+            self.columns.append((matrix.take(state.R, ps), *(x[ps] for x in extra)))
+        self.arrays: dict[int, tuple[np.ndarray, ...]] = {}  # broker -> ``at``'s last answer
         self.stale: dict[int, set[int]] = {}  # broker -> partitions changed since that answer
         self.seen = len(state.changes)
 
@@ -757,16 +771,18 @@ class Unchanged:
                 if b in self.arrays:
                     self.stale.setdefault(b, set()).add(p)
 
-    def at(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+    def at(self, b: int) -> tuple[np.ndarray, ...]:
+        """b's unchanged partitions, in partition order, their rows and their ``extra``."""
         state = self.state
         got = self.arrays.get(b)
         stale = self.stale.pop(b, None)
         if got is None:
             keep = ~state.touched[self.parts[b]]
-            got = self.arrays[b] = (self.parts[b][keep], matrix.keep(self.rows[b], keep))
+            got = self.arrays[b] = (self.parts[b][keep], *(matrix.keep(x, keep) for x in self.columns[b]))
         elif stale:
             ps = np.asarray(sorted(stale), dtype=np.int64)
             wanted = ~(state.touched[ps] | state.frozen[ps] | state.hot[ps])  # on b originally: listed when unchanged
-            got = self.arrays[b] = matrix.patched(*got, ps, wanted, state.R)
+            parts, columns = matrix.patched(got[0], got[1:], ps, wanted, (state.R, *self.extra))
+            got = self.arrays[b] = (parts, *columns)
         return got
 
