@@ -586,7 +586,7 @@ class TopicSpreadGoal(Goal):
         if not under and not (c[elig] > hi).any():
             return False
         g_lo, g_hi = bounds
-        sources = [int(a) for a in elig.tolist() if c[a] > src_bound and total[a] - 1 >= g_lo]
+        sources = elig[(c[elig] > src_bound) & (total[elig] - 1 >= g_lo)].tolist()  # (read broker by broker: 2 % at 400b)
         parent: dict[int, tuple[int, int, int]] = {}  # broker -> (previous broker, partition, column)
         seen = set(sources)
         frontier = sources
