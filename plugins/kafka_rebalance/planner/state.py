@@ -159,15 +159,24 @@ class ClusterState:
         """``p``'s replicas now (broker indexes). The list is the state's own: read it, never change it in place."""
         r = self.cur.get(p)
         if r is None:
-            # An untouched row comes from the cache of original rows (``_original``, inlined: the searches ask for rows
-            # about 3 million times at 200 brokers / 200,000 partitions, 1.4 million of them untouched, and a fresh list
-            # each time was 7 % of a plan).
+            # An untouched row comes from the cache of original rows (``original_row``, inlined: the searches ask for
+            # rows about 3 million times at 200 brokers / 200,000 partitions, 1.4 million of them untouched, and a fresh
+            # list each time was 7 % of a plan).
             r = self._orig.get(p)
             if r is None:
-                r = self._orig[p] = self.original_row(p)
+                r = self._orig[p] = self._read_original(p)
         return r
 
     def original_row(self, p: int) -> list[int]:
+        """``p``'s replicas before the plan (broker indexes), kept once read: the move cap and the indexes goals
+        follow through the plan's changes ask for the same changed partitions' rows again and again. The list is
+        the state's own: read it, never change it."""
+        orig = self._orig.get(p)
+        if orig is None:
+            orig = self._orig[p] = self._read_original(p)
+        return orig
+
+    def _read_original(self, p: int) -> list[int]:
         if self.uniform:
             return self.R[p].tolist()
         return self.R[p].tolist()[: self._rf_list[p]]
@@ -197,7 +206,7 @@ class ClusterState:
         row[row.index(src)] = dst
         self._set_row(p, row)
         size = int(self.sizes[p])
-        orig = self._original(p)
+        orig = self.original_row(p)
         self._tally_new(size, (dst not in orig) - (src not in orig))
         self.counts[src] -= 1
         self.counts[dst] += 1
@@ -236,7 +245,7 @@ class ClusterState:
         row = list(self.row(p))
         row.append(dst)
         self._set_row(p, row)
-        self._tally_new(int(self.sizes[p]), int(dst not in self._original(p)))
+        self._tally_new(int(self.sizes[p]), int(dst not in self.original_row(p)))
         self.counts[dst] += 1
         self.bytes[dst] += int(self.sizes[p])
         self.touched[p] = True
@@ -248,7 +257,7 @@ class ClusterState:
         row = list(self.row(p))
         row.remove(src)
         self._set_row(p, row)
-        self._tally_new(int(self.sizes[p]), -int(src not in self._original(p)))
+        self._tally_new(int(self.sizes[p]), -int(src not in self.original_row(p)))
         self.counts[src] -= 1
         self.bytes[src] -= int(self.sizes[p])
         self.touched[p] = True
@@ -302,17 +311,8 @@ class ClusterState:
         row = self.cur.get(p)
         if row is None:
             return 0
-        orig = self._original(p)
+        orig = self.original_row(p)
         return sum(1 for b in row if b not in orig)
-
-    def _original(self, p: int) -> list[int]:
-        """``original_row``, kept: the move cap asks about the changed partitions again and again (the byte goal's
-        searches ask for the same few thousand partitions' rows hundreds of thousands of times), and ``row`` for
-        the untouched ones."""
-        orig = self._orig.get(p)
-        if orig is None:
-            orig = self._orig[p] = self.original_row(p)
-        return orig
 
     def cap_moves(self) -> None:
         """From here on no partition gains a new replica beyond what the goals so far gave it, and at most
@@ -341,12 +341,12 @@ class ClusterState:
         going home does not."""
         if self.move_cap is None or not self.touched[p]:
             return True
-        return dst in self._original(p) or not self.capped(p, src)
+        return dst in self.original_row(p) or not self.capped(p, src)
 
     def capped(self, p: int, b: int) -> bool:
         """Is ``b``'s replica of ``p`` one of its original ones, with the partition's new replicas at the cap?
         Then it may move only into a place the partition left, which a search for a donor's replica can skip."""
-        return (self.move_cap is not None and bool(self.touched[p]) and b in self._original(p)
+        return (self.move_cap is not None and bool(self.touched[p]) and b in self.original_row(p)
                 and self.new_replicas(p) >= int(self.move_cap[p]))
 
     def accepts(self, p: int, src: int, dst: int, count_neutral: bool = False) -> bool:
