@@ -958,6 +958,44 @@ def test_the_byte_guard_judges_many_transfers_at_once_as_it_judges_one() -> None
     assert ByteGuard(s).allows_each(s, 0, 1, moved).tolist() == [True] * 6
 
 
+def test_the_byte_guard_passes_the_partitions_it_allows_one_by_one_or_all_at_once_alike() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafka_rebalance.planner.goals.byte_balance import FEW, ByteGuard
+
+    # Worked by hand first: band 5..10 on 0 and 5..9.5 on 1; broker 0 counted at 12 bytes (2 over), 1 at 6 (inside).
+    # Partitions of 1, 5, 4 and 3 bytes on 0: 1 (0 at 11, 1 at 7), 4 (1 at 10, exactly the half byte over it may end)
+    # and 3 may go; 5 may not (1 would end 1.5 bytes over).
+    s = planner_state([0, 1], [part("t", i, [0], size_bytes=x) for i, x in enumerate([1, 5, 4, 3])]
+                      + [part("u", 0, [1], size_bytes=6)])  # fmt: skip
+    s.bytes[0], s.byte_lo[:], s.byte_hi[:] = 12, [5, 5], [10, 9.5]
+    s.vetoes = [ByteBalanceGoal()]
+    assert ByteGuard(s).allowed(s, 0, 1, [0, 1, 2, 3]) == [0, 2, 3]
+    # The giver's side at its edge too: 0 at 6 bytes with its band from 5.5 may give 1 byte (ending half a byte under
+    # it, as much as it may), not 3.
+    s.bytes[0], s.byte_lo[0] = 6, 5.5
+    assert ByteGuard(s).allowed(s, 0, 1, [0, 3]) == [0]
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(0, 10**12), st.integers(0, 10**12), st.integers(0, 10**12), st.integers(0, 10**12),
+           st.lists(st.integers(0, 10**12), min_size=1, max_size=2 * FEW + 2), st.booleans())
+    def check(a: int, r: int, lo_edge: int, width: int, sizes: list[int], active: bool) -> None:
+        s = planner_state([0, 1], [part("t", i, [0], size_bytes=x) for i, x in enumerate(sizes)]
+                          + [part("u", 0, [1], size_bytes=r)])  # fmt: skip
+        s.bytes[0] = a
+        s.byte_lo[:], s.byte_hi[:] = [lo_edge / 2, lo_edge / 4], [(lo_edge + width) / 2, (lo_edge + width) / 4]
+        s.vetoes = [ByteBalanceGoal()] if active else []
+        guard = ByteGuard(s)
+        parts = list(range(len(sizes)))
+        moved = np.asarray(sizes, dtype=np.float64)
+        want = [p for p, ok in zip(parts, guard.allows_each(s, 0, 1, moved).tolist()) if ok]
+        assert guard.allowed(s, 0, 1, parts) == want
+        assert guard.allowed(s, 0, 1, parts[:FEW]) == [p for p in want if p < FEW]
+
+    check()
+
+
 def test_the_byte_guards_span_holds_every_moved_amount_it_allows_and_is_tight() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st

@@ -36,6 +36,9 @@ SWAP_COPIES = 3.0
 COSTLY_SWAPS = 64
 
 
+FEW = 16  # candidates ByteGuard.allowed judges one by one in Python: fewer than NumPy's fixed cost pays for
+
+
 class ByteGuard:
     """The byte band a later goal keeps: no broker ends further outside it than it is (within half a byte).
 
@@ -70,6 +73,26 @@ class ByteGuard:
             ok &= after <= self._off(b, now) + 0.5
         return ok
 
+
+    def allowed(self, state: ClusterState, a: int, r: int, parts: list[int]) -> list[int]:
+        """The partitions of ``parts`` whose replica may move from a to r (``allows_each`` of their sizes), in order.
+        A few are judged one by one in Python (the same float operations): NumPy's fixed cost per call was most of a
+        single move's time in the topic-spread goal, whose candidates are one topic's few replicas on one broker."""
+        if len(parts) > FEW:
+            sizes = state.sizes[np.asarray(parts, dtype=np.int64)].astype(np.float64)
+            return np.asarray(parts, dtype=np.int64)[self.allows_each(state, a, r, sizes)].tolist()
+        if not self.active:
+            return list(parts)
+        now_a, now_r = float(state.bytes[a]), float(state.bytes[r])
+        up_a, low_a, up_r, low_r = float(self.upper[a]), float(self.lower[a]), float(self.upper[r]), float(self.lower[r])
+        limit_a, limit_r = self._off(a, now_a) + 0.5, self._off(r, now_r) + 0.5
+        out = []
+        for p in parts:
+            x = float(state.sizes[p])
+            on_a, on_r = now_a - x, now_r + x
+            if max(0.0, on_a - up_a, low_a - on_a) <= limit_a and max(0.0, on_r - up_r, low_r - on_r) <= limit_r:
+                out.append(p)
+        return out
 
     def moved_span(self, state: ClusterState, a: int, r: int) -> tuple[float, float] | None:
         """Bytes moved from a to r (a swap's net) outside this span are never allowed (``allows_each`` says no):

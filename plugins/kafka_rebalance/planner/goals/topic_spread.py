@@ -383,11 +383,9 @@ class TopicSpreadGoal(Goal):
     def _single(self, state: ClusterState, cand: list[int], a: int, r: int) -> bool:
         if not cand or not state.counts_accept(a, r):
             return False
-        # The byte guard (moving p leaves neither broker further outside the byte band) judges every candidate at
-        # once; the vetoes then go through the ones it allows, in order. (cand is a list of ints, not empty here:
-        # asarray makes int64 without the dtype too, and astype(None) float64: equivalent mutants.)
-        fine = self.guard.allows_each(state, a, r, state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64))
-        for p in np.asarray(cand, dtype=np.int64)[fine].tolist():
+        # The byte guard (moving p leaves neither broker further outside the byte band) judges every candidate; the
+        # vetoes then go through the ones it allows, in order.
+        for p in self.guard.allowed(state, a, r, cand):
             if state.accepts(p, a, r):
                 state.move(p, a, r)
                 state.restore(p)  # sent back where it came from: no move at all
