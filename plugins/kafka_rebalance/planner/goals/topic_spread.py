@@ -52,8 +52,8 @@ SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
 SEARCH = 64  # replicas of the receiver examined per swap
 CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
 
-# A receiver's swap partners (``TopicSpreadGoal._pool``): partitions, their topics, sizes (floats) and rows.
-Pool = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+# A receiver's swap partners (``SwapPools.at``): partitions, their topics, sizes (floats), rows, and which are live.
+Pool = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 _codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = weakref.WeakKeyDictionary()
 
@@ -263,10 +263,7 @@ class TopicSpreadGoal(Goal):
     def _indexes(self, state: ClusterState) -> None:
         """The byte guard, and the indexes a swap reads, followed through the plan's changes from here on."""
         self.guard = ByteGuard(state)
-        extra = (self.topic, state.sizes.astype(np.float64))  # what a swap's pool reads besides the rows
-        self.sent_on = SentOn(state, extra)
-        self.unchanged = Unchanged(state, extra)
-        self.pools: dict[int, tuple[np.ndarray, np.ndarray, Pool]] = {}  # receiver -> (its two lists' parts, its pool)
+        self.swap_pools = SwapPools(state, self.topic)
 
     def _spread(self, state: ClusterState, t: int, elig: np.ndarray) -> None:
         """Bring one topic into its band, one transfer at a time; each lowers the topic's total distance
@@ -276,8 +273,7 @@ class TopicSpreadGoal(Goal):
         while True:
             self._sync(state)
             movable.sync(state)
-            self.sent_on.sync(state)
-            self.unchanged.sync(state)
+            self.swap_pools.sync(state)
             c = self.held[t][elig]
             over, under = c - hi, lo - c
             # Brokers by need, most first, then by index (elig is in index order and the sorts are stable).
@@ -311,9 +307,6 @@ class TopicSpreadGoal(Goal):
                 same = receivers[rack == x][:PARTNERS].tolist()
                 near = near_of[x] = same + receivers[rack != x][: PARTNERS - len(same)].tolist()
             pairs += [(a, r) for r in near]
-        # Only a cache: nothing moves until a pair succeeds, and then this returns, so a fresh pool for every pair (None
-        # passed, or _swap never reusing it) is the same pool (equivalent mutants).
-        pools: dict[int, Pool] = {}  # per receiver: what _swap may send back
         version, failed = self.version, self.failed
         for a, r in pairs:
             # A pair that failed fails again until a change touches a partition on one of its brokers: a single move or
@@ -326,7 +319,7 @@ class TopicSpreadGoal(Goal):
             if failed.get((t, a, r)) == stamp:
                 continue
             cand = [p for p in movable.get(a) if r not in state.row(p)]
-            if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r, pools):
+            if self._single(state, cand, a, r) or self._swap(state, t, cand[:SWAP_TRIES], a, r):
                 return True
             failed[(t, a, r)] = stamp
         # Chains cost a search per third broker: only between the neediest pairs.
@@ -392,12 +385,10 @@ class TopicSpreadGoal(Goal):
                 return True
         return False
 
-    def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int,
-              pools: dict[int, Pool] | None = None) -> bool:
+    def _swap(self, state: ClusterState, t: int, cand: list[int], a: int, r: int) -> bool:
         """p (topic t) a -> r and q (another topic u) r -> a: counts unchanged, u's bands kept on both.
         q is looked for among r's replicas of the topics with room on both sides (a's count of u below
-        its ceiling, r's above its floor), closest in size to p first. ``pools`` keeps what r may send
-        back whatever the donor, while nothing moves (a caller's cache, dropped on any change)."""
+        its ceiling, r's above its floor), closest in size to p first (``SwapPools``)."""
         held = self.by_broker
         slack = (held[r] > self.lo_by[r]) & (held[a] < self.hi_by[a])
         slack[t] = False  # (None stores False in a bool array: equivalent)
@@ -408,11 +399,8 @@ class TopicSpreadGoal(Goal):
         cand = [p for p in cand if state.accepts(p, a, r, count_neutral=True)]
         if not cand:
             return False
-        pools = {} if pools is None else pools  # (always {}: the pool rebuilt alike, see _transfer: equivalent)
-        if r not in pools:
-            pools[r] = self._pool(state, r)
-        on_r, topics, sizes, rows = pools[r]
-        keep = slack[topics] & ~matrix.holding(rows, a)
+        on_r, topics, sizes, rows, live = self.swap_pools.at(r)
+        keep = slack[topics] & live & ~matrix.holding(rows, a)
         pool, sizes = on_r[keep], sizes[keep]
         if pool.size == 0:
             return False
@@ -442,21 +430,6 @@ class TopicSpreadGoal(Goal):
                     self._sync(state)
                     return True
         return False
-
-    def _pool(self, state: ClusterState, r: int) -> Pool:
-        """What r may send back in a swap, whatever the donor: its unchanged partitions, then those sent on to it, with
-        their topics, sizes and rows (-1 padded to one width); joined again only when one of the two lists changed."""
-        unchanged, sent = self.unchanged.at(r), self.sent_on.at(r)
-        got = self.pools.get(r)
-        if got is not None and got[0] is unchanged[0] and got[1] is sent[0]:
-            return got[2]
-        width = max(unchanged[1].shape[1], sent[1].shape[1])
-        rows = [np.pad(x, ((0, 0), (0, width - x.shape[1])), constant_values=-1) if x.shape[1] < width else x
-                for x in (unchanged[1], sent[1])]  # fmt: skip
-        pool = (np.concatenate([unchanged[0], sent[0]]), np.concatenate([unchanged[2], sent[2]]),
-                np.concatenate([unchanged[3], sent[3]]), np.concatenate(rows))
-        self.pools[r] = (unchanged[0], sent[0], pool)
-        return pool
 
     def lead(self, state: ClusterState, choice: LeaderChoice) -> None:
         """First replicas, once the preferred-leader goal chose them: within each partition, from a broker
@@ -670,20 +643,15 @@ class MovableReplicas:
 
 class SentOn:
     """Per broker, the partitions the plan moved a replica of onto it that are still there (and not hot), in
-    partition order with their rows now (-1 padded): the replicas a swap may send on at no extra move. Followed
-    through the plan's changes (``sync``), each change updating only its partition's entries in Python lists; a
-    broker's arrays are built when a swap first asks for them (``at``), and later asks patch only the entries changed
-    since (``patched``). Kept as arrays through every change (an insert into thousands of rows each), it was a sixth
-    of planning at 400 brokers; rebuilt on each ask after a change, a tenth of the goal's time there."""
+    partition order: the replicas a swap may send on at no extra move. Followed through the plan's changes
+    (``sync``), each change updating only its partition's entries (Python lists: kept as arrays through every change,
+    an insert into thousands of rows each, it was a sixth of planning at 400 brokers)."""
 
-    def __init__(self, state: ClusterState, extra: tuple[np.ndarray, ...] = ()) -> None:
-        """``extra``: per-partition arrays ``at`` reads for the listed partitions too (after their rows)."""
-        self.state, self.extra = state, extra
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
         self.ever = {r: set(ps) for r, ps in state.arrivals.items()}  # only moves arrive: an added replica does not
         self.listed: dict[int, list[int]] = {}  # broker -> its partitions, in order
         self.where: dict[int, list[int]] = {}  # partition -> the brokers it is listed under
-        self.arrays: dict[int, tuple[np.ndarray, ...]] = {}  # broker -> ``at``'s last answer
-        self.stale: dict[int, set[int]] = {}  # broker -> partitions whose entry there changed since that answer
         self.seen = len(state.changes)
         for p in sorted(set().union(*self.ever.values())) if self.ever else []:  # (the empty union alike: equivalent)
             here = self._here(state, p)
@@ -703,8 +671,6 @@ class SentOn:
         before = self.where.pop(p, [])
         here = self._here(state, p)
         for r in set(before) | set(here):
-            if r in self.arrays:  # p joins or leaves r's list, or its row there changed
-                self.stale.setdefault(r, set()).add(p)
             listed = self.listed.setdefault(r, [])
             i = bisect.bisect_left(listed, p)
             there = i < len(listed) and listed[i] == p
@@ -715,7 +681,8 @@ class SentOn:
         if here:
             self.where[p] = here
 
-    def sync(self, state: ClusterState) -> None:
+    def sync(self, state: ClusterState) -> list[int]:
+        """Follow the changes since the last sync; the partitions they changed, in order."""
         changes = state.changes
         moved = set()
         for p, src, dst in changes[self.seen :]:
@@ -723,64 +690,112 @@ class SentOn:
                 self.ever.setdefault(dst, set()).add(p)
             moved.add(p)
         self.seen = len(changes)
-        for p in sorted(moved):
+        ordered = sorted(moved)
+        for p in ordered:
             self._enter(state, p)
+        return ordered
 
-    def at(self, r: int) -> tuple[np.ndarray, ...]:
-        """r's partitions sent on to it, in partition order, their rows now (-1 padded), and their ``extra``."""
-        got = self.arrays.get(r)
-        stale = self.stale.pop(r, None)
-        now = self.state.now
-        if got is not None and stale and got[1].shape[1] == now.shape[1]:
-            ps = sorted(stale)
-            wanted = np.asarray([r in self.where.get(p, ()) for p in ps], dtype=bool)
-            parts, columns = matrix.patched(got[0], got[1:], np.asarray(ps, dtype=np.int64), wanted, (now, *self.extra))
-            got = self.arrays[r] = (parts, *columns)
-        elif got is None or stale:  # first asked, or the rows widened since
-            parts = np.asarray(self.listed.get(r, []), dtype=np.int64)
-            got = self.arrays[r] = (parts, matrix.take(now, parts), *(x[parts] for x in self.extra))
-        return got
+    def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
+        parts = np.asarray(self.listed.get(r, []), dtype=np.int64)
+        return parts, matrix.take(self.state.now, parts)
 
 
 class Unchanged:
     """Per broker, the partitions on it that the plan has not changed (and that may move: not frozen, not hot), in
     partition order, with their rows (the original ones, as they are unchanged): what a swap may send back at one
-    move. A broker's original partitions are listed once; ``at`` filters out the changed ones when a swap first
-    asks, and later asks patch only the partitions changed since (``sync``)."""
+    move. A broker's original partitions are listed once; ``at`` leaves out the ones changed by then."""
 
-    def __init__(self, state: ClusterState, extra: tuple[np.ndarray, ...] = ()) -> None:
-        """``extra``: per-partition arrays ``at`` reads for the listed partitions too (after their rows)."""
-        self.state, self.extra = state, extra
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
         self.parts: list[np.ndarray] = []
-        self.columns: list[tuple[np.ndarray, ...]] = []  # per broker: the rows of its partitions, then their extra
+        self.rows: list[np.ndarray] = []
         for b in range(state.n_brokers):
             ps = state.broker_parts(b)
             ps = ps[~state.frozen[ps] & ~state.hot[ps]]
             self.parts.append(ps)
-            self.columns.append((matrix.take(state.R, ps), *(x[ps] for x in extra)))
-        self.arrays: dict[int, tuple[np.ndarray, ...]] = {}  # broker -> ``at``'s last answer
-        self.stale: dict[int, set[int]] = {}  # broker -> partitions changed since that answer
-        self.seen = len(state.changes)
+            self.rows.append(matrix.take(state.R, ps))
+
+    def at(self, b: int) -> tuple[np.ndarray, np.ndarray]:
+        keep = ~self.state.touched[self.parts[b]]
+        return self.parts[b][keep], matrix.keep(self.rows[b], keep)
+
+
+class SwapPools:
+    """Per receiver, what it may send back in a swap whatever the donor: its unchanged partitions and those sent on
+    to it (``Unchanged``, ``SentOn``), with their topics, sizes and rows now, in one set of arrays read when a swap
+    first asks for the receiver. From then on each change marks its partition's entries dead and appends the live
+    ones again (``sync``), so an ask copies nothing: patched and joined again at every ask after a change, the pools
+    were 3 % of the 400-broker plan. The entries' order is no contract: a swap takes the nearest by size, then by
+    partition. Dead entries are dropped when they outnumber the live ones."""
+
+    compact_at = 64  # entries a pool holds before its dead ones are dropped (fewer: not worth a copy)
+
+    def __init__(self, state: ClusterState, topic: np.ndarray) -> None:
+        self.state, self.topic = state, topic
+        self.sizes = state.sizes.astype(np.float64)
+        self.sent_on, self.unchanged = SentOn(state), Unchanged(state)
+        self.arrays: dict[int, list[np.ndarray]] = {}  # receiver -> [parts, topics, sizes, rows, live], with room
+        self.used: dict[int, int] = {}  # receiver -> entries used in its arrays
+        self.dead: dict[int, int] = {}  # receiver -> entries of those no longer live
+        self.slot: dict[int, dict[int, int]] = {}  # receiver -> partition -> its live entry
+        self.holders: dict[int, set[int]] = {}  # partition -> receivers with a live entry of it
 
     def sync(self, state: ClusterState) -> None:
-        moved, self.seen = state.changed_since(self.seen)
-        for p in moved:
-            for b in state.original_row(p):
-                if b in self.arrays:
-                    self.stale.setdefault(b, set()).add(p)
+        frozen, hot, touched = state.frozen, state.hot, state.touched
+        for p in self.sent_on.sync(state):
+            members = set(self.sent_on.where.get(p, ()))
+            if not (touched[p] or frozen[p] or hot[p]):
+                members.update(state.original_row(p))
+            for r in self.holders.pop(p, set()):
+                self.arrays[r][4][self.slot[r].pop(p)] = False
+                self.dead[r] += 1
+                if 2 * self.dead[r] > self.used[r] > self.compact_at:
+                    self._compact(r)
+            for r in sorted(members):
+                if r in self.arrays:
+                    self._append(r, np.asarray([p], dtype=np.int64))
 
-    def at(self, b: int) -> tuple[np.ndarray, ...]:
-        """b's unchanged partitions, in partition order, their rows and their ``extra``."""
-        state = self.state
-        got = self.arrays.get(b)
-        stale = self.stale.pop(b, None)
-        if got is None:
-            keep = ~state.touched[self.parts[b]]
-            got = self.arrays[b] = (self.parts[b][keep], *(matrix.keep(x, keep) for x in self.columns[b]))
-        elif stale:
-            ps = np.asarray(sorted(stale), dtype=np.int64)
-            wanted = ~(state.touched[ps] | state.frozen[ps] | state.hot[ps])  # on b originally: listed when unchanged
-            parts, columns = matrix.patched(got[0], got[1:], ps, wanted, (state.R, *self.extra))
-            got = self.arrays[b] = (parts, *columns)
-        return got
+    def _append(self, r: int, parts: np.ndarray) -> None:
+        arrays, n, k = self.arrays[r], self.used[r], len(parts)
+        rows = matrix.take(self.state.now, parts)
+        if rows.shape[1] > arrays[3].shape[1]:  # a row grew past every other: the pool's rows widen with it
+            arrays[3] = np.pad(arrays[3], ((0, 0), (0, rows.shape[1] - arrays[3].shape[1])), constant_values=-1)
+        if n + k > len(arrays[0]):
+            room = max(2 * (n + k), 16)
+            for i, x in enumerate(arrays):
+                grown = np.zeros((room, *x.shape[1:]), dtype=x.dtype)
+                grown[:n] = x[:n]
+                arrays[i] = grown
+        arrays[0][n : n + k] = parts
+        arrays[1][n : n + k] = self.topic[parts]
+        arrays[2][n : n + k] = self.sizes[parts]
+        arrays[3][n : n + k] = -1
+        arrays[3][n : n + k, : rows.shape[1]] = rows
+        arrays[4][n : n + k] = True
+        slot = self.slot[r]
+        for i, p in enumerate(parts.tolist()):
+            slot[p] = n + i
+            self.holders.setdefault(p, set()).add(r)
+        self.used[r] = n + k
 
+    def _compact(self, r: int) -> None:
+        n, arrays = self.used[r], self.arrays[r]
+        live = np.flatnonzero(arrays[4][:n])
+        self.arrays[r] = [matrix.take(x, live) for x in arrays]
+        self.used[r], self.dead[r] = len(live), 0
+        self.slot[r] = {p: i for i, p in enumerate(self.arrays[r][0].tolist())}
+
+    def at(self, r: int) -> Pool:
+        """r's pool: partitions, their topics, sizes (floats), rows (-1 padded) and which entries are live (views into
+        arrays a later ``sync`` changes: read them before the next)."""
+        if r not in self.arrays:
+            width = self.state.now.shape[1]
+            self.arrays[r] = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64),
+                              np.zeros((0, width), self.state.now.dtype), np.zeros(0, bool)]  # fmt: skip
+            self.used[r], self.dead[r], self.slot[r] = 0, 0, {}
+            parts = np.concatenate([self.unchanged.at(r)[0], self.sent_on.at(r)[0]])
+            self._append(r, parts)
+        n = self.used[r]
+        parts, topics, sizes, rows, live = (x[:n] for x in self.arrays[r])
+        return parts, topics, sizes, rows, live
