@@ -742,19 +742,22 @@ class SwapPools:
         self.holders: dict[int, set[int]] = {}  # partition -> receivers with a live entry of it
 
     def sync(self, state: ClusterState) -> None:
-        frozen, hot, touched = state.frozen, state.hot, state.touched
+        frozen, hot, touched, built = state.frozen, state.hot, state.touched, self.arrays
+        joining: dict[int, list[int]] = {}  # receiver -> partitions to append (once per receiver: a few NumPy calls)
         for p in self.sent_on.sync(state):
             members = set(self.sent_on.where.get(p, ()))
             if not (touched[p] or frozen[p] or hot[p]):
                 members.update(state.original_row(p))
             for r in self.holders.pop(p, set()):
-                self.arrays[r][4][self.slot[r].pop(p)] = False
+                built[r][4][self.slot[r].pop(p)] = False
                 self.dead[r] += 1
                 if 2 * self.dead[r] > self.used[r] > self.compact_at:
                     self._compact(r)
-            for r in sorted(members):
-                if r in self.arrays:
-                    self._append(r, np.asarray([p], dtype=np.int64))
+            for r in members:
+                if r in built:
+                    joining.setdefault(r, []).append(p)
+        for r, ps in sorted(joining.items()):
+            self._append(r, np.asarray(ps, dtype=np.int64))
 
     def _append(self, r: int, parts: np.ndarray) -> None:
         arrays, n, k = self.arrays[r], self.used[r], len(parts)
