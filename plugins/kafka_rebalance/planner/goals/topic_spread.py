@@ -394,30 +394,27 @@ class TopicSpreadGoal(Goal):
         slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
-        # The vetoes first (at 200 brokers rack safety refuses most of a cross-rack pair's candidates), so a pair with
-        # none left builds no pool.
-        cand = [p for p in cand if state.accepts(p, a, r, count_neutral=True)]
-        if not cand:
-            return False
         on_r, topics, sizes, rows, live = self.swap_pools.at(r)
         keep = slack[topics] & live & ~matrix.holding(rows, a)
         pool, sizes = on_r[keep], sizes[keep]
         if pool.size == 0:
             return False
-        # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once.
-        # The span holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so
-        # is any test skipping less (searching for the text "right", which sorts after every number: always the end).
+        # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once,
+        # before the vetoes are asked about it (the same answers in either order: both only read the state). The span
+        # holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so is any
+        # test skipping less (searching for the text "right", which sorts after every number: always the end).
         span = self.guard.moved_span(state, a, r)
-        own = state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64)
         if span is not None:  # every candidate's test at once
             ordered = np.sort(sizes)
+            own = state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64)
             # (Side "left" in the second search, equivalent, loses only a size of exactly sp - span[0]: it would move
             # span[0], more than a byte short of anything allows_each passes.)
             hopeless = np.searchsorted(ordered, own - span[1]) == np.searchsorted(ordered, own - span[0], "right")
-        for k, p in enumerate(cand):
-            if span is not None and hopeless[k]:
-                continue
-            sp = float(own[k])
+            cand = np.asarray(cand, dtype=np.int64)[~hopeless].tolist()
+        # The vetoes (at 200 brokers rack safety refuses most of a cross-rack pair's candidates).
+        cand = [p for p in cand if state.accepts(p, a, r, count_neutral=True)]
+        for p in cand:
+            sp = float(state.sizes[p])
             near = nearest(pool, np.abs(sizes - sp), SEARCH)
             # astype(None) is float64 too: equivalent.
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
