@@ -1174,3 +1174,39 @@ def test_hand_overs_with_the_kept_index_are_the_ones_a_fresh_index_finds() -> No
         assert run(kept=True) == run(kept=False)
 
     check()
+
+
+def test_hand_leaves_each_brokers_candidates_as_a_list_kept_by_remove_and_append_would() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from kafka_rebalance.planner.goals.network import _Firsts
+
+    # 10 partitions over 5 brokers, p on p % 5, (p + 1) % 5 and (p + 3) % 5. ``hand`` marks the place a partition left
+    # instead of removing it; read through the index, every broker's list is the one list.remove and append leave.
+    rows = np.asarray([[p % 5, (p + 1) % 5, (p + 3) % 5] for p in range(10)])
+    electable = np.ones((10, 3), dtype=bool)
+    sent = np.asarray([10.0 - p for p in range(10)])
+
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(st.tuples(st.integers(0, 9), st.integers(1, 2), st.booleans()), max_size=16))
+    def check(handovers: list[tuple[int, int, bool]]) -> None:
+        first_of = {b: [p for p in range(10) if p % 5 == b] for b in range(5)}
+        plain = {b: list(ps) for b, ps in first_of.items()}
+        lead = {p: p % 5 for p in range(10)}
+        firsts = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
+        for p, j, read in handovers:
+            a, b = lead[p], int(rows[p, (list(rows[p]).index(lead[p]) + j) % 3])
+            if read:
+                firsts.candidates(a)  # built before the hand-over: followed, not rebuilt
+            firsts.hand(p, a, b)
+            plain[a].remove(p)
+            plain[b].append(p)
+            lead[p] = b
+        fresh = _Firsts(plain, rows, electable, sent, np.ones(5, dtype=bool))
+        for a in range(5):
+            assert firsts.candidates(a)[0].tolist() == plain[a]
+            assert all(x.tolist() == y.tolist() for x, y in zip(firsts.candidates(a), fresh.candidates(a)))
+        assert {k: v for k, v in firsts.links.items() if v} == fresh.links
+
+    check()

@@ -636,7 +636,9 @@ class _Firsts:
     """``first_of`` (each broker's first replicas: hottest first, then in the order handed to it) indexed for the
     hand-over: per broker its candidates as arrays, and per (broker, fellow) the partitions first on the broker
     that the fellow could lead, in ``first_of``'s order. Scanning every broker's list in Python at each of
-    thousands of hand-overs made the goal quadratic at scale; the index follows each hand-over (``handed``)."""
+    thousands of hand-overs made the goal quadratic at scale; the index follows each hand-over (``handed``).
+    ``hand`` leaves -1 where a partition left a list (``first_of`` then changes only through it): a partition's place
+    is kept, not searched for, and the lists' order is the order of their partitions as before."""
 
     def __init__(self, first_of: dict[int, list[int]], rows: np.ndarray, electable: np.ndarray, sent: np.ndarray,
                  eligible: np.ndarray) -> None:  # fmt: skip
@@ -652,9 +654,12 @@ class _Firsts:
         self.front: dict[int, tuple[int, int]] = {}
         n = len(eligible)
         self.coolest = np.full((n, n), np.inf)  # [b, a]: the least traffic among links[(b, a)] (inf: none)
+        self.place: dict[int, int] = {}  # partition -> its index in its broker's list
         for b, ps in first_of.items():
-            for p in ps:
-                self._link(p, b)
+            for i, p in enumerate(ps):
+                if p >= 0:
+                    self._link(p, b)
+                    self.place[p] = i
 
     def _fellows(self, p: int, b: int) -> list[int]:
         return [x for j, x in enumerate(self.rows[p].tolist()) if x >= 0 and x != b and self.electable[p, j]]
@@ -665,16 +670,12 @@ class _Firsts:
             self.coolest[b, x] = min(self.coolest[b, x], self.sent_list[p])
 
     def hand(self, p: int, a: int, b: int) -> None:
-        """p's first replica goes from a to b: out of a's list in ``first_of`` and onto the end of b's, then
-        ``handed``. p's place in a's list is read from a's arrays where they are built (``list.remove`` compared
-        thousands of partitions at 400 brokers)."""
-        listed = self.first_of[a]
-        got = self.arrays.get(a)
-        if got is None:
-            listed.remove(p)
-        else:
-            del listed[int(np.flatnonzero(got[0] == p)[0])]
-        self.first_of.setdefault(b, []).append(p)
+        """p's first replica goes from a to b: out of a's list in ``first_of`` (-1 in its place: ``list.remove``
+        compared thousands of partitions at 400 brokers) and onto the end of b's, then ``handed``."""
+        self.first_of[a][self.place[p]] = -1
+        taker = self.first_of.setdefault(b, [])
+        self.place[p] = len(taker)
+        taker.append(p)
         self.handed(p, a, b)
 
     def handed(self, p: int, a: int, b: int) -> None:
@@ -775,7 +776,8 @@ class _Firsts:
         # (``got`` None alike: arrays built afresh are the same)
         got = self.arrays.get(a)
         if got is None:
-            got = self.arrays[a] = self._rows_of(np.asarray(self.first_of.get(a, []), dtype=np.int64), a)
+            listed = np.asarray(self.first_of.get(a, []), dtype=np.int64)
+            got = self.arrays[a] = self._rows_of(listed[listed >= 0], a)
         return got
 
     def _rows_of(self, ps: np.ndarray, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
