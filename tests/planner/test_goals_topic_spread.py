@@ -1151,7 +1151,8 @@ def test_a_receivers_swap_pool_kept_across_changes_equals_one_read_afresh(
     fresh = SwapPools(state, topic)
 
     def live(pool: tuple) -> list:
-        parts, topics, sizes, rows, alive = (x.tolist() for x in pool)
+        parts, topics, sizes, alive = (x.tolist() for x in (pool[0], pool[1], pool[2], pool[4]))
+        rows = pool[3].T.tolist()  # (slot-major)
         return sorted((p, u, x, row) for p, u, x, row, ok in zip(parts, topics, sizes, rows, alive) if ok)
 
     for b in range(6):
@@ -1170,3 +1171,19 @@ def test_a_receivers_swap_pool_kept_across_changes_equals_one_read_afresh(
     pools.sync(state)
     assert 1 not in [p for p, *_ in live(pools.at(1))] and 1 not in [p for p, *_ in live(pools.at(2))]
     assert [row for p, _, _, row in live(pools.at(3)) if p == 1] == [[1, 3]]
+
+
+def test_a_swap_pool_takes_a_row_longer_than_its_own() -> None:
+    from kafka_rebalance.planner.goals.topic_spread import SwapPools, topic_codes
+
+    # RF raised from 2 to 3: rows are 3 slots wide. p1 [0, 1] gains 2 and 3 (added mid-growth: 4 wide), then its
+    # replica on 3 moves to 4: sent on to 4, it joins 4's pool (read before, 3 slots wide) with all four brokers.
+    s = planner_state(list(range(5)), [part("t", 0, [0, 1]), part("t", 1, [0, 1])], replication_factor=3)
+    pools = SwapPools(s, topic_codes(s)[1])
+    assert pools.at(4)[0].tolist() == [] and pools.at(4)[3].shape == (3, 0)
+    s.add(1, 2)
+    s.add(1, 3)
+    s.move(1, 3, 4)
+    pools.sync(s)
+    parts, _, _, slots, live = pools.at(4)
+    assert parts[live].tolist() == [1] and slots[:, live].T.tolist() == [[0, 1, 2, 4]]

@@ -22,4 +22,5 @@ def test_take_keep_and_holding_equal_plain_indexing(source: list[list[int]], dat
     assert matrix.take(m, idx).tolist() == m[idx].tolist() and matrix.take(m, idx).shape == m[idx].shape
     assert matrix.keep(m, mask).tolist() == m[mask].tolist() and matrix.keep(m, mask).shape == m[mask].shape
     assert matrix.holding(m, b).tolist() == (m == b).any(axis=1).tolist()
+    assert matrix.slots_holding(np.ascontiguousarray(m.T), b).tolist() == (m == b).any(axis=1).tolist()
 

@@ -52,7 +52,7 @@ SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
 SEARCH = 64  # replicas of the receiver examined per swap
 CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
 
-# A receiver's swap partners (``SwapPools.at``): partitions, their topics, sizes (floats), rows, and which are live.
+# A receiver's swap partners (``SwapPools.at``): partitions, their topics, sizes (floats), slots, and which are live.
 Pool = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 _codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = weakref.WeakKeyDictionary()
@@ -394,8 +394,8 @@ class TopicSpreadGoal(Goal):
         slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
-        on_r, topics, sizes, rows, live = self.swap_pools.at(r)
-        keep = slack[topics] & live & ~matrix.holding(rows, a)
+        on_r, topics, sizes, slots, live = self.swap_pools.at(r)
+        keep = slack[topics] & live & ~matrix.slots_holding(slots, a)
         pool, sizes = on_r[keep], sizes[keep]
         if pool.size == 0:
             return False
@@ -720,7 +720,7 @@ class Unchanged:
 
 class SwapPools:
     """Per receiver, what it may send back in a swap whatever the donor: its unchanged partitions and those sent on
-    to it (``Unchanged``, ``SentOn``), with their topics, sizes and rows now, in one set of arrays read when a swap
+    to it (``Unchanged``, ``SentOn``), with their topics, sizes and brokers now, in one set of arrays read when a swap
     first asks for the receiver. From then on each change marks its partition's entries dead and appends the live
     ones again (``sync``), so an ask copies nothing: patched and joined again at every ask after a change, the pools
     were 3 % of the 400-broker plan. The entries' order is no contract: a swap takes the nearest by size, then by
@@ -759,19 +759,23 @@ class SwapPools:
     def _append(self, r: int, parts: np.ndarray) -> None:
         arrays, n, k = self.arrays[r], self.used[r], len(parts)
         rows = matrix.take(self.state.now, parts)
-        if rows.shape[1] > arrays[3].shape[1]:  # a row grew past every other: the pool's rows widen with it
-            arrays[3] = np.pad(arrays[3], ((0, 0), (0, rows.shape[1] - arrays[3].shape[1])), constant_values=-1)
+        if rows.shape[1] > len(arrays[3]):  # a row grew past every other: the pool's slots grow with it
+            arrays[3] = np.pad(arrays[3], ((0, rows.shape[1] - len(arrays[3])), (0, 0)), constant_values=-1)
         if n + k > len(arrays[0]):
             room = max(2 * (n + k), 16)
             for i, x in enumerate(arrays):
-                grown = np.zeros((room, *x.shape[1:]), dtype=x.dtype)
-                grown[:n] = x[:n]
+                if i == 3:  # slot-major
+                    grown = np.zeros((len(x), room), dtype=x.dtype)
+                    grown[:, :n] = x[:, :n]
+                else:
+                    grown = np.zeros(room, dtype=x.dtype)
+                    grown[:n] = x[:n]
                 arrays[i] = grown
         arrays[0][n : n + k] = parts
         arrays[1][n : n + k] = self.topic[parts]
         arrays[2][n : n + k] = self.sizes[parts]
-        arrays[3][n : n + k] = -1
-        arrays[3][n : n + k, : rows.shape[1]] = rows
+        arrays[3][:, n : n + k] = -1
+        arrays[3][: rows.shape[1], n : n + k] = rows.T
         arrays[4][n : n + k] = True
         slot = self.slot[r]
         for i, p in enumerate(parts.tolist()):
@@ -782,20 +786,21 @@ class SwapPools:
     def _compact(self, r: int) -> None:
         n, arrays = self.used[r], self.arrays[r]
         live = np.flatnonzero(arrays[4][:n])
-        self.arrays[r] = [matrix.take(x, live) for x in arrays]
+        self.arrays[r] = [np.take(x, live, axis=1) if i == 3 else x[live] for i, x in enumerate(arrays)]
         self.used[r], self.dead[r] = len(live), 0
         self.slot[r] = {p: i for i, p in enumerate(self.arrays[r][0].tolist())}
 
     def at(self, r: int) -> Pool:
-        """r's pool: partitions, their topics, sizes (floats), rows (-1 padded) and which entries are live (views into
-        arrays a later ``sync`` changes: read them before the next)."""
+        """r's pool: partitions, their topics, sizes (floats), slots (slot x entry, -1 padded: a test for a broker
+        reads each slot contiguously) and which entries are live (views into arrays a later ``sync`` changes: read
+        them before the next)."""
         if r not in self.arrays:
             width = self.state.now.shape[1]
             self.arrays[r] = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64),
-                              np.zeros((0, width), self.state.now.dtype), np.zeros(0, bool)]  # fmt: skip
+                              np.zeros((width, 0), self.state.now.dtype), np.zeros(0, bool)]  # fmt: skip
             self.used[r], self.dead[r], self.slot[r] = 0, 0, {}
             parts = np.concatenate([self.unchanged.at(r)[0], self.sent_on.at(r)[0]])
             self._append(r, parts)
         n = self.used[r]
-        parts, topics, sizes, rows, live = (x[:n] for x in self.arrays[r])
-        return parts, topics, sizes, rows, live
+        parts, topics, sizes, slots, live = self.arrays[r]
+        return parts[:n], topics[:n], sizes[:n], slots[:, :n], live[:n]
