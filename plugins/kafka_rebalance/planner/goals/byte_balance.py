@@ -73,7 +73,6 @@ class ByteGuard:
             ok &= after <= self._off(b, now) + 0.5
         return ok
 
-
     def allowed(self, state: ClusterState, a: int, r: int, parts: list[int]) -> list[int]:
         """The partitions of ``parts`` whose replica may move from a to r (``allows_each`` of their sizes), in order.
         A few are judged one by one in Python (the same float operations): NumPy's fixed cost per call was most of a

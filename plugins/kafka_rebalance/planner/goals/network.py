@@ -680,10 +680,10 @@ class _Firsts:
 
     def handed(self, p: int, a: int, b: int) -> None:
         """p's first replica went from a to b (``first_of`` already says so)."""
+        traffic = self.sent_list
         for x in self._fellows(p, a):
             left = self.links[(a, x)]
             left.remove(p)
-            traffic = self.sent_list
             self.coolest[a, x] = min((traffic[q] for q in left), default=np.inf)
         self._link(p, b)
         self.handovers.append((a, b))

@@ -692,30 +692,32 @@ class SentOn:
             self._enter(state, p)
         return ordered
 
+    def parts(self, r: int) -> np.ndarray:
+        """r's partitions sent on to it, in partition order."""
+        return np.asarray(self.listed.get(r, []), dtype=np.int64)
+
     def at(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        """r's partitions sent on to it, in partition order, and their rows now (-1 padded)."""
-        parts = np.asarray(self.listed.get(r, []), dtype=np.int64)
+        """``parts(r)`` and their rows now (-1 padded)."""
+        parts = self.parts(r)
         return parts, matrix.take(self.state.now, parts)
 
 
 class Unchanged:
     """Per broker, the partitions on it that the plan has not changed (and that may move: not frozen, not hot), in
     partition order, with their rows (the original ones, as they are unchanged): what a swap may send back at one
-    move. A broker's original partitions are listed once; ``at`` leaves out the ones changed by then."""
+    move."""
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
-        self.parts: list[np.ndarray] = []
-        self.rows: list[np.ndarray] = []
-        for b in range(state.n_brokers):
-            ps = state.broker_parts(b)
-            ps = ps[~state.frozen[ps] & ~state.hot[ps]]
-            self.parts.append(ps)
-            self.rows.append(matrix.take(state.R, ps))
+
+    def parts(self, b: int) -> np.ndarray:
+        state = self.state
+        ps = state.broker_parts(b)
+        return ps[~state.frozen[ps] & ~state.hot[ps] & ~state.touched[ps]]
 
     def at(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        keep = ~self.state.touched[self.parts[b]]
-        return self.parts[b][keep], matrix.keep(self.rows[b], keep)
+        parts = self.parts(b)
+        return parts, matrix.take(self.state.R, parts)
 
 
 class SwapPools:
@@ -799,7 +801,7 @@ class SwapPools:
             self.arrays[r] = [np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64),
                               np.zeros((width, 0), self.state.now.dtype), np.zeros(0, bool)]  # fmt: skip
             self.used[r], self.dead[r], self.slot[r] = 0, 0, {}
-            parts = np.concatenate([self.unchanged.at(r)[0], self.sent_on.at(r)[0]])
+            parts = np.concatenate([self.unchanged.parts(r), self.sent_on.parts(r)])
             self._append(r, parts)
         n = self.used[r]
         parts, topics, sizes, slots, live = self.arrays[r]
