@@ -1173,6 +1173,39 @@ def test_a_receivers_swap_pool_kept_across_changes_equals_one_read_afresh(
     assert [row for p, _, _, row in live(pools.at(3)) if p == 1] == [[1, 3]]
 
 
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 1), st.integers(0, 3), st.booleans()), max_size=10),
+       st.lists(st.tuples(st.integers(0, 13), st.integers(-2, 2), st.integers(0, 3)), min_size=1, max_size=6),
+       st.integers(0, 3))
+def test_near_any_finds_every_window_a_live_entry_of_the_pool_sits_in(
+        moves: list[tuple[int, int, int, bool]], windows: list[tuple[int, int, int]], compact_at: int) -> None:  # fmt: skip
+    """The swap's first test (``SwapPools.near_any``): wherever a live entry's size is in a window, it says so (else a
+    swap would be missed); on a pool read afresh, where no entry is dead, it says exactly that."""
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.topic_spread import SwapPools, topic_codes
+
+    state = _moved_about([])
+    _, topic = topic_codes(state)
+    kept = SwapPools(state, topic)
+    kept.compact_at = compact_at  # sorted afresh after so many joined (and dead entries dropped) at 0..3 entries
+    for b in range(6):
+        kept.near_any(b, np.zeros(1), np.zeros(1))  # read (and sorted) before the moves, then followed
+    for k in range(0, len(moves), 2):
+        _move_about(state, moves[k : k + 2])
+        kept.sync(state)
+    fresh = SwapPools(state, topic)
+    # Windows of whole MiB around the partitions' sizes (12 - i MiB), edges on a size, a byte in or a byte out.
+    lo = np.asarray([(w - 1) * MiB + e for w, e, _ in windows], dtype=np.float64)
+    hi = lo + np.asarray([n * MiB for *_, n in windows], dtype=np.float64)
+    for b in range(6):
+        parts, _, sizes, _, live = fresh.at(b)
+        exact = ((sizes[live] >= lo[:, None]) & (sizes[live] <= hi[:, None])).any(axis=1)
+        assert fresh.near_any(b, lo, hi).tolist() == exact.tolist()
+        assert not (exact & ~kept.near_any(b, lo, hi)).any(), (b, parts[live].tolist())
+
+
 def test_a_swap_pool_takes_a_row_longer_than_its_own() -> None:
     from kafka_rebalance.planner.goals.topic_spread import SwapPools, topic_codes
 

@@ -394,19 +394,25 @@ class TopicSpreadGoal(Goal):
         slack[t] = False  # (None stores False in a bool array: equivalent)
         if not slack.any():
             return False
-        on_r, topics, sizes, slots, live = self.swap_pools.at(r)
-        keep = slack[topics] & live & ~matrix.slots_holding(slots, a)
-        pool, sizes = on_r[keep], sizes[keep]
-        if pool.size == 0:
-            return False
         # Most swaps fail on the byte guard: a p with no replica of r's in the guard's span of sizes is skipped at once,
         # before the vetoes are asked about it (the same answers in either order: both only read the state). The span
         # holds every amount allows_each passes, so it only spares asking: no span (None) is equivalent, and so is any
         # test skipping less (searching for the text "right", which sorts after every number: always the end).
         span = self.guard.moved_span(state, a, r)
+        if span is not None:
+            # First against every size r's pool has held (``SwapPools.near_any``): where none is near any p's, no swap
+            # is, and the pool is not filtered (at 400 brokers, 87 % of the swaps asked failed so, on a filtered pool
+            # of 620 entries on average out of 4,900; the sizes alone ruled out 63 % of them).
+            own = state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64)
+            if not self.swap_pools.near_any(r, own - span[1], own - span[0]).any():
+                return False
+        on_r, topics, sizes, slots, live = self.swap_pools.at(r)
+        keep = slack[topics] & live & ~matrix.slots_holding(slots, a)
+        pool, sizes = on_r[keep], sizes[keep]
+        if pool.size == 0:
+            return False
         if span is not None:  # every candidate's test at once
             ordered = np.sort(sizes)
-            own = state.sizes[np.asarray(cand, dtype=np.int64)].astype(np.float64)
             # (Side "left" in the second search, equivalent, loses only a size of exactly sp - span[0]: it would move
             # span[0], more than a byte short of anything allows_each passes.)
             hopeless = np.searchsorted(ordered, own - span[1]) == np.searchsorted(ordered, own - span[0], "right")
@@ -723,10 +729,11 @@ class Unchanged:
 class SwapPools:
     """Per receiver, what it may send back in a swap whatever the donor: its unchanged partitions and those sent on
     to it (``Unchanged``, ``SentOn``), with their topics, sizes and brokers now, in one set of arrays read when a swap
-    first asks for the receiver. From then on each change marks its partition's entries dead and appends the live
-    ones again (``sync``), so an ask copies nothing: patched and joined again at every ask after a change, the pools
-    were 3 % of the 400-broker plan. The entries' order is no contract: a swap takes the nearest by size, then by
-    partition. Dead entries are dropped when they outnumber the live ones."""
+    first asks for the receiver. From then on each change marks its partition's entries dead and queues the live ones,
+    appended at the receiver's next ask (``sync``, ``at``), so an ask copies nothing: patched and joined again at every
+    ask after a change, the pools were 3 % of the 400-broker plan. The entries' order is no contract: a swap takes the
+    nearest by size, then by partition. Dead entries are dropped when they outnumber the live ones. ``near_any`` tests
+    sizes against every entry held since, live or dead, kept sorted."""
 
     compact_at = 64  # entries a pool holds before its dead ones are dropped (fewer: not worth a copy)
 
@@ -739,10 +746,15 @@ class SwapPools:
         self.dead: dict[int, int] = {}  # receiver -> entries of those no longer live
         self.slot: dict[int, dict[int, int]] = {}  # receiver -> partition -> its live entry
         self.holders: dict[int, set[int]] = {}  # partition -> receivers with a live entry of it
+        # receiver -> its entries' sizes sorted (live or dead: a superset of any pool), and how many entries that covers
+        self.ordered: dict[int, tuple[np.ndarray, int]] = {}
+        # Live entries not appended yet: receiver -> partitions, appended at its next ask (most receivers see several
+        # changes between two asks, and an append is a dozen NumPy calls); partition -> receivers it waits for.
+        self.waiting: dict[int, dict[int, None]] = {}
+        self.queued: dict[int, set[int]] = {}
 
     def sync(self, state: ClusterState) -> None:
         frozen, hot, touched, built = state.frozen, state.hot, state.touched, self.arrays
-        joining: dict[int, list[int]] = {}  # receiver -> partitions to append (once per receiver: a few NumPy calls)
         for p in self.sent_on.sync(state):
             members = set(self.sent_on.where.get(p, ()))
             if not (touched[p] or frozen[p] or hot[p]):
@@ -752,11 +764,14 @@ class SwapPools:
                 self.dead[r] += 1
                 if 2 * self.dead[r] > self.used[r] > self.compact_at:
                     self._compact(r)
-            for r in members:
-                if r in built:
-                    joining.setdefault(r, []).append(p)
-        for r, ps in sorted(joining.items()):
-            self._append(r, np.asarray(ps, dtype=np.int64))
+            for r in self.queued.pop(p, ()):
+                del self.waiting[r][p]
+            # (A row changes only with a change, which queues the partition afresh: appended later, it reads the same row.)
+            joins = {r for r in members if r in built}
+            for r in joins:
+                self.waiting.setdefault(r, {})[p] = None
+            if joins:
+                self.queued[p] = joins
 
     def _append(self, r: int, parts: np.ndarray) -> None:
         arrays, n, k = self.arrays[r], self.used[r], len(parts)
@@ -785,11 +800,28 @@ class SwapPools:
             self.holders.setdefault(p, set()).add(r)
         self.used[r] = n + k
 
+    def near_any(self, r: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Per window [lo[i], hi[i]], whether an entry r's pool has held since it last dropped its dead ones (live or
+        not) has its size within it: False means no partition r may send back has. The sizes are sorted again only
+        once more than ``compact_at`` entries joined since; those that joined since are compared directly."""
+        self.at(r)
+        n, sizes = self.used[r], self.arrays[r][2]
+        ordered, covered = self.ordered.get(r, (sizes[:0], 0))
+        if n - covered > self.compact_at:
+            ordered, covered = np.sort(sizes[:n]), n
+            self.ordered[r] = (ordered, covered)
+        hit = np.searchsorted(ordered, lo) != np.searchsorted(ordered, hi, "right")
+        if covered < n:
+            tail = sizes[covered:n]
+            hit |= ((tail >= lo[:, None]) & (tail <= hi[:, None])).any(axis=1)
+        return hit
+
     def _compact(self, r: int) -> None:
         n, arrays = self.used[r], self.arrays[r]
         live = np.flatnonzero(arrays[4][:n])
         self.arrays[r] = [np.take(x, live, axis=1) if i == 3 else x[live] for i, x in enumerate(arrays)]
         self.used[r], self.dead[r] = len(live), 0
+        self.ordered.pop(r, None)  # sorted afresh from the live entries: the dead ones' sizes go with them
         self.slot[r] = {p: i for i, p in enumerate(self.arrays[r][0].tolist())}
 
     def at(self, r: int) -> Pool:
@@ -803,6 +835,11 @@ class SwapPools:
             self.used[r], self.dead[r], self.slot[r] = 0, 0, {}
             parts = np.concatenate([self.unchanged.parts(r), self.sent_on.parts(r)])
             self._append(r, parts)
+        waiting = self.waiting.pop(r, None)
+        if waiting:
+            for p in waiting:
+                self.queued[p].discard(r)
+            self._append(r, np.asarray(list(waiting), dtype=np.int64))
         n = self.used[r]
         parts, topics, sizes, slots, live = self.arrays[r]
         return parts[:n], topics[:n], sizes[:n], slots[:, :n], live[:n]
