@@ -749,7 +749,7 @@ class SwapPools:
         # receiver -> its entries' sizes sorted (live or dead: a superset of any pool), and how many entries that covers
         self.ordered: dict[int, tuple[np.ndarray, int]] = {}
         # Live entries not appended yet: receiver -> partitions, appended at its next ask (most receivers see several
-        # changes between two asks, and an append is a dozen NumPy calls); partition -> receivers it waits for.
+        # changes between two asks, and an append is a dozen NumPy calls); partition -> receivers it was queued for.
         self.waiting: dict[int, dict[int, None]] = {}
         self.queued: dict[int, set[int]] = {}
 
@@ -764,8 +764,8 @@ class SwapPools:
                 self.dead[r] += 1
                 if 2 * self.dead[r] > self.used[r] > self.compact_at:
                     self._compact(r)
-            for r in self.queued.pop(p, ()):
-                del self.waiting[r][p]
+            for r in self.queued.pop(p, ()):  # (where r has appended it since, nothing waits)
+                self.waiting.get(r, {}).pop(p, None)
             # (A row changes only with a change, which queues the partition afresh: appended later, it reads the same row.)
             joins = {r for r in members if r in built}
             for r in joins:
@@ -837,8 +837,6 @@ class SwapPools:
             self._append(r, parts)
         waiting = self.waiting.pop(r, None)
         if waiting:
-            for p in waiting:
-                self.queued[p].discard(r)
             self._append(r, np.asarray(list(waiting), dtype=np.int64))
         n = self.used[r]
         parts, topics, sizes, slots, live = self.arrays[r]
