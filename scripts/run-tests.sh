@@ -21,6 +21,11 @@ if [ -n "${TYPECHECK:-}" ]; then
   typecheck_out=$(mktemp)
   "$TYPECHECK" > "$typecheck_out" 2>&1 &
   typecheck_pid=$!
+  # Stopped with the script, by its pid, and its output removed: SIGTERM and SIGINT exit through the EXIT trap (once
+  # the running phase has ended: bash waits for it), which a signal with no trap of its own would skip.
+  trap 'kill "$typecheck_pid" 2>/dev/null; rm -f "$typecheck_out"' EXIT
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
 fi
 "$python" -m pytest "${parallel[@]}" -m 'not matrix and not quiet' "$@"
 rc=$?; if [ $rc -ne 0 ] && [ $rc -ne 5 ]; then status=$rc; fi
