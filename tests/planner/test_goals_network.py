@@ -212,18 +212,13 @@ def test_the_network_in_veto_keeps_receivers_under_and_eligible_senders_over_the
 def test_network_out_hands_a_first_replica_over_that_fits_twice_the_smaller_of_excess_and_room() -> None:
     import numpy as np
 
-    from kafka_rebalance.planner.goals.network import NetworkOutGoal
 
     # Broker 0 leads p0 (sends 30) and p1 (10): 40 against a share of 15, 25 over; broker 1 leads p2 (5), 10 of
     # room; broker 2 none, 15 of room. p0 is too hot for anyone (30 >= 2 x min(25, 15)); p1 fits broker 2.
     def case(p1_row: list[int], bounds: tuple[int, int]) -> tuple[bool, list[tuple[int, int]]]:
         rows = np.asarray([[0, 1], p1_row, [1, 0]])
-        calls: list[tuple[int, int]] = []
-        done = NetworkOutGoal._hand_over([0], rows, np.ones((3, 2), dtype=bool), np.asarray([30.0, 10.0, 5.0]),
-                                         np.asarray([40.0, 5.0, 0.0]), np.full(3, 15.0), np.asarray([2, 1, 0]),
-                                         {0: [0, 1], 1: [2]}, lambda p, j: calls.append((p, j)), bounds,
-                                         np.ones(3, dtype=bool))  # fmt: skip
-        return done, calls
+        return hand_over([0], rows, np.ones((3, 2), dtype=bool), np.asarray([30.0, 10.0, 5.0]), np.asarray([40.0, 5.0, 0.0]),
+                         np.full(3, 15.0), np.asarray([2, 1, 0]), {0: [0, 1], 1: [2]}, bounds, np.ones(3, dtype=bool))
 
     assert case([0, 2], (0, 5)) == (True, [(1, 1)])
     # Broker 0 may not fall below 2 first replicas: broker 2 leads nothing to give back.
@@ -492,16 +487,13 @@ def test_a_hand_over_keeps_the_bounds_and_gives_back_only_a_cooler_partition(
         expected: tuple[bool, list[tuple[int, int]]]) -> None:  # fmt: skip
     import numpy as np
 
-    from kafka_rebalance.planner.goals.network import NetworkOutGoal
 
     # Broker 0 leads p0 (30) and p1 (10): 40 against a share of 15; 1 leads p2 (``sent2``) and p3 (4, on 1 and 0).
     rows = np.asarray([[0, 1, -1], p1_row, [1, 0, -1], [1, 0, -1]])
-    calls: list[tuple[int, int]] = []
     count = np.asarray([2, len(first_of_1), 0])
-    done = NetworkOutGoal._hand_over([0], rows, np.ones((4, 3), dtype=bool), np.asarray([30.0, 10.0, sent2, 4.0]),
-                                     np.asarray([40.0, load1, 0.0]), np.full(3, 15.0), count, {0: [0, 1], 1: first_of_1},
-                                     lambda p, j: calls.append((p, j)), bounds, np.ones(3, dtype=bool))  # fmt: skip
-    assert (done, calls) == expected
+    assert hand_over([0], rows, np.ones((4, 3), dtype=bool), np.asarray([30.0, 10.0, sent2, 4.0]),
+                     np.asarray([40.0, load1, 0.0]), np.full(3, 15.0), count, {0: [0, 1], 1: first_of_1}, bounds,
+                     np.ones(3, dtype=bool)) == expected  # fmt: skip
 
 
 # --------------------------------------------------------------------------- the report: traffic of a snapshot, charts, relief
@@ -662,17 +654,15 @@ def test_a_hand_over_needs_an_electable_eligible_fellow_and_traffic_under_twice_
         case: dict[str, Any], expected: bool) -> None:  # fmt: skip
     import numpy as np
 
-    from kafka_rebalance.planner.goals.network import NetworkOutGoal
 
     # By default 0 leads p0 (4 B/s, on 0 and 1) at 10 against a share of 5; 1 leads nothing.
     c = {"over": [0], "row": [0, 1], "sent": 4.0, "load": [10.0, 0.0], "target": [5.0, 5.0], "electable": [True, True],
          "eligible": [True, True], **case}
     a = c["over"][0]
-    calls: list[tuple[int, int]] = []
-    done = NetworkOutGoal._hand_over(c["over"], np.asarray([c["row"]]), np.asarray([c["electable"]]), np.asarray([c["sent"]]),
-                                     np.asarray(c["load"]), np.asarray(c["target"]), np.asarray([1, 1]), {a: [0]},
-                                     lambda p, j: calls.append((p, j)), (0, 5), np.asarray(c["eligible"]))  # fmt: skip
-    assert (done, calls) == ((True, [(0, 1)]) if expected else (False, []))
+    got = hand_over(c["over"], np.asarray([c["row"]]), np.asarray([c["electable"]]), np.asarray([c["sent"]]),
+                    np.asarray(c["load"]), np.asarray(c["target"]), np.asarray([1, 1]), {a: [0]}, (0, 5),
+                    np.asarray(c["eligible"]))  # fmt: skip
+    assert got == ((True, [(0, 1)]) if expected else (False, []))
 
 
 def test_a_brokers_candidates_of_equal_traffic_keep_partition_order_in_both_groups() -> None:
@@ -965,16 +955,12 @@ def test_a_receiver_with_a_single_replica_can_swap_it(idle: bool) -> None:
 def test_a_hand_over_passes_a_broker_with_none_to_give_for_the_next_one_over() -> None:
     import numpy as np
 
-    from kafka_rebalance.planner.goals.network import NetworkOutGoal
 
     # Brokers 0 and 1 are both over (share 10): 0 leads p0 (sends 30, too hot for anyone: 30 >= 2 x 10), 1 leads p1
     # (sends 8), which fits broker 2 (10 of room). 0 has none to give; 1 gives p1 to 2.
-    calls: list[tuple[int, int]] = []
-    done = NetworkOutGoal._hand_over([0, 1], np.asarray([[0, 2], [1, 2]]), np.ones((2, 2), dtype=bool),
-                                     np.asarray([30.0, 8.0]), np.asarray([30.0, 18.0, 0.0]), np.full(3, 10.0),
-                                     np.asarray([1, 1, 0]), {0: [0], 1: [1]}, lambda p, j: calls.append((p, j)), (0, 5),
-                                     np.ones(3, dtype=bool))  # fmt: skip
-    assert (done, calls) == (True, [(1, 1)])
+    assert hand_over([0, 1], np.asarray([[0, 2], [1, 2]]), np.ones((2, 2), dtype=bool), np.asarray([30.0, 8.0]),
+                     np.asarray([30.0, 18.0, 0.0]), np.full(3, 10.0), np.asarray([1, 1, 0]), {0: [0], 1: [1]}, (0, 5),
+                     np.ones(3, dtype=bool)) == (True, [(1, 1)])  # fmt: skip
 
 
 def test_a_donor_that_swapped_may_swap_again_while_still_above_its_band() -> None:
@@ -1000,78 +986,6 @@ def test_once_every_broker_above_its_share_is_stuck_the_others_send_nothing() ->
     s = in_state([(0, 60.0), (1, 38.0), (1, 2.0), (2, 20.0)])
     NetworkInGoal().optimize(s)
     assert [s.row(p) for p in range(4)] == [[0], [1], [1], [2]]
-
-
-def test_the_first_replicas_index_follows_every_hand_over() -> None:
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from kafka_rebalance.planner.goals.network import _Firsts
-
-    # 10 partitions over 5 brokers, p on p % 5, (p + 1) % 5 and (p + 3) % 5, sending 10 - p B/s; p7's slot 2 may not
-    # lead. After any hand-overs, the index equals one built from scratch on the lists they left.
-    rows = np.asarray([[p % 5, (p + 1) % 5, (p + 3) % 5] for p in range(10)])
-    electable = np.ones((10, 3), dtype=bool)
-    electable[7, 2] = False
-    sent = np.asarray([10.0 - p for p in range(10)])
-
-    @settings(max_examples=60, deadline=None)
-    @given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 2)), max_size=12))
-    def check(handovers: list[tuple[int, int]]) -> None:
-        first_of: dict[int, list[int]] = {}
-        for p in range(10):
-            first_of.setdefault(p % 5, []).append(p)
-        lead = {p: p % 5 for p in range(10)}
-        firsts = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
-        for x in range(5):
-            firsts.recheck(x)  # (sorts its slots by fellow: the cache must follow the hand-overs too)
-            firsts.found_none(x)
-        parties: set[int] = set()
-        for p, j in handovers:
-            a, b = lead[p], int(rows[p, j])
-            if a == b or not electable[p, j]:
-                continue
-            firsts.candidates(a)  # read before the change: the index must not serve it after
-            lead[p] = b
-            first_of[a].remove(p)
-            first_of.setdefault(b, []).append(p)
-            firsts.handed(p, a, b)
-            parties |= {a, b}
-        fresh = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
-        assert {k: v for k, v in firsts.links.items() if v} == fresh.links
-        assert firsts.coolest.tolist() == fresh.coolest.tolist()
-        for a in range(5):
-            got, want = firsts.candidates(a), fresh.candidates(a)
-            assert all(x.tolist() == y.tolist() for x, y in zip(got, want))
-            # Found with none to give before the hand-overs: a party to one reads every slot again, any other broker
-            # only the slots whose fellow was a party.
-            fellows = want[1].ravel()
-            expect = np.arange(fellows.size) if a in parties else np.flatnonzero(np.isin(fellows, sorted(parties)))
-            assert firsts.recheck(a).tolist() == expect.tolist()
-
-    check()
-
-
-def test_the_first_replicas_index_offers_only_electable_eligible_fellows_of_partitions_that_send() -> None:
-    from kafka_rebalance.planner.goals.network import _Firsts
-
-    # Broker 1 leads all three; -1 pads p1's RF 2. p1's broker 2 may not lead (electable False), broker 0 may lead
-    # nothing (ineligible: leaving), p2 sends nothing. The padding slot and each leader's own slot are marked
-    # electable, so only the index's own rules keep them out. Worked by hand.
-    rows = np.asarray([[1, 0, 2], [1, 2, -1], [1, 0, 2]])
-    electable = np.ones((3, 3), dtype=bool)
-    electable[1, 1] = False
-    sent = np.asarray([5.0, 3.0, 0.0])
-    firsts = _Firsts({1: [0, 1, 2]}, rows, electable, sent, np.asarray([False, True, True]))
-    # Who could lead which (eligibility and traffic are the candidates' business, not the links')
-    assert firsts.links == {(1, 0): [0, 2], (1, 2): [0, 2]}
-    assert firsts.leadable(1, 1) == [] and firsts.leadable(2, 1) == []
-    ps, fellows, s, usable = firsts.candidates(1)
-    assert ps.tolist() == [0, 1, 2] and fellows.tolist() == rows.tolist() and s.ravel().tolist() == [5.0, 3.0, 0.0]
-    # p0 to broker 2 only (0 is ineligible, 1 is the leader); p1 nobody (2 not electable, -1 padding); p2 sends nothing
-    assert usable.tolist() == [[False, False, True], [False, False, False], [False, False, False]]
-    nothing = firsts.candidates(0)  # a broker leading nothing has no candidates
-    assert [x.size for x in nothing] == [0, 0, 0, 0]
 
 
 def test_a_brokers_candidates_read_between_changes_equal_a_fresh_listing() -> None:
@@ -1107,20 +1021,19 @@ def test_a_brokers_candidates_read_between_changes_equal_a_fresh_listing() -> No
     check()
 
 
-def test_hand_overs_with_the_kept_index_are_the_ones_a_fresh_index_finds() -> None:
+def test_hand_overs_are_the_ones_the_rule_read_plainly_makes() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from kafka_rebalance.planner.goals.network import NetworkOutGoal, _Firsts
-
-    # The index kept across hand-overs (brokers found with none, the front rows a giver found nothing in, the arrays
-    # followed rather than rebuilt) may only spare reading: every hand-over equals the one an index built afresh for
-    # that call finds (``_hand_over`` with none), over whole runs of the goal's loop on random clusters.
-    @settings(max_examples=150, deadline=None)
+    # The compiled loop skips re-reading slots nothing has changed for (clean rows, pair lists, the coolest partition
+    # kept per pair); over whole runs on random clusters it must make every hand-over the rule read plainly makes:
+    # each round the brokers above their band, furthest first, and of the first with one, its first replicas in list
+    # order, each row's slots left to right; a cooler partition of the taker's going back where the bounds bind.
+    @settings(max_examples=2000, deadline=None)
     @given(st.data())
     def check(data: st.DataObject) -> None:
-        n = data.draw(st.integers(3, 6))
-        m = data.draw(st.integers(2, 40))
+        n = data.draw(st.integers(3, 8))
+        m = data.draw(st.integers(2, 80))
         rows = np.full((m, 3), -1, dtype=np.int64)
         for p in range(m):
             rf = data.draw(st.integers(2, 3))
@@ -1132,81 +1045,147 @@ def test_hand_overs_with_the_kept_index_are_the_ones_a_fresh_index_finds() -> No
         out = data.draw(st.integers(-1, n - 1))  # a broker leaving (-1: none), which may lead nothing new
         if out >= 0:
             eligible[out] = False
-        # Around an even share of what the first replicas send (some brokers far over it, some under).
         even = float(sent.sum()) / n
-        target = even * np.asarray(data.draw(st.lists(st.floats(0.25, 1.75), min_size=n, max_size=n)))
-        hi = target * (1 + data.draw(st.floats(0.0, 0.6)))  # the band's top: a broker above it gives, often twice
+        target = even * np.asarray(data.draw(st.lists(st.floats(0.1, 1.9), min_size=n, max_size=n)))
+        # The band's top: a broker above it gives, often twice; a narrow band and tight bounds make brokers give, take
+        # and give back again.
+        hi = target * (1 + data.draw(st.sampled_from([0.0, 0.02, 0.1, 0.3, 0.6])))
         slack = data.draw(st.integers(0, 2))
+        pref = rows[:, 0].copy()
+        count = np.bincount(pref, minlength=n)
+        bounds = (int(count.min()) - slack, int(count.max()) + slack)
+        listed = [p for p in np.argsort(-sent, kind="stable").tolist() if sent[p] > 0]
+        assert run_hand_overs(rows, electable, sent, eligible, pref, listed, target, hi, bounds, 4 * m) == \
+            plain_hand_overs(rows, electable, sent, eligible, pref, listed, target, hi, bounds, 4 * m)
 
-        def run(kept: bool) -> list[tuple[int, int]]:
-            pref = rows[:, 0].copy()
-            load = np.bincount(pref, weights=sent, minlength=n).astype(np.float64)
-            count = np.bincount(pref, minlength=n)
-            bounds = (int(count.min()) - slack, int(count.max()) + slack)
-            first_of: dict[int, list[int]] = {}
-            for p in np.argsort(-sent, kind="stable").tolist():
-                if sent[p] > 0:
-                    first_of.setdefault(int(pref[p]), []).append(p)
-            firsts = _Firsts(first_of, rows, electable, sent, eligible) if kept else None
-            made: list[tuple[int, int]] = []
+    check()
 
-            def switch(p: int, j: int) -> None:
-                a, b = int(pref[p]), int(rows[p, j])
-                made.append((p, j))
-                pref[p] = b
-                load[a] -= sent[p]
-                load[b] += sent[p]
-                count[a] -= 1
-                count[b] += 1
-                if firsts is not None:
-                    firsts.hand(p, a, b)
-                else:
-                    first_of[a].remove(p)
-                    first_of.setdefault(b, []).append(p)
 
-            for _ in range(4 * m):
-                over = [b for b in np.argsort(-(load - hi), kind="stable").tolist() if load[b] > hi[b]]
-                if not over or not NetworkOutGoal._hand_over(over, rows, electable, sent, load, target, count, first_of,
-                                                             switch, bounds, eligible, firsts):
+@pytest.mark.parametrize(("rows", "sent", "eligible", "target", "hi", "bounds", "expected"), [
+    ([[0, 3, -1], [0, 1, 2], [0, 2, -1], [0, 1, 3], [3, 1, -1], [0, 3, 1], [3, 0, 1], [0, 1, 2], [0, 2, -1], [3, 0, -1],
+      [0, 1, 3], [3, 0, 1], [0, 1, -1], [0, 3, -1], [0, 1, 3], [3, 1, 0]],
+     [1.0, 8.0, 1.0, 2.0, 2.0, 5.0, 3.0, 2.0, 2.0, 5.0, 5.0, 8.0, 3.0, 3.0, 8.0, 2.0], [True, True, False, True],
+     [36.00018205143521, 62.069877093675395, 27.93271301507873, 15.552306429479177],
+     [39.60020025657874, 68.27686480304294, 30.725984316586604, 17.107537072427096], (8, 14),
+     [(5, 2), (11, 2), (5, 1)]),
+    ([[3, 0, -1], [3, 2, -1], [0, 1, -1], [0, 3, -1], [2, 1, -1], [0, 3, 2], [2, 3, 1], [3, 0, 1], [3, 2, 0], [2, 0, 3],
+      [0, 1, -1]],
+     [5.0, 3.0, 8.0, 2.0, 1.0, 5.0, 8.0, 2.0, 8.0, 8.0, 2.0], [True, True, True, True],
+     [12.569105318456554, 19.956055917250175, 12.94443680113547, 12.267789131393894],
+     [12.569105318456554, 19.956055917250175, 12.94443680113547, 12.267789131393894], (1, 6),
+     [(7, 2), (2, 1), (6, 2), (0, 1), (3, 1)]),
+])
+def test_of_clean_rows_reopened_by_several_brokers_the_first_in_row_order_is_taken(
+        rows: list[list[int]], sent: list[float], eligible: list[bool], target: list[float], hi: list[float],
+        bounds: tuple[int, int], expected: list[tuple[int, int]]) -> None:  # fmt: skip
+    # Clusters a random search found (the test above draws such cases rarely): a broker's later visit re-reads clean
+    # rows whose fellows on two brokers both took part in hand-overs since, and more than one of those slots could take
+    # the lead. The one taken must be the first in row order, as reading every slot finds.
+    r, s = np.asarray(rows), np.asarray(sent)
+    listed = np.argsort(-s, kind="stable").tolist()
+    args = (r, np.ones(r.shape, dtype=bool), s, np.asarray(eligible), r[:, 0].copy(), listed, np.asarray(target),
+            np.asarray(hi), bounds, 4 * len(rows))
+    assert run_hand_overs(*args) == plain_hand_overs(*args) == expected
+
+def run_hand_overs(rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, eligible: np.ndarray, pref: np.ndarray,
+                   listed: list[int], target: np.ndarray, hi: np.ndarray, bounds: tuple[int, int],
+                   rounds: int) -> list[tuple[int, int]]:  # fmt: skip
+    """Network out's compiled hand-overs on these figures: every switch made, (partition, slot)."""
+    from kafka_rebalance.planner.goals.hand_overs import hand_overs
+
+    n = len(eligible)
+    has = pref >= 0
+    load = np.bincount(pref[has], weights=sent[has], minlength=n).astype(np.float64)
+    count = np.bincount(pref[has], minlength=n).astype(np.int64)
+    made_p, made_j = hand_overs(np.flatnonzero(eligible).astype(np.int64), rows.astype(np.int64), electable.astype(bool),
+                                sent.astype(np.float64), eligible.astype(bool), pref.astype(np.int64),
+                                np.asarray(listed, dtype=np.int64), load, target.astype(np.float64),
+                                hi.astype(np.float64), count, bounds[0], bounds[1], rounds)  # fmt: skip
+    return list(zip(made_p.tolist(), made_j.tolist()))
+
+
+def plain_hand_overs(rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, eligible: np.ndarray, pref: np.ndarray,
+                     listed: list[int], target: np.ndarray, hi: np.ndarray, bounds: tuple[int, int],
+                     rounds: int) -> list[tuple[int, int]]:  # fmt: skip
+    """The hand-over rule read plainly (docs/PLANNER.md, "Network in and out"), every slot read every round."""
+    n = len(eligible)
+    g_lo, g_hi = bounds
+    pref = pref.copy()
+    load = [0.0] * n
+    count = [0] * n
+    for p, b in enumerate(pref.tolist()):
+        if b >= 0:
+            load[b] += float(sent[p])
+            count[b] += 1
+    lists: dict[int, list[int]] = {b: [] for b in range(n)}
+    for p in listed:
+        lists[int(pref[p])].append(p)
+
+    def leads(q: int, x: int) -> bool:
+        return any(rows[q, k] == x and electable[q, k] for k in range(rows.shape[1]))
+
+    def switch(p: int, j: int) -> None:
+        a, b = int(pref[p]), int(rows[p, j])
+        made.append((p, j))
+        pref[p] = b
+        load[a] -= float(sent[p])
+        load[b] += float(sent[p])
+        count[a] -= 1
+        count[b] += 1
+        lists[a].remove(p)
+        lists[b].append(p)
+
+    made: list[tuple[int, int]] = []
+    for _ in range(rounds):
+        over = [b for b in sorted(np.flatnonzero(eligible).tolist(), key=lambda b: -(load[b] - hi[b])) if load[b] > hi[b]]
+        took = None
+        for a in over:
+            for p in lists[a]:
+                for j, b in enumerate(rows[p].tolist()):
+                    s = float(sent[p])
+                    if b < 0 or b == a or not electable[p, j] or not eligible[b] or not s > 0:
+                        continue
+                    if not s < 2 * min(load[a] - target[a], target[b] - load[b]):
+                        continue
+                    if count[a] - 1 >= g_lo and count[b] + 1 <= g_hi:
+                        took = (p, j, None)
+                    else:
+                        back = next((q for q in lists[b] if sent[q] < s and leads(q, a)), None)
+                        if back is None:
+                            continue
+                        took = (p, j, back)
                     break
-            return made
+                if took:
+                    break
+            if took:
+                p, j, back = took
+                switch(p, j)
+                if back is not None:
+                    switch(back, rows[back].tolist().index(a))
+                break
+        if took is None:
+            break
+    return made
 
-        assert run(kept=True) == run(kept=False)
 
-    check()
+def hand_over(over: list[int], rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, load: np.ndarray,
+              target: np.ndarray, count: np.ndarray, first_of: dict[int, list[int]], bounds: tuple[int, int],
+              eligible: np.ndarray) -> tuple[bool, list[tuple[int, int]]]:  # fmt: skip
+    """One round of the compiled hand-overs, with exactly the brokers ``over`` above their band (furthest first)."""
+    from kafka_rebalance.planner.goals.hand_overs import hand_overs
 
+    n = len(load)
+    hi = np.full(n, np.inf)
+    hi[over] = np.asarray(target, dtype=np.float64)[over]
+    assert sorted(over, key=lambda b: -(load[b] - target[b])) == over  # (the test's order is the goal's)
+    pref = np.full(len(rows), -1, dtype=np.int64)
+    listed = [p for b, ps in first_of.items() for p in ps]
+    for b, ps in first_of.items():
+        pref[ps] = b
+    made_p, made_j = hand_overs(np.flatnonzero(eligible).astype(np.int64), rows.astype(np.int64), electable.astype(bool),
+                                np.asarray(sent, dtype=np.float64), eligible.astype(bool), pref,
+                                np.asarray(listed, dtype=np.int64), np.asarray(load, dtype=np.float64).copy(),
+                                np.asarray(target, dtype=np.float64), hi, np.asarray(count, dtype=np.int64).copy(),
+                                bounds[0], bounds[1], 1)  # fmt: skip
+    return bool(len(made_p)), list(zip(made_p.tolist(), made_j.tolist()))
 
-def test_hand_leaves_each_brokers_candidates_as_a_list_kept_by_remove_and_append_would() -> None:
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from kafka_rebalance.planner.goals.network import _Firsts
-
-    # 10 partitions over 5 brokers, p on p % 5, (p + 1) % 5 and (p + 3) % 5. ``hand`` marks the place a partition left
-    # instead of removing it; read through the index, every broker's list is the one list.remove and append leave.
-    rows = np.asarray([[p % 5, (p + 1) % 5, (p + 3) % 5] for p in range(10)])
-    electable = np.ones((10, 3), dtype=bool)
-    sent = np.asarray([10.0 - p for p in range(10)])
-
-    @settings(max_examples=80, deadline=None)
-    @given(st.lists(st.tuples(st.integers(0, 9), st.integers(1, 2), st.booleans()), max_size=16))
-    def check(handovers: list[tuple[int, int, bool]]) -> None:
-        first_of = {b: [p for p in range(10) if p % 5 == b] for b in range(5)}
-        plain = {b: list(ps) for b, ps in first_of.items()}
-        lead = {p: p % 5 for p in range(10)}
-        firsts = _Firsts(first_of, rows, electable, sent, np.ones(5, dtype=bool))
-        for p, j, read in handovers:
-            a, b = lead[p], int(rows[p, (list(rows[p]).index(lead[p]) + j) % 3])
-            if read:
-                firsts.candidates(a)  # built before the hand-over: followed, not rebuilt
-            firsts.hand(p, a, b)
-            plain[a].remove(p)
-            plain[b].append(p)
-            lead[p] = b
-        fresh = _Firsts(plain, rows, electable, sent, np.ones(5, dtype=bool))
-        for a in range(5):
-            assert firsts.candidates(a)[0].tolist() == plain[a]
-            assert all(x.tolist() == y.tolist() for x, y in zip(firsts.candidates(a), fresh.candidates(a)))
-        assert {k: v for k, v in firsts.links.items() if v} == fresh.links
-
-    check()
