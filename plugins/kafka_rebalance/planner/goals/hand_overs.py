@@ -175,16 +175,20 @@ def hand_overs(elig: np.ndarray, rows: np.ndarray, electable: np.ndarray, sent: 
     made_p = np.empty(2 * rounds, np.int64)
     made_j = np.empty(2 * rounds, np.int64)
     made = 0
-    key = np.empty(elig.shape[0])
+    over = np.empty(elig.shape[0], np.int64)
     for _ in range(rounds):
-        for i in range(elig.shape[0]):
-            key[i] = -(load[elig[i]] - hi[elig[i]])
-        order = np.argsort(key, kind="mergesort")  # stable: ties in broker order
+        # The brokers above the band, furthest first, ties in broker order (an insertion sort: a few each round).
+        k = 0
+        for a in elig:
+            if load[a] > hi[a]:
+                i = k
+                while i > 0 and -(load[over[i - 1]] - hi[over[i - 1]]) > -(load[a] - hi[a]):
+                    over[i] = over[i - 1]
+                    i -= 1
+                over[i] = a
+                k += 1
         taken_p = -1
-        for i in order:
-            a = elig[i]
-            if not load[a] > hi[a]:
-                continue
+        for a in over[:k]:
             excess = load[a] - target[a]
             a_gives = count[a] - 1 >= g_lo
             taken_p, taken_j, how, row_after = -1, -1, 0, -1
@@ -225,14 +229,13 @@ def hand_overs(elig: np.ndarray, rows: np.ndarray, electable: np.ndarray, sent: 
             made += 1
             if how == 2:  # the first of b's partitions cooler than p that a can lead goes back
                 s = sent[p]
-                q = head[b]
-                while q >= 0 and not (sent[q] < s and _can_lead(q, a, rows, electable)):
-                    q = nxt[q]
-                if q < 0:  # pragma: no cover - coolest said there is one
+                # Through the (b, a) pair list, in b's list order: b's whole list puts its coolest last.
+                i_s = shead[b * n + a]
+                while i_s >= 0 and not (sent[i_s // width] < s and electable[i_s // width, i_s % width]):
+                    i_s = snxt[i_s]
+                if i_s < 0:  # pragma: no cover - coolest said there is one
                     raise AssertionError("network out: no cooler partition to give back")
-                jq = 0
-                while rows[q, jq] != a:
-                    jq += 1
+                q, jq = i_s // width, i_s % width
                 ranks = _switch(q, jq, b, rows, electable, sent, load, count, first, lists, rank, ranks, coolest)
                 made_p[made], made_j[made] = q, jq
                 made += 1
@@ -243,12 +246,3 @@ def hand_overs(elig: np.ndarray, rows: np.ndarray, electable: np.ndarray, sent: 
         if taken_p < 0:
             break
     return made_p[:made], made_j[:made]
-
-
-@njit(cache=True)
-def _can_lead(p: int, x: int, rows: np.ndarray, electable: np.ndarray) -> bool:
-    """Whether broker x holds an electable replica of p."""
-    for j in range(rows.shape[1]):
-        if rows[p, j] == x and electable[p, j]:
-            return True
-    return False
