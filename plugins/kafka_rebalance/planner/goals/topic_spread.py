@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bisect
 import weakref
-from collections.abc import Callable
 from functools import lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING
@@ -462,128 +461,18 @@ class TopicSpreadGoal(Goal):
         self._lead(state, choice, choice.bounds)
 
     def _lead(self, state: ClusterState, choice: LeaderChoice, bounds: tuple[int, int]) -> None:
+        """The hand-overs within ``bounds`` (``topic_spread_leaders``, compiled), on ``choice`` in place."""
+        from kafka_rebalance.planner.goals.topic_spread_leaders import spread_leaders  # (numba: imported where needed)
+
         names, topic = topic_codes(state)
-        n, n_t = state.n_brokers, len(names)
-        elig = state.eligible_index_arr
-        k = len(elig)
-        pref, col, rows, electable = choice.preferred, choice.column, choice.final_rows, choice.electable
-        has = pref >= 0
-        per = np.bincount(topic[has] * n + pref[has], minlength=n_t * n).reshape(n_t, n)
-        total = np.bincount(pref[has], minlength=n)
-        g_lo, g_hi = bounds
-        on_elig = per[:, elig].sum(axis=1)
-        floor, ceil = on_elig // k, -(-on_elig // k)
-        eligible, leader, frozen = state.eligible_arr, state.leader, state.frozen
-        first_of: dict[int, list[int]] = {}
-        for p in np.flatnonzero(has & ~frozen).tolist():
-            first_of.setdefault(int(pref[p]), []).append(p)
-
-        changed = [True]  # a switch since the band was last read (``under``/``over`` below)
-
-        def switch(p: int, j: int) -> None:
-            a, b, u = int(pref[p]), int(rows[p, j]), topic[p]
-            changed[0] = True
-            pref[p], col[p] = b, j
-            per[u, a] -= 1
-            per[u, b] += 1
-            total[a] -= 1
-            total[b] += 1
-            first_of.setdefault(b, []).append(p)
-
-        def partner(t: int, a: int, b: int) -> tuple[int, int] | None:
-            """A partition of another topic u first on b that a can lead, with u's band kept on both."""
-            for q in first_of.get(b, [])[:SEARCH * 4]:
-                u = topic[q]
-                if pref[q] != b or u == t or per[u, b] - 1 < floor[u] or per[u, a] + 1 > ceil[u]:
-                    continue
-                row = rows[q].tolist()
-                if a in row and electable[q, row.index(a)]:
-                    return q, row.index(a)
-            return None
-
-        for t in range(n_t):
-            lo, hi = int(floor[t]), int(ceil[t])
-            changed[0] = True
-            for no_election in (True, False):
-                for p in self.by_topic[t].tolist():
-                    # Read again only after a switch: per-partition array reads were most of this loop at 400 brokers.
-                    # (Reading them every time, `changed` never cleared, is an equivalent mutant: slower, alike.)
-                    if changed[0]:
-                        under = bool((per[t, elig] < lo).any())
-                        # `>= hi` is equivalent: at the ceil and none over, every p below is skipped (per <= bound).
-                        over = bool((per[t, elig] > hi).any())
-                        changed[0] = False
-                    if not under and not over:
-                        break
-                    a = int(pref[p])
-                    bound = lo if under else hi
-                    if frozen[p] or a < 0 or per[t, a] <= bound:
-                        continue
-                    row = rows[p].tolist()
-                    options = sorted((int(total[b]), b, j) for j, b in enumerate(row)
-                                     if b >= 0 and b != a and electable[p, j] and per[t, b] < bound
-                                     and (not no_election or leader[p] == b))  # fmt: skip
-                    for _, b, j in options:
-                        if (not eligible[a] or total[a] - 1 >= g_lo) and total[b] + 1 <= g_hi:
-                            switch(p, j)
-                            break
-                        back = partner(t, a, b)
-                        if back is not None:
-                            switch(p, j)
-                            switch(*back)
-                            break
-            if not ((per[t, elig] < lo) | (per[t, elig] > hi)).any():
-                continue
-            # Each broker's first replicas of t, in the topic's order, built once and kept by _augment: rebuilt for
-            # every chain (a pass over the topic's partitions) it was 4 % of planning at 400 brokers with every goal.
-            order = self.by_topic[t].tolist()
-            rank = {p: i for i, p in enumerate(order)}
-            first_on: dict[int, list[int]] = {}
-            for p in order:
-                if not frozen[p] and pref[p] >= 0:
-                    first_on.setdefault(int(pref[p]), []).append(p)
-            while self._augment(t, lo, hi, elig, per, total, (g_lo, g_hi), rows, electable, switch, first_on, rank):
-                pass
-
-    def _augment(self, t: int, lo: int, hi: int, elig: np.ndarray, per: np.ndarray, total: np.ndarray,
-                 bounds: tuple[int, int], rows: np.ndarray, electable: np.ndarray, switch: Callable[[int, int], None],
-                 first_on: dict[int, list[int]], rank: dict[int, int]) -> bool:
-        """One hand-over of topic t's first replicas along a chain a -> b -> ... -> c (breadth first), where
-        no single partition links a broker above the band to one below it: every link is a partition first
-        on one broker that the next can lead, so only the chain's ends change counts. Its ends keep the
-        preferred-leader goal's bounds. ``first_on``: per broker, t's movable partitions first on it in the topic's
-        order (``rank``), kept here through the chain's switches."""
-        c = per[t]
-        under = bool((c[elig] < lo).any())
-        src_bound, dst_bound = (lo, lo) if under else (hi, hi)
-        # `>= hi` is equivalent: with none over there is no source, and the search below ends at once.
-        if not under and not (c[elig] > hi).any():
-            return False
-        g_lo, g_hi = bounds
-        sources = elig[(c[elig] > src_bound) & (total[elig] - 1 >= g_lo)].tolist()  # (read broker by broker: 2 % at 400b)
-        parent: dict[int, tuple[int, int, int]] = {}  # broker -> (previous broker, partition, column)
-        seen = set(sources)
-        frontier = sources
-        while frontier:
-            nxt = []
-            for x in frontier:
-                for p in first_on.get(x, []):
-                    for j, y in enumerate(rows[p].tolist()):
-                        if y < 0 or y in seen or not electable[p, j]:
-                            continue
-                        seen.add(y)
-                        parent[y] = (x, p, j)
-                        if c[y] < dst_bound and total[y] + 1 <= g_hi:
-                            while y in parent:
-                                x, p, j = parent[y]
-                                switch(p, j)
-                                first_on[x].remove(p)
-                                bisect.insort(first_on.setdefault(y, []), p, key=rank.__getitem__)
-                                y = x
-                            return True
-                        nxt.append(y)
-            frontier = nxt
-        return False
+        order = np.concatenate([*self.by_topic, np.zeros(0, dtype=np.int64)]).astype(np.int64)
+        cuts = np.concatenate([[0], np.cumsum([len(x) for x in self.by_topic])]).astype(np.int64)
+        pref, col = choice.preferred.astype(np.int64), choice.column.astype(np.int64)
+        spread_leaders(topic.astype(np.int64), order, cuts, choice.final_rows.astype(np.int64),
+                       choice.electable.astype(bool), state.frozen.astype(bool), state.eligible_arr.astype(bool),
+                       state.eligible_index_arr.astype(np.int64), state.leader.astype(np.int64), pref, col, len(names),
+                       int(bounds[0]), int(bounds[1]))  # fmt: skip
+        choice.preferred[:], choice.column[:] = pref, col
 
 
 def _neediest(ids: np.ndarray, need: np.ndarray, among: np.ndarray) -> np.ndarray:
