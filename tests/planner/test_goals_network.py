@@ -1029,28 +1029,28 @@ def test_hand_overs_are_the_ones_the_rule_read_plainly_makes() -> None:
     # kept per pair); over whole runs on random clusters it must make every hand-over the rule read plainly makes:
     # each round the brokers above their band, furthest first, and of the first with one, its first replicas in list
     # order, each row's slots left to right; a cooler partition of the taker's going back where the bounds bind.
-    @settings(max_examples=2000, deadline=None)
-    @given(st.data())
-    def check(data: st.DataObject) -> None:
-        n = data.draw(st.integers(3, 8))
-        m = data.draw(st.integers(2, 80))
+    # Clusters from a seed (NumPy draws them: Hypothesis's own draws favour the smallest).
+    @settings(max_examples=600, deadline=None)
+    @given(st.integers(0, 2**32 - 1))
+    def check(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        n, m = int(rng.integers(3, 9)), int(rng.integers(2, 81))
         rows = np.full((m, 3), -1, dtype=np.int64)
         for p in range(m):
-            rf = data.draw(st.integers(2, 3))
-            rows[p, :rf] = data.draw(st.permutations(range(n)))[:rf]
-        electable = np.asarray(data.draw(st.lists(st.booleans(), min_size=3 * m, max_size=3 * m))).reshape(m, 3)
+            rf = int(rng.integers(2, 4))
+            rows[p, :rf] = rng.permutation(n)[:rf]
+        electable = rng.random((m, 3)) < 0.5
         electable[:, 0] = True
-        sent = np.asarray(data.draw(st.lists(st.sampled_from([0.0, 1.0, 2.0, 3.0, 5.0, 8.0]), min_size=m, max_size=m)))
+        sent = rng.choice([0.0, 1.0, 2.0, 3.0, 5.0, 8.0], m)
         eligible = np.ones(n, dtype=bool)
-        out = data.draw(st.integers(-1, n - 1))  # a broker leaving (-1: none), which may lead nothing new
+        out = int(rng.integers(-1, n))  # a broker leaving (-1: none), which may lead nothing new
         if out >= 0:
             eligible[out] = False
-        even = float(sent.sum()) / n
-        target = even * np.asarray(data.draw(st.lists(st.floats(0.1, 1.9), min_size=n, max_size=n)))
+        target = float(sent.sum()) / n * rng.uniform(0.1, 1.9, n)
         # The band's top: a broker above it gives, often twice; a narrow band and tight bounds make brokers give, take
         # and give back again.
-        hi = target * (1 + data.draw(st.sampled_from([0.0, 0.02, 0.1, 0.3, 0.6])))
-        slack = data.draw(st.integers(0, 2))
+        hi = target * (1 + rng.choice([0.0, 0.02, 0.1, 0.3, 0.6]))
+        slack = int(rng.integers(0, 3))
         pref = rows[:, 0].copy()
         count = np.bincount(pref, minlength=n)
         bounds = (int(count.min()) - slack, int(count.max()) + slack)
