@@ -30,7 +30,17 @@ __all__ = ["hand_overs"]
 
 
 @njit(cache=True)
-def _unlink(i: int, owner: int, nxt: np.ndarray, prv: np.ndarray, head: np.ndarray, tail: np.ndarray) -> None:
+def _splice(i: int, owner: int, join: bool, nxt: np.ndarray, prv: np.ndarray, head: np.ndarray,
+            tail: np.ndarray) -> None:  # fmt: skip
+    """Node i joins the end of ``owner``'s list (``join``), or leaves it."""
+    if join:
+        prv[i], nxt[i] = tail[owner], -1
+        if tail[owner] >= 0:
+            nxt[tail[owner]] = i
+        else:
+            head[owner] = i
+        tail[owner] = i
+        return
     if prv[i] >= 0:
         nxt[prv[i]] = nxt[i]
     else:
@@ -43,37 +53,20 @@ def _unlink(i: int, owner: int, nxt: np.ndarray, prv: np.ndarray, head: np.ndarr
 
 
 @njit(cache=True)
-def _link(i: int, owner: int, nxt: np.ndarray, prv: np.ndarray, head: np.ndarray, tail: np.ndarray) -> None:
-    prv[i] = tail[owner]
-    nxt[i] = -1
-    if tail[owner] >= 0:
-        nxt[tail[owner]] = i
-    else:
-        head[owner] = i
-    tail[owner] = i
-
-
-@njit(cache=True)
-def _enter(p: int, b: int, rows: np.ndarray, lists: tuple, rank: np.ndarray, ranks: int) -> int:
-    """p joins the end of b's lists (its first replicas, and the pair lists of each of its slots); its new rank."""
+def _relist(p: int, a: int, b: int, rows: np.ndarray, lists: tuple, rank: np.ndarray, ranks: int) -> int:
+    """p leaves a's lists (its first replicas, and the pair lists of each of its slots; a -1: none) and joins the end
+    of b's; returns the next rank."""
     nxt, prv, head, tail, snxt, sprv, shead, stail = lists
     n, width = head.shape[0], rows.shape[1]
-    _link(p, b, nxt, prv, head, tail)
-    for k in range(width):
-        if rows[p, k] >= 0:
-            _link(p * width + k, b * n + rows[p, k], snxt, sprv, shead, stail)
+    for owner, join in ((a, False), (b, True)):
+        if owner < 0:
+            continue
+        _splice(p, owner, join, nxt, prv, head, tail)
+        for k in range(width):
+            if rows[p, k] >= 0:
+                _splice(p * width + k, owner * n + rows[p, k], join, snxt, sprv, shead, stail)
     rank[p] = ranks
     return ranks + 1
-
-
-@njit(cache=True)
-def _leave(p: int, a: int, rows: np.ndarray, lists: tuple) -> None:
-    nxt, prv, head, tail, snxt, sprv, shead, stail = lists
-    n, width = head.shape[0], rows.shape[1]
-    _unlink(p, a, nxt, prv, head, tail)
-    for k in range(width):
-        if rows[p, k] >= 0:
-            _unlink(p * width + k, a * n + rows[p, k], snxt, sprv, shead, stail)
 
 
 @njit(cache=True)
@@ -119,8 +112,7 @@ def _switch(p: int, j: int, a: int, rows: np.ndarray, electable: np.ndarray, sen
     load[b] += sent[p]
     count[a] -= 1
     count[b] += 1
-    _leave(p, a, rows, lists)
-    ranks = _enter(p, b, rows, lists, rank, ranks)
+    ranks = _relist(p, a, b, rows, lists, rank, ranks)
     for k in range(width):
         x = rows[p, k]
         if x < 0 or not electable[p, k]:
@@ -160,7 +152,7 @@ def hand_overs(elig: np.ndarray, rows: np.ndarray, electable: np.ndarray, sent: 
     rank = np.zeros(n_p, np.int64)
     ranks = 0
     for p in listed:
-        ranks = _enter(p, first[p], rows, lists, rank, ranks)
+        ranks = _relist(p, -1, first[p], rows, lists, rank, ranks)
     coolest = np.full((n, n), np.inf)
     for p in listed:
         b = first[p]
@@ -191,7 +183,7 @@ def hand_overs(elig: np.ndarray, rows: np.ndarray, electable: np.ndarray, sent: 
         for a in over[:k]:
             excess = load[a] - target[a]
             a_gives = count[a] - 1 >= g_lo
-            taken_p, taken_j, how, row_after = -1, -1, 0, -1
+            taken_p, taken_j, how = -1, -1, 0
             if clean[a] > 0:  # the clean rows: only the slots on a broker touched since, the first in row order
                 for x in range(n):
                     if x == a or touched[x] < since[a]:
