@@ -23,10 +23,18 @@ def _client():
     return TestClient(create_app())
 
 
+# The states in which Airflow's HITL endpoint resumes the task it answers. The operator writes its request while still
+# running and parks the task after: a response recorded before that is stored, but nothing resumes the task, and the
+# run waits forever (seen once: answered 57 ms after the request appeared, the task still running).
+PARKED = ("awaiting_input", "deferred")
+
+
 def pending_requests(client: Any, dag_id: str) -> list[dict[str, Any]]:
+    """The DAG's unanswered approval requests whose task is parked waiting for the answer."""
     r = client.get(f"/api/v2/dags/{dag_id}/dagRuns/~/hitlDetails")
     r.raise_for_status()
-    return [d for d in r.json().get("hitl_details", []) if not d.get("response_received")]
+    return [d for d in r.json().get("hitl_details", [])
+            if not d.get("response_received") and (d.get("task_instance") or {}).get("state") in PARKED]
 
 
 def answer(client: Any, detail: dict[str, Any], choice: str) -> dict[str, Any]:
