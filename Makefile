@@ -15,7 +15,7 @@ export AIRFLOW_HOME ?= $(CURDIR)/.airflow
 export PYSPARK_PYTHON ?= $(CURDIR)/$(BIN)/python
 export NO_ALBUMENTATIONS_UPDATE := 1
 
-.PHONY: demo test test-matrix lint ui venv java kafka lock clean bench mutate
+.PHONY: demo test test-matrix lint ui venv java kafka kernels lock clean bench mutate
 
 java:
 	@scripts/check-java.sh
@@ -43,16 +43,21 @@ $(STAMP): pyproject.toml requirements.lock
 
 venv: $(STAMP)
 
+# The planner's numba kernels compiled once, by one process, before anything plans (planner/kernels.py): otherwise each
+# test worker compiles them on its first plan. Where the cache is current this only loads it (a few seconds).
+kernels: $(STAMP)
+	@$(BIN)/python -m kafka_rebalance.planner.kernels
+
 # The real-Kafka demo; `make demo SIMULATED=1` runs the same DAG on the embedded simulator.
 # DEMO_STARTED is taken when make starts, so the time printed includes the venv and the jars.
 demo: export DEMO_STARTED := $(shell date +%s)
-demo: java kafka $(STAMP)
+demo: java kafka $(STAMP) kernels
 	@if [ -n "$(SIMULATED)" ]; then scripts/demo-simulated.sh; else scripts/demo.sh; fi
 
 # The linter first (instant: a style error fails the run before the suite); the type checker beside the suite's
 # first phase (half a minute on a fresh clone, most of it reading Airflow's and GX's sources), its errors printed
 # after it and failing the run all the same.
-test: java kafka $(STAMP)
+test: java kafka $(STAMP) kernels
 	@$(BIN)/ruff check --quiet .
 	@PYTEST_WORKERS=$(PYTEST_WORKERS) TYPECHECK=$(BIN)/mypy scripts/run-tests.sh $(BIN)/python $(PYTEST_ARGS)
 

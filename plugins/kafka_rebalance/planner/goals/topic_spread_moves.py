@@ -1,0 +1,896 @@
+"""Topic spread's replica moves, compiled (numba): the heuristic of ``TopicSpreadGoal.optimize``.
+
+The rule (``TopicSpreadGoal``'s docstring): topic by topic, while an eligible broker holds more of the topic than its
+band allows (or fewer, and another more than its floor), one replica of the topic goes from a donor to a receiver:
+
+* Donors most over (or, with nobody over, most above their floor) first, the first ``PARTNERS``; receivers most under
+  (else with most room) first; per donor, the first ``PARTNERS`` receivers of its own rack, then of the others.
+* Per (donor, receiver) pair, the topic's replicas the goal may move off the donor (``movable``: replicas the plan
+  brought there first, then the partitions the plan has not changed, each group smallest first) that the receiver
+  does not hold: the first that every earlier goal's veto and the byte guard accept moves alone, where the count
+  goal's veto allows a move between the pair; else the first of the first ``SWAP_TRIES`` that swaps with the first
+  acceptable of the receiver's ``SEARCH`` partitions nearest it in size (then by partition) of a topic both brokers'
+  bands of that topic allow to change (the receiver's unchanged partitions, and those the plan sent on to it).
+* Where no pair has one, a chain through a third broker for the first ``CHAIN_PAIRS`` pairs: a replica of the topic
+  from the third broker to the receiver, then one from the donor to the third broker.
+* A pair that failed is skipped until a change touches a partition on one of its brokers (its answer cannot differ).
+
+The vetoes of the goals that run before topic spread (placement, rack safety, disk capacity with its log dirs, the
+replica counts, and the bytes goal's band through ``ByteGuard``'s rule) are read here from the arrays their owners keep
+(``ClusterState``, ``DirTally``; ``veto_arrays``). Any other goal's veto is asked in Python (``_ASKED``).
+
+The kernel works on copies and returns every ``ClusterState.move`` it made, in order (trial moves of a chain that was
+put back included): replayed through ``ClusterState.move``/``restore`` (``spread``) they leave the state, and every
+index that follows its changes, as the Python loop did. In Python this was 57 s of the 400-broker plan with every goal
+on; compiled, 15 s. ``tests/planner/test_goals_topic_spread.py`` holds it to the rule read plainly.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit, objmode, types
+from numba.typed import List
+
+from kafka_rebalance.planner.peaks import SLACK_BYTES
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.state import ClusterState
+
+__all__ = ["CHAIN_PAIRS", "PARTNERS", "SEARCH", "SWAP_TRIES", "board_arrays", "spread", "spread_replicas", "veto_arrays"]
+
+PARTNERS = 8  # brokers tried on each side of a topic's transfer before the topic counts as stuck
+SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
+SEARCH = 64  # replicas of the receiver examined per swap
+CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
+
+
+# Flags (``flags`` argument): which vetoes hold, and the rack facts rack safety reads.
+F_PLACEMENT, F_RACK, F_DISK, F_COUNT, F_GUARD, F_CAP, F_KEPT, F_RACKS, F_N_RACKS, F_PYTHON = range(10)
+
+# Vetoes the kernel does not read (``F_PYTHON``: a goal ``--goals`` orders before topic spread, such as network in, or a
+# test's) are asked in Python, on the state itself, which then makes every move as the kernel does. numba cannot hold
+# Python objects: the kernel reaches them here, set for the length of one call (``spread``).
+Asked = tuple["ClusterState", tuple["Goal", ...], tuple["Goal", ...]]  # the state, its other vetoes, its count vetoes
+_ASKED: list[Asked] = []
+
+
+def _python_accepts(p: int, src: int, dst: int) -> bool:
+    state, others, _ = _ASKED[-1]
+    return all(g.accept_move(state, p, src, dst) for g in others)
+
+
+def _python_counts(src: int, dst: int) -> bool:
+    state, _, counters = _ASKED[-1]
+    return all(g.accept_move(state, -1, src, dst) for g in counters)
+
+
+def _python_move(p: int, src: int, dst: int) -> None:
+    _ASKED[-1][0].move(p, src, dst)
+
+
+def _python_restore(p: int) -> None:
+    _ASKED[-1][0].restore(p)
+
+
+# ---------------------------------------------------------------------------------------------------- rows
+
+
+@njit(cache=True)
+def _holds(now: np.ndarray, p: int, b: int) -> bool:
+    for j in range(now.shape[1]):
+        x = now[p, j]
+        if x < 0:
+            return False
+        if x == b:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _width(now: np.ndarray, p: int) -> int:
+    for j in range(now.shape[1]):
+        if now[p, j] < 0:
+            return j
+    return now.shape[1]
+
+
+@njit(cache=True)
+def _held_before(R: np.ndarray, rf: np.ndarray, p: int, b: int) -> int:
+    """The slot of b in p's original row, -1 if it was not there."""
+    for j in range(rf[p]):
+        if R[p, j] == b:
+            return j
+    return -1
+
+
+@njit(cache=True)
+def _new_replicas(now: np.ndarray, R: np.ndarray, rf: np.ndarray, touched: np.ndarray, p: int) -> int:
+    if not touched[p]:
+        return 0
+    n = 0
+    for j in range(_width(now, p)):
+        if _held_before(R, rf, p, now[p, j]) < 0:
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------------------------------- vetoes
+
+
+@njit(cache=True)
+def _rack_ok(now: np.ndarray, p: int, src: int, dst: int, rack: np.ndarray, flags: np.ndarray,
+             elig_racks: np.ndarray) -> bool:  # fmt: skip
+    """``ClusterState.rack_ok`` of p's row now, dst in place of src."""
+    if not flags[F_RACKS]:
+        return True
+    target = rack[dst]
+    if rack[src] == target:
+        return True
+    rf = _width(now, p)
+    same = 0
+    for j in range(rf):
+        b = now[p, j]
+        if b != src and rack[b] == target:
+            same += 1
+    n_racks = flags[F_N_RACKS]
+    cap = rf if n_racks == 0 else -(-rf // n_racks)
+    if same >= cap:
+        return False
+    if rf > n_racks and elig_racks[rack[src] + 1]:
+        for j in range(rf):
+            b = now[p, j]
+            if b != src and rack[b] == rack[src]:
+                return True
+        return False
+    return True
+
+
+@njit(cache=True)
+def _roomiest(d0: int, d1: int, receives: np.ndarray, load: np.ndarray, ceiling: np.ndarray, slack: float) -> int:
+    """The receiving dir of the range with the most room, the later (by path) of equals; -1 for none."""
+    best, room = -1, -np.inf
+    for d in range(d0, d1):
+        if receives[d]:
+            x = ceiling[d] - load[d] + slack
+            if best < 0 or x >= room:
+                best, room = d, x
+    return best
+
+
+@njit(cache=True)
+def _pick(p: int, b: int, size: float, R: np.ndarray, rf: np.ndarray, dirs: tuple) -> int:
+    """``DirTally.pick``: the dir of JBOD broker b a replica of p arriving would be in, -1 where none holds it."""
+    d_start, receives, load, ceiling, home, slack = dirs[0], dirs[1], dirs[2], dirs[3], dirs[5], dirs[7][0]
+    j = _held_before(R, rf, p, b)
+    h = home[p, j] if j >= 0 else -1
+    if h >= 0 and receives[h]:
+        return h if ceiling[h] - load[h] + slack >= size else -1
+    best = _roomiest(d_start[b], d_start[b + 1], receives, load, ceiling, slack)
+    return best if best >= 0 and ceiling[best] - load[best] + slack >= size else -1
+
+
+@njit(cache=True)
+def _kept(keys: np.ndarray, key: int) -> bool:
+    i = np.searchsorted(keys, key)
+    return i < keys.shape[0] and keys[i] == key
+
+
+@njit(cache=True)
+def _counts_ok(src: int, dst: int, flags: np.ndarray, board: tuple, veto: tuple) -> bool:
+    """The count goal's veto on any move src -> dst (``ClusterState.counts_accept``)."""
+    counts, eligible, lo, hi = board[5], board[7], veto[0], veto[1]
+    if flags[F_COUNT] and not ((not eligible[src] or counts[src] > lo[src]) and counts[dst] < hi[dst]):
+        return False
+    ok = True
+    if flags[F_PYTHON]:
+        with objmode(ok="boolean"):
+            ok = _python_counts(src, dst)
+    return ok
+
+
+@njit(cache=True)
+def _accepts(p: int, src: int, dst: int, neutral: bool, flags: np.ndarray, board: tuple, veto: tuple,
+             dirs: tuple) -> bool:  # fmt: skip
+    """``ClusterState.accepts``: the move cap, then every veto ``flags`` holds."""
+    now, R, rf, touched, sizes, counts, nbytes, eligible, rack, unmovable = board[:10]
+    if flags[F_CAP] and touched[p] and _held_before(R, rf, p, dst) < 0:
+        # the cap: a move out of an original replica adds a copy; refused where p's new replicas are at the cap
+        if _held_before(R, rf, p, src) >= 0 and _new_replicas(now, R, rf, touched, p) >= veto[5][p]:
+            return False
+    if flags[F_PLACEMENT] and (not eligible[dst] or unmovable[p] or _holds(now, p, dst)):
+        return False
+    if flags[F_RACK] and not _rack_ok(now, p, src, dst, rack, flags, veto[6]):
+        return False
+    if flags[F_DISK]:
+        size = float(sizes[p])
+        if not float(nbytes[dst]) + size <= veto[4][dst] + dirs[7][0]:
+            return False
+        if dirs[6][dst] and _pick(p, dst, size, R, rf, dirs) < 0:
+            return False
+        if flags[F_KEPT] and _kept(veto[7], p * eligible.shape[0] + src):
+            return False
+    if flags[F_PYTHON]:
+        ok = True
+        with objmode(ok="boolean"):
+            ok = _python_accepts(p, src, dst)
+        if not ok:
+            return False
+    return neutral or _counts_ok(src, dst, flags, board, veto)
+
+
+@njit(cache=True)
+def _off(b: int, x: float, veto: tuple) -> float:
+    return max(0.0, max(x - veto[2][b], veto[3][b] - x))
+
+
+@njit(cache=True)
+def _guard(b: int, d: float, flags: np.ndarray, nbytes: np.ndarray, veto: tuple) -> bool:
+    """``ByteGuard.allows`` for one broker: its bytes changed by d end no further outside the byte band."""
+    if not flags[F_GUARD]:
+        return True
+    now = float(nbytes[b])
+    return _off(b, now + d, veto) <= _off(b, now, veto) + 0.5
+
+
+# ---------------------------------------------------------------------------------------------------- changes
+
+
+@njit(cache=True)
+def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) -> None:
+    """``ClusterState.move`` on the copies, with what follows it: the topic tallies, the brokers' versions, the
+    arrivals, the log dirs' tally (``DirTally.catch_up``), and the record of moves."""
+    now, R, rf, touched, sizes, counts, nbytes = board[:7]
+    topic = board[10]
+    held, version, ever, moves = spread[0], spread[1], spread[2], spread[3]
+    j = 0
+    while now[p, j] != src:
+        j += 1
+    now[p, j] = dst
+    size = sizes[p]
+    counts[src] -= 1
+    counts[dst] += 1
+    nbytes[src] -= size
+    nbytes[dst] += size
+    touched[p] = True
+    u = topic[p]
+    held[u, src] -= 1
+    held[u, dst] += 1
+    spread[9][src, u] -= 1
+    spread[9][dst, u] += 1
+    version[src] += 1
+    for k in range(_width(now, p)):
+        version[now[p, k]] += 1
+    if not board[11][p]:  # the partitions sent on to each broker (``_sent``): p leaves src's, joins dst's
+        if _held_before(R, rf, p, src) < 0:
+            _unlist(ever, src, p, float(size))
+        if _held_before(R, rf, p, dst) < 0:
+            _arrive(ever, dst, p, float(size), u, now[p])
+    if u == spread[6][0] and not board[9][p]:  # the topic being spread: the brokers p arrived on (``_movable``)
+        if _held_before(R, rf, p, src) < 0:
+            _unrank(spread[5], src, p, spread[4])
+        if _held_before(R, rf, p, dst) < 0:
+            _rank(spread[5], dst, p, spread[4])
+    d_start, load, ceiling, where, jbod = dirs[0], dirs[2], dirs[3], dirs[4], dirs[6]
+    if jbod[src]:
+        if where[p, j] >= 0:
+            load[where[p, j]] -= size
+        where[p, j] = -1
+    if jbod[dst]:
+        d = _pick(p, dst, float(size), R, rf, dirs)
+        if d < 0:  # forced: its home dir on the broker, else the roomiest (DirTally.catch_up)
+            k = _held_before(R, rf, p, dst)
+            d = dirs[5][p, k] if k >= 0 and dirs[5][p, k] >= 0 else _roomiest(
+                d_start[dst], d_start[dst + 1], dirs[1], load, ceiling, dirs[7][0])
+        where[p, j] = d
+        if d >= 0:
+            load[d] += size
+    moves.append(p)
+    moves.append(src)
+    moves.append(dst)
+    if spread[6][1]:
+        with objmode():
+            _python_move(p, src, dst)
+
+
+@njit(cache=True)
+def _restore(p: int, board: tuple, spread: tuple) -> None:
+    """``ClusterState.restore``: a row back to its original order is no change."""
+    now, R, rf, touched = board[:4]
+    if spread[6][1]:
+        with objmode():
+            _python_restore(p)
+    if _width(now, p) != rf[p]:
+        return
+    for j in range(rf[p]):
+        if now[p, j] != R[p, j]:
+            return
+    touched[p] = False
+
+
+# ---------------------------------------------------------------------------------------------------- the searches
+
+
+@njit(cache=True)
+def _ranked(parts: np.ndarray, k: int, p: int, rank: np.ndarray) -> int:
+    lo, hi = 0, k
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if rank[parts[mid]] < rank[p]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _rank(arrived: tuple, b: int, p: int, rank: np.ndarray) -> None:
+    """p (of the topic being spread) arrived on b: listed there by its rank in the topic."""
+    parts, n = arrived[0][b], arrived[1]
+    k = n[b]
+    if k == parts.shape[0]:
+        grown = np.empty(2 * k + 8, np.int64)
+        grown[:k] = parts[:k]
+        arrived[0][b] = grown
+        parts = grown
+    i = _ranked(parts, k, p, rank)
+    for x in range(k, i, -1):
+        parts[x] = parts[x - 1]
+    parts[i] = p
+    n[b] = k + 1
+
+
+@njit(cache=True)
+def _unrank(arrived: tuple, b: int, p: int, rank: np.ndarray) -> None:
+    parts, n = arrived[0][b], arrived[1]
+    k = n[b]
+    i = _ranked(parts, k, p, rank)
+    if i < k and parts[i] == p:
+        for x in range(i, k - 1):
+            parts[x] = parts[x + 1]
+        n[b] = k - 1
+
+
+@njit(cache=True)
+def _movable(b: int, part: np.ndarray, kept_start: np.ndarray, kept: np.ndarray, board: tuple, spread: tuple,
+             out: np.ndarray) -> int:  # fmt: skip
+    """Topic t's replicas on b the goal may move, in order, into ``out``: arrivals (changed partitions b holds and
+    did not before, kept by ``_rank``) first, then b's unchanged partitions, each smallest first. Returns how many."""
+    touched = board[3]
+    n = spread[5][1][b]
+    out[:n] = spread[5][0][b][:n]
+    for i in range(kept_start[b], kept_start[b + 1]):
+        p = part[kept[i]]
+        if not touched[p]:
+            out[n] = p
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _single(cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple, dirs: tuple,
+            spread: tuple) -> bool:  # fmt: skip
+    if k == 0 or not _counts_ok(a, r, flags, board, veto):
+        return False
+    sizes, nbytes = board[4], board[6]
+    for i in range(k):
+        p = cand[i]
+        x = float(sizes[p])
+        if _guard(a, -x, flags, nbytes, veto) and _guard(r, x, flags, nbytes, veto) and \
+                _accepts(p, a, r, False, flags, board, veto, dirs):
+            _move(p, a, r, board, dirs, spread)
+            _restore(p, board, spread)
+            return True
+    return False
+
+
+@njit(cache=True)
+def _slack(u: int, t: int, a: int, r: int, spread: tuple) -> bool:
+    """May topic u lose a replica on r and gain one on a (both within u's band)? (Read per broker: a swap's search
+    reads two brokers' counts of many topics.)"""
+    held, lo, hi = spread[9], spread[10], spread[11]
+    return u != t and held[r, u] > lo[r, u] and held[a, u] < hi[a, u]
+
+
+@njit(cache=True)
+def _span(a: int, r: int, nbytes: np.ndarray, veto: tuple) -> tuple[float, float]:
+    """``ByteGuard.moved_span``: bytes moved from a to r outside this span are never allowed (a byte and a billionth
+    wider, so rounding only lets more through)."""
+    upper, lower = veto[2], veto[3]
+    now_a, now_r = float(nbytes[a]), float(nbytes[r])
+    c_a, c_r = _off(a, now_a, veto) + 0.5, _off(r, now_r, veto) + 0.5
+    lo = max(now_a - upper[a] - c_a, lower[r] - c_r - now_r)
+    hi = min(now_a - lower[a] + c_a, upper[r] + c_r - now_r)
+    slack = 1.0 + 1e-9 * max(max(abs(now_a), abs(now_r)), max(abs(upper[a]), abs(upper[r])))
+    return lo - slack, hi + slack
+
+
+@njit(cache=True)
+def _slot(parts: np.ndarray, sizes: np.ndarray, n: int, p: int, size: float) -> int:
+    """Where p (of ``size``) sits, or would, among the first n of lists kept by (size, partition)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if sizes[mid] < size or (sizes[mid] == size and parts[mid] < p):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def _arrive(sent: tuple, b: int, p: int, size: float, u: int, row: np.ndarray) -> None:
+    """p (of topic u, row now ``row``) joins the partitions sent on to broker b (``spread_replicas``; once)."""
+    parts, sizes, n = sent[0][b], sent[1][b], sent[2]
+    k = n[b]
+    i = _slot(parts, sizes, k, p, size)
+    if i < k and parts[i] == p:
+        return
+    if k == parts.shape[0]:  # full: twice the room
+        room = 2 * k + 8
+        grown_p, grown_s, grown_t = np.empty(room, np.int64), np.empty(room, np.float64), np.empty(room, np.int64)
+        grown_r = np.full((room, row.shape[0]), -1, np.int64)
+        grown_p[:k], grown_s[:k], grown_t[:k], grown_r[:k] = parts[:k], sizes[:k], sent[3][b][:k], sent[4][b][:k]
+        sent[0][b], sent[1][b], sent[3][b], sent[4][b] = grown_p, grown_s, grown_t, grown_r
+        parts, sizes = grown_p, grown_s
+    topics, rows = sent[3][b], sent[4][b]
+    for x in range(k, i, -1):
+        parts[x], sizes[x], topics[x] = parts[x - 1], sizes[x - 1], topics[x - 1]
+        rows[x] = rows[x - 1]
+    parts[i], sizes[i], topics[i] = p, size, u
+    rows[i] = row
+    n[b] = k + 1
+
+
+@njit(cache=True)
+def _unlist(sent: tuple, b: int, p: int, size: float) -> None:
+    parts, sizes, topics, rows, n = sent[0][b], sent[1][b], sent[3][b], sent[4][b], sent[2]
+    k = n[b]
+    i = _slot(parts, sizes, k, p, size)
+    if i < k and parts[i] == p:
+        for x in range(i, k - 1):
+            parts[x], sizes[x], topics[x] = parts[x + 1], sizes[x + 1], topics[x + 1]
+            rows[x] = rows[x + 1]
+        n[b] = k - 1
+
+
+@njit(cache=True)
+def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, touched: np.ndarray, spread: tuple,
+          out_p: np.ndarray, out_s: np.ndarray) -> int:  # fmt: skip
+    """r's partitions that may go back to a in a swap for topic t, by (size, partition), into ``out_p``/``out_s``:
+    its unchanged partitions (``pools[lo:hi]``) and those sent on to it (``sent``), merged, each of a topic both
+    brokers' bands allow to change and not on a already. Returns how many."""
+    _, by_part, by_size, by_topic, by_rows = pools
+    n_sent = sent[2][r]
+    sent_p, sent_s, sent_t, sent_r = sent[0][r], sent[1][r], sent[3][r], sent[4][r]
+    held, lo_u, hi_u = spread[9], spread[10], spread[11]
+    slack = (held[r] > lo_u[r]) & (held[a] < hi_u[a])  # per topic (``_slack``), once for the whole pool
+    slack[t] = False
+    x, y, n = lo, 0, 0
+    while True:
+        while x < hi and (not slack[by_topic[x]] or touched[by_part[x]] or _holds(by_rows, x, a)):
+            x += 1
+        while y < n_sent and (not slack[sent_t[y]] or _holds(sent_r, y, a)):
+            y += 1
+        if x < hi and (y >= n_sent or by_size[x] < sent_s[y] or (by_size[x] == sent_s[y] and by_part[x] < sent_p[y])):
+            out_p[n], out_s[n] = by_part[x], by_size[x]
+            x += 1
+        elif y < n_sent:
+            out_p[n], out_s[n] = sent_p[y], sent_s[y]
+            y += 1
+        else:
+            return n
+        n += 1
+
+
+@njit(cache=True)
+def _nearest(sp: float, pool_p: np.ndarray, pool_s: np.ndarray, out: np.ndarray) -> int:
+    """The first ``SEARCH`` of a pool by (size, partition) by (gap from sp, partition), into ``out``: outward from sp
+    a gap at a time, the runs of equal size below and above sp (each by partition) merged by partition. Returns how
+    many."""
+    hi = pool_s.shape[0]
+    sl = np.searchsorted(pool_s, sp) - 1
+    sr = sl + 1
+    n = 0
+    while n < SEARCH and (sl >= 0 or sr < hi):
+        g = min(sp - pool_s[sl] if sl >= 0 else np.inf, pool_s[sr] - sp if sr < hi else np.inf)
+        a0 = a1 = sl + 1
+        if sl >= 0 and sp - pool_s[sl] == g:
+            a0 = np.searchsorted(pool_s[:sl + 1], pool_s[sl])
+            sl = a0 - 1
+        b0 = b1 = sr
+        if sr < hi and pool_s[sr] - sp == g:
+            b1 = sr + np.searchsorted(pool_s[sr:hi], pool_s[sr], "right")
+            sr = b1
+        while n < SEARCH and (a0 < a1 or b0 < b1):
+            if b0 >= b1 or (a0 < a1 and pool_p[a0] < pool_p[b0]):
+                out[n] = pool_p[a0]
+                a0 += 1
+            else:
+                out[n] = pool_p[b0]
+                b0 += 1
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple,
+          dirs: tuple, spread: tuple, pools: tuple, buf: tuple) -> bool:  # fmt: skip
+    """p (topic t) a -> r and q (another topic) r -> a, counts unchanged: q among r's partitions nearest p in size."""
+    touched, sizes, nbytes = board[3], board[4], board[6]
+    by_start, by_size = pools[0], pools[2]
+    qs, pool_p, pool_s = buf[1], buf[7], buf[8]
+    n_pool = -1  # r's partitions that may go back (``_pool``), read for the first candidate that needs them
+    sent_s = spread[2][1][r][:spread[2][2][r]]
+    lo, hi = by_start[r], by_start[r + 1]
+    span_lo, span_hi = _span(a, r, nbytes, veto) if flags[F_GUARD] else (-np.inf, np.inf)
+    for i in range(k):
+        p = cand[i]
+        if not _accepts(p, a, r, True, flags, board, veto, dirs):
+            continue
+        sp = float(sizes[p])
+        if flags[F_GUARD]:
+            # No partition r has held within the guard's reach of p: none may go back for it (the answer, sooner).
+            w_lo, w_hi = sp - span_hi, sp - span_lo
+            reach = np.searchsorted(by_size[lo:hi], w_lo) < np.searchsorted(by_size[lo:hi], w_hi, "right") or \
+                np.searchsorted(sent_s, w_lo) < np.searchsorted(sent_s, w_hi, "right")
+            if not reach:
+                continue
+        if n_pool < 0:
+            n_pool = _pool(t, a, r, lo, hi, pools, spread[2], touched, spread, pool_p, pool_s)
+        n = _nearest(sp, pool_p[:n_pool], pool_s[:n_pool], qs)
+        for q in qs[:n]:
+            m = sp - float(sizes[q])
+            if not (_guard(a, -m, flags, nbytes, veto) and _guard(r, m, flags, nbytes, veto)):
+                continue
+            if _accepts(q, r, a, True, flags, board, veto, dirs):
+                _move(p, a, r, board, dirs, spread)
+                _move(q, r, a, board, dirs, spread)
+                _restore(p, board, spread)
+                _restore(q, board, spread)
+                return True
+    return False
+
+
+@njit(cache=True)
+def _first_off(items: np.ndarray, n: int, b: int, now: np.ndarray, out: np.ndarray) -> int:
+    """The indexes of the first ``SWAP_TRIES`` of ``items[:n]`` that broker b does not hold, into ``out``; how many."""
+    k = 0
+    for i in range(n):
+        if k == SWAP_TRIES:
+            break
+        if not _holds(now, items[i], b):
+            out[k] = i
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _chain(t: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple, dirs: tuple, spread: tuple,
+           topic_lists: tuple, buf: tuple) -> bool:  # fmt: skip
+    """q (topic t) x -> r, then p (topic t) a -> x: a loses one of t, r gains one, x ends as it was. The later move
+    is made first, so no broker's count leaves its range on the way; where p may not follow, q goes back."""
+    now, sizes, nbytes, elig = board[0], board[4], board[6], board[12]
+    part, kept_start, kept = topic_lists
+    from_a, from_x = buf[4], buf[5]
+    n_a = _movable(a, part, kept_start, kept, board, spread, from_a)
+    a_ok = np.zeros(n_a, np.bool_)
+    for i in range(n_a):
+        a_ok[i] = _guard(a, -float(sizes[from_a[i]]), flags, nbytes, veto)
+    if not a_ok.any():
+        return False
+    buf[3][0] += 1
+    stamp = buf[3][0]
+    r_seen, r_val = buf[2], buf[6]
+    inward = np.empty(SWAP_TRIES, np.int64)
+    picked = np.empty(SWAP_TRIES, np.int64)
+    for x in elig:
+        if x == a or x == r or not _counts_ok(x, r, flags, board, veto):
+            continue
+        m = 0
+        for i in picked[:_first_off(from_a, n_a, x, now, picked)]:
+            if a_ok[i]:
+                inward[m] = from_a[i]
+                m += 1
+        if m == 0:
+            continue
+        n_x = _movable(x, part, kept_start, kept, board, spread, from_x)
+        for i in picked[:_first_off(from_x, n_x, r, now, picked)]:
+            q = from_x[i]
+            sq = float(sizes[q])
+            if r_seen[q] != stamp:
+                r_seen[q] = stamp
+                r_val[q] = _guard(r, sq, flags, nbytes, veto)
+            if not r_val[q] or not _accepts(q, x, r, False, flags, board, veto, dirs):
+                continue
+            for p in inward[:m]:
+                if p == q or not _guard(x, float(sizes[p]) - sq, flags, nbytes, veto):
+                    continue
+                _move(q, x, r, board, dirs, spread)
+                if _accepts(p, a, x, False, flags, board, veto, dirs):
+                    _move(p, a, x, board, dirs, spread)
+                    _restore(p, board, spread)
+                    _restore(q, board, spread)
+                    return True
+                _move(q, r, x, board, dirs, spread)
+                _restore(q, board, spread)
+                break
+    return False
+
+
+@njit(cache=True)
+def _neediest(elig: np.ndarray, need: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """``elig`` where ``among``, by ``need`` there, most first (ties in the order of ``elig``)."""
+    ids, by = elig[among], need[among]
+    return ids[np.argsort(-by, kind="mergesort")]
+
+
+@njit(cache=True)
+def _transfer(t: int, donors: np.ndarray, receivers: np.ndarray, flags: np.ndarray, board: tuple, veto: tuple,
+              dirs: tuple, spread: tuple, pools: tuple, topic_lists: tuple, buf: tuple,
+              failed: dict) -> bool:  # fmt: skip
+    """One replica of topic t from a donor to a receiver: alone, in a swap, or through a third broker."""
+    now, rack = board[0], board[8]
+    version = spread[1]
+    part, kept_start, kept = topic_lists
+    n_b = rack.shape[0]
+    pair_a = np.empty(donors.shape[0] * PARTNERS, np.int64)
+    pair_r = np.empty(donors.shape[0] * PARTNERS, np.int64)
+    n = 0
+    for a in donors:
+        taken = 0
+        for r in receivers:  # its own rack's receivers first, then the others', PARTNERS in all
+            if taken < PARTNERS and rack[r] == rack[a]:
+                pair_a[n], pair_r[n] = a, r
+                n += 1
+                taken += 1
+        for r in receivers:
+            if taken < PARTNERS and rack[r] != rack[a]:
+                pair_a[n], pair_r[n] = a, r
+                n += 1
+                taken += 1
+    from_a, cand = buf[4], buf[5]
+    for i in range(n):
+        a, r = pair_a[i], pair_r[i]
+        key = a * n_b + r
+        stamp = (version[a] << 32) | version[r]
+        if key in failed and failed[key] == stamp:
+            continue
+        n_a = _movable(a, part, kept_start, kept, board, spread, from_a)
+        k = 0
+        for j in range(n_a):
+            if not _holds(now, from_a[j], r):
+                cand[k] = from_a[j]
+                k += 1
+        if _single(cand, k, a, r, flags, board, veto, dirs, spread) or \
+                _swap(t, cand, min(k, SWAP_TRIES), a, r, flags, board, veto, dirs, spread, pools, buf):
+            return True
+        failed[key] = stamp
+    for i in range(min(n, CHAIN_PAIRS)):
+        if _chain(t, pair_a[i], pair_r[i], flags, board, veto, dirs, spread, topic_lists, buf):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _topic_lists(t: int, order: np.ndarray, cuts: np.ndarray, board: tuple, spread: tuple) -> tuple:
+    """Topic t's movable partitions in its order (smallest first), with the ranks per broker of its original rows (a
+    counting sort); each one's rank and, per broker, the changed ones that arrived there are set in ``spread``."""
+    now, R, rf, touched, unmovable = board[0], board[1], board[2], board[3], board[9]
+    n_b = board[5].shape[0]
+    rank = spread[4]
+    spread[6][0] = t
+    spread[5][1][:] = 0
+    ps = order[cuts[t]:cuts[t + 1]]
+    part = ps[~unmovable[ps]]
+    kept_start = np.zeros(n_b + 1, np.int64)
+    for i in range(part.shape[0]):
+        p = part[i]
+        rank[p] = i
+        for j in range(rf[p]):
+            kept_start[R[p, j] + 1] += 1
+        if touched[p]:
+            for j in range(_width(now, p)):
+                if _held_before(R, rf, p, now[p, j]) < 0:
+                    _rank(spread[5], now[p, j], p, rank)
+    for b in range(n_b):
+        kept_start[b + 1] += kept_start[b]
+    fill = kept_start[:-1].copy()
+    kept = np.empty(kept_start[n_b], np.int64)
+    for i in range(part.shape[0]):
+        p = part[i]
+        for j in range(rf[p]):
+            kept[fill[R[p, j]]] = i
+            fill[R[p, j]] += 1
+    return part, kept_start, kept
+
+
+@njit(cache=True)
+def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, unmovable: np.ndarray,
+           n_b: int) -> tuple:  # fmt: skip
+    """Per broker, the movable partitions of its original rows by (size, partition), each with its size, topic and
+    row beside it: where a swap looks for what goes back, read in order without a jump to other arrays."""
+    by = np.argsort(sizes, kind="mergesort")
+    start = np.zeros(n_b + 1, np.int64)
+    for p in range(R.shape[0]):
+        if not unmovable[p]:
+            for j in range(rf[p]):
+                start[R[p, j] + 1] += 1
+    for b in range(n_b):
+        start[b + 1] += start[b]
+    fill = start[:-1].copy()
+    parts = np.empty(start[n_b], np.int64)
+    rows = np.full((start[n_b], R.shape[1]), -1, R.dtype)
+    for p in by:
+        if not unmovable[p]:
+            for j in range(rf[p]):
+                x = fill[R[p, j]]
+                parts[x] = p
+                rows[x, :rf[p]] = R[p, :rf[p]]
+                fill[R[p, j]] += 1
+    return start, parts, sizes[parts].astype(np.float64), topic[parts], rows
+
+
+@njit(cache=True)
+def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags: np.ndarray, board: tuple,
+                    veto: tuple, dirs: tuple, held: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    arrived_b: np.ndarray, arrived_p: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Spread each topic of ``todo`` (topic indexes, in order) into its band; the moves made, in order, as rows of
+    (partition, from, to). ``order[cuts[t]:cuts[t + 1]]``: topic t's partitions by (size, partition). ``board``,
+    ``veto`` and ``dirs`` (copies: changed here) as ``board_arrays`` and ``veto_arrays`` build them; ``held``,
+    ``lo``, ``hi``: per topic and broker, its replicas (changed here) and band; ``arrived_b``/``arrived_p``: every
+    move onto a broker so far (``ClusterState.arrivals``), as pairs."""
+    R, rf, sizes, counts, elig = board[1], board[2], board[4], board[5], board[12]
+    n_p, n_b = R.shape[0], counts.shape[0]
+    # Per broker, the partitions the plan sent on to it (moved there, still there, not its own before the plan, not hot)
+    # by (size, partition), with their sizes, and how many: where a swap also looks for what goes back.
+    sent_parts = List()
+    sent_sizes = List()
+    sent_topics = List()
+    sent_rows = List()
+    for _ in range(n_b):
+        sent_parts.append(np.empty(8, np.int64))
+        sent_sizes.append(np.empty(8, np.float64))
+        sent_topics.append(np.empty(8, np.int64))
+        sent_rows.append(np.full((8, board[0].shape[1]), -1, np.int64))
+    ever = (sent_parts, sent_sizes, np.zeros(n_b, np.int64), sent_topics, sent_rows)
+    for i in range(arrived_b.shape[0]):
+        b, p = arrived_b[i], arrived_p[i]
+        if not board[11][p] and _holds(board[0], p, b) and _held_before(R, rf, p, b) < 0:
+            _arrive(ever, b, p, float(sizes[p]), board[10][p], board[0][p])
+    moves = List.empty_list(types.int64)
+    # The topic being spread: each partition's rank in it, and per broker the changed ones that arrived there.
+    arrived_on = List()
+    for _ in range(n_b):
+        arrived_on.append(np.empty(8, np.int64))
+    # The topic counts and bands (by topic, and by broker: a swap reads two brokers' counts of many topics), the
+    # brokers' versions (``_transfer``), what was sent on to each broker (``_arrive``), the moves made, the topic being
+    # spread (ranks, arrivals; ``_topic_lists``), and [6]: that topic, and whether the state follows every move.
+    spread = (held, np.zeros(n_b, np.int64), ever, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
+              np.array([-1, flags[F_PYTHON]]), lo, hi, held.T.copy(), lo.T.copy(), hi.T.copy())
+    pools = _pools(R, rf, sizes, board[10], board[9], n_b)
+    width = max(1, int((cuts[1:] - cuts[:-1]).max()) if cuts.shape[0] > 1 else 1)
+    # a swap's gaps and partitions, the chain's marks of replicas judged and a stamp, two lists of movable replicas, the
+    # chain's judgements, and a swap's pool (partitions, sizes)
+    buf = (np.empty(n_p + SEARCH, np.float64), np.empty(n_p + SEARCH, np.int64), np.zeros(n_p, np.int64),
+           np.zeros(1, np.int64), np.empty(width, np.int64), np.empty(width, np.int64), np.zeros(n_p, np.bool_),
+           np.empty(n_p, np.int64), np.empty(n_p, np.float64))
+    for t in todo:
+        topic_lists = _topic_lists(t, order, cuts, board, spread)
+        failed = dict()
+        failed[-1] = -1
+        lo_t, hi_t = lo[t][elig], hi[t][elig]
+        while True:
+            c = held[t][elig]
+            over, under = c - hi_t, lo_t - c
+            if (over > 0).any():
+                donors = _neediest(elig, over, over > 0)
+                receivers = _neediest(elig, hi_t - c, under > 0 if (under > 0).any() else c < hi_t)
+            elif (under > 0).any():
+                receivers = _neediest(elig, under, under > 0)
+                donors = _neediest(elig, c - lo_t, c > lo_t)
+            else:
+                break
+            if not _transfer(t, donors[:PARTNERS], receivers, flags, board, veto, dirs, spread, pools, topic_lists,
+                             buf, failed):  # fmt: skip
+                break
+    out = np.empty(len(moves), np.int64)
+    for i in range(len(moves)):
+        out[i] = moves[i]
+    return out.reshape(-1, 3)
+
+
+# ---------------------------------------------------------------------------------------------------- from Python
+
+def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, topic: np.ndarray,
+           held: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:  # fmt: skip
+    """Run the kernel on ``state`` (see ``spread_replicas``) and make its moves there."""
+    flags, veto, dirs, asked = veto_arrays(state)
+    arrived = [(b, p) for b, ps in sorted(state.arrivals.items()) for p in ps]
+    arrived_b = np.fromiter((b for b, _ in arrived), dtype=np.int64, count=len(arrived))
+    arrived_p = np.fromiter((p for _, p in arrived), dtype=np.int64, count=len(arrived))
+    args = (todo.astype(np.int64), order, cuts, flags, board_arrays(state, topic), veto, dirs,
+            held.astype(np.int64), lo.astype(np.int64), hi.astype(np.int64), arrived_b, arrived_p)  # fmt: skip
+    if asked is not None:  # the state made every move as the kernel did
+        _ASKED.append(asked)
+        try:
+            spread_replicas(*args)
+        finally:
+            _ASKED.pop()
+        return
+    for p, src, dst in spread_replicas(*args).tolist():
+        state.move(p, src, dst)
+        state.restore(p)  # (a swap back, or a chain put back, is no change)
+
+
+def board_arrays(state: ClusterState, topic: np.ndarray) -> tuple:
+    """The state as the kernel reads it (copies where it changes them): rows now and before, each partition's
+    original width, which the plan has changed, sizes, counts, bytes, which brokers are eligible, racks, which
+    partitions may not move, topics, which are hot, and the eligible brokers' indexes."""
+    return (state.now.astype(np.int64), state.R.astype(np.int64), state.rf.astype(np.int64), state.touched.copy(),
+            state.sizes.astype(np.int64), state.counts.astype(np.int64), state.bytes.astype(np.int64),
+            state.eligible_arr.copy(), np.asarray(state.rack, dtype=np.int64), (state.frozen | state.hot).copy(),
+            topic.astype(np.int64), state.hot.copy(), state.eligible_index_arr.astype(np.int64))  # fmt: skip
+
+
+def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | None]:
+    """The flags, the vetoes' arrays and the log dirs' tally (``DirTally``, as arrays) of the goals optimised so far,
+    and where a goal's veto is not one the kernel reads, what it asks in Python (``_ASKED``)."""
+    from kafka_rebalance.planner.goals.base import Goal
+    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
+    from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal, dir_tally, kept_replicas
+    from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
+    from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
+
+    read = {Goal.accept_move: -1, PlacementGoal.accept_move: F_PLACEMENT, RackSafetyGoal.accept_move: F_RACK,
+            DiskCapacityGoal.accept_move: F_DISK, ReplicaCountGoal.accept_move: F_COUNT}  # fmt: skip
+    kinds = {read.get(type(g).accept_move) for g in state.vetoes}
+    unknown = [g for g in state.vetoes if type(g).accept_move not in read]
+    n_b = state.n_brokers
+    flags = np.zeros(10, dtype=np.int64)
+    for kind in (F_PLACEMENT, F_RACK, F_DISK, F_COUNT):
+        flags[kind] = kind in kinds
+    flags[F_PYTHON] = bool(unknown)
+    flags[F_GUARD] = ByteGuard(state).active
+    flags[F_CAP] = state.move_cap is not None
+    flags[F_KEPT] = bool(flags[F_DISK] and state.options.remove_log_dirs)
+    flags[F_RACKS] = state.has_racks
+    flags[F_N_RACKS] = state.n_racks
+    codes = np.asarray(state.rack, dtype=np.int64)
+    elig_racks = np.zeros(int(codes.max(initial=-1)) + 2, dtype=bool)
+    for x in state.eligible_racks:
+        elig_racks[x + 1] = True
+    kept = np.zeros(0, dtype=np.int64)
+    if flags[F_KEPT]:
+        kept = np.sort(np.fromiter((p * n_b + b for p, b in kept_replicas(state)), dtype=np.int64))
+    cap = state.move_cap.astype(np.int64) if state.move_cap is not None else np.zeros(0, dtype=np.int64)
+    veto = (state.lo.astype(np.int64), state.hi.astype(np.int64), np.asarray(state.byte_hi, dtype=np.float64),
+            np.asarray(state.byte_lo, dtype=np.float64), np.asarray(state.disk_limit, dtype=np.float64), cap,
+            elig_racks, kept)  # fmt: skip
+    # The log dirs (JBOD brokers only, and only where the disk goal vetoes): each broker's dirs by path.
+    jbod = np.zeros(n_b, dtype=bool)
+    d_start = np.zeros(n_b + 1, dtype=np.int64)
+    keys: list[tuple[int, str]] = []
+    tally = dir_tally(state) if flags[F_DISK] else None
+    if tally is not None and tally.paths:
+        keys = sorted(tally.load)
+        for b in tally.paths:
+            jbod[b] = True
+        d_start[1:] = np.cumsum(np.bincount(np.asarray([b for b, _ in keys], dtype=np.int64), minlength=n_b))
+    index = {k: i for i, k in enumerate(keys)}
+    receives = np.asarray([d in tally.paths.get(b, ()) for b, d in keys] if tally else [], dtype=bool)
+    load = np.asarray([tally.load[k] for k in keys] if tally else [], dtype=np.float64)
+    ceiling = np.asarray([tally.ceiling[k] for k in keys] if tally else [], dtype=np.float64)
+    where = np.full(state.now.shape if keys else (0, 0), -1, dtype=np.int64)
+    home = np.full(state.R.shape if keys else (0, 0), -1, dtype=np.int64)
+    if tally is not None and keys:
+        for (p, b), d in tally.where.items():
+            where[p, state.row(p).index(b)] = index[(b, d)]
+        for (p, b), d in tally.home.items():
+            home[p, state.original_row(p).index(b)] = index[(b, d)]
+    asked = (state, tuple(g for g in unknown if not g.count_goal), tuple(g for g in unknown if g.count_goal))
+    # (the slack passed, not read as a global: numba would keep a global's value in its cache)
+    dirs = (d_start, receives, load, ceiling, where, home, jbod, np.array([SLACK_BYTES], dtype=np.float64))
+    return flags, veto, dirs, asked if unknown else None

@@ -1,0 +1,25 @@
+"""The kernels' warm-up (``python -m kafka_rebalance.planner.kernels``, run by ``make test`` and ``make demo``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_the_warm_up_runs_every_compiled_kernel() -> None:
+    # A fresh process: its dispatchers start with no signature, so each one listed ran in the warm-up (compiled, or
+    # loaded from the cache). A kernel the member and goals stopped reaching would be compiled by each test worker again.
+    code = ("from kafka_rebalance.planner.kernels import warm; warm()\n"
+            "from kafka_rebalance.planner.goals.hand_overs import hand_overs\n"
+            "from kafka_rebalance.planner.goals.topic_spread_leaders import spread_leaders\n"
+            "from kafka_rebalance.planner.goals.topic_spread_moves import spread_replicas\n"
+            "print(len(hand_overs.signatures), len(spread_leaders.signatures), len(spread_replicas.signatures))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600)
+    assert out.stdout.split() == ["1", "1", "1"]
+
+
+def test_the_warm_up_says_what_it_did() -> None:
+    out = subprocess.run([sys.executable, "-m", "kafka_rebalance.planner.kernels"], capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
+    assert out.returncode == 0
+    assert out.stderr.startswith(">> planner kernels compiled and cached (") and out.stderr.rstrip().endswith("s of CPU)")
