@@ -244,7 +244,7 @@ def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) 
     arrivals, the log dirs' tally (``DirTally.catch_up``), and the record of moves."""
     now, R, rf, touched, sizes, counts, nbytes = board[:7]
     topic = board[10]
-    held, version, ever, moves = spread[0], spread[1], spread[2], spread[3]
+    held, version, sent, moves = spread[0], spread[1], spread[2], spread[3]
     j = 0
     while now[p, j] != src:
         j += 1
@@ -263,11 +263,11 @@ def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) 
     version[src] += 1
     for k in range(_width(now, p)):
         version[now[p, k]] += 1
-    if not board[11][p]:  # the partitions sent on to each broker (``_sent``): p leaves src's, joins dst's
+    if not board[11][p]:  # the partitions sent on to each broker (``_arrive``): p leaves src's, joins dst's
         if _held_before(R, rf, p, src) < 0:
-            _unlist(ever, src, p, float(size))
+            _unlist(sent, src, p, float(size))
         if _held_before(R, rf, p, dst) < 0:
-            _arrive(ever, dst, p, float(size), u, now[p])
+            _arrive(sent, dst, p, float(size), u, now[p])
     if u == spread[6][0] and not board[9][p]:  # the topic being spread: the brokers p arrived on (``_movable``)
         if _held_before(R, rf, p, src) < 0:
             _unrank(spread[5], src, p, spread[4])
@@ -387,14 +387,6 @@ def _single(cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, board: 
 
 
 @njit(cache=True)
-def _slack(u: int, t: int, a: int, r: int, spread: tuple) -> bool:
-    """May topic u lose a replica on r and gain one on a (both within u's band)? (Read per broker: a swap's search
-    reads two brokers' counts of many topics.)"""
-    held, lo, hi = spread[9], spread[10], spread[11]
-    return u != t and held[r, u] > lo[r, u] and held[a, u] < hi[a, u]
-
-
-@njit(cache=True)
 def _span(a: int, r: int, nbytes: np.ndarray, veto: tuple) -> tuple[float, float]:
     """``ByteGuard.moved_span``: bytes moved from a to r outside this span are never allowed (a byte and a billionth
     wider, so rounding only lets more through)."""
@@ -466,7 +458,7 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, t
     n_sent = sent[2][r]
     sent_p, sent_s, sent_t, sent_r = sent[0][r], sent[1][r], sent[3][r], sent[4][r]
     held, lo_u, hi_u = spread[9], spread[10], spread[11]
-    slack = (held[r] > lo_u[r]) & (held[a] < hi_u[a])  # per topic (``_slack``), once for the whole pool
+    slack = (held[r] > lo_u[r]) & (held[a] < hi_u[a])  # per topic: may it lose one on r and gain one on a?
     slack[t] = False
     x, y, n = lo, 0, 0
     while True:
@@ -521,7 +513,7 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
     """p (topic t) a -> r and q (another topic) r -> a, counts unchanged: q among r's partitions nearest p in size."""
     touched, sizes, nbytes = board[3], board[4], board[6]
     by_start, by_size = pools[0], pools[2]
-    qs, pool_p, pool_s = buf[1], buf[7], buf[8]
+    qs, pool_p, pool_s = buf[0], buf[6], buf[7]
     n_pool = -1  # r's partitions that may go back (``_pool``), read for the first candidate that needs them
     sent_s = spread[2][1][r][:spread[2][2][r]]
     lo, hi = by_start[r], by_start[r + 1]
@@ -574,16 +566,16 @@ def _chain(t: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple,
     is made first, so no broker's count leaves its range on the way; where p may not follow, q goes back."""
     now, sizes, nbytes, elig = board[0], board[4], board[6], board[12]
     part, kept_start, kept = topic_lists
-    from_a, from_x = buf[4], buf[5]
+    from_a, from_x = buf[3], buf[4]
     n_a = _movable(a, part, kept_start, kept, board, spread, from_a)
     a_ok = np.zeros(n_a, np.bool_)
     for i in range(n_a):
         a_ok[i] = _guard(a, -float(sizes[from_a[i]]), flags, nbytes, veto)
     if not a_ok.any():
         return False
-    buf[3][0] += 1
-    stamp = buf[3][0]
-    r_seen, r_val = buf[2], buf[6]
+    buf[2][0] += 1
+    stamp = buf[2][0]
+    r_seen, r_val = buf[1], buf[5]
     inward = np.empty(SWAP_TRIES, np.int64)
     picked = np.empty(SWAP_TRIES, np.int64)
     for x in elig:
@@ -651,7 +643,7 @@ def _transfer(t: int, donors: np.ndarray, receivers: np.ndarray, flags: np.ndarr
                 pair_a[n], pair_r[n] = a, r
                 n += 1
                 taken += 1
-    from_a, cand = buf[4], buf[5]
+    from_a, cand = buf[3], buf[4]
     for i in range(n):
         a, r = pair_a[i], pair_r[i]
         key = a * n_b + r
@@ -755,11 +747,11 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
         sent_sizes.append(np.empty(8, np.float64))
         sent_topics.append(np.empty(8, np.int64))
         sent_rows.append(np.full((8, board[0].shape[1]), -1, np.int64))
-    ever = (sent_parts, sent_sizes, np.zeros(n_b, np.int64), sent_topics, sent_rows)
+    sent = (sent_parts, sent_sizes, np.zeros(n_b, np.int64), sent_topics, sent_rows)
     for i in range(arrived_b.shape[0]):
         b, p = arrived_b[i], arrived_p[i]
         if not board[11][p] and _holds(board[0], p, b) and _held_before(R, rf, p, b) < 0:
-            _arrive(ever, b, p, float(sizes[p]), board[10][p], board[0][p])
+            _arrive(sent, b, p, float(sizes[p]), board[10][p], board[0][p])
     moves = List.empty_list(types.int64)
     # The topic being spread: each partition's rank in it, and per broker the changed ones that arrived there.
     arrived_on = List()
@@ -768,13 +760,13 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
     # The topic counts and bands (by topic, and by broker: a swap reads two brokers' counts of many topics), the
     # brokers' versions (``_transfer``), what was sent on to each broker (``_arrive``), the moves made, the topic being
     # spread (ranks, arrivals; ``_topic_lists``), and [6]: that topic, and whether the state follows every move.
-    spread = (held, np.zeros(n_b, np.int64), ever, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
+    spread = (held, np.zeros(n_b, np.int64), sent, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
               np.array([-1, flags[F_PYTHON]]), lo, hi, held.T.copy(), lo.T.copy(), hi.T.copy())
     pools = _pools(R, rf, sizes, board[10], board[9], n_b)
     width = max(1, int((cuts[1:] - cuts[:-1]).max()) if cuts.shape[0] > 1 else 1)
-    # a swap's gaps and partitions, the chain's marks of replicas judged and a stamp, two lists of movable replicas, the
+    # a swap's nearest partners, the chain's marks of replicas judged and a stamp, two lists of movable replicas, the
     # chain's judgements, and a swap's pool (partitions, sizes)
-    buf = (np.empty(n_p + SEARCH, np.float64), np.empty(n_p + SEARCH, np.int64), np.zeros(n_p, np.int64),
+    buf = (np.empty(SEARCH, np.int64), np.zeros(n_p, np.int64),
            np.zeros(1, np.int64), np.empty(width, np.int64), np.empty(width, np.int64), np.zeros(n_p, np.bool_),
            np.empty(n_p, np.int64), np.empty(n_p, np.float64))
     for t in todo:
