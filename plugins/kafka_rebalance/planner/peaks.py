@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+from numba import njit
+
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.steps import Step
 
@@ -65,62 +68,75 @@ class DiskRoom:
         for s in steps:
             ledger.start(s)
             ledger.finish(s)
-        return DiskRoom({b: ledger.load[b] for b in self.start}, self.limit,
-                        {k: (ledger.dir_load[k], lim) for k, (_, lim) in self.dirs.items()})
+        load, dir_load = ledger.load, ledger.dir_load
+        return DiskRoom({b: load[b] for b in self.start}, self.limit,
+                        {k: (dir_load[k], lim) for k, (_, lim) in self.dirs.items()})
 
 
 class DiskLedger:
     """Each limited broker's and dir's bytes as steps start and end: an arrival counts from its step's start, a
-    departure from its step's end (``finish``); a step that will not complete takes its arrivals back."""
+    departure from its step's end (``finish``); a step that will not complete takes its arrivals back.
+
+    The brokers and dirs are one array of resources, bytes and limits. ``entries`` says which of them a step reads
+    and changes; the compiled functions below do the arithmetic, for the batcher (through the methods here) and for
+    the continuous schedule's dispatcher (planner/dispatch.py) alike."""
 
     def __init__(self, room: DiskRoom) -> None:
-        self.load = dict(room.start)
-        self.limit = room.limit
-        self.dir_load = {k: start for k, (start, _) in room.dirs.items()}
-        self.dir_limit = {k: limit for k, (_, limit) in room.dirs.items()}
+        self.room = room
+        brokers, dirs = sorted(room.limit), sorted(room.dirs)
+        self.broker_res = {b: k for k, b in enumerate(brokers)}
+        self.dir_res = {key: len(brokers) + k for k, key in enumerate(dirs)}
+        self.keys: list[tuple[int, str | None]] = [(b, None) for b in brokers] + [(b, d) for b, d in dirs]
+        self.res_load = np.array([float(room.start[b]) for b in brokers] + [float(room.dirs[k][0]) for k in dirs],
+                                 dtype=np.float64)
+        self.res_limit = np.array([float(room.limit[b]) for b in brokers] + [float(room.dirs[k][1]) for k in dirs],
+                                  dtype=np.float64)
         self.dir_brokers = {b for b, _ in room.dirs}
+
+    @property
+    def load(self) -> dict[int, float]:
+        """Each broker's bytes now (those without a limit as they started)."""
+        return {**self.room.start, **{b: float(self.res_load[k]) for b, k in self.broker_res.items()}}
+
+    @property
+    def dir_load(self) -> dict[Dir, float]:
+        return {key: float(self.res_load[k]) for key, k in self.dir_res.items()}
+
+    def entries(self, s: Step) -> tuple[list[int], list[int], list[int]]:
+        """The resources step ``s`` must have room on (in the order a blocker is named), those its start adds to
+        (and its abandoning takes back from), and those its end frees. A replica moving between the dirs of a broker
+        whose dirs the ledger holds is held by its dirs alone: each within its own volume's limit is the broker
+        within theirs (a broker above its limit at the start may so relieve a dir)."""
+        res = self.broker_res
+        check = [res[b] for b in (*s.adds, *(b for b in s.within if b not in self.dir_brokers)) if b in res]
+        add = [res[b] for b in (*s.adds, *s.within) if b in res]
+        free = [res[b] for b in (*s.removes, *s.within) if b in res]
+        if self.dir_res:
+            arrive = [self.dir_res[k] for k in s.dir_arrivals() if k in self.dir_res]
+            check += arrive
+            add += arrive
+            free += [self.dir_res[k] for k in s.dir_departures() if k in self.dir_res]
+        return check, add, free
 
     def blocker(self, s: Step) -> int | None:
         """The first broker of ``s`` without room for it now (on the broker or in the dir it names), else None."""
-        full = self._full(s)
-        return full[0] if full is not None else None
+        k = self._full(s)
+        return self.keys[k][0] if k >= 0 else None
 
-    def _full(self, s: Step) -> tuple[int, str | None] | None:
-        """What ``blocker`` found: the broker, and the dir when the dir is what lacks room. A replica moving between
-        the dirs of a broker whose dirs the ledger holds is held by its dirs alone: each within its own volume's
-        limit is the broker within theirs (a broker above its limit at the start may so relieve a dir)."""
-        for b in (*s.adds, *(b for b in s.within if b not in self.dir_brokers)):
-            lim = self.limit.get(b)
-            if lim is not None and self.load[b] + s.size > lim + SLACK_BYTES:
-                return b, None
-        for k in s.dir_arrivals() if self.dir_limit else ():
-            lim = self.dir_limit.get(k)
-            if lim is not None and self.dir_load[k] + s.size > lim + SLACK_BYTES:
-                return k
-        return None
+    def _full(self, s: Step) -> int:
+        """What ``blocker`` found: the resource lacking room (-1: none)."""
+        check, _, _ = self.entries(s)
+        return ledger_full(self.res_load, self.res_limit, np.asarray(check, dtype=np.int64), float(s.size))
 
     def start(self, s: Step) -> None:
-        self._add(s, 1.0)
-
-    def _add(self, s: Step, sign: float) -> None:
-        for b in (*s.adds, *s.within):
-            if b in self.limit:
-                self.load[b] += sign * s.size
-        for k in s.dir_arrivals() if self.dir_limit else ():
-            if k in self.dir_limit:
-                self.dir_load[k] += sign * s.size
+        ledger_add(self.res_load, np.asarray(self.entries(s)[1], dtype=np.int64), float(s.size))
 
     def finish(self, s: Step) -> None:
-        for b in (*s.removes, *s.within):
-            if b in self.limit:
-                self.load[b] -= s.size
-        for k in s.dir_departures() if self.dir_limit else ():
-            if k in self.dir_limit:
-                self.dir_load[k] -= s.size
+        ledger_add(self.res_load, np.asarray(self.entries(s)[2], dtype=np.int64), -float(s.size))
 
     def abandon(self, s: Step) -> None:
         """A cancelled reassignment deletes the replicas it was adding; the ones it was to replace stay."""
-        self._add(s, -1.0)
+        ledger_add(self.res_load, np.asarray(self.entries(s)[1], dtype=np.int64), -float(s.size))
 
     def stuck(self, blocked: Iterable[Step]) -> PlanError:
         """The error when no remaining step fits: its room comes only from steps that wait themselves (full
@@ -135,14 +151,31 @@ class DiskLedger:
         """Each blocked destination (broker, or log dir) with its bytes, its limit and the smallest replica it waits for."""
         waits: dict[tuple[int, str], list[Step]] = {}
         for s in blocked:
-            full = self._full(s)
-            if full is not None:
-                waits.setdefault((full[0], full[1] or ""), []).append(s)
+            k = self._full(s)
+            if k >= 0:
+                b, d = self.keys[k]
+                waits.setdefault((b, d or ""), []).append(s)
         parts = []
         for (b, d), steps in sorted(waits.items()):
             small = min(steps, key=lambda s: (s.size, s.topic, s.partition))
-            held, lim = (self.load[b], self.limit[b]) if not d else (self.dir_load[(b, d)], self.dir_limit[(b, d)])
+            k = self.dir_res[(b, d)] if d else self.broker_res[b]
+            held, lim = float(self.res_load[k]), float(self.res_limit[k])
             where = f"broker {b}" if not d else f"broker {b} log dir {d}"
             parts.append(f"{where} holds {held:,.0f} of its {lim:,.0f} bytes and must first receive "
                          f"{small.topic}-{small.partition} ({small.size:,} bytes)")
         return "; ".join(parts[:5]) + (f"; and {len(parts) - 5} more brokers" if len(parts) > 5 else "")
+
+
+@njit(cache=True)
+def ledger_full(load: np.ndarray, limit: np.ndarray, check: np.ndarray, size: float) -> int:
+    """The first of the resources ``check`` without room for ``size`` more bytes (-1: every one has room)."""
+    for r in check:
+        if load[r] + size > limit[r] + SLACK_BYTES:
+            return r
+    return -1
+
+
+@njit(cache=True)
+def ledger_add(load: np.ndarray, res: np.ndarray, amount: float) -> None:
+    for r in res:
+        load[r] += amount

@@ -1,0 +1,717 @@
+"""The continuous schedule's dispatch, compiled (numba): which steps start when, and a whole plan simulated under it.
+
+``schedule.Dispatcher`` (the executor's and the simulator's) documents the rule and keeps its state in the arrays
+built here (``build``); the functions here are the rule. ``simulate_steps`` runs every step of a plan under it and
+under the throttle model of ``schedule.simulate`` in one call: in Python that simulation was 17 s of the 400-broker
+plan's 117 s with every goal on. The disk ledger's arithmetic is ``peaks.ledger_full``/``ledger_add``, the batcher's
+too.
+
+Brokers are dense indexes into ``Table.ids`` (sorted broker ids, -1 first: the lane of steps that add nothing and an
+unknown leader), so every order the rule reads (lanes by id, events by destination) stays the order of the ids.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Iterable, Sequence
+from itertools import chain
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit, types
+from numba.experimental import structref
+from numba.typed import List
+
+from kafka_rebalance.planner.peaks import ledger_add, ledger_full
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.peaks import DiskLedger
+    from kafka_rebalance.planner.steps import Step
+
+CANDIDATES = 8  # steps of a lane looked at before the lane waits for capacity elsewhere
+NO_LANE = -1  # the lane (broker id) of steps that only drop replicas: nothing to copy
+
+# What does not change while the steps run, per step (CSR lists: ``x_at[i]:x_at[i + 1]`` of ``x``), with the limits.
+# ``check``/``add``/``free``: the disk ledger's resources of each step (``DiskLedger.entries``); ``lane_at``: where each
+# lane's ready steps sit in ``Live.ready``; ``res_broker``: each ledger resource's broker.
+Table = namedtuple("Table", [
+    "ids", "lane", "size", "rate", "leader", "n_adds", "adds_at", "adds", "inv_at", "inv", "rem_at", "rem", "succ_at",
+    "succ", "check_at", "check", "add_at", "add", "free_at", "free", "lane_at", "res_broker", "has_disk", "per_broker",
+    "max_in_flight", "throttle",
+])
+# What does: per broker (moves in flight, produce rates in flight into it and out of it as leader, new replicas in flight
+# into it, bytes its lane has not started); each lane's ready steps, highest index first; per step, whether it waits on
+# its predecessor, is in flight, completed or abandoned; ``counts``: steps in flight and steps waiting on a predecessor;
+# ``heap``: the lanes offered, by (new replicas in flight, -bytes left, lane); ``wait_on``/``wait_disk``:
+# per broker, the lanes waiting for it to free a move or disk room (``waiting``/``waiting_disk``: set membership); the
+# ledger's bytes and limits; ``woken``/``n_woken``/``seen``: the lanes a completion wakes.
+Live = namedtuple("Live", [
+    "busy", "inflow", "outflow", "receiving", "left", "ready", "n_ready", "waiting", "in_flight", "completed",
+    "abandoned", "counts", "heap", "wait_on", "waiting_on", "wait_disk", "waiting_disk", "res_load", "res_limit",
+    "woken", "n_woken", "seen",
+])
+
+
+# A min-heap of items by (x, a, b), each item at most once (a new key replaces its old one): the lanes by (moves in flight,
+# -bytes left, lane), the simulation's events by (time, step, destination). Python's heapq kept stale entries beside the
+# live ones and skipped them when popped; an item heap pops the live ones in the same order (their keys are distinct),
+# and numba's heapq over a typed list of tuples was slower than Python's.
+Heap = namedtuple("Heap", ["x", "a", "b", "heap", "pos", "n"])
+
+# The kernels take these records as numba structs: a namedtuple of arrays passed to a compiled function has every array's
+# reference count raised and lowered at each call (58 % of the dispatcher's time at 400 brokers); a struct is one object.
+# Python reads the same arrays through the namedtuples ``build`` returns beside them; the kernels' annotations name the
+# namedtuples (the structs have their fields).
+
+
+class _Fields(types.StructRef):
+    def preprocess_fields(self, fields: tuple) -> tuple:
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+@structref.register
+class TableType(_Fields):
+    pass
+
+
+@structref.register
+class LiveType(_Fields):
+    pass
+
+
+@structref.register
+class HeapType(_Fields):
+    pass
+
+
+@structref.register
+class FlowsType(_Fields):
+    pass
+
+
+class TableRef(structref.StructRefProxy):
+    pass
+
+
+class LiveRef(structref.StructRefProxy):
+    pass
+
+
+class HeapRef(structref.StructRefProxy):
+    pass
+
+
+class FlowsRef(structref.StructRefProxy):
+    pass
+
+
+@njit(cache=True)
+def _heap(items: int) -> Heap:
+    return HeapRef(np.zeros(items), np.zeros(items, np.int64), np.zeros(items, np.int64),  # type: ignore[return-value]
+                   np.zeros(items, np.int64), np.full(items, -1, np.int64), np.zeros(1, np.int64))
+
+
+@njit(cache=True)
+def _before(h: Heap, u: int, v: int) -> bool:
+    if h.x[u] != h.x[v]:
+        return h.x[u] < h.x[v]
+    if h.a[u] != h.a[v]:
+        return h.a[u] < h.a[v]
+    return h.b[u] < h.b[v]
+
+
+@njit(cache=True)
+def _sift(h: Heap, k: int) -> None:
+    """Move the item at heap place k up or down to where its key belongs."""
+    heap, pos, n = h.heap, h.pos, h.n[0]
+    item = heap[k]
+    while k > 0 and _before(h, item, heap[(k - 1) // 2]):
+        parent = heap[(k - 1) // 2]
+        heap[k], pos[parent] = parent, k
+        k = (k - 1) // 2
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and _before(h, heap[c + 1], heap[c]):
+            c += 1
+        if not _before(h, heap[c], item):
+            break
+        heap[k], pos[heap[c]] = heap[c], k
+        k = c
+    heap[k], pos[item] = item, k
+
+
+@njit(cache=True)
+def heap_put(h: Heap, item: int, x: float, a: int, b: int) -> None:
+    h.x[item], h.a[item], h.b[item] = x, a, b
+    if h.pos[item] < 0:
+        h.heap[h.n[0]] = item
+        h.pos[item] = h.n[0]
+        h.n[0] += 1
+    _sift(h, h.pos[item])
+
+
+@njit(cache=True)
+def heap_pop(h: Heap) -> int:
+    """The item with the lowest key, out of the heap; -1 when it is empty."""
+    if h.n[0] == 0:
+        return -1
+    top = h.heap[0]
+    h.n[0] -= 1
+    h.pos[top] = -1
+    if h.n[0] > 0:
+        h.heap[0] = h.heap[h.n[0]]
+        h.pos[h.heap[0]] = 0
+        _sift(h, 0)
+    return top
+
+
+def _plain(rows: Sequence[Sequence[int]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ints as (offsets, values)."""
+    at = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, rows), dtype=np.int64, count=n), out=at[1:])
+    return at, np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(at[-1]))
+
+
+@njit(cache=True)
+def _involved(adds_at: np.ndarray, adds: np.ndarray, rem_at: np.ndarray, rem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per step, ``Step.involved``: its new replicas' destinations and as many leaving replicas' sources."""
+    n = adds_at.shape[0] - 1
+    at = np.zeros(n + 1, np.int64)
+    for i in range(n):
+        k = adds_at[i + 1] - adds_at[i]
+        at[i + 1] = at[i] + k + min(k, rem_at[i + 1] - rem_at[i])
+    out = np.empty(at[n], np.int64)
+    for i in range(n):
+        k = adds_at[i + 1] - adds_at[i]
+        out[at[i]:at[i] + k] = adds[adds_at[i]:adds_at[i + 1]]
+        m = at[i + 1] - at[i] - k
+        out[at[i] + k:at[i + 1]] = rem[rem_at[i]:rem_at[i] + m]
+    return at, out
+
+
+def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, max_in_flight: int, throttle: float,
+          ledger: DiskLedger | None, done: Iterable[int], running: Iterable[int]) -> tuple[Table, Live, Table, Live]:  # fmt: skip
+    """The dispatcher's arrays for ``steps`` (priority order) and their predecessors, as ``schedule.Dispatcher`` takes
+    them; ``done``/``running`` as there. The records twice: as namedtuples for Python to read, and as the structs the
+    kernels take (the same arrays)."""
+    n = len(steps)
+    adds_at, adds = _plain([s.adds for s in steps], n)
+    rem_at, rem = _plain([s.removes for s in steps], n)
+    leader = np.fromiter((s.leader for s in steps), dtype=np.int64, count=n)
+    # every broker the rule may name: -1 (the lane of steps adding nothing; an unknown leader) first
+    named = [np.array([NO_LANE]), adds, rem, leader, np.array([b for s in steps if s.dirs for b in s.within], dtype=np.int64)]
+    if ledger is not None:
+        named.append(np.array([b for b, _ in ledger.keys], dtype=np.int64))
+    ids = np.unique(np.concatenate(named).astype(np.int64))
+    n_ids = len(ids)
+    adds, rem, leader = (np.searchsorted(ids, x).astype(np.int64) for x in (adds, rem, leader))
+    n_adds = np.diff(adds_at)
+    lane = np.zeros(n, dtype=np.int64)  # (dense 0: NO_LANE, the lowest id)
+    lane[n_adds > 0] = adds[adds_at[:-1][n_adds > 0]]
+    inv_at, inv = _involved(adds_at, adds, rem_at, rem)
+    pred = np.fromiter((-1 if a is None else a for a in after), dtype=np.int64, count=n)
+    # each step's successors (a partition's steps follow one another), by step
+    follows = np.flatnonzero(pred >= 0)
+    succ = follows[np.argsort(pred[follows], kind="stable")].astype(np.int64)
+    succ_at = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(pred[follows], minlength=n), out=succ_at[1:])
+    if ledger is not None:
+        entries = [ledger.entries(s) for s in steps]
+        check_at, check = _plain([e[0] for e in entries], n)
+        add_at, add = _plain([e[1] for e in entries], n)
+        free_at, free = _plain([e[2] for e in entries], n)
+        res_broker = np.searchsorted(ids, np.asarray([b for b, _ in ledger.keys], dtype=np.int64)).astype(np.int64)
+        res_load, res_limit = ledger.res_load, ledger.res_limit
+    else:
+        check_at = add_at = free_at = np.zeros(n + 1, dtype=np.int64)
+        check = add = free = res_broker = np.zeros(0, dtype=np.int64)
+        res_load = res_limit = np.zeros(0, dtype=np.float64)
+    lane_at = np.zeros(n_ids + 1, dtype=np.int64)
+    np.cumsum(np.bincount(lane, minlength=n_ids), out=lane_at[1:])
+    table = Table(
+        ids, lane, np.fromiter((s.size for s in steps), dtype=np.int64, count=n),
+        np.fromiter((s.rate for s in steps), dtype=np.float64, count=n), leader, n_adds, adds_at, adds, inv_at, inv,
+        rem_at, rem, succ_at, succ, check_at, check, add_at, add, free_at, free, lane_at, res_broker, ledger is not None,
+        int(per_broker), int(max_in_flight), float(throttle),
+    )
+    live = Live(
+        np.zeros(n_ids, dtype=np.int64), np.zeros(n_ids), np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64),
+        np.zeros(n_ids, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        np.zeros(n_ids, dtype=np.int64), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
+        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(2, dtype=np.int64), _heap(n_ids),
+        _lists(n_ids), np.zeros((n_ids, n_ids), dtype=np.bool_), _lists(n_ids), np.zeros((n_ids, n_ids), dtype=np.bool_),
+        res_load, res_limit, np.zeros(n_ids, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(n_ids, dtype=np.bool_),
+    )
+    completed = np.zeros(n, dtype=np.bool_)
+    completed[np.fromiter(done, dtype=np.int64)] = True
+    in_run = np.zeros(n, dtype=np.bool_)
+    in_run[np.fromiter(running, dtype=np.int64)] = True
+    refs = _structs(table, live)
+    _init(*refs, pred, completed, in_run)
+    return table, live, *refs
+
+
+@njit(cache=True)
+def _structs(table: Table, live: Live) -> tuple[Table, Live]:
+    """The records as the kernels' structs (built here, compiled once and cached: ``TableRef(...)`` called from Python
+    compiles its constructor anew in every process)."""
+    return TableRef(*table), LiveRef(*live)  # type: ignore[return-value]
+
+
+@njit(cache=True)
+def _lists(n: int) -> List:
+    out = List()
+    for _ in range(n):
+        out.append(List.empty_list(types.int64))
+    return out
+
+
+@njit(cache=True)
+def _init(t: Table, lv: Live, pred: np.ndarray, completed: np.ndarray, in_run: np.ndarray) -> None:
+    n_lanes = lv.n_ready.shape[0]
+    for i in range(pred.shape[0]):
+        if completed[i]:
+            lv.completed[i] = True
+            if t.has_disk:
+                ledger_add(lv.res_load, t.add[t.add_at[i]:t.add_at[i + 1]], float(t.size[i]))
+                ledger_add(lv.res_load, t.free[t.free_at[i]:t.free_at[i + 1]], -float(t.size[i]))
+            continue
+        lane = t.lane[i]
+        lv.left[lane] += t.size[i] * t.n_adds[i]
+        if in_run[i]:
+            _launch(t, lv, i)
+            continue
+        prev = pred[i]
+        if prev < 0 or completed[prev]:
+            lv.n_ready[lane] += 1
+        else:
+            lv.waiting[i] = True
+            lv.counts[1] += 1
+    # each lane's ready steps, highest index at the front of its segment (a start takes from the back)
+    fill = t.lane_at[:-1] + lv.n_ready
+    for i in range(pred.shape[0]):
+        if not (lv.completed[i] or in_run[i] or lv.waiting[i]):
+            fill[t.lane[i]] -= 1
+            lv.ready[fill[t.lane[i]]] = i
+    for lane in range(n_lanes):
+        _offer(t, lv, lane)
+
+
+@njit(cache=True)
+def requeue(t: Table, lv: Live, lane: int) -> None:
+    """A lane ``choose`` took off the heap goes back (its step was held)."""
+    _offer(t, lv, lane)
+
+
+@njit(cache=True)
+def _offer(t: Table, lv: Live, lane: int) -> None:
+    """(Re)queue a lane under its current key; older entries of it become stale."""
+    if lv.n_ready[lane] == 0:
+        return
+    heap_put(lv.heap, lane, float(lv.receiving[lane]), -lv.left[lane], lane)
+
+
+@njit(cache=True)
+def _ready_insert(t: Table, lv: Live, lane: int, i: int) -> None:
+    base, n = t.lane_at[lane], lv.n_ready[lane]
+    lo, hi = 0, n
+    while lo < hi:  # the first place holding a lower index (the segment runs from the highest down)
+        mid = (lo + hi) // 2
+        if lv.ready[base + mid] < i:
+            hi = mid
+        else:
+            lo = mid + 1
+    for y in range(n, lo, -1):
+        lv.ready[base + y] = lv.ready[base + y - 1]
+    lv.ready[base + lo] = i
+    lv.n_ready[lane] = n + 1
+
+
+@njit(cache=True)
+def _ready_take(t: Table, lv: Live, lane: int, k: int) -> None:
+    """Take the lane's k-th lowest ready step out of its list."""
+    base, n = t.lane_at[lane], lv.n_ready[lane]
+    for y in range(n - 1 - k, n - 1):
+        lv.ready[base + y] = lv.ready[base + y + 1]
+    lv.n_ready[lane] = n - 1
+
+
+@njit(cache=True)
+def _blocker(t: Table, lv: Live, i: int) -> int:
+    """The first broker that keeps step i from starting now, else -1."""
+    for x in range(t.inv_at[i], t.inv_at[i + 1]):
+        if lv.busy[t.inv[x]] >= t.per_broker:
+            return t.inv[x]
+    rate = t.rate[i]
+    if rate != 0.0 and t.n_adds[i] > 0:
+        for x in range(t.adds_at[i], t.adds_at[i + 1]):
+            if lv.inflow[t.adds[x]] + rate >= t.throttle:
+                return t.adds[x]
+        if lv.outflow[t.leader[i]] + rate * t.n_adds[i] >= t.throttle:
+            return t.leader[i]
+    return -1
+
+
+@njit(cache=True)
+def disk_full(t: Table, lv: Live, i: int) -> int:
+    """The broker without disk room for step i now (on it, or in the dir it names), else -1."""
+    if not t.has_disk:
+        return -1
+    r = ledger_full(lv.res_load, lv.res_limit, t.check[t.check_at[i]:t.check_at[i + 1]], float(t.size[i]))
+    return -1 if r < 0 else t.res_broker[r]
+
+
+@njit(cache=True)
+def _wait(lists: List, member: np.ndarray, key: int, lane: int) -> None:
+    if not member[key, lane]:
+        member[key, lane] = True
+        lists[key].append(lane)
+
+
+@njit(cache=True)
+def _wake_key(lv: Live, lists: List, member: np.ndarray, key: int) -> None:
+    """Every lane waiting on ``key`` is woken (``_woken``), and waits there no more."""
+    waiting = lists[key]
+    if len(waiting) == 0:
+        return
+    for lane in waiting:
+        member[key, lane] = False
+        _woken(lv, lane)
+    waiting.clear()
+
+
+@njit(cache=True)
+def _woken(lv: Live, lane: int) -> None:
+    if not lv.seen[lane]:
+        lv.seen[lane] = True
+        lv.woken[lv.n_woken[0]] = lane
+        lv.n_woken[0] += 1
+
+
+@njit(cache=True)
+def choose(t: Table, lv: Live) -> tuple[int, int, int]:
+    """The next step to start: (step, its lane, its place among the lane's ready steps), the lane taken off the heap;
+    (-1, -1, -1) when none may. Lanes that cannot start anything wait on the broker that blocked them."""
+    while lv.counts[0] < t.max_in_flight and lv.heap.n[0] > 0:
+        lane = heap_pop(lv.heap)
+        n = lv.n_ready[lane]
+        if n == 0:
+            continue
+        base = t.lane_at[lane]
+        blocker, full = -1, -1
+        for k in range(min(n, CANDIDATES)):
+            i = lv.ready[base + n - 1 - k]
+            b = _blocker(t, lv, i)
+            # With nothing in flight a step starts even if it alone breaks a limit: it could never run otherwise.
+            if b < 0 or lv.counts[0] == 0:
+                d = disk_full(t, lv, i)
+                if d < 0:
+                    return i, lane, k
+                if full < 0:
+                    full = d
+            elif blocker < 0:
+                blocker = b
+        if blocker < 0 and full >= 0:
+            _wait(lv.wait_disk, lv.waiting_disk, full, lane)
+        else:
+            _wait(lv.wait_on, lv.waiting_on, blocker if blocker >= 0 else lane, lane)
+    return -1, -1, -1
+
+
+@njit(cache=True)
+def take(t: Table, lv: Live, i: int, lane: int, k: int) -> None:
+    """Start step i, the k-th lowest ready step of its lane (``choose``), and requeue the lane."""
+    _ready_take(t, lv, lane, k)
+    _launch(t, lv, i)
+    _offer(t, lv, lane)
+
+
+@njit(cache=True)
+def fit(t: Table, lv: Live) -> tuple[int, int, int]:
+    """Where every lane waits for disk room and nothing runs to free it, a smaller step beyond a lane's first
+    candidates may still fit: the first ready step (by lane, then step) with room, as ``choose`` returns it; else
+    (-1, -1, -1). Looks at every ready step once (rare: the plan is nearly stuck)."""
+    if not t.has_disk or lv.counts[0] > 0 or not lv.waiting_disk.any():
+        return -1, -1, -1
+    for lane in range(lv.n_ready.shape[0]):
+        base, n = t.lane_at[lane], lv.n_ready[lane]
+        for k in range(n):
+            i = lv.ready[base + n - 1 - k]
+            if disk_full(t, lv, i) < 0:
+                return i, lane, k
+    return -1, -1, -1
+
+
+@njit(cache=True)
+def start_steps(t: Table, lv: Live, out: np.ndarray) -> int:
+    """The steps to submit now, started, into ``out`` (``schedule.Dispatcher.start`` without a hold); how many."""
+    n = 0
+    while True:
+        i, lane, k = choose(t, lv)
+        if i < 0:
+            break
+        take(t, lv, i, lane, k)
+        out[n] = i
+        n += 1
+    if n == 0:
+        i, lane, k = fit(t, lv)
+        if i >= 0:
+            take(t, lv, i, lane, k)
+            out[n] = i
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _launch(t: Table, lv: Live, i: int) -> None:
+    for x in range(t.inv_at[i], t.inv_at[i + 1]):
+        lv.busy[t.inv[x]] += 1
+    for x in range(t.adds_at[i], t.adds_at[i + 1]):
+        lv.inflow[t.adds[x]] += t.rate[i]
+        lv.receiving[t.adds[x]] += 1
+    lv.outflow[t.leader[i]] += t.rate[i] * t.n_adds[i]
+    lv.left[t.lane[i]] -= t.size[i] * t.n_adds[i]
+    lv.in_flight[i] = True
+    lv.counts[0] += 1
+    if t.has_disk:
+        ledger_add(lv.res_load, t.add[t.add_at[i]:t.add_at[i + 1]], float(t.size[i]))
+
+
+@njit(cache=True)
+def _land(t: Table, lv: Live, i: int) -> None:
+    """Release what in-flight step i held; its lane and its destinations' lanes may now start something."""
+    lv.in_flight[i] = False
+    lv.counts[0] -= 1
+    for x in range(t.inv_at[i], t.inv_at[i + 1]):
+        lv.busy[t.inv[x]] -= 1
+    for x in range(t.adds_at[i], t.adds_at[i + 1]):
+        lv.inflow[t.adds[x]] -= t.rate[i]
+        lv.receiving[t.adds[x]] -= 1
+    lv.outflow[t.leader[i]] -= t.rate[i] * t.n_adds[i]
+    _woken(lv, t.lane[i])
+    for x in range(t.adds_at[i], t.adds_at[i + 1]):
+        _woken(lv, t.adds[x])
+
+
+@njit(cache=True)
+def finish(t: Table, lv: Live, i: int) -> None:
+    """In-flight step i completed: its partition's next step is ready."""
+    _land(t, lv, i)
+    lv.completed[i] = True
+    if t.has_disk:
+        ledger_add(lv.res_load, t.free[t.free_at[i]:t.free_at[i + 1]], -float(t.size[i]))
+        for x in range(t.rem_at[i], t.rem_at[i + 1]):
+            _wake_key(lv, lv.wait_disk, lv.waiting_disk, t.rem[x])
+    for x in range(t.succ_at[i], t.succ_at[i + 1]):
+        j = t.succ[x]
+        if lv.waiting[j]:
+            lv.waiting[j] = False
+            lv.counts[1] -= 1
+            _ready_insert(t, lv, t.lane[j], j)
+            _woken(lv, t.lane[j])
+    _wake(t, lv, i)
+
+
+@njit(cache=True)
+def abandon(t: Table, lv: Live, i: int) -> None:
+    """In-flight step i will not complete (cancelled, refused): it and its partition's later steps are dropped."""
+    _land(t, lv, i)
+    lv.abandoned[i] = True
+    if t.has_disk:
+        ledger_add(lv.res_load, t.add[t.add_at[i]:t.add_at[i + 1]], -float(t.size[i]))
+        for x in range(t.adds_at[i], t.adds_at[i + 1]):
+            _wake_key(lv, lv.wait_disk, lv.waiting_disk, t.adds[x])
+    stack = [i]
+    while len(stack) > 0:
+        at = stack.pop()
+        for x in range(t.succ_at[at], t.succ_at[at + 1]):
+            j = t.succ[x]
+            if lv.waiting[j]:
+                lv.waiting[j] = False
+                lv.counts[1] -= 1
+                lv.abandoned[j] = True
+                lv.left[t.lane[j]] -= t.size[j] * t.n_adds[j]
+                stack.append(j)
+    _wake(t, lv, i)
+
+
+@njit(cache=True)
+def _wake(t: Table, lv: Live, i: int) -> None:
+    """Step i completed or was dropped: the lanes that waited on a broker it held may start something."""
+    for x in range(t.inv_at[i], t.inv_at[i + 1]):
+        _wake_key(lv, lv.wait_on, lv.waiting_on, t.inv[x])
+    for x in range(t.adds_at[i], t.adds_at[i + 1]):
+        _wake_key(lv, lv.wait_on, lv.waiting_on, t.adds[x])
+    _wake_key(lv, lv.wait_on, lv.waiting_on, t.leader[i])
+    if lv.counts[0] == 0:
+        # Nothing runs: a step blocked by its own produce rate (at or above the throttle on its own) waits on a broker
+        # that will never free. Alone, it may start (``choose``). Lanes waiting for disk room look once more (``fit``
+        # then looks past their first candidates).
+        for key in range(len(lv.wait_on)):
+            _wake_key(lv, lv.wait_on, lv.waiting_on, key)
+        for key in range(len(lv.wait_disk)):
+            _wake_key(lv, lv.wait_disk, lv.waiting_disk, key)
+    woken = lv.woken[:lv.n_woken[0]]
+    woken.sort()
+    lv.n_woken[0] = 0
+    for lane in woken:
+        lv.seen[lane] = False
+        _offer(t, lv, lane)
+
+
+# ------------------------------------------------------------------------------------------------ the simulation
+
+@njit(cache=True)
+def _share(n: int, produce: float, throttle: float) -> float:
+    return (throttle - produce) / n if n else throttle
+
+
+@njit(cache=True)
+def _join(lists: List, count: np.ndarray, pos: np.ndarray, b: int, f: int) -> None:
+    """Flow f joins broker b's flows (an unordered list: a flow's rate does not depend on the order)."""
+    buf = lists[b]
+    if count[b] == buf.shape[0]:
+        grown = np.empty(2 * buf.shape[0], np.int64)
+        grown[:count[b]] = buf
+        lists[b] = buf = grown
+    buf[count[b]] = f
+    pos[f] = count[b]
+    count[b] += 1
+
+
+@njit(cache=True)
+def _leave(lists: List, count: np.ndarray, pos: np.ndarray, b: int, f: int) -> None:
+    buf = lists[b]
+    last = buf[count[b] - 1]
+    buf[pos[f]] = last
+    pos[last] = pos[f]
+    count[b] -= 1
+
+
+# A flow is one new replica being copied: a step's k-th destination, numbered ``adds_at[i] + k``.
+Flows = namedtuple("Flows", [
+    "step", "remaining", "rate", "since", "open", "into", "n_into", "pos_into", "out_of", "n_out", "pos_out",
+    "produce_in", "produce_out", "events", "touched", "touch", "n_touch", "started", "start", "end",
+])
+
+
+@njit(cache=True)
+def _flows(t: Table) -> Flows:
+    n, n_ids, n_flows = t.size.shape[0], t.lane_at.shape[0] - 1, t.adds.shape[0]
+    step = np.empty(n_flows, np.int64)
+    for i in range(n):
+        step[t.adds_at[i]:t.adds_at[i + 1]] = i
+    into, out_of = List(), List()
+    for _ in range(n_ids):
+        into.append(np.empty(4, np.int64))
+        out_of.append(np.empty(4, np.int64))
+    return FlowsRef(step, np.zeros(n_flows), np.zeros(n_flows), np.zeros(n_flows),  # type: ignore[return-value]
+                    np.zeros(n, np.int64), into, np.zeros(n_ids, np.int64), np.zeros(n_flows, np.int64), out_of,
+                    np.zeros(n_ids, np.int64), np.zeros(n_flows, np.int64), np.zeros(n_ids), np.zeros(n_ids),
+                    _heap(n_flows + n), np.zeros(n_ids, np.bool_), np.zeros(n_ids, np.int64), np.zeros(1, np.int64),
+                    np.zeros(max(t.max_in_flight, 0) + 1, np.int64), np.zeros(n), np.zeros(n))
+
+
+@njit(cache=True)
+def _reprice(t: Table, fl: Flows, lists: List, count: np.ndarray, b: int, now: float) -> None:
+    """The flows of ``lists[b]`` at their rates now; a flow whose rate changed gets a new completion event."""
+    throttle = t.throttle
+    for f in lists[b][:count[b]]:
+        i = fl.step[f]
+        dst, leader = t.adds[f], t.leader[i]
+        r = _share(fl.n_into[dst], fl.produce_in[dst], throttle)
+        o = _share(fl.n_out[leader], fl.produce_out[leader], throttle)
+        new = max(min(r, o), throttle * 1e-9)  # a move alone above the throttle still ends (``choose``)
+        if new == fl.rate[f]:
+            continue  # its completion event still stands
+        fl.remaining[f] -= fl.rate[f] * (now - fl.since[f])
+        fl.rate[f], fl.since[f] = new, now
+        heap_put(fl.events, f, now + max(fl.remaining[f], 0.0) / new, i, dst)
+
+
+@njit(cache=True)
+def _reprice_around(t: Table, fl: Flows, b: int, now: float) -> None:
+    """Every flow into or out of broker b (the order does not matter: each flow's rate is its own)."""
+    _reprice(t, fl, fl.into, fl.n_into, b, now)
+    _reprice(t, fl, fl.out_of, fl.n_out, b, now)
+
+
+@njit(cache=True)
+def _touch(fl: Flows, b: int) -> None:
+    if not fl.touched[b]:
+        fl.touched[b] = True
+        fl.touch[fl.n_touch[0]] = b
+        fl.n_touch[0] += 1
+
+
+@njit(cache=True)
+def _begin(t: Table, fl: Flows, lv: Live, now: float, fixed_seconds: float) -> None:
+    """Start what may start now and let it begin copying; then every flow of a broker touched at this instant is
+    repriced (once per instant: completions and starts at the same time share it)."""
+    for x in range(start_steps(t, lv, fl.started)):
+        i = fl.started[x]
+        fl.start[i] = now
+        if t.n_adds[i] == 0:  # leaves only: nothing to copy, only the fixed cost
+            fl.end[i] = now + fixed_seconds
+            heap_put(fl.events, t.adds.shape[0] + i, now + fixed_seconds, i, 0)
+            continue
+        fl.open[i] = t.n_adds[i]
+        leader = t.leader[i]
+        for f in range(t.adds_at[i], t.adds_at[i + 1]):
+            dst = t.adds[f]
+            fl.remaining[f], fl.rate[f], fl.since[f] = float(t.size[i]), 0.0, now  # 0: never a real rate, so priced below
+            _join(fl.into, fl.n_into, fl.pos_into, dst, f)
+            _join(fl.out_of, fl.n_out, fl.pos_out, leader, f)
+            fl.produce_in[dst] += t.rate[i]
+            fl.produce_out[leader] += t.rate[i]
+            _touch(fl, dst)
+            _touch(fl, leader)
+    for x in range(fl.n_touch[0]):
+        _reprice_around(t, fl, fl.touch[x], now)
+        fl.touched[fl.touch[x]] = False
+    fl.n_touch[0] = 0
+
+
+@njit(cache=True)
+def simulate_steps(t: Table, lv: Live, fixed_seconds: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every step run under the dispatch rule, each new replica (a flow) copied at the smaller of its destination's
+    share of the follower throttle and its leader's share of the leader throttle, after the produce traffic in flight
+    there (``schedule.simulate``); each step's start and end, in seconds. Steps left unfinished (``Live``) end at 0."""
+    fl = _flows(t)
+    _begin(t, fl, lv, 0.0, fixed_seconds)
+    n_flows = t.adds.shape[0]
+    while fl.events.n[0] > 0:
+        f = heap_pop(fl.events)
+        now = fl.events.x[f]
+        if f >= n_flows:  # a step's fixed cost has passed
+            i, f, dst = f - n_flows, -1, 0
+        else:  # a flow's last byte is copied
+            i, dst = fl.step[f], t.adds[f]
+        if f >= 0:
+            leader = t.leader[i]
+            _leave(fl.into, fl.n_into, fl.pos_into, dst, f)
+            _leave(fl.out_of, fl.n_out, fl.pos_out, leader, f)
+            fl.produce_in[dst] -= t.rate[i]
+            fl.produce_out[leader] -= t.rate[i]
+            fl.open[i] -= 1
+            if fl.open[i] or fixed_seconds:
+                _reprice_around(t, fl, dst, now)
+                _reprice_around(t, fl, leader, now)
+                if not fl.open[i]:
+                    # Copied: its bandwidth goes to the others now, its place in flight after the fixed cost.
+                    heap_put(fl.events, t.adds.shape[0] + i, now + fixed_seconds, i, 0)
+                continue
+            _touch(fl, dst)
+            _touch(fl, leader)
+        fl.end[i] = now
+        finish(t, lv, i)
+        _begin(t, fl, lv, now, fixed_seconds)
+    return fl.start, fl.end
+
+
+structref.define_proxy(TableRef, TableType, list(Table._fields))
+structref.define_proxy(LiveRef, LiveType, list(Live._fields))
+structref.define_proxy(HeapRef, HeapType, list(Heap._fields))
+structref.define_proxy(FlowsRef, FlowsType, list(Flows._fields))
