@@ -14,7 +14,7 @@ import pytest
 
 from kafka_rebalance.planner.dispatch import NO_LANE
 from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
-from kafka_rebalance.planner.schedule import Dispatcher, priority_order, simulate
+from kafka_rebalance.planner.schedule import Dispatcher, physical_bound, priority_order, simulate
 from kafka_rebalance.planner.steps import Step
 
 CANDIDATES = 8
@@ -325,6 +325,25 @@ def plain_simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, 
     return start, end, dispatcher
 
 
+def plain_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[int | None]]:
+    """``schedule.priority_order`` as it was written in Python."""
+    order = sorted((s for chain in chains for s in chain), key=lambda s: (-s.size, s.topic, s.partition, s.seq))
+    index = {(s.p, s.seq): i for i, s in enumerate(order)}
+    return order, [index.get((s.p, s.seq - 1)) if s.seq else None for s in order]
+
+
+def plain_bound(steps: Iterable[Step], throttle: float) -> float:
+    """``schedule.physical_bound`` as it was written in Python."""
+    recv: dict[int, int] = defaultdict(int)
+    send: dict[int, int] = defaultdict(int)
+    for s in steps:
+        for b in s.adds:
+            recv[b] += s.size
+            send[s.leader] += s.size
+    busiest = max([*recv.values(), *send.values()], default=0)
+    return busiest / throttle if throttle else 0.0
+
+
 # ---------------------------------------------------------------------------------------------------- drawn cases
 
 DIRS = ("/a", "/b")
@@ -386,8 +405,12 @@ def test_the_compiled_schedule_is_the_one_the_rule_read_plainly_gives(seed: int)
         assert str(refused.value) == str(plain.disk.stuck(plain.disk_blocked()))
         return
     schedule = simulate(chains, per_broker, in_flight, throttle, fixed, disk)
+    order, after = plain_order(chains)
+    assert [s.step for s in schedule.steps] == order and [s.after for s in schedule.steps] == after
+    assert priority_order(chains) == (order, after)
     assert [s.start for s in schedule.steps] == start
     assert [s.end for s in schedule.steps] == end
+    assert schedule.bound_seconds == plain_bound(order, throttle) == physical_bound(order, throttle)
 
 
 def _state(d: PlainDispatcher | Dispatcher) -> dict:

@@ -33,9 +33,9 @@ schedule under that throttle can finish sooner.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -63,11 +63,24 @@ class Schedule:
 
 
 def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[int | None]]:
-    """Every step, largest first, and each one's predecessor index (the partition's previous step)."""
-    order = sorted((s for chain in chains for s in chain), key=lambda s: (-s.size, s.topic, s.partition, s.seq))
-    index = {(s.p, s.seq): i for i, s in enumerate(order)}
-    after = [index.get((s.p, s.seq - 1)) if s.seq else None for s in order]
-    return order, after
+    """Every step, largest first (then by topic, partition and step), and each one's predecessor index (the partition's
+    previous step)."""
+    steps = [s for chain in chains for s in chain]
+    n = len(steps)
+    rank = {t: k for k, t in enumerate(sorted({s.topic for s in steps}))}
+    p = np.fromiter((s.p for s in steps), dtype=np.int64, count=n)
+    seq = np.fromiter((s.seq for s in steps), dtype=np.int64, count=n)
+    by = np.lexsort((seq, np.fromiter((s.partition for s in steps), dtype=np.int64, count=n),
+                     np.fromiter((rank[s.topic] for s in steps), dtype=np.int64, count=n),
+                     -np.fromiter((s.size for s in steps), dtype=np.int64, count=n)))
+    p, seq = p[by], seq[by]
+    # a step's predecessor: the step of its partition numbered one less, next to it in (partition, step) order
+    pairs = np.lexsort((seq, p))
+    prev, nxt = pairs[:-1], pairs[1:]
+    follows = (p[prev] == p[nxt]) & (seq[nxt] == seq[prev] + 1)
+    after = np.full(n, -1, dtype=np.int64)
+    after[nxt[follows]] = prev[follows]
+    return [steps[i] for i in by.tolist()], [None if a < 0 else a for a in after.tolist()]
 
 
 class Dispatcher:
@@ -204,14 +217,24 @@ class Dispatcher:
         return start.tolist(), end.tolist()
 
 
-def physical_bound(steps: Iterable[Step], throttle: float) -> float:
-    recv: dict[int, int] = defaultdict(int)
-    send: dict[int, int] = defaultdict(int)
-    for s in steps:
-        for b in s.adds:
-            recv[b] += s.size
-            send[s.leader] += s.size
-    busiest = max([*recv.values(), *send.values()], default=0)
+def physical_bound(steps: Sequence[Step], throttle: float) -> float:
+    """The busiest broker's bytes in (its new replicas) or out (as leader, to each new replica) at the throttle: no
+    schedule under that throttle finishes sooner."""
+    ids = np.unique(np.fromiter(chain.from_iterable((*s.adds, s.leader) for s in steps), dtype=np.int64))
+    adds = [np.searchsorted(ids, s.adds) for s in steps]
+    return _bound(len(ids), np.concatenate([[], *adds]).astype(np.int64), np.searchsorted(ids, [s.leader for s in steps]),
+                  np.array([s.size for s in steps], dtype=np.int64), np.array([len(a) for a in adds], dtype=np.int64),
+                  throttle)  # fmt: skip
+
+
+def _bound(n_ids: int, adds: np.ndarray, leader: np.ndarray, size: np.ndarray, n_adds: np.ndarray,
+           throttle: float) -> float:  # fmt: skip
+    """``physical_bound`` from the steps' arrays (dense broker indexes: every add, each step's leader, size, adds)."""
+    recv = np.zeros(n_ids, dtype=np.int64)
+    np.add.at(recv, adds, np.repeat(size, n_adds))
+    send = np.zeros(n_ids, dtype=np.int64)
+    np.add.at(send, leader, size * n_adds)
+    busiest = int(max(recv.max(initial=0), send.max(initial=0)))
     return busiest / throttle if throttle else 0.0
 
 
@@ -226,5 +249,7 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
         raise dispatcher.disk.stuck(dispatcher.disk_blocked())
     if not dispatcher.finished:  # pragma: no cover - a dispatcher bug, never a user error
         raise RuntimeError("continuous schedule stalled with steps left")
+    t = dispatcher.table
+    bound = _bound(len(t.ids), t.adds, t.leader, t.size, t.n_adds, throttle)
     steps = [ScheduledStep(s, after[i], start[i], end[i]) for i, s in enumerate(order)]
-    return Schedule(steps, max(end, default=0.0), physical_bound(order, throttle), max_moves_per_broker, max_in_flight, disk)
+    return Schedule(steps, max(end, default=0.0), bound, max_moves_per_broker, max_in_flight, disk)
