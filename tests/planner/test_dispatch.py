@@ -16,6 +16,7 @@ from kafka_rebalance.planner.dispatch import NO_LANE
 from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher, physical_bound, priority_order, simulate
 from kafka_rebalance.planner.steps import Step
+from tests.support.drawn_steps import draw_steps
 
 CANDIDATES = 8
 
@@ -346,57 +347,9 @@ def plain_bound(steps: Iterable[Step], throttle: float) -> float:
 
 # ---------------------------------------------------------------------------------------------------- drawn cases
 
-DIRS = ("/a", "/b")
-
-
-def _draw(seed: int) -> tuple[list[list[Step]], int, int, float, float, DiskRoom | None]:
-    """Partitions of one to three steps over a few brokers (ids with gaps), some with produce rates near the throttle,
-    some dropping replicas only, some naming log dirs; the limits and, half the time, disk room (tight or not)."""
-    rnd = random.Random(seed)
-    brokers = sorted(rnd.sample(range(1, 40), rnd.randint(2, 9)))
-    throttle = rnd.choice([5e7, 1e8, 1e9])
-    named = rnd.random() < 0.3
-    chains = []
-    for p in range(rnd.randint(1, 70)):
-        row = rnd.sample(brokers, rnd.randint(1, min(3, len(brokers))))
-        dirs = {b: rnd.choice(DIRS) for b in row}
-        size = rnd.choice([0, rnd.randint(1, 10**6), rnd.randint(10**8, 10**10)])
-        rate = rnd.choice([0.0, 0.0, rnd.uniform(0, throttle / 3), rnd.uniform(throttle / 2, 1.2 * throttle)])
-        chain = []
-        for seq in range(rnd.choice([1, 1, 1, 2, 3])):
-            free = [b for b in brokers if b not in row]
-            new = list(row)
-            if len(row) > 1 and rnd.random() < 0.15:
-                new.remove(rnd.choice(row))  # drops a replica only: nothing to copy
-            elif free:
-                # one new replica, or two at once (a step adding several: a leader sending to each)
-                for k, b in zip(rnd.sample(range(len(new)), min(len(new), rnd.choice([1, 1, 2]))), rnd.sample(free, len(free)),
-                                strict=False):  # fmt: skip
-                    new[k] = b
-            else:
-                break
-            moved_dirs = {b: dirs.get(b, rnd.choice(DIRS)) if b in row else rnd.choice(DIRS) for b in new}
-            chain.append(Step(
-                p, f"t{p % 4}", p, tuple(row), tuple(new), tuple(b for b in new if b not in row),
-                tuple(b for b in row if b not in new), seq, rnd.choice([row[0], row[0], -1]), size, rate,
-                tuple(moved_dirs[b] for b in new) if named else (), tuple(dirs[b] for b in row) if named else (),
-            ))
-            row, dirs = new, moved_dirs
-        if chain:
-            chains.append(chain)
-    disk = None
-    if rnd.random() < 0.5:
-        start = {b: float(rnd.randint(0, 10**10)) for b in brokers}
-        limit = {b: start[b] + rnd.choice([0.0, 5e9, 5e10, 1e13]) for b in brokers if rnd.random() < 0.8}
-        dir_room = {(b, d): (start[b] / 2, start[b] / 2 + rnd.choice([0.0, 5e9, 1e13])) for b in limit for d in DIRS
-                    if named and rnd.random() < 0.5}  # fmt: skip
-        disk = DiskRoom({b: start[b] for b in limit}, limit, dir_room)
-    return chains, rnd.randint(1, 4), rnd.randint(1, 25), throttle, rnd.choice([0.0, 0.0, 2.0]), disk
-
-
 @pytest.mark.parametrize("seed", range(300))
 def test_the_compiled_schedule_is_the_one_the_rule_read_plainly_gives(seed: int) -> None:
-    chains, per_broker, in_flight, throttle, fixed, disk = _draw(seed)
+    chains, per_broker, in_flight, throttle, fixed, disk = draw_steps(seed)
     start, end, plain = plain_simulate(chains, per_broker, in_flight, throttle, fixed, disk)
     if not plain.finished:  # no order keeps every disk under its limit: the same error
         assert plain.disk is not None and plain.disk_blocked()
@@ -429,7 +382,7 @@ def _state(d: PlainDispatcher | Dispatcher) -> dict:
 def test_the_compiled_dispatcher_answers_the_executors_calls_as_the_plain_one(seed: int) -> None:
     # As the executor drives it: resumed with steps done and in flight, holds (``allow`` refusing), completions and
     # cancellations in a drawn order; after every call both hold the same steps, counters and waiting lanes.
-    chains, per_broker, in_flight, throttle, _, disk = _draw(seed)
+    chains, per_broker, in_flight, throttle, _, disk = draw_steps(seed)
     rnd = random.Random(seed)
     order, after = priority_order(chains)
     done = {i for i in range(len(order)) if after[i] is None and rnd.random() < 0.1}

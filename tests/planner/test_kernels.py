@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 # The dispatcher's functions Python calls (schedule.Dispatcher and simulate, dispatch.build).
-DISPATCH = ["_heap", "_lists", "_involved", "_structs", "_init", "choose", "requeue", "take", "fit", "finish", "abandon",
+DISPATCH = ["new_heap", "_lists", "_involved", "_structs", "_init", "choose", "requeue", "take", "fit", "finish", "abandon",
             "disk_full", "simulate_steps"]
 
 
@@ -17,13 +17,13 @@ def test_the_warm_up_runs_every_compiled_kernel() -> None:
             "from kafka_rebalance.planner.goals.hand_overs import hand_overs\n"
             "from kafka_rebalance.planner.goals.topic_spread_leaders import spread_leaders\n"
             "from kafka_rebalance.planner.goals.topic_spread_moves import spread_replicas\n"
-            "from kafka_rebalance.planner import dispatch, peaks\n"
+            "from kafka_rebalance.planner import batching, dispatch, peaks\n"
             "kernels = [hand_overs, spread_leaders, spread_replicas, *(getattr(dispatch, k) for k in KERNELS),\n"
-            "           peaks.ledger_full, peaks.ledger_add]\n"
+            "           peaks.ledger_full, peaks.ledger_add, batching._batch_moves]\n"
             "print(*(len(k.signatures) for k in kernels))")
     out = subprocess.run([sys.executable, "-c", f"KERNELS = {DISPATCH!r}\n" + code], capture_output=True, text=True,
                          check=True, timeout=600)  # fmt: skip
-    assert out.stdout.split() == ["1"] * (5 + len(DISPATCH))
+    assert out.stdout.split() == ["1"] * (6 + len(DISPATCH))
 
 
 def test_the_warm_up_says_what_it_did() -> None:

@@ -19,13 +19,15 @@ has disk room, no order does and planning stops (``DiskLedger.stuck``).
 
 from __future__ import annotations
 
-import heapq
-from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numba import njit
+
 from kafka_rebalance.options import PlanOptions
-from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
+from kafka_rebalance.planner.dispatch import columns, heap_pop, heap_put, new_heap
+from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom, ledger_add, ledger_full
 from kafka_rebalance.planner.steps import Step
 
 # A batch of moves between the log dirs of a broker: same replicas, named dirs (AlterReplicaLogDirs).
@@ -102,65 +104,118 @@ def _within_batches(steps: list[Step], cap: int, ledger: DiskLedger | None) -> l
 
 def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[Step], tuple],
                   ledger: DiskLedger | None = None) -> list[PlannedBatch]:  # fmt: skip
-    cap, per_broker, rate = options.max_partitions_per_batch, options.max_moves_per_broker, options.delivered_rate
-    window = 4 * cap + 100
-    following = {(chain[0].p, s.seq): chain[i + 1] for chain in moves for i, s in enumerate(chain[:-1])}
-    queue = deque(sorted((chain[0] for chain in moves if chain), key=key))
-    # The steps that follow taken ones, a heap by key, read in one order with the queue (keys are unique): merging
-    # them into the queue after every batch cost the whole queue each time (8 % of planning 100,000 moves).
-    later: list[tuple[tuple, Step]] = []
+    steps = [s for chain in moves for s in chain]
+    # each step's successor in its partition's chain (-1: none), the chains' first steps, and every step's place in the
+    # ordering strategy's order
+    succ = np.full(len(steps), -1, dtype=np.int64)
+    firsts, at = [], 0
+    for chain in moves:
+        if chain:
+            firsts.append(at)
+            succ[at : at + len(chain) - 1] = np.arange(at + 1, at + len(chain))
+            at += len(chain)
+    by = np.array(sorted(range(len(steps)), key=lambda j: key(steps[j])), dtype=np.int64)
+    rank = np.empty(len(steps), dtype=np.int64)
+    rank[by] = np.arange(len(steps))
+    queue = np.array(firsts, dtype=np.int64)[np.argsort(rank[firsts])] if firsts else np.zeros(0, dtype=np.int64)
+    c = columns(steps, ledger)
+    cap = options.max_partitions_per_batch
+    batch_of, n_batches, stuck = _batch_moves(
+        queue, succ, rank, len(c.ids), c.size, c.rate, c.leader, c.adds_at, c.adds, c.inv_at, c.inv, c.check_at, c.check,
+        c.add_at, c.add, c.free_at, c.free, ledger is not None,
+        ledger.res_load if ledger is not None else np.zeros(0), ledger.res_limit if ledger is not None else np.zeros(0),
+        cap, options.max_moves_per_broker, float(options.delivered_rate), 4 * cap + 100,
+    )
+    if len(stuck):
+        assert ledger is not None  # (only disk room stops a batch from taking any step)
+        raise ledger.stuck([steps[j] for j in stuck.tolist()])
+    placed = np.flatnonzero(batch_of >= 0)
+    placed = placed[np.lexsort((rank[placed], batch_of[placed]))]
+    cuts = np.cumsum(np.bincount(batch_of[placed], minlength=n_batches))[:-1]
+    return [PlannedBatch("move", [steps[j] for j in group]) for group in np.split(placed, cuts) if len(group)]
 
-    def next_step() -> Step:
-        if later and (not queue or later[0][0] < key(queue[0])):
-            return heapq.heappop(later)[1]
-        return queue.popleft()
 
-    out: list[PlannedBatch] = []
-    while queue or later:
-        taken: list[Step] = []
-        skipped: list[Step] = []
-        load: dict[int, int] = defaultdict(int)
-        inflow: dict[int, float] = defaultdict(float)
-        outflow: dict[int, float] = defaultdict(float)
-        refusals = 0
-        while (queue or later) and len(taken) < cap and refusals < window:
-            s = next_step()
-            if ledger is not None and ledger.blocker(s) is not None:
+@njit(cache=True)
+def _batch_moves(queue: np.ndarray, succ: np.ndarray, rank: np.ndarray, n_ids: int, size: np.ndarray, rate: np.ndarray,
+                 leader: np.ndarray, adds_at: np.ndarray, adds: np.ndarray, inv_at: np.ndarray, inv: np.ndarray,
+                 check_at: np.ndarray, check: np.ndarray, add_at: np.ndarray, add: np.ndarray, free_at: np.ndarray,
+                 free: np.ndarray, has_disk: bool, res_load: np.ndarray, res_limit: np.ndarray, cap: int,
+                 per_broker: int, limit: float, window: int) -> tuple[np.ndarray, int, np.ndarray]:  # fmt: skip
+    """The move batches (module docstring), compiled: each step's batch number (-1: none) and how many batches; where a
+    batch can take no step for want of disk room, the steps it skipped (else none). ``queue``: the chains' first steps
+    in order; a step's successor joins the candidates once it was taken, in ``rank`` order with the rest (the queue's
+    head and the successors' heap read as one sorted list); a step that does not fit goes back to the queue's head."""
+    m = size.shape[0]
+    batch_of = np.full(m, -1, np.int64)
+    ring = np.empty(max(m, 1), np.int64)  # the queue, as a ring: skipped steps go back to its head
+    size_ring = ring.shape[0]
+    ring[:queue.shape[0]] = queue
+    head, count = 0, queue.shape[0]
+    later = new_heap(max(m, 1))  # successors of taken steps, by rank
+    load = np.zeros(n_ids, np.int64)
+    inflow, outflow = np.zeros(n_ids), np.zeros(n_ids)
+    taken, skipped = np.empty(max(m, 1), np.int64), np.empty(max(m, 1), np.int64)
+    n_batches = 0
+    while count > 0 or later.n[0] > 0:
+        n_taken = n_skipped = refusals = 0
+        load[:] = 0
+        inflow[:] = 0.0
+        outflow[:] = 0.0
+        while (count > 0 or later.n[0] > 0) and n_taken < cap and refusals < window:
+            if later.n[0] > 0 and (count == 0 or later.x[later.heap[0]] < rank[ring[head]]):
+                s = heap_pop(later)
+            else:
+                s = ring[head]
+                head = (head + 1) % size_ring
+                count -= 1
+            if has_disk and ledger_full(res_load, res_limit, check[check_at[s]:check_at[s + 1]], float(size[s])) >= 0:
                 # No room until earlier batches' departures free it: never taken, not even alone.
-                skipped.append(s)
-                refusals += 1 if taken else 0
+                skipped[n_skipped] = s
+                n_skipped += 1
+                if n_taken:
+                    refusals += 1
                 continue
-            n_new = len(s.adds)
-            involved = s.involved
+            n_new = adds_at[s + 1] - adds_at[s]
             fits = True
-            for b in involved:
-                if load[b] >= per_broker:
+            for x in range(inv_at[s], inv_at[s + 1]):
+                if load[inv[x]] >= per_broker:
                     fits = False
                     break
-            if fits and n_new and s.rate:
-                fits = all(inflow[b] + s.rate < rate for b in s.adds) and outflow[s.leader] + s.rate * n_new < rate
-            if not fits and taken:
-                skipped.append(s)
+            if fits and n_new and rate[s] != 0.0:
+                for x in range(adds_at[s], adds_at[s + 1]):
+                    if not inflow[adds[x]] + rate[s] < limit:
+                        fits = False
+                        break
+                fits = fits and outflow[leader[s]] + rate[s] * n_new < limit
+            if not fits and n_taken:
+                skipped[n_skipped] = s
+                n_skipped += 1
                 refusals += 1
                 continue
             # An empty batch takes the head even if it alone breaks a limit: otherwise it could never run.
-            taken.append(s)
-            for b in involved:
-                load[b] += 1
-            for b in s.adds:
-                inflow[b] += s.rate
-            outflow[s.leader] += s.rate * n_new
-            if ledger is not None:
-                ledger.start(s)
-        if not taken and ledger is not None:
-            raise ledger.stuck(skipped)
-        if ledger is not None:
-            for s in taken:
-                ledger.finish(s)
-        queue.extendleft(reversed(skipped))  # read before everything left: each came before it
-        for s in taken:
-            succ = following.get((s.p, s.seq))
-            if succ is not None:
-                heapq.heappush(later, (key(succ), succ))
-        out.append(PlannedBatch("move", sorted(taken, key=key)))
-    return out
+            taken[n_taken] = s
+            n_taken += 1
+            for x in range(inv_at[s], inv_at[s + 1]):
+                load[inv[x]] += 1
+            for x in range(adds_at[s], adds_at[s + 1]):
+                inflow[adds[x]] += rate[s]
+            outflow[leader[s]] += rate[s] * n_new
+            if has_disk:
+                ledger_add(res_load, add[add_at[s]:add_at[s + 1]], float(size[s]))
+        if n_taken == 0:
+            return batch_of, n_batches, skipped[:n_skipped].copy()
+        for k in range(n_taken):
+            s = taken[k]
+            if has_disk:
+                ledger_add(res_load, free[free_at[s]:free_at[s + 1]], -float(size[s]))
+            batch_of[s] = n_batches
+        for k in range(n_skipped - 1, -1, -1):  # back at the head, in the order they came: each came before the rest
+            head = (head - 1) % size_ring
+            ring[head] = skipped[k]
+            count += 1
+        for k in range(n_taken):
+            nxt = succ[taken[k]]
+            if nxt >= 0:
+                heap_put(later, nxt, float(rank[nxt]), 0, 0)
+        n_batches += 1
+    return batch_of, n_batches, np.empty(0, np.int64)

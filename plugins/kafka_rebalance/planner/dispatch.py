@@ -106,7 +106,7 @@ class FlowsRef(structref.StructRefProxy):
 
 
 @njit(cache=True)
-def _heap(items: int) -> Heap:
+def new_heap(items: int) -> Heap:
     return HeapRef(np.zeros(items), np.zeros(items, np.int64), np.zeros(items, np.int64),  # type: ignore[return-value]
                    np.zeros(items, np.int64), np.full(items, -1, np.int64), np.zeros(1, np.int64))
 
@@ -191,26 +191,52 @@ def _involved(adds_at: np.ndarray, adds: np.ndarray, rem_at: np.ndarray, rem: np
     return at, out
 
 
+# The steps' figures as arrays, brokers as dense indexes into ``ids`` (sorted broker ids, -1 first): what the dispatcher
+# and the batcher (batching.py) read. CSR lists as in ``Table``; ``check``/``add``/``free``: the disk ledger's.
+Columns = namedtuple("Columns", [
+    "ids", "size", "rate", "leader", "adds_at", "adds", "rem_at", "rem", "inv_at", "inv", "check_at", "check", "add_at",
+    "add", "free_at", "free", "res_broker",
+])
+
+
+def columns(steps: Sequence[Step], ledger: DiskLedger | None) -> Columns:
+    """``steps`` as arrays (``Columns``)."""
+    n = len(steps)
+    adds_at, adds = _plain([s.adds for s in steps], n)
+    rem_at, rem = _plain([s.removes for s in steps], n)
+    leader = np.fromiter((s.leader for s in steps), dtype=np.int64, count=n)
+    # every broker the rules may name: -1 (the lane of steps adding nothing; an unknown leader) first
+    named = [np.array([NO_LANE]), adds, rem, leader, np.array([b for s in steps if s.dirs for b in s.within], dtype=np.int64)]
+    if ledger is not None:
+        named.append(np.array([b for b, _ in ledger.keys], dtype=np.int64))
+    ids = np.unique(np.concatenate(named).astype(np.int64))
+    adds, rem, leader = (np.searchsorted(ids, x).astype(np.int64) for x in (adds, rem, leader))
+    inv_at, inv = _involved(adds_at, adds, rem_at, rem)
+    if ledger is not None:
+        entries = [ledger.entries(s) for s in steps]
+        check_at, check = _plain([e[0] for e in entries], n)
+        add_at, add = _plain([e[1] for e in entries], n)
+        free_at, free = _plain([e[2] for e in entries], n)
+        res_broker = np.searchsorted(ids, np.asarray([b for b, _ in ledger.keys], dtype=np.int64)).astype(np.int64)
+    else:
+        check_at = add_at = free_at = np.zeros(n + 1, dtype=np.int64)
+        check = add = free = res_broker = np.zeros(0, dtype=np.int64)
+    return Columns(ids, np.fromiter((s.size for s in steps), dtype=np.int64, count=n),
+                   np.fromiter((s.rate for s in steps), dtype=np.float64, count=n), leader, adds_at, adds, rem_at, rem,
+                   inv_at, inv, check_at, check, add_at, add, free_at, free, res_broker)
+
+
 def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, max_in_flight: int, throttle: float,
           ledger: DiskLedger | None, done: Iterable[int], running: Iterable[int]) -> tuple[Table, Live, Table, Live]:  # fmt: skip
     """The dispatcher's arrays for ``steps`` (priority order) and their predecessors, as ``schedule.Dispatcher`` takes
     them; ``done``/``running`` as there. The records twice: as namedtuples for Python to read, and as the structs the
     kernels take (the same arrays)."""
     n = len(steps)
-    adds_at, adds = _plain([s.adds for s in steps], n)
-    rem_at, rem = _plain([s.removes for s in steps], n)
-    leader = np.fromiter((s.leader for s in steps), dtype=np.int64, count=n)
-    # every broker the rule may name: -1 (the lane of steps adding nothing; an unknown leader) first
-    named = [np.array([NO_LANE]), adds, rem, leader, np.array([b for s in steps if s.dirs for b in s.within], dtype=np.int64)]
-    if ledger is not None:
-        named.append(np.array([b for b, _ in ledger.keys], dtype=np.int64))
-    ids = np.unique(np.concatenate(named).astype(np.int64))
-    n_ids = len(ids)
-    adds, rem, leader = (np.searchsorted(ids, x).astype(np.int64) for x in (adds, rem, leader))
-    n_adds = np.diff(adds_at)
+    c = columns(steps, ledger)
+    n_ids = len(c.ids)
+    n_adds = np.diff(c.adds_at)
     lane = np.zeros(n, dtype=np.int64)  # (dense 0: NO_LANE, the lowest id)
-    lane[n_adds > 0] = adds[adds_at[:-1][n_adds > 0]]
-    inv_at, inv = _involved(adds_at, adds, rem_at, rem)
+    lane[n_adds > 0] = c.adds[c.adds_at[:-1][n_adds > 0]]
     pred = np.fromiter((-1 if a is None else a for a in after), dtype=np.int64, count=n)
     # each step's successors (a partition's steps follow one another), by step
     follows = np.flatnonzero(pred >= 0)
@@ -218,29 +244,21 @@ def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, m
     succ_at = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(pred[follows], minlength=n), out=succ_at[1:])
     if ledger is not None:
-        entries = [ledger.entries(s) for s in steps]
-        check_at, check = _plain([e[0] for e in entries], n)
-        add_at, add = _plain([e[1] for e in entries], n)
-        free_at, free = _plain([e[2] for e in entries], n)
-        res_broker = np.searchsorted(ids, np.asarray([b for b, _ in ledger.keys], dtype=np.int64)).astype(np.int64)
         res_load, res_limit = ledger.res_load, ledger.res_limit
     else:
-        check_at = add_at = free_at = np.zeros(n + 1, dtype=np.int64)
-        check = add = free = res_broker = np.zeros(0, dtype=np.int64)
         res_load = res_limit = np.zeros(0, dtype=np.float64)
     lane_at = np.zeros(n_ids + 1, dtype=np.int64)
     np.cumsum(np.bincount(lane, minlength=n_ids), out=lane_at[1:])
     table = Table(
-        ids, lane, np.fromiter((s.size for s in steps), dtype=np.int64, count=n),
-        np.fromiter((s.rate for s in steps), dtype=np.float64, count=n), leader, n_adds, adds_at, adds, inv_at, inv,
-        rem_at, rem, succ_at, succ, check_at, check, add_at, add, free_at, free, lane_at, res_broker, ledger is not None,
+        c.ids, lane, c.size, c.rate, c.leader, n_adds, c.adds_at, c.adds, c.inv_at, c.inv, c.rem_at, c.rem, succ_at, succ,
+        c.check_at, c.check, c.add_at, c.add, c.free_at, c.free, lane_at, c.res_broker, ledger is not None,
         int(per_broker), int(max_in_flight), float(throttle),
     )
     live = Live(
         np.zeros(n_ids, dtype=np.int64), np.zeros(n_ids), np.zeros(n_ids), np.zeros(n_ids, dtype=np.int64),
         np.zeros(n_ids, dtype=np.int64), np.zeros(n, dtype=np.int64),
         np.zeros(n_ids, dtype=np.int64), np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_),
-        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(2, dtype=np.int64), _heap(n_ids),
+        np.zeros(n, dtype=np.bool_), np.zeros(n, dtype=np.bool_), np.zeros(2, dtype=np.int64), new_heap(n_ids),
         _lists(n_ids), np.zeros((n_ids, n_ids), dtype=np.bool_), _lists(n_ids), np.zeros((n_ids, n_ids), dtype=np.bool_),
         res_load, res_limit, np.zeros(n_ids, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(n_ids, dtype=np.bool_),
     )
@@ -610,7 +628,7 @@ def _flows(t: Table) -> Flows:
     return FlowsRef(step, np.zeros(n_flows), np.zeros(n_flows), np.zeros(n_flows),  # type: ignore[return-value]
                     np.zeros(n, np.int64), into, np.zeros(n_ids, np.int64), np.zeros(n_flows, np.int64), out_of,
                     np.zeros(n_ids, np.int64), np.zeros(n_flows, np.int64), np.zeros(n_ids), np.zeros(n_ids),
-                    _heap(n_flows + n), np.zeros(n_ids, np.bool_), np.zeros(n_ids, np.int64), np.zeros(1, np.int64),
+                    new_heap(n_flows + n), np.zeros(n_ids, np.bool_), np.zeros(n_ids, np.int64), np.zeros(1, np.int64),
                     np.zeros(max(t.max_in_flight, 0) + 1, np.int64), np.zeros(n), np.zeros(n))
 
 
