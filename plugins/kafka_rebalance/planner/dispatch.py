@@ -23,6 +23,7 @@ from numba.experimental import structref
 from numba.typed import List
 
 from kafka_rebalance.planner.peaks import ledger_add, ledger_full
+from kafka_rebalance.planner.structs import Fields, register
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.peaks import DiskLedger
@@ -58,34 +59,23 @@ Live = namedtuple("Live", [
 # and numba's heapq over a typed list of tuples was slower than Python's.
 Heap = namedtuple("Heap", ["x", "a", "b", "heap", "pos", "n"])
 
-# The kernels take these records as numba structs: a namedtuple of arrays passed to a compiled function has every array's
-# reference count raised and lowered at each call (58 % of the dispatcher's time at 400 brokers); a struct is one object.
-# Python reads the same arrays through the namedtuples ``build`` returns beside them; the kernels' annotations name the
-# namedtuples (the structs have their fields).
+# The kernels take these records as structs (planner/structs.py); Python reads the same arrays through the namedtuples
+# ``build`` returns beside them, and the kernels' annotations name the namedtuples (the structs have their fields).
 
 
-class _Fields(types.StructRef):
-    def preprocess_fields(self, fields: tuple) -> tuple:
-        return tuple((name, types.unliteral(typ)) for name, typ in fields)
-
-
-@structref.register
-class TableType(_Fields):
+class TableType(Fields):
     pass
 
 
-@structref.register
-class LiveType(_Fields):
+class LiveType(Fields):
     pass
 
 
-@structref.register
-class HeapType(_Fields):
+class HeapType(Fields):
     pass
 
 
-@structref.register
-class FlowsType(_Fields):
+class FlowsType(Fields):
     pass
 
 
@@ -729,7 +719,7 @@ def simulate_steps(t: Table, lv: Live, fixed_seconds: float) -> tuple[np.ndarray
     return fl.start, fl.end
 
 
-structref.define_proxy(TableRef, TableType, list(Table._fields))
-structref.define_proxy(LiveRef, LiveType, list(Live._fields))
-structref.define_proxy(HeapRef, HeapType, list(Heap._fields))
-structref.define_proxy(FlowsRef, FlowsType, list(Flows._fields))
+register(Table, TableType, TableRef)
+register(Live, LiveType, LiveRef)
+register(Heap, HeapType, HeapRef)
+register(Flows, FlowsType, FlowsRef)
