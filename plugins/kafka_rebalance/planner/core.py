@@ -91,13 +91,17 @@ def step_rules(state: ClusterState, original: list[int], final_idx: list[int]) -
     the partition has more replicas on decommissioned brokers than one step may replace (then
     they leave one step at a time: they are alive and in sync, so each step can complete)."""
     index_of = state.index_of
-    ok = state.alive
-    leaving = sum(1 for b in original if state.decommissioned[index_of[b]])
-    if leaving <= state.options.max_new_replicas_per_partition:
-        ok = state.eligible
-    racks = state.has_racks and state.rack_safe(final_idx)
+    rules: list[tuple[Any, bool]] = []  # (the brokers a list may hold, whether it must be rack-safe): on first use
 
     def valid(row: Sequence[int]) -> bool:
+        # (worked out on the first call: most partitions reach their final list in one step and never ask)
+        if not rules:
+            ok = state.alive
+            leaving = sum(1 for b in original if state.decommissioned[index_of[b]])
+            if leaving <= state.options.max_new_replicas_per_partition:
+                ok = state.eligible
+            rules.append((ok, state.has_racks and state.rack_safe(final_idx)))
+        ok, racks = rules[0]
         idx = [index_of[b] for b in row]
         return all(ok[i] for i in idx) and (not racks or state.rack_safe(idx))
 
@@ -355,6 +359,7 @@ def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> t
     def leave_rank(bid: int) -> int:
         return 1 if state.eligible[state.index_of[bid]] else 0
 
+    limit = options.delivered_rate
     for p in np.flatnonzero(state.touched | (choice.column != 0)).tolist():
         part = state.parts[p]
         b = int(choice.preferred[p])
@@ -365,7 +370,7 @@ def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> t
             p, part.topic, part.partition, original, [ids[x] for x in final_idx], part.leader, part.size_bytes or 0, rate,
             options.max_new_replicas_per_partition, valid=step_rules(state, original, final_idx), leave_first=leave_rank,
         )
-        if rate >= options.delivered_rate and not chain[0].reorder:
+        if rate >= limit and not chain[0].reorder:
             raise PlanError(
                 f"partition {part.name} would move but its produce rate {rate:,.0f} B/s is at or above "
                 f"{options.rate_text()}, so it could never catch up; raise --throttle"
