@@ -380,22 +380,24 @@ def _wait(lists: List, member: np.ndarray, key: int, lane: int) -> None:
 
 @njit(cache=True)
 def _wake_key(lv: Live, lists: List, member: np.ndarray, key: int) -> None:
-    """Every lane waiting on ``key`` is woken (``_woken``), and waits there no more."""
+    """Every lane waiting on ``key`` is woken (``Live.woken``), and waits there no more."""
     waiting = lists[key]
     if len(waiting) == 0:
         return
     for lane in waiting:
         member[key, lane] = False
-        _woken(lv, lane)
+        _mark(lv.seen, lv.woken, lv.n_woken, lane)
     waiting.clear()
 
 
 @njit(cache=True)
-def _woken(lv: Live, lane: int) -> None:
-    if not lv.seen[lane]:
-        lv.seen[lane] = True
-        lv.woken[lv.n_woken[0]] = lane
-        lv.n_woken[0] += 1
+def _mark(seen: np.ndarray, items: np.ndarray, count: np.ndarray, x: int) -> None:
+    """x joins the list ``items[:count[0]]`` unless ``seen`` says it is there: the lanes a completion wakes, the
+    brokers an instant of the simulation touched."""
+    if not seen[x]:
+        seen[x] = True
+        items[count[0]] = x
+        count[0] += 1
 
 
 @njit(cache=True)
@@ -498,9 +500,9 @@ def _land(t: Table, lv: Live, i: int) -> None:
         lv.inflow[t.adds[x]] -= t.rate[i]
         lv.receiving[t.adds[x]] -= 1
     lv.outflow[t.leader[i]] -= t.rate[i] * t.n_adds[i]
-    _woken(lv, t.lane[i])
+    _mark(lv.seen, lv.woken, lv.n_woken, t.lane[i])
     for x in range(t.adds_at[i], t.adds_at[i + 1]):
-        _woken(lv, t.adds[x])
+        _mark(lv.seen, lv.woken, lv.n_woken, t.adds[x])
 
 
 @njit(cache=True)
@@ -518,7 +520,7 @@ def finish(t: Table, lv: Live, i: int) -> None:
             lv.waiting[j] = False
             lv.counts[1] -= 1
             _ready_insert(t, lv, t.lane[j], j)
-            _woken(lv, t.lane[j])
+            _mark(lv.seen, lv.woken, lv.n_woken, t.lane[j])
     _wake(t, lv, i)
 
 
@@ -647,14 +649,6 @@ def _reprice_around(t: Table, fl: Flows, b: int, now: float) -> None:
 
 
 @njit(cache=True)
-def _touch(fl: Flows, b: int) -> None:
-    if not fl.touched[b]:
-        fl.touched[b] = True
-        fl.touch[fl.n_touch[0]] = b
-        fl.n_touch[0] += 1
-
-
-@njit(cache=True)
 def _begin(t: Table, fl: Flows, lv: Live, now: float, fixed_seconds: float) -> None:
     """Start what may start now and let it begin copying; then every flow of a broker touched at this instant is
     repriced (once per instant: completions and starts at the same time share it)."""
@@ -674,8 +668,8 @@ def _begin(t: Table, fl: Flows, lv: Live, now: float, fixed_seconds: float) -> N
             _join(fl.out_of, fl.n_out, fl.pos_out, leader, f)
             fl.produce_in[dst] += t.rate[i]
             fl.produce_out[leader] += t.rate[i]
-            _touch(fl, dst)
-            _touch(fl, leader)
+            _mark(fl.touched, fl.touch, fl.n_touch, dst)
+            _mark(fl.touched, fl.touch, fl.n_touch, leader)
     for x in range(fl.n_touch[0]):
         _reprice_around(t, fl, fl.touch[x], now)
         fl.touched[fl.touch[x]] = False
@@ -711,8 +705,8 @@ def simulate_steps(t: Table, lv: Live, fixed_seconds: float) -> tuple[np.ndarray
                     # Copied: its bandwidth goes to the others now, its place in flight after the fixed cost.
                     heap_put(fl.events, t.adds.shape[0] + i, now + fixed_seconds, i, 0)
                 continue
-            _touch(fl, dst)
-            _touch(fl, leader)
+            _mark(fl.touched, fl.touch, fl.n_touch, dst)
+            _mark(fl.touched, fl.touch, fl.n_touch, leader)
         fl.end[i] = now
         finish(t, lv, i)
         _begin(t, fl, lv, now, fixed_seconds)
