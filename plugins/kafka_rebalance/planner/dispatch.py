@@ -6,7 +6,7 @@ under the throttle model of ``schedule.simulate`` in one call: in Python that si
 plan's 117 s with every goal on. The disk ledger's arithmetic is ``peaks.ledger_full``/``ledger_add``, the batcher's
 too.
 
-Brokers are dense indexes into ``Table.ids`` (sorted broker ids, -1 first: the lane of steps that add nothing and an
+Brokers are dense indexes into ``Table.ids`` (sorted broker ids, with -1: the lane of steps that add nothing and an
 unknown leader), so every order the rule reads (lanes by id, events by destination) stays the order of the ids.
 """
 
@@ -53,8 +53,8 @@ Live = namedtuple("Live", [
 ])
 
 
-# A min-heap of items by (x, a, b), each item at most once (a new key replaces its old one): the lanes by (moves in flight,
-# -bytes left, lane), the simulation's events by (time, step, destination). Python's heapq kept stale entries beside the
+# A min-heap of items by (x, a, b), each item at most once (a new key replaces its old one): the lanes by (new replicas in
+# flight, -bytes left, lane), the simulation's events by (time, step, destination). Python's heapq kept stale entries beside the
 # live ones and skipped them when popped; an item heap pops the live ones in the same order (their keys are distinct),
 # and numba's heapq over a typed list of tuples was slower than Python's.
 Heap = namedtuple("Heap", ["x", "a", "b", "heap", "pos", "n"])
@@ -225,7 +225,7 @@ def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, m
     c = columns(steps, ledger)
     n_ids = len(c.ids)
     n_adds = np.diff(c.adds_at)
-    lane = np.zeros(n, dtype=np.int64)  # (dense 0: NO_LANE, the lowest id)
+    lane = np.full(n, np.searchsorted(c.ids, NO_LANE), dtype=np.int64)
     lane[n_adds > 0] = c.adds[c.adds_at[:-1][n_adds > 0]]
     pred = np.fromiter((-1 if a is None else a for a in after), dtype=np.int64, count=n)
     # each step's successors (a partition's steps follow one another), by step
