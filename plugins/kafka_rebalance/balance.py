@@ -273,12 +273,20 @@ def placement_targets(
         byte_total += size * rf
     level, clamped = _levels(count_floor, count_lo, count_hi, total, rack_weights)
     byte_level, _ = _levels(byte_floor, byte_lo, byte_hi, byte_total, rack_weights)
-    w = {b: Fraction(1) if weights is None else Fraction(weights[b]) for b in rack_of}
-    share = {b: max(level[g] * w[b], Fraction(fixed.get(b, (0, 0))[0])) for b, g in rack_of.items()}
-    byte_share = {b: max(byte_level[g] * w[b], Fraction(fixed.get(b, (0, 0))[1])) for b, g in rack_of.items()}
+    # A broker's share follows from its rack, weight and fixed load alone: worked out once per such kind (Fraction
+    # arithmetic per broker was most of the topic-spread bands' time at 400 brokers and a thousand topics).
+    kinds: dict[tuple[str, int, tuple[int, int]], tuple[tuple[int, int], float]] = {}
+    of = {}
+    for b, g in rack_of.items():
+        kind = (g, 1 if weights is None else weights[b], fixed.get(b, (0, 0)))
+        if kind not in kinds:
+            w, (n, size) = Fraction(kind[1]), kind[2]
+            kinds[kind] = (share_range(max(level[g] * w, Fraction(n)), replica_tolerance),
+                           float(max(byte_level[g] * w, Fraction(size))))  # fmt: skip
+        of[b] = kinds[kind]
     return PlacementTargets(
-        replicas={b: share_range(share[b], replica_tolerance) for b in sorted(rack_of)},
-        byte_mean={b: float(byte_share[b]) for b in sorted(rack_of)},
+        replicas={b: of[b][0] for b in sorted(rack_of)},
+        byte_mean={b: of[b][1] for b in sorted(rack_of)},
         byte_centre=byte_centres(float(byte_total), sorted(rack_of), weights),
         clamped_racks=tuple(clamped),
     )
