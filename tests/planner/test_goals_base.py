@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from kafka_rebalance.planner.goals.base import (
@@ -15,7 +15,6 @@ from kafka_rebalance.planner.goals.base import (
     Goal,
     bound_for,
     donor_index,
-    nearest,
     outward,
     rack_bound,
     slot,
@@ -331,8 +330,6 @@ def test_no_racks_binds_nothing_and_across_known_racks_the_bound_applies() -> No
 
 
 def test_slot_is_the_place_in_size_then_partition_order_and_finds_a_listed_entry() -> None:
-    from hypothesis import given
-    from hypothesis import strategies as st
 
     @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 40)), unique_by=lambda e: e[1], max_size=30),
            st.integers(0, 3), st.integers(0, 40))
@@ -346,12 +343,3 @@ def test_slot_is_the_place_in_size_then_partition_order_and_finds_a_listed_entry
             assert k == sum(1 for e in entries if e < (size, p))
 
     check()
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 6), min_size=0, max_size=40), st.integers(1, 12))
-def test_the_nearest_candidates_are_the_ones_a_full_sort_lists_first(gaps: list[int], k: int) -> None:
-    # Many equal gaps (0..6): ties are broken by partition, as the full sort does, wherever the k-th falls.
-    pool = np.asarray([(i * 7) % 41 for i in range(len(gaps))], dtype=np.int64)
-    gap = np.asarray(gaps, dtype=np.float64)
-    assert nearest(pool, gap, k).tolist() == pool[np.lexsort((pool, gap))][:k].tolist()

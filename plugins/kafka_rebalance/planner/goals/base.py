@@ -294,18 +294,6 @@ class DonorIndex:
         return found
 
 
-def nearest(pool: np.ndarray, gap: np.ndarray, k: int) -> np.ndarray:
-    """The first k of ``pool`` by (gap, partition), as a full sort would list them: only the candidates within the
-    k-th smallest gap (ties included) are sorted, as swaps search pools of thousands for a few dozen.
-    ``gap``: each candidate's distance from what is wanted."""
-    # Equivalent mutants: `>=` (with exactly k, the k-th smallest gap is the largest: all are kept), and partitioning at
-    # k - 2 (the gap read at k - 1 is then no smaller than the k-th smallest: more are kept, and the sort takes the same k).
-    if len(pool) > k:
-        keep = gap <= np.partition(gap, k - 1)[k - 1]
-        pool, gap = pool[keep], gap[keep]
-    return pool[np.lexsort((pool, gap))][:k]
-
-
 def slot(sizes: list[int], parts: list[int], size: int, p: int) -> int:
     """Where (``size``, ``p``) sits in lists sorted by (size, partition): its entry if listed, else where it goes.
     Bisected within the run of equal sizes too: thousands of empty partitions share size 0, and walking that run

@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import Goal, nearest
+from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteGuard
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
+from kafka_rebalance.planner.goals.topic_spread_moves import nearest_by_size
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -476,14 +477,16 @@ class NetworkInGoal(NetworkGoal):
         on_r = on_r[~state.on(on_r, a)]
         if on_r.size == 0:
             return False
+        on_r = on_r[np.lexsort((on_r, state.sizes[on_r]))]  # by (size, partition), for ``nearest_by_size``
         sizes = state.sizes[on_r].astype(np.float64)  # (astype(None) here and below: float64 all the same)
         rates = self.rate[on_r].astype(np.float64)
+        found = np.empty(SEARCH, dtype=np.int64)
         for p in hot:
             if not state.accepts(p, a, r, count_neutral=True):
                 continue
             sp, rp = float(state.sizes[p]), float(self.rate[p])
             ok = self._better_each(a, r, rp - rates)
-            near = nearest(on_r[ok], np.abs(sizes[ok] - sp), SEARCH)
+            near = found[: nearest_by_size(sp, on_r[ok], sizes[ok], found)]
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
             for q in near[fine].tolist():
                 # Never true as things stand (on_r holds no replica of a's, hot none on r, and nothing moves before the
