@@ -22,7 +22,7 @@ replica counts, and the bytes goal's band through ``ByteGuard``'s rule) are read
 The kernel works on copies and returns every ``ClusterState.move`` it made, in order (trial moves of a chain that was
 put back included): replayed through ``ClusterState.move``/``restore`` (``spread``) they leave the state, and every
 index that follows its changes, as the Python loop did. In Python this was 57 s of the 400-broker plan with every goal
-on; compiled, 15 s; with its swap pools read by topic (``_pool``), 13.5 s. ``tests/planner/test_goals_topic_spread.py``
+on; compiled, 15 s; with its swap pools read by topic (``_pool``), 12.7 s. ``tests/planner/test_goals_topic_spread.py``
 holds it to the rule read plainly.
 """
 
@@ -266,7 +266,7 @@ def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) 
     counts[dst] += 1
     nbytes[src] -= size
     nbytes[dst] += size
-    touched[p] = True
+    _set_touched(p, True, touched, spread)
     u = topic[p]
     held[u, src] -= 1
     held[u, dst] += 1
@@ -321,7 +321,19 @@ def _restore(p: int, board: tuple, spread: tuple) -> None:
     for j in range(rf[p]):
         if now[p, j] != R[p, j]:
             return
-    touched[p] = False
+    _set_touched(p, False, touched, spread)
+
+
+@njit(cache=True)
+def _set_touched(p: int, value: bool, touched: np.ndarray, spread: tuple) -> None:
+    """p changed by the plan (or back as it was), and its entries in the swap pools with it (``spread[14]``, by the
+    positions ``spread[15]``): a pool reads them in order, where ``touched`` of each entry's partition was a random
+    read."""
+    touched[p] = value
+    live, at = spread[14], spread[15]
+    for j in range(at.shape[1]):
+        if at[p, j] >= 0:
+            live[at[p, j]] = not value
 
 
 # ---------------------------------------------------------------------------------------------------- the searches
@@ -466,7 +478,7 @@ def _unlist(sent: tuple, b: int, p: int, size: float, u: int) -> None:
 
 
 @njit(cache=True)
-def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, touched: np.ndarray, spread: tuple,
+def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, spread: tuple,
           out_p: np.ndarray, out_s: np.ndarray) -> int:  # fmt: skip
     """r's partitions that may go back to a in a swap for topic t, as their ranks by (size, partition) and their sizes,
     into ``out_p``/``out_s``, in no order (``_order`` sorts them): its unchanged partitions (``pools[1]``, lo to hi) and
@@ -478,7 +490,8 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, t
     r's entries by topic; the sent ones are kept by topic): scanning r's whole pool per swap was a third of the kernel's
     time. Most pools serve only to show that nothing is within the byte guard's reach (``_swap``), so they are sorted
     only when a search needs them."""
-    t_topic, t_part, t_rank, t_rows, t_size = pools[1]
+    t_topic, t_rank, t_rows, t_size = pools[1][0], pools[1][2], pools[1][3], pools[1][4]
+    live = spread[14]
     give, take = spread[12][r], spread[13][a]
     n_sent = sent[2][r]
     sent_p, sent_s, sent_t, sent_r = sent[0][r], sent[1][r], sent[3][r], sent[4][r]
@@ -492,7 +505,7 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, t
                 continue
             i = lo + np.searchsorted(t_topic[lo:hi], u)
             while i < hi and t_topic[i] == u:
-                if not touched[t_part[i]] and not _holds(t_rows, i, a):
+                if live[i] and not _holds(t_rows, i, a):
                     out_p[n], out_s[n] = t_rank[i], t_size[i]
                     n += 1
                 i += 1
@@ -557,7 +570,7 @@ def nearest_by_size(sp: float, pool_p: np.ndarray, pool_s: np.ndarray, out: np.n
 def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple,
           dirs: tuple, spread: tuple, pools: tuple, buf: tuple) -> bool:  # fmt: skip
     """p (topic t) a -> r and q (another topic) r -> a, counts unchanged: q among r's partitions nearest p in size."""
-    touched, sizes, nbytes = board[3], board[4], board[6]
+    sizes, nbytes = board[4], board[6]
     qs, pool_p, pool_s = buf[0], buf[6], buf[7]
     n_pool = -1  # r's partitions that may go back (``_pool``), read for the first candidate that needs them
     ordered = False
@@ -568,7 +581,7 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
         if not _accepts(p, a, r, True, flags, board, veto, dirs):
             continue
         if n_pool < 0:
-            n_pool = _pool(t, a, r, lo, hi, pools, spread[2], touched, spread, pool_p, pool_s)
+            n_pool = _pool(t, a, r, lo, hi, pools, spread[2], spread, pool_p, pool_s)
         sp = float(sizes[p])
         # No partition that may go back within the guard's reach of p: none passes it (the answer, sooner).
         if flags[F_GUARD] and not _within(pool_s[:n_pool], sp - span_hi, sp - span_lo):
@@ -761,8 +774,9 @@ def _topic_lists(t: int, order: np.ndarray, cuts: np.ndarray, board: tuple, spre
 def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, unmovable: np.ndarray,
            n_b: int) -> tuple:  # fmt: skip
     """Where a swap looks for what goes back: per broker ([0], where each one's entries start), the movable partitions
-    of its original rows by (topic, size, partition), with their topics, ranks, rows and sizes beside them ([1]); and
-    [2] each partition's rank by (size, partition), [3] the partitions in that order, [4] their sizes."""
+    of its original rows by (topic, size, partition), with their topics, ranks, rows and sizes beside them ([1]); [2]
+    each partition's rank by (size, partition), [3] the partitions in that order, [4] their sizes; and [5], per
+    partition and slot of its original row, where its entry in [1] is (-1: none)."""
     by = np.argsort(sizes, kind="mergesort")  # (stable: by size, then partition)
     rank = np.empty(sizes.shape[0], np.int64)
     rank[by] = np.arange(sizes.shape[0])
@@ -797,7 +811,14 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
             by_t[start[b] + count[u]] = x
             count[u] += 1
     by_topic = (topic[parts[by_t]], parts[by_t], rank[parts[by_t]], rows[by_t], sizes[parts[by_t]].astype(np.float64))
-    return start, by_topic, rank, by, sizes
+    at = np.full(R.shape, -1, np.int64)  # per partition and slot of its original row, its entry in [1]
+    for b in range(n_b):
+        for i in range(start[b], start[b + 1]):
+            p = by_topic[1][i]
+            for j in range(rf[p]):
+                if R[p, j] == b:
+                    at[p, j] = i
+    return start, by_topic, rank, by, sizes, at
 
 
 @njit(cache=True)
@@ -872,11 +893,12 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
     # The topic counts and bands (by topic, and by broker: a swap reads two brokers' counts of many topics), the
     # brokers' versions (``_transfer``), what was sent on to each broker (``_arrive``), the moves made, the topic being
     # spread (ranks, arrivals; ``_topic_lists``), [6]: that topic, and whether the state follows every move, and [12],
-    # [13]: per broker, the topics it may give one of and take one of, as bits (``_slack_bits``).
+    # [13]: per broker, the topics it may give one of and take one of, as bits (``_slack_bits``); [14], [15]: which
+    # entries of the swap pools are of partitions the plan has not changed, and where each partition's are.
     words = (held.shape[0] + 63) // 64
     spread = (held, np.zeros(n_b, np.int64), sent, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
               np.array([-1, flags[F_PYTHON]]), lo, hi, held.T.copy(), lo.T.copy(), hi.T.copy(),
-              np.zeros((n_b, words), np.uint64), np.zeros((n_b, words), np.uint64))
+              np.zeros((n_b, words), np.uint64), np.zeros((n_b, words), np.uint64), ~board[3][pools[1][1]], pools[5])
     for b in range(n_b):
         for u in range(held.shape[0]):
             _slack_bits(b, u, spread)
