@@ -37,7 +37,6 @@ import numpy as np
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteGuard
 from kafka_rebalance.planner.goals.preferred_leader import LeaderChoice
-from kafka_rebalance.planner.goals.topic_spread_moves import nearest_by_size
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -477,6 +476,9 @@ class NetworkInGoal(NetworkGoal):
         on_r = on_r[~state.on(on_r, a)]
         if on_r.size == 0:
             return False
+        # (numba: imported where it is needed, as every goal's kernel is)
+        from kafka_rebalance.planner.goals.topic_spread_moves import nearest_by_size
+
         on_r = on_r[np.lexsort((on_r, state.sizes[on_r]))]  # by (size, partition), for ``nearest_by_size``
         sizes = state.sizes[on_r].astype(np.float64)  # (astype(None) here and below: float64 all the same)
         rates = self.rate[on_r].astype(np.float64)
