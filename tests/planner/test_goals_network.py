@@ -337,6 +337,7 @@ def test_in_relief_mode_the_veto_keeps_only_the_receivers_top_and_only_where_cap
 
 def test_how_far_outside_its_band_a_broker_is_and_whether_a_transfer_brings_two_nearer() -> None:
     from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from kafka_rebalance.planner.goals.network_search import better
 
     # In: 0 = 90, 1 = 30, 2 = 0; share 40, band 36 (1 - 1e-6) .. 44 (1 + 1e-6).
     s = in_state([(0, 60.0), (0, 30.0), (1, 30.0)])
@@ -346,7 +347,7 @@ def test_how_far_outside_its_band_a_broker_is_and_whether_a_transfer_brings_two_
     assert [goal._off(0, x) for x in (40.0, 50.0, 30.0)] == [0.0, 50.0 - hi, lo - 30.0]
     # 30: 0 to 60 and 2 to 30, 16 + 6 outside instead of 46 + 36. 90: 0 to 0 and 2 to 90, the same 82 outside, the
     # other way round. 1e-5 B/s off 0 onto 2 brings them 2e-5 nearer: less than a millionth of the 82 outside.
-    assert goal._better_each(0, 2, np.array([30.0, 90.0, 1e-5])).tolist() == [True, False, False]
+    assert [better(x, *goal._band(0, 2)) for x in (30.0, 90.0, 1e-5)] == [True, False, False]
 
 
 def test_network_in_sheds_the_replica_nearest_half_the_gap_to_the_broker_with_most_room() -> None:
@@ -827,6 +828,7 @@ def test_with_nobody_below_the_band_a_broker_above_it_still_sheds_and_one_just_b
 
 def test_a_transfer_that_brings_two_brokers_a_millionth_and_a_half_nearer_where_they_are_less_than_1_outside_is_better() -> None:
     from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from kafka_rebalance.planner.goals.network_search import better
 
     # Share 40, band 36 (1 - 1e-6) .. 44 (1 + 1e-6). With 0 a quarter above the top and 2 a quarter below the floor
     # (0.5 outside: under 1, the slack is a millionth of 1), 7.5e-7 from 0 to 2 brings them 1.5e-6 nearer: better.
@@ -835,7 +837,7 @@ def test_a_transfer_that_brings_two_brokers_a_millionth_and_a_half_nearer_where_
     goal._setup(s)
     lo, hi = 36.0 * (1 - 1e-6), 44.0 * (1 + 1e-6)
     goal.load = np.asarray([hi + 0.25, 40.0, lo - 0.25])
-    assert goal._better_each(0, 2, np.array([7.5e-7, 2.5e-7])).tolist() == [True, False]
+    assert [better(x, *goal._band(0, 2)) for x in (7.5e-7, 2.5e-7)] == [True, False]
 
 
 def test_the_exact_rows_with_nothing_movable_are_the_bands_less_the_fixed_traffic_unscaled() -> None:

@@ -19,7 +19,7 @@ from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.testing import corpus
 
 # Every kernel runs on this member with these goals: topic spread's replica search and first replicas, network in's
-# swaps (their nearest replicas by size), network out's hand-overs, the schedule's simulation.
+# searches (network_search), network out's hand-overs, the schedule's simulation.
 MEMBER = "hot-topics-40b"
 GOALS = ("replica-count", "bytes", "topic-spread", "network-in", "network-out", "preferred-leader")
 

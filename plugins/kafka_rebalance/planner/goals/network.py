@@ -245,6 +245,7 @@ class NetworkInGoal(NetworkGoal):
         # (the state, its changes read, per (broker, hot_only) the candidates): see ``_candidates``
         self._listed: tuple[ClusterState, int, dict[tuple[int, bool], list[int]]] | None = None
         self._arrays: dict[tuple[int, bool], tuple[list[int], np.ndarray]] = {}  # see ``_candidate_array``
+        self._sorted: dict[int, tuple[list[int], np.ndarray, np.ndarray, np.ndarray]] = {}  # see ``_by_size``
 
     def _setup(self, state: ClusterState) -> None:
         if self.ready:
@@ -365,7 +366,7 @@ class NetworkInGoal(NetworkGoal):
             donors = [b for b in order[self.load[order] > self.hi[order]].tolist() if b not in stuck]
             if not donors:
                 # none above: lift the brokers below from the ones with most to spare. Equivalent mutants: `under`
-                # as lo + load, or `>= 0`, with nobody under (all within the band, where no transfer is ``_better_each``).
+                # as lo + load, or `>= 0`, with nobody under (all within the band, where no transfer is ``better``).
                 # A broker exactly at its share is no donor (`>=` is not equivalent: once those above are stuck, it
                 # would be one).
                 if not (under > 0).any():
@@ -428,15 +429,12 @@ class NetworkInGoal(NetworkGoal):
     def _off(self, b: int, x: float) -> float:
         return max(0.0, x - self.hi[b], self.lo[b] - x)
 
-    def _better_each(self, a: int, r: int, xs: np.ndarray) -> np.ndarray:
-        """Per traffic x in ``xs``: does moving x from a to r bring the two closer to their bands, in sum? All at
-        once: at 200 brokers a swap's search asked it once per replica of the receiver for every hot candidate, one
-        Python call each, which took the goal minutes."""
+    def _band(self, a: int, r: int) -> np.ndarray:
+        """What ``network_search.better`` reads to judge moving traffic from a to r: a's load and band, r's, and the
+        distance outside the bands (summed) a better move must fall below."""
         now = self._off(a, self.load[a]) + self._off(r, self.load[r])
-        la, lr = float(self.load[a]), float(self.load[r])
-        off_a = np.maximum(0.0, np.maximum((la - xs) - self.hi[a], self.lo[a] - (la - xs)))
-        off_r = np.maximum(0.0, np.maximum((lr + xs) - self.hi[r], self.lo[r] - (lr + xs)))
-        return off_a + off_r < now - SLACK * max(1.0, now)
+        return np.array([self.load[a], self.lo[a], self.hi[a], self.load[r], self.lo[r], self.hi[r],
+                         now - SLACK * max(1.0, now)], dtype=np.float64)
 
     def _shed(self, state: ClusterState, a: int, elig: np.ndarray) -> bool:
         """One transfer of traffic off ``a``: a replica alone, else swapped for a cooler one of close size."""
@@ -444,15 +442,17 @@ class NetworkInGoal(NetworkGoal):
         order = elig[np.argsort(-room, kind="stable")]
         receivers = [r for r in order[self.load[order] < self.share[order]].tolist() if r != a]
         cand = self._candidates(state, a)
-        # (hot_only False alike: an idle replica moves no traffic, which ``_better_each`` never finds better)
+        # (hot_only False alike: an idle replica moves no traffic, which is never better)
         arr = self._candidate_array(state, a, hot_only=True)
+        from kafka_rebalance.planner.goals.network_search import closest_to_need  # (numba: where it is needed)
+
+        rates = self.rate[arr].astype(np.float64)
+        found = np.empty(SEARCH, dtype=np.int64)
         for r in receivers[:PARTNERS]:
             need = ((self.load[a] - self.share[a]) + (self.share[r] - self.load[r])) / 2
-            helps = arr[self._better_each(a, r, self.rate[arr])]
-            # By (closeness to the need, partition), the first SEARCH with no replica on r yet (sorted, then filtered:
-            # the order filtering first would give).
-            by_need = helps[np.lexsort((helps, np.abs(self.rate[helps] - need)))].tolist()
-            top = np.asarray(list(islice((p for p in by_need if r not in state.row(p)), SEARCH)), dtype=np.int64)
+            # Those whose move alone is better, with no replica on r yet, the first SEARCH by (closeness to the need,
+            # partition).
+            top = found[: closest_to_need(arr, rates, state.on(arr, r), float(need), self._band(a, r), found)]
             # The byte guard for all of them at once (``allows_each``: the same floats as asking one by one; astype(None)
             # is float64 too).
             fine = self.guard.allows_each(state, a, r, state.sizes[top].astype(np.float64))
@@ -466,29 +466,36 @@ class NetworkInGoal(NetworkGoal):
                 return True
         return False
 
+    def _by_size(self, state: ClusterState, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_candidates(state, b, False)`` by (size, partition), with their sizes and rates as floats: a swap's
+        partners, kept while that list is."""
+        listed = self._candidates(state, b, False)
+        got = self._sorted.get(b)
+        if got is None or got[0] is not listed:  # (a cache: built afresh each time, the same arrays)
+            parts = np.asarray(listed, dtype=np.int64)
+            parts = parts[np.lexsort((parts, state.sizes[parts]))]
+            got = self._sorted[b] = (listed, parts, state.sizes[parts].astype(np.float64),
+                                     self.rate[parts].astype(np.float64))  # fmt: skip
+        return got[1], got[2], got[3]
+
     def _swap(self, state: ClusterState, a: int, r: int, hot: list[int]) -> bool:
-        """p (hot) a -> r and q (cooler, close in size) r -> a: counts unchanged, traffic moved by the difference."""
-        # r's replicas now, untouched first (a swap of those costs no extra step), then the plan's others
-        # Equivalent mutants: without the dtype a list of ints is int64 (an empty one returns below), and int sizes
-        # less the float ``sp`` are floats anyway.
-        on_r = self._candidate_array(state, r)
-        # No replica on a (the rows now, as one array: row by row, at 400 brokers, it was a fifth of this goal's time).
-        on_r = on_r[~state.on(on_r, a)]
+        """p (hot) a -> r and q (cooler, close in size) r -> a: counts unchanged, traffic moved by the difference.
+        q: among r's replicas (untouched first: a swap of those costs no extra step, then the plan's others) with
+        none on a, the nearest in size whose swap is better (``network_search.nearest_cooler``)."""
+        from kafka_rebalance.planner.goals.network_search import nearest_cooler  # (numba: where it is needed)
+
+        on_r, sizes, rates = self._by_size(state, r)
         if on_r.size == 0:
             return False
-        # (numba: imported where it is needed, as every goal's kernel is)
-        from kafka_rebalance.planner.goals.topic_spread_moves import nearest_by_size
-
-        on_r = on_r[np.lexsort((on_r, state.sizes[on_r]))]  # by (size, partition), for ``nearest_by_size``
-        sizes = state.sizes[on_r].astype(np.float64)  # (astype(None) here and below: float64 all the same)
-        rates = self.rate[on_r].astype(np.float64)
+        # No replica on a (the rows now, as one array: row by row, at 400 brokers, it was a fifth of this goal's time).
+        on_a = state.on(on_r, a)
+        band = self._band(a, r)
         found = np.empty(SEARCH, dtype=np.int64)
         for p in hot:
             if not state.accepts(p, a, r, count_neutral=True):
                 continue
-            sp, rp = float(state.sizes[p]), float(self.rate[p])
-            ok = self._better_each(a, r, rp - rates)
-            near = found[: nearest_by_size(sp, on_r[ok], sizes[ok], found)]
+            sp = float(state.sizes[p])
+            near = found[: nearest_cooler(sp, float(self.rate[p]), on_r, sizes, rates, on_a, band, found)]
             fine = self.guard.allows_each(state, a, r, sp - state.sizes[near].astype(np.float64))
             for q in near[fine].tolist():
                 # Never true as things stand (on_r holds no replica of a's, hot none on r, and nothing moves before the
