@@ -107,17 +107,17 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: Callable[[
     steps = [s for chain in moves for s in chain]
     # each step's successor in its partition's chain (-1: none), the chains' first steps, and every step's place in the
     # ordering strategy's order
-    succ = np.full(len(steps), -1, dtype=np.int64)
-    firsts, at = [], 0
-    for chain in moves:
-        if chain:
-            firsts.append(at)
-            succ[at : at + len(chain) - 1] = np.arange(at + 1, at + len(chain))
-            at += len(chain)
-    by = np.array(sorted(range(len(steps)), key=lambda j: key(steps[j])), dtype=np.int64)
+    lengths = np.fromiter((len(chain) for chain in moves), dtype=np.int64, count=len(moves))
+    lengths = lengths[lengths > 0]
+    ends = np.cumsum(lengths)
+    succ = np.arange(1, len(steps) + 1, dtype=np.int64)
+    succ[ends - 1] = -1
+    firsts = ends - lengths
+    keys = [key(s) for s in steps]
+    by = np.array(sorted(range(len(steps)), key=keys.__getitem__), dtype=np.int64)
     rank = np.empty(len(steps), dtype=np.int64)
     rank[by] = np.arange(len(steps))
-    queue = np.array(firsts, dtype=np.int64)[np.argsort(rank[firsts])] if firsts else np.zeros(0, dtype=np.int64)
+    queue = firsts[np.argsort(rank[firsts])]
     c = columns(steps, ledger)
     cap = options.max_partitions_per_batch
     batch_of, n_batches, stuck = _batch_moves(

@@ -18,7 +18,7 @@ import math
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -352,7 +352,7 @@ class LogDirPlan:
         if not named and not left:
             return step
         # (dirs of "any" alone and () say the same: Step.dirs' empty is "any" for every replica.)
-        return replace(step, dirs=dirs if named else (), sources=sources if left else ())
+        return step._replace(dirs=dirs if named else (), sources=sources if left else ())
 
     def summary(self) -> dict[str, Any]:
         return {"named_for_new_replicas": len(self.new), "moves_between_dirs": len(self.within),
