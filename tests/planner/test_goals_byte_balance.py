@@ -324,6 +324,17 @@ def test_the_check_is_the_largest_deviation_and_names_brokers_beyond_the_band_an
     assert ByteBalanceGoal.gate_allowance(np.asarray([0.05, 0.3]), 0.1).tolist() == [0.1, 0.3]
 
 
+def partners_of(state: ClusterState, elig: np.ndarray, key: np.ndarray, me: int, pinned: bool,
+                held: np.ndarray) -> list[int]:  # fmt: skip
+    from kafka_rebalance.planner.goals.byte_balance import PARTNERS
+    from kafka_rebalance.planner.goals.byte_focus import partners
+
+    out = np.empty(2 * PARTNERS, dtype=np.int64)
+    n = partners(elig.astype(np.int64), key.astype(np.float64), me, np.asarray(state.rack, dtype=np.int64),
+                 bool(state.has_racks), pinned, held, PARTNERS, out)  # fmt: skip
+    return out[:n].tolist()
+
+
 def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack_held_then_own_rack_first() -> None:
     # Twelve brokers, even ones in rack a, odd in b; the key falls with the broker id, so 11 is lowest.
     racked = planner_state([(b, "ab"[b % 2]) for b in range(12)], [part("t", 0, [0])])
@@ -332,15 +343,15 @@ def test_partners_are_the_lowest_in_key_and_as_many_of_the_brokers_own_rack_held
     none = np.zeros(12, dtype=bool)
     # The 8 lowest (11 down to 4) and broker 0's own rack (10, 8, 6, 4 and 2: all 5 of them): the own rack
     # first, then the others, each in key order.
-    assert ByteBalanceGoal._partners(racked, elig, key, 0, False, none) == [10, 8, 6, 4, 2, 11, 9, 7, 5]
-    assert ByteBalanceGoal._partners(racked, elig, key, 0, True, none) == [10, 8, 6, 4, 2]
+    assert partners_of(racked, elig, key, 0, False, none) == [10, 8, 6, 4, 2, 11, 9, 7, 5]
+    assert partners_of(racked, elig, key, 0, True, none) == [10, 8, 6, 4, 2]
     # A broker held above its band comes first (7, of the other rack), then the same order.
     held = none.copy()
     held[7] = True
-    assert ByteBalanceGoal._partners(racked, elig, key, 0, False, held) == [7, 10, 8, 6, 4, 2, 11, 9, 5]
+    assert partners_of(racked, elig, key, 0, False, held) == [7, 10, 8, 6, 4, 2, 11, 9, 5]
     plain = planner_state(list(range(12)), [part("t", 0, [0])])
-    assert ByteBalanceGoal._partners(plain, elig, key, 0, False, none) == [11, 10, 9, 8, 7, 6, 5, 4]
-    assert ByteBalanceGoal._partners(plain, elig, np.zeros(12), 3, False, none) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id
+    assert partners_of(plain, elig, key, 0, False, none) == [11, 10, 9, 8, 7, 6, 5, 4]
+    assert partners_of(plain, elig, np.zeros(12), 3, False, none) == [0, 1, 2, 4, 5, 6, 7, 8]  # ties by id
 
 
 def test_the_byte_guard_counts_a_broker_inside_its_band_as_0_off_whatever_its_margin() -> None:

@@ -18,8 +18,9 @@ from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.testing import corpus
 
-# Every kernel runs on this member with these goals: topic spread's replica search and first replicas, network in's
-# searches (network_search), network out's hand-overs, the schedule's simulation.
+# Every kernel runs on this member with these goals: the byte goal's choice of broker (byte_focus), topic spread's
+# replica search and first replicas, network in's searches (network_search), network out's hand-overs, the schedule's
+# simulation.
 MEMBER = "hot-topics-40b"
 GOALS = ("replica-count", "bytes", "topic-spread", "network-in", "network-out", "preferred-leader")
 

@@ -296,27 +296,26 @@ class ByteBalanceGoal(Goal):
         # A retry round of brokers set aside while nothing changed fails as before: an extra round (``acted`` True
         # at first or after a reset) costs time, not a different plan.
         acted = False  # since brokers were last set aside (None alike: only its truth is read)
+        from kafka_rebalance.planner.goals.byte_focus import next_focus  # (numba: imported where it is needed)
+
+        rack = np.asarray(state.rack, dtype=np.int64)
+        bands = (upper.astype(np.float64), lower.astype(np.float64))
+        found = np.empty(2 * PARTNERS, dtype=np.int64)
         # A guard only (every action strictly lowers the total deviation beyond the band): one action
         # per replica. A cluster whose count goal left heavy brokers full of small replicas needs
         # thousands of swaps; 20 per broker stopped 200 brokers / 200,000 partitions half-way.
         for _ in range(20 * len(elig) + 1000 + int(state.rf_target.sum())):
-            b = state.bytes[elig].astype(np.float64)  # (astype(None) is float64 as well)
-            live = ~stuck[elig]
-            hi = np.where(live, b - upper, 0.0)
-            lo = np.where(live, lower - b, 0.0)
-            ih, il = int(np.argmax(hi)), int(np.argmax(lo))
-            if hi[ih] <= 0 and lo[il] <= 0:
+            # The broker furthest outside its band (not set aside) and its partners, lowest in key (rel: above (+) or
+            # below (-) its own target; -rel for a light broker).
+            focus, heavy, n = next_focus(state.bytes, elig, *bands, target, stuck, rack, bool(state.has_racks), pinned,
+                                         held, PARTNERS, found)  # fmt: skip
+            if focus < 0:
                 if not (acted and stuck.any()):
                     return
                 stuck[:] = False  # (None alike: a bool array stores it as False)
                 acted = False
                 continue
-            rel = b - target[elig]  # above (+) or below (-) its own target
-            if hi[ih] >= lo[il]:
-                focus, heavy, key = int(elig[ih]), True, rel
-            else:
-                focus, heavy, key = int(elig[il]), False, -rel
-            if self._improve(state, focus, self._partners(state, elig, key, focus, pinned, held), heavy=heavy):
+            if self._improve(state, focus, found[:n].tolist(), heavy=heavy):
                 acted = True
             else:
                 stuck[focus] = True
@@ -325,31 +324,6 @@ class ByteBalanceGoal(Goal):
 
     def _bound_for(self, state: ClusterState, src: int, dst: int) -> np.ndarray | None:
         return bound_for(self._in_rack, state, src, dst)
-
-    @staticmethod
-    def _partners(state: ClusterState, elig: np.ndarray, key: np.ndarray, me: int, pinned: bool,
-                  held: np.ndarray) -> list[int]:  # fmt: skip
-        """The ``PARTNERS`` brokers lowest in ``key`` (lightest for a heavy broker, heaviest for a light
-        one), and as many of ``me``'s own rack: where partitions keep one replica per rack (RF 3 over
-        3 racks), only a broker of the same rack can take or give one, and the lightest of the whole
-        cluster may all sit in other racks. ``pinned`` (every movable partition's RF a multiple of the
-        rack count, so no replica can change racks): the same rack only.
-
-        Order: the ``held`` ones first (proven out of reach above their band: the cluster's fullest, which only a
-        partner's search lowers), then ``me``'s rack, then the others, each in ``key`` order, ties by broker.
-        Same-rack partners before the others: a swap across racks needs both replicas free to change racks, and
-        at 200 brokers / 200,000 partitions 96 % of those tried first failed, 25 of the goal's 30 s."""
-        order = elig[np.lexsort((elig, key))]
-        order = order[order != me]
-        if not state.has_racks:
-            return [int(x) for x in order[:PARTNERS]]
-        own = np.flatnonzero(np.asarray(state.rack, dtype=np.int64)[order] == state.rack[me])[:PARTNERS]  # ints: int64 anyway
-        pick = np.zeros(len(order), dtype=bool)
-        if not pinned:
-            pick[:PARTNERS] = True
-        pick[own] = False  # (None alike: a bool array stores it as False)
-        out = [int(x) for x in order[own]] + [int(x) for x in order[pick]]
-        return sorted(out, key=lambda b: not held[b])  # (stable: the order above within each kind)
 
     def _viol(self, b: int, x: float) -> float:
         return max(0.0, x - self.upper[b]) + max(0.0, self.lower[b] - x)
