@@ -111,6 +111,9 @@ def test_smallest_untouched_in_a_size_range() -> None:
     assert idx.smallest_untouched(0, 5 * GiB, lambda p: p == 3, limit=1) is None         # one check: 1 GiB refused
     assert idx.smallest_untouched(0, 5 * GiB, lambda p: p == 3, limit=2) == 3
     assert idx.parts == [0, 4]
+    # Left: 1 GiB and 5 GiB. Where none lies in [floor, below), a search could find none: callers skip it.
+    assert [idx.any_between(lo * GiB, hi * GiB) for lo, hi in ((2, 5), (2, 6), (5, 6), (0, 1), (0, 2), (6, 9))] == [
+        False, True, True, False, True, False]
 
 
 def test_a_replica_at_the_move_cap_is_parked_until_its_partition_changes_or_the_cap_rises() -> None:

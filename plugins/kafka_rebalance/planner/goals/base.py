@@ -223,6 +223,12 @@ class DonorIndex:
             self._insert(self.side_sizes, self.side_parts, int(sizes[p]), p)
         self.fed = len(new)
 
+    def any_between(self, floor: float, below: int) -> bool:
+        """Does the main list hold a replica of size in [floor, below)? Where not, ``smallest_untouched`` with those
+        bounds finds none and changes nothing: a caller may skip its other checks."""
+        j = bisect_left(self.sizes, floor)
+        return j < len(self.sizes) and self.sizes[j] < below
+
     def smallest_untouched(self, floor: float, below: int, ok: Callable[[int], bool], limit: int) -> int | None:
         """The smallest untouched replica of size in [floor, below) that ``ok`` accepts; it leaves the index.
         Touched ones passed on the way move to the side list, as in ``find``."""

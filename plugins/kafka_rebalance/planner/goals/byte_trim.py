@@ -86,6 +86,10 @@ class ByteTrimGoal(Goal):
             if slack <= 0:  # (< alike: at 0 the sizes [sp, sp) _smaller searches are none)
                 continue
             floor = sp - slack
+            # No replica of d's in [floor, sp): no swap (most single moves at a million partitions, where the checks
+            # below cost more than this one).
+            if not donor_index(state, d).any_between(floor, sp):
+                continue
             # p goes back to d: the hard goals allow that (its original, rack-safe row) and counts do not
             # change, but a goal keeping tallies of its own (topic spread) may refuse this half too.
             if not tallies_accept(state, p, r, d):
