@@ -52,7 +52,9 @@ def nearest_cooler(sp: float, rp: float, parts: np.ndarray, sizes: np.ndarray, r
     """Of ``parts`` sorted by (size, partition) (sizes and rates alike), not marked in ``skip``, those whose swap
     for a replica of size ``sp`` and rate ``rp`` is better (traffic ``rp - rate`` from a to r), the first
     ``len(out)`` by (|size - sp|, partition), into ``out``; returns how many. Outward from sp a gap at a time, the
-    runs of equal size below and above it merged by partition, as ``topic_spread_moves.nearest_by_size``."""
+    runs of equal size below and above it merged by partition: ``topic_spread_moves.nearest_by_size``'s walk, with the
+    rule inside it. (A copy, not a call: numba caches each file's kernels apart and does not see a change to a kernel
+    of another file that one of them calls.)"""
     k = out.shape[0]
     hi = sizes.shape[0]
     sl = np.searchsorted(sizes, sp) - 1
