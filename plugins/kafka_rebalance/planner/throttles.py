@@ -17,38 +17,31 @@ from kafka_rebalance.planner.steps import Step
 
 
 def batch_throttles(steps: Iterable[Step], rate: int) -> dict[str, Any]:
-    """The configs for ``steps`` (module docstring). Every broker's entry is one dict, shared: the result is made to
-    be written out (plan files, the executor's comparisons), never changed in place."""
-    leader: dict[str, list[tuple[int, int]]] = {}
-    follower: dict[str, list[tuple[int, int]]] = {}
+    leader: dict[str, set[tuple[int, int]]] = {}
+    follower: dict[str, set[tuple[int, int]]] = {}
     brokers: set[int] = set()
     for s in steps:
-        if not s.adds and not s.removes:  # a reorder
+        if s.reorder:
             continue
-        p, before = s.partition, s.before
-        lead = leader.get(s.topic)
-        if lead is None:
-            lead = leader[s.topic] = []
-        lead.extend([(p, b) for b in before])
-        dests = [(p, b) for b in s.after if b not in before]
+        lead = leader.setdefault(s.topic, set())
+        for b in s.before:
+            lead.add((s.partition, b))
+        dests = [b for b in s.after if b not in s.before]
         if dests:
-            fol = follower.get(s.topic)
-            if fol is None:
-                fol = follower[s.topic] = []
-            fol.extend(dests)
-        brokers.update(before)
+            fol = follower.setdefault(s.topic, set())
+            for b in dests:
+                fol.add((s.partition, b))
+        brokers.update(s.before)
         brokers.update(s.after)
     topics: dict[str, dict[str, str]] = {}
     for topic in sorted(leader):
-        entry = {LEADER_REPLICAS: _entries(leader[topic])}
+        entry = {LEADER_REPLICAS: ",".join(f"{p}:{b}" for p, b in sorted(leader[topic]))}
         if topic in follower:
-            entry[FOLLOWER_REPLICAS] = _entries(follower[topic])
+            entry[FOLLOWER_REPLICAS] = ",".join(f"{p}:{b}" for p, b in sorted(follower[topic]))
         topics[topic] = entry
     value = str(rate)
-    both = {FOLLOWER_RATE: value, LEADER_RATE: value}
-    return {"rate_bytes_per_sec": rate, "brokers": dict.fromkeys(map(str, sorted(brokers)), both), "topics": topics}
-
-
-def _entries(pairs: list[tuple[int, int]]) -> str:
-    """``partition:broker`` entries, sorted by partition then broker, each once."""
-    return ",".join([f"{p}:{b}" for p, b in sorted(set(pairs))])
+    return {
+        "rate_bytes_per_sec": rate,
+        "brokers": {str(b): {FOLLOWER_RATE: value, LEADER_RATE: value} for b in sorted(brokers)},
+        "topics": topics,
+    }
