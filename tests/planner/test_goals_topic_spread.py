@@ -24,10 +24,9 @@ from kafka_rebalance.snapshot import Snapshot, load_snapshot
 from kafka_rebalance.testing import corpus
 from kafka_rebalance.validation import validate_plan
 from tests.planner.test_plans_pass_the_gate import CASES, SAMPLE
-from tests.support.clusters import GiB, part, planner_state, snapshot
+from tests.support.clusters import GiB, MiB, drawn_cluster, part, planner_state, snapshot, state_before
 from tests.support.plans import final_rows
 
-MiB = 1024**2
 WITH_SPREAD = ("replica-count", "bytes", "topic-spread", "preferred-leader", "leader-imbalance")
 # Topic spread first: it moves before the count and byte goals touch a partition (which it then may not
 # move again), and they keep its bands through its veto.
@@ -1040,73 +1039,11 @@ def plain_spread(state: Any) -> None:
                 break
 
 
-def _random_cluster(seed: int, big: bool = False) -> tuple[Snapshot, PlanOptions]:
-    """A small cluster drawn from ``seed``: brokers with racks or none, one to three log dirs each with or without a
-    size, topics piled onto some brokers, sizes that tie, hot and leaderless partitions, and options that decommission,
-    remove a log dir, tighten the disks or raise the replication factor. ``big``: few brokers holding hundreds of
-    partitions each, more than a swap reads (``SEARCH``)."""
-    import random
-
-    from kafka_rebalance.snapshot import snapshot_from_dict
-
-    rng = random.Random(seed)
-    n = 4 if big else rng.randint(3, 9)
-    racks = rng.choice([0, 2] if big else [0, 2, 3])
-    dirs = {b: rng.choice([1, 2, 2, 3]) for b in range(n)}
-    rf = rng.randint(1, min(3, n))
-    piled = rng.sample(range(n), max(rf, n // 2))
-    parts, load = [], [dict.fromkeys(range(dirs[b]), 0) for b in range(n)]
-    for t in range(rng.randint(6, 10) if big else rng.randint(1, 5)):
-        for i in range(rng.randint(20, 40) if big else rng.randint(2, 14)):
-            replicas = rng.sample(piled if rng.random() < 0.7 else list(range(n)), rf)
-            size = rng.choice([0, 1, 2, 5, 10, 10, 40]) * MiB + rng.choice([0, 0, rng.randint(1, 999)])
-            where = [rng.randrange(dirs[b]) for b in replicas]
-            for b, d in zip(replicas, where):
-                load[b][d] += size
-            parts.append({"topic": f"t{t}", "partition": i, "replicas": replicas, "isr": list(replicas),
-                          "leader": -1 if rng.random() < 0.05 else replicas[0], "size_bytes": size,
-                          "bytes_in_per_sec": 1e9 if rng.random() < 0.05 else rng.random() * 1e5,
-                          "log_dirs": [f"/d{d}" for d in where]})  # fmt: skip
-    scale = rng.choice([None, 1.2, 2.0, 4.0])
-    brokers = [{"id": b, "rack": f"r{b % racks}" if racks else None,
-                "log_dirs": [{"path": f"/d{d}", "total_bytes": None if scale is None else int(max(used, 64 * MiB) * scale)}
-                             for d, used in load[b].items()]} for b in range(n)]  # fmt: skip
-    options: dict[str, Any] = {"goals": ("replica-count", "bytes", "topic-spread")}
-    if big:  # (what a plan of four brokers can always meet)
-        return snapshot_from_dict({"cluster_id": f"drawn-{seed}", "brokers": brokers, "partitions": parts}), \
-            PlanOptions(**options)
-    if rng.random() < 0.25:
-        options["decommission_brokers"] = (rng.randrange(n),)
-    if rng.random() < 0.25 and dirs[0] > 1:
-        options["remove_log_dirs"] = ("0:/d0",)
-    if rng.random() < 0.25:
-        options["max_disk_usage"] = rng.choice([0.6, 0.8])
-    if rng.random() < 0.15 and n > rf:
-        options["replication_factor"] = rf + 1
-    return snapshot_from_dict({"cluster_id": f"drawn-{seed}", "brokers": brokers, "partitions": parts}), \
-        PlanOptions(**options)
-
-
 def _before_topic_spread(snap: Snapshot, options: PlanOptions) -> Any:
-    """The planner's state as topic spread receives it: targets set and every goal before it optimised, in order,
-    each then vetoing (as ``core._balance`` runs them)."""
+    """The planner's state as topic spread receives it (``state_before``), with the move cap set, and a copy."""
     import copy
 
-    from kafka_rebalance.planner.goals.registry import goal_class
-    from kafka_rebalance.planner.state import ClusterState
-
-    state = ClusterState(snap, options)
-    set_targets(state)
-    goals = [goal_class(n)() for n in selected(options.goals) if not goal_class(n).leader_goal]
-    state.vetoes = [g for g in goals if g.hard]
-    for goal in goals:
-        if goal.name == TopicSpreadGoal.name:
-            break
-        if not (goal.hard or goal.count_goal) and state.move_cap is None:
-            state.cap_moves()
-        goal.optimize(state)
-        if goal not in state.vetoes:
-            state.vetoes.append(goal)
+    state = state_before(snap, options, TopicSpreadGoal.name)
     if state.move_cap is None:
         state.cap_moves()
     return state, copy.deepcopy(state)
@@ -1122,7 +1059,7 @@ def test_compiled_replica_moves_are_the_ones_the_rule_read_plainly_makes(big: bo
 
     planned = moved = 0
     for seed in range(1000, 1030) if big else range(150):
-        snap, options = _random_cluster(seed, big)
+        snap, options = drawn_cluster(seed, big)
         try:
             compiled, plain = _before_topic_spread(snap, options)
         except PlanError:

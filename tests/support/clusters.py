@@ -4,11 +4,15 @@ small enough to compute by hand."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_rebalance.snapshot import Snapshot, snapshot_from_dict, write_snapshot
 
+if TYPE_CHECKING:
+    from kafka_rebalance.options import PlanOptions
+
 GiB = 1024**3
+MiB = 1024**2
 
 
 def part(topic: str, partition: int, replicas: list[int], leader: int | None = None, isr: list[int] | None = None,
@@ -142,3 +146,72 @@ def pareto_decommission(seed: int, partitions: int = 240, cluster_id: str = "par
         row = [int(3 * rng.integers(0, 4) + r) for r in rng.permutation(3)]
         parts.append(part(f"t{i % 8}", i // 8, row, size_bytes=size))
     return snapshot([(b, f"r{b % 3}") for b in range(12)], parts, cluster_id)
+
+
+def drawn_cluster(seed: int, big: bool = False) -> tuple[Snapshot, PlanOptions]:
+    """A small cluster drawn from ``seed``: brokers with racks or none, one to three log dirs each with or without a
+    size, topics piled onto some brokers, sizes that tie, hot and leaderless partitions, and options that decommission,
+    remove a log dir, tighten the disks or raise the replication factor. ``big``: few brokers holding hundreds of
+    partitions each, more than a swap reads (``SEARCH``)."""
+    import random
+
+    from kafka_rebalance.options import PlanOptions
+
+    rng = random.Random(seed)
+    n = 4 if big else rng.randint(3, 9)
+    racks = rng.choice([0, 2] if big else [0, 2, 3])
+    dirs = {b: rng.choice([1, 2, 2, 3]) for b in range(n)}
+    rf = rng.randint(1, min(3, n))
+    piled = rng.sample(range(n), max(rf, n // 2))
+    parts, load = [], [dict.fromkeys(range(dirs[b]), 0) for b in range(n)]
+    for t in range(rng.randint(6, 10) if big else rng.randint(1, 5)):
+        for i in range(rng.randint(20, 40) if big else rng.randint(2, 14)):
+            replicas = rng.sample(piled if rng.random() < 0.7 else list(range(n)), rf)
+            size = rng.choice([0, 1, 2, 5, 10, 10, 40]) * MiB + rng.choice([0, 0, rng.randint(1, 999)])
+            where = [rng.randrange(dirs[b]) for b in replicas]
+            for b, d in zip(replicas, where):
+                load[b][d] += size
+            parts.append({"topic": f"t{t}", "partition": i, "replicas": replicas, "isr": list(replicas),
+                          "leader": -1 if rng.random() < 0.05 else replicas[0], "size_bytes": size,
+                          "bytes_in_per_sec": 1e9 if rng.random() < 0.05 else rng.random() * 1e5,
+                          "log_dirs": [f"/d{d}" for d in where]})  # fmt: skip
+    scale = rng.choice([None, 1.2, 2.0, 4.0])
+    brokers = [{"id": b, "rack": f"r{b % racks}" if racks else None,
+                "log_dirs": [{"path": f"/d{d}", "total_bytes": None if scale is None else int(max(used, 64 * MiB) * scale)}
+                             for d, used in load[b].items()]} for b in range(n)]  # fmt: skip
+    options: dict[str, Any] = {"goals": ("replica-count", "bytes", "topic-spread")}
+    if big:  # (what a plan of four brokers can always meet)
+        return snapshot_from_dict({"cluster_id": f"drawn-{seed}", "brokers": brokers, "partitions": parts}), \
+            PlanOptions(**options)
+    if rng.random() < 0.25:
+        options["decommission_brokers"] = (rng.randrange(n),)
+    if rng.random() < 0.25 and dirs[0] > 1:
+        options["remove_log_dirs"] = ("0:/d0",)
+    if rng.random() < 0.25:
+        options["max_disk_usage"] = rng.choice([0.6, 0.8])
+    if rng.random() < 0.15 and n > rf:
+        options["replication_factor"] = rf + 1
+    return snapshot_from_dict({"cluster_id": f"drawn-{seed}", "brokers": brokers, "partitions": parts}), \
+        PlanOptions(**options)
+
+
+def state_before(snap: Snapshot, options: Any, name: str) -> Any:
+    """The planner's ClusterState as the goal ``name`` receives it: targets set and every replica goal before it
+    optimised, in order, each then vetoing (as ``core._balance`` runs them)."""
+    from kafka_rebalance.planner.goals.registry import goal_class, selected
+    from kafka_rebalance.planner.state import ClusterState
+    from kafka_rebalance.planner.targets import set_targets
+
+    state = ClusterState(snap, options)
+    set_targets(state)
+    goals = [goal_class(n)() for n in selected(options.goals) if not goal_class(n).leader_goal]
+    state.vetoes = [g for g in goals if g.hard]
+    for goal in goals:
+        if goal.name == name:
+            break
+        if not (goal.hard or goal.count_goal) and state.move_cap is None:
+            state.cap_moves()
+        goal.optimize(state)
+        if goal not in state.vetoes:
+            state.vetoes.append(goal)
+    return state

@@ -4,7 +4,8 @@ numba compiles a kernel on its first call and caches the machine code beside its
 them pays for it (about 45 s of CPU for the goals' three, and more for the dispatcher's), and every process that reaches
 the first call before the cache is written pays again: ``make test``'s workers would each compile them. ``make test``
 and ``make demo`` run this first, one process, so everything after loads the cache (a few seconds). Where the sources
-have not changed it only loads.
+have not changed it only loads. The cache lives in a directory per version of the kernels' sources (kernel_cache.py);
+this removes the other versions' directories.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan
+from kafka_rebalance.planner.kernel_cache import CACHE_DIR, prune_others
 from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher
 from kafka_rebalance.testing import corpus
@@ -50,6 +52,8 @@ def warm() -> float:
 
 
 def main() -> int:
+    # Caches of earlier kernel sources (kernel_cache.py) are never read again: only this version's is kept.
+    prune_others(CACHE_DIR)
     print(f">> planner kernels compiled and cached ({warm():.0f} s of CPU)", file=sys.stderr)
     return 0
 

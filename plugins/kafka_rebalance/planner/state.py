@@ -218,6 +218,35 @@ class ClusterState:
         if p in self.parked:
             self._release(p)
 
+    def move_all(self, moves: np.ndarray, rows: np.ndarray) -> None:
+        """``move`` for each (p, src, dst) row of ``moves``, in order, where a compiled goal made them on a copy whose
+        rows (``now``) ended as ``rows``: the same state, tallies and records, without 375,000 calls of ``move`` (2 s
+        at 400 brokers / 1M partitions). A partition parked at the move cap is released as ``move`` does it."""
+        if self.parked and np.isin(moves[:, 0], list(self.parked)).any():
+            for p, src, dst in moves.tolist():
+                self.move(p, src, dst)
+            return
+        if not len(moves):
+            return
+        p, src, dst = (np.ascontiguousarray(moves[:, k]) for k in range(3))
+        orig = self.R[p]
+        size = self.sizes[p]
+        change = (~(orig == dst[:, None]).any(axis=1)).astype(np.int64) - (~(orig == src[:, None]).any(axis=1))
+        self._new_replicas += int(change.sum())
+        self._new_bytes += int((size * change).sum())
+        np.subtract.at(self.counts, src, 1)
+        np.add.at(self.counts, dst, 1)
+        np.subtract.at(self.bytes, src, size)
+        np.add.at(self.bytes, dst, size)
+        self.touched[p] = True
+        for q in dict.fromkeys(p.tolist()):  # first moved first, as ``move`` adds them to ``cur``
+            self._set_row(q, [b for b in rows[q].tolist() if b >= 0])
+        listed = moves.tolist()
+        arrivals = self.arrivals
+        for q, _, d in listed:
+            arrivals.setdefault(d, []).append(q)
+        self.changes.extend(map(tuple, listed))
+
     def _set_row(self, p: int, row: list[int]) -> None:
         self.cur[p] = row
         if len(row) > self.now.shape[1]:  # a row in the middle of growing past every target

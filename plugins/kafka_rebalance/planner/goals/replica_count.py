@@ -16,6 +16,7 @@ import numpy as np
 
 from kafka_rebalance.planner.byte_misses import HostRoom, held_above
 from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, DonorIndex, Goal, bound_for, donor_index, rack_bound
+from kafka_rebalance.planner.goals.replica_count_moves import replica_count_kernel_reads, transfer_counts
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -89,7 +90,6 @@ class ReplicaCountGoal(Goal):
         # a cluster with no eligible broker).
         elig = np.asarray(state.eligible_idx, dtype=np.int64)
         rack = np.asarray(state.rack, dtype=np.int64)
-        stuck = np.zeros(state.n_brokers, dtype=bool)
         # Equivalent mutants: None here, or `or True` in _transfer, recompute rack_bound there: the same moves, only slower.
         # A bound row stays bound (rack safety, a hard veto, refuses its replicas any other rack), and a row made
         # rack-safe since, which the cached one does not skip, that veto refuses across racks all the same.
@@ -101,6 +101,20 @@ class ReplicaCountGoal(Goal):
             # Without the dtype (equivalent mutants): floats 0.0 / 1.0 are read only for their truth.
             self._hosts = np.zeros(state.n_brokers, dtype=bool)
             self._hosts[hosts] = True
+        if replica_count_kernel_reads(state):
+            transfer_counts(state, self._in_rack, self._hosts, self._room, SEARCH_LIMIT)
+        else:
+            self._transfer_all(state, elig, rack)
+        if self._hosts is not None:
+            small = self._smallest_first(state)
+            for g in hosts:
+                self._hold_least(state, elig, g, small)
+
+    def _transfer_all(self, state: ClusterState, elig: np.ndarray, rack: np.ndarray) -> None:
+        """Until every broker is in range or stuck: the broker furthest out of range trades with the first partner,
+        tier by tier, that takes any (else through a third broker). Compiled in replica_count_moves.py, which runs
+        wherever it reads every veto in force; this is the rule read plainly, and runs where it does not."""
+        stuck = np.zeros(state.n_brokers, dtype=bool)
         while True:
             c = state.counts[elig]
             over = c - state.hi[elig]
@@ -135,10 +149,6 @@ class ReplicaCountGoal(Goal):
                     or self._chain(state, elig, donors.tolist(), [r]),  # noqa: B023
                     state,
                 )
-        if self._hosts is not None:
-            small = self._smallest_first(state)
-            for g in hosts:
-                self._hold_least(state, elig, g, small)
 
     def _want(self, state: ClusterState, d: int, r: int) -> tuple[float, tuple[float, float]]:
         """The size a move from ``d`` to ``r`` asks for, and the sizes it may take (``DonorIndex.find``'s window).

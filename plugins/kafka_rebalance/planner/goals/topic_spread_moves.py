@@ -35,193 +35,31 @@ from numba import njit, objmode, types
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.typed import List
 
-from kafka_rebalance.planner.peaks import SLACK_BYTES
+from kafka_rebalance.planner.goals.compiled_state import (
+    _ASKED,
+    F_GUARD,
+    F_PYTHON,
+    _python_move,
+    _python_restore,
+    accepts,
+    board_arrays,
+    counts_ok,
+    follow_dirs,
+    held_before,
+    holds,
+    row_width,
+    veto_arrays,
+)
 
 if TYPE_CHECKING:
-    from kafka_rebalance.planner.goals.base import Goal
     from kafka_rebalance.planner.state import ClusterState
 
-__all__ = ["CHAIN_PAIRS", "PARTNERS", "SEARCH", "SWAP_TRIES", "board_arrays", "nearest_by_size", "spread", "spread_replicas",
-           "veto_arrays"]
+__all__ = ["CHAIN_PAIRS", "PARTNERS", "SEARCH", "SWAP_TRIES", "nearest_by_size", "spread", "spread_replicas"]
 
 PARTNERS = 8  # brokers tried on each side of a topic's transfer before the topic counts as stuck
 SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
 SEARCH = 64  # replicas of the receiver examined per swap
 CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
-
-
-# Flags (``flags`` argument): which vetoes hold, and the rack facts rack safety reads.
-F_PLACEMENT, F_RACK, F_DISK, F_COUNT, F_GUARD, F_CAP, F_KEPT, F_RACKS, F_N_RACKS, F_PYTHON = range(10)
-
-# Vetoes the kernel does not read (``F_PYTHON``: a goal ``--goals`` orders before topic spread, such as network in, or a
-# test's) are asked in Python, on the state itself, which then makes every move as the kernel does. numba cannot hold
-# Python objects: the kernel reaches them here, set for the length of one call (``spread``).
-Asked = tuple["ClusterState", tuple["Goal", ...], tuple["Goal", ...]]  # the state, its other vetoes, its count vetoes
-_ASKED: list[Asked] = []
-
-
-def _python_accepts(p: int, src: int, dst: int) -> bool:
-    state, others, _ = _ASKED[-1]
-    return all(g.accept_move(state, p, src, dst) for g in others)
-
-
-def _python_counts(src: int, dst: int) -> bool:
-    state, _, counters = _ASKED[-1]
-    return all(g.accept_move(state, -1, src, dst) for g in counters)
-
-
-def _python_move(p: int, src: int, dst: int) -> None:
-    _ASKED[-1][0].move(p, src, dst)
-
-
-def _python_restore(p: int) -> None:
-    _ASKED[-1][0].restore(p)
-
-
-# ---------------------------------------------------------------------------------------------------- rows
-
-
-@njit(cache=True)
-def _holds(now: np.ndarray, p: int, b: int) -> bool:
-    for j in range(now.shape[1]):
-        x = now[p, j]
-        if x < 0:
-            return False
-        if x == b:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _width(now: np.ndarray, p: int) -> int:
-    for j in range(now.shape[1]):
-        if now[p, j] < 0:
-            return j
-    return now.shape[1]
-
-
-@njit(cache=True)
-def _held_before(R: np.ndarray, rf: np.ndarray, p: int, b: int) -> int:
-    """The slot of b in p's original row, -1 if it was not there."""
-    for j in range(rf[p]):
-        if R[p, j] == b:
-            return j
-    return -1
-
-
-@njit(cache=True)
-def _new_replicas(now: np.ndarray, R: np.ndarray, rf: np.ndarray, touched: np.ndarray, p: int) -> int:
-    if not touched[p]:
-        return 0
-    n = 0
-    for j in range(_width(now, p)):
-        if _held_before(R, rf, p, now[p, j]) < 0:
-            n += 1
-    return n
-
-
-# ---------------------------------------------------------------------------------------------------- vetoes
-
-
-@njit(cache=True)
-def _rack_ok(now: np.ndarray, p: int, src: int, dst: int, rack: np.ndarray, flags: np.ndarray,
-             elig_racks: np.ndarray) -> bool:  # fmt: skip
-    """``ClusterState.rack_ok`` of p's row now, dst in place of src."""
-    if not flags[F_RACKS]:
-        return True
-    target = rack[dst]
-    if rack[src] == target:
-        return True
-    rf = _width(now, p)
-    same = 0
-    for j in range(rf):
-        b = now[p, j]
-        if b != src and rack[b] == target:
-            same += 1
-    n_racks = flags[F_N_RACKS]
-    cap = rf if n_racks == 0 else -(-rf // n_racks)
-    if same >= cap:
-        return False
-    if rf > n_racks and elig_racks[rack[src] + 1]:
-        for j in range(rf):
-            b = now[p, j]
-            if b != src and rack[b] == rack[src]:
-                return True
-        return False
-    return True
-
-
-@njit(cache=True)
-def _roomiest(d0: int, d1: int, receives: np.ndarray, load: np.ndarray, ceiling: np.ndarray, slack: float) -> int:
-    """The receiving dir of the range with the most room, the later (by path) of equals; -1 for none."""
-    best, room = -1, -np.inf
-    for d in range(d0, d1):
-        if receives[d]:
-            x = ceiling[d] - load[d] + slack
-            if best < 0 or x >= room:
-                best, room = d, x
-    return best
-
-
-@njit(cache=True)
-def _pick(p: int, b: int, size: float, R: np.ndarray, rf: np.ndarray, dirs: tuple) -> int:
-    """``DirTally.pick``: the dir of JBOD broker b a replica of p arriving would be in, -1 where none holds it."""
-    d_start, receives, load, ceiling, home, slack = dirs[0], dirs[1], dirs[2], dirs[3], dirs[5], dirs[7][0]
-    j = _held_before(R, rf, p, b)
-    h = home[p, j] if j >= 0 else -1
-    if h >= 0 and receives[h]:
-        return h if ceiling[h] - load[h] + slack >= size else -1
-    best = _roomiest(d_start[b], d_start[b + 1], receives, load, ceiling, slack)
-    return best if best >= 0 and ceiling[best] - load[best] + slack >= size else -1
-
-
-@njit(cache=True)
-def _kept(keys: np.ndarray, key: int) -> bool:
-    i = np.searchsorted(keys, key)
-    return i < keys.shape[0] and keys[i] == key
-
-
-@njit(cache=True)
-def _counts_ok(src: int, dst: int, flags: np.ndarray, board: tuple, veto: tuple) -> bool:
-    """The count goal's veto on any move src -> dst (``ClusterState.counts_accept``)."""
-    counts, eligible, lo, hi = board[5], board[7], veto[0], veto[1]
-    if flags[F_COUNT] and not ((not eligible[src] or counts[src] > lo[src]) and counts[dst] < hi[dst]):
-        return False
-    ok = True
-    if flags[F_PYTHON]:
-        with objmode(ok="boolean"):
-            ok = _python_counts(src, dst)
-    return ok
-
-
-@njit(cache=True)
-def _accepts(p: int, src: int, dst: int, neutral: bool, flags: np.ndarray, board: tuple, veto: tuple,
-             dirs: tuple) -> bool:  # fmt: skip
-    """``ClusterState.accepts``: the move cap, then every veto ``flags`` holds."""
-    now, R, rf, touched, sizes, counts, nbytes, eligible, rack, unmovable = board[:10]
-    if flags[F_CAP] and touched[p] and _held_before(R, rf, p, dst) < 0:
-        # the cap: a move out of an original replica adds a copy; refused where p's new replicas are at the cap
-        if _held_before(R, rf, p, src) >= 0 and _new_replicas(now, R, rf, touched, p) >= veto[5][p]:
-            return False
-    if flags[F_PLACEMENT] and (not eligible[dst] or unmovable[p] or _holds(now, p, dst)):
-        return False
-    if flags[F_RACK] and not _rack_ok(now, p, src, dst, rack, flags, veto[6]):
-        return False
-    if flags[F_DISK]:
-        size = float(sizes[p])
-        if not float(nbytes[dst]) + size <= veto[4][dst] + dirs[7][0]:
-            return False
-        if dirs[6][dst] and _pick(p, dst, size, R, rf, dirs) < 0:
-            return False
-        if flags[F_KEPT] and _kept(veto[7], p * eligible.shape[0] + src):
-            return False
-    if flags[F_PYTHON]:
-        ok = True
-        with objmode(ok="boolean"):
-            ok = _python_accepts(p, src, dst)
-        if not ok:
-            return False
-    return neutral or _counts_ok(src, dst, flags, board, veto)
 
 
 @njit(cache=True)
@@ -275,32 +113,19 @@ def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) 
     _slack_bits(src, u, spread)
     _slack_bits(dst, u, spread)
     version[src] += 1
-    for k in range(_width(now, p)):
+    for k in range(row_width(now, p)):
         version[now[p, k]] += 1
     if not board[11][p]:  # the partitions sent on to each broker (``_arrive``): p leaves src's, joins dst's
-        if _held_before(R, rf, p, src) < 0:
+        if held_before(R, rf, p, src) < 0:
             _unlist(sent, src, p, float(size), u)
-        if _held_before(R, rf, p, dst) < 0:
+        if held_before(R, rf, p, dst) < 0:
             _arrive(sent, dst, p, float(size), u, now[p])
     if u == spread[6][0] and not board[9][p]:  # the topic being spread: the brokers p arrived on (``_movable``)
-        if _held_before(R, rf, p, src) < 0:
+        if held_before(R, rf, p, src) < 0:
             _unrank(spread[5], src, p, spread[4])
-        if _held_before(R, rf, p, dst) < 0:
+        if held_before(R, rf, p, dst) < 0:
             _rank(spread[5], dst, p, spread[4])
-    d_start, load, ceiling, where, jbod = dirs[0], dirs[2], dirs[3], dirs[4], dirs[6]
-    if jbod[src]:
-        if where[p, j] >= 0:
-            load[where[p, j]] -= size
-        where[p, j] = -1
-    if jbod[dst]:
-        d = _pick(p, dst, float(size), R, rf, dirs)
-        if d < 0:  # forced: its home dir on the broker, else the roomiest (DirTally.catch_up)
-            k = _held_before(R, rf, p, dst)
-            d = dirs[5][p, k] if k >= 0 and dirs[5][p, k] >= 0 else _roomiest(
-                d_start[dst], d_start[dst + 1], dirs[1], load, ceiling, dirs[7][0])
-        where[p, j] = d
-        if d >= 0:
-            load[d] += size
+    follow_dirs(p, j, src, dst, size, R, rf, dirs)
     moves.append(p)
     moves.append(src)
     moves.append(dst)
@@ -316,7 +141,7 @@ def _restore(p: int, board: tuple, spread: tuple) -> None:
     if spread[6][1]:
         with objmode():
             _python_restore(p)
-    if _width(now, p) != rf[p]:
+    if row_width(now, p) != rf[p]:
         return
     for j in range(rf[p]):
         if now[p, j] != R[p, j]:
@@ -398,14 +223,14 @@ def _movable(b: int, part: np.ndarray, kept_start: np.ndarray, kept: np.ndarray,
 @njit(cache=True)
 def _single(cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple, dirs: tuple,
             spread: tuple) -> bool:  # fmt: skip
-    if k == 0 or not _counts_ok(a, r, flags, board, veto):
+    if k == 0 or not counts_ok(a, r, flags, board, veto):
         return False
     sizes, nbytes = board[4], board[6]
     for i in range(k):
         p = cand[i]
         x = float(sizes[p])
         if _guard(a, -x, flags, nbytes, veto) and _guard(r, x, flags, nbytes, veto) and \
-                _accepts(p, a, r, False, flags, board, veto, dirs):
+                accepts(p, a, r, False, flags, board, veto, dirs):
             _move(p, a, r, board, dirs, spread)
             _restore(p, board, spread)
             return True
@@ -505,13 +330,13 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, s
                 continue
             i = lo + np.searchsorted(t_topic[lo:hi], u)
             while i < hi and t_topic[i] == u:
-                if live[i] and not _holds(t_rows, i, a):
+                if live[i] and not holds(t_rows, i, a):
                     out_p[n], out_s[n] = t_rank[i], t_size[i]
                     n += 1
                 i += 1
             y = np.searchsorted(sent_t[:n_sent], u)
             while y < n_sent and sent_t[y] == u:
-                if not _holds(sent_r, y, a):
+                if not holds(sent_r, y, a):
                     out_p[n], out_s[n] = pools[2][sent_p[y]], sent_s[y]
                     n += 1
                 y += 1
@@ -578,7 +403,7 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
     span_lo, span_hi = _span(a, r, nbytes, veto) if flags[F_GUARD] else (-np.inf, np.inf)
     for i in range(k):
         p = cand[i]
-        if not _accepts(p, a, r, True, flags, board, veto, dirs):
+        if not accepts(p, a, r, True, flags, board, veto, dirs):
             continue
         if n_pool < 0:
             n_pool = _pool(t, a, r, lo, hi, pools, spread[2], spread, pool_p, pool_s)
@@ -594,7 +419,7 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
             m = sp - float(sizes[q])
             if not (_guard(a, -m, flags, nbytes, veto) and _guard(r, m, flags, nbytes, veto)):
                 continue
-            if _accepts(q, r, a, True, flags, board, veto, dirs):
+            if accepts(q, r, a, True, flags, board, veto, dirs):
                 _move(p, a, r, board, dirs, spread)
                 _move(q, r, a, board, dirs, spread)
                 _restore(p, board, spread)
@@ -610,7 +435,7 @@ def _first_off(items: np.ndarray, n: int, b: int, now: np.ndarray, out: np.ndarr
     for i in range(n):
         if k == SWAP_TRIES:
             break
-        if not _holds(now, items[i], b):
+        if not holds(now, items[i], b):
             out[k] = i
             k += 1
     return k
@@ -636,7 +461,7 @@ def _chain(t: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple,
     inward = np.empty(SWAP_TRIES, np.int64)
     picked = np.empty(SWAP_TRIES, np.int64)
     for x in elig:
-        if x == a or x == r or not _counts_ok(x, r, flags, board, veto):
+        if x == a or x == r or not counts_ok(x, r, flags, board, veto):
             continue
         m = 0
         for i in picked[:_first_off(from_a, n_a, x, now, picked)]:
@@ -652,13 +477,13 @@ def _chain(t: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple,
             if r_seen[q] != stamp:
                 r_seen[q] = stamp
                 r_val[q] = _guard(r, sq, flags, nbytes, veto)
-            if not r_val[q] or not _accepts(q, x, r, False, flags, board, veto, dirs):
+            if not r_val[q] or not accepts(q, x, r, False, flags, board, veto, dirs):
                 continue
             for p in inward[:m]:
                 if p == q or not _guard(x, float(sizes[p]) - sq, flags, nbytes, veto):
                     continue
                 _move(q, x, r, board, dirs, spread)
-                if _accepts(p, a, x, False, flags, board, veto, dirs):
+                if accepts(p, a, x, False, flags, board, veto, dirs):
                     _move(p, a, x, board, dirs, spread)
                     _restore(p, board, spread)
                     _restore(q, board, spread)
@@ -724,7 +549,7 @@ def _transfer(t: int, donors: np.ndarray, receivers: np.ndarray, flags: np.ndarr
         n_a = _movable(a, part, kept_start, kept, board, spread, from_a)
         k = 0
         for j in range(n_a):
-            if not _holds(now, from_a[j], r):
+            if not holds(now, from_a[j], r):
                 cand[k] = from_a[j]
                 k += 1
         if _single(cand, k, a, r, flags, board, veto, dirs, spread) or \
@@ -755,8 +580,8 @@ def _topic_lists(t: int, order: np.ndarray, cuts: np.ndarray, board: tuple, spre
         for j in range(rf[p]):
             kept_start[R[p, j] + 1] += 1
         if touched[p]:
-            for j in range(_width(now, p)):
-                if _held_before(R, rf, p, now[p, j]) < 0:
+            for j in range(row_width(now, p)):
+                if held_before(R, rf, p, now[p, j]) < 0:
                     _rank(spread[5], now[p, j], p, rank)
     for b in range(n_b):
         kept_start[b + 1] += kept_start[b]
@@ -834,7 +659,7 @@ def _sent(arrived_b: np.ndarray, arrived_p: np.ndarray, board: tuple, rank: np.n
     count = np.zeros(n_b + 1, np.int64)
     for i in range(arrived_b.shape[0]):
         b, p = arrived_b[i], arrived_p[i]
-        if not hot[p] and _holds(now, p, b) and _held_before(R, rf, p, b) < 0:
+        if not hot[p] and holds(now, p, b) and held_before(R, rf, p, b) < 0:
             keep[i] = True
             count[b + 1] += 1
     for b in range(n_b):
@@ -954,74 +779,3 @@ def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.nd
     for p, src, dst in spread_replicas(*args).tolist():
         state.move(p, src, dst)
         state.restore(p)  # (a swap back, or a chain put back, is no change)
-
-
-def board_arrays(state: ClusterState, topic: np.ndarray) -> tuple:
-    """The state as the kernel reads it (copies where it changes them): rows now and before, each partition's
-    original width, which the plan has changed, sizes, counts, bytes, which brokers are eligible, racks, which
-    partitions may not move, topics, which are hot, and the eligible brokers' indexes."""
-    return (state.now.astype(np.int64), state.R.astype(np.int64), state.rf.astype(np.int64), state.touched.copy(),
-            state.sizes.astype(np.int64), state.counts.astype(np.int64), state.bytes.astype(np.int64),
-            state.eligible_arr.copy(), np.asarray(state.rack, dtype=np.int64), (state.frozen | state.hot).copy(),
-            topic.astype(np.int64), state.hot.copy(), state.eligible_index_arr.astype(np.int64))  # fmt: skip
-
-
-def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | None]:
-    """The flags, the vetoes' arrays and the log dirs' tally (``DirTally``, as arrays) of the goals optimised so far,
-    and where a goal's veto is not one the kernel reads, what it asks in Python (``_ASKED``)."""
-    from kafka_rebalance.planner.goals.base import Goal
-    from kafka_rebalance.planner.goals.byte_balance import ByteGuard
-    from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal, dir_tally, kept_replicas
-    from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
-    from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
-
-    read = {Goal.accept_move: -1, PlacementGoal.accept_move: F_PLACEMENT, RackSafetyGoal.accept_move: F_RACK,
-            DiskCapacityGoal.accept_move: F_DISK, ReplicaCountGoal.accept_move: F_COUNT}  # fmt: skip
-    kinds = {read.get(type(g).accept_move) for g in state.vetoes}
-    unknown = [g for g in state.vetoes if type(g).accept_move not in read]
-    n_b = state.n_brokers
-    flags = np.zeros(10, dtype=np.int64)
-    for kind in (F_PLACEMENT, F_RACK, F_DISK, F_COUNT):
-        flags[kind] = kind in kinds
-    flags[F_PYTHON] = bool(unknown)
-    flags[F_GUARD] = ByteGuard(state).active
-    flags[F_CAP] = state.move_cap is not None
-    flags[F_KEPT] = bool(flags[F_DISK] and state.options.remove_log_dirs)
-    flags[F_RACKS] = state.has_racks
-    flags[F_N_RACKS] = state.n_racks
-    codes = np.asarray(state.rack, dtype=np.int64)
-    elig_racks = np.zeros(int(codes.max(initial=-1)) + 2, dtype=bool)
-    for x in state.eligible_racks:
-        elig_racks[x + 1] = True
-    kept = np.zeros(0, dtype=np.int64)
-    if flags[F_KEPT]:
-        kept = np.sort(np.fromiter((p * n_b + b for p, b in kept_replicas(state)), dtype=np.int64))
-    cap = state.move_cap.astype(np.int64) if state.move_cap is not None else np.zeros(0, dtype=np.int64)
-    veto = (state.lo.astype(np.int64), state.hi.astype(np.int64), np.asarray(state.byte_hi, dtype=np.float64),
-            np.asarray(state.byte_lo, dtype=np.float64), np.asarray(state.disk_limit, dtype=np.float64), cap,
-            elig_racks, kept)  # fmt: skip
-    # The log dirs (JBOD brokers only, and only where the disk goal vetoes): each broker's dirs by path.
-    jbod = np.zeros(n_b, dtype=bool)
-    d_start = np.zeros(n_b + 1, dtype=np.int64)
-    keys: list[tuple[int, str]] = []
-    tally = dir_tally(state) if flags[F_DISK] else None
-    if tally is not None and tally.paths:
-        keys = sorted(tally.load)
-        for b in tally.paths:
-            jbod[b] = True
-        d_start[1:] = np.cumsum(np.bincount(np.asarray([b for b, _ in keys], dtype=np.int64), minlength=n_b))
-    index = {k: i for i, k in enumerate(keys)}
-    receives = np.asarray([d in tally.paths.get(b, ()) for b, d in keys] if tally else [], dtype=bool)
-    load = np.asarray([tally.load[k] for k in keys] if tally else [], dtype=np.float64)
-    ceiling = np.asarray([tally.ceiling[k] for k in keys] if tally else [], dtype=np.float64)
-    where = np.full(state.now.shape if keys else (0, 0), -1, dtype=np.int64)
-    home = np.full(state.R.shape if keys else (0, 0), -1, dtype=np.int64)
-    if tally is not None and keys:
-        for (p, b), d in tally.where.items():
-            where[p, state.row(p).index(b)] = index[(b, d)]
-        for (p, b), d in tally.home.items():
-            home[p, state.original_row(p).index(b)] = index[(b, d)]
-    asked = (state, tuple(g for g in unknown if not g.count_goal), tuple(g for g in unknown if g.count_goal))
-    # (the slack passed, not read as a global: numba would keep a global's value in its cache)
-    dirs = (d_start, receives, load, ceiling, where, home, jbod, np.array([SLACK_BYTES], dtype=np.float64))
-    return flags, veto, dirs, asked if unknown else None
