@@ -220,6 +220,22 @@ def accepts(p: int, src: int, dst: int, neutral: bool, flags: np.ndarray, board:
     return neutral or counts_ok(src, dst, flags, board, veto)
 
 
+@njit(cache=True, inline="always")
+def move_on_board(p: int, src: int, dst: int, board: tuple) -> int:
+    """``ClusterState.move``'s row, counts and bytes on the copies; the slot of p's row that changed."""
+    now, sizes, counts, nbytes = board[0], board[4], board[5], board[6]
+    j = 0
+    while now[p, j] != src:
+        j += 1
+    now[p, j] = dst
+    size = sizes[p]
+    counts[src] -= 1
+    counts[dst] += 1
+    nbytes[src] -= size
+    nbytes[dst] += size
+    return j
+
+
 @njit(cache=True)
 def follow_dirs(p: int, j: int, src: int, dst: int, size: int, R: np.ndarray, rf: np.ndarray, dirs: tuple) -> None:
     """The log dirs' tally after p's replica in slot j of its row moved from src to dst (``DirTally.catch_up``):

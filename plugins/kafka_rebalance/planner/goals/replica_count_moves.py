@@ -30,6 +30,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     counts_within,
     follow_dirs,
     holds,
+    move_on_board,
     veto_arrays,
     vetoes_accept,
 )
@@ -313,16 +314,9 @@ def _need(b: int, board: tuple, bands: tuple) -> float:
 @njit(cache=True)
 def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, ix: tuple, moves: List) -> None:
     """``ClusterState.move`` on the copies: the row, counts, bytes, the arrivals, the log dirs' tally."""
-    now, R, rf, touched, sizes, counts, nbytes = board[:7]
-    j = 0
-    while now[p, j] != src:
-        j += 1
-    now[p, j] = dst
+    R, rf, touched, sizes = board[1], board[2], board[3], board[4]
+    j = move_on_board(p, src, dst, board)
     size = sizes[p]
-    counts[src] -= 1
-    counts[dst] += 1
-    nbytes[src] -= size
-    nbytes[dst] += size
     touched[p] = True
     arr, an = ix[AP][dst], ix[AN]
     if an[dst] == arr.shape[0]:

@@ -47,6 +47,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     follow_dirs,
     held_before,
     holds,
+    move_on_board,
     row_width,
     veto_arrays,
 )
@@ -92,18 +93,11 @@ def _slack_bits(b: int, u: int, spread: tuple) -> None:
 def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) -> None:
     """``ClusterState.move`` on the copies, with what follows it: the topic tallies, the brokers' versions, the
     arrivals, the log dirs' tally (``DirTally.catch_up``), and the record of moves."""
-    now, R, rf, touched, sizes, counts, nbytes = board[:7]
+    now, R, rf, touched, sizes = board[:5]
     topic = board[10]
     held, version, sent, moves = spread[0], spread[1], spread[2], spread[3]
-    j = 0
-    while now[p, j] != src:
-        j += 1
-    now[p, j] = dst
+    j = move_on_board(p, src, dst, board)
     size = sizes[p]
-    counts[src] -= 1
-    counts[dst] += 1
-    nbytes[src] -= size
-    nbytes[dst] += size
     _set_touched(p, True, touched, spread)
     u = topic[p]
     held[u, src] -= 1
