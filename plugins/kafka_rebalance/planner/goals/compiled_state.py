@@ -270,12 +270,12 @@ def board_arrays(state: ClusterState, topic: np.ndarray) -> tuple:
             topic.astype(np.int64), state.hot.copy(), state.eligible_index_arr.astype(np.int64))  # fmt: skip
 
 
-def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | None]:
-    """The flags, the vetoes' arrays and the log dirs' tally (``DirTally``, as arrays) of the goals optimised so far,
-    and where a goal's veto is not one the kernel reads, what it asks in Python (``_ASKED``)."""
+def veto_flags(state: ClusterState) -> tuple[np.ndarray, list[Goal]]:
+    """The flags (which vetoes hold, the rack facts) of the goals optimised so far, and the goals whose veto is not
+    one a kernel reads from arrays."""
     from kafka_rebalance.planner.goals.base import Goal
     from kafka_rebalance.planner.goals.byte_balance import ByteGuard
-    from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal, dir_tally, kept_replicas
+    from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
     from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
     from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
 
@@ -283,7 +283,6 @@ def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | 
             DiskCapacityGoal.accept_move: F_DISK, ReplicaCountGoal.accept_move: F_COUNT}  # fmt: skip
     kinds = {read.get(type(g).accept_move) for g in state.vetoes}
     unknown = [g for g in state.vetoes if type(g).accept_move not in read]
-    n_b = state.n_brokers
     flags = np.zeros(10, dtype=np.int64)
     for kind in (F_PLACEMENT, F_RACK, F_DISK, F_COUNT):
         flags[kind] = kind in kinds
@@ -293,6 +292,16 @@ def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | 
     flags[F_KEPT] = bool(flags[F_DISK] and state.options.remove_log_dirs)
     flags[F_RACKS] = state.has_racks
     flags[F_N_RACKS] = state.n_racks
+    return flags, unknown
+
+
+def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | None]:
+    """The flags, the vetoes' arrays and the log dirs' tally (``DirTally``, as arrays) of the goals optimised so far,
+    and where a goal's veto is not one the kernel reads, what it asks in Python (``_ASKED``)."""
+    from kafka_rebalance.planner.goals.disk_capacity import dir_tally, kept_replicas
+
+    flags, unknown = veto_flags(state)
+    n_b = state.n_brokers
     codes = np.asarray(state.rack, dtype=np.int64)
     elig_racks = np.zeros(int(codes.max(initial=-1)) + 2, dtype=bool)
     for x in state.eligible_racks:

@@ -32,6 +32,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     holds,
     move_on_board,
     veto_arrays,
+    veto_flags,
     vetoes_accept,
 )
 
@@ -551,7 +552,7 @@ def count_moves(ctx: tuple, bands: tuple, hosts: np.ndarray, shape: tuple, ix: t
 def replica_count_kernel_reads(state: ClusterState) -> bool:
     """Does the kernel read every veto in force, with no move cap and no parked replica (else the goal's Python
     methods run)?"""
-    flags, _, _, _ = veto_arrays(state)
+    flags, _ = veto_flags(state)
     return not (flags[F_PYTHON] or flags[F_CAP] or flags[F_GUARD]) and not state.parked and \
         not any(idx.parked for idx in state.donor_indexes.values())
 
