@@ -160,6 +160,13 @@ def _take_arrivals(ix: tuple, b: int, sizes: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
+def _fits(size: float, fit: np.ndarray) -> bool:
+    """``_transfer``'s ``fits``: neither broker ends worse off in bytes (``fit``: r's bytes, d's, r's allowed top,
+    d's allowed bottom, whether d is held to it)."""
+    return fit[0] + size <= fit[2] and (not fit[4] or fit[1] - size >= fit[3])
+
+
+@njit(cache=True, inline="always")
 def _ok(p: int, okp: np.ndarray, fit: np.ndarray, flags: np.ndarray, board: tuple, veto: tuple, dirs: tuple,
         in_rack: np.ndarray, pinned: np.ndarray, limits: np.ndarray) -> bool:  # fmt: skip
     """What the goal's search asks of a candidate: ``_transfer``'s ``keeps_bytes`` and rack-bound shortcut,
@@ -167,7 +174,7 @@ def _ok(p: int, okp: np.ndarray, fit: np.ndarray, flags: np.ndarray, board: tupl
     sizes = board[4]
     if p == okp[O_EXCL]:
         return False
-    if okp[O_BYTES] and not (fit[0] + sizes[p] <= fit[2] and (not fit[4] or fit[1] - sizes[p] >= fit[3])):
+    if okp[O_BYTES] and not _fits(sizes[p], fit):
         return False
     if okp[O_SHED]:
         limit = limits[board[8][okp[O_SRC]] + 2] if pinned[p] else limits[0]
@@ -191,6 +198,8 @@ def _nearest(ix: tuple, b: int, side: bool, desired: float, above: float, below:
         parts, sizes, n = ix[SP][b], ix[SS][b], ix[SN][b]
     else:
         parts, sizes, n = ix[MP][b], ix[MS][b], ix[MN][b]
+    if scratch.shape[0] < n:  # (every entry of the list could be dropped; numba checks no bounds)
+        scratch = np.empty(n, np.int64)
     desired = min(max(desired, above), below)
     view = sizes[:n]
     i = int(np.searchsorted(view, desired))
@@ -373,7 +382,7 @@ def _transfer(d: int, r: int, amount: int, limit: int, ix: tuple, ctx: tuple, ba
                 for touched in (False, True):
                     if bytes_kept:
                         low = _smallest(ix, d, touched, board[4])
-                        if not (fit[0] + low <= fit[2] and (not fit[4] or fit[1] - low >= fit[3])):
+                        if not _fits(low, fit):
                             continue
                     okp[O_BYTES] = bytes_kept
                     found = _find(ix, d, want, -math.inf, top, limit, touched, okp, fit, ctx, scratch)
