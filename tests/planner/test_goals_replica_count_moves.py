@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from typing import Any
 
 import numpy as np
 import pytest
@@ -13,32 +12,19 @@ from kafka_rebalance.errors import PlanError
 from kafka_rebalance.planner.goals import replica_count
 from kafka_rebalance.planner.goals.base import donor_index
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
+from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
 from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
-from kafka_rebalance.planner.goals.replica_count_moves import replica_count_kernel_reads
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import drawn_cluster, state_before
-
-
-def indexes(state: ClusterState) -> dict[int, tuple[Any, ...]]:
-    return {b: (idx.parts, idx.sizes, idx.side_parts, idx.side_sizes, idx.fed, sorted(idx.parked))
-            for b, idx in sorted(state.donor_indexes.items())}
-
-
-def same_state(a: ClusterState, b: ClusterState) -> bool:
-    """Everything ``ClusterState.move`` keeps, alike (``move_all`` replays the kernel's moves at once)."""
-    return (a.changes == b.changes and a.arrivals == b.arrivals and list(a.cur.items()) == list(b.cur.items())
-            and a.now.tolist() == b.now.tolist() and a.counts.tolist() == b.counts.tolist()
-            and a.bytes.tolist() == b.bytes.tolist() and a.touched.tolist() == b.touched.tolist()
-            and (a.moved_replicas(), a.moved_bytes()) == (b.moved_replicas(), b.moved_bytes()))
+from tests.support.clusters import drawn_cluster, indexes, same_state, state_before
 
 
 def both(state: ClusterState, monkeypatch: pytest.MonkeyPatch) -> tuple[ClusterState, ClusterState]:
     """The count goal on ``state`` compiled, and on a copy through its Python methods."""
     plain = copy.deepcopy(state)
-    assert replica_count_kernel_reads(state)
+    assert kernel_reads(state)
     ReplicaCountGoal().optimize(state)
     with monkeypatch.context() as m:
-        m.setattr(replica_count, "replica_count_kernel_reads", lambda s: False)
+        m.setattr(replica_count, "kernel_reads", lambda s: False)
         ReplicaCountGoal().optimize(plain)
     return state, plain
 
@@ -114,12 +100,12 @@ def drawn_state(seed: int) -> ClusterState:
 
 def test_a_veto_the_kernel_does_not_read_sends_the_goal_to_its_python_methods() -> None:
     state = drawn_state(3)
-    assert replica_count_kernel_reads(state)
+    assert kernel_reads(state)
     state.vetoes.append(ByteBalanceGoal())
-    assert not replica_count_kernel_reads(state)
+    assert not kernel_reads(state)
     state.vetoes.pop()
     state.cap_moves()
-    assert not replica_count_kernel_reads(state)
+    assert not kernel_reads(state)
 
 
 def test_the_compiled_transfers_bring_every_count_into_range() -> None:

@@ -215,3 +215,17 @@ def state_before(snap: Snapshot, options: Any, name: str) -> Any:
         if goal not in state.vetoes:
             state.vetoes.append(goal)
     return state
+
+
+def indexes(state: Any) -> dict[int, tuple[Any, ...]]:
+    """Every donor index of ``state``, as lists."""
+    return {b: (idx.parts, idx.sizes, idx.side_parts, idx.side_sizes, idx.fed, sorted(idx.parked))
+            for b, idx in sorted(state.donor_indexes.items())}
+
+
+def same_state(a: Any, b: Any) -> bool:
+    """Everything ``ClusterState.move`` keeps, alike (``move_all`` replays the kernel's moves at once)."""
+    return (a.changes == b.changes and a.arrivals == b.arrivals and list(a.cur.items()) == list(b.cur.items())
+            and a.now.tolist() == b.now.tolist() and a.counts.tolist() == b.counts.tolist()
+            and a.bytes.tolist() == b.bytes.tolist() and a.touched.tolist() == b.touched.tolist()
+            and (a.moved_replicas(), a.moved_bytes()) == (b.moved_replicas(), b.moved_bytes()))

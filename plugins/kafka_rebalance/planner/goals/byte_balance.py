@@ -17,7 +17,9 @@ import numpy as np
 from kafka_rebalance.balance import band_deviation
 from kafka_rebalance.planner.byte_misses import SLACK, out_of_reach
 from kafka_rebalance.planner.goals.base import Goal, bound_for, donor_index, outward, rack_bound, slot
+from kafka_rebalance.planner.goals.byte_balance_moves import balance_bytes
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
+from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -202,7 +204,8 @@ class ByteBalanceGoal(Goal):
         # First the tolerance band; then, for brokers it could not bring in, at least the band
         # the quality gate allows (no broker worse off than before).
         upper, lower = np.maximum(state.byte_hi, raise_hi), np.minimum(state.byte_lo, cut_lo)
-        self._run(state, elig, upper, lower)
+        run = self._run if not kernel_reads(state, cap=True) else self._compiled_run  # (the same moves)
+        run(state, elig, upper, lower)
         if state.move_cap is not None and not out and self._short(state, elig, upper, lower):
             # The band over the cap (docs/PLANNER.md, "A partition moves once"): where the cap left a band
             # short in a cluster no proof keeps from reaching every band (the hard goals and the count goal
@@ -210,8 +213,8 @@ class ByteBalanceGoal(Goal):
             # may take one more new replica each; the byte goals still give any partition at most one
             # step of their own. Where some band is out of reach, no second copy buys every band.
             state.one_more_move()
-            self._run(state, elig, upper, lower)
-        self._run(state, elig, np.maximum(state.byte_allowed_hi, raise_hi), np.minimum(state.byte_allowed_lo, cut_lo))
+            run(state, elig, upper, lower)
+        run(state, elig, np.maximum(state.byte_allowed_hi, raise_hi), np.minimum(state.byte_allowed_lo, cut_lo))
         # Then the same balance for fewer bytes: the moves chosen above, made with smaller replicas.
         ByteTrimGoal().optimize(state)
 
@@ -280,19 +283,16 @@ class ByteBalanceGoal(Goal):
         """Fix the broker furthest outside the band, again and again. A broker that no partner can
         improve is set aside, until some other broker's action changed the picture: then every
         broker set aside is tried again (a partner may have made room), so the goal stops only
-        when no broker outside the band can be improved at all."""
+        when no broker outside the band can be improved at all. Compiled in byte_balance_moves.py, which runs
+        wherever it reads every veto in force (``_compiled_run``); this is the rule read plainly, and runs where it
+        does not."""
         target = state.byte_target
         # As lists: ``_viol`` reads them half a million times per plan at 200 brokers (the same floats as the arrays')
         self.upper, self.lower = upper_all.tolist(), lower_all.tolist()
         upper, lower = upper_all[elig], lower_all[elig]
         held = upper_all > state.byte_hi  # brokers proven out of reach above their band, held where they stood
         stuck = np.zeros(state.n_brokers, dtype=bool)
-        movable = ~state.frozen
-        # (max(n_racks, 2) alike: with one rack every partner is in ``me``'s rack, pinned or not, the same list)
-        pinned = bool(
-            state.has_racks and min(state.rack[b] for b in elig.tolist()) >= 0
-            and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all()
-        )
+        pinned = self._pinned(state, elig)
         # A retry round of brokers set aside while nothing changed fails as before: an extra round (``acted`` True
         # at first or after a reset) costs time, not a different plan.
         acted = False  # since brokers were last set aside (None alike: only its truth is read)
@@ -301,10 +301,7 @@ class ByteBalanceGoal(Goal):
         rack = np.asarray(state.rack, dtype=np.int64)
         bands = (upper.astype(np.float64), lower.astype(np.float64))
         found = np.empty(2 * PARTNERS, dtype=np.int64)
-        # A guard only (every action strictly lowers the total deviation beyond the band): one action
-        # per replica. A cluster whose count goal left heavy brokers full of small replicas needs
-        # thousands of swaps; 20 per broker stopped 200 brokers / 200,000 partitions half-way.
-        for _ in range(20 * len(elig) + 1000 + int(state.rf_target.sum())):
+        for _ in range(self._rounds(state, elig)):
             # The broker furthest outside its band (not set aside) and its partners, lowest in key (rel: above (+) or
             # below (-) its own target; -rel for a light broker).
             focus, heavy, n = next_focus(state.bytes, elig, *bands, target, stuck, rack, bool(state.has_racks), pinned,
@@ -319,6 +316,29 @@ class ByteBalanceGoal(Goal):
                 acted = True
             else:
                 stuck[focus] = True
+
+    def _compiled_run(self, state: ClusterState, elig: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> None:
+        """``_run``, compiled (byte_balance_moves.py), where it reads every veto in force."""
+        balance_bytes(state, [(upper, lower)], self._in_rack, self._pinned(state, elig), self._arrivals, self._costly,
+                      SWAP_COPIES, (PARTNERS, SEARCH, self.costly_swaps, self._rounds(state, elig)))
+
+    @staticmethod
+    def _pinned(state: ClusterState, elig: np.ndarray) -> bool:
+        """Can no movable replica change racks (every RF a multiple of the rack count, every eligible broker in one)?
+        Then a broker's partners are of its own rack only (``byte_focus.partners``)."""
+        movable = ~state.frozen
+        # (max(n_racks, 2) alike: with one rack every partner is in ``me``'s rack, pinned or not, the same list)
+        return bool(
+            state.has_racks and min(state.rack[b] for b in elig.tolist()) >= 0
+            and (state.rf_target[movable] % max(state.n_racks, 1) == 0).all()
+        )
+
+    @staticmethod
+    def _rounds(state: ClusterState, elig: np.ndarray) -> int:
+        """A guard only (every action strictly lowers the total deviation beyond the band): one action per replica.
+        A cluster whose count goal left heavy brokers full of small replicas needs thousands of swaps; 20 per broker
+        stopped 200 brokers / 200,000 partitions half-way."""
+        return 20 * len(elig) + 1000 + int(state.rf_target.sum())
 
     _rack_bound = staticmethod(rack_bound)
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from kafka_rebalance.planner.byte_misses import HostRoom, held_above
 from kafka_rebalance.planner.goals.base import SEARCH_LIMIT, DonorIndex, Goal, bound_for, donor_index, rack_bound
-from kafka_rebalance.planner.goals.replica_count_moves import replica_count_kernel_reads, transfer_counts
+from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
+from kafka_rebalance.planner.goals.replica_count_moves import transfer_counts
 from kafka_rebalance.planner.goals.view import BalanceView, GoalCheck
 from kafka_rebalance.planner.state import ClusterState
 
@@ -101,7 +102,7 @@ class ReplicaCountGoal(Goal):
             # Without the dtype (equivalent mutants): floats 0.0 / 1.0 are read only for their truth.
             self._hosts = np.zeros(state.n_brokers, dtype=bool)
             self._hosts[hosts] = True
-        if replica_count_kernel_reads(state):
+        if kernel_reads(state):
             transfer_counts(state, self._in_rack, self._hosts, self._room, SEARCH_LIMIT)
         else:
             self._transfer_all(state, elig, rack)

@@ -51,6 +51,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     row_width,
     veto_arrays,
 )
+from kafka_rebalance.planner.goals.donor_arrays import pairs
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
@@ -758,9 +759,7 @@ def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.nd
            held: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:  # fmt: skip
     """Run the kernel on ``state`` (see ``spread_replicas``) and make its moves there."""
     flags, veto, dirs, asked = veto_arrays(state)
-    arrived = [(b, p) for b, ps in sorted(state.arrivals.items()) for p in ps]
-    arrived_b = np.fromiter((b for b, _ in arrived), dtype=np.int64, count=len(arrived))
-    arrived_p = np.fromiter((p for _, p in arrived), dtype=np.int64, count=len(arrived))
+    arrived_b, arrived_p = pairs(sorted(state.arrivals.items()))
     args = (todo.astype(np.int64), order, cuts, flags, board_arrays(state, topic), veto, dirs,
             held.astype(np.int64), lo.astype(np.int64), hi.astype(np.int64), arrived_b, arrived_p)  # fmt: skip
     if asked is not None:  # the state made every move as the kernel did
