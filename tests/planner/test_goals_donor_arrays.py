@@ -13,9 +13,11 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     FIT,
     SN,
     SP,
+    created,
     find,
     indexes_of,
     leave_indexes,
+    original_movable,
     parking_log,
     search_params,
 )
@@ -38,14 +40,15 @@ def arrived_and_left(n_gone: int) -> tuple[ClusterState, int]:
     return state, moving[n_gone]
 
 
-def compiled_find(state: ClusterState, b: int, dst: int) -> int:
-    """``find`` on b's index as the kernels hold it (changed ones allowed, the smallest first); the indexes left in
-    ``state`` as the kernel leaves them."""
+def compiled_find(state: ClusterState, b: int, dst: int, desired: float = 0.0) -> int:
+    """``find`` on b's index as the kernels hold it (changed ones allowed, nearest ``desired`` first); the indexes left
+    in ``state`` as the kernel leaves them."""
     flags, veto, dirs, _ = veto_arrays(state)
     board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64))
     ctx = (flags, board, veto, dirs, np.zeros(state.n_parts, dtype=bool), (np.zeros(0, dtype=bool), np.zeros(1)))
     ix = indexes_of(state, state.n_brokers)
-    p = find(ix, b, 0.0, -math.inf, math.inf, 64, True, search_params(b, dst), np.zeros(FIT), ctx,
+    created(ix, b, *original_movable(state), board[4])  # (``donor_index``: built on first use)
+    p = find(ix, b, desired, -math.inf, math.inf, 64, True, search_params(b, dst), np.zeros(FIT), ctx,
              np.empty(1, dtype=np.int64))  # fmt: skip
     assert len(ix[SP][b]) >= ix[SN][b]
     leave_indexes(state, ix)
@@ -63,6 +66,22 @@ def test_a_side_list_search_past_replicas_that_moved_away_returns_the_one_it_acc
         assert expected == stayed
         assert compiled_find(state, 0, 2) == expected, n_gone
         assert indexes(state) == indexes(plain), n_gone
+
+
+def test_of_two_replicas_equally_near_the_size_wanted_the_smaller_is_found() -> None:
+    # 10 and 30 MiB around a wanted 20 MiB: ``outward``'s order, the smaller first (ties by size, then partition).
+    parts = [part("t", i, [0], size_bytes=s * MiB) for i, s in enumerate((30, 10, 30, 50))]
+    state = planner_state([0, 1], parts)
+    plain = copy.deepcopy(state)
+    expected = donor_index(plain, 0).find(20.0 * MiB, lambda p: True, 64)
+    assert int(state.sizes[expected]) == 10 * MiB
+    assert compiled_find(state, 0, 1, 20.0 * MiB) == expected
+    # 30 (twice) and 50 MiB around a wanted 40 MiB: a 30, the one walked first down from 40 (the later partition)
+    plain = copy.deepcopy(state)
+    expected = donor_index(plain, 0).find(40.0 * MiB, lambda p: True, 64)
+    assert expected == max(p for p in range(4) if state.sizes[p] == 30 * MiB)
+    assert compiled_find(state, 0, 1, 40.0 * MiB) == expected
+    assert indexes(state) == indexes(plain)
 
 
 def test_the_parking_log_keeps_the_order_replicas_were_parked_in() -> None:
