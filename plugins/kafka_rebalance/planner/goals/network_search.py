@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kafka_rebalance.planner.goals.size_walk import walk_from, walk_next
+
 
 @njit(cache=True, inline="always")
 def better(x: float, la: float, lo_a: float, hi_a: float, lr: float, lo_r: float, hi_r: float, limit: float) -> bool:
@@ -51,33 +53,14 @@ def nearest_cooler(sp: float, rp: float, parts: np.ndarray, sizes: np.ndarray, r
                    band: np.ndarray, out: np.ndarray) -> int:  # fmt: skip
     """Of ``parts`` sorted by (size, partition) (sizes and rates alike), not marked in ``skip``, those whose swap
     for a replica of size ``sp`` and rate ``rp`` is better (traffic ``rp - rate`` from a to r), the first
-    ``len(out)`` by (|size - sp|, partition), into ``out``; returns how many. Outward from sp a gap at a time, the
-    runs of equal size below and above it merged by partition: ``topic_spread_moves.nearest_by_size``'s walk, with the
-    rule inside it. (A copy, not a call: numba caches each file's kernels apart and does not see a change to a kernel
-    of another file that one of them calls.)"""
-    k = out.shape[0]
-    hi = sizes.shape[0]
-    sl = np.searchsorted(sizes, sp) - 1
-    sr = sl + 1
+    ``len(out)`` by (|size - sp|, partition) (``size_walk``), into ``out``; returns how many."""
+    at = walk_from(sp, sizes)
     n = 0
-    while n < k and (sl >= 0 or sr < hi):
-        g = min(sp - sizes[sl] if sl >= 0 else np.inf, sizes[sr] - sp if sr < hi else np.inf)
-        a0 = a1 = sl + 1
-        if sl >= 0 and sp - sizes[sl] == g:
-            a0 = np.searchsorted(sizes[:sl + 1], sizes[sl])
-            sl = a0 - 1
-        b0 = b1 = sr
-        if sr < hi and sizes[sr] - sp == g:
-            b1 = sr + np.searchsorted(sizes[sr:hi], sizes[sr], "right")
-            sr = b1
-        while n < k and (a0 < a1 or b0 < b1):
-            if b0 >= b1 or (a0 < a1 and parts[a0] < parts[b0]):
-                j = a0
-                a0 += 1
-            else:
-                j = b0
-                b0 += 1
-            if not skip[j] and better(rp - rates[j], band[0], band[1], band[2], band[3], band[4], band[5], band[6]):
-                out[n] = parts[j]
-                n += 1
+    while n < out.shape[0]:
+        j = walk_next(sp, sizes, parts, at)
+        if j < 0:
+            break
+        if not skip[j] and better(rp - rates[j], band[0], band[1], band[2], band[3], band[4], band[5], band[6]):
+            out[n] = parts[j]
+            n += 1
     return n

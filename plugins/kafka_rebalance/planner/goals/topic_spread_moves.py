@@ -52,6 +52,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     veto_arrays,
 )
 from kafka_rebalance.planner.goals.donor_arrays import pairs
+from kafka_rebalance.planner.goals.size_walk import walk_from, walk_next
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
@@ -357,32 +358,16 @@ def _within(sizes: np.ndarray, lo: float, hi: float) -> bool:
 
 @njit(cache=True)
 def nearest_by_size(sp: float, pool_p: np.ndarray, pool_s: np.ndarray, out: np.ndarray) -> int:
-    """The first ``len(out)`` of a pool by (size, partition) by (gap from sp, partition), into ``out``: outward from sp
-    a gap at a time, the runs of equal size below and above sp (each by partition) merged by partition. Returns how
-    many. (``goals.base.nearest``'s order, for a pool kept by size; network in's swaps call it too.)"""
-    k = out.shape[0]
-    hi = pool_s.shape[0]
-    sl = np.searchsorted(pool_s, sp) - 1
-    sr = sl + 1
+    """The first ``len(out)`` of a pool by (size, partition) by (gap from sp, partition), into ``out``
+    (``size_walk``); returns how many."""
+    at = walk_from(sp, pool_s)
     n = 0
-    while n < k and (sl >= 0 or sr < hi):
-        g = min(sp - pool_s[sl] if sl >= 0 else np.inf, pool_s[sr] - sp if sr < hi else np.inf)
-        a0 = a1 = sl + 1
-        if sl >= 0 and sp - pool_s[sl] == g:
-            a0 = np.searchsorted(pool_s[:sl + 1], pool_s[sl])
-            sl = a0 - 1
-        b0 = b1 = sr
-        if sr < hi and pool_s[sr] - sp == g:
-            b1 = sr + np.searchsorted(pool_s[sr:hi], pool_s[sr], "right")
-            sr = b1
-        while n < k and (a0 < a1 or b0 < b1):
-            if b0 >= b1 or (a0 < a1 and pool_p[a0] < pool_p[b0]):
-                out[n] = pool_p[a0]
-                a0 += 1
-            else:
-                out[n] = pool_p[b0]
-                b0 += 1
-            n += 1
+    while n < out.shape[0]:
+        j = walk_next(sp, pool_s, pool_p, at)
+        if j < 0:
+            break
+        out[n] = pool_p[j]
+        n += 1
     return n
 
 
