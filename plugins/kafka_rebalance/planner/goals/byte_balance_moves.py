@@ -328,6 +328,9 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     out = byte_moves(ctx, bands, held, np.asarray(state.byte_target, dtype=np.float64), float(copies), pinned,
                      bool(state.has_racks), original_movable(state), ix, ax, np.asarray(knobs, dtype=np.int64),
                      costly)  # fmt: skip
+    # The kernel released every parked replica its moves touched (``release``), and ``leave_indexes`` writes the parked
+    # ones back: ``move_all`` must not release them again (it would replay move by move to do so).
+    state.parked = {}
     state.move_all(out, board[0])
     leave_indexes(state, ix)
     for b in range(n_b):
