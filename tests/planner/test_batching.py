@@ -186,3 +186,15 @@ def test_the_compiled_batches_are_the_ones_the_rule_read_plainly_makes(seed: int
         except PlanError as e:
             outcomes.append(str(e))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_order_of_many_steps_is_the_sort_by_their_keys(seed: int) -> None:
+    rnd = random.Random(seed)
+    steps = [s for chain in draw_steps(seed)[0] for s in chain]
+    # equal sizes, topics whose order by name is not by first letter's case or by length, partitions across topics
+    steps = [s._replace(topic=rnd.choice(["Z", "a", "é", "ab", "a-"]), size=rnd.choice([s.size, 5]),
+                        partition=rnd.randint(0, 3)) for s in steps]  # fmt: skip
+    for name in ORDERINGS:
+        key = order_key(PlanOptions(ordering=name), lambda p: p % 3 == 0)
+        assert key.order(steps).tolist() == sorted(range(len(steps)), key=lambda i: key(steps[i])), name

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kafka_rebalance.balance import placement_targets
 from kafka_rebalance.plan_manifest import PlanDirError, load_plan
 from kafka_rebalance.planner import PlanOptions
-from kafka_rebalance.planner.estimate import batch_seconds
+from kafka_rebalance.planner.dispatch import columns
+from kafka_rebalance.planner.estimate import batch_seconds, waves_seconds
 from kafka_rebalance.planner.state import ClusterState
 from kafka_rebalance.planner.steps import Step
 from tests.support.clusters import GiB, part, snapshot
+from tests.support.drawn_steps import draw_steps
 from tests.support.plans import plan_dir
 
 MiB = 1024**2
@@ -146,3 +150,34 @@ def test_the_executor_refuses_an_edited_runbook(tmp_path: Path) -> None:
         load_plan(out, require_passed=False)
     assert str(err.value).startswith(f"{runbook}: changed since planning")
     assert json.loads((out / "plan.json").read_text())["files"]["RUNBOOK.md"] == m["files"]["RUNBOOK.md"]
+
+
+def wave(steps: list[Step], rate: float, fixed: float) -> float:
+    """The module docstring's rule, one step at a time."""
+    recv: dict[int, list[float]] = {}
+    send: dict[int, list[float]] = {}
+    for s in steps:
+        for b in s.adds:
+            for side, x in ((recv, b), (send, s.leader)):
+                got = side.setdefault(x, [0, 0.0])
+                got[0] += s.size
+                got[1] += s.rate
+    if any(rate - flow <= 0 for size, flow in [*recv.values(), *send.values()]):
+        return float("inf")
+    worst = max([size / (rate - flow) for size, flow in [*recv.values(), *send.values()]], default=0.0)
+    return worst + fixed if recv else worst
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_every_batchs_seconds_are_the_rule(seed: int) -> None:
+    rnd = random.Random(seed)
+    chains, _, _, throttle, fixed, _ = draw_steps(seed)
+    steps = [s for chain in chains for s in chain]
+    n = rnd.randint(1, 5)
+    groups = [[i for i in range(len(steps)) if i % n == g] for g in range(n)]
+    for g in groups:
+        rnd.shuffle(g)  # (the order sums the rates: a batch's own order)
+    order = np.array([i for g in groups for i in g], dtype=np.int64)
+    at = np.cumsum([0] + [len(g) for g in groups])
+    got = waves_seconds(columns(steps, None), order, at, throttle, fixed).tolist()
+    assert got == [wave([steps[i] for i in g], throttle, fixed) for g in groups]

@@ -23,9 +23,9 @@ from kafka_rebalance.estimates import DEFAULT_MODE, TENTHS, tenths
 from kafka_rebalance.metrics import is_over_threshold, threshold_percentage
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
-from kafka_rebalance.planner.batching import LOG_DIR_BATCH, PlannedBatch, make_batches, order_key
+from kafka_rebalance.planner.batching import LOG_DIR_BATCH, PlannedBatch, batch_steps, order_key
 from kafka_rebalance.planner.byte_misses import byte_misses
-from kafka_rebalance.planner.estimate import batch_seconds, step_figures
+from kafka_rebalance.planner.estimate import step_figures
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.disk_capacity import (
@@ -49,9 +49,9 @@ from kafka_rebalance.planner.peaks import DiskRoom
 from kafka_rebalance.planner.relief import disk_fill, spread
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.steps import Step, partition_steps
+from kafka_rebalance.planner.steps import Step, partition_steps, step_fields
 from kafka_rebalance.planner.targets import forced_shares, set_targets
-from kafka_rebalance.planner.throttles import batch_throttles
+from kafka_rebalance.planner.throttles import batches_throttles
 from kafka_rebalance.snapshot import Snapshot
 
 
@@ -495,24 +495,23 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
     of a broker (``within``) form the log-dir batches, after the reorders and before the moves (make_batches)."""
     urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
     key = order_key(options, lambda p: bool(urp[p]))
-    batches = make_batches(reorders, moves, options, key, disk, within)
-    throttles = []
-    for batch in batches:
+    batching = batch_steps(reorders, moves, options, key, disk, within)
+    batches = batching.batches
+    for batch in batches:  # (a move batch's seconds are the batcher's: batching.waves_seconds)
+        if batch.kind == "move" and math.isinf(batch.seconds):
+            s = max(batch.steps, key=lambda s: s.rate)
+            raise PlanError(
+                f"a batch cannot finish: produce traffic into moving partitions (e.g. {s.topic}-{s.partition} "
+                f"at {s.rate:,.0f} B/s) reaches {options.rate_text()} on one broker; "
+                "raise --throttle or lower --max-moves-per-broker"
+            )
+    rate = options.throttle_bytes_per_sec
+    # every batch's (none for a reorder batch), the moves' read in chain order
+    throttles = batches_throttles([s for chain in moves for s in chain], batching.moved_in, len(batches), rate)
+    for n, batch in enumerate(batches):
         if batch.kind == LOG_DIR_BATCH:
             batch.seconds = within_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
-            throttles.append(within_throttles(batch.steps, options.throttle_bytes_per_sec))
-        elif batch.kind == "move":
-            batch.seconds = batch_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
-            if math.isinf(batch.seconds):
-                s = max(batch.steps, key=lambda s: s.rate)
-                raise PlanError(
-                    f"a batch cannot finish: produce traffic into moving partitions (e.g. {s.topic}-{s.partition} "
-                    f"at {s.rate:,.0f} B/s) reaches {options.rate_text()} on one broker; "
-                    "raise --throttle or lower --max-moves-per-broker"
-                )
-            throttles.append(batch_throttles(batch.steps, options.throttle_bytes_per_sec))
-        else:
-            throttles.append(batch_throttles([], options.throttle_bytes_per_sec))
+            throttles[n] = within_throttles(batch.steps, rate)
     return batches, throttles
 
 
@@ -531,8 +530,10 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
     in_band = np.asarray([state.bid(b) not in out_of_band for b in state.eligible_idx], dtype=bool)
     # The byte terms of the brokers this plan brings into their band bind every plan that does as much.
     reached_bounds = lower_bounds.finish(lower_bounds.summed(bounds, in_band), counts_reached, True)
-    replica_moves = sum(b.replica_moves for b in batches)
-    bytes_moved = sum(b.bytes for b in batches)
+    f = step_fields([s for b in batches for s in b.steps], "adds", "size")
+    n_adds = np.fromiter(map(len, f["adds"]), dtype=np.int64, count=len(f["adds"]))
+    replica_moves = int(n_adds.sum())
+    bytes_moved = int((n_adds * np.array(f["size"], dtype=np.int64)).sum())
     threshold = float(options.threshold_percentage or 0.0)
     over_threshold = list(LeaderImbalanceGoal().check(after_view).offenders)
     return {
@@ -578,7 +579,5 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
         },
         "optimizer": _optimizer_summary(options, solved, bytes_moved, reached_bounds["bytes_moved"], counts_reached and balanced_bytes),
         "rack_violations_unrepaired": unrepaired,
-        "steps_beyond_max_new_replicas": sum(
-            1 for b in batches for s in b.steps if len(s.adds) > options.max_new_replicas_per_partition
-        ),
+        "steps_beyond_max_new_replicas": int((n_adds > options.max_new_replicas_per_partition).sum()),
     }

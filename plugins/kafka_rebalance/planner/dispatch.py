@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Iterable, Sequence
-from itertools import chain
+from itertools import compress
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,6 +23,7 @@ from numba.experimental import structref
 from numba.typed import List
 
 from kafka_rebalance.planner.peaks import ledger_add, ledger_full
+from kafka_rebalance.planner.steps import ragged, step_fields
 from kafka_rebalance.planner.structs import Fields, register
 
 if TYPE_CHECKING:
@@ -157,13 +158,6 @@ def heap_pop(h: Heap) -> int:
     return top
 
 
-def _plain(rows: Sequence[Sequence[int]], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of ints as (offsets, values)."""
-    at = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, rows), dtype=np.int64, count=n), out=at[1:])
-    return at, np.fromiter(chain.from_iterable(rows), dtype=np.int64, count=int(at[-1]))
-
-
 @njit(cache=True)
 def _involved(adds_at: np.ndarray, adds: np.ndarray, rem_at: np.ndarray, rem: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per step, ``Step.involved``: its new replicas' destinations and as many leaving replicas' sources."""
@@ -192,11 +186,13 @@ Columns = namedtuple("Columns", [
 def columns(steps: Sequence[Step], ledger: DiskLedger | None) -> Columns:
     """``steps`` as arrays (``Columns``)."""
     n = len(steps)
-    adds_at, adds = _plain([s.adds for s in steps], n)
-    rem_at, rem = _plain([s.removes for s in steps], n)
-    leader = np.fromiter((s.leader for s in steps), dtype=np.int64, count=n)
+    f = step_fields(steps, "adds", "removes", "leader", "dirs", "size", "rate")
+    adds_at, adds = ragged(f["adds"])
+    rem_at, rem = ragged(f["removes"])
+    leader = np.array(f["leader"], dtype=np.int64)
     # every broker the rules may name: -1 (the lane of steps adding nothing; an unknown leader) first
-    named = [np.array([NO_LANE]), adds, rem, leader, np.array([b for s in steps if s.dirs for b in s.within], dtype=np.int64)]
+    within = [b for s in compress(steps, f["dirs"]) for b in s.within]
+    named = [np.array([NO_LANE]), adds, rem, leader, np.array(within, dtype=np.int64)]
     if ledger is not None:
         named.append(np.array([b for b, _ in ledger.keys], dtype=np.int64))
     ids = np.unique(np.concatenate(named).astype(np.int64))
@@ -204,16 +200,15 @@ def columns(steps: Sequence[Step], ledger: DiskLedger | None) -> Columns:
     inv_at, inv = _involved(adds_at, adds, rem_at, rem)
     if ledger is not None:
         entries = [ledger.entries(s) for s in steps]
-        check_at, check = _plain([e[0] for e in entries], n)
-        add_at, add = _plain([e[1] for e in entries], n)
-        free_at, free = _plain([e[2] for e in entries], n)
+        check_at, check = ragged([e[0] for e in entries])
+        add_at, add = ragged([e[1] for e in entries])
+        free_at, free = ragged([e[2] for e in entries])
         res_broker = np.searchsorted(ids, np.asarray([b for b, _ in ledger.keys], dtype=np.int64)).astype(np.int64)
     else:
         check_at = add_at = free_at = np.zeros(n + 1, dtype=np.int64)
         check = add = free = res_broker = np.zeros(0, dtype=np.int64)
-    return Columns(ids, np.fromiter((s.size for s in steps), dtype=np.int64, count=n),
-                   np.fromiter((s.rate for s in steps), dtype=np.float64, count=n), leader, adds_at, adds, rem_at, rem,
-                   inv_at, inv, check_at, check, add_at, add, free_at, free, res_broker)
+    return Columns(ids, np.array(f["size"], dtype=np.int64), np.array(f["rate"], dtype=np.float64), leader, adds_at,
+                   adds, rem_at, rem, inv_at, inv, check_at, check, add_at, add, free_at, free, res_broker)
 
 
 def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, max_in_flight: int, throttle: float,

@@ -12,37 +12,89 @@ metadata rounds, fetcher starts and ISR joins overlap rather than add up.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
 
 from kafka_rebalance.estimates import running_shares, split_tenths
-from kafka_rebalance.planner.batching import PlannedBatch
-from kafka_rebalance.planner.schedule import Schedule
-from kafka_rebalance.planner.steps import Step
+from kafka_rebalance.planner.dispatch import Columns, columns
+from kafka_rebalance.planner.steps import Step, step_fields
+
+if TYPE_CHECKING:
+    from kafka_rebalance.planner.batching import PlannedBatch
+    from kafka_rebalance.planner.schedule import Schedule
 
 
 def batch_seconds(steps: Iterable[Step], rate: float, fixed_seconds: float = 0.0) -> float:
-    recv: dict[int, float] = defaultdict(float)
-    recv_rate: dict[int, float] = defaultdict(float)
-    send: dict[int, float] = defaultdict(float)
-    send_rate: dict[int, float] = defaultdict(float)
-    copies = False
-    for s in steps:
-        copies = copies or bool(s.adds)
-        for b in s.adds:
-            recv[b] += s.size
-            recv_rate[b] += s.rate
-            send[s.leader] += s.size
-            send_rate[s.leader] += s.rate
-    worst = 0.0
-    for side, flow in ((recv, recv_rate), (send, send_rate)):
-        for b, size in side.items():
-            headroom = rate - flow[b]
+    """How long one batch of ``steps`` takes (the module's rule); inf where produce traffic reaches ``rate``."""
+    steps = list(steps)
+    c = columns(steps, None)
+    return float(waves_seconds(c, np.arange(len(steps), dtype=np.int64), np.array([0, len(steps)], dtype=np.int64),
+                               rate, fixed_seconds)[0])
+
+
+def waves_seconds(c: Columns, order: np.ndarray, group_at: np.ndarray, rate: float,
+                  fixed_seconds: float = 0.0) -> np.ndarray:  # fmt: skip
+    """``batch_seconds`` of every batch at once: batch g holds the steps ``order[group_at[g]:group_at[g + 1]]`` of
+    ``c`` (``dispatch.columns``), in its order."""
+    return _waves(order, group_at, len(c.ids), c.size, c.rate, c.leader, c.adds_at, c.adds, float(rate),
+                  float(fixed_seconds))
+
+
+@njit(cache=True)
+def _waves(order: np.ndarray, group_at: np.ndarray, n_ids: int, size: np.ndarray, rate: np.ndarray,
+           leader: np.ndarray, adds_at: np.ndarray, adds: np.ndarray, limit: float, fixed: float) -> np.ndarray:  # fmt: skip
+    """Each group's seconds: per broker, the bytes and produce rates it receives (each new replica) and sends (as
+    leader, to each new replica), summed in the group's order (the floats as a sum step by step makes them), then its
+    slowest broker."""
+    out = np.zeros(group_at.shape[0] - 1)
+    recv, send = np.zeros(n_ids, np.int64), np.zeros(n_ids, np.int64)
+    recv_rate, send_rate = np.zeros(n_ids), np.zeros(n_ids)
+    used_r, used_s = np.zeros(n_ids, np.bool_), np.zeros(n_ids, np.bool_)
+    listed = np.empty(2 * n_ids, np.int64)  # the brokers the group touched (senders + n_ids), to read and reset
+    for g in range(out.shape[0]):
+        n_listed = 0
+        copies = False
+        for k in range(group_at[g], group_at[g + 1]):
+            s = order[k]
+            lead = leader[s]
+            for x in range(adds_at[s], adds_at[s + 1]):
+                copies = True
+                b = adds[x]
+                recv[b] += size[s]
+                recv_rate[b] += rate[s]
+                send[lead] += size[s]
+                send_rate[lead] += rate[s]
+                if not used_r[b]:
+                    used_r[b] = True
+                    listed[n_listed] = b
+                    n_listed += 1
+                if not used_s[lead]:
+                    used_s[lead] = True
+                    listed[n_listed] = n_ids + lead
+                    n_listed += 1
+        worst = 0.0
+        for i in range(n_listed):
+            b = listed[i]
+            if b < n_ids:
+                headroom, moved = limit - recv_rate[b], recv[b]
+            else:
+                headroom, moved = limit - send_rate[b - n_ids], send[b - n_ids]
             if headroom <= 0:
-                return float("inf")
-            worst = max(worst, size / headroom)
-    return worst + fixed_seconds if copies else worst
+                worst = np.inf
+            elif worst < np.inf:
+                worst = max(worst, moved / headroom)
+        out[g] = worst + fixed if copies and worst < np.inf else worst
+        for i in range(n_listed):
+            b = listed[i]
+            if b < n_ids:
+                recv[b], recv_rate[b], used_r[b] = 0, 0.0, False
+            else:
+                send[b - n_ids], send_rate[b - n_ids], used_s[b - n_ids] = 0, 0.0, False
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +106,18 @@ class StepFigures:
 
 
 def step_figures(batches: Sequence[PlannedBatch], schedule: Schedule) -> StepFigures:
-    batch_of = {(s.p, s.seq): n for n, b in enumerate(batches) for s in b.steps}
-    ends = [0.0] * len(batches)
-    for item in schedule.steps:
-        n = batch_of[(item.step.p, item.step.seq)]
-        ends[n] = max(ends[n], item.end)
-    return StepFigures(split_tenths([b.seconds for b in batches]), running_shares(ends))
+    n_steps = [len(b.steps) for b in batches]
+    mine = step_fields([s for b in batches for s in b.steps], "p", "seq")
+    theirs = step_fields([x.step for x in schedule.steps], "p", "seq")
+    # each scheduled step's batch, matched on (partition, step number): the last batch holding it (a log-dir batch may
+    # hold a step of the same number, before the moves)
+    width = max(mine["seq"], default=0) + 1
+    keys = np.array(mine["p"], dtype=np.int64) * width + np.array(mine["seq"], dtype=np.int64)
+    wanted = np.array(theirs["p"], dtype=np.int64) * width + np.array(theirs["seq"], dtype=np.int64)
+    by = np.argsort(keys, kind="stable")
+    at = by[np.maximum(np.searchsorted(keys[by], wanted, side="right") - 1, 0)] if len(keys) else by[:0]
+    if not np.array_equal(keys[at], wanted):
+        raise ValueError("the schedule holds a step no batch does")
+    ends = np.zeros(len(batches))
+    np.maximum.at(ends, np.repeat(np.arange(len(batches)), n_steps)[at], np.array([x.end for x in schedule.steps], dtype=np.float64))
+    return StepFigures(split_tenths([b.seconds for b in batches]), running_shares(ends.tolist()))

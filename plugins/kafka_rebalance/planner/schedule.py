@@ -36,16 +36,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
 from kafka_rebalance.planner import dispatch
 from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
-from kafka_rebalance.planner.steps import Step
+from kafka_rebalance.planner.steps import Step, step_fields, topic_ranks
 
 
-@dataclass(frozen=True, slots=True)
-class ScheduledStep:
+class ScheduledStep(NamedTuple):
+    """(A named tuple: a plan at a million partitions schedules close to a million steps; see ``Step``.)"""
+
     step: Step
     after: int | None  # index (in the schedule) of the partition's previous step
     start: float  # simulated seconds from the first submission
@@ -67,12 +69,10 @@ def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[i
     previous step)."""
     steps = [s for chain in chains for s in chain]
     n = len(steps)
-    rank = {t: k for k, t in enumerate(sorted({s.topic for s in steps}))}
-    p = np.fromiter((s.p for s in steps), dtype=np.int64, count=n)
-    seq = np.fromiter((s.seq for s in steps), dtype=np.int64, count=n)
-    by = np.lexsort((seq, np.fromiter((s.partition for s in steps), dtype=np.int64, count=n),
-                     np.fromiter((rank[s.topic] for s in steps), dtype=np.int64, count=n),
-                     -np.fromiter((s.size for s in steps), dtype=np.int64, count=n)))
+    f = step_fields(steps, "p", "seq", "partition", "topic", "size")
+    p, seq = np.array(f["p"], dtype=np.int64), np.array(f["seq"], dtype=np.int64)
+    by = np.lexsort((seq, np.array(f["partition"], dtype=np.int64), topic_ranks(f["topic"]),
+                     -np.array(f["size"], dtype=np.int64)))
     p, seq = p[by], seq[by]
     # a step's predecessor: the step of its partition numbered one less, next to it in (partition, step) order
     pairs = np.lexsort((seq, p))
@@ -251,5 +251,5 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
         raise RuntimeError("continuous schedule stalled with steps left")
     t = dispatcher.table
     bound = _bound(len(t.ids), t.adds, t.leader, t.size, t.n_adds, throttle)
-    steps = [ScheduledStep(s, after[i], start[i], end[i]) for i, s in enumerate(order)]
+    steps = list(map(ScheduledStep, order, after, start, end))
     return Schedule(steps, max(end, default=0.0), bound, max_moves_per_broker, max_in_flight, disk)
