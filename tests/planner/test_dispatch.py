@@ -10,9 +10,10 @@ from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
+import numpy as np
 import pytest
 
-from kafka_rebalance.planner.dispatch import NO_LANE
+from kafka_rebalance.planner.dispatch import NO_LANE, columns, permuted
 from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom
 from kafka_rebalance.planner.schedule import Dispatcher, physical_bound, priority_order, simulate
 from kafka_rebalance.planner.steps import Step
@@ -409,3 +410,15 @@ def test_the_compiled_dispatcher_answers_the_executors_calls_as_the_plain_one(se
             plain.finish(i)
             compiled.finish(i)
         assert _state(compiled) == _state(plain)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_columns_permuted_are_the_columns_of_the_steps_in_that_order(seed: int) -> None:
+    # (simulate reads the steps' arrays in the order they were made, then puts them in the dispatcher's order)
+    chains, *_, disk = draw_steps(seed)
+    steps = [s for chain in chains for s in chain]
+    by = np.random.default_rng(seed).permutation(len(steps))
+    ledger = DiskLedger(disk) if disk is not None else None
+    want, got = columns([steps[i] for i in by], ledger), permuted(columns(steps, ledger), by)
+    for name, a, b in zip(want._fields, want, got, strict=True):
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), name

@@ -211,13 +211,29 @@ def columns(steps: Sequence[Step], ledger: DiskLedger | None) -> Columns:
                    adds, rem_at, rem, inv_at, inv, check_at, check, add_at, add, free_at, free, res_broker)
 
 
+def permuted(c: Columns, by: np.ndarray) -> Columns:
+    """``c`` with its steps in the order ``by`` (step i of the result is step by[i] of ``c``)."""
+    def rows(at: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        width = np.diff(at)[by]
+        new_at = np.zeros(len(by) + 1, dtype=np.int64)
+        np.cumsum(width, out=new_at[1:])
+        return new_at, values[np.repeat(at[by] - new_at[:-1], width) + np.arange(new_at[-1], dtype=np.int64)]
+
+    (adds_at, adds), (rem_at, rem), (inv_at, inv) = rows(c.adds_at, c.adds), rows(c.rem_at, c.rem), rows(c.inv_at, c.inv)
+    (check_at, check), (add_at, add), (free_at, free) = (rows(c.check_at, c.check), rows(c.add_at, c.add),
+                                                         rows(c.free_at, c.free))  # fmt: skip
+    return Columns(c.ids, c.size[by], c.rate[by], c.leader[by], adds_at, adds, rem_at, rem, inv_at, inv, check_at, check,
+                   add_at, add, free_at, free, c.res_broker)
+
+
 def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, max_in_flight: int, throttle: float,
-          ledger: DiskLedger | None, done: Iterable[int], running: Iterable[int]) -> tuple[Table, Live, Table, Live]:  # fmt: skip
+          ledger: DiskLedger | None, done: Iterable[int], running: Iterable[int],
+          made: tuple[Sequence[Step], np.ndarray] | None = None) -> tuple[Table, Live, Table, Live]:  # fmt: skip
     """The dispatcher's arrays for ``steps`` (priority order) and their predecessors, as ``schedule.Dispatcher`` takes
-    them; ``done``/``running`` as there. The records twice: as namedtuples for Python to read, and as the structs the
-    kernels take (the same arrays)."""
+    them; ``done``/``running`` as there; ``made``: as there. The records twice: as namedtuples for Python to read, and
+    as the structs the kernels take (the same arrays)."""
     n = len(steps)
-    c = columns(steps, ledger)
+    c = columns(steps, ledger) if made is None else permuted(columns(made[0], ledger), made[1])
     n_ids = len(c.ids)
     n_adds = np.diff(c.adds_at)
     lane = np.full(n, np.searchsorted(c.ids, NO_LANE), dtype=np.int64)

@@ -68,6 +68,12 @@ def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[i
     """Every step, largest first (then by topic, partition and step), and each one's predecessor index (the partition's
     previous step)."""
     steps = [s for chain in chains for s in chain]
+    by, after = _priority(steps)
+    return [steps[i] for i in by.tolist()], after
+
+
+def _priority(steps: Sequence[Step]) -> tuple[np.ndarray, list[int | None]]:
+    """``priority_order`` of the steps of the chains in chain order: where each step of that order is among them."""
     n = len(steps)
     f = step_fields(steps, "p", "seq", "partition", "topic", "size")
     p, seq = np.array(f["p"], dtype=np.int64), np.array(f["seq"], dtype=np.int64)
@@ -80,7 +86,7 @@ def priority_order(chains: Sequence[Sequence[Step]]) -> tuple[list[Step], list[i
     follows = (p[prev] == p[nxt]) & (seq[nxt] == seq[prev] + 1)
     after = np.full(n, -1, dtype=np.int64)
     after[nxt[follows]] = prev[follows]
-    return [steps[i] for i in by.tolist()], [None if a < 0 else a for a in after.tolist()]
+    return by, [None if a < 0 else a for a in after.tolist()]
 
 
 class Dispatcher:
@@ -107,12 +113,15 @@ class Dispatcher:
 
     def __init__(self, steps: Sequence[Step], after: Sequence[int | None], max_moves_per_broker: int,
                  max_in_flight: int, throttle: float, done: Iterable[int] = (), running: Iterable[int] = (),
-                 disk: DiskRoom | None = None) -> None:  # fmt: skip
+                 disk: DiskRoom | None = None, made: tuple[Sequence[Step], np.ndarray] | None = None) -> None:  # fmt: skip
+        """``made``: the same steps in the order they were made and where each of ``steps`` is among them
+        (``steps[i] is made[0][made[1][i]]``), where the caller has them: their arrays are read in that order, which
+        is faster (``steps.step_fields``)."""
         self.steps = steps
         self.disk = DiskLedger(disk) if disk is not None else None
         done = set(done)
         self.table, self.live, self._t, self._lv = dispatch.build(
-            steps, after, max_moves_per_broker, max_in_flight, throttle, self.disk, done, set(running) - done)
+            steps, after, max_moves_per_broker, max_in_flight, throttle, self.disk, done, set(running) - done, made)
         self._sync()
 
     def _sync(self) -> None:
@@ -242,8 +251,10 @@ def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in
              fixed_seconds: float = 0.0, disk: DiskRoom | None = None) -> Schedule:
     """The schedule of these partitions' steps and its simulated duration under ``throttle`` B/s, each
     step taking ``fixed_seconds`` on top of its copying; ``disk``: the brokers' disk room (``Dispatcher``)."""
-    order, after = priority_order(chains)
-    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle, disk=disk)
+    made = [s for chain in chains for s in chain]
+    by, after = _priority(made)
+    order = [made[i] for i in by.tolist()]
+    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle, disk=disk, made=(made, by))
     start, end = dispatcher.run(fixed_seconds)
     if not dispatcher.finished and dispatcher.disk is not None and dispatcher.disk_blocked():
         raise dispatcher.disk.stuck(dispatcher.disk_blocked())
