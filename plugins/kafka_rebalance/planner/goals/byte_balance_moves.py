@@ -41,6 +41,7 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     SS,
     created,
     empty_indexes,
+    exported,
     find,
     indexes_of,
     insert,
@@ -49,7 +50,9 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     nearest,
     original_movable,
     outside,
+    pairs,
     search_params,
+    side_lists_in,
     slot,
 )
 
@@ -318,11 +321,11 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     ix = indexes_of(state, n_b)
     none = np.zeros(0, dtype=np.int64)
     ax = empty_indexes(n_b, none, none, 0)
-    for b, idx in arrivals.items():
-        ax[SP][b] = np.asarray(idx.parts + [0] * 8, dtype=np.int64)
-        ax[SS][b] = np.asarray(idx.sizes + [0] * 8, dtype=np.int64)
-        ax[SN][b] = len(idx.parts)
-        ax[FED][b] = idx.fed
+    listed = list(arrivals.items())
+    side_lists_in(ax, np.asarray([b for b, _ in listed], dtype=np.int64),
+                  *pairs((i, idx.parts) for i, (_, idx) in enumerate(listed)),
+                  pairs((i, idx.sizes) for i, (_, idx) in enumerate(listed))[1],
+                  np.asarray([idx.fed for _, idx in listed], dtype=np.int64))  # fmt: skip
     bands = np.asarray([[np.asarray(u, dtype=np.float64), np.asarray(lo, dtype=np.float64)] for u, lo in runs])
     held = np.asarray([np.asarray(u, dtype=np.float64) > state.byte_hi for u, _ in runs])
     out = byte_moves(ctx, bands, held, np.asarray(state.byte_target, dtype=np.float64), float(copies), pinned,
@@ -333,12 +336,13 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     state.parked = {}
     state.move_all(out, board[0])
     leave_indexes(state, ix)
+    _, _, _, s_at, sp, ss = exported(ax, np.arange(n_b, dtype=np.int64))
     for b in range(n_b):
         if ax[FED][b] == 0 and ax[SN][b] == 0 and b not in arrivals:
             continue
         idx = arrivals.get(b) or ArrivalIndex(state, b)
-        idx.parts = ax[SP][b][: ax[SN][b]].tolist()
-        idx.sizes = ax[SS][b][: ax[SN][b]].tolist()
+        idx.parts = sp[s_at[b] : s_at[b + 1]].tolist()
+        idx.sizes = ss[s_at[b] : s_at[b + 1]].tolist()
         idx.seen = set(idx.parts)
         idx.fed = int(ax[FED][b])
         arrivals[b] = idx

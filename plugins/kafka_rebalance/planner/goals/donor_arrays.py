@@ -406,17 +406,71 @@ def indexes_of(state: ClusterState, n_b: int) -> tuple:
     use in the kernel. Each broker's arrivals so far beside them."""
     ix = empty_indexes(n_b, *pairs(sorted(state.arrivals.items())), state.n_parts)
     park_all(ix, *pairs(state.parked.items()))
-    spare = [0] * 8
-    for b, idx in state.donor_indexes.items():
-        ix[CREATED][b] = True
-        ix[MP][b], ix[MS][b] = np.asarray(idx.parts, dtype=np.int64), np.asarray(idx.sizes, dtype=np.int64)
-        ix[MGONE][b] = np.zeros(len(idx.parts), dtype=bool)
-        ix[MN][b] = len(idx.parts)
-        ix[SP][b] = np.asarray(idx.side_parts + spare, dtype=np.int64)
-        ix[SS][b] = np.asarray(idx.side_sizes + spare, dtype=np.int64)
-        ix[SN][b] = len(idx.side_parts)
-        ix[FED][b] = idx.fed
+    held = list(state.donor_indexes.items())
+    _imported(ix, np.asarray([b for b, _ in held], dtype=np.int64), *pairs((i, idx.parts) for i, (_, idx) in enumerate(held)),
+              pairs((i, idx.sizes) for i, (_, idx) in enumerate(held))[1],
+              *pairs((i, idx.side_parts) for i, (_, idx) in enumerate(held)),
+              pairs((i, idx.side_sizes) for i, (_, idx) in enumerate(held))[1],
+              np.asarray([idx.fed for _, idx in held], dtype=np.int64))  # fmt: skip
     return ix
+
+
+@njit(cache=True)
+def _imported(ix: tuple, brokers: np.ndarray, m_of: np.ndarray, mp: np.ndarray, ms: np.ndarray, s_of: np.ndarray,
+              sp: np.ndarray, ss: np.ndarray, fed: np.ndarray) -> None:  # fmt: skip
+    """Broker brokers[i]'s index from the Python one: its main list (the entries of ``mp``/``ms`` whose ``m_of`` is i,
+    in order) and its side list and arrivals taken in (``side_lists_in``). (Here, not from Python: a typed list's item
+    set from Python compiles its setter in every process.)"""
+    m_at = np.searchsorted(m_of, np.arange(brokers.shape[0] + 1))
+    for i in range(brokers.shape[0]):
+        b = brokers[i]
+        ix[CREATED][b] = True
+        ix[MP][b], ix[MS][b] = mp[m_at[i]:m_at[i + 1]].copy(), ms[m_at[i]:m_at[i + 1]].copy()
+        ix[MGONE][b] = np.zeros(m_at[i + 1] - m_at[i], np.bool_)
+        ix[MN][b] = m_at[i + 1] - m_at[i]
+    side_lists_in(ix, brokers, s_of, sp, ss, fed)
+
+
+@njit(cache=True)
+def side_lists_in(ix: tuple, brokers: np.ndarray, s_of: np.ndarray, sp: np.ndarray, ss: np.ndarray,
+                  fed: np.ndarray) -> None:  # fmt: skip
+    """Broker brokers[i]'s side list (the entries of ``sp``/``ss`` whose ``s_of`` is i, in order, with room for 8
+    more) and how many of its arrivals it took in (``fed[i]``)."""
+    s_at = np.searchsorted(s_of, np.arange(brokers.shape[0] + 1))
+    for i in range(brokers.shape[0]):
+        b = brokers[i]
+        k = s_at[i + 1] - s_at[i]
+        side_p, side_s = np.zeros(k + 8, np.int64), np.zeros(k + 8, np.int64)
+        side_p[:k], side_s[:k] = sp[s_at[i]:s_at[i + 1]], ss[s_at[i]:s_at[i + 1]]
+        ix[SP][b], ix[SS][b] = side_p, side_s
+        ix[SN][b] = k
+        ix[FED][b] = fed[i]
+
+
+@njit(cache=True)
+def exported(ix: tuple, brokers: np.ndarray) -> tuple:
+    """The main lists' entries still there (not gone) and the side lists of ``brokers``, each concatenated, with where
+    each broker's start: (main at, parts, sizes, side at, parts, sizes). (Read here: a typed list's item read from
+    Python compiles its getter in every process.)"""
+    n = brokers.shape[0]
+    m_at, s_at = np.zeros(n + 1, np.int64), np.zeros(n + 1, np.int64)
+    for i in range(n):
+        b = brokers[i]
+        m_at[i + 1] = m_at[i] + ix[MN][b] - np.count_nonzero(ix[MGONE][b][:ix[MN][b]])
+        s_at[i + 1] = s_at[i] + ix[SN][b]
+    mp, ms = np.empty(m_at[n], np.int64), np.empty(m_at[n], np.int64)
+    sp, ss = np.empty(s_at[n], np.int64), np.empty(s_at[n], np.int64)
+    for i in range(n):
+        b = brokers[i]
+        parts, sizes, gone = ix[MP][b], ix[MS][b], ix[MGONE][b]
+        k = m_at[i]
+        for j in range(ix[MN][b]):
+            if not gone[j]:
+                mp[k], ms[k] = parts[j], sizes[j]
+                k += 1
+        sp[s_at[i]:s_at[i + 1]] = ix[SP][b][:ix[SN][b]]
+        ss[s_at[i]:s_at[i + 1]] = ix[SS][b][:ix[SN][b]]
+    return m_at, mp, ms, s_at, sp, ss
 
 
 def pairs(lists: Iterable[tuple[int, list[int]]]) -> tuple[np.ndarray, np.ndarray]:
@@ -489,16 +543,16 @@ def leave_indexes(state: ClusterState, ix: tuple) -> None:
     """The indexes a kernel used, back in ``state.donor_indexes`` as the Python search would have left them."""
     from kafka_rebalance.planner.goals.base import DonorIndex
 
-    for b in np.flatnonzero(ix[CREATED]).tolist():
-        keep = ~ix[MGONE][b][: ix[MN][b]]
+    created = np.flatnonzero(ix[CREATED]).astype(np.int64)
+    m_at, mp, ms, s_at, sp, ss = exported(ix, created)
+    fed = ix[FED]
+    for i, b in enumerate(created.tolist()):
         old = state.donor_indexes.get(b)
         idx = old if old is not None else DonorIndex.__new__(DonorIndex)
         idx.state, idx.broker = state, b
-        idx.parts = ix[MP][b][: ix[MN][b]][keep].tolist()
-        idx.sizes = ix[MS][b][: ix[MN][b]][keep].tolist()
-        idx.side_parts = ix[SP][b][: ix[SN][b]].tolist()
-        idx.side_sizes = ix[SS][b][: ix[SN][b]].tolist()
-        idx.fed = int(ix[FED][b])
+        idx.parts, idx.sizes = mp[m_at[i] : m_at[i + 1]].tolist(), ms[m_at[i] : m_at[i + 1]].tolist()
+        idx.side_parts, idx.side_sizes = sp[s_at[i] : s_at[i + 1]].tolist(), ss[s_at[i] : s_at[i + 1]].tolist()
+        idx.fed = int(fed[b])
         idx.parked = set()
         state.donor_indexes[b] = idx
     log = parking_log(ix[PLOG])
