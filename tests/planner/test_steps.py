@@ -4,7 +4,9 @@ Broker ids are plain numbers; ``dead`` marks brokers a step may not pass through
 
 from __future__ import annotations
 
-from kafka_rebalance.planner.steps import Step, _apply, partition_steps
+import numpy as np
+
+from kafka_rebalance.planner.steps import Step, _apply, direct_steps, partition_steps
 
 
 def plan(original: list[int], final: list[int], max_new: int, leader: int | None = None,
@@ -68,3 +70,45 @@ def test_applying_a_step_replaces_in_place_and_appends_or_drops_the_rest() -> No
     assert _apply([1, 2, 3], (4,), (2, 3)) == [1, 4]
     assert _apply([1, 2], (3, 4), (2,)) == [1, 3, 4]
     assert _apply([1, 2, 3], (5, 6), (3, 1)) == [6, 2, 5]
+
+
+def test_direct_steps_are_partition_steps_for_many_partitions_at_once() -> None:
+    """Drawn rows of mixed lengths (replication factor changes both ways, reorders, the leader leaving or not, replicas
+    that leave first, broker ids 0 and 1,000,000): every partition one step reaches gets exactly the step
+    ``partition_steps`` makes; the others get None."""
+    rng = np.random.default_rng(5)
+    brokers = [0, 1, 2, 3, 4, 5, 6, 1_000_000]
+    rows: list[tuple[list[int], list[int], int]] = []
+    for _ in range(3000):
+        original = rng.choice(brokers, int(rng.integers(1, 5)), replace=False).tolist()
+        kind = int(rng.integers(4))
+        if kind == 0:  # a reorder
+            final = rng.permutation(original).tolist()
+        else:
+            final = rng.choice(brokers, int(rng.integers(1, 5)), replace=False).tolist()
+        leader = original[int(rng.integers(len(original)))] if kind != 3 else -1
+        rows.append((original, final, leader))
+    width = 4
+
+    def matrix(lists: list[list[int]]) -> np.ndarray:
+        return np.array([x + [-1] * (width - len(x)) for x in lists], dtype=np.int64)
+
+    for max_new in (1, 2, 3):
+        before = matrix([r[0] for r in rows])
+        got = direct_steps(
+            list(range(len(rows))), [f"t{k % 7}é" for k in range(len(rows))], [k % 11 for k in range(len(rows))],
+            before, matrix([r[1] for r in rows]), np.isin(before, [0, 1_000_000]) & (before >= 0),
+            np.array([r[2] for r in rows], dtype=np.int64), [10 * k for k in range(len(rows))],
+            [0.5 * k for k in range(len(rows))], max_new,
+        )
+        singles = 0
+        for k, ((original, final, leader), step) in enumerate(zip(rows, got, strict=True)):
+            want = partition_steps(k, f"t{k % 7}é", k % 11, original, final, leader, 10 * k, 0.5 * k, max_new,
+                                   leave_first=lambda b: 0 if b in (0, 1_000_000) else 1)  # fmt: skip
+            if len(want) == 1 and len(set(final) - set(original)) <= max_new:
+                assert step == want[0], (k, original, final, leader)
+                assert all(type(x) is type(y) for x, y in zip(step, want[0], strict=True))
+                singles += 1
+            else:
+                assert step is None, (k, original, final, max_new)
+        assert 1000 < singles < len(rows)

@@ -49,7 +49,7 @@ from kafka_rebalance.planner.peaks import DiskRoom
 from kafka_rebalance.planner.relief import disk_fill, spread
 from kafka_rebalance.planner.schedule import Schedule, simulate
 from kafka_rebalance.planner.state import ClusterState
-from kafka_rebalance.planner.steps import Step, partition_steps, step_fields
+from kafka_rebalance.planner.steps import Step, direct_steps, partition_steps, step_fields
 from kafka_rebalance.planner.targets import forced_shares, set_targets
 from kafka_rebalance.planner.throttles import batches_throttles
 from kafka_rebalance.snapshot import Snapshot
@@ -352,27 +352,48 @@ def _goal_entries(names: Sequence[str], before: Any, after: Any, spent: dict[str
 
 def _steps(state: ClusterState, choice: LeaderChoice, options: PlanOptions) -> tuple[list[Step], list[list[Step]]]:
     """Each changed partition's path from its replicas to its final row: reorders, and chains of moves."""
-    ids = state.broker_ids
-    reorders: list[Step] = []
-    moves: list[list[Step]] = []
+    ids = np.asarray(state.broker_ids, dtype=np.int64)
+    todo = np.flatnonzero(state.touched | (choice.column != 0))
+    parts = [state.parts[p] for p in todo.tolist()]
+    # Final rows: the preferred replica first, the others in the order the goals left them.
+    now = state.now[todo].astype(np.int64)
+    pref = choice.preferred[todo].astype(np.int64)
+    final = np.take_along_axis(now, np.argsort(np.where(now == pref[:, None], 0, np.where(now >= 0, 1, 2)), axis=1,
+                                               kind="stable"), axis=1)  # fmt: skip
+    # (a row without its preferred replica, should one come, takes the path per partition below: it puts it first)
+    listed = (now == pref[:, None]).any(axis=1).tolist()
+    orig = state.R[todo].astype(np.int64)
+    sizes = [part.size_bytes or 0 for part in parts]
+    rates = [part.bytes_in_per_sec or 0.0 for part in parts]
+    direct = direct_steps(
+        todo.tolist(), [part.topic for part in parts], [part.partition for part in parts],
+        np.where(orig >= 0, ids[orig], -1), np.where(final >= 0, ids[final], -1), ~state.eligible_arr[orig] & (orig >= 0),
+        np.fromiter((part.leader for part in parts), dtype=np.int64, count=len(parts)), sizes, rates,
+        options.max_new_replicas_per_partition,
+    )  # fmt: skip
 
     def leave_rank(bid: int) -> int:
         return 1 if state.eligible[state.index_of[bid]] else 0
 
+    reorders: list[Step] = []
+    moves: list[list[Step]] = []
     limit = options.delivered_rate
-    for p in np.flatnonzero(state.touched | (choice.column != 0)).tolist():
-        part = state.parts[p]
-        b = int(choice.preferred[p])
-        final_idx = [b] + [x for x in state.row(p) if x != b]
-        original = list(part.replicas)
-        rate = part.bytes_in_per_sec or 0.0
-        chain = partition_steps(
-            p, part.topic, part.partition, original, [ids[x] for x in final_idx], part.leader, part.size_bytes or 0, rate,
-            options.max_new_replicas_per_partition, valid=step_rules(state, original, final_idx), leave_first=leave_rank,
-        )
-        if rate >= limit and not chain[0].reorder:
+    for k, (p, step) in enumerate(zip(todo.tolist(), direct, strict=True)):
+        if step is None or not listed[k]:  # more new replicas than one step may add: the fewest safe steps
+            part = parts[k]
+            b = int(pref[k])
+            final_idx = [b] + [x for x in state.row(p) if x != b]
+            original = list(part.replicas)
+            chain = partition_steps(
+                p, part.topic, part.partition, original, [int(ids[x]) for x in final_idx], part.leader, sizes[k],
+                rates[k], options.max_new_replicas_per_partition, valid=step_rules(state, original, final_idx),
+                leave_first=leave_rank,
+            )  # fmt: skip
+        else:
+            chain = [step]
+        if rates[k] >= limit and not chain[0].reorder:
             raise PlanError(
-                f"partition {part.name} would move but its produce rate {rate:,.0f} B/s is at or above "
+                f"partition {parts[k].name} would move but its produce rate {rates[k]:,.0f} B/s is at or above "
                 f"{options.rate_text()}, so it could never catch up; raise --throttle"
             )
         if chain[0].reorder:
