@@ -270,31 +270,34 @@ def _arrive(sent: tuple, b: int, p: int, size: float, u: int, row: np.ndarray) -
     if k == parts.shape[0]:  # full: twice the room
         room = 2 * k + 8
         grown_p, grown_s, grown_t = np.empty(room, np.int64), np.empty(room, np.float64), np.empty(room, np.int64)
-        grown_r = np.full((room, row.shape[0]), -1, np.int64)
-        grown_p[:k], grown_s[:k], grown_t[:k], grown_r[:k] = parts[:k], sizes[:k], sent[3][b][:k], sent[4][b][:k]
-        sent[0][b], sent[1][b], sent[3][b], sent[4][b] = grown_p, grown_s, grown_t, grown_r
+        grown_i = np.empty(room, np.int64)
+        grown_p[:k], grown_s[:k], grown_t[:k], grown_i[:k] = parts[:k], sizes[:k], sent[3][b][:k], sent[5][b][:k]
+        sent[0][b], sent[1][b], sent[3][b], sent[5][b] = grown_p, grown_s, grown_t, grown_i
         parts, sizes = grown_p, grown_s
-    topics, rows = sent[3][b], sent[4][b]
+    rows, stored = sent[4][b], sent[6]
+    if stored[b] == rows.shape[0]:
+        grown_r = np.full((2 * rows.shape[0] + 8, row.shape[0]), -1, np.int64)
+        grown_r[:stored[b]] = rows[:stored[b]]
+        sent[4][b] = grown_r
+        rows = grown_r
+    topics, ids = sent[3][b], sent[5][b]
     for x in range(k, i, -1):
-        parts[x], sizes[x], topics[x] = parts[x - 1], sizes[x - 1], topics[x - 1]
-        for j in range(rows.shape[1]):  # (cell by cell: a row view per entry cost more than the copy)
-            rows[x, j] = rows[x - 1, j]
-    parts[i], sizes[i], topics[i] = p, size, u
+        parts[x], sizes[x], topics[x], ids[x] = parts[x - 1], sizes[x - 1], topics[x - 1], ids[x - 1]
+    parts[i], sizes[i], topics[i], ids[i] = p, size, u, stored[b]
     for j in range(rows.shape[1]):
-        rows[i, j] = row[j]
+        rows[stored[b], j] = row[j]
+    stored[b] += 1
     n[b] = k + 1
 
 
 @njit(cache=True)
 def _unlist(sent: tuple, b: int, p: int, size: float, u: int) -> None:
-    parts, sizes, topics, rows, n = sent[0][b], sent[1][b], sent[3][b], sent[4][b], sent[2]
+    parts, sizes, topics, ids, n = sent[0][b], sent[1][b], sent[3][b], sent[5][b], sent[2]
     k = n[b]
     i = _slot(parts, sizes, topics, k, p, size, u)
     if i < k and parts[i] == p:
         for x in range(i, k - 1):
-            parts[x], sizes[x], topics[x] = parts[x + 1], sizes[x + 1], topics[x + 1]
-            for j in range(rows.shape[1]):
-                rows[x, j] = rows[x + 1, j]
+            parts[x], sizes[x], topics[x], ids[x] = parts[x + 1], sizes[x + 1], topics[x + 1], ids[x + 1]
         n[b] = k - 1
 
 
@@ -315,7 +318,7 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, s
     live = spread[14]
     give, take = spread[12][r], spread[13][a]
     n_sent = sent[2][r]
-    sent_p, sent_s, sent_t, sent_r = sent[0][r], sent[1][r], sent[3][r], sent[4][r]
+    sent_p, sent_s, sent_t, sent_r, sent_i = sent[0][r], sent[1][r], sent[3][r], sent[4][r], sent[5][r]
     n = 0
     for w in range(give.shape[0]):
         both = give[w] & take[w]
@@ -332,7 +335,7 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, s
                 i += 1
             y = np.searchsorted(sent_t[:n_sent], u)
             while y < n_sent and sent_t[y] == u:
-                if not holds(sent_r, y, a):
+                if not holds(sent_r, sent_i[y], a):
                     out_p[n], out_s[n] = pools[2][sent_p[y]], sent_s[y]
                     n += 1
                 y += 1
@@ -630,10 +633,12 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
 def _sent(arrived_b: np.ndarray, arrived_p: np.ndarray, board: tuple, rank: np.ndarray, ranked: np.ndarray,
           n_b: int) -> tuple:  # fmt: skip
     """Per broker, the partitions the plan sent on to it (moved there, still there, not its own before the plan, not
-    hot) by (topic, size, partition), with their sizes, topics and rows (as they were on arrival), and how many: where
-    a swap also looks for what goes back. Built at once from every move onto a broker so far (``arrived_b``/
-    ``arrived_p``): by broker, then by topic and rank (inserted one by one, the lists' shifting was a sixth of the
-    kernel's time at 400 brokers / 1M partitions)."""
+    hot) by (topic, size, partition), with their sizes and topics, and how many ([0] to [3]); [4], [5], [6]: per
+    broker, the rows as they were on arrival, each entry's row there, and how many rows are kept. Where a swap also
+    looks for what goes back. Built at once from every move onto a broker so far (``arrived_b``/``arrived_p``): by
+    broker, then by topic and rank (inserted one by one, the lists' shifting was a sixth of the kernel's time at 400
+    brokers / 1M partitions). The rows stay where they were written and an entry keeps its row's index: shifting them
+    with the entries was 8 % of the kernel's time."""
     now, R, rf, sizes, hot, topic = board[0], board[1], board[2], board[4], board[11], board[10]
     keep = np.zeros(arrived_b.shape[0], np.bool_)
     count = np.zeros(n_b + 1, np.int64)
@@ -655,6 +660,7 @@ def _sent(arrived_b: np.ndarray, arrived_p: np.ndarray, board: tuple, rank: np.n
     sizes_l = List()
     topics = List()
     rows = List()
+    ids = List()
     n = np.zeros(n_b, np.int64)
     for b in range(n_b):
         ranks = np.sort(by_b[count[b]:count[b + 1]])
@@ -673,8 +679,9 @@ def _sent(arrived_b: np.ndarray, arrived_p: np.ndarray, board: tuple, rank: np.n
         sizes_l.append(bs)
         topics.append(bt)
         rows.append(br)
+        ids.append(np.arange(room))
         n[b] = k
-    return parts, sizes_l, n, topics, rows
+    return parts, sizes_l, n, topics, rows, ids, n.copy()
 
 
 @njit(cache=True)
