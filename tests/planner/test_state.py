@@ -143,6 +143,30 @@ def test_single_moves_are_the_changed_rows_one_broker_away_from_their_original()
     assert [a.tolist() for a in state([0, 1], [part("t", 0, [0, 1])]).single_moves()] == [[], [], []]
 
 
+def test_touched_marks_exactly_the_partitions_with_a_changed_row() -> None:
+    """``single_moves`` reads the changed partitions off ``touched``: after any mix of moves, additions, removals,
+    restores and compiled goals' moves (``move_all``), it marks exactly the partitions in ``cur``."""
+    rng = np.random.default_rng(3)
+    s = state(list(range(6)), [part("t", i, [i % 6, (i + 1) % 6]) for i in range(40)])
+    for _ in range(400):
+        p = int(rng.integers(40))
+        row, kind = s.row(p), int(rng.integers(5))
+        free = [b for b in range(6) if b not in row]
+        if kind == 0 and free:
+            s.move(p, row[int(rng.integers(len(row)))], free[0])
+        elif kind == 1 and free and len(row) < 4:
+            s.add(p, free[-1])
+        elif kind == 2 and len(row) > 1:
+            s.remove(p, row[-1])
+        elif kind == 3:
+            s.restore(p)
+        elif free:
+            rows = s.now.copy()
+            rows[p, rows[p].tolist().index(row[0])] = free[0]
+            s.move_all(np.array([[p, row[0], free[0]]]), rows)
+        assert np.flatnonzero(s.touched).tolist() == sorted(s.cur)
+
+
 def test_rack_cap_without_racks_is_the_replication_factor() -> None:
     assert state([0, 1, 2], [part("t", 0, [0])]).rack_cap(3) == 3
 

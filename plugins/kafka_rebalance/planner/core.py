@@ -426,11 +426,13 @@ def _elections(state: ClusterState, choice: LeaderChoice, elect: bool = True) ->
     need = candidates & ~stays
     final_leader[need] = pref[need]
     # Partitions not elected keep their leader if it is still a live replica, else the first live one.
-    for p in np.flatnonzero(state.touched & ~need).tolist():
-        row = choice.final_rows[p]
-        if final_leader[p] < 0 or final_leader[p] not in row.tolist() or not state.alive[final_leader[p]]:
-            live = [x for x in row.tolist() if x >= 0 and state.alive[x]]
-            final_leader[p] = live[0] if live else -1
+    kept = np.flatnonzero(state.touched & ~need)
+    rows, was = choice.final_rows[kept].astype(np.int64), final_leader[kept]
+    alive = np.asarray(state.alive, dtype=bool)
+    lost = (was < 0) | ~(rows == was[:, None]).any(axis=1) | ~alive[np.maximum(was, 0)]
+    rows = rows[lost]
+    live = (rows >= 0) & alive[np.maximum(rows, 0)]
+    final_leader[kept[lost]] = np.where(live.any(axis=1), rows[np.arange(len(rows)), live.argmax(axis=1)], -1)
     optional = candidates & stays
     if optional.any():
         touchable = ~state.excluded

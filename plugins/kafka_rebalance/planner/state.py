@@ -415,7 +415,7 @@ class ClusterState:
         if not self.cur:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty
-        parts = np.asarray(sorted(self.cur), dtype=np.int64)
+        parts = np.flatnonzero(self.touched)  # (the partitions in ``cur``, in order: ``touched`` is kept with it)
         new = self.now[parts].astype(np.int64)
         old = np.full((len(parts), new.shape[1]), -1, dtype=np.int64)
         old[:, : self.rf_max] = self.R[parts]
