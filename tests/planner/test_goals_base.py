@@ -18,6 +18,7 @@ from kafka_rebalance.planner.goals.base import (
     outward,
     rack_bound,
     slot,
+    soft_vetoes,
     tallies_accept,
     trade_back,
 )
@@ -246,6 +247,26 @@ def test_tallies_accept_asks_only_the_soft_goals_that_are_not_count_goals() -> N
 
     s.vetoes = [Asks()]
     assert tallies_accept(s, 0, 0, 1) and asked == [(s, 0, 0, 1)]
+
+
+def test_soft_vetoes_are_the_soft_goals_with_a_veto_of_their_own_and_a_loop_may_pass_them() -> None:
+    s = state(sized(1))
+
+    class Hard(Refuses):
+        hard = True
+
+    class Count(Refuses):
+        count_goal = True
+
+    class Silent(Goal):  # no accept_move of its own: it accepts every move
+        pass
+
+    soft = Refuses()
+    s.vetoes = [Hard(), Count(), Silent(), soft]
+    assert soft_vetoes(s) == [soft]
+    assert not tallies_accept(s, 0, 0, 1, [soft]) and tallies_accept(s, 0, 0, 1, [])
+    s.vetoes = [Silent()]
+    assert soft_vetoes(s) == [] and tallies_accept(s, 0, 0, 1)
 
 
 def test_trade_back_returns_a_moved_replica_and_sends_another_in_its_place() -> None:

@@ -336,10 +336,18 @@ def donor_index(state: ClusterState, broker: int) -> DonorIndex:
     return idx
 
 
-def tallies_accept(state: ClusterState, p: int, src: int, dst: int) -> bool:
-    """Whether the goals keeping tallies of their own (the soft vetoes that are not count goals: topic spread, the
-    byte and network guards) allow ``p`` from ``src`` to ``dst``; the hard goals and the counts are the caller's."""
-    return all(g.accept_move(state, p, src, dst) for g in state.vetoes if not g.hard and not g.count_goal)
+def soft_vetoes(state: ClusterState) -> list[Goal]:
+    """The goals keeping tallies of their own (the soft vetoes that are not count goals: topic spread, the byte and
+    network guards) that may refuse a move: a goal without an ``accept_move`` of its own accepts every one."""
+    return [g for g in state.vetoes
+            if not g.hard and not g.count_goal and type(g).accept_move is not Goal.accept_move]  # fmt: skip
+
+
+def tallies_accept(state: ClusterState, p: int, src: int, dst: int, soft: list[Goal] | None = None) -> bool:
+    """Whether the goals keeping tallies of their own allow ``p`` from ``src`` to ``dst`` (``soft``: their
+    ``soft_vetoes``, where a loop asks thousands of times between two changes of the vetoes); the hard goals and the
+    counts are the caller's."""
+    return all(g.accept_move(state, p, src, dst) for g in (soft_vetoes(state) if soft is None else soft))
 
 
 def trade_back(state: ClusterState, p: int, q: int, d: int, r: int) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import Goal, donor_index, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.base import Goal, donor_index, soft_vetoes, tallies_accept, trade_back
 from kafka_rebalance.planner.goals.disk_capacity import dir_fits
 from kafka_rebalance.planner.state import ClusterState
 
@@ -72,17 +72,19 @@ class ByteTrimGoal(Goal):
     def _pass(self, state: ClusterState) -> int:
         """One sweep over the single moves, largest first; returns the bytes it saved."""
         saved = 0
-        sizes = state.sizes
         # As lists: this loop reads them for each of up to 100,000 single moves per pass (the same floats)
-        upper, lower, limit = self.upper.tolist(), self.lower.tolist(), state.disk_limit.tolist()
+        sizes, upper, lower, limit = state.size_of, self.upper.tolist(), self.lower.tolist(), state.disk_limit.tolist()
+        nbytes, row = state.bytes, state.row
+        soft = soft_vetoes(state)  # (the vetoes do not change during a pass)
         for p, d, r in self._single_moves(state):
+            now = row(p)
             # (and, or break, alike: a swap's q is untouched, so never a listed move, and no listed p is changed twice)
-            if r not in state.row(p) or d in state.row(p):
+            if r not in now or d in now:
                 continue  # changed by an earlier swap of this pass
-            sp = int(sizes[p])
+            sp = sizes[p]
             # d takes p back and gives q: it must stay within its disk limit too (disk-capacity goal).
-            slack = min(float(state.bytes[r]) - lower[r], upper[d] - float(state.bytes[d]),
-                        limit[d] - float(state.bytes[d]))
+            on_d = float(nbytes[d])
+            slack = min(float(nbytes[r]) - lower[r], upper[d] - on_d, limit[d] - on_d)
             if slack <= 0:  # (< alike: at 0 the sizes [sp, sp) _smaller searches are none)
                 continue
             floor = sp - slack
@@ -92,7 +94,7 @@ class ByteTrimGoal(Goal):
                 continue
             # p goes back to d: the hard goals allow that (its original, rack-safe row) and counts do not
             # change, but a goal keeping tallies of its own (topic spread) may refuse this half too.
-            if not tallies_accept(state, p, r, d):
+            if not tallies_accept(state, p, r, d, soft):
                 continue
             # ... and its log dir there (JBOD) must hold it again: others may have filled it since it left.
             if not dir_fits(state, p, d):
@@ -102,7 +104,7 @@ class ByteTrimGoal(Goal):
             if q is None:
                 continue
             trade_back(state, p, q, d, r)
-            saved += sp - int(sizes[q])
+            saved += sp - sizes[q]
         return saved
 
     @staticmethod

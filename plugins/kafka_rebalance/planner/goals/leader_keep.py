@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kafka_rebalance.planner.goals.base import donor_index, tallies_accept, trade_back
+from kafka_rebalance.planner.goals.base import donor_index, soft_vetoes, tallies_accept, trade_back
 from kafka_rebalance.planner.goals.byte_trim import EDGE, ByteTrimGoal
 from kafka_rebalance.planner.state import ClusterState
 
@@ -47,13 +47,15 @@ def keep_leaders(state: ClusterState) -> int:
     edge = EDGE * state.options.byte_tolerance * state.byte_centre
     band = (state.byte_lo + edge, state.byte_hi - edge)
     swapped = 0
+    soft = soft_vetoes(state)  # (the vetoes do not change during the pass)
     for p, d, r in _leaders_moves(state):
         # Unreachable: a replacement is untouched (``find`` without allow_touched) and every p still ahead in this list
         # is touched until its own turn, so no swap changes a later p. `and` for `or`, or `break` for `continue`, are
         # equivalent mutants; kept as a guard.
-        if r not in state.row(p) or d in state.row(p):
+        now = state.row(p)
+        if r not in now or d in now:
             continue  # changed by an earlier swap
-        if not tallies_accept(state, p, r, d):
+        if not tallies_accept(state, p, r, d, soft):
             continue
         ok, window = _replacement_rule(state, p, d, r, band)
         q = donor_index(state, d).find(float(state.sizes[p]), ok, SEARCH, window=window)
