@@ -417,10 +417,12 @@ class NetworkInGoal(NetworkGoal):
         ps = state.broker_parts(b)
         ps = ps[~state.frozen[ps] & ~state.hot[ps] & ((self.rate[ps] > 0) | (not hot_only))]
         fresh = ps[~state.touched[ps]]
-        arrived = [p for p in dict.fromkeys(state.arrivals.get(b, [])) if b in state.row(p)
-                   and b not in state.original_row(p) and not state.hot[p]]  # fmt: skip
+        # The arrivals still on b, new there and not hot, each once, in the order they came (as arrays: a broker's
+        # arrivals are thousands at a million partitions, read again after every change that touches it).
+        came = np.fromiter(dict.fromkeys(state.arrivals.get(b, [])), dtype=np.int64)
+        arrived = came[state.on(came, b) & ~(state.R[came] == b).any(axis=1) & ~state.hot[came]]
         # Without the dtypes (equivalent mutants) a list of ints is int64 all the same, and an empty one selects nothing.
-        first = np.concatenate([fresh, np.asarray(arrived, dtype=np.int64)]).astype(np.int64)
+        first = np.concatenate([fresh, arrived]).astype(np.int64)
         rest = ps[state.touched[ps]]
         rest = rest[state.on(rest, b)]
         return (first[np.argsort(-self.rate[first], kind="stable")].tolist()
