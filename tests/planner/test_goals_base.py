@@ -225,18 +225,19 @@ class Refuses(Goal):
         return False
 
 
+class HardRefuses(Refuses):
+    hard = True
+
+
+class CountRefuses(Refuses):
+    count_goal = True
+
+
 def test_tallies_accept_asks_only_the_soft_goals_that_are_not_count_goals() -> None:
     s = state(sized(1))
-
-    class Hard(Refuses):
-        hard = True
-
-    class Count(Refuses):
-        count_goal = True
-
-    s.vetoes = [Hard(), Count()]
+    s.vetoes = [HardRefuses(), CountRefuses()]
     assert tallies_accept(s, 0, 0, 1)  # the caller asks those itself
-    s.vetoes = [Hard(), Count(), Refuses()]
+    s.vetoes = [HardRefuses(), CountRefuses(), Refuses()]
     assert not tallies_accept(s, 0, 0, 1)
     asked: list[tuple[ClusterState, int, int, int]] = []
 
@@ -252,17 +253,11 @@ def test_tallies_accept_asks_only_the_soft_goals_that_are_not_count_goals() -> N
 def test_soft_vetoes_are_the_soft_goals_with_a_veto_of_their_own_and_a_loop_may_pass_them() -> None:
     s = state(sized(1))
 
-    class Hard(Refuses):
-        hard = True
-
-    class Count(Refuses):
-        count_goal = True
-
     class Silent(Goal):  # no accept_move of its own: it accepts every move
         pass
 
     soft = Refuses()
-    s.vetoes = [Hard(), Count(), Silent(), soft]
+    s.vetoes = [HardRefuses(), CountRefuses(), Silent(), soft]
     assert soft_vetoes(s) == [soft]
     assert not tallies_accept(s, 0, 0, 1, [soft]) and tallies_accept(s, 0, 0, 1, [])
     s.vetoes = [Silent()]
