@@ -143,7 +143,8 @@ def direct_steps(parts: Sequence[int], topics: Sequence[str], partitions: Sequen
     """``partition_steps`` for many partitions at once, where one step reaches the final list (no more than
     ``max_new`` new replicas); None for the others. ``before``/``after``: each partition's original and final lists
     of broker ids, one row each, -1 past its end; ``early``: beside ``before``, the replicas that leave first
-    (``leave_first`` 0). At a million partitions the call per partition cost 5 s of a plan; this costs a fifth."""
+    (``leave_first`` 0). At 400 brokers / 1M partitions the steps took 4.7 s of a plan made partition by partition,
+    3.2 s with this (those needing several steps still one by one)."""
     width = max(before.shape[1], after.shape[1])
     before = np.pad(before, ((0, 0), (0, width - before.shape[1])), constant_values=-1)
     after = np.pad(after, ((0, 0), (0, width - after.shape[1])), constant_values=-1)
