@@ -15,9 +15,8 @@ from kafka_rebalance.planner.goals import byte_balance
 from kafka_rebalance.planner.goals.base import donor_index
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
-from kafka_rebalance.planner.goals.network import NetworkInGoal
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import MiB, drawn_cluster, indexes, part, same_state, snapshot, state_before
+from tests.support.clusters import MiB, drawn_cluster, indexes, part, python_veto, same_state, snapshot, state_before
 
 
 def arrivals(goal: ByteBalanceGoal) -> dict[int, tuple[list[int], list[int], int]]:
@@ -111,7 +110,7 @@ def test_indexes_and_arrivals_an_earlier_search_left_are_read_as_they_were(monke
 def test_a_veto_the_kernel_does_not_read_sends_the_goal_to_its_python_methods() -> None:
     _, state = next(drawn_states(range(3, 50)))
     assert kernel_reads(state, cap=True)
-    state.vetoes.append(NetworkInGoal())
+    state.vetoes.append(python_veto())
     assert not kernel_reads(state, cap=True)
     state.vetoes.pop()
     state.vetoes.append(ByteBalanceGoal())  # a goal after the bytes keeps them by ``ByteGuard``, which it does not read

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
 from kafka_rebalance.errors import PlanError
+from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.goals import byte_balance, byte_trim
 from kafka_rebalance.planner.goals.base import donor_index
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
-from kafka_rebalance.planner.goals.network import NetworkInGoal
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import drawn_cluster, indexes, same_state, state_before
+from kafka_rebalance.testing import corpus
+from tests.support.clusters import drawn_cluster, indexes, python_veto, same_state, state_before
+
+EVERY_REPLICA_GOAL = ("replica-count", "bytes", "topic-spread", "network-in")
 
 
 def untrimmed(seeds: range, big: bool = False) -> Iterator[tuple[int, ClusterState]]:
@@ -96,8 +100,44 @@ def test_indexes_an_earlier_search_left_are_read_as_they_were() -> None:
     assert sided >= 10, sided
 
 
+def test_after_every_replica_goal_the_trims_ask_topic_spread_and_network_in_as_the_python_loop_does() -> None:
+    # The trims where topic spread and network in veto too (their tallies read in arrays), on the state every replica
+    # goal left with the bytes goal's own trim held back (so that there is something to trim): the followers' trim, as
+    # after the leader keeper, and the first one.
+    planned = trimmed = 0
+    for seed in range(120):
+        snap, options = drawn_cluster(seed)
+        try:
+            with pytest.MonkeyPatch.context() as m:
+                m.setattr(byte_balance.ByteTrimGoal, "optimize", lambda self, st: None)
+                state = state_before(snap, replace(options, goals=EVERY_REPLICA_GOAL), "")
+        except PlanError:
+            continue
+        for followers_only in (True, False):
+            one = copy.deepcopy(state)
+            seen = len(one.changes)
+            trimmed_both_ways(one, followers_only, seed)
+            trimmed += swaps(one, seen) > 0
+        planned += 1
+    assert planned >= 50 and trimmed >= 2, (planned, trimmed)
+
+
+def test_a_corpus_members_trims_after_every_replica_goal_are_the_python_loops() -> None:
+    # 50 brokers and 20,000 partitions, every replica goal vetoing and the bytes goal's own trim held back: both trims
+    # swap a few replicas (topic spread and network in refuse most), the same in arrays as in Python.
+    snap, options = corpus.member("50b-20k-7-5")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(byte_balance.ByteTrimGoal, "optimize", lambda self, st: None)
+        state = state_before(snap, PlanOptions(**{**options, "goals": EVERY_REPLICA_GOAL}), "")
+    seen = len(state.changes)
+    for followers_only in (False, True):
+        one = copy.deepcopy(state)
+        trimmed_both_ways(one, followers_only, 0)
+        assert swaps(one, seen) >= 10, (followers_only, swaps(one, seen))
+
+
 def test_a_veto_the_kernel_does_not_read_sends_the_trim_to_its_python_loop() -> None:
     _, state = next(untrimmed(range(3, 50)))
     assert byte_trim.compiled(state)
-    state.vetoes.append(NetworkInGoal())
+    state.vetoes.append(python_veto())
     assert not byte_trim.compiled(state)

@@ -44,7 +44,7 @@ def compiled_find(state: ClusterState, b: int, dst: int, desired: float = 0.0) -
     """``find`` on b's index as the kernels hold it (changed ones allowed, nearest ``desired`` first); the indexes left
     in ``state`` as the kernel leaves them."""
     flags, veto, dirs, _ = veto_arrays(state)
-    board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64))
+    board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
     ctx = (flags, board, veto, dirs, np.zeros(state.n_parts, dtype=bool), (np.zeros(0, dtype=bool), np.zeros(1)))
     ix = indexes_of(state, state.n_brokers)
     created(ix, b, *original_movable(state), board[4])  # (``donor_index``: built on first use)

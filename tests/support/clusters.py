@@ -229,3 +229,15 @@ def same_state(a: Any, b: Any) -> bool:
             and a.now.tolist() == b.now.tolist() and a.counts.tolist() == b.counts.tolist()
             and a.bytes.tolist() == b.bytes.tolist() and a.touched.tolist() == b.touched.tolist()
             and (a.moved_replicas(), a.moved_bytes()) == (b.moved_replicas(), b.moved_bytes()))
+
+
+def python_veto() -> Any:
+    """A goal with a veto of its own that no kernel reads (it accepts every move): with it in force the compiled goals
+    run their Python methods."""
+    from kafka_rebalance.planner.goals.base import Goal
+
+    class PythonVeto(Goal):
+        def accept_move(self, state: Any, p: int, src: int, dst: int) -> bool:
+            return True
+
+    return PythonVeto()

@@ -315,7 +315,7 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     from kafka_rebalance.planner.goals.byte_balance import ArrivalIndex
 
     flags, veto, dirs, _ = veto_arrays(state)
-    board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64))
+    board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
     n_b = state.n_brokers
     ctx = (flags, board, veto, dirs, in_rack.astype(bool), (np.zeros(0, dtype=bool), np.zeros(1)))
     ix = indexes_of(state, n_b)

@@ -19,9 +19,8 @@ import numpy as np
 
 from kafka_rebalance.planner.goals.base import Goal, donor_index, soft_vetoes, tallies_accept, trade_back
 from kafka_rebalance.planner.goals.byte_trim_moves import CompiledTrim
-from kafka_rebalance.planner.goals.compiled_state import F_DISK, veto_flags
+from kafka_rebalance.planner.goals.compiled_state import F_DISK, F_PYTHON, veto_flags
 from kafka_rebalance.planner.goals.disk_capacity import dir_fits, dir_tally
-from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
 from kafka_rebalance.planner.state import ClusterState
 
 PASSES = 2
@@ -33,9 +32,10 @@ EDGE = 0.005
 
 
 def compiled(state: ClusterState) -> bool:
-    """Does the compiled pass read every veto in force (no veto asked in Python, no byte guard) and every log dir
-    (the disk goal's tally is in its arrays, or no broker has several dirs)?"""
-    return kernel_reads(state, cap=True) and (bool(veto_flags(state)[0][F_DISK]) or not dir_tally(state).paths)
+    """Does the compiled pass read every veto in force (none asked in Python; the byte guard is not one the trim
+    asks) and every log dir (the disk goal's tally is in its arrays, or no broker has several dirs)?"""
+    flags, _ = veto_flags(state)
+    return not flags[F_PYTHON] and (bool(flags[F_DISK]) or not dir_tally(state).paths)
 
 
 class ByteTrimGoal(Goal):

@@ -6,8 +6,8 @@ r in p's place (``ByteTrimGoal._smaller``), and the trade (``goals.base.trade_ba
 (donor_arrays.py) and left as the Python lists would be. At 400 brokers / 1M partitions the two trims of a plan
 (after the bytes goal, and for followers after the leader keeper) looked at some 500,000 single moves: 4 s of Python.
 
-The kernel reads the vetoes in arrays (``compiled_state``); where a veto it does not read holds, or the byte guard,
-the pass runs in Python (``donor_arrays.kernel_reads``). ``tests/planner/test_goals_byte_trim_moves.py`` holds the two
+The kernel reads the vetoes in arrays (``compiled_state``); where a veto it does not read holds, the pass runs in
+Python (``byte_trim.compiled``). ``tests/planner/test_goals_byte_trim_moves.py`` holds the two
 to the same swaps and the same indexes.
 """
 
@@ -19,7 +19,15 @@ import numpy as np
 from numba import njit, types
 from numba.typed import List
 
-from kafka_rebalance.planner.goals.compiled_state import F_DISK, accepts, board_arrays, holds, pick_dir, veto_arrays
+from kafka_rebalance.planner.goals.compiled_state import (
+    F_DISK,
+    accepts,
+    board_arrays,
+    holds,
+    pick_dir,
+    tallies_ok,
+    veto_arrays,
+)
 from kafka_rebalance.planner.goals.donor_arrays import (
     COMPACT,
     MDEAD,
@@ -127,6 +135,8 @@ def trim_pass(todo: np.ndarray, flags: np.ndarray, board: tuple, veto: tuple, di
         created(ix, d, shape[0], shape[1], sizes)
         if not _any_between(ix, d, floor, sp):
             continue
+        if not tallies_ok(p, r, d, flags, board[7], board[13]):
+            continue  # (p goes back to d: a goal keeping tallies of its own, topic spread, may refuse this half)
         if flags[F_DISK] and dirs[6][d] and pick_dir(p, d, float(sp), board[1], board[2], dirs) < 0:
             continue  # (``dir_fits``: p's log dir on d must hold it again)
         q = _smallest_untouched(ix, d, r, p, floor, sp, search, followers_only, leader, flags, board, veto, dirs, aside)
@@ -157,7 +167,7 @@ class CompiledTrim:
                  search: int) -> None:  # fmt: skip
         self.state = state
         self.flags, self.veto, self.dirs, _ = veto_arrays(state)
-        self.board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64))
+        self.board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), self.flags)
         self.ix = indexes_of(state, state.n_brokers)
         self.shape = original_movable(state)
         self.bands = (np.broadcast_to(np.asarray(upper, dtype=np.float64), state.n_brokers).copy(),

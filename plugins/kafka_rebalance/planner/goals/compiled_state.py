@@ -2,8 +2,9 @@
 
 ``board_arrays`` and ``veto_arrays`` copy the state, the vetoes of the goals optimised so far and the log dirs' tally
 (``DirTally``) into arrays; ``accepts`` is ``ClusterState.accepts`` on them, for the vetoes each owner keeps in arrays
-(placement, rack safety, disk capacity with its log dirs, the replica counts, the move cap). A kernel that changes the
-copies follows a move's log dirs with ``follow_dirs``. Vetoes it does not read are asked in Python (``F_PYTHON``).
+(placement, rack safety, disk capacity with its log dirs, the replica counts, the move cap, topic spread's and network
+in's tallies). A kernel that changes the copies follows a move's log dirs with ``follow_dirs``, and the tallies with
+``move_on_board``. Vetoes it does not read are asked in Python (``F_PYTHON``).
 Topic spread's search (topic_spread_moves.py) and the replica counts' (replica_count_moves.py) read these.
 """
 
@@ -21,7 +22,14 @@ if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
 
 # Flags (``flags`` argument): which vetoes hold, and the rack facts rack safety reads.
-F_PLACEMENT, F_RACK, F_DISK, F_COUNT, F_GUARD, F_CAP, F_KEPT, F_RACKS, F_N_RACKS, F_PYTHON = range(10)
+F_PLACEMENT, F_RACK, F_DISK, F_COUNT, F_GUARD, F_CAP, F_KEPT, F_RACKS, F_N_RACKS, F_PYTHON, F_SPREAD, F_NET, F_NET_TOP = range(13)
+# ``board[13]``, the tallies the topic-spread and network-in vetoes keep, in one float64 array (every non-inlined call
+# counts a reference to each array of the tuples it is passed: eight arrays cost the count goal's kernel a second at a
+# million partitions). A header (T_SPREAD, T_NET: where each part starts, -1 where that goal does not veto; T_TOPICS:
+# its topics), then topic spread's replicas per (topic, broker), band low and band high (topics x brokers each) and
+# each partition's topic, then network in's load per broker, band low and band high, and each partition's rate. Counts
+# are exact in float64; the loads are the goal's own floats. ``move_on_board`` keeps them current.
+T_SPREAD, T_NET, T_TOPICS, T_HEAD = 0, 1, 2, 3
 
 # Vetoes the kernel does not read (``F_PYTHON``: a goal ``--goals`` orders before topic spread, such as network in, or a
 # test's) are asked in Python, on the state itself, which then makes every move as the kernel does. numba cannot hold
@@ -173,7 +181,7 @@ def counts_ok(src: int, dst: int, flags: np.ndarray, board: tuple, veto: tuple) 
 @njit(cache=True, inline="always")
 def vetoes_allow(p: int, src: int, dst: int, flags: np.ndarray, now: np.ndarray, R: np.ndarray, rf: np.ndarray,
                  touched: np.ndarray, sizes: np.ndarray, nbytes: np.ndarray, eligible: np.ndarray, rack: np.ndarray,
-                 unmovable: np.ndarray, veto: tuple, dirs: tuple) -> bool:  # fmt: skip
+                 unmovable: np.ndarray, tally: np.ndarray, veto: tuple, dirs: tuple) -> bool:  # fmt: skip
     """The move cap and the vetoes read from arrays (placement, rack safety, disk capacity with its log dirs and the
     replicas ``--remove-log-dir`` keeps): ``accepts`` less the count goals' and those asked in Python. The arrays it
     reads on every call come one by one, inlined: a search calling it per candidate with the state's tuples spent
@@ -195,14 +203,47 @@ def vetoes_allow(p: int, src: int, dst: int, flags: np.ndarray, now: np.ndarray,
             return False
         if flags[F_KEPT] and kept_pair(veto[7], p * eligible.shape[0] + src):
             return False
-    return True
+    return not (flags[F_SPREAD] or flags[F_NET]) or tallies_ok(p, src, dst, flags, eligible, tally)
+
+
+@njit(cache=True)
+def tallies_ok(p: int, src: int, dst: int, flags: np.ndarray, eligible: np.ndarray, tally: np.ndarray) -> bool:
+    """``goals.base.tallies_accept``: the goals keeping tallies of their own that ``tally`` (``board[13]``) holds,
+    topic spread and network in, allow p from src to dst."""
+    if flags[F_SPREAD] and not spread_ok(p, src, dst, eligible, tally):
+        return False
+    return not flags[F_NET] or network_ok(p, src, dst, eligible, bool(flags[F_NET_TOP]), tally)
+
+
+@njit(cache=True)
+def spread_ok(p: int, src: int, dst: int, eligible: np.ndarray, tally: np.ndarray) -> bool:
+    """``TopicSpreadGoal.accept_move``: p's topic not above its band on dst, nor below it on an eligible src."""
+    at, n_b = int(tally[T_SPREAD]), eligible.shape[0]
+    cells = int(tally[T_TOPICS]) * n_b
+    t = int(tally[at + 3 * cells + p])
+    if tally[at + t * n_b + dst] + 1 > tally[at + 2 * cells + t * n_b + dst]:
+        return False
+    return not eligible[src] or tally[at + t * n_b + src] - 1 >= tally[at + cells + t * n_b + src]
+
+
+@njit(cache=True)
+def network_ok(p: int, src: int, dst: int, eligible: np.ndarray, top_only: bool, tally: np.ndarray) -> bool:
+    """``NetworkInGoal.accept_move``: dst not above its band, nor an eligible src below it (``top_only``, relief
+    mode: the top alone), the same float operations."""
+    at, n_b = int(tally[T_NET]), eligible.shape[0]
+    r = tally[at + 3 * n_b + p]
+    if r <= 0:
+        return True
+    if tally[at + dst] + r > tally[at + 2 * n_b + dst]:
+        return False
+    return top_only or not eligible[src] or tally[at + src] - r >= tally[at + n_b + src]
 
 
 @njit(cache=True, inline="always")
 def vetoes_accept(p: int, src: int, dst: int, flags: np.ndarray, board: tuple, veto: tuple, dirs: tuple) -> bool:
     """``vetoes_allow`` on the state's tuples."""
     return vetoes_allow(p, src, dst, flags, board[0], board[1], board[2], board[3], board[4], board[6], board[7],
-                        board[8], board[9], veto, dirs)
+                        board[8], board[9], board[13], veto, dirs)
 
 
 @njit(cache=True)
@@ -222,7 +263,8 @@ def accepts(p: int, src: int, dst: int, neutral: bool, flags: np.ndarray, board:
 
 @njit(cache=True, inline="always")
 def move_on_board(p: int, src: int, dst: int, board: tuple) -> int:
-    """``ClusterState.move``'s row, counts and bytes on the copies; the slot of p's row that changed."""
+    """``ClusterState.move``'s row, counts and bytes on the copies, and the vetoes' tallies (``board[13]``, as the
+    goals' ``_sync`` follows the move); the slot of p's row that changed."""
     now, sizes, counts, nbytes = board[0], board[4], board[5], board[6]
     j = 0
     while now[p, j] != src:
@@ -233,6 +275,17 @@ def move_on_board(p: int, src: int, dst: int, board: tuple) -> int:
     counts[dst] += 1
     nbytes[src] -= size
     nbytes[dst] += size
+    tally, n_b = board[13], nbytes.shape[0]
+    if tally[T_SPREAD] >= 0:
+        at = int(tally[T_SPREAD])
+        t = int(tally[at + 3 * int(tally[T_TOPICS]) * n_b + p])
+        tally[at + t * n_b + src] -= 1
+        tally[at + t * n_b + dst] += 1
+    if tally[T_NET] >= 0:
+        at = int(tally[T_NET])
+        r = tally[at + 3 * n_b + p]
+        tally[at + src] -= r
+        tally[at + dst] += r
     return j
 
 
@@ -260,14 +313,16 @@ def follow_dirs(p: int, j: int, src: int, dst: int, size: int, R: np.ndarray, rf
 # ---------------------------------------------------------------------------------------------------- from Python
 
 
-def board_arrays(state: ClusterState, topic: np.ndarray) -> tuple:
+def board_arrays(state: ClusterState, topic: np.ndarray, flags: np.ndarray) -> tuple:
     """The state as the kernel reads it (copies where it changes them): rows now and before, each partition's
     original width, which the plan has changed, sizes, counts, bytes, which brokers are eligible, racks, which
-    partitions may not move, topics, which are hot, and the eligible brokers' indexes."""
+    partitions may not move, topics, which are hot, the eligible brokers' indexes, and the vetoes' tallies (``flags``:
+    ``veto_arrays``' flags, which say which goals veto)."""
     return (state.now.astype(np.int64), state.R.astype(np.int64), state.rf.astype(np.int64), state.touched.copy(),
             state.sizes.astype(np.int64), state.counts.astype(np.int64), state.bytes.astype(np.int64),
             state.eligible_arr.copy(), np.asarray(state.rack, dtype=np.int64), (state.frozen | state.hot).copy(),
-            topic.astype(np.int64), state.hot.copy(), state.eligible_index_arr.astype(np.int64))  # fmt: skip
+            topic.astype(np.int64), state.hot.copy(), state.eligible_index_arr.astype(np.int64),
+            _tallies(state, flags))  # fmt: skip
 
 
 def veto_flags(state: ClusterState) -> tuple[np.ndarray, list[Goal]]:
@@ -276,16 +331,22 @@ def veto_flags(state: ClusterState) -> tuple[np.ndarray, list[Goal]]:
     from kafka_rebalance.planner.goals.base import Goal
     from kafka_rebalance.planner.goals.byte_balance import ByteGuard
     from kafka_rebalance.planner.goals.disk_capacity import DiskCapacityGoal
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
     from kafka_rebalance.planner.goals.placement import PlacementGoal, RackSafetyGoal
     from kafka_rebalance.planner.goals.replica_count import ReplicaCountGoal
+    from kafka_rebalance.planner.goals.topic_spread import TopicSpreadGoal
 
     read = {Goal.accept_move: -1, PlacementGoal.accept_move: F_PLACEMENT, RackSafetyGoal.accept_move: F_RACK,
-            DiskCapacityGoal.accept_move: F_DISK, ReplicaCountGoal.accept_move: F_COUNT}  # fmt: skip
+            DiskCapacityGoal.accept_move: F_DISK, ReplicaCountGoal.accept_move: F_COUNT,
+            TopicSpreadGoal.accept_move: F_SPREAD, NetworkInGoal.accept_move: F_NET}  # fmt: skip
     kinds = {read.get(type(g).accept_move) for g in state.vetoes}
     unknown = [g for g in state.vetoes if type(g).accept_move not in read]
-    flags = np.zeros(10, dtype=np.int64)
-    for kind in (F_PLACEMENT, F_RACK, F_DISK, F_COUNT):
+    flags = np.zeros(13, dtype=np.int64)
+    for kind in (F_PLACEMENT, F_RACK, F_DISK, F_COUNT, F_SPREAD, F_NET):
         flags[kind] = kind in kinds
+    flags[F_NET_TOP] = state.options.relieve
+    if flags[F_NET] and not _network_vetoes(state):
+        flags[F_NET] = 0  # (its veto accepts every move: nothing to read)
     flags[F_PYTHON] = bool(unknown)
     flags[F_GUARD] = ByteGuard(state).active
     flags[F_CAP] = state.move_cap is not None
@@ -293,6 +354,58 @@ def veto_flags(state: ClusterState) -> tuple[np.ndarray, list[Goal]]:
     flags[F_RACKS] = state.has_racks
     flags[F_N_RACKS] = state.n_racks
     return flags, unknown
+
+
+def _tallies(state: ClusterState, flags: np.ndarray) -> np.ndarray:
+    """``board[13]``: copies of the topic-spread and network-in goals' tallies, caught up with the state's changes, for
+    the goals ``flags`` says veto (``veto_arrays`` leaves network in's flag off where its veto accepts every move)."""
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+    from kafka_rebalance.planner.goals.topic_spread import TopicSpreadGoal
+
+    head = np.array([-1.0, -1.0, 0.0])
+    parts = [head]
+    at = T_HEAD
+    for g in state.vetoes:
+        if flags[F_SPREAD] and isinstance(g, TopicSpreadGoal):
+            g._setup(state)
+            g._sync(state)
+            head[T_SPREAD], head[T_TOPICS] = at, g.held.shape[0]
+            parts += [g.held.ravel(), g.lo.ravel(), g.hi.ravel(), g.topic]
+            at += 3 * g.held.size + state.n_parts
+        if flags[F_NET] and isinstance(g, NetworkInGoal):
+            g._setup(state)
+            g._sync(state)
+            head[T_NET] = at
+            parts += [g.load, g.lo, g.hi, g.rate]
+            at += 3 * state.n_brokers + state.n_parts
+    return np.concatenate(parts).astype(np.float64)
+
+
+def tally_views(board: tuple) -> dict[str, np.ndarray]:
+    """``board[13]``'s parts by name (views): for a reader in Python, such as a test."""
+    tally, n_b, n_p = board[13], board[6].shape[0], board[0].shape[0]
+    out: dict[str, np.ndarray] = {}
+    if tally[T_SPREAD] >= 0:
+        at, n_t = int(tally[T_SPREAD]), int(tally[T_TOPICS])
+        cells = n_t * n_b
+        out["held"] = tally[at : at + cells].reshape(n_t, n_b)
+        out["topic"] = tally[at + 3 * cells : at + 3 * cells + n_p]
+    if tally[T_NET] >= 0:
+        at = int(tally[T_NET])
+        out["load"] = tally[at : at + n_b]
+        out["rate"] = tally[at + 3 * n_b : at + 3 * n_b + n_p]
+    return out
+
+
+def _network_vetoes(state: ClusterState) -> bool:
+    """Does network in's veto refuse any move? Not in relief mode without every network-in capacity known."""
+    from kafka_rebalance.planner.goals.network import NetworkInGoal
+
+    for g in state.vetoes:
+        if isinstance(g, NetworkInGoal):
+            g._setup(state)
+            return not (state.options.relieve and not g.capacities_known)
+    return False
 
 
 def veto_arrays(state: ClusterState) -> tuple[np.ndarray, tuple, tuple, Asked | None]:

@@ -294,7 +294,7 @@ def transfer_counts(state: ClusterState, in_rack: np.ndarray, hosts: np.ndarray 
     """Run the kernel on ``state`` and make its moves there; the donor indexes it used are left in
     ``state.donor_indexes`` as the Python search would have left them."""
     flags, veto, dirs, _ = veto_arrays(state)
-    board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64))
+    board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
     n_b = state.n_brokers
     # the giant-host rule's room: anywhere, then by rack code + 2 (-1: no rack)
     limits_by_rack = np.full(int(np.max(state.rack, initial=-1)) + 3, -np.inf)

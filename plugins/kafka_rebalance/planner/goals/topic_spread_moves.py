@@ -752,7 +752,7 @@ def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.nd
     """Run the kernel on ``state`` (see ``spread_replicas``) and make its moves there."""
     flags, veto, dirs, asked = veto_arrays(state)
     arrived_b, arrived_p = pairs(sorted(state.arrivals.items()))
-    args = (todo.astype(np.int64), order, cuts, flags, board_arrays(state, topic), veto, dirs,
+    args = (todo.astype(np.int64), order, cuts, flags, board_arrays(state, topic, flags), veto, dirs,
             held.astype(np.int64), lo.astype(np.int64), hi.astype(np.int64), arrived_b, arrived_p)  # fmt: skip
     if asked is not None:  # the state made every move as the kernel did
         _ASKED.append(asked)
