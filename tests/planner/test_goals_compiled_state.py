@@ -15,6 +15,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     F_NET_TOP,
     F_PYTHON,
     F_SPREAD,
+    T_HEAD,
     accepts,
     board_arrays,
     follow_dirs,
@@ -100,3 +101,25 @@ def test_relief_without_every_network_capacity_known_vetoes_nothing_in_arrays_as
     assert not net.capacities_known
     flags, _, _, _ = veto_arrays(state)
     assert flags[F_SPREAD] and not flags[F_NET], seed
+
+
+def test_the_bands_edges_are_inside_in_arrays_as_in_the_goals() -> None:
+    # Two brokers, one partition of topic 0 at rate 2.0: a move may end a broker exactly at its band's edge (the goals'
+    # ``<=`` and ``>=``), not a step beyond it.
+    eligible = np.array([True, True])
+
+    def spread(held: list[int], lo: list[int], hi: list[int]) -> np.ndarray:
+        return np.array([T_HEAD, -1.0, 1.0, *held, *lo, *hi, 0.0])  # header, then one topic's rows and p's topic
+
+    assert spread_ok(0, 0, 1, eligible, spread([3, 1], [2, 0], [3, 2]))  # 0 ends at its floor 2, 1 at its ceiling 2
+    assert not spread_ok(0, 0, 1, eligible, spread([3, 2], [2, 0], [3, 2]))  # 1 would end above its ceiling
+    assert not spread_ok(0, 0, 1, eligible, spread([2, 1], [2, 0], [3, 2]))  # 0 would end below its floor
+    assert spread_ok(0, 0, 1, np.array([False, True]), spread([2, 1], [2, 0], [3, 2]))  # unless it is leaving
+
+    def net(load: list[float], lo: list[float], hi: list[float], top_only: bool = False) -> bool:
+        return network_ok(0, 0, 1, eligible, top_only, np.array([-1.0, T_HEAD, 0.0, *load, *lo, *hi, 2.0]))
+
+    assert net([5.0, 1.0], [3.0, 0.0], [9.0, 3.0])  # 0 ends at 3.0, its floor; 1 at 3.0, its top
+    assert not net([5.0, 1.5], [3.0, 0.0], [9.0, 3.0])
+    assert not net([4.5, 1.0], [3.0, 0.0], [9.0, 3.0])
+    assert net([4.5, 1.0], [3.0, 0.0], [9.0, 3.0], top_only=True)  # relief mode: the top alone binds
