@@ -12,11 +12,10 @@ import pytest
 from kafka_rebalance.errors import PlanError
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner.goals import byte_balance
-from kafka_rebalance.planner.goals.base import donor_index
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
 from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
 from kafka_rebalance.planner.state import ClusterState
-from tests.support.clusters import MiB, drawn_cluster, indexes, part, python_veto, same_state, snapshot, state_before
+from tests.support.clusters import MiB, drawn_cluster, indexes, part, python_veto, same_state, searched_before, snapshot, state_before
 
 
 def arrivals(goal: ByteBalanceGoal) -> dict[int, tuple[list[int], list[int], int]]:
@@ -99,10 +98,7 @@ def test_indexes_and_arrivals_an_earlier_search_left_are_read_as_they_were(monke
     # whose arrival lists were fed already: the compiled run starts from them.
     sided = 0
     for seed, state in drawn_states(range(60)):
-        for b in state.eligible_idx:
-            donor_index(state, b).find(0.0, lambda p: False, 4)
-            donor_index(state, b).find(0.0, lambda p: False, 4, allow_touched=True)
-        sided += any(idx.side_parts or idx.parked for idx in state.donor_indexes.values())
+        sided += searched_before(state)
         assert_same(state, monkeypatch, seed)
     assert sided >= 10, sided
 

@@ -241,3 +241,14 @@ def python_veto() -> Any:
             return True
 
     return PythonVeto()
+
+
+def searched_before(state: Any) -> bool:
+    """Every eligible broker's donor index searched once as an earlier goal would (nothing taken: touched replicas set
+    aside to the side list, replicas at the move cap parked); whether any index now holds such entries."""
+    from kafka_rebalance.planner.goals.base import donor_index
+
+    for b in state.eligible_idx:
+        donor_index(state, b).find(0.0, lambda p: False, 4)
+        donor_index(state, b).find(0.0, lambda p: False, 4, allow_touched=True)
+    return any(idx.side_parts or idx.parked for idx in state.donor_indexes.values())
