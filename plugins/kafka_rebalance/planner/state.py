@@ -408,24 +408,18 @@ class ClusterState:
 
     def single_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(p, removed, added) for every changed partition whose row differs from its original by exactly one
-        broker (the same replication factor, one replica moved), in partition order: three int64 arrays. One pass
-        over the changed rows as arrays, and arrays out: the byte trim and the leader keeper ask for these several
-        times per plan and filter them by partition and broker, and at a million partitions building and filtering
-        them row by row took seconds each time."""
+        broker (the same replication factor, one replica moved), in partition order: three int64 arrays (the broker
+        that left is the first in the original row's order, the one that came the first in the row's). One compiled
+        pass over the changed rows (``compiled_state.single_moved``), and arrays out: the byte trim and the leader
+        keeper ask for these several times per plan and filter them by partition and broker; at a million partitions
+        row by row took seconds each time, and NumPy's comparisons of every row with every row a quarter second."""
         if not self.cur:
             empty = np.zeros(0, dtype=np.int64)
             return empty, empty, empty
+        from kafka_rebalance.planner.goals.compiled_state import single_moved  # (numba: imported where it is needed)
+
         parts = np.flatnonzero(self.touched)  # (the partitions in ``cur``, in order: ``touched`` is kept with it)
-        new = self.now[parts].astype(np.int64)
-        old = np.full((len(parts), new.shape[1]), -1, dtype=np.int64)
-        old[:, : self.rf_max] = self.R[parts]
-        valid_new, valid_old = new >= 0, old >= 0
-        added = valid_new & ~(new[:, :, None] == old[:, None, :]).any(axis=2)
-        removed = valid_old & ~(old[:, :, None] == new[:, None, :]).any(axis=2)
-        one = ((valid_new.sum(axis=1) == valid_old.sum(axis=1)) & (added.sum(axis=1) == 1)
-               & (removed.sum(axis=1) == 1))  # fmt: skip
-        rows = np.flatnonzero(one)
-        return parts[rows], old[rows, removed[rows].argmax(axis=1)], new[rows, added[rows].argmax(axis=1)]
+        return single_moved(self.now[parts].astype(np.int64), self.R[parts].astype(np.int64), parts.astype(np.int64))
 
     def counts_reached(self) -> bool:
         """Is every eligible broker's replica count within its target range?"""

@@ -98,6 +98,51 @@ def new_replicas(now: np.ndarray, R: np.ndarray, rf: np.ndarray, touched: np.nda
     return n
 
 
+@njit(cache=True)
+def single_moved(new: np.ndarray, old: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ClusterState.single_moves`` of the changed partitions ``parts``, their rows now (``new``) and before
+    (``old``), -1 padded: (p, removed, added) for each whose row has as many replicas as before and differs by one
+    broker out (the first in the old row's order) and one in (the first in the new row's order)."""
+    n = parts.shape[0]
+    out_p, out_r, out_a = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    k = 0
+    for i in range(n):
+        n_new = n_old = n_in = n_out = 0
+        added = removed = -1
+        for j in range(new.shape[1]):
+            b = new[i, j]
+            if b < 0:
+                continue
+            n_new += 1
+            kept = False
+            for jj in range(old.shape[1]):
+                if old[i, jj] == b:
+                    kept = True
+                    break
+            if not kept:
+                n_in += 1
+                if added < 0:
+                    added = b
+        for j in range(old.shape[1]):
+            b = old[i, j]
+            if b < 0:
+                continue
+            n_old += 1
+            kept = False
+            for jj in range(new.shape[1]):
+                if new[i, jj] == b:
+                    kept = True
+                    break
+            if not kept:
+                n_out += 1
+                if removed < 0:
+                    removed = b
+        if n_new == n_old and n_in == 1 and n_out == 1:
+            out_p[k], out_r[k], out_a[k] = parts[i], removed, added
+            k += 1
+    return out_p[:k].copy(), out_r[:k].copy(), out_a[:k].copy()
+
+
 # ---------------------------------------------------------------------------------------------------- vetoes
 
 
