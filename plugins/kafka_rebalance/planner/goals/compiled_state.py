@@ -228,7 +228,8 @@ def vetoes_allow(p: int, src: int, dst: int, flags: np.ndarray, now: np.ndarray,
                  touched: np.ndarray, sizes: np.ndarray, nbytes: np.ndarray, eligible: np.ndarray, rack: np.ndarray,
                  unmovable: np.ndarray, tally: np.ndarray, veto: tuple, dirs: tuple) -> bool:  # fmt: skip
     """The move cap and the vetoes read from arrays (placement, rack safety, disk capacity with its log dirs and the
-    replicas ``--remove-log-dir`` keeps): ``accepts`` less the count goals' and those asked in Python. The arrays it
+    replicas ``--remove-log-dir`` keeps, topic spread's and network in's tallies): ``accepts`` less the count goals'
+    and those asked in Python. The arrays it
     reads on every call come one by one, inlined: a search calling it per candidate with the state's tuples spent
     most of its time counting references to the arrays it took out of them (``veto`` and ``dirs`` are opened only
     where a rule needs them)."""
