@@ -68,6 +68,7 @@ class ByteTrimGoal(Goal):
             trim.leave()
 
     def _single_moves(self, state: ClusterState) -> list[tuple[int, int, int]]:
+        """``_single_move_rows`` as (p, d, r) tuples, for the Python pass."""
         return list(zip(*(x.tolist() for x in self._single_move_rows(state)), strict=True))
 
     def _single_move_rows(self, state: ClusterState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
