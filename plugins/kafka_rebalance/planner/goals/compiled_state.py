@@ -98,6 +98,28 @@ def new_replicas(now: np.ndarray, R: np.ndarray, rf: np.ndarray, touched: np.nda
     return n
 
 
+@njit(cache=True, inline="always")
+def _only_in(a: np.ndarray, b: np.ndarray, i: int) -> tuple[int, int, int]:
+    """Row i of a against row i of b (-1 padded): its brokers, how many of them b lacks, and the first such (-1)."""
+    n = n_only = 0
+    first = -1
+    for j in range(a.shape[1]):
+        x = a[i, j]
+        if x < 0:
+            continue
+        n += 1
+        kept = False
+        for jj in range(b.shape[1]):
+            if b[i, jj] == x:
+                kept = True
+                break
+        if not kept:
+            n_only += 1
+            if first < 0:
+                first = x
+    return n, n_only, first
+
+
 @njit(cache=True)
 def single_moved(new: np.ndarray, old: np.ndarray, parts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``ClusterState.single_moves`` of the changed partitions ``parts``, their rows now (``new``) and before
@@ -107,36 +129,8 @@ def single_moved(new: np.ndarray, old: np.ndarray, parts: np.ndarray) -> tuple[n
     out_p, out_r, out_a = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     k = 0
     for i in range(n):
-        n_new = n_old = n_in = n_out = 0
-        added = removed = -1
-        for j in range(new.shape[1]):
-            b = new[i, j]
-            if b < 0:
-                continue
-            n_new += 1
-            kept = False
-            for jj in range(old.shape[1]):
-                if old[i, jj] == b:
-                    kept = True
-                    break
-            if not kept:
-                n_in += 1
-                if added < 0:
-                    added = b
-        for j in range(old.shape[1]):
-            b = old[i, j]
-            if b < 0:
-                continue
-            n_old += 1
-            kept = False
-            for jj in range(new.shape[1]):
-                if new[i, jj] == b:
-                    kept = True
-                    break
-            if not kept:
-                n_out += 1
-                if removed < 0:
-                    removed = b
+        n_new, n_in, added = _only_in(new, old, i)
+        n_old, n_out, removed = _only_in(old, new, i)
         if n_new == n_old and n_in == 1 and n_out == 1:
             out_p[k], out_r[k], out_a[k] = parts[i], removed, added
             k += 1
