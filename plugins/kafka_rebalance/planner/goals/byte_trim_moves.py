@@ -22,6 +22,7 @@ from numba.typed import List
 from kafka_rebalance.planner.goals.compiled_state import (
     F_DISK,
     accepts,
+    at_original,
     board_arrays,
     holds,
     pick_dir,
@@ -104,11 +105,8 @@ def _smallest_untouched(ix: tuple, d: int, r: int, p: int, floor: float, below: 
 @njit(cache=True)
 def _restore(p: int, board: tuple) -> None:
     """``ClusterState.restore``: a row back to its original (order included) is no change."""
-    now, R, rf, touched = board[0], board[1], board[2], board[3]
-    for j in range(now.shape[1]):
-        if (R[p, j] if j < rf[p] else -1) != now[p, j]:
-            return
-    touched[p] = False
+    if at_original(board[0], board[1], board[2], p):
+        board[3][p] = False
 
 
 @njit(cache=True)

@@ -79,6 +79,17 @@ def row_width(now: np.ndarray, p: int) -> int:
 
 
 @njit(cache=True, inline="always")
+def at_original(now: np.ndarray, R: np.ndarray, rf: np.ndarray, p: int) -> bool:
+    """Is p's row its original one, order included (``ClusterState.restore``'s test)?"""
+    if row_width(now, p) != rf[p]:
+        return False
+    for j in range(rf[p]):
+        if now[p, j] != R[p, j]:
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
 def held_before(R: np.ndarray, rf: np.ndarray, p: int, b: int) -> int:
     """The slot of b in p's original row, -1 if it was not there."""
     for j in range(rf[p]):

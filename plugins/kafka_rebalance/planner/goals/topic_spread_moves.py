@@ -42,6 +42,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     _python_move,
     _python_restore,
     accepts,
+    at_original,
     board_arrays,
     counts_ok,
     follow_dirs,
@@ -137,12 +138,8 @@ def _restore(p: int, board: tuple, spread: tuple) -> None:
     if spread[6][1]:
         with objmode():
             _python_restore(p)
-    if row_width(now, p) != rf[p]:
-        return
-    for j in range(rf[p]):
-        if now[p, j] != R[p, j]:
-            return
-    _set_touched(p, False, touched, spread)
+    if at_original(now, R, rf, p):
+        _set_touched(p, False, touched, spread)
 
 
 @njit(cache=True)
