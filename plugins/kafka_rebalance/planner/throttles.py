@@ -9,6 +9,7 @@ Entries are sorted by partition then broker. A reorder-only batch sets nothing.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -53,27 +54,43 @@ def batches_throttles(steps: Sequence[Step], batch: np.ndarray, n_batches: int, 
     brokers = np.sort(np.concatenate([batch[of_before[lead]] * width + before[lead],
                                       batch[of_after[listed]] * width + after[listed]]))  # fmt: skip
     brokers = brokers[np.r_[True, brokers[1:] != brokers[:-1]]] if len(brokers) else brokers
-    for g, b in zip((brokers // width).tolist(), (brokers % width + base).tolist(), strict=True):
-        out[g]["brokers"][str(b)] = {FOLLOWER_RATE: value, LEADER_RATE: value}
+    # (strings made once per broker and per partition, not per entry: at a million partitions two million entries)
+    entry_broker = (brokers % width).tolist()
+    id_text = {b: str(b + base) for b in set(entry_broker)}  # (every broker of a step is in some batch's list)
+    starts = np.searchsorted(brokers // width, np.arange(n_batches + 1)).tolist()
+    listed_ids = list(map(id_text.__getitem__, entry_broker))
+    for g in np.flatnonzero(np.diff(starts)).tolist():
+        out[g]["brokers"] = {b: {FOLLOWER_RATE: value, LEADER_RATE: value} for b in listed_ids[starts[g] : starts[g + 1]]}
     n_t = len(names)
     for key, rows, ids in ((LEADER_REPLICAS, of_before[lead], before[lead]),
                            (FOLLOWER_REPLICAS, of_after[follow], after[follow])):  # fmt: skip
         # (batch, topic) then (partition, broker), each pair as one key: two keys to sort, not four
         group, pair = batch[rows] * n_t + topic[rows], part[rows] * width + ids
-        by = np.lexsort((pair, group))
-        group, pair = group[by], pair[by]
-        keep = np.r_[True, (group[1:] != group[:-1]) | (pair[1:] != pair[:-1])] if len(by) else np.zeros(0, bool)
-        group, pair = group[keep], pair[keep]
         if not len(group):
             continue
-        text = list(map("{}:{}".format, (pair // width).tolist(), (pair % width + base).tolist()))
-        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-        ends = np.r_[starts[1:], len(group)]
-        for gt, a, z in zip(group[starts].tolist(), starts.tolist(), ends.tolist(), strict=True):
+        span = int(pair.max()) + 1
+        if (n_batches * n_t) < 2**62 // span:  # one key to sort (a lexsort of two is two stable sorts)
+            both = np.sort(group * span + pair)
+            both = both[np.r_[True, both[1:] != both[:-1]]]
+            group, pair = both // span, both % span
+        else:
+            by = np.lexsort((pair, group))
+            group, pair = group[by], pair[by]
+            keep = np.r_[True, (group[1:] != group[:-1]) | (pair[1:] != pair[:-1])]
+            group, pair = group[keep], pair[keep]
+        # Each group's list made by one join over every entry, each entry's broker followed by "," or, where its
+        # group ends, "\0" to split on (a join per group cost more than the strings: hundreds of thousands of groups)
+        last = np.r_[group[1:] != group[:-1], True]
+        partitions = (pair // width).tolist()
+        prefix = {x: f"{x}:" for x in set(partitions)}
+        suffix = {2 * b + end: f"{text}{sep}" for b, text in id_text.items() for end, sep in ((0, ","), (1, "\0"))}
+        lists = "".join(map(operator.add, map(prefix.__getitem__, partitions),
+                            map(suffix.__getitem__, (pair % width * 2 + last).tolist()))).split("\0")  # fmt: skip
+        for gt, text in zip(group[last].tolist(), lists, strict=False):  # (``lists`` ends with the empty string)
             topics, name = out[gt // n_t]["topics"], names[gt % n_t]
             if key == LEADER_REPLICAS:
-                topics[name] = {key: ",".join(text[a:z])}
+                topics[name] = {key: text}
             elif name in topics:  # (every moving step has replicas before: its topic is listed)
-                topics[name][key] = ",".join(text[a:z])
+                topics[name][key] = text
     return out
 
