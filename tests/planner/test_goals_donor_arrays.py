@@ -45,7 +45,8 @@ def compiled_find(state: ClusterState, b: int, dst: int, desired: float = 0.0) -
     in ``state`` as the kernel leaves them."""
     flags, veto, dirs, _ = veto_arrays(state)
     board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
-    ctx = (flags, board, veto, dirs, np.zeros(state.n_parts, dtype=bool), (np.zeros(0, dtype=bool), np.zeros(1)))
+    ctx = (flags, board, veto, dirs, np.zeros(state.n_parts, dtype=bool),
+           (np.zeros(0, dtype=bool), np.zeros(1), np.zeros(0, dtype=np.int64)))
     ix = indexes_of(state, state.n_brokers)
     created(ix, b, *original_movable(state), board[4])  # (``donor_index``: built on first use)
     p = find(ix, b, desired, -math.inf, math.inf, 64, True, search_params(b, dst), np.zeros(FIT), ctx,

@@ -22,15 +22,17 @@ def test_the_warm_up_runs_every_compiled_kernel() -> None:
             "from kafka_rebalance.planner.goals.replica_count_moves import count_moves\n"
             "from kafka_rebalance.planner.goals.donor_arrays import empty_indexes\n"
             "from kafka_rebalance.planner.goals.byte_balance_moves import byte_moves\n"
+            "from kafka_rebalance.planner.goals.byte_trim_moves import trim_pass\n"
+            "from kafka_rebalance.planner.goals.leader_keep_moves import keep_pass\n"
             "from kafka_rebalance.planner import batching, dispatch, peaks\n"
             "kernels = [hand_overs, spread_leaders, spread_replicas, closest_to_need, nearest_cooler, next_focus,\n"
-            "           count_moves, empty_indexes, byte_moves,\n"
+            "           count_moves, empty_indexes, byte_moves, trim_pass, keep_pass,\n"
             "           *(getattr(dispatch, k) for k in KERNELS),\n"
             "           peaks.ledger_full, peaks.ledger_add, batching._batch_moves]\n"
             "print(*(len(k.signatures) for k in kernels))")
     out = subprocess.run([sys.executable, "-c", f"KERNELS = {DISPATCH!r}\n" + code], capture_output=True, text=True,
                          check=True, timeout=600)  # fmt: skip
-    assert out.stdout.split() == ["1"] * (12 + len(DISPATCH))
+    assert out.stdout.split() == ["1"] * (14 + len(DISPATCH))
 
 
 def test_the_warm_up_says_what_it_did() -> None:

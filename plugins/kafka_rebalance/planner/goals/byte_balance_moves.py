@@ -317,7 +317,8 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     flags, veto, dirs, _ = veto_arrays(state)
     board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
     n_b = state.n_brokers
-    ctx = (flags, board, veto, dirs, in_rack.astype(bool), (np.zeros(0, dtype=bool), np.zeros(1)))
+    ctx = (flags, board, veto, dirs, in_rack.astype(bool),
+           (np.zeros(0, dtype=bool), np.zeros(1), np.zeros(0, dtype=np.int64)))  # fmt: skip
     ix = indexes_of(state, n_b)
     none = np.zeros(0, dtype=np.int64)
     ax = empty_indexes(n_b, none, none, 0)

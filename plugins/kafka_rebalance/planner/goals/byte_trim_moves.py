@@ -103,10 +103,14 @@ def _smallest_untouched(ix: tuple, d: int, r: int, p: int, floor: float, below: 
 
 
 @njit(cache=True)
-def _restore(p: int, board: tuple) -> None:
-    """``ClusterState.restore``: a row back to its original (order included) is no change."""
+def trade(p: int, q: int, d: int, r: int, board: tuple, dirs: tuple, ix: tuple, moves: List) -> None:
+    """``goals.base.trade_back``: p, moved from d to r, stays on d after all (its row restored where it is its
+    original again, ``ClusterState.restore``, and back in d's index), and q goes from d to r in its place."""
+    move_tracked(p, r, d, board, dirs, ix, moves)
     if at_original(board[0], board[1], board[2], p):
         board[3][p] = False
+    insert(ix, bool(board[3][p]), d, board[4][p], p)
+    move_tracked(q, d, r, board, dirs, ix, moves)
 
 
 @njit(cache=True)
@@ -140,45 +144,38 @@ def trim_pass(todo: np.ndarray, flags: np.ndarray, board: tuple, veto: tuple, di
         q = _smallest_untouched(ix, d, r, p, floor, sp, search, followers_only, leader, flags, board, veto, dirs, aside)
         if q < 0:
             continue
-        # ``trade_back``: p stays on d after all, back in d's index, and q goes to r in its place
-        move_tracked(p, r, d, board, dirs, ix, moves)
-        _restore(p, board)
-        insert(ix, bool(board[3][p]), d, sp, p)
-        move_tracked(q, d, r, board, dirs, ix, moves)
+        trade(p, q, d, r, board, dirs, ix, moves)
         saved += sp - sizes[q]
+    return move_rows(moves), saved
+
+
+@njit(cache=True)
+def move_rows(moves: List) -> np.ndarray:
+    """``move_tracked``'s log as rows (partition, from, to), in the order made."""
     out = np.empty(len(moves), np.int64)
     for k in range(len(moves)):
         out[k] = moves[k]
-    return out.reshape(-1, 3), saved
+    return out.reshape(-1, 3)
 
 
 # ---------------------------------------------------------------------------------------------------- from Python
 
 
-class CompiledTrim:
-    """The kernel's copies of ``state`` for the passes of one ``ByteTrimGoal.optimize``: each ``run`` makes a pass's
-    swaps on them and on ``state``; ``leave`` writes the donor indexes back to ``state.donor_indexes`` as the Python
-    passes leave them (read and written once, not per pass: at a million partitions each costs a tenth of a
-    second)."""
+class CompiledSwaps:
+    """The kernels' copies of ``state`` for passes of swaps (``trade``): the vetoes, the board, the donor indexes
+    (read once, written back once by ``leave``: at a million partitions each costs a tenth of a second) and each
+    partition's leader."""
 
-    def __init__(self, state: ClusterState, upper: np.ndarray, lower: np.ndarray, followers_only: bool,
-                 search: int) -> None:  # fmt: skip
+    def __init__(self, state: ClusterState) -> None:
         self.state = state
         self.flags, self.veto, self.dirs, _ = veto_arrays(state)
         self.board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), self.flags)
         self.ix = indexes_of(state, state.n_brokers)
         self.shape = original_movable(state)
-        self.bands = (np.broadcast_to(np.asarray(upper, dtype=np.float64), state.n_brokers).copy(),
-                      np.broadcast_to(np.asarray(lower, dtype=np.float64), state.n_brokers).copy(),
-                      np.asarray(state.disk_limit, dtype=np.float64))  # fmt: skip
-        self.followers_only, self.search = followers_only, search
         self.leader = np.asarray(state.leader, dtype=np.int64)
 
-    def run(self, parts: np.ndarray, donors: np.ndarray, receivers: np.ndarray) -> int:
-        """One pass over the single moves (p, d, r) in that order; the bytes it saved."""
-        todo = np.stack([parts, donors, receivers], axis=1).astype(np.int64)
-        out, saved = trim_pass(todo, self.flags, self.board, self.veto, self.dirs, self.ix, self.shape, *self.bands,
-                               self.followers_only, self.leader, self.search)  # fmt: skip
+    def made(self, out: np.ndarray) -> None:
+        """A pass's moves (rows of partition, from, to) made on ``state`` too."""
         state = self.state
         # As ``balance_bytes``: the kernel released every parked replica its moves touched (``leave`` writes the
         # parked ones back).
@@ -186,7 +183,28 @@ class CompiledTrim:
         state.move_all(out, self.board[0])
         for p in dict.fromkeys(out[:, 0].tolist()):
             state.restore(p)  # (a no-op unless the row is its original: each trade's p, as ``trade_back`` restores it)
-        return int(saved)
 
     def leave(self) -> None:
         leave_indexes(self.state, self.ix)
+
+
+class CompiledTrim(CompiledSwaps):
+    """The kernel's copies of ``state`` for the passes of one ``ByteTrimGoal.optimize``: each ``run`` makes a pass's
+    swaps on them and on ``state``; ``leave`` writes the donor indexes back to ``state.donor_indexes`` as the Python
+    passes leave them."""
+
+    def __init__(self, state: ClusterState, upper: np.ndarray, lower: np.ndarray, followers_only: bool,
+                 search: int) -> None:  # fmt: skip
+        super().__init__(state)
+        self.bands = (np.broadcast_to(np.asarray(upper, dtype=np.float64), state.n_brokers).copy(),
+                      np.broadcast_to(np.asarray(lower, dtype=np.float64), state.n_brokers).copy(),
+                      np.asarray(state.disk_limit, dtype=np.float64))  # fmt: skip
+        self.followers_only, self.search = followers_only, search
+
+    def run(self, parts: np.ndarray, donors: np.ndarray, receivers: np.ndarray) -> int:
+        """One pass over the single moves (p, d, r) in that order; the bytes it saved."""
+        todo = np.stack([parts, donors, receivers], axis=1).astype(np.int64)
+        out, saved = trim_pass(todo, self.flags, self.board, self.veto, self.dirs, self.ix, self.shape, *self.bands,
+                               self.followers_only, self.leader, self.search)  # fmt: skip
+        self.made(out)
+        return int(saved)

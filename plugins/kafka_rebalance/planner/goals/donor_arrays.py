@@ -42,17 +42,21 @@ MP, MS, MGONE, MN, MHEAD, SP, SS, SN, AP, AN, FED, CREATED, MDEAD, PARKED, PLOG 
 # the sizes wanted, so without compaction each search crossed every earlier one's).
 COMPACT = 64
 # ``okp`` (``candidate_ok``): the move searched for (from, to), two replicas excluded, and what is asked besides the
-# vetoes (the count goal's bytes rule and shedding, rack safety's shortcut, the byte goal's ``better``, no count veto)
-O_SRC, O_DST, O_EXCL, O_EXCL2, O_BYTES, O_SHED, O_BOUND, O_BETTER, O_NEUTRAL = range(9)
+# vetoes (the count goal's bytes rule and shedding, rack safety's shortcut, the byte goal's ``better``, no count veto,
+# the leader keeper's rule)
+O_SRC, O_DST, O_EXCL, O_EXCL2, O_BYTES, O_SHED, O_BOUND, O_BETTER, O_NEUTRAL, O_KEEP = range(10)
 # ``fit`` from F_BH (``better``): h's bytes, r's, their distance outside before, the size coming back, then the bands
 F_BH, F_BR, F_BEFORE, F_SQ, F_BAND = 5, 6, 7, 8, 9
+# ``fit`` for O_KEEP (``keeps``; O_EXCL is the leader's replica it replaces): the donor's bytes, the receiver's, the
+# fullest eligible broker's, the donor's disk limit, the two bands (lower, upper) and how far outside them each is
+K_BD, K_BR, K_TOP, K_LIMIT, K_LO_D, K_HI_D, K_LO_R, K_HI_R, K_FAR_D, K_FAR_R = range(10)
 FIT = 13  # ``fit``'s length
 
 
 @njit(cache=True)
 def search_params(src: int, dst: int) -> np.ndarray:
     """``okp`` for a search of moves src -> dst that asks the vetoes only."""
-    okp = np.zeros(9, np.int64)
+    okp = np.zeros(10, np.int64)
     okp[O_SRC], okp[O_DST], okp[O_EXCL], okp[O_EXCL2] = src, dst, -1, -1
     return okp
 
@@ -192,12 +196,32 @@ def better(s: float, fit: np.ndarray) -> bool:
 
 
 @njit(cache=True, inline="always")
+def far(x: float, lower: float, upper: float) -> float:
+    """How far ``x`` lies outside [lower, upper] (``leader_keep._distance``: the larger side where lower > upper)."""
+    return max(0.0, x - upper, lower - x)
+
+
+@njit(cache=True, inline="always")
+def keeps(q: int, okp: np.ndarray, fit: np.ndarray, sizes: np.ndarray, leader: np.ndarray) -> bool:
+    """The leader keeper's rule (``leader_keep._replacement_rule``'s ``ok`` but for the vetoes): q, a follower on
+    the donor, moving in place of the leader's replica O_EXCL leaves neither broker further outside its band, above
+    the fullest eligible broker, or (the donor) above its disk limit."""
+    if leader[q] == okp[O_SRC]:
+        return False
+    g = float(sizes[okp[O_EXCL]] - sizes[q])
+    bd, br = fit[K_BD] + g, fit[K_BR] - g
+    if max(bd, br) > fit[K_TOP] or bd > fit[K_LIMIT]:
+        return False
+    return far(bd, fit[K_LO_D], fit[K_HI_D]) <= fit[K_FAR_D] and far(br, fit[K_LO_R], fit[K_HI_R]) <= fit[K_FAR_R]
+
+
+@njit(cache=True, inline="always")
 def candidate_ok(p: int, okp: np.ndarray, fit: np.ndarray, flags: np.ndarray, board: tuple, veto: tuple, dirs: tuple,
-                 in_rack: np.ndarray, pinned: np.ndarray, limits: np.ndarray) -> bool:  # fmt: skip
+                 in_rack: np.ndarray, pinned: np.ndarray, limits: np.ndarray, leader: np.ndarray) -> bool:  # fmt: skip
     """What a goal's search asks of a candidate (``okp`` says which): the replicas it excludes, the count goal's
-    ``keeps_bytes`` and ``_shedding``'s room, rack safety's shortcut (``rack_bound``), the byte goal's ``better``;
-    then ``ClusterState.accepts`` (the vetoes in arrays; the counts' unless the move is half of a count-neutral
-    swap)."""
+    ``keeps_bytes`` and ``_shedding``'s room, rack safety's shortcut (``rack_bound``), the byte goal's ``better``, the
+    leader keeper's rule (``leader``: each partition's leader); then ``ClusterState.accepts`` (the vetoes in arrays;
+    the counts' unless the move is half of a count-neutral swap)."""
     sizes = board[4]
     if p == okp[O_EXCL] or p == okp[O_EXCL2]:
         return False
@@ -210,6 +234,8 @@ def candidate_ok(p: int, okp: np.ndarray, fit: np.ndarray, flags: np.ndarray, bo
     if okp[O_BOUND] and in_rack[p]:
         return False
     if okp[O_BETTER] and not better(float(sizes[p]) - fit[F_SQ], fit):
+        return False
+    if okp[O_KEEP] and not keeps(p, okp, fit, sizes, leader):
         return False
     src, dst = okp[O_SRC], okp[O_DST]
     if not vetoes_accept(p, src, dst, flags, board, veto, dirs):
@@ -267,7 +293,7 @@ def nearest(ix: tuple, b: int, side: bool, desired: float, above: float, below: 
     """``DonorIndex._nearest`` on b's main or side list: the index of the found entry (-1: none), replicas that moved
     away dropped, those at the move cap parked (``parks``; ``DonorIndex.parked``) and (main list, touched ones not
     wanted) set aside to the side list."""
-    flags, board, veto, dirs, in_rack, (pinned, limits) = ctx
+    flags, board, veto, dirs, in_rack, (pinned, limits, leader) = ctx
     now, R, rf, touched = board[0], board[1], board[2], board[3]
     gone = ix[MGONE][b]  # (main list only: side entries are deleted at once)
     if side:
@@ -317,7 +343,7 @@ def nearest(ix: tuple, b: int, side: bool, desired: float, above: float, below: 
             n_out += 1
             continue
         checks += 1
-        if candidate_ok(p, okp, fit, flags, board, veto, dirs, in_rack, pinned, limits):
+        if candidate_ok(p, okp, fit, flags, board, veto, dirs, in_rack, pinned, limits, leader):
             found = j
             break
     if side:

@@ -28,8 +28,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from kafka_rebalance.planner.goals import byte_trim
 from kafka_rebalance.planner.goals.base import donor_index, soft_vetoes, tallies_accept, trade_back
 from kafka_rebalance.planner.goals.byte_trim import EDGE, ByteTrimGoal
+from kafka_rebalance.planner.goals.leader_keep_moves import keep_compiled
 from kafka_rebalance.planner.state import ClusterState
 
 SEARCH = 64  # candidates examined per leader's move before it is left as it is
@@ -46,9 +48,23 @@ def keep_leaders(state: ClusterState) -> int:
     # The byte band (balance.byte_band) less byte-trim's edge: a swap keeps what the byte goals reached.
     edge = EDGE * state.options.byte_tolerance * state.byte_centre
     band = (state.byte_lo + edge, state.byte_hi - edge)
+    todo = _leaders_moves(state)
+    if byte_trim.compiled(state):  # (leader_keep_moves.py: the loop below, where the kernel reads every veto in force)
+        swapped = keep_compiled(state, todo, *band, SEARCH)
+    else:
+        swapped = _keep(state, todo, band)
+    if swapped:
+        # The swaps leave donors below the fullest broker: the byte trim, for followers only, spends that room
+        # on fewer bytes (every larger follower's cost or more back where it can) without raising the top.
+        ByteTrimGoal(followers_only=True).optimize(state)
+    return swapped
+
+
+def _keep(state: ClusterState, todo: np.ndarray, band: tuple[np.ndarray, np.ndarray]) -> int:
+    """The keeper's loop over the leaders' single moves ``todo`` (rows of p, d, r) read plainly; how many it swapped."""
     swapped = 0
     soft = soft_vetoes(state)  # (the vetoes do not change during the pass)
-    for p, d, r in _leaders_moves(state):
+    for p, d, r in todo.tolist():
         # Unreachable: a replacement is untouched (``find`` without allow_touched) and every p still ahead in this list
         # is touched until its own turn, so no swap changes a later p. `and` for `or`, or `break` for `continue`, are
         # equivalent mutants; kept as a guard.
@@ -63,10 +79,6 @@ def keep_leaders(state: ClusterState) -> int:
             continue
         trade_back(state, p, q, d, r)
         swapped += 1
-    if swapped:
-        # The swaps leave donors below the fullest broker: the byte trim, for followers only, spends that room
-        # on fewer bytes (every larger follower's cost or more back where it can) without raising the top.
-        ByteTrimGoal(followers_only=True).optimize(state)
     return swapped
 
 
@@ -98,11 +110,11 @@ def _replacement_rule(state: ClusterState, p: int, d: int, r: int,
     return ok, (sp - max(gain, 0.0) - 1.0, sp + max(loss, 0.0) + 1.0)
 
 
-def _leaders_moves(state: ClusterState) -> list[tuple[int, int, int]]:
-    """(p, d, r) for every partition that moved exactly one replica, from its leader d (eligible: a
+def _leaders_moves(state: ClusterState) -> np.ndarray:
+    """Rows (p, d, r) for every partition that moved exactly one replica, from its leader d (eligible: a
     leaving broker's replicas all go), in partition order. As in the byte trim, a move that repaired
     a rack violation is not one (undoing it would restore the unsafe row)."""
     parts, d, r = state.single_moves()
     keep = (d == state.leader[parts]) & state.eligible_arr[d] & ~state.originally_unsafe()[parts]
-    return list(zip(parts[keep].tolist(), d[keep].tolist(), r[keep].tolist(), strict=True))
+    return np.stack([parts[keep], d[keep], r[keep]], axis=1).astype(np.int64)
 

@@ -302,7 +302,7 @@ def transfer_counts(state: ClusterState, in_rack: np.ndarray, hosts: np.ndarray 
     for r, v in room.in_rack.items():
         if 0 <= r + 2 < len(limits_by_rack):
             limits_by_rack[r + 2] = v
-    hosts_room = (np.asarray(room.pinned, dtype=bool), limits_by_rack)
+    hosts_room = (np.asarray(room.pinned, dtype=bool), limits_by_rack, np.zeros(0, dtype=np.int64))  # (no leader rule)
     ctx = (flags, board, veto, dirs, in_rack.astype(bool), hosts_room)
     from kafka_rebalance.planner.goals.replica_count import BAND_MARGIN
     bands = tuple(np.asarray(x, dtype=np.float64) for x in (
