@@ -574,3 +574,30 @@ def test_a_missing_rack_without_disk_room_is_still_the_only_place_a_spreading_re
     racks = {x: s.rack[x] for x in range(7)}
     per = {racks[0]: 2, racks[2]: 2, racks[4]: 1}
     assert RackSafetyGoal._destination(s, 0, [0, 1, 2, 3, 4], 1, per, 2, True) == 5
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_destination_order_kept_across_moves_is_the_order_sorted_afresh(seed: int) -> None:
+    # The rack repair keeps ``destination_order`` current by re-placing the two brokers each move changes.
+    import random
+
+    from kafka_rebalance.planner.goals.placement import DestinationOrder, destination_order
+    from kafka_rebalance.planner.targets import set_targets
+    from tests.support.clusters import drawn_cluster
+
+    snap, options = drawn_cluster(seed)
+    s = ClusterState(snap, options)
+    set_targets(s)
+    kept = DestinationOrder(s)
+    assert list(kept) == destination_order(s)
+    rng = random.Random(seed)
+    for _ in range(30):
+        p = rng.randrange(s.n_parts)
+        row = s.row(p)
+        free = [b for b in range(s.n_brokers) if b not in row]
+        if not row or not free:
+            continue
+        src, dst = rng.choice(row), rng.choice(free)
+        s.move(p, src, dst)
+        kept.moved(src, dst)
+        assert list(kept) == destination_order(s)

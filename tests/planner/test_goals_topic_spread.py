@@ -1238,3 +1238,37 @@ def test_the_nearest_by_size_are_the_ones_a_full_sort_by_gap_and_partition_lists
     out = np.empty(k, dtype=np.int64)
     got = out[: nearest_by_size(sp, parts, sizes, out)].tolist()
     assert got == [p for _, p in sorted((abs(s - sp), p) for s, p in entries)][:k]
+
+
+
+def test_the_kernels_moves_made_at_once_leave_the_state_that_move_and_restore_one_by_one_leave(
+        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    # ``spread`` makes the kernel's moves with ``move_all`` and restores each moved partition after; the rule is
+    # ``move`` then ``restore`` per move (a swap back, or a chain put back, is no change).
+    from kafka_rebalance.errors import PlanError
+    from kafka_rebalance.planner.goals import topic_spread_moves
+    from tests.support.clusters import same_state
+
+    made: list[Any] = []
+    kernel = topic_spread_moves.spread_replicas
+    monkeypatch.setattr(topic_spread_moves, "spread_replicas", lambda *a: made.append(kernel(*a)) or made[-1])
+    fits = moved = put_back = 0
+    for seed in range(80):
+        snap, options = drawn_cluster(seed)
+        try:
+            at_once, one_by_one = (state_before(snap, options, TopicSpreadGoal.name) for _ in range(2))
+        except PlanError:
+            continue
+        fits += 1
+        made.clear()
+        TopicSpreadGoal().optimize(at_once)
+        for moves in made:
+            for p, src, dst in moves.tolist():
+                one_by_one.move(p, src, dst)
+                one_by_one.restore(p)
+        assert same_state(at_once, one_by_one, cur_order=False), seed
+        moved += sum(len(m) for m in made) > 0
+        parts = [p for m in made for p in m[:, 0].tolist()]
+        put_back += len(parts) > len(set(parts))
+    # enough clusters that the kernel moved in, some with a partition moved twice (a swap or a chain, put back or not)
+    assert (moved > 20, put_back > 5) == (True, True), (fits, moved, put_back)

@@ -112,3 +112,28 @@ def test_direct_steps_are_partition_steps_for_many_partitions_at_once() -> None:
             else:
                 assert step is None, (k, original, final, max_new)
         assert 1000 < singles < len(rows)
+
+
+def test_two_replicas_replaced_one_at_a_time_take_the_path_the_search_finds() -> None:
+    # ``_two_swaps`` answers for the breadth-first search where two replicas are replaced one per step: the same
+    # path for every rule of which lists are safe (each drawn as a random set of the lists a first swap passes).
+    import random
+    from functools import partial
+    from itertools import product
+
+    from kafka_rebalance.planner.steps import _searched_path, _two_swaps
+
+    rng = random.Random(7)
+    paths = set()
+    for _ in range(400):
+        rf = rng.choice([2, 3, 4])
+        brokers = rng.sample(range(20), rf + 2)
+        original, adds = brokers[:rf], brokers[rf:]
+        removes = rng.sample(original, 2)
+        firsts = [tuple(_apply(original, (a,), (r,))) for a, r in product(adds, removes)]
+        safe = {row for row in firsts if rng.random() < 0.4}
+        valid = partial(lambda row, safe: tuple(row) in safe, safe=frozenset(safe))
+        got = _two_swaps(original, adds, removes, valid)
+        assert got == _searched_path(original, adds, removes, 1, valid)
+        paths.add(len(got))
+    assert paths == {1, 2}  # some with no safe first swap: the whole change at once

@@ -124,16 +124,23 @@ def topic_ranks(topics: Sequence[str]) -> np.ndarray:
 
 
 def _rows(m: np.ndarray, keep: np.ndarray) -> list[tuple[int, ...]]:
-    """Each row of ``m`` as a tuple of its entries where ``keep``, in order (rows grouped by length: one ``tolist``
-    per length instead of a slice per row)."""
+    """Each row of ``m`` as a tuple of its entries where ``keep``, in order (rows grouped by length, each group's
+    tuples made by ``zip`` over its columns: one ``tolist`` per column instead of a slice, a list and a tuple per
+    row)."""
     at = np.argsort(~keep, axis=1, kind="stable")  # kept entries first, in order
     packed = np.take_along_axis(m, at, axis=1)
     n = keep.sum(axis=1)
+    lengths = np.unique(n).tolist()
+    if len(lengths) == 1:  # (most often: every row as long)
+        k = lengths[0]
+        return list(zip(*(packed[:, j].tolist() for j in range(k)), strict=True)) if k else [()] * len(m)
     out: list[tuple[int, ...]] = [()] * len(m)
-    for k in np.unique(n).tolist():
-        rows = np.flatnonzero(n == k)
-        for i, row in zip(rows.tolist(), map(tuple, packed[rows, :k].tolist()), strict=True):
-            out[i] = row
+    for k in lengths:
+        if k:
+            rows = np.flatnonzero(n == k)
+            for i, row in zip(rows.tolist(), zip(*(packed[rows, j].tolist() for j in range(k)), strict=True),
+                              strict=True):  # fmt: skip
+                out[i] = row
     return out
 
 
@@ -217,6 +224,27 @@ def _safe_path(
 ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """The fewest steps whose every intermediate list is ``valid``; the first step grows
     beyond ``max_new`` only as far as needed (at worst it is the whole change)."""
+    if max_new == 1 and len(adds) == len(removes) == 2:
+        return _two_swaps(original, adds, removes, valid)
+    return _searched_path(original, adds, removes, max_new, valid)
+
+
+def _two_swaps(original: list[int], adds: list[int], removes: list[int],
+               valid: Valid) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:  # fmt: skip
+    """``_searched_path`` where two replicas are replaced one at a time (the common case: 30,000 partitions at 400
+    brokers / 1M, where the search cost 75 us each): its first level's swaps in its order, the first valid one and
+    then the other two; none valid, the whole change at once."""
+    for ai in (0, 1):
+        for ri in (0, 1):
+            step = ((adds[ai],), (removes[ri],))
+            if valid(_apply(original, *step)):
+                return [step, ((adds[1 - ai],), (removes[1 - ri],))]
+    return [(tuple(adds), tuple(removes))]
+
+
+def _searched_path(
+    original: list[int], adds: list[int], removes: list[int], max_new: int, valid: Valid
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     delta = len(adds) - len(removes)  # replication factor change, done in the first step
     for first_cap in range(max_new, len(adds) + 1):
         path = _bfs(original, adds, removes, delta, max_new, first_cap, valid)

@@ -51,22 +51,31 @@ CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is loo
 Pool = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 _codes: weakref.WeakKeyDictionary[ClusterState, tuple[list[str], np.ndarray]] = weakref.WeakKeyDictionary()
+_Pairs = list[tuple[tuple[int, int], ...]]
+_fixed: weakref.WeakKeyDictionary[ClusterState, tuple[_Pairs, _Pairs]] = weakref.WeakKeyDictionary()
+_bands: weakref.WeakKeyDictionary[ClusterState, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
 
 
 def topic_codes(state: ClusterState) -> tuple[list[str], np.ndarray]:
     """The topics by name, and each partition's topic as an index into them (computed once per state)."""
-    # Equivalent mutants: skipping the cache recomputes the same; topic names are str, so a str array (dtype None)
-    # sorts and groups them as the object array does.
+    # (Equivalent mutant: skipping the cache recomputes the same. By a dict, not np.unique over an object array: a
+    # third of the time at a million partitions.)
     got = _codes.get(state)
     if got is None:
-        names, codes = np.unique(np.asarray([p.topic for p in state.parts], dtype=object), return_inverse=True)
-        got = _codes[state] = ([str(t) for t in names], codes.astype(np.int64).ravel())
+        topics = [p.topic for p in state.parts]
+        names = sorted(set(topics))
+        code = {t: k for k, t in enumerate(names)}
+        got = _codes[state] = (names, np.fromiter(map(code.__getitem__, topics), dtype=np.int64, count=len(topics)))
     return got
 
 
-def _pairs(row: np.ndarray, ids: list[int]) -> tuple[tuple[int, int], ...]:
-    nz = np.flatnonzero(row)
-    return tuple((ids[i], int(row[i])) for i in nz.tolist())
+def _pairs(m: np.ndarray, ids: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
+    """Per row of ``m``, its nonzero entries as (ids[column], value), in column order. One ``nonzero`` over the whole
+    matrix: per row, at a thousand topics of a view, it was most of ``topic_loads``' time."""
+    t, b = np.nonzero(m)
+    pairs = list(zip(ids[b].tolist(), m[t, b].tolist(), strict=True))
+    cuts = np.searchsorted(t, np.arange(m.shape[0] + 1)).tolist()
+    return [tuple(pairs[i:j]) for i, j in zip(cuts[:-1], cuts[1:], strict=True)]
 
 
 def topic_matrix(state: ClusterState, rows: np.ndarray) -> np.ndarray:
@@ -78,27 +87,37 @@ def topic_matrix(state: ClusterState, rows: np.ndarray) -> np.ndarray:
     return np.bincount(t * n + rows[valid], minlength=len(names) * n).reshape(len(names), n)
 
 
+def _fixed_loads(state: ClusterState) -> tuple[_Pairs, _Pairs]:
+    """Per topic, what its bands are computed from (``TopicLoad.by_rf`` and ``.fixed``): the snapshot's and the
+    options' alone, so computed once per state."""
+    got = _fixed.get(state)
+    if got is None:
+        names, topic = topic_codes(state)
+        n_t = len(names)
+        elig = state.eligible_index_arr
+        ids = np.asarray(state.broker_ids, dtype=np.int64)[elig]
+        frozen_rows = np.where(state.frozen[:, None], state.R, -1)  # any negative pad is "no replica" (-2: equivalent)
+        fixed = topic_matrix(state, frozen_rows)[:, elig]
+        movable = ~state.frozen
+        # A wider rf_max (+ 2) only adds zero columns, which _pairs drops; with no partitions there is no topic to read it.
+        rf_max = int(state.rf_target.max()) + 1 if state.n_parts else 1
+        by_rf = np.bincount(topic[movable] * rf_max + state.rf_target[movable], minlength=n_t * rf_max).reshape(n_t, rf_max)
+        got = _fixed[state] = (_pairs(by_rf, np.arange(rf_max, dtype=np.int64)), _pairs(fixed, ids))
+    return got
+
+
 def topic_loads(state: ClusterState, rows: np.ndarray, first: np.ndarray) -> tuple[TopicLoad, ...]:
     """Every topic's loads over the eligible brokers, for a view: ``rows`` the assignment (partition x
     slot, broker index, -1 padded), ``first`` each partition's first replica (broker index, -1 none)."""
     names, topic = topic_codes(state)
     n, n_t = state.n_brokers, len(names)
     elig = state.eligible_index_arr
-    ids = [state.bid(b) for b in elig.tolist()]
+    ids = np.asarray(state.broker_ids, dtype=np.int64)[elig]
     held = topic_matrix(state, rows)[:, elig]
-    frozen_rows = np.where(state.frozen[:, None], state.R, -1)  # any negative pad is "no replica" (-2: equivalent)
-    fixed = topic_matrix(state, frozen_rows)[:, elig]
     has = first >= 0
     pref = np.bincount(topic[has] * n + first[has], minlength=n_t * n).reshape(n_t, n)[:, elig]
-    movable = ~state.frozen
-    # A wider rf_max (+ 2) only adds zero columns, which _pairs drops; with no partitions there is no topic to read it.
-    rf_max = int(state.rf_target.max()) + 1 if state.n_parts else 1
-    by_rf = np.bincount(topic[movable] * rf_max + state.rf_target[movable], minlength=n_t * rf_max).reshape(n_t, rf_max)
-    return tuple(
-        TopicLoad(names[t], _pairs(by_rf[t], list(range(rf_max))), _pairs(fixed[t], ids), _pairs(held[t], ids),
-                  _pairs(pref[t], ids))
-        for t in range(n_t)
-    )
+    by_rf, fixed = _fixed_loads(state)
+    return tuple(map(TopicLoad, names, by_rf, fixed, _pairs(held, ids), _pairs(pref, ids)))
 
 
 def view_racks(state: ClusterState) -> tuple[tuple[int, str | None], ...]:
@@ -123,21 +142,23 @@ def replica_bands(by_rf: tuple[tuple[int, int], ...], fixed: tuple[tuple[int, in
 
 def band_matrices(state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
     """Per topic and broker index, the replica band's floor and ceiling (0 for a broker not eligible).
-    They depend on the snapshot and options only, not on any move."""
-    names, _ = topic_codes(state)
-    # Float tallies (dtype None) hold the same small integers and compare alike: equivalent mutants. ``first`` feeds
-    # only topic_loads' first-replica counts, which the bands do not read, so its mutants are equivalent too.
-    lo = np.zeros((len(names), state.n_brokers), dtype=np.int64)
-    hi = np.zeros((len(names), state.n_brokers), dtype=np.int64)
-    racks = view_racks(state)
-    R = state.R
-    first = R[:, 0].astype(np.int64) if state.n_parts else np.zeros(0, dtype=np.int64)
-    elig = state.eligible_idx
-    for t, load in enumerate(topic_loads(state, R, first)):
-        bands = replica_bands(load.by_rf, load.fixed, racks)
-        for b in elig:
-            lo[t, b], hi[t, b] = bands[state.bid(b)]
-    return lo, hi
+    They depend on the snapshot and options only, not on any move: computed once per state (read only)."""
+    got = _bands.get(state)
+    if got is None:
+        names, _ = topic_codes(state)
+        racks = view_racks(state)
+        elig = state.eligible_index_arr
+        ids = [state.bid(b) for b in elig.tolist()]
+        lo = np.zeros((len(names), state.n_brokers), dtype=np.int64)
+        hi = np.zeros((len(names), state.n_brokers), dtype=np.int64)
+        if len(names) and len(ids):
+            # Float tallies (dtype None) hold the same small integers and compare alike: equivalent mutants.
+            bands = np.array([[bands[b] for b in ids] for bands in
+                              map(replica_bands, *_fixed_loads(state), [racks] * len(names))], dtype=np.int64)
+            lo[:, elig], hi[:, elig] = bands[:, :, 0], bands[:, :, 1]
+        lo.flags.writeable = hi.flags.writeable = False
+        got = _bands[state] = (lo, hi)
+    return got
 
 
 def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:

@@ -758,6 +758,10 @@ def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.nd
         finally:
             _ASKED.pop()
         return
-    for p, src, dst in spread_replicas(*args).tolist():
-        state.move(p, src, dst)
-        state.restore(p)  # (a swap back, or a chain put back, is no change)
+    moves = spread_replicas(*args)
+    # Every move at once, where the kernel left the rows (``args[4][0]``, its copy of ``state.now``), then each moved
+    # partition back as it was forgotten (a swap back, or a chain put back, is no change): the state ``move`` and
+    # ``restore`` per move leave, without 280,000 calls of each at 400 brokers / 1M partitions.
+    state.move_all(moves, args[4][0])
+    for p in dict.fromkeys(moves[:, 0].tolist()):
+        state.restore(p)
