@@ -451,3 +451,24 @@ def test_a_plan_on_a_cluster_without_capacities_has_no_disk_room() -> None:
     assert disk_room(state) is None
     with_room = disk_room(ClusterState(with_disks(snapshot), PlanOptions(**options)))
     assert with_room is not None and sorted(with_room.limit) == sorted(b.id for b in snapshot.brokers)
+
+
+@pytest.mark.parametrize("name", PLANNED)
+def test_the_schedule_reads_the_batchers_step_arrays_as_it_would_make_them(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The plan simulates its schedule on the arrays the batcher made of the moves' steps (under the disk room before
+    # the log-dir batches), not on arrays of its own (under the room after them): which brokers and dirs are limited
+    # is the same, so the arrays are, and so is the schedule.
+    from kafka_rebalance.planner import core
+    from kafka_rebalance.planner.dispatch import columns
+    from kafka_rebalance.planner.peaks import DiskLedger
+    from kafka_rebalance.planner.schedule import simulate
+
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(core, "simulate", lambda *a: calls.append(a) or simulate(*a))
+    snapshot, options = member(name)
+    make_plan(snapshot, options)
+    (chains, per_broker, in_flight, rate, fixed, disk, made), = calls
+    assert made is not None
+    own = columns([s for chain in chains for s in chain], DiskLedger(disk) if disk is not None else None)
+    assert all(np.array_equal(x, y) for x, y in zip(made, own, strict=True))
+    assert simulate(chains, per_broker, in_flight, rate, fixed, disk, made) == simulate(chains, per_broker, in_flight, rate, fixed, disk)

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from kafka_rebalance.options import PlanOptions
-from kafka_rebalance.planner.dispatch import columns, heap_pop, heap_put, new_heap
+from kafka_rebalance.planner.dispatch import Columns, columns, heap_pop, heap_put, new_heap
 from kafka_rebalance.planner.estimate import waves_seconds
 from kafka_rebalance.planner.peaks import DiskLedger, DiskRoom, ledger_add, ledger_full
 from kafka_rebalance.planner.steps import Step, step_fields, topic_ranks
@@ -90,6 +90,8 @@ class Batching:
     # the batch (index into ``batches``) of each step of the moves' chains, read in chain order: steps sit in memory
     # in that order, so arrays of their fields are read much faster in it than in the batches' (steps.step_fields)
     moved_in: np.ndarray
+    # the moves' steps as arrays, in chain order: the continuous schedule reads them too (``schedule.simulate``)
+    columns: Columns
 
 
 def make_batches(reorders: list[Step], moves: list[list[Step]], options: PlanOptions, key: OrderKey,
@@ -108,8 +110,8 @@ def batch_steps(reorders: list[Step], moves: list[list[Step]], options: PlanOpti
         batches.append(PlannedBatch("reorder", reorders[i : i + cap]))
     ledger = DiskLedger(disk) if disk is not None else None
     batches.extend(_within_batches(sorted(within, key=key), cap, ledger))
-    moving, moved_in = _move_batches(moves, options, key, ledger)
-    return Batching(batches + moving, moved_in + len(batches))
+    moving, moved_in, c = _move_batches(moves, options, key, ledger)
+    return Batching(batches + moving, moved_in + len(batches), c)
 
 
 def _within_batches(steps: list[Step], cap: int, ledger: DiskLedger | None) -> list[PlannedBatch]:
@@ -143,8 +145,8 @@ def _within_batches(steps: list[Step], cap: int, ledger: DiskLedger | None) -> l
 
 
 def _move_batches(moves: list[list[Step]], options: PlanOptions, key: OrderKey,
-                  ledger: DiskLedger | None = None) -> tuple[list[PlannedBatch], np.ndarray]:  # fmt: skip
-    """The move batches, and the one of each step of ``moves`` in chain order."""
+                  ledger: DiskLedger | None = None) -> tuple[list[PlannedBatch], np.ndarray, Columns]:  # fmt: skip
+    """The move batches, the one of each step of ``moves`` in chain order, and those steps' arrays (``columns``)."""
     steps = [s for chain in moves for s in chain]
     # each step's successor in its partition's chain (-1: none), the chains' first steps, and every step's place in the
     # ordering strategy's order
@@ -177,7 +179,7 @@ def _move_batches(moves: list[list[Step]], options: PlanOptions, key: OrderKey,
     # (every batch holds a step: ``_batch_moves`` stops at the first that cannot take one)
     batches = [PlannedBatch("move", [steps[j] for j in placed[group_at[g]:group_at[g + 1]].tolist()], float(seconds[g]))
                for g in range(n_batches)]
-    return batches, batch_of
+    return batches, batch_of, c
 
 
 @njit(cache=True)

@@ -25,6 +25,7 @@ from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import exact, lower_bounds
 from kafka_rebalance.planner.batching import LOG_DIR_BATCH, PlannedBatch, batch_steps, order_key
 from kafka_rebalance.planner.byte_misses import byte_misses
+from kafka_rebalance.planner.dispatch import Columns
 from kafka_rebalance.planner.estimate import step_figures
 from kafka_rebalance.planner.goals.base import Goal
 from kafka_rebalance.planner.goals.byte_balance import ByteBalanceGoal
@@ -249,10 +250,10 @@ def _make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     after_view = state_view(state, choice.preferred, final_leader, choice.bounds)
     room = disk_room(state, dirs)
     within = within_steps(state, dirs, reorders)
-    batches, throttles = _batches(state, reorders, moves, options, within, room)
+    batches, throttles, made = _batches(state, reorders, moves, options, within, room)
     # The executor runs the log-dir batches before the continuous schedule: its dirs start where they leave them.
     schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
-                        options.move_fixed_seconds, room.after(within) if room is not None and within else room)
+                        options.move_fixed_seconds, room.after(within) if room is not None and within else room, made)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
                        after_view)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
@@ -513,9 +514,11 @@ def _fewest_elections(state: ClusterState, optional: np.ndarray, leader: np.ndar
 
 
 def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]], options: PlanOptions,
-             within: Sequence[Step] = (), disk: DiskRoom | None = None) -> tuple[list[PlannedBatch], list[dict[str, Any]]]:  # fmt: skip
-    """The batches in the chosen order, each with its duration and KIP-73 throttles. Moves between the log dirs
-    of a broker (``within``) form the log-dir batches, after the reorders and before the moves (make_batches)."""
+             within: Sequence[Step] = (), disk: DiskRoom | None = None,
+             ) -> tuple[list[PlannedBatch], list[dict[str, Any]], Columns]:  # fmt: skip
+    """The batches in the chosen order, each with its duration and KIP-73 throttles, and the moves' steps as arrays
+    (chain order: ``simulate`` reads them). Moves between the log dirs of a broker (``within``) form the log-dir
+    batches, after the reorders and before the moves (make_batches)."""
     urp = np.fromiter((len(p.isr) < len(p.replicas) for p in state.parts), dtype=bool, count=state.n_parts)
     key = order_key(options, lambda p: bool(urp[p]))
     batching = batch_steps(reorders, moves, options, key, disk, within)
@@ -535,7 +538,7 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
         if batch.kind == LOG_DIR_BATCH:
             batch.seconds = within_seconds(batch.steps, options.delivered_rate, options.move_fixed_seconds)
             throttles[n] = within_throttles(batch.steps, rate)
-    return batches, throttles
+    return batches, throttles, batching.columns
 
 
 def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: lower_bounds.Terms, before: _Loads,

@@ -228,12 +228,16 @@ def permuted(c: Columns, by: np.ndarray) -> Columns:
 
 def build(steps: Sequence[Step], after: Sequence[int | None], per_broker: int, max_in_flight: int, throttle: float,
           ledger: DiskLedger | None, done: Iterable[int], running: Iterable[int],
-          made: tuple[Sequence[Step], np.ndarray] | None = None) -> tuple[Table, Live, Table, Live]:  # fmt: skip
+          made: tuple[Sequence[Step], np.ndarray] | None = None,
+          made_columns: Columns | None = None) -> tuple[Table, Live, Table, Live]:  # fmt: skip
     """The dispatcher's arrays for ``steps`` (priority order) and their predecessors, as ``schedule.Dispatcher`` takes
     them; ``done``/``running`` as there; ``made``: as there. The records twice: as namedtuples for Python to read, and
     as the structs the kernels take (the same arrays)."""
     n = len(steps)
-    c = columns(steps, ledger) if made is None else permuted(columns(made[0], ledger), made[1])
+    if made is None:
+        c = columns(steps, ledger)
+    else:
+        c = permuted(columns(made[0], ledger) if made_columns is None else made_columns, made[1])
     n_ids = len(c.ids)
     n_adds = np.diff(c.adds_at)
     lane = np.full(n, np.searchsorted(c.ids, NO_LANE), dtype=np.int64)

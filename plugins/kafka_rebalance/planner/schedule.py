@@ -113,15 +113,18 @@ class Dispatcher:
 
     def __init__(self, steps: Sequence[Step], after: Sequence[int | None], max_moves_per_broker: int,
                  max_in_flight: int, throttle: float, done: Iterable[int] = (), running: Iterable[int] = (),
-                 disk: DiskRoom | None = None, made: tuple[Sequence[Step], np.ndarray] | None = None) -> None:  # fmt: skip
+                 disk: DiskRoom | None = None, made: tuple[Sequence[Step], np.ndarray] | None = None,
+                 made_columns: dispatch.Columns | None = None) -> None:  # fmt: skip
         """``made``: the same steps in the order they were made and where each of ``steps`` is among them
         (``steps[i] is made[0][made[1][i]]``), where the caller has them: their arrays are read in that order, which
-        is faster (``steps.step_fields``)."""
+        is faster (``steps.step_fields``); ``made_columns``: those arrays (``dispatch.columns`` of ``made[0]``), where
+        the caller has them."""
         self.steps = steps
         self.disk = DiskLedger(disk) if disk is not None else None
         done = set(done)
         self.table, self.live, self._t, self._lv = dispatch.build(
-            steps, after, max_moves_per_broker, max_in_flight, throttle, self.disk, done, set(running) - done, made)
+            steps, after, max_moves_per_broker, max_in_flight, throttle, self.disk, done, set(running) - done, made,
+            made_columns)
         self._sync()
 
     def _sync(self) -> None:
@@ -248,13 +251,16 @@ def _bound(n_ids: int, adds: np.ndarray, leader: np.ndarray, size: np.ndarray, n
 
 
 def simulate(chains: Sequence[Sequence[Step]], max_moves_per_broker: int, max_in_flight: int, throttle: float,
-             fixed_seconds: float = 0.0, disk: DiskRoom | None = None) -> Schedule:
+             fixed_seconds: float = 0.0, disk: DiskRoom | None = None, made: dispatch.Columns | None = None) -> Schedule:
     """The schedule of these partitions' steps and its simulated duration under ``throttle`` B/s, each
-    step taking ``fixed_seconds`` on top of its copying; ``disk``: the brokers' disk room (``Dispatcher``)."""
-    made = [s for chain in chains for s in chain]
-    by, after = _priority(made)
-    order = [made[i] for i in by.tolist()]
-    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle, disk=disk, made=(made, by))
+    step taking ``fixed_seconds`` on top of its copying; ``disk``: the brokers' disk room (``Dispatcher``); ``made``:
+    the steps' arrays in chain order where the caller has them (the batcher's, ``batching.Batching.columns``: they
+    depend on which brokers and dirs ``disk`` limits, not on their room)."""
+    steps_made = [s for chain in chains for s in chain]
+    by, after = _priority(steps_made)
+    order = [steps_made[i] for i in by.tolist()]
+    dispatcher = Dispatcher(order, after, max_moves_per_broker, max_in_flight, throttle, disk=disk,
+                            made=(steps_made, by), made_columns=made)
     start, end = dispatcher.run(fixed_seconds)
     if not dispatcher.finished and dispatcher.disk is not None and dispatcher.disk_blocked():
         raise dispatcher.disk.stuck(dispatcher.disk_blocked())

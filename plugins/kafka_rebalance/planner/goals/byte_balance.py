@@ -17,7 +17,7 @@ import numpy as np
 from kafka_rebalance.balance import band_deviation
 from kafka_rebalance.planner.byte_misses import SLACK, out_of_reach
 from kafka_rebalance.planner.goals.base import Goal, bound_for, donor_index, outward, rack_bound, slot
-from kafka_rebalance.planner.goals.byte_balance_moves import balance_bytes
+from kafka_rebalance.planner.goals.byte_balance_moves import balance_bytes, guard_each
 from kafka_rebalance.planner.goals.byte_trim import ByteTrimGoal
 from kafka_rebalance.planner.goals.donor_arrays import kernel_reads
 from kafka_rebalance.planner.goals.view import BalanceView, BrokerView, GoalCheck
@@ -67,13 +67,12 @@ class ByteGuard:
         asked it candidate by candidate, most of the topic-spread goal's time at 50 brokers."""
         if not self.active:
             return np.ones(len(moved), dtype=bool)
-        ok = np.ones(len(moved), dtype=bool)
-        for b, d in ((a, -moved), (r, moved)):
-            now = float(state.bytes[b])
-            x = now + d
-            after = np.maximum(0.0, np.maximum(x - self.upper[b], self.lower[b] - x))
-            ok &= after <= self._off(b, now) + 0.5
-        return ok
+        now_a, now_r = float(state.bytes[a]), float(state.bytes[r])
+        band = np.array([self.upper[a], self.lower[a], self.upper[r], self.lower[r]], dtype=np.float64)
+        # (compiled: NumPy's fixed cost per operation, on the few dozen sizes of a search, was the network goal's
+        # swaps' largest part)
+        return guard_each(now_a, now_r, band, self._off(a, now_a) + 0.5, self._off(r, now_r) + 0.5,
+                          np.ascontiguousarray(moved, dtype=np.float64))
 
     def allowed(self, state: ClusterState, a: int, r: int, parts: list[int]) -> list[int]:
         """The partitions of ``parts`` whose replica may move from a to r (``allows_each`` of their sizes), in order.

@@ -68,6 +68,20 @@ K_PARTNERS, K_SEARCH, K_COSTLY, K_ROUNDS = range(4)
 
 
 @njit(cache=True)
+def guard_each(now_a: float, now_r: float, band: np.ndarray, limit_a: float, limit_r: float,
+               moved: np.ndarray) -> np.ndarray:  # fmt: skip
+    """``ByteGuard.allows_each`` once the guard holds: per x of ``moved``, do a's bytes less x and r's plus x end no
+    further outside the band (``band``: a's top and bottom, r's) than ``limit_a``/``limit_r`` (the same floats)."""
+    out = np.empty(moved.shape[0], np.bool_)
+    up_a, low_a, up_r, low_r = band[0], band[1], band[2], band[3]
+    for i in range(moved.shape[0]):
+        x = now_a + -moved[i]
+        y = now_r + moved[i]
+        out[i] = max(0.0, max(x - up_a, low_a - x)) <= limit_a and max(0.0, max(y - up_r, low_r - y)) <= limit_r
+    return out
+
+
+@njit(cache=True)
 def _feed(ax: tuple, ix: tuple, b: int, sizes: np.ndarray) -> None:
     """``ArrivalIndex._feed``: the replicas moved onto b since join b's arrival list (its side list in ``ax``), once."""
     arrived = ix[AP][b]
