@@ -349,3 +349,23 @@ def test_the_byte_bound_keeps_the_brokers_the_plan_brings_into_their_band() -> N
     assert not s["targets"]["bytes_reached"] and s["targets"]["replicas_reached"]
     assert s["lower_bounds"] == {"replica_moves": 2, "bytes_moved": 1800}
     assert (s["bytes_moved"], s["optimizer"]["gap_percent"]) == (2000, 11.11)
+
+
+def test_the_summarys_moves_and_bytes_are_the_batches_new_replicas_and_their_sizes() -> None:
+    # The summary counts the move batches' new replicas from the batcher's arrays and the other batches' from their
+    # steps: every batch's steps, read one by one, add up to the same figures.
+    from tests.support.clusters import drawn_cluster
+
+    planned = log_dir_batches = 0
+    for seed in range(60):
+        snap, options = drawn_cluster(seed)
+        try:
+            plan = make_plan(snap, options)
+        except PlanError:
+            continue
+        steps = [s for b in plan.batches for s in b.steps]
+        assert plan.summary["replica_moves"] == sum(len(s.adds) for s in steps), seed
+        assert plan.summary["bytes_moved"] == sum(len(s.adds) * s.size for s in steps), seed
+        planned += plan.summary["replica_moves"] > 0
+        log_dir_batches += any(b.kind != "move" for b in plan.batches)
+    assert planned > 20 and log_dir_batches > 5, (planned, log_dir_batches)

@@ -255,7 +255,7 @@ def _make_plan(snapshot: Snapshot, options: PlanOptions) -> Plan:
     schedule = simulate(moves, options.max_moves_per_broker, options.max_partitions_per_batch, options.delivered_rate,
                         options.move_fixed_seconds, room.after(within) if room is not None and within else room, made)
     summary = _summary(state, options, choice, bounds, before, final_leader, batches, schedule, solved, unrepaired,
-                       after_view)
+                       after_view, made)
     summary["reorders"], summary["leader_elections"] = len(reorders), len(elections)
     summary["leader_changes"] = leader_changes(state.leader.tolist(), final_leader.tolist())
     summary["goals"] = _goal_entries(names, before_view, after_view, spent, solved)
@@ -543,8 +543,9 @@ def _batches(state: ClusterState, reorders: list[Step], moves: list[list[Step]],
 
 def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bounds: lower_bounds.Terms, before: _Loads,
              final_leader: np.ndarray, batches: list[PlannedBatch], schedule: Schedule, solved: exact.ExactResult | None,
-             unrepaired: list[str], after_view: BalanceView) -> dict[str, Any]:  # fmt: skip
-    """plan.json's summary: what the plan moves against its lower bounds, the loads before and after, its targets."""
+             unrepaired: list[str], after_view: BalanceView, made: Columns) -> dict[str, Any]:  # fmt: skip
+    """plan.json's summary: what the plan moves against its lower bounds, the loads before and after, its targets.
+    ``made``: the move batches' steps as arrays (``batching.Batching.columns``)."""
     ids, pref = state.broker_ids, choice.preferred
     after = _Loads.of(state, np.bincount(pref, minlength=state.n_brokers) if state.n_parts else before.preferred,
                       final_leader)  # fmt: skip
@@ -556,10 +557,13 @@ def _summary(state: ClusterState, options: PlanOptions, choice: LeaderChoice, bo
     in_band = np.asarray([state.bid(b) not in out_of_band for b in state.eligible_idx], dtype=bool)
     # The byte terms of the brokers this plan brings into their band bind every plan that does as much.
     reached_bounds = lower_bounds.finish(lower_bounds.summed(bounds, in_band), counts_reached, True)
-    f = step_fields([s for b in batches for s in b.steps], "adds", "size")
-    n_adds = np.fromiter(map(len, f["adds"]), dtype=np.int64, count=len(f["adds"]))
+    # The move batches' new replicas from their arrays (every step of the moves is in one), the other batches' (none,
+    # as things stand: reorders and moves between the dirs of a broker) from their steps.
+    f = step_fields([s for b in batches if b.kind != "move" for s in b.steps], "adds", "size")
+    n_adds = np.concatenate([np.fromiter(map(len, f["adds"]), dtype=np.int64, count=len(f["adds"])), np.diff(made.adds_at)])
+    sizes = np.concatenate([np.array(f["size"], dtype=np.int64), made.size])
     replica_moves = int(n_adds.sum())
-    bytes_moved = int((n_adds * np.array(f["size"], dtype=np.int64)).sum())
+    bytes_moved = int((n_adds * sizes).sum())
     threshold = float(options.threshold_percentage or 0.0)
     over_threshold = list(LeaderImbalanceGoal().check(after_view).offenders)
     return {
