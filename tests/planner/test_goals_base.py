@@ -144,6 +144,39 @@ def test_a_replica_at_the_move_cap_is_parked_until_its_partition_changes_or_the_
     assert idx.find(3 * GiB, always, allow_touched=True) == 1 and idx.parked == {2}
 
 
+def test_moves_made_at_once_release_parked_replicas_as_moves_made_one_by_one() -> None:
+    # ``move_all`` (a compiled goal's moves replayed) against ``move`` per move, from the same states with replicas
+    # parked at the cap: the same rows, tallies, records, donor indexes and parked replicas, drawn over many batches
+    # (a partition moved twice in one batch, parked ones among them).
+    from tests.support.clusters import indexes, same_state
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        sizes = [int(x) for x in rng.integers(1, 9, size=24)]
+        parts = [part("t", i, [i % 4, (i + 1) % 4], size_bytes=g * GiB) for i, g in enumerate(sizes)]
+        one, many = (planner_state([0, 1, 2, 3, 4, 5], parts) for _ in range(2))
+        for s in (one, many):
+            for p in range(0, 24, 3):
+                s.move(p, p % 4, 4 + p % 2)
+            s.cap_moves()
+            for b in range(4):  # every original replica of a moved partition passed by and parked
+                donor_index(s, b).find(0.0, lambda p: False, 64, allow_touched=True)
+        assert one.parked and one.parked == many.parked, trial
+        rows, moves = many.now.copy(), []
+        for _ in range(int(rng.integers(1, 12))):
+            p = int(rng.integers(24))
+            row = [b for b in rows[p].tolist() if b >= 0]
+            free = [b for b in range(6) if b not in row]
+            src, dst = row[int(rng.integers(len(row)))], free[int(rng.integers(len(free)))]
+            rows[p, row.index(src)] = dst
+            moves.append((p, src, dst))
+        for p, src, dst in moves:
+            one.move(p, src, dst)
+        many.move_all(np.array(moves, dtype=np.int64), rows)
+        assert same_state(one, many), trial
+        assert indexes(one) == indexes(many) and one.parked == many.parked, trial
+
+
 def test_an_arrival_joins_the_side_list_from_the_first_one_on() -> None:
     # t-0 (1 GiB) on broker 0, t-1 (5 GiB) on broker 1. t-1 moves onto 0 after 0's index was built: wanting 5 GiB
     # with touched ones allowed, the arrival (0 away) beats t-0 (4 away).
