@@ -1220,27 +1220,6 @@ def test_compiled_first_replica_hand_overs_are_the_ones_the_rule_read_plainly_ma
     check()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 60)), unique_by=lambda e: e[1], max_size=40),
-       st.integers(0, 13), st.integers(1, 12))  # fmt: skip
-def test_the_nearest_by_size_are_the_ones_a_full_sort_by_gap_and_partition_lists_first(
-        entries: list[tuple[int, int]], twice_sp: int, k: int) -> None:  # fmt: skip
-    # Many equal sizes (0..6) and a wanted size on them or halfway between: ties on both sides at once, broken by
-    # partition wherever the k-th falls.
-    import numpy as np
-
-    from kafka_rebalance.planner.goals.topic_spread_moves import nearest_by_size
-
-    entries.sort()
-    sizes = np.asarray([float(s) for s, _ in entries], dtype=np.float64)
-    parts = np.asarray([p for _, p in entries], dtype=np.int64)
-    sp = twice_sp / 2
-    out = np.empty(k, dtype=np.int64)
-    got = out[: nearest_by_size(sp, parts, sizes, out)].tolist()
-    assert got == [p for _, p in sorted((abs(s - sp), p) for s, p in entries)][:k]
-
-
-
 def test_the_kernels_moves_made_at_once_leave_the_state_that_move_and_restore_one_by_one_leave(
         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     # ``spread`` makes the kernel's moves with ``move_all`` and restores each moved partition after; the rule is

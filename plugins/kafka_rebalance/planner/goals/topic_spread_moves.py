@@ -53,12 +53,12 @@ from kafka_rebalance.planner.goals.compiled_state import (
     veto_arrays,
 )
 from kafka_rebalance.planner.goals.donor_arrays import pairs
-from kafka_rebalance.planner.goals.size_walk import walk_from, walk_next
+from kafka_rebalance.planner.goals.size_walk import nearest_unsorted
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
 
-__all__ = ["CHAIN_PAIRS", "PARTNERS", "SEARCH", "SWAP_TRIES", "nearest_by_size", "spread", "spread_replicas"]
+__all__ = ["CHAIN_PAIRS", "PARTNERS", "SEARCH", "SWAP_TRIES", "spread", "spread_replicas"]
 
 PARTNERS = 8  # brokers tried on each side of a topic's transfer before the topic counts as stuck
 SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
@@ -298,20 +298,32 @@ def _unlist(sent: tuple, b: int, p: int, size: float, u: int) -> None:
         n[b] = k - 1
 
 
+@njit(cache=True, inline="always")
+def _first_of(keys: np.ndarray, lo: int, hi: int, u: int) -> int:
+    """The first of ``keys[lo:hi]`` (sorted) not below u, hi where none: ``searchsorted`` without the slice (a view
+    counts a reference to its array: twice per topic read, that was a quarter of the kernel's time)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < u:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(cache=True)
 def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, spread: tuple,
           out_p: np.ndarray, out_s: np.ndarray) -> int:  # fmt: skip
-    """r's partitions that may go back to a in a swap for topic t, as their ranks by (size, partition) and their sizes,
-    into ``out_p``/``out_s``, in no order (``_order`` sorts them): its unchanged partitions (``pools[1]``, lo to hi) and
+    """r's partitions that may go back to a in a swap for topic t and their sizes, into ``out_p``/``out_s``, in no
+    order (``nearest_unsorted`` reads them so): its unchanged partitions (``pools[1]``, lo to hi) and
     those sent on to it (``sent``), each of a topic both brokers' bands allow to change and not on a already. Returns
     how many.
 
     Few topics have such slack on both brokers (at 400 brokers / 1M partitions, 3 % of r's partitions passed). They are
     read off bits kept per broker (``_slack_bits``), both lists are read by topic for those topics only (``pools[1]``,
     r's entries by topic; the sent ones are kept by topic): scanning r's whole pool per swap was a third of the kernel's
-    time. Most pools serve only to show that nothing is within the byte guard's reach (``_swap``), so they are sorted
-    only when a search needs them."""
-    t_topic, t_rank, t_rows, t_size = pools[1][0], pools[1][2], pools[1][3], pools[1][4]
+    time. Most pools serve only to show that nothing is within the byte guard's reach (``_swap``)."""
+    t_topic, t_part, t_rows, t_size = pools[1]
     live = spread[14]
     give, take = spread[12][r], spread[13][a]
     n_sent = sent[2][r]
@@ -324,28 +336,19 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, s
             both &= both - np.uint64(1)
             if u == t:
                 continue
-            i = lo + np.searchsorted(t_topic[lo:hi], u)
+            i = _first_of(t_topic, lo, hi, u)
             while i < hi and t_topic[i] == u:
                 if live[i] and not holds(t_rows, i, a):
-                    out_p[n], out_s[n] = t_rank[i], t_size[i]
+                    out_p[n], out_s[n] = t_part[i], t_size[i]
                     n += 1
                 i += 1
-            y = np.searchsorted(sent_t[:n_sent], u)
+            y = _first_of(sent_t, 0, n_sent, u)
             while y < n_sent and sent_t[y] == u:
                 if not holds(sent_r, sent_i[y], a):
-                    out_p[n], out_s[n] = pools[2][sent_p[y]], sent_s[y]
+                    out_p[n], out_s[n] = sent_p[y], sent_s[y]
                     n += 1
                 y += 1
     return n
-
-
-@njit(cache=True)
-def _order(n: int, pools: tuple, out_p: np.ndarray, out_s: np.ndarray) -> None:
-    """A pool ``_pool`` gathered (ranks, sizes) as partitions by (size, partition): its ranks sorted."""
-    out_p[:n] = np.sort(out_p[:n])
-    for i in range(n):
-        p = pools[3][out_p[i]]
-        out_p[i], out_s[i] = p, float(pools[4][p])
 
 
 @njit(cache=True)
@@ -357,28 +360,12 @@ def _within(sizes: np.ndarray, lo: float, hi: float) -> bool:
 
 
 @njit(cache=True)
-def nearest_by_size(sp: float, pool_p: np.ndarray, pool_s: np.ndarray, out: np.ndarray) -> int:
-    """The first ``len(out)`` of a pool by (size, partition) by (gap from sp, partition), into ``out``
-    (``size_walk``); returns how many."""
-    at = walk_from(sp, pool_s)
-    n = 0
-    while n < out.shape[0]:
-        j = walk_next(sp, pool_s, pool_p, at)
-        if j < 0:
-            break
-        out[n] = pool_p[j]
-        n += 1
-    return n
-
-
-@njit(cache=True)
 def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, board: tuple, veto: tuple,
           dirs: tuple, spread: tuple, pools: tuple, buf: tuple) -> bool:  # fmt: skip
     """p (topic t) a -> r and q (another topic) r -> a, counts unchanged: q among r's partitions nearest p in size."""
     sizes, nbytes = board[4], board[6]
     qs, pool_p, pool_s = buf[0], buf[6], buf[7]
     n_pool = -1  # r's partitions that may go back (``_pool``), read for the first candidate that needs them
-    ordered = False
     lo, hi = pools[0][r], pools[0][r + 1]
     span_lo, span_hi = _span(a, r, nbytes, veto) if flags[F_GUARD] else (-np.inf, np.inf)
     for i in range(k):
@@ -391,10 +378,7 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
         # No partition that may go back within the guard's reach of p: none passes it (the answer, sooner).
         if flags[F_GUARD] and not _within(pool_s[:n_pool], sp - span_hi, sp - span_lo):
             continue
-        if not ordered:
-            _order(n_pool, pools, pool_p, pool_s)
-            ordered = True
-        n = nearest_by_size(sp, pool_p[:n_pool], pool_s[:n_pool], qs)
+        n = nearest_unsorted(sp, pool_p, pool_s, n_pool, qs)
         for q in qs[:n]:
             m = sp - float(sizes[q])
             if not (_guard(a, -m, flags, nbytes, veto) and _guard(r, m, flags, nbytes, veto)):
@@ -597,9 +581,9 @@ def _topic_lists(t: int, order: np.ndarray, cuts: np.ndarray, board: tuple, spre
 def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, unmovable: np.ndarray,
            n_b: int) -> tuple:  # fmt: skip
     """Where a swap looks for what goes back: per broker ([0], where each one's entries start), the movable partitions
-    of its original rows by (topic, size, partition), with their topics, ranks, rows and sizes beside them ([1]); [2]
-    each partition's rank by (size, partition), [3] the partitions in that order, [4] their sizes; and [5], per
-    partition and slot of its original row, where its entry in [1] is (-1: none)."""
+    of its original rows by (topic, size, partition), with their topics, rows and sizes beside them ([1]); [2] each
+    partition's rank by (size, partition), [3] the partitions in that order; and [4], per partition and slot of its
+    original row, where its entry in [1] is (-1: none)."""
     by = np.argsort(sizes, kind="mergesort")  # (stable: by size, then partition)
     rank = np.empty(sizes.shape[0], np.int64)
     rank[by] = np.arange(sizes.shape[0])
@@ -633,7 +617,7 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
             u = topic[parts[x]]
             by_t[start[b] + count[u]] = x
             count[u] += 1
-    by_topic = (topic[parts[by_t]], parts[by_t], rank[parts[by_t]], rows[by_t], sizes[parts[by_t]].astype(np.float64))
+    by_topic = (topic[parts[by_t]], parts[by_t], rows[by_t], sizes[parts[by_t]].astype(np.float64))
     at = np.full(R.shape, -1, np.int64)  # per partition and slot of its original row, its entry in [1]
     for b in range(n_b):
         for i in range(start[b], start[b + 1]):
@@ -641,7 +625,7 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
             for j in range(rf[p]):
                 if R[p, j] == b:
                     at[p, j] = i
-    return start, by_topic, rank, by, sizes, at
+    return start, by_topic, rank, by, at
 
 
 @njit(cache=True)
@@ -725,7 +709,7 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
     words = (held.shape[0] + 63) // 64
     spread = (held, np.zeros(n_b, np.int64), sent, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
               np.array([-1, flags[F_PYTHON]]), lo, hi, held.T.copy(), lo.T.copy(), hi.T.copy(),
-              np.zeros((n_b, words), np.uint64), np.zeros((n_b, words), np.uint64), ~board[3][pools[1][1]], pools[5])
+              np.zeros((n_b, words), np.uint64), np.zeros((n_b, words), np.uint64), ~board[3][pools[1][1]], pools[4])
     for b in range(n_b):
         for u in range(held.shape[0]):
             _slack_bits(b, u, spread)
