@@ -18,6 +18,7 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     indexes_of,
     leave_indexes,
     original_movable,
+    pairs,
     parking_log,
     search_params,
 )
@@ -96,3 +97,13 @@ def test_the_parking_log_keeps_the_order_replicas_were_parked_in() -> None:
     assert parking_log(ix[PLOG])[:, [0, 1, 3]].tolist() == [[2, 1, 0], [0, 2, 1], [2, 0, 0], [3, 1, 1]]
     assert ix[PARKED].tolist() == [1, -1, -1, 3]
     assert sorted(ix[SP][b][: ix[SN][b]].tolist() for b in range(3)) == [[], [2], [2]]
+
+
+def test_pairs_lists_each_value_beside_its_key_in_order() -> None:
+    # Keys with one value, none and many (the parked partitions', the arrivals' and the indexes' shapes), lists and
+    # arrays alike.
+    lists = [(7, [3]), (2, []), (9, np.array([5, 1, 5])), (0, [4, 4])]
+    keys, values = pairs(iter(lists))
+    assert keys.dtype == values.dtype == np.int64
+    assert list(zip(keys.tolist(), values.tolist())) == [(7, 3), (9, 5), (9, 1), (9, 5), (0, 4), (0, 4)]
+    assert [a.tolist() for a in pairs([])] == [[], []]
