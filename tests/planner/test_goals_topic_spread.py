@@ -1251,3 +1251,20 @@ def test_the_kernels_moves_made_at_once_leave_the_state_that_move_and_restore_on
         put_back += len(parts) > len(set(parts))
     # enough clusters that the kernel moved in, some with a partition moved twice (a swap or a chain, put back or not)
     assert (moved > 20, put_back > 5) == (True, True), (fits, moved, put_back)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.booleans()), max_size=30), st.integers(1, 10))
+def test_the_first_donors_are_the_first_of_the_whole_ranking(entries: list[tuple[int, bool]], m: int) -> None:
+    # Few distinct needs, so that ties (kept in the brokers' order) fall across the cut at m.
+    import numpy as np
+
+    from kafka_rebalance.planner.goals.topic_spread_moves import _neediest, _neediest_first
+
+    elig = np.arange(100, 100 + 2 * len(entries), 2, dtype=np.int64)
+    need = np.asarray([x for x, _ in entries], dtype=np.int64)
+    among = np.asarray([y for _, y in entries], dtype=np.bool_)
+    whole, first = np.empty(len(entries), np.int64), np.empty(len(entries), np.int64)
+    n = _neediest(elig, need, among, whole, np.zeros(2, np.int64))
+    k = _neediest_first(elig, need, among, first, m)
+    assert first[:k].tolist() == whole[: min(n, m)].tolist()

@@ -500,6 +500,28 @@ def _neediest(elig: np.ndarray, need: np.ndarray, among: np.ndarray, out: np.nda
 
 
 @njit(cache=True)
+def _neediest_first(elig: np.ndarray, need: np.ndarray, among: np.ndarray, out: np.ndarray, m: int) -> int:
+    """The first m of ``_neediest``'s ranking into ``out`` (an insertion into m places per broker that ranks: donors
+    are read no further than ``PARTNERS``); how many."""
+    n = 0
+    for i in range(elig.shape[0]):
+        if not among[i]:
+            continue
+        x = need[i]
+        if n == m and need[out[n - 1]] >= x:
+            continue
+        j = n if n < m else m - 1  # (``out`` holds indexes into elig while it ranks)
+        while j > 0 and need[out[j - 1]] < x:
+            out[j] = out[j - 1]
+            j -= 1
+        out[j] = i
+        n = min(n + 1, m)
+    for j in range(n):
+        out[j] = elig[out[j]]
+    return n
+
+
+@njit(cache=True)
 def _transfer(t: int, donors: np.ndarray, receivers: np.ndarray, flags: np.ndarray, board: tuple, veto: tuple,
               dirs: tuple, spread: tuple, pools: tuple, topic_lists: tuple, buf: tuple,
               failed: dict) -> bool:  # fmt: skip
@@ -754,9 +776,9 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
                 else:
                     need_d[i], among_d[i] = x - lo_t[i], x > lo_t[i]
                     need_r[i], among_r[i] = lo_t[i] - x, x < lo_t[i]
-            n_d = _neediest(elig, need_d, among_d, donors, counts_buf)
+            n_d = _neediest_first(elig, need_d, among_d, donors, PARTNERS)
             n_r = _neediest(elig, need_r, among_r, receivers, counts_buf)
-            if not _transfer(t, donors[:min(n_d, PARTNERS)], receivers[:n_r], flags, board, veto, dirs, spread, pools,
+            if not _transfer(t, donors[:n_d], receivers[:n_r], flags, board, veto, dirs, spread, pools,
                              topic_lists, buf, failed):  # fmt: skip
                 break
     out = np.empty(len(moves), np.int64)
