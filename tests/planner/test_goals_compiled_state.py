@@ -19,6 +19,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     accepts,
     board_arrays,
     follow_dirs,
+    kernel_records,
     move_on_board,
     network_ok,
     spread_ok,
@@ -62,13 +63,14 @@ def test_the_vetoes_in_arrays_answer_as_the_goals_do_move_after_move(relieve: bo
         assert asked is None and not flags[F_PYTHON] and flags[F_SPREAD] and flags[F_NET], seed
         assert flags[F_NET_TOP] == relieve
         board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
+        records = kernel_records(board, veto, dirs)  # (as the kernels take them: the same arrays)
         planned += 1
         for _ in range(80):
             p = rng.randrange(state.n_parts)
             row = state.row(p)
             src, dst = rng.choice(row), rng.randrange(state.n_brokers)
             for neutral in (False, True):
-                assert accepts(p, src, dst, neutral, flags, board, veto, dirs) == \
+                assert accepts(p, src, dst, neutral, flags, *records) == \
                     state.accepts(p, src, dst, count_neutral=neutral), (seed, p, src, dst, neutral)
             by_spread = spread.accept_move(state, p, src, dst)
             by_net = net.accept_move(state, p, src, dst)
@@ -82,9 +84,9 @@ def test_the_vetoes_in_arrays_answer_as_the_goals_do_move_after_move(relieve: bo
             to = next((b for b in others if state.accepts(p, src, b)), rng.choice(others) if others else None)
             if to is not None and rng.random() < 0.3:
                 state.move(p, src, to)
-                j = move_on_board(p, src, to, board)
+                j = move_on_board(p, src, to, records[0])
                 board[3][p] = True  # (touched, and the log dirs followed: as ``donor_arrays.move_tracked``)
-                follow_dirs(p, j, src, to, int(board[4][p]), board[1], board[2], dirs)
+                follow_dirs(p, j, src, to, int(board[4][p]), board[1], board[2], records[2])
                 made += 1
         spread._sync(state)
         net._sync(state)

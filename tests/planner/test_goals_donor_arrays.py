@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from kafka_rebalance.planner.goals.base import donor_index
-from kafka_rebalance.planner.goals.compiled_state import board_arrays, veto_arrays
+from kafka_rebalance.planner.goals.compiled_state import board_arrays, kernel_records, veto_arrays
 from kafka_rebalance.planner.goals.donor_arrays import (
     FIT,
     SN,
@@ -46,7 +46,7 @@ def compiled_find(state: ClusterState, b: int, dst: int, desired: float = 0.0) -
     in ``state`` as the kernel leaves them."""
     flags, veto, dirs, _ = veto_arrays(state)
     board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
-    ctx = (flags, board, veto, dirs, np.zeros(state.n_parts, dtype=bool),
+    ctx = (flags, *kernel_records(board, veto, dirs), np.zeros(state.n_parts, dtype=bool),
            (np.zeros(0, dtype=bool), np.zeros(1), np.zeros(0, dtype=np.int64)))
     ix = indexes_of(state, state.n_brokers)
     created(ix, b, *original_movable(state), board[4])  # (``donor_index``: built on first use)

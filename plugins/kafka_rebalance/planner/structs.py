@@ -10,9 +10,11 @@ class, whose constructor the kernels call.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from numba.core import types
+from numba.core.extending import overload
 from numba.experimental import structref
 
 
@@ -27,3 +29,25 @@ def register(record: Any, typeclass: type[Fields], proxy: type[structref.StructR
     """Register ``typeclass`` as a struct type with ``record``'s fields (a namedtuple class), built by ``proxy``."""
     structref.register(typeclass)
     structref.define_proxy(proxy, typeclass, list(record._fields))
+
+
+def _field_reader(name: str) -> Any:
+    """A function returning the field ``name`` of a struct (numba reads no attribute named by a variable)."""
+    space: dict[str, Any] = {}
+    # (numba matches the reader's signature to the overload's, annotations included: strings here as there)
+    exec(f"def read(value: Any, k: Any) -> Any:\n    return value.{name}\n", space)
+    return space["read"]
+
+
+def register_positional(record: Any, typeclass: type[Fields], proxy: type[structref.StructRefProxy]) -> None:
+    """``register``, and the struct's fields read by position (``board[0]``, a literal index) as the tuple's were: the
+    kernels written for a tuple take the struct unchanged, and the Python that builds and reads the tuple stays as it
+    is (it hands the kernels ``proxy(*the_tuple)``)."""
+    register(record, typeclass, proxy)
+    readers = [_field_reader(name) for name in record._fields]
+
+    @overload(operator.getitem)
+    def _by_position(value: Any, k: Any) -> Any:
+        if isinstance(value, typeclass) and isinstance(k, types.IntegerLiteral):
+            return readers[k.literal_value]
+        return None

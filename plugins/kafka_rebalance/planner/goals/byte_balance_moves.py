@@ -20,7 +20,7 @@ from numba import njit, types
 from numba.typed import List
 
 from kafka_rebalance.planner.goals.byte_focus import next_focus
-from kafka_rebalance.planner.goals.compiled_state import board_arrays, counts_ok, veto_arrays
+from kafka_rebalance.planner.goals.compiled_state import board_arrays, counts_ok, kernel_records, veto_arrays
 from kafka_rebalance.planner.goals.donor_arrays import (
     AN,
     AP,
@@ -331,7 +331,7 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     flags, veto, dirs, _ = veto_arrays(state)
     board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), flags)
     n_b = state.n_brokers
-    ctx = (flags, board, veto, dirs, in_rack.astype(bool),
+    ctx = (flags, *kernel_records(board, veto, dirs), in_rack.astype(bool),
            (np.zeros(0, dtype=bool), np.zeros(1), np.zeros(0, dtype=np.int64)))  # fmt: skip
     ix = indexes_of(state, n_b)
     none = np.zeros(0, dtype=np.int64)

@@ -10,12 +10,15 @@ Topic spread's search (topic_spread_moves.py) and the replica counts' (replica_c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import namedtuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit, objmode
+from numba.experimental import structref
 
 from kafka_rebalance.planner.peaks import SLACK_BYTES
+from kafka_rebalance.planner.structs import Fields, register_positional
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.goals.base import Goal
@@ -54,6 +57,51 @@ def _python_move(p: int, src: int, dst: int) -> None:
 
 def _python_restore(p: int) -> None:
     _ASKED[-1][0].restore(p)
+
+
+# The state's three records as the kernels take them: structs read by position as the tuples ``board_arrays`` and
+# ``veto_arrays`` build (``kernel_records``). A tuple of arrays handed to a compiled function has each array's count
+# of references raised on entry and lowered on exit: with the donor indexes' search (``donor_arrays.nearest``) and
+# the vetoes (``accepts``) called millions of times, that was a fifth of planning at 400 brokers / 1M partitions.
+Board = namedtuple("Board", ["now", "R", "rf", "touched", "sizes", "counts", "bytes", "eligible", "rack", "unmovable",
+                             "topic", "hot", "eligible_index", "tally"])  # fmt: skip
+Veto = namedtuple("Veto", ["lo", "hi", "byte_hi", "byte_lo", "disk_limit", "cap", "eligible_racks", "kept"])
+Dirs = namedtuple("Dirs", ["start", "receives", "load", "ceiling", "where", "home", "jbod", "slack"])
+
+
+class BoardType(Fields):
+    pass
+
+
+class VetoType(Fields):
+    pass
+
+
+class DirsType(Fields):
+    pass
+
+
+class BoardRef(structref.StructRefProxy):
+    pass
+
+
+class VetoRef(structref.StructRefProxy):
+    pass
+
+
+class DirsRef(structref.StructRefProxy):
+    pass
+
+
+register_positional(Board, BoardType, BoardRef)
+register_positional(Veto, VetoType, VetoRef)
+register_positional(Dirs, DirsType, DirsRef)
+
+
+def kernel_records(board: tuple, veto: tuple, dirs: tuple) -> tuple[Any, Any, Any]:
+    """The tuples as the kernels' structs (``BoardRef``, ``VetoRef``, ``DirsRef``: the same arrays, what a kernel
+    changes the tuples' readers see). Typed as the kernels' annotations take them: they read the structs as tuples."""
+    return BoardRef(*board), VetoRef(*veto), DirsRef(*dirs)
 
 
 # ---------------------------------------------------------------------------------------------------- rows

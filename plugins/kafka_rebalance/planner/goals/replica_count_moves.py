@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import List
 
-from kafka_rebalance.planner.goals.compiled_state import board_arrays, veto_arrays
+from kafka_rebalance.planner.goals.compiled_state import board_arrays, kernel_records, veto_arrays
 from kafka_rebalance.planner.goals.donor_arrays import (
     FIT,
     O_BOUND,
@@ -303,7 +303,7 @@ def transfer_counts(state: ClusterState, in_rack: np.ndarray, hosts: np.ndarray 
         if 0 <= r + 2 < len(limits_by_rack):
             limits_by_rack[r + 2] = v
     hosts_room = (np.asarray(room.pinned, dtype=bool), limits_by_rack, np.zeros(0, dtype=np.int64))  # (no leader rule)
-    ctx = (flags, board, veto, dirs, in_rack.astype(bool), hosts_room)
+    ctx = (flags, *kernel_records(board, veto, dirs), in_rack.astype(bool), hosts_room)
     from kafka_rebalance.planner.goals.replica_count import BAND_MARGIN
     bands = tuple(np.asarray(x, dtype=np.float64) for x in (
         state.byte_lo, state.byte_hi, state.byte_centre, state.byte_target, state.byte_allowed_hi,

@@ -48,6 +48,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
     follow_dirs,
     held_before,
     holds,
+    kernel_records,
     move_on_board,
     row_width,
     veto_arrays,
@@ -96,7 +97,7 @@ def _slack_bits(b: int, u: int, spread: tuple) -> None:
 def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) -> None:
     """``ClusterState.move`` on the copies, with what follows it: the topic tallies, the brokers' versions, the
     arrivals, the log dirs' tally (``DirTally.catch_up``), and the record of moves."""
-    now, R, rf, touched, sizes = board[:5]
+    now, R, rf, touched, sizes = board[0], board[1], board[2], board[3], board[4]
     topic = board[10]
     held, version, sent, moves = spread[0], spread[1], spread[2], spread[3]
     j = move_on_board(p, src, dst, board)
@@ -134,7 +135,7 @@ def _move(p: int, src: int, dst: int, board: tuple, dirs: tuple, spread: tuple) 
 @njit(cache=True)
 def _restore(p: int, board: tuple, spread: tuple) -> None:
     """``ClusterState.restore``: a row back to its original order is no change."""
-    now, R, rf, touched = board[:4]
+    now, R, rf, touched = board[0], board[1], board[2], board[3]
     if spread[6][1]:
         with objmode():
             _python_restore(p)
@@ -794,8 +795,9 @@ def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.nd
     """Run the kernel on ``state`` (see ``spread_replicas``) and make its moves there."""
     flags, veto, dirs, asked = veto_arrays(state)
     arrived_b, arrived_p = pairs(sorted(state.arrivals.items()))
-    args = (todo.astype(np.int64), order, cuts, flags, board_arrays(state, topic, flags), veto, dirs,
-            held.astype(np.int64), lo.astype(np.int64), hi.astype(np.int64), arrived_b, arrived_p)  # fmt: skip
+    board = board_arrays(state, topic, flags)
+    args = (todo.astype(np.int64), order, cuts, flags, *kernel_records(board, veto, dirs), held.astype(np.int64),
+            lo.astype(np.int64), hi.astype(np.int64), arrived_b, arrived_p)  # fmt: skip
     if asked is not None:  # the state made every move as the kernel did
         _ASKED.append(asked)
         try:
@@ -804,9 +806,9 @@ def spread(state: ClusterState, todo: np.ndarray, order: np.ndarray, cuts: np.nd
             _ASKED.pop()
         return
     moves = spread_replicas(*args)
-    # Every move at once, where the kernel left the rows (``args[4][0]``, its copy of ``state.now``), then each moved
+    # Every move at once, where the kernel left the rows (``board[0]``, its copy of ``state.now``), then each moved
     # partition back as it was forgotten (a swap back, or a chain put back, is no change): the state ``move`` and
     # ``restore`` per move leave, without 280,000 calls of each at 400 brokers / 1M partitions.
-    state.move_all(moves, args[4][0])
+    state.move_all(moves, board[0])
     for p in dict.fromkeys(moves[:, 0].tolist()):
         state.restore(p)
