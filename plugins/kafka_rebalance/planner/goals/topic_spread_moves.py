@@ -302,7 +302,7 @@ def _unlist(sent: tuple, b: int, p: int, size: float, u: int) -> None:
 @njit(cache=True, inline="always")
 def _first_of(keys: np.ndarray, lo: int, hi: int, u: int) -> int:
     """The first of ``keys[lo:hi]`` (sorted) not below u, hi where none: ``searchsorted`` without the slice (a view
-    counts a reference to its array: twice per topic read, that was a quarter of the kernel's time)."""
+    raises and lowers its array's count of references)."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if keys[mid] < u:
