@@ -238,8 +238,7 @@ class ClusterState:
         first = list(dict.fromkeys(p.tolist()))  # first moved first, as ``move`` adds them to ``cur``
         # (the rows written at once: ``_set_row`` per partition was most of this at 300,000 partitions)
         block = rows[first]
-        if block.shape[1] > self.now.shape[1]:
-            self.now = np.pad(self.now, ((0, 0), (0, block.shape[1] - self.now.shape[1])), constant_values=-1)
+        self._widen(block.shape[1])
         self.now[first, : block.shape[1]] = block
         self.now[first, block.shape[1] :] = -1
         cur = self.cur
@@ -259,11 +258,15 @@ class ClusterState:
 
     def _set_row(self, p: int, row: list[int]) -> None:
         self.cur[p] = row
-        if len(row) > self.now.shape[1]:  # a row in the middle of growing past every target
-            self.now = np.pad(self.now, ((0, 0), (0, len(row) - self.now.shape[1])), constant_values=-1)
+        self._widen(len(row))
         out = self.now[p]
         out[: len(row)] = row
         out[len(row) :] = -1
+
+    def _widen(self, width: int) -> None:
+        """Room in ``now`` for rows of ``width`` (a row in the middle of growing past every target)."""
+        if width > self.now.shape[1]:
+            self.now = np.pad(self.now, ((0, 0), (0, width - self.now.shape[1])), constant_values=-1)
 
     def on(self, parts: np.ndarray, b: int) -> np.ndarray:
         """Per partition of ``parts`` (an int array), has it a replica on broker ``b`` now?"""

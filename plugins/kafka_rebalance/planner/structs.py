@@ -4,7 +4,8 @@ A tuple of arrays passed to a compiled function has every array's reference coun
 the dispatcher's helpers, called millions of times with two tuples of fifty arrays, spent 58 % of its time there at 400
 brokers. A struct is one object; a field read touches that field alone. Each record is declared as a namedtuple (its
 fields, and the type the kernels' annotations name) and registered here as a struct type with a proxy class, whose
-constructor the kernels (or Python, handing them the struct) call. ``register_positional`` also lets kernels read a
+constructor the kernels call (a struct Python hands the kernels is built in a cached kernel too: the constructor
+called from Python compiles anew in every process). ``register_positional`` also lets kernels read a
 struct's fields by position, as the tuple it replaces (the state's board, vetoes and log dirs:
 ``compiled_state.kernel_records``).
 """
