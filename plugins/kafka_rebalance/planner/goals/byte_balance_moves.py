@@ -43,6 +43,7 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     empty_indexes,
     exported,
     find,
+    index_record,
     indexes_of,
     insert,
     leave_indexes,
@@ -344,7 +345,8 @@ def balance_bytes(state: ClusterState, runs: list[tuple[np.ndarray, np.ndarray]]
     bands = np.asarray([[np.asarray(u, dtype=np.float64), np.asarray(lo, dtype=np.float64)] for u, lo in runs])
     held = np.asarray([np.asarray(u, dtype=np.float64) > state.byte_hi for u, _ in runs])
     out = byte_moves(ctx, bands, held, np.asarray(state.byte_target, dtype=np.float64), float(copies), pinned,
-                     bool(state.has_racks), original_movable(state), ix, ax, np.asarray(knobs, dtype=np.int64),
+                     bool(state.has_racks), original_movable(state), index_record(ix), index_record(ax),
+                     np.asarray(knobs, dtype=np.int64),
                      costly)  # fmt: skip
     # The kernel released every parked replica its moves touched (``release``), and ``leave_indexes`` writes the parked
     # ones back: ``move_all`` must not release them again (it would replay move by move to do so).

@@ -39,6 +39,7 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     MS,
     compact,
     created,
+    index_record,
     indexes_of,
     insert,
     leave_indexes,
@@ -173,6 +174,7 @@ class CompiledSwaps:
         self.board = board_arrays(state, np.zeros(state.n_parts, dtype=np.int64), self.flags)
         self.records = kernel_records(self.board, self.veto, self.dirs)  # (what the kernels take)
         self.ix = indexes_of(state, state.n_brokers)
+        self.index = index_record(self.ix)  # (what the kernels take)
         self.shape = original_movable(state)
         self.leader = np.asarray(state.leader, dtype=np.int64)
 
@@ -206,7 +208,7 @@ class CompiledTrim(CompiledSwaps):
     def run(self, parts: np.ndarray, donors: np.ndarray, receivers: np.ndarray) -> int:
         """One pass over the single moves (p, d, r) in that order; the bytes it saved."""
         todo = np.stack([parts, donors, receivers], axis=1).astype(np.int64)
-        out, saved = trim_pass(todo, self.flags, *self.records, self.ix, self.shape, *self.bands,
+        out, saved = trim_pass(todo, self.flags, *self.records, self.index, self.shape, *self.bands,
                                self.followers_only, self.leader, self.search)  # fmt: skip
         self.made(out)
         return int(saved)

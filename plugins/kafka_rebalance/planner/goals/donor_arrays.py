@@ -12,11 +12,13 @@ and the bytes goal's (byte_balance_moves.py) search these.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit, types
+from numba.experimental import structref
 from numba.typed import List
 
 from kafka_rebalance.planner.goals.compiled_state import (
@@ -32,12 +34,28 @@ from kafka_rebalance.planner.goals.compiled_state import (
     veto_flags,
     vetoes_accept,
 )
+from kafka_rebalance.planner.structs import Fields, register_positional
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
 
 # ``ix`` (the donor indexes) slots
 MP, MS, MGONE, MN, MHEAD, SP, SS, SN, AP, AN, FED, CREATED, MDEAD, PARKED, PLOG = range(15)
+# The same as the kernels take it (``index_record``): a struct read by position. Handed as a tuple of fifteen lists and
+# arrays, every search (``nearest``, ``find``, ``insert``: millions of calls) raised and lowered fifteen counts.
+Index = namedtuple("Index", ["main_parts", "main_sizes", "main_gone", "main_n", "main_head", "side_parts", "side_sizes",
+                             "side_n", "arrived", "arrived_n", "fed", "created", "main_dead", "parked", "parking_log"])
+
+
+class IndexType(Fields):
+    pass
+
+
+class IndexRef(structref.StructRefProxy):
+    pass
+
+
+register_positional(Index, IndexType, IndexRef)
 # Gone entries a main list may hold before it is compacted: a search walks over them (found replicas cluster around
 # the sizes wanted, so without compaction each search crossed every earlier one's).
 COMPACT = 64
@@ -425,6 +443,18 @@ def move_tracked(p: int, src: int, dst: int, board: tuple, dirs: tuple, ix: tupl
 
 
 # ---------------------------------------------------------------------------------------------------- from Python
+
+
+def index_record(ix: tuple) -> Any:
+    """``ix`` as the kernels take it (``IndexRef``: the same lists and arrays, what a kernel changes the tuple's
+    readers see)."""
+    return _record(ix)
+
+
+@njit(cache=True)
+def _record(ix: tuple) -> Any:
+    """(Built in a kernel, compiled once and cached: the constructor called from Python compiles in every process.)"""
+    return IndexRef(*ix)
 
 
 def indexes_of(state: ClusterState, n_b: int) -> tuple:

@@ -90,7 +90,7 @@ def keep_compiled(state: ClusterState, todo: np.ndarray, lower: np.ndarray, uppe
     """The keeper's swaps over ``todo`` (rows of p, d, r) made on ``state`` by the kernel; how many it made."""
     arrays = CompiledSwaps(state)
     out = keep_pass(todo.astype(np.int64).reshape(-1, 3), arrays.flags, *arrays.records,
-                    arrays.ix, arrays.shape, np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64),
+                    arrays.index, arrays.shape, np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64),
                     np.asarray(state.disk_limit, dtype=np.float64), arrays.leader, search)  # fmt: skip
     arrays.made(out)
     arrays.leave()

@@ -30,6 +30,7 @@ from kafka_rebalance.planner.goals.donor_arrays import (
     created,
     find,
     fits,
+    index_record,
     indexes_of,
     insert,
     leave_indexes,
@@ -310,7 +311,7 @@ def transfer_counts(state: ClusterState, in_rack: np.ndarray, hosts: np.ndarray 
         state.byte_allowed_lo, [BAND_MARGIN * state.options.byte_tolerance], [room.anywhere]))  # fmt: skip
     start, owned = original_movable(state)
     ix = indexes_of(state, n_b)
-    out = count_moves(ctx, bands, np.zeros(0, dtype=bool) if hosts is None else hosts, (start, owned), ix,
+    out = count_moves(ctx, bands, np.zeros(0, dtype=bool) if hosts is None else hosts, (start, owned), index_record(ix),
                       np.array([limit, state.n_parts + 1], dtype=np.int64))
     state.move_all(out, board[0])
     leave_indexes(state, ix)
