@@ -9,7 +9,6 @@ Entries are sorted by partition then broker. A reorder-only batch sets nothing.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -54,43 +53,89 @@ def batches_throttles(steps: Sequence[Step], batch: np.ndarray, n_batches: int, 
     brokers = np.sort(np.concatenate([batch[of_before[lead]] * width + before[lead],
                                       batch[of_after[listed]] * width + after[listed]]))  # fmt: skip
     brokers = brokers[np.r_[True, brokers[1:] != brokers[:-1]]] if len(brokers) else brokers
-    # (strings made once per broker and per partition, not per entry: at a million partitions two million entries)
+    # (strings made once per broker, not per entry: at a million partitions two million entries)
     entry_broker = (brokers % width).tolist()
     id_text = {b: str(b + base) for b in set(entry_broker)}  # (every broker of a step is in some batch's list)
     starts = np.searchsorted(brokers // width, np.arange(n_batches + 1)).tolist()
     listed_ids = list(map(id_text.__getitem__, entry_broker))
+    # Every broker's rates are the same two texts: one dict shared by every entry (the plan's throttles are only read
+    # and written out), not two million alike.
+    rates = {FOLLOWER_RATE: value, LEADER_RATE: value}
     for g in np.flatnonzero(np.diff(starts)).tolist():
-        out[g]["brokers"] = {b: {FOLLOWER_RATE: value, LEADER_RATE: value} for b in listed_ids[starts[g] : starts[g + 1]]}
+        out[g]["brokers"] = dict.fromkeys(listed_ids[starts[g] : starts[g + 1]], rates)
     n_t = len(names)
-    for key, rows, ids in ((LEADER_REPLICAS, of_before[lead], before[lead]),
-                           (FOLLOWER_REPLICAS, of_after[follow], after[follow])):  # fmt: skip
-        # (batch, topic) then (partition, broker), each pair as one key: two keys to sort, not four
-        group, pair = batch[rows] * n_t + topic[rows], part[rows] * width + ids
-        if not len(group):
-            continue
-        span = int(pair.max()) + 1
-        if (n_batches * n_t) < 2**62 // span:  # one key to sort (a lexsort of two is two stable sorts)
-            both = np.sort(group * span + pair)
-            both = both[np.r_[True, both[1:] != both[:-1]]]
-            group, pair = both // span, both % span
-        else:
-            by = np.lexsort((pair, group))
-            group, pair = group[by], pair[by]
-            keep = np.r_[True, (group[1:] != group[:-1]) | (pair[1:] != pair[:-1])]
-            group, pair = group[keep], pair[keep]
-        # Each group's list made by one join over every entry, each entry's broker followed by "," or, where its
-        # group ends, "\0" to split on (a join per group cost more than the strings: hundreds of thousands of groups)
-        last = np.r_[group[1:] != group[:-1], True]
-        partitions = (pair // width).tolist()
-        prefix = {x: f"{x}:" for x in set(partitions)}
-        suffix = {2 * b + end: f"{text}{sep}" for b, text in id_text.items() for end, sep in ((0, ","), (1, "\0"))}
-        lists = "".join(map(operator.add, map(prefix.__getitem__, partitions),
-                            map(suffix.__getitem__, (pair % width * 2 + last).tolist()))).split("\0")  # fmt: skip
-        for gt, text in zip(group[last].tolist(), lists, strict=False):  # (``lists`` ends with the empty string)
-            topics, name = out[gt // n_t]["topics"], names[gt % n_t]
-            if key == LEADER_REPLICAS:
-                topics[name] = {key: text}
-            elif name in topics:  # (every moving step has replicas before: its topic is listed)
-                topics[name][key] = text
+    (lead_groups, lead_lists), (follow_groups, follow_lists) = (
+        _replica_lists(batch[rows] * n_t + topic[rows], part[rows], ids + base)
+        for rows, ids in ((of_before[lead], before[lead]), (of_after[follow], after[follow])))  # fmt: skip
+    # Every moving step has replicas before, so each (batch, topic) with new replicas has a leader list too.
+    at = np.minimum(np.searchsorted(lead_groups, follow_groups), max(len(lead_groups) - 1, 0))
+    kept = lead_groups[at] == follow_groups if len(lead_groups) else np.zeros(len(follow_groups), dtype=bool)
+    follows = np.full(len(lead_groups), None, dtype=object)
+    follows[at[kept]] = np.array(follow_lists, dtype=object)[kept]
+    values = [{LEADER_REPLICAS: a} if b is None else {LEADER_REPLICAS: a, FOLLOWER_REPLICAS: b}
+              for a, b in zip(lead_lists, follows.tolist(), strict=True)]  # fmt: skip
+    group_names = list(map(names.__getitem__, (lead_groups % n_t).tolist()))
+    bounds = np.searchsorted(lead_groups // n_t, np.arange(n_batches + 1)).tolist()
+    for g in np.flatnonzero(np.diff(bounds)).tolist():  # (groups sorted by batch, then topic: each batch's a slice)
+        lo, hi = bounds[g], bounds[g + 1]
+        out[g]["topics"] = dict(zip(group_names[lo:hi], values[lo:hi], strict=True))
     return out
 
+
+
+def _replica_lists(group: np.ndarray, part: np.ndarray, broker: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The distinct groups (sorted) and each one's ``partition:broker`` list, its distinct entries sorted by partition
+    then broker and joined by commas."""
+    if not len(group):
+        return group, []
+    pair_width = int(broker.max()) + 1
+    pair = part * pair_width + broker
+    span = int(pair.max()) + 1
+    if int(group.max()) < 2**62 // span:  # one key to sort (a lexsort of two is two stable sorts)
+        both = np.sort(group * span + pair)
+        both = both[np.r_[True, both[1:] != both[:-1]]]
+        group, pair = both // span, both % span
+    else:
+        by = np.lexsort((pair, group))
+        group, pair = group[by], pair[by]
+        keep = np.r_[True, (group[1:] != group[:-1]) | (pair[1:] != pair[:-1])]
+        group, pair = group[keep], pair[keep]
+    last = np.r_[group[1:] != group[:-1], True]
+    lists = _texts(pair // pair_width, pair % pair_width, last)
+    return group[last], lists
+
+
+def _texts(part: np.ndarray, broker: np.ndarray, last: np.ndarray) -> list[str]:
+    """The entries ``partition:broker`` (non-negative ints), joined by commas up to each ``last`` entry: one list per
+    run. Written as ASCII digits into one buffer by NumPy, a pass per digit: a Python string per entry and a join over
+    two million of them took a second at a million partitions."""
+    if min(int(part.min()), int(broker.min())) < 0:  # (the snapshot refuses them: a caller's bug)
+        raise ValueError("throttles: a negative partition number or broker id")
+    p_digits, b_digits = _digits(part), _digits(broker)
+    end = np.cumsum(p_digits + b_digits + 2)
+    start = end - (p_digits + b_digits + 2)
+    text = np.empty(int(end[-1]), dtype=np.uint8)
+    _write(text, start + p_digits - 1, part, p_digits)
+    text[start + p_digits] = ord(":")
+    _write(text, end - 2, broker, b_digits)
+    text[end - 1] = np.where(last, 0, ord(","))  # (NUL: where a list ends, to split on)
+    return text.tobytes().decode("ascii").split("\0")[:-1]
+
+
+def _digits(x: np.ndarray) -> np.ndarray:
+    """The number of decimal digits of each non-negative int."""
+    n = np.ones(len(x), dtype=np.int64)
+    rest = x // 10
+    while rest.any():
+        n += rest > 0
+        rest //= 10
+    return n
+
+
+def _write(text: np.ndarray, last_at: np.ndarray, x: np.ndarray, digits: np.ndarray) -> None:
+    """Each ``x`` in decimal into ``text``, its last digit at ``last_at``."""
+    rest = x.copy()
+    for k in range(int(digits.max(initial=0))):
+        on = digits > k
+        text[last_at[on] - k] = ord("0") + rest[on] % 10
+        rest //= 10
