@@ -82,7 +82,6 @@ def batches_throttles(steps: Sequence[Step], batch: np.ndarray, n_batches: int, 
     return out
 
 
-
 def _replica_lists(group: np.ndarray, part: np.ndarray, broker: np.ndarray) -> tuple[np.ndarray, list[str]]:
     """The distinct groups (sorted) and each one's ``partition:broker`` list, its distinct entries sorted by partition
     then broker and joined by commas."""
