@@ -8,10 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from kafka_rebalance.balance import count_bounds
 from kafka_rebalance.generate import generate
 from kafka_rebalance.options import PlanOptions
 from kafka_rebalance.planner import make_plan, write_plan
@@ -73,6 +75,36 @@ def test_the_figure_sums_replicas_and_first_replicas_outside_their_bands() -> No
     check = TopicSpreadGoal().check(view([0, 1, 2, 3], [t]))
     assert (check.value, check.reached, check.offenders) == (6.0, False, (0, 1))
     assert check.per_broker == {0: 3.0, 1: 3.0, 2: 0.0, 3: 0.0}
+
+
+def _drawn_pairs(rng: np.random.Generator, brokers: list[int], hi: int) -> tuple[tuple[int, int], ...]:
+    """(broker, count) for the brokers drawn a count of 1..hi - 1 (the others hold none)."""
+    return tuple((b, int(x)) for b in brokers if (x := rng.integers(hi)) > 0)
+
+
+def test_the_figure_on_drawn_views_is_the_bands_read_plainly() -> None:
+    # Views drawn at random (racks or none, fixed replicas, brokers holding none of a topic): per broker, each topic's
+    # replicas outside replica_bands plus its first replicas outside floor..ceil of them over the brokers, counted
+    # one by one.
+    rng = np.random.default_rng(3)
+    for case in range(40):
+        brokers = sorted(rng.choice(40, size=int(rng.integers(2, 9)), replace=False).tolist())
+        racks = {b: (None if case % 2 else f"r{int(rng.integers(3))}") for b in brokers}
+        topics = []
+        for k in range(int(rng.integers(1, 6))):
+            rf, n = int(rng.integers(1, 4)), int(rng.integers(1, 12))
+            fixed, held, first = (_drawn_pairs(rng, brokers, hi) for hi in (2, 2 * n, n))
+            topics.append(TopicLoad(f"t{k}", ((rf, n),), fixed if k % 2 else (), held, first))
+        check = TopicSpreadGoal().check(view(brokers, topics, racks))
+        want = dict.fromkeys(brokers, 0)
+        for load in topics:
+            bands = replica_bands(load.by_rf, load.fixed, tuple(racks.items()))
+            lead = count_bounds(sum(x for _, x in load.preferred), len(brokers))
+            for b in brokers:
+                held, first = dict(load.replicas).get(b, 0), dict(load.preferred).get(b, 0)
+                want[b] += max(0, bands[b][0] - held, held - bands[b][1]) + max(0, lead[0] - first, first - lead[1])
+        assert check.per_broker == {b: float(x) for b, x in want.items()}, case
+        assert (check.value, check.offenders) == (float(sum(want.values())), tuple(b for b in brokers if want[b]))
 
 
 def test_a_spread_topic_reaches_the_goal() -> None:

@@ -196,6 +196,31 @@ def test_single_moves_after_random_changes_are_the_rows_one_broker_away_read_pla
     assert found >= 3000, found  # (after the first few dozen changes, ten or more rows one broker away at every step)
 
 
+def test_the_move_cap_is_each_partitions_new_replicas_read_plainly_after_random_changes() -> None:
+    # cap_moves counts every changed row's new replicas at once: after moves, additions, removals (rows widening past
+    # the original width) and restores it is, per partition, its brokers not in its original row, counted one by one.
+    rng = np.random.default_rng(5)
+    s = state(list(range(9)), [part("t", i, [(i + k) % 9 for k in range(1 + i % 3)]) for i in range(50)])
+    for step in range(300):
+        p = int(rng.integers(50))
+        row, kind = s.row(p), int(rng.integers(4))
+        free = [b for b in range(9) if b not in row]
+        if kind in (0, 1) and free:
+            s.move(p, row[int(rng.integers(len(row)))], free[int(rng.integers(len(free)))])
+        elif kind == 2 and free and len(row) < 5:
+            s.add(p, free[int(rng.integers(len(free)))])
+        elif kind == 3 and len(row) > 1:
+            s.remove(p, row[int(rng.integers(len(row)))])
+        else:
+            s.restore(p)
+        if step % 10 == 0:
+            s.cap_moves()
+            plain = [sum(1 for b in s.row(q) if b not in s.original_row(q)) for q in range(50)]
+            assert s.forced_new.tolist() == plain, step
+            assert s.move_cap.tolist() == [max(x, 1) for x in plain], step
+    assert s.forced_new.max() >= 2  # (some rows gained more than one new replica: the count is not a flag)
+
+
 def test_rack_cap_without_racks_is_the_replication_factor() -> None:
     assert state([0, 1, 2], [part("t", 0, [0])]).rack_cap(3) == 3
 

@@ -362,9 +362,13 @@ class ClusterState:
         (two steps, two copies, two leader hand-offs for one partition's worth of balance). The hard goals
         and the count goal run before: 3 brokers added to 3 that hold every replica must take half of
         them, more than one replica of some partitions."""
+        # ``new_replicas`` of every changed partition at once, from ``now``: row by row it was 1.2 s at 400 brokers /
+        # 1M partitions, where 400,000 partitions have moved before the cap.
+        parts = np.flatnonzero(self.touched)  # (the partitions in ``cur``: ``touched`` is kept with it)
+        now, orig = self.now[parts], self.R[parts]
+        new = (now >= 0) & ~(now[:, :, None] == orig[:, None, :]).any(axis=2)
         forced = np.zeros(self.n_parts, dtype=np.int64)
-        for p in self.cur:
-            forced[p] = self.new_replicas(p)
+        forced[parts] = new.sum(axis=1)
         self.forced_new = forced
         self.move_cap = np.maximum(forced, 1)
 

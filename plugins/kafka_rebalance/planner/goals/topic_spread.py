@@ -166,9 +166,33 @@ def leader_band(load: TopicLoad, brokers: int) -> tuple[int, int]:
     return count_bounds(sum(n for _, n in load.preferred), brokers)
 
 
-def _outside(count: int, band: tuple[int, int]) -> int:
-    # Bands are floor..ceil (one wide at most): one of the two differences is >= 0, so the 0 is an equivalent mutant.
-    return max(0, band[0] - count, count - band[1])
+@lru_cache(maxsize=8192)
+def _band_rows(by_rf: tuple[tuple[int, int], ...], fixed: tuple[tuple[int, int], ...],
+               racks: tuple[tuple[int, str | None], ...], ids: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``replica_bands`` as floors and ceilings in the order of ``ids`` (read only); a broker without a band has
+    0..2^62, inside whatever it holds."""
+    bands = replica_bands(by_rf, fixed, racks)
+    lo = np.array([bands[b][0] if b in bands else 0 for b in ids], dtype=np.int64)
+    hi = np.array([bands[b][1] if b in bands else 1 << 62 for b in ids], dtype=np.int64)
+    lo.flags.writeable = hi.flags.writeable = False
+    return lo, hi
+
+
+def _counts(topics: tuple[TopicLoad, ...], field: str, col: dict[int, int]) -> np.ndarray:
+    """Per topic and broker (``col``: its column), the topic's ``field`` pairs as a matrix (a broker outside ``col``
+    left out)."""
+    out = np.zeros((len(topics), len(col)), dtype=np.int64)
+    cells = [(t, col[b], x) for t, load in enumerate(topics) for b, x in getattr(load, field) if b in col]
+    if cells:
+        t, b, x = np.array(cells, dtype=np.int64).T
+        out[t, b] = x
+    return out
+
+
+def _outside(count: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """How far each count lies outside lo..hi. (Bands are floor..ceil, one wide at most: one of the two differences
+    is >= 0, so the 0 is an equivalent mutant.)"""
+    return np.maximum(0, np.maximum(lo - count, count - hi))
 
 
 class TopicSpreadGoal(Goal):
@@ -186,19 +210,22 @@ class TopicSpreadGoal(Goal):
 
     def check(self, view: BalanceView) -> GoalCheck:
         """Replicas and first replicas outside their topics' bands, summed over topics: per broker, and
-        the cluster's total as the figure. A view without topic loads (a goal left out) judges nothing."""
-        per = {b.broker_id: 0 for b in view.brokers}
-        n = len(view.brokers)
-        for load in view.topics:
-            have = dict(load.replicas)
-            for b, band in replica_bands(load.by_rf, load.fixed, view.racks).items():
-                per[b] += _outside(have.get(b, 0), band)
-            led = dict(load.preferred)
-            band = leader_band(load, n)
-            for b in per:
-                per[b] += _outside(led.get(b, 0), band)
+        the cluster's total as the figure. A view without topic loads (a goal left out) judges nothing.
+        (As matrices, topic by broker: a count and a band per topic and broker in Python was 1.2 s of a plan at
+        400 brokers / 1M partitions, which judges two views.)"""
+        ids = tuple(b.broker_id for b in view.brokers)
+        col = {b: i for i, b in enumerate(ids)}
+        n, n_t = len(ids), len(view.topics)
+        lo, hi = np.zeros((n_t, n), dtype=np.int64), np.zeros((n_t, n), dtype=np.int64)
+        lead = np.zeros((n_t, 2), dtype=np.int64)
+        for t, load in enumerate(view.topics):
+            lo[t], hi[t] = _band_rows(load.by_rf, load.fixed, view.racks, ids)
+            lead[t] = leader_band(load, n)
+        have, led = _counts(view.topics, "replicas", col), _counts(view.topics, "preferred", col)
+        per_broker = (_outside(have, lo, hi) + _outside(led, lead[:, :1], lead[:, 1:])).sum(axis=0).tolist()
+        per = dict(zip(ids, per_broker, strict=True))
         offenders = tuple(b for b, x in per.items() if x)
-        return self.verdict(float(sum(per.values())), not offenders, offenders, {b: float(x) for b, x in per.items()})
+        return self.verdict(float(sum(per_broker)), not offenders, offenders, {b: float(x) for b, x in per.items()})
 
     # ------------------------------------------------------------------ tallies
 
