@@ -76,10 +76,6 @@ class HeapType(Fields):
     pass
 
 
-class FlowsType(Fields):
-    pass
-
-
 class TableRef(structref.StructRefProxy):
     pass
 
@@ -92,31 +88,26 @@ class HeapRef(structref.StructRefProxy):
     pass
 
 
-class FlowsRef(structref.StructRefProxy):
-    pass
-
-
 @njit(cache=True)
 def new_heap(items: int) -> Heap:
     return HeapRef(np.zeros(items), np.zeros(items, np.int64), np.zeros(items, np.int64),  # type: ignore[return-value]
                    np.zeros(items, np.int64), np.full(items, -1, np.int64), np.zeros(1, np.int64))
 
 
-@njit(cache=True)
-def _before(h: Heap, u: int, v: int) -> bool:
-    if h.x[u] != h.x[v]:
-        return h.x[u] < h.x[v]
-    if h.a[u] != h.a[v]:
-        return h.a[u] < h.a[v]
-    return h.b[u] < h.b[v]
+@njit(cache=True, inline="always")
+def _before(x: np.ndarray, a: np.ndarray, b: np.ndarray, u: int, v: int) -> bool:
+    if x[u] != x[v]:
+        return x[u] < x[v]
+    if a[u] != a[v]:
+        return a[u] < a[v]
+    return b[u] < b[v]
 
 
-@njit(cache=True)
-def _sift(h: Heap, k: int) -> None:
+@njit(cache=True, inline="always")
+def _sift(x: np.ndarray, a: np.ndarray, b: np.ndarray, heap: np.ndarray, pos: np.ndarray, n: int, k: int) -> None:
     """Move the item at heap place k up or down to where its key belongs."""
-    heap, pos, n = h.heap, h.pos, h.n[0]
     item = heap[k]
-    while k > 0 and _before(h, item, heap[(k - 1) // 2]):
+    while k > 0 and _before(x, a, b, item, heap[(k - 1) // 2]):
         parent = heap[(k - 1) // 2]
         heap[k], pos[parent] = parent, k
         k = (k - 1) // 2
@@ -124,38 +115,54 @@ def _sift(h: Heap, k: int) -> None:
         c = 2 * k + 1
         if c >= n:
             break
-        if c + 1 < n and _before(h, heap[c + 1], heap[c]):
+        if c + 1 < n and _before(x, a, b, heap[c + 1], heap[c]):
             c += 1
-        if not _before(h, heap[c], item):
+        if not _before(x, a, b, heap[c], item):
             break
         heap[k], pos[heap[c]] = heap[c], k
         k = c
     heap[k], pos[item] = item, k
 
 
+# The heap's operations on its arrays (``Heap``'s fields; ``count``: its ``n``), inlined where they are called: the
+# simulation keeps its event heap as local arrays, since reading a struct's field (or passing an array to a function
+# that is not inlined) takes and drops a reference to the array, and those were half of the simulation's time at 400
+# brokers / 1M partitions.
+
+@njit(cache=True, inline="always")
+def _put(x: np.ndarray, a: np.ndarray, b: np.ndarray, heap: np.ndarray, pos: np.ndarray, count: np.ndarray, item: int,
+         kx: float, ka: int, kb: int) -> None:  # fmt: skip
+    x[item], a[item], b[item] = kx, ka, kb
+    if pos[item] < 0:
+        heap[count[0]] = item
+        pos[item] = count[0]
+        count[0] += 1
+    _sift(x, a, b, heap, pos, count[0], pos[item])
+
+
+@njit(cache=True, inline="always")
+def _pop(x: np.ndarray, a: np.ndarray, b: np.ndarray, heap: np.ndarray, pos: np.ndarray, count: np.ndarray) -> int:
+    if count[0] == 0:
+        return -1
+    top = heap[0]
+    count[0] -= 1
+    pos[top] = -1
+    if count[0] > 0:
+        heap[0] = heap[count[0]]
+        pos[heap[0]] = 0
+        _sift(x, a, b, heap, pos, count[0], 0)
+    return top
+
+
 @njit(cache=True)
 def heap_put(h: Heap, item: int, x: float, a: int, b: int) -> None:
-    h.x[item], h.a[item], h.b[item] = x, a, b
-    if h.pos[item] < 0:
-        h.heap[h.n[0]] = item
-        h.pos[item] = h.n[0]
-        h.n[0] += 1
-    _sift(h, h.pos[item])
+    _put(h.x, h.a, h.b, h.heap, h.pos, h.n, item, x, a, b)
 
 
 @njit(cache=True)
 def heap_pop(h: Heap) -> int:
     """The item with the lowest key, out of the heap; -1 when it is empty."""
-    if h.n[0] == 0:
-        return -1
-    top = h.heap[0]
-    h.n[0] -= 1
-    h.pos[top] = -1
-    if h.n[0] > 0:
-        h.heap[0] = h.heap[h.n[0]]
-        h.pos[h.heap[0]] = 0
-        _sift(h, 0)
-    return top
+    return _pop(h.x, h.a, h.b, h.heap, h.pos, h.n)
 
 
 @njit(cache=True)
@@ -405,7 +412,7 @@ def _wake_key(lv: Live, lists: List, member: np.ndarray, key: int) -> None:
     waiting.clear()
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mark(seen: np.ndarray, items: np.ndarray, count: np.ndarray, x: int) -> None:
     """x joins the list ``items[:count[0]]`` unless ``seen`` says it is there: the lanes a completion wakes, the
     brokers an instant of the simulation touched."""
@@ -588,147 +595,130 @@ def _wake(t: Table, lv: Live, i: int) -> None:
 
 # ------------------------------------------------------------------------------------------------ the simulation
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _share(n: int, produce: float, throttle: float) -> float:
     return (throttle - produce) / n if n else throttle
 
 
-@njit(cache=True)
-def _join(lists: List, count: np.ndarray, pos: np.ndarray, b: int, f: int) -> None:
-    """Flow f joins broker b's flows (an unordered list: a flow's rate does not depend on the order)."""
-    buf = lists[b]
-    if count[b] == buf.shape[0]:
-        grown = np.empty(2 * buf.shape[0], np.int64)
-        grown[:count[b]] = buf
-        lists[b] = buf = grown
-    buf[count[b]] = f
-    pos[f] = count[b]
-    count[b] += 1
+INTO, OUT_OF = 0, 1  # the simulation's flow lists: per broker, the flows into it, and out of it as leader
 
 
 @njit(cache=True)
-def _leave(lists: List, count: np.ndarray, pos: np.ndarray, b: int, f: int) -> None:
-    buf = lists[b]
-    last = buf[count[b] - 1]
-    buf[pos[f]] = last
-    pos[last] = pos[f]
-    count[b] -= 1
-
-
-# A flow is one new replica being copied: a step's k-th destination, numbered ``adds_at[i] + k``.
-Flows = namedtuple("Flows", [
-    "step", "remaining", "rate", "since", "open", "into", "n_into", "pos_into", "out_of", "n_out", "pos_out",
-    "produce_in", "produce_out", "events", "touched", "touch", "n_touch", "started", "start", "end",
-])
-
-
-@njit(cache=True)
-def _flows(t: Table) -> Flows:
-    n, n_ids, n_flows = t.size.shape[0], t.lane_at.shape[0] - 1, t.adds.shape[0]
-    step = np.empty(n_flows, np.int64)
-    for i in range(n):
-        step[t.adds_at[i]:t.adds_at[i + 1]] = i
-    into, out_of = List(), List()
-    for _ in range(n_ids):
-        into.append(np.empty(4, np.int64))
-        out_of.append(np.empty(4, np.int64))
-    return FlowsRef(step, np.zeros(n_flows), np.zeros(n_flows), np.zeros(n_flows),  # type: ignore[return-value]
-                    np.zeros(n, np.int64), into, np.zeros(n_ids, np.int64), np.zeros(n_flows, np.int64), out_of,
-                    np.zeros(n_ids, np.int64), np.zeros(n_flows, np.int64), np.zeros(n_ids), np.zeros(n_ids),
-                    new_heap(n_flows + n), np.zeros(n_ids, np.bool_), np.zeros(n_ids, np.int64), np.zeros(1, np.int64),
-                    np.zeros(max(t.max_in_flight, 0) + 1, np.int64), np.zeros(n), np.zeros(n))
-
-
-@njit(cache=True)
-def _reprice(t: Table, fl: Flows, lists: List, count: np.ndarray, b: int, now: float) -> None:
-    """The flows of ``lists[b]`` at their rates now; a flow whose rate changed gets a new completion event."""
-    throttle = t.throttle
-    for f in lists[b][:count[b]]:
-        i = fl.step[f]
-        dst, leader = t.adds[f], t.leader[i]
-        r = _share(fl.n_into[dst], fl.produce_in[dst], throttle)
-        o = _share(fl.n_out[leader], fl.produce_out[leader], throttle)
-        new = max(min(r, o), throttle * 1e-9)  # a move alone above the throttle still ends (``choose``)
-        if new == fl.rate[f]:
-            continue  # its completion event still stands
-        fl.remaining[f] -= fl.rate[f] * (now - fl.since[f])
-        fl.rate[f], fl.since[f] = new, now
-        heap_put(fl.events, f, now + max(fl.remaining[f], 0.0) / new, i, dst)
-
-
-@njit(cache=True)
-def _reprice_around(t: Table, fl: Flows, b: int, now: float) -> None:
-    """Every flow into or out of broker b (the order does not matter: each flow's rate is its own)."""
-    _reprice(t, fl, fl.into, fl.n_into, b, now)
-    _reprice(t, fl, fl.out_of, fl.n_out, b, now)
-
-
-@njit(cache=True)
-def _begin(t: Table, fl: Flows, lv: Live, now: float, fixed_seconds: float) -> None:
-    """Start what may start now and let it begin copying; then every flow of a broker touched at this instant is
-    repriced (once per instant: completions and starts at the same time share it)."""
-    for x in range(start_steps(t, lv, fl.started)):
-        i = fl.started[x]
-        fl.start[i] = now
-        if t.n_adds[i] == 0:  # leaves only: nothing to copy, only the fixed cost
-            fl.end[i] = now + fixed_seconds
-            heap_put(fl.events, t.adds.shape[0] + i, now + fixed_seconds, i, 0)
-            continue
-        fl.open[i] = t.n_adds[i]
-        leader = t.leader[i]
-        for f in range(t.adds_at[i], t.adds_at[i + 1]):
-            dst = t.adds[f]
-            fl.remaining[f], fl.rate[f], fl.since[f] = float(t.size[i]), 0.0, now  # 0: never a real rate, so priced below
-            _join(fl.into, fl.n_into, fl.pos_into, dst, f)
-            _join(fl.out_of, fl.n_out, fl.pos_out, leader, f)
-            fl.produce_in[dst] += t.rate[i]
-            fl.produce_out[leader] += t.rate[i]
-            _mark(fl.touched, fl.touch, fl.n_touch, dst)
-            _mark(fl.touched, fl.touch, fl.n_touch, leader)
-    for x in range(fl.n_touch[0]):
-        _reprice_around(t, fl, fl.touch[x], now)
-        fl.touched[fl.touch[x]] = False
-    fl.n_touch[0] = 0
+def _grown(lists: np.ndarray) -> np.ndarray:
+    """The flow lists with rows twice as long (a broker with more flows than a row holds)."""
+    grown = np.empty((lists.shape[0], lists.shape[1], 2 * lists.shape[2]), np.int64)
+    grown[:, :, :lists.shape[2]] = lists
+    return grown
 
 
 @njit(cache=True)
 def simulate_steps(t: Table, lv: Live, fixed_seconds: float) -> tuple[np.ndarray, np.ndarray]:
     """Every step run under the dispatch rule, each new replica (a flow) copied at the smaller of its destination's
     share of the follower throttle and its leader's share of the leader throttle, after the produce traffic in flight
-    there (``schedule.simulate``); each step's start and end, in seconds. Steps left unfinished (``Live``) end at 0."""
-    fl = _flows(t)
-    _begin(t, fl, lv, 0.0, fixed_seconds)
-    n_flows = t.adds.shape[0]
-    while fl.events.n[0] > 0:
-        f = heap_pop(fl.events)
-        now = fl.events.x[f]
-        if f >= n_flows:  # a step's fixed cost has passed
-            i, f, dst = f - n_flows, -1, 0
-        else:  # a flow's last byte is copied
-            i, dst = fl.step[f], t.adds[f]
-        if f >= 0:
-            leader = t.leader[i]
-            _leave(fl.into, fl.n_into, fl.pos_into, dst, f)
-            _leave(fl.out_of, fl.n_out, fl.pos_out, leader, f)
-            fl.produce_in[dst] -= t.rate[i]
-            fl.produce_out[leader] -= t.rate[i]
-            fl.open[i] -= 1
-            if fl.open[i] or fixed_seconds:
-                _reprice_around(t, fl, dst, now)
-                _reprice_around(t, fl, leader, now)
-                if not fl.open[i]:
-                    # Copied: its bandwidth goes to the others now, its place in flight after the fixed cost.
-                    heap_put(fl.events, t.adds.shape[0] + i, now + fixed_seconds, i, 0)
-                continue
-            _mark(fl.touched, fl.touch, fl.n_touch, dst)
-            _mark(fl.touched, fl.touch, fl.n_touch, leader)
-        fl.end[i] = now
-        finish(t, lv, i)
-        _begin(t, fl, lv, now, fixed_seconds)
-    return fl.start, fl.end
+    there (``schedule.simulate``); each step's start and end, in seconds. Steps left unfinished (``Live``) end at 0.
+
+    A flow is one new replica being copied: a step's k-th destination, numbered ``adds_at[i] + k``. What the simulation
+    keeps is local arrays, written out here: reading a struct's field, or passing an array to a function, takes and
+    drops a reference to the array, and those were half of the simulation's time at 400 brokers / 1M partitions."""
+    n, n_ids, n_flows = t.size.shape[0], t.lane_at.shape[0] - 1, t.adds.shape[0]
+    adds_at, adds, leaders, rates, sizes, n_adds, throttle = t.adds_at, t.adds, t.leader, t.rate, t.size, t.n_adds, \
+        t.throttle
+    step = np.empty(n_flows, np.int64)  # each flow's step
+    for i in range(n):
+        step[adds_at[i]:adds_at[i + 1]] = i
+    remaining, rate, since = np.zeros(n_flows), np.zeros(n_flows), np.zeros(n_flows)
+    still = np.zeros(n, np.int64)  # per step, its flows not yet copied
+    # per side (INTO, OUT_OF) and broker, its flows (unordered: a flow's rate does not depend on the order) and how many;
+    # per side and flow, where it sits in its row
+    lists, count, pos = np.empty((2, n_ids, 4), np.int64), np.zeros((2, n_ids), np.int64), np.zeros((2, n_flows), np.int64)
+    produce = np.zeros((2, n_ids))  # per side and broker, the produce traffic of the flows
+    # the events by (time, step, destination): flow f < n_flows copied, n_flows + i step i's fixed cost passed
+    m = n_flows + n
+    ev_x, ev_a, ev_b, ev_heap = np.zeros(m), np.zeros(m, np.int64), np.zeros(m, np.int64), np.zeros(m, np.int64)
+    ev_pos, ev_n = np.full(m, -1, np.int64), np.zeros(1, np.int64)
+    # the brokers whose flows are repriced at this instant (each once)
+    touched, touch, n_touch = np.zeros(n_ids, np.bool_), np.zeros(n_ids, np.int64), np.zeros(1, np.int64)
+    started = np.zeros(max(t.max_in_flight, 0) + 1, np.int64)
+    start, end = np.zeros(n), np.zeros(n)
+    now, first = 0.0, True
+    while first or ev_n[0] > 0:
+        starting, copied = True, -1  # copied: a step whose flows are all copied, its fixed cost still to come
+        if not first:
+            f = _pop(ev_x, ev_a, ev_b, ev_heap, ev_pos, ev_n)
+            now = ev_x[f]
+            if f >= n_flows:  # a step's fixed cost has passed
+                i, f, dst = f - n_flows, -1, 0
+            else:  # a flow's last byte is copied
+                i, dst = step[f], adds[f]
+            if f >= 0:
+                leader = leaders[i]
+                for side, b in ((INTO, dst), (OUT_OF, leader)):
+                    last = lists[side, b, count[side, b] - 1]
+                    lists[side, b, pos[side, f]] = last
+                    pos[side, last] = pos[side, f]
+                    count[side, b] -= 1
+                    produce[side, b] -= rates[i]
+                still[i] -= 1
+                if still[i] or fixed_seconds:
+                    # only the flows of its two brokers change rate; the step ends (finishes) after its fixed cost
+                    starting = False
+                    touch[0], touch[1], n_touch[0] = dst, leader, 2
+                    if not still[i]:
+                        copied = i
+                else:
+                    _mark(touched, touch, n_touch, dst)
+                    _mark(touched, touch, n_touch, leader)
+            if starting:
+                end[i] = now
+                finish(t, lv, i)
+        first = False
+        if starting:
+            # Start what may start now and let it begin copying; then every flow of a broker touched at this instant
+            # is repriced (once per instant: completions and starts at the same time share it).
+            for x in range(start_steps(t, lv, started)):
+                i = started[x]
+                start[i] = now
+                if n_adds[i] == 0:  # leaves only: nothing to copy, only the fixed cost
+                    end[i] = now + fixed_seconds
+                    _put(ev_x, ev_a, ev_b, ev_heap, ev_pos, ev_n, n_flows + i, now + fixed_seconds, i, 0)
+                    continue
+                still[i] = n_adds[i]
+                leader = leaders[i]
+                for f in range(adds_at[i], adds_at[i + 1]):
+                    dst = adds[f]
+                    remaining[f], rate[f], since[f] = float(sizes[i]), 0.0, now  # 0: never a real rate, so priced below
+                    if count[INTO, dst] == lists.shape[2] or count[OUT_OF, leader] == lists.shape[2]:
+                        lists = _grown(lists)
+                    for side, b in ((INTO, dst), (OUT_OF, leader)):
+                        lists[side, b, count[side, b]] = f
+                        pos[side, f] = count[side, b]
+                        count[side, b] += 1
+                        produce[side, b] += rates[i]
+                    _mark(touched, touch, n_touch, dst)
+                    _mark(touched, touch, n_touch, leader)
+        for x in range(n_touch[0]):
+            b = touch[x]
+            for side in (INTO, OUT_OF):
+                # the flows of b at their rates now; a flow whose rate changed gets a new completion event
+                for k in range(count[side, b]):
+                    f = lists[side, b, k]
+                    i = step[f]
+                    dst, leader = adds[f], leaders[i]
+                    r = _share(count[INTO, dst], produce[INTO, dst], throttle)
+                    o = _share(count[OUT_OF, leader], produce[OUT_OF, leader], throttle)
+                    new = max(min(r, o), throttle * 1e-9)  # a move alone above the throttle still ends (``choose``)
+                    if new == rate[f]:
+                        continue  # its completion event still stands
+                    remaining[f] -= rate[f] * (now - since[f])
+                    rate[f], since[f] = new, now
+                    _put(ev_x, ev_a, ev_b, ev_heap, ev_pos, ev_n, f, now + max(remaining[f], 0.0) / new, i, dst)
+            touched[b] = False
+        n_touch[0] = 0
+        if copied >= 0:  # its bandwidth went to the others above; its place in flight after the fixed cost
+            _put(ev_x, ev_a, ev_b, ev_heap, ev_pos, ev_n, n_flows + copied, now + fixed_seconds, copied, 0)
+    return start, end
 
 
 register(Table, TableType, TableRef)
 register(Live, LiveType, LiveRef)
 register(Heap, HeapType, HeapRef)
-register(Flows, FlowsType, FlowsRef)
