@@ -29,7 +29,7 @@ __all__ = ["hand_overs"]
 # broker's partitions that have a replica on the fellow, in the same order.
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _splice(i: int, owner: int, join: bool, nxt: np.ndarray, prv: np.ndarray, head: np.ndarray,
             tail: np.ndarray) -> None:  # fmt: skip
     """Node i joins the end of ``owner``'s list (``join``), or leaves it."""
@@ -52,7 +52,7 @@ def _splice(i: int, owner: int, join: bool, nxt: np.ndarray, prv: np.ndarray, he
     nxt[i] = prv[i] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _relist(p: int, a: int, b: int, rows: np.ndarray, lists: tuple, rank: np.ndarray, ranks: int) -> int:
     """p leaves a's lists (its first replicas, and the pair lists of each of its slots; a -1: none) and joins the end
     of b's; returns the next rank."""
@@ -69,7 +69,7 @@ def _relist(p: int, a: int, b: int, rows: np.ndarray, lists: tuple, rank: np.nda
     return ranks + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _coolest(b: int, x: int, width: int, electable: np.ndarray, sent: np.ndarray, lists: tuple) -> float:
     """The least traffic among the partitions first on b that x could lead (inf: none)."""
     snxt, shead = lists[4], lists[6]
@@ -83,7 +83,7 @@ def _coolest(b: int, x: int, width: int, electable: np.ndarray, sent: np.ndarray
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _takes(p: int, j: int, a: int, rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, eligible: np.ndarray,
            load: np.ndarray, target: np.ndarray, count: np.ndarray, excess: float, a_gives: bool, g_hi: int,
            coolest: np.ndarray) -> int:  # fmt: skip
@@ -99,7 +99,7 @@ def _takes(p: int, j: int, a: int, rows: np.ndarray, electable: np.ndarray, sent
     return 2 if coolest[b, a] < s else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _switch(p: int, j: int, a: int, rows: np.ndarray, electable: np.ndarray, sent: np.ndarray, load: np.ndarray,
             count: np.ndarray, first: np.ndarray, lists: tuple, rank: np.ndarray, ranks: int,
             coolest: np.ndarray) -> int:  # fmt: skip
