@@ -28,11 +28,13 @@ holds it to the rule read plainly.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, objmode, types
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.experimental import structref
 from numba.typed import List
 
 from kafka_rebalance.planner.goals.compiled_state import (
@@ -55,6 +57,7 @@ from kafka_rebalance.planner.goals.compiled_state import (
 )
 from kafka_rebalance.planner.goals.donor_arrays import pairs
 from kafka_rebalance.planner.goals.size_walk import nearest_unsorted
+from kafka_rebalance.planner.structs import Fields, register_positional
 
 if TYPE_CHECKING:
     from kafka_rebalance.planner.state import ClusterState
@@ -65,6 +68,56 @@ PARTNERS = 8  # brokers tried on each side of a topic's transfer before the topi
 SWAP_TRIES = 16  # a topic's smallest replicas on the donor tried for a swap
 SEARCH = 64  # replicas of the receiver examined per swap
 CHAIN_PAIRS = 4  # (donor, receiver) pairs a chain through a third broker is looked for between
+
+# The kernel's records, as structs read by position as the tuples they were (``structs.register_positional``): a tuple
+# handed to a compiled function that is not inlined has each of its arrays' counts of references raised and lowered at
+# every call, and the kernel's helpers are called millions of times at 400 brokers / 1M partitions. ``Spread``: what a
+# topic's spreading keeps (``spread_replicas``); ``Pools``: where a swap looks for what goes back (``_pools``); ``Sent``:
+# what the plan sent on to each broker (``_sent``); ``Buffers``: scratch space (``spread_replicas``).
+Spread = namedtuple("Spread", ["held", "version", "sent", "moves", "rank", "arrived", "topic", "lo", "hi", "held_by",
+                               "lo_by", "hi_by", "give", "take", "live", "at"])  # fmt: skip
+Pools = namedtuple("Pools", ["start", "by_topic", "rank", "by", "at", "topic_at"])
+Sent = namedtuple("Sent", ["parts", "sizes", "n", "topics", "rows", "ids", "stored"])
+Buffers = namedtuple("Buffers", ["near", "seen", "stamp", "from_a", "from_x", "judged", "pool_p", "pool_s", "pair_a",
+                                 "pair_r"])  # fmt: skip
+
+
+class SpreadType(Fields):
+    pass
+
+
+class PoolsType(Fields):
+    pass
+
+
+class SentType(Fields):
+    pass
+
+
+class BuffersType(Fields):
+    pass
+
+
+class SpreadRef(structref.StructRefProxy):
+    pass
+
+
+class PoolsRef(structref.StructRefProxy):
+    pass
+
+
+class SentRef(structref.StructRefProxy):
+    pass
+
+
+class BuffersRef(structref.StructRefProxy):
+    pass
+
+
+register_positional(Spread, SpreadType, SpreadRef)
+register_positional(Pools, PoolsType, PoolsRef)
+register_positional(Sent, SentType, SentRef)
+register_positional(Buffers, BuffersType, BuffersRef)
 
 
 @njit(cache=True)
@@ -313,18 +366,20 @@ def _first_of(keys: np.ndarray, lo: int, hi: int, u: int) -> int:
 
 
 @njit(cache=True)
-def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, spread: tuple,
-          out_p: np.ndarray, out_s: np.ndarray) -> int:  # fmt: skip
+def _pool(t: int, a: int, r: int, pools: tuple, sent: tuple, spread: tuple, out_p: np.ndarray,
+          out_s: np.ndarray) -> int:  # fmt: skip
     """r's partitions that may go back to a in a swap for topic t and their sizes, into ``out_p``/``out_s``, in no
-    order (``nearest_unsorted`` reads them so): its unchanged partitions (``pools[1]``, lo to hi) and
+    order (``nearest_unsorted`` reads them so): its unchanged partitions (``pools[1]``) and
     those sent on to it (``sent``), each of a topic both brokers' bands allow to change and not on a already. Returns
     how many.
 
     Few topics have such slack on both brokers (at 400 brokers / 1M partitions, 3 % of r's partitions passed). They are
     read off bits kept per broker (``_slack_bits``), both lists are read by topic for those topics only (``pools[1]``,
-    r's entries by topic; the sent ones are kept by topic): scanning r's whole pool per swap was a third of the kernel's
-    time. Most pools serve only to show that nothing is within the byte guard's reach (``_swap``)."""
-    t_topic, t_part, t_rows, t_size = pools[1]
+    r's entries by topic, each topic's found through ``pools[5]``; the sent ones are kept by topic): scanning r's whole
+    pool per swap was a third of the kernel's time. Most pools serve only to show that nothing is within the byte guard's reach (``_swap``)."""
+    t_part, t_rows, t_size = pools[1][1], pools[1][2], pools[1][3]
+    topic_at = pools[5]
+    n_t = topic_at.shape[1] - 1
     live = spread[14]
     give, take = spread[12][r], spread[13][a]
     n_sent = sent[2][r]
@@ -337,12 +392,11 @@ def _pool(t: int, a: int, r: int, lo: int, hi: int, pools: tuple, sent: tuple, s
             both &= both - np.uint64(1)
             if u == t:
                 continue
-            i = _first_of(t_topic, lo, hi, u)
-            while i < hi and t_topic[i] == u:
-                if live[i] and not holds(t_rows, i, a):
-                    out_p[n], out_s[n] = t_part[i], t_size[i]
-                    n += 1
-                i += 1
+            if u < n_t:
+                for i in range(topic_at[r, u], topic_at[r, u + 1]):
+                    if live[i] and not holds(t_rows, i, a):
+                        out_p[n], out_s[n] = t_part[i], t_size[i]
+                        n += 1
             y = _first_of(sent_t, 0, n_sent, u)
             while y < n_sent and sent_t[y] == u:
                 if not holds(sent_r, sent_i[y], a):
@@ -367,7 +421,6 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
     sizes, nbytes = board[4], board[6]
     qs, pool_p, pool_s = buf[0], buf[6], buf[7]
     n_pool = -1  # r's partitions that may go back (``_pool``), read for the first candidate that needs them
-    lo, hi = pools[0][r], pools[0][r + 1]
     span_lo, span_hi = _span(a, r, nbytes, veto) if flags[F_GUARD] else (-np.inf, np.inf)
     for i in range(k):
         p = cand[i]
@@ -378,7 +431,7 @@ def _swap(t: int, cand: np.ndarray, k: int, a: int, r: int, flags: np.ndarray, b
         if n_pool < 0:
             if not accepts(p, a, r, True, flags, board, veto, dirs):
                 continue
-            n_pool = _pool(t, a, r, lo, hi, pools, spread[2], spread, pool_p, pool_s)
+            n_pool = _pool(t, a, r, pools, spread[2], spread, pool_p, pool_s)
             if flags[F_GUARD] and not _within(pool_s, n_pool, sp - span_hi, sp - span_lo):
                 continue
         elif (flags[F_GUARD] and not _within(pool_s, n_pool, sp - span_hi, sp - span_lo)) or \
@@ -610,8 +663,9 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
            n_b: int) -> tuple:  # fmt: skip
     """Where a swap looks for what goes back: per broker ([0], where each one's entries start), the movable partitions
     of its original rows by (topic, size, partition), with their topics, rows and sizes beside them ([1]); [2] each
-    partition's rank by (size, partition), [3] the partitions in that order; and [4], per partition and slot of its
-    original row, where its entry in [1] is (-1: none)."""
+    partition's rank by (size, partition), [3] the partitions in that order; [4], per partition and slot of its
+    original row, where its entry in [1] is (-1: none); and [5], per broker and topic, where its entries of the topic
+    start in [1] (a topic's end: the next topic's start)."""
     by = np.argsort(sizes, kind="mergesort")  # (stable: by size, then partition)
     rank = np.empty(sizes.shape[0], np.int64)
     rank[by] = np.arange(sizes.shape[0])
@@ -635,12 +689,14 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
     # each broker's entries by topic (a stable counting sort within its range: by (size, partition) within a topic)
     n_t = int(topic.max()) + 1 if topic.shape[0] else 1
     by_t = np.empty(start[n_b], np.int64)
+    topic_at = np.empty((n_b, n_t + 1), np.int64)  # broker b's entries of topic u: topic_at[b, u] to topic_at[b, u + 1]
     for b in range(n_b):
         count = np.zeros(n_t + 1, np.int64)
         for x in range(start[b], start[b + 1]):
             count[topic[parts[x]] + 1] += 1
         for u in range(n_t):
             count[u + 1] += count[u]
+        topic_at[b] = start[b] + count
         for x in range(start[b], start[b + 1]):
             u = topic[parts[x]]
             by_t[start[b] + count[u]] = x
@@ -653,7 +709,7 @@ def _pools(R: np.ndarray, rf: np.ndarray, sizes: np.ndarray, topic: np.ndarray, 
             for j in range(rf[p]):
                 if R[p, j] == b:
                     at[p, j] = i
-    return start, by_topic, rank, by, at
+    return start, by_topic, rank, by, at, topic_at
 
 
 @njit(cache=True)
@@ -722,8 +778,9 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
     move onto a broker so far (``ClusterState.arrivals``), as pairs."""
     R, rf, sizes, counts, elig = board[1], board[2], board[4], board[5], board[12]
     n_p, n_b = R.shape[0], counts.shape[0]
-    pools = _pools(R, rf, sizes, board[10], board[9], n_b)
-    sent = _sent(arrived_b, arrived_p, board, pools[2], pools[3], n_b)
+    # (the proxies are the kernels' structs: typed as the namedtuples they are read as)
+    pools: Pools = PoolsRef(*_pools(R, rf, sizes, board[10], board[9], n_b))  # type: ignore[assignment]
+    sent: Sent = SentRef(*_sent(arrived_b, arrived_p, board, pools[2], pools[3], n_b))  # type: ignore[assignment]
     moves = List.empty_list(types.int64)
     # The topic being spread: each partition's rank in it, and per broker the changed ones that arrived there.
     arrived_on = List()
@@ -735,19 +792,20 @@ def spread_replicas(todo: np.ndarray, order: np.ndarray, cuts: np.ndarray, flags
     # [13]: per broker, the topics it may give one of and take one of, as bits (``_slack_bits``); [14], [15]: which
     # entries of the swap pools are of partitions the plan has not changed, and where each partition's are.
     words = (held.shape[0] + 63) // 64
-    spread = (held, np.zeros(n_b, np.int64), sent, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
-              np.array([-1, flags[F_PYTHON]]), lo, hi, held.T.copy(), lo.T.copy(), hi.T.copy(),
-              np.zeros((n_b, words), np.uint64), np.zeros((n_b, words), np.uint64), ~board[3][pools[1][1]], pools[4])
+    spread: Spread = SpreadRef(  # type: ignore[assignment]
+        held, np.zeros(n_b, np.int64), sent, moves, np.zeros(n_p, np.int64), (arrived_on, np.zeros(n_b, np.int64)),
+        np.array([-1, flags[F_PYTHON]]), lo, hi, held.T.copy(), lo.T.copy(), hi.T.copy(), np.zeros((n_b, words), np.uint64),
+        np.zeros((n_b, words), np.uint64), ~board[3][pools[1][1]], pools[4])
     for b in range(n_b):
         for u in range(held.shape[0]):
             _slack_bits(b, u, spread)
     width = max(1, int((cuts[1:] - cuts[:-1]).max()) if cuts.shape[0] > 1 else 1)
     # a swap's nearest partners, the chain's marks of replicas judged and a stamp, two lists of movable replicas, the
     # chain's judgements, a swap's pool (partitions, sizes), and a transfer's (donor, receiver) pairs
-    buf = (np.empty(SEARCH, np.int64), np.zeros(n_p, np.int64),
-           np.zeros(1, np.int64), np.empty(width, np.int64), np.empty(width, np.int64), np.zeros(n_p, np.bool_),
-           np.empty(n_p, np.int64), np.empty(n_p, np.float64), np.empty(PARTNERS * PARTNERS, np.int64),
-           np.empty(PARTNERS * PARTNERS, np.int64))
+    buf: Buffers = BuffersRef(  # type: ignore[assignment]
+        np.empty(SEARCH, np.int64), np.zeros(n_p, np.int64), np.zeros(1, np.int64), np.empty(width, np.int64),
+        np.empty(width, np.int64), np.zeros(n_p, np.bool_), np.empty(n_p, np.int64), np.empty(n_p, np.float64),
+        np.empty(PARTNERS * PARTNERS, np.int64), np.empty(PARTNERS * PARTNERS, np.int64))
     # the rankings' buffers (``_neediest``): per eligible broker a need and whether it ranks, for donors and receivers,
     # the two rankings, and the counting sort's counts
     n_e = elig.shape[0]
