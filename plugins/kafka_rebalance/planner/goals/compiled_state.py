@@ -153,7 +153,7 @@ def held_before(R: np.ndarray, rf: np.ndarray, p: int, b: int) -> int:
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def new_replicas(now: np.ndarray, R: np.ndarray, rf: np.ndarray, touched: np.ndarray, p: int) -> int:
     if not touched[p]:
         return 0
@@ -312,7 +312,7 @@ def vetoes_allow(p: int, src: int, dst: int, flags: np.ndarray, now: np.ndarray,
     return not (flags[F_SPREAD] or flags[F_NET]) or tallies_ok(p, src, dst, flags, eligible, tally)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def tallies_ok(p: int, src: int, dst: int, flags: np.ndarray, eligible: np.ndarray, tally: np.ndarray) -> bool:
     """``goals.base.tallies_accept``: the goals keeping tallies of their own that ``tally`` (``board[13]``) holds,
     topic spread and network in, allow p from src to dst."""
@@ -321,7 +321,7 @@ def tallies_ok(p: int, src: int, dst: int, flags: np.ndarray, eligible: np.ndarr
     return not flags[F_NET] or network_ok(p, src, dst, eligible, bool(flags[F_NET_TOP]), tally)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def spread_ok(p: int, src: int, dst: int, eligible: np.ndarray, tally: np.ndarray) -> bool:
     """``TopicSpreadGoal.accept_move``: p's topic not above its band on dst, nor below it on an eligible src."""
     at, n_b = int(tally[T_SPREAD]), eligible.shape[0]
@@ -332,7 +332,7 @@ def spread_ok(p: int, src: int, dst: int, eligible: np.ndarray, tally: np.ndarra
     return not eligible[src] or tally[at + t * n_b + src] - 1 >= tally[at + cells + t * n_b + src]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def network_ok(p: int, src: int, dst: int, eligible: np.ndarray, top_only: bool, tally: np.ndarray) -> bool:
     """``NetworkInGoal.accept_move``: dst not above its band, nor an eligible src below it (``top_only``, relief
     mode: the top alone), the same float operations."""
