@@ -167,6 +167,21 @@ def test_touched_marks_exactly_the_partitions_with_a_changed_row() -> None:
         assert np.flatnonzero(s.touched).tolist() == sorted(s.cur)
 
 
+def _change_at_random(s: ClusterState, rng: np.random.Generator, n_parts: int, n_brokers: int) -> None:
+    """One change drawn at random: a move, an addition (rows up to 5 replicas), a removal, or a restore."""
+    p = int(rng.integers(n_parts))
+    row, kind = s.row(p), int(rng.integers(4))
+    free = [b for b in range(n_brokers) if b not in row]
+    if kind in (0, 1) and free:
+        s.move(p, row[int(rng.integers(len(row)))], free[int(rng.integers(len(free)))])
+    elif kind == 2 and free and len(row) < 5:
+        s.add(p, free[0])
+    elif kind == 3 and len(row) > 1:
+        s.remove(p, row[int(rng.integers(len(row)))])
+    else:
+        s.restore(p)
+
+
 def test_single_moves_after_random_changes_are_the_rows_one_broker_away_read_plainly() -> None:
     # Moves, additions, removals and restores drawn at random over rows of one to four replicas: the compiled pass
     # finds exactly the changed rows as long as before with one broker out and one in, each the first in its row.
@@ -174,17 +189,7 @@ def test_single_moves_after_random_changes_are_the_rows_one_broker_away_read_pla
     s = state(list(range(8)), [part("t", i, [(i + k) % 8 for k in range(1 + i % 4)]) for i in range(60)])
     found = 0
     for step in range(600):
-        p = int(rng.integers(60))
-        row, kind = s.row(p), int(rng.integers(4))
-        free = [b for b in range(8) if b not in row]
-        if kind in (0, 1) and free:
-            s.move(p, row[int(rng.integers(len(row)))], free[int(rng.integers(len(free)))])
-        elif kind == 2 and free and len(row) < 5:
-            s.add(p, free[0])
-        elif kind == 3 and len(row) > 1:
-            s.remove(p, row[int(rng.integers(len(row)))])
-        else:
-            s.restore(p)
+        _change_at_random(s, rng, 60, 8)
         want = []
         for q in sorted(s.cur):
             now, before = s.row(q), s.original_row(q)
@@ -202,17 +207,7 @@ def test_the_move_cap_is_each_partitions_new_replicas_read_plainly_after_random_
     rng = np.random.default_rng(5)
     s = state(list(range(9)), [part("t", i, [(i + k) % 9 for k in range(1 + i % 3)]) for i in range(50)])
     for step in range(300):
-        p = int(rng.integers(50))
-        row, kind = s.row(p), int(rng.integers(4))
-        free = [b for b in range(9) if b not in row]
-        if kind in (0, 1) and free:
-            s.move(p, row[int(rng.integers(len(row)))], free[int(rng.integers(len(free)))])
-        elif kind == 2 and free and len(row) < 5:
-            s.add(p, free[int(rng.integers(len(free)))])
-        elif kind == 3 and len(row) > 1:
-            s.remove(p, row[int(rng.integers(len(row)))])
-        else:
-            s.restore(p)
+        _change_at_random(s, rng, 50, 9)
         if step % 10 == 0:
             s.cap_moves()
             plain = [sum(1 for b in s.row(q) if b not in s.original_row(q)) for q in range(50)]
