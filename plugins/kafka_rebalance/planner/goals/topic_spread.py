@@ -178,11 +178,11 @@ def _band_rows(by_rf: tuple[tuple[int, int], ...], fixed: tuple[tuple[int, int],
     return lo, hi
 
 
-def _counts(topics: tuple[TopicLoad, ...], field: str, col: dict[int, int]) -> np.ndarray:
-    """Per topic and broker (``col``: its column), the topic's ``field`` pairs as a matrix (a broker outside ``col``
-    left out)."""
-    out = np.zeros((len(topics), len(col)), dtype=np.int64)
-    cells = [(t, col[b], x) for t, load in enumerate(topics) for b, x in getattr(load, field) if b in col]
+def _counts(per_topic: list[tuple[tuple[int, int], ...]], col: dict[int, int]) -> np.ndarray:
+    """Per topic and broker (``col``: its column), the topic's (broker, count) pairs as a matrix (a broker outside
+    ``col`` left out)."""
+    out = np.zeros((len(per_topic), len(col)), dtype=np.int64)
+    cells = [(t, col[b], x) for t, pairs in enumerate(per_topic) for b, x in pairs if b in col]
     if cells:
         t, b, x = np.array(cells, dtype=np.int64).T
         out[t, b] = x
@@ -221,7 +221,8 @@ class TopicSpreadGoal(Goal):
         for t, load in enumerate(view.topics):
             lo[t], hi[t] = _band_rows(load.by_rf, load.fixed, view.racks, ids)
             lead[t] = leader_band(load, n)
-        have, led = _counts(view.topics, "replicas", col), _counts(view.topics, "preferred", col)
+        have = _counts([load.replicas for load in view.topics], col)
+        led = _counts([load.preferred for load in view.topics], col)
         per_broker = (_outside(have, lo, hi) + _outside(led, lead[:, :1], lead[:, 1:])).sum(axis=0).tolist()
         per = dict(zip(ids, per_broker, strict=True))
         offenders = tuple(b for b, x in per.items() if x)
