@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.support.interrupt import pytest_configure  # noqa: F401 - SIGTERM tears the session's fixtures down
 from tests.support.spark_standalone import spark_standalone  # noqa: F401 - a session fixture for every test package
 
 ROOT = Path(__file__).resolve().parents[1]
