@@ -20,8 +20,9 @@ def atomic_write(path: Path, data: bytes) -> Path:
 
     Temp file in the same directory, fsync, ``os.replace``, fsync of the directory.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _named(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -43,8 +44,9 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     ``sync`` for what may be thousands of files, then one rename publishes the complete directory; on
     an error the temporary directory is removed and ``target`` is untouched.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    with _named(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         yield tmp
         os.chmod(tmp, 0o755)  # mkdtemp makes it 0700; the published directory is readable like any other
@@ -55,6 +57,18 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+@contextmanager
+def _named(target: Path) -> Iterator[None]:
+    """An OSError from making the temporary beside ``target`` names ``target``, the path the operator chose, not the
+    temporary's name they never gave."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename == str(target):
+            raise
+        raise OSError(exc.errno, exc.strerror, str(target)) from exc
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -109,3 +109,9 @@ def test_generate_then_import_describe_roundtrip(tmp_path: Path) -> None:
     r = cli("import-describe", "--input", "-", "--cluster-id", "old", "--out", str(out), stdin=SEED_002)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["cluster_id"] == "old"
+
+
+def test_an_out_path_that_cannot_be_created_is_named_as_given(sample_snapshot_path: Path) -> None:
+    r = cli("plan", "--snapshot", str(sample_snapshot_path), "--out", "/proc/kafka-rebalance-plan")
+    assert r.returncode == 2
+    assert r.stderr.strip() == "error: /proc/kafka-rebalance-plan: No such file or directory"
